@@ -1,0 +1,402 @@
+/*
+ * tenure.h - the embedder's API of the tenure garbage collector.
+ *
+ * If it is not in this file (or in tenure_events.h / tenure_profiler.h), it is not a
+ * published API. Every identifier here begins with `tenure_` or `TENURE_`; identifiers that
+ * begin with `tenure__` are internal, visible only because the allocation fast path and the
+ * write barrier are inline.
+ *
+ * Model (see docs/design/): one tenure_runtime is one independent collector instance with
+ * its own heap, types, roots, handles and options. Objects are allocated from registered
+ * types, are precise (the type says where the references are) and may move when a
+ * collection compacts; every reference store into a heap object goes through
+ * tenure_write_ref(). An object's address is its identity until the next collection.
+ *
+ * Threads: an instance is used by one mutator thread at a time in this version. Call its
+ * functions from one thread (or serialise them yourself).
+ */
+#ifndef TENURE_H
+#define TENURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TENURE__LIKELY(x) __builtin_expect(!!(x), 1)
+#define TENURE__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define TENURE__LIKELY(x) (x)
+#define TENURE__UNLIKELY(x) (x)
+#endif
+
+/* ------------------------------------------------------------------------------------------
+ * Result codes: one table. tenure_strerror() gives the text.
+ * ---------------------------------------------------------------------------------------- */
+#define TENURE_RESULTS(X)                                                                       \
+    X(OK, 0, "success")                                                                         \
+    X(NOMEM, 1, "out of memory: the heap limit was reached or the OS refused memory")           \
+    X(INVALID_ARGUMENT, 2, "invalid argument")                                                  \
+    X(INVALID_TYPE, 3, "not a type registered with this instance")                              \
+    X(INVALID_OBJECT, 4, "not an object of this instance")                                      \
+    X(INVALID_HANDLE, 5, "not a live handle of this instance (freed, foreign or corrupt)")      \
+    X(SIZE, 6, "impossible size or length")                                                     \
+    X(STATE, 7, "not allowed in the current state (for example from inside a collection)")      \
+    X(UNSUPPORTED, 8, "not supported by this version")                                          \
+    X(OS, 9, "an operating system call failed")                                                 \
+    X(HEAP_CORRUPT, 10, "the heap verifier found an inconsistency")
+
+typedef enum tenure_result {
+#define TENURE__RESULT_ENUM(name, value, text) TENURE_##name = value,
+    TENURE_RESULTS(TENURE__RESULT_ENUM)
+#undef TENURE__RESULT_ENUM
+} tenure_result;
+
+/* The text of a result code ("unknown result" for values outside the table). */
+const char *tenure_strerror(tenure_result result);
+
+/* ------------------------------------------------------------------------------------------
+ * Options: one table. Columns: name (also the environment variable TENURE_<name>), C type,
+ * default, description. tenure_config has one field per row, named as the option.
+ * Sizes accept suffixes k, m, g in the environment (e.g. TENURE_GCgen0size=8m). Size options
+ * whose default is 0 are chosen by the collector.
+ * ---------------------------------------------------------------------------------------- */
+#define TENURE_OPTIONS(X)                                                                       \
+    X(GCgen0size, uint64_t, 0, "gen0 allocation budget in bytes (0: derived from the L3 cache size)") \
+    X(GCgen1size, uint64_t, 0, "gen1 allocation budget in bytes (0: derived from GCgen0size)")       \
+    X(GCRegionSize, uint64_t, 4u << 20, "size of one heap region in bytes (a power of two, >= 256 KiB)") \
+    X(GCRegionRange, uint64_t, (uint64_t)32 << 30, "virtual address space reserved for the heap")     \
+    X(GCHeapHardLimit, uint64_t, 0, "most bytes the heap may commit (0: no limit but the range)")    \
+    X(GCLOHThreshold, uint64_t, 85000, "objects of at least this many bytes go to the large object heap") \
+    X(GCgen0MaxBudget, uint64_t, 0, "upper bound of the gen0 budget (0: 6 x GCgen0size)")            \
+    X(GCCompactMode, uint32_t, 0, "0: the collector chooses compact or sweep; 1: always compact; 2: always sweep") \
+    X(GCMarkStackSize, uint64_t, 1u << 16, "mark stack capacity in entries (overflow is handled)")  \
+    X(GCRetainRegions, uint32_t, 2, "GCs a free region stays committed before it is decommitted")   \
+    X(HeapVerify, uint32_t, 0, "1: verify the whole heap before and after every GC")                \
+    X(GCStress, uint32_t, 0, "N > 0: a GC every N allocations")                                     \
+    X(GCStressGeneration, int32_t, -1, "generation of the GCs that GCStress forces (-1: the collector chooses)")
+
+typedef struct tenure_config {
+#define TENURE__OPTION_FIELD(name, ctype, def, desc) ctype name;
+    TENURE_OPTIONS(TENURE__OPTION_FIELD)
+#undef TENURE__OPTION_FIELD
+} tenure_config;
+
+/* Fill *config with the defaults of the options table. */
+void tenure_config_init(tenure_config *config);
+/* Override *config with every TENURE_<name> environment variable that is set. Returns
+ * TENURE_INVALID_ARGUMENT (and leaves that option alone) for a value that does not parse. */
+tenure_result tenure_config_from_env(tenure_config *config);
+
+/* One row of the options table, for tools and docs. */
+typedef struct tenure_option_info {
+    const char *name;
+    const char *type;
+    const char *default_text;
+    const char *description;
+} tenure_option_info;
+/* The number of options; info about option i (NULL past the end). */
+size_t tenure_option_count(void);
+const tenure_option_info *tenure_option_get(size_t i);
+
+/* ------------------------------------------------------------------------------------------
+ * The instance.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct tenure_runtime tenure_runtime;
+
+/* Create an instance. config NULL: defaults plus TENURE_* environment options. A non-NULL
+ * config is used as given (call tenure_config_from_env yourself to add the environment).
+ * Returns NULL on failure and sets *result (if result is not NULL). */
+tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result);
+/* Destroy an instance and give all its memory back. Handles, types and objects of the
+ * instance are invalid afterwards. */
+void tenure_destroy(tenure_runtime *rt);
+/* The instance's small integer id (ClrInstanceID in events), unique in the process. */
+uint16_t tenure_instance_id(const tenure_runtime *rt);
+
+/* The error hook, called for every misuse and failure that is detected, before the function
+ * returns its error. `function` is the public function that failed. The hook runs on the
+ * calling thread and may not call back into the instance except tenure_strerror. */
+typedef void (*tenure_error_hook)(tenure_runtime *rt, tenure_result result, const char *function,
+                                  const char *message, void *context);
+void tenure_set_error_hook(tenure_runtime *rt, tenure_error_hook hook, void *context);
+/* The result of the last call on this instance that failed (TENURE_OK if none), and a way to
+ * clear it. Functions that return pointers report failures this way. */
+tenure_result tenure_last_error(const tenure_runtime *rt);
+void tenure_clear_error(tenure_runtime *rt);
+
+/* ------------------------------------------------------------------------------------------
+ * Objects and types.
+ *
+ * Every object begins with one header word: declare it as the first member of your struct.
+ *
+ *     typedef struct node { tenure_header header; struct node *left, *right; long value; } node;
+ *
+ * An array object has a header word and a length word (tenure_array_header), then its
+ * elements. Objects are 8-byte aligned and at least 16 bytes; they come back zeroed.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct tenure_header { uintptr_t tenure__word; } tenure_header;
+typedef struct tenure_array_header { uintptr_t tenure__word; size_t length; } tenure_array_header;
+
+typedef struct tenure_type tenure_type;
+
+/* A visitor passed to trace callbacks and root scanners: call tenure_visit for every slot
+ * that holds a reference (the slot may be updated when the referent moves). */
+typedef struct tenure_visitor tenure_visitor;
+void tenure_visit(tenure_visitor *visitor, void **slot);
+
+/* A type's trace callback: visit every reference slot of obj. Runs during collections with the
+ * world stopped: it must not allocate, store through the barrier or call the collector. */
+typedef void (*tenure_trace_fn)(void *obj, tenure_visitor *visitor);
+
+enum {
+    TENURE_TYPE_ARRAY = 1u << 0,       /* array: elements follow a tenure_array_header */
+    TENURE_TYPE_REF_ARRAY = 1u << 1,   /* array whose elements are all references (void *) */
+    TENURE_TYPE_FINALIZABLE = 1u << 2, /* reserved for finalization (later version) */
+    TENURE_TYPE_NO_REFS = 1u << 3      /* says explicitly that the type holds no references */
+};
+
+typedef struct tenure_type_desc {
+    const char *name;          /* copied */
+    size_t size;               /* fixed objects: sizeof your struct (header included);
+                                  arrays: 0 or sizeof(tenure_array_header) */
+    size_t elem_size;          /* arrays: bytes per element (>= 1) */
+    const size_t *ref_offsets; /* fixed objects: byte offsets of the reference fields (copied) */
+    size_t ref_count;
+    const size_t *elem_ref_offsets; /* arrays: offsets of references inside one element */
+    size_t elem_ref_count;
+    tenure_trace_fn trace;     /* instead of offsets: a callback that visits the slots */
+    uint32_t flags;            /* TENURE_TYPE_* */
+} tenure_type_desc;
+
+/* Register a type. Returns NULL (and reports through the hook) on an invalid descriptor. The
+ * type lives as long as the instance. */
+const tenure_type *tenure_type_register(tenure_runtime *rt, const tenure_type_desc *desc);
+const char *tenure_type_name(const tenure_type *type);
+
+/* The type, size in bytes (header included) and generation (0, 1, 2, 3 = large object heap,
+ * 4 = pinned object heap) of an object; NULL / 0 / -1 and an error for a non-object. */
+const tenure_type *tenure_object_type(tenure_runtime *rt, const void *obj);
+size_t tenure_object_size(tenure_runtime *rt, const void *obj);
+int tenure_object_generation(tenure_runtime *rt, const void *obj);
+/* True if obj is the start of a live object of this instance (no hook call when false). */
+int tenure_is_object(tenure_runtime *rt, const void *obj);
+
+static inline size_t tenure_array_length(const void *array) {
+    return ((const tenure_array_header *)array)->length;
+}
+static inline void *tenure_array_data(void *array) {
+    return (char *)array + sizeof(tenure_array_header);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Internal view used by the inline fast paths. Do not use these fields.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct tenure__head {
+    uintptr_t alloc_ptr;     /* the allocation context: bump pointer ... */
+    uintptr_t alloc_limit;   /* ... and its end */
+    uintptr_t heap_base;     /* the reserved range */
+    uintptr_t heap_size;
+    const uint8_t *unit_gen; /* generation of each region unit */
+    uint8_t *cards;          /* one byte per card */
+    uint32_t unit_shift;
+    uint32_t barrier_slow;   /* nonzero: the barrier takes the checked out-of-line path */
+} tenure__head;
+
+struct tenure_type {
+    size_t tenure__fast_size;        /* nonzero: allocation may take the inline path */
+    const tenure_runtime *tenure__owner;
+};
+
+#define TENURE__CARD_SHIFT 9
+
+void *tenure__alloc_slow(tenure_runtime *rt, const tenure_type *type);
+void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *value);
+
+/* ------------------------------------------------------------------------------------------
+ * Allocation. Objects come back zeroed. Allocation may collect. On failure (out of memory,
+ * invalid type) they return NULL and report through the hook; tenure_last_error says why.
+ * ---------------------------------------------------------------------------------------- */
+
+/* A fixed-size object of `type` (an array type needs tenure_alloc_array). */
+static inline void *tenure_alloc(tenure_runtime *rt, const tenure_type *type) {
+    tenure__head *h = (tenure__head *)rt;
+    if (TENURE__LIKELY(type != NULL && type->tenure__owner == rt)) {
+        size_t size = type->tenure__fast_size;
+        uintptr_t p = h->alloc_ptr;
+        if (TENURE__LIKELY(size != 0 && size <= h->alloc_limit - p)) {
+            h->alloc_ptr = p + size;
+            ((tenure_header *)p)->tenure__word = (uintptr_t)type;
+            return (void *)p;
+        }
+    }
+    return tenure__alloc_slow(rt, type);
+}
+
+/* An array of `length` elements of an array type. */
+void *tenure_alloc_array(tenure_runtime *rt, const tenure_type *type, size_t length);
+/* The same on the pinned object heap: the object never moves. */
+void *tenure_alloc_pinned(tenure_runtime *rt, const tenure_type *type);
+void *tenure_alloc_array_pinned(tenure_runtime *rt, const tenure_type *type, size_t length);
+
+/* ------------------------------------------------------------------------------------------
+ * The write barrier. Every store of a reference into a heap object goes through it:
+ * `slot` is the address of the field inside `obj`, `value` the reference (or NULL). Plain
+ * reads need no barrier. Stores into roots (locals, handles, root areas) need none either.
+ * ---------------------------------------------------------------------------------------- */
+static inline void tenure_write_ref(tenure_runtime *rt, void *obj, void *slot, void *value) {
+    tenure__head *h = (tenure__head *)rt;
+    if (TENURE__UNLIKELY(h->barrier_slow)) {
+        tenure__write_ref_slow(rt, obj, slot, value);
+        return;
+    }
+    *(void **)slot = value;
+    uintptr_t v = (uintptr_t)value - h->heap_base;
+    uintptr_t s = (uintptr_t)slot - h->heap_base;
+    if (v < h->heap_size && s < h->heap_size &&
+        h->unit_gen[v >> h->unit_shift] < h->unit_gen[s >> h->unit_shift])
+        h->cards[s >> TENURE__CARD_SHIFT] = 1;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Roots.
+ * ---------------------------------------------------------------------------------------- */
+
+/* Shadow-stack frames: precise, movable roots for local variables. A frame names local
+ * pointer variables (up to 12 per frame); the collector reads and updates them.
+ *
+ *     node *a = NULL, *b = NULL;
+ *     TENURE_FRAME(rt, frame, a, b);
+ *     a = tenure_alloc(rt, node_type);
+ *     ...
+ *     TENURE_FRAME_POP(rt, frame);
+ *
+ * Frames nest and must be popped in reverse order (checked: a wrong pop is reported). */
+typedef struct tenure_frame {
+    struct tenure_frame *prev;
+    size_t count;
+    void **const *slots;
+} tenure_frame;
+
+void tenure_frame_push(tenure_runtime *rt, tenure_frame *frame);
+void tenure_frame_pop(tenure_runtime *rt, tenure_frame *frame);
+
+#define TENURE__SLOT(x) (void **)(void *)&(x)
+#define TENURE__MAP1(f, a) f(a)
+#define TENURE__MAP2(f, a, ...) f(a), TENURE__MAP1(f, __VA_ARGS__)
+#define TENURE__MAP3(f, a, ...) f(a), TENURE__MAP2(f, __VA_ARGS__)
+#define TENURE__MAP4(f, a, ...) f(a), TENURE__MAP3(f, __VA_ARGS__)
+#define TENURE__MAP5(f, a, ...) f(a), TENURE__MAP4(f, __VA_ARGS__)
+#define TENURE__MAP6(f, a, ...) f(a), TENURE__MAP5(f, __VA_ARGS__)
+#define TENURE__MAP7(f, a, ...) f(a), TENURE__MAP6(f, __VA_ARGS__)
+#define TENURE__MAP8(f, a, ...) f(a), TENURE__MAP7(f, __VA_ARGS__)
+#define TENURE__MAP9(f, a, ...) f(a), TENURE__MAP8(f, __VA_ARGS__)
+#define TENURE__MAP10(f, a, ...) f(a), TENURE__MAP9(f, __VA_ARGS__)
+#define TENURE__MAP11(f, a, ...) f(a), TENURE__MAP10(f, __VA_ARGS__)
+#define TENURE__MAP12(f, a, ...) f(a), TENURE__MAP11(f, __VA_ARGS__)
+#define TENURE__PICK(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, name, ...) name
+#define TENURE__MAP(f, ...)                                                                      \
+    TENURE__PICK(__VA_ARGS__, TENURE__MAP12, TENURE__MAP11, TENURE__MAP10, TENURE__MAP9,        \
+                 TENURE__MAP8, TENURE__MAP7, TENURE__MAP6, TENURE__MAP5, TENURE__MAP4,          \
+                 TENURE__MAP3, TENURE__MAP2, TENURE__MAP1, unused)(f, __VA_ARGS__)
+
+#define TENURE_FRAME(rt, name, ...)                                                             \
+    void **const name##_slots_[] = {TENURE__MAP(TENURE__SLOT, __VA_ARGS__)};                    \
+    tenure_frame name = {NULL, sizeof(name##_slots_) / sizeof(name##_slots_[0]), name##_slots_}; \
+    tenure_frame_push((rt), &name)
+#define TENURE_FRAME_POP(rt, name) tenure_frame_pop((rt), &name)
+
+/* Registered root areas: `count` consecutive reference slots (for example a global array). */
+typedef struct tenure_root_area tenure_root_area;
+tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slots, size_t count);
+tenure_result tenure_root_area_remove(tenure_runtime *rt, tenure_root_area *area);
+
+/* Root scanners: a callback that visits the embedder's own slots during every collection
+ * (world stopped; must not allocate). */
+typedef void (*tenure_root_scan_fn)(tenure_runtime *rt, tenure_visitor *visitor, void *context);
+typedef struct tenure_root_scanner tenure_root_scanner;
+tenure_root_scanner *tenure_root_scanner_add(tenure_runtime *rt, tenure_root_scan_fn scan, void *context);
+tenure_result tenure_root_scanner_remove(tenure_runtime *rt, tenure_root_scanner *scanner);
+
+/* ------------------------------------------------------------------------------------------
+ * GC handles. Kind numbers are those of the .NET runtime (and of the events).
+ * ---------------------------------------------------------------------------------------- */
+typedef enum tenure_handle_kind {
+    TENURE_HANDLE_WEAK_SHORT = 0,  /* does not keep its object alive; cleared when it dies */
+    TENURE_HANDLE_WEAK_LONG = 1,   /* as weak short (finalization-aware later) */
+    TENURE_HANDLE_STRONG = 2,      /* keeps its object alive */
+    TENURE_HANDLE_PINNED = 3,      /* keeps its object alive and in place */
+    TENURE_HANDLE_VARIABLE = 4,    /* not supported yet */
+    TENURE_HANDLE_REFCOUNTED = 5,  /* not supported yet */
+    TENURE_HANDLE_DEPENDENT = 6,   /* not supported yet */
+    TENURE_HANDLE_ASYNC_PINNED = 7,/* not supported yet */
+    TENURE_HANDLE_SIZED_REF = 8    /* not supported yet */
+} tenure_handle_kind;
+
+typedef struct tenure_handle tenure_handle;
+
+/* Create a handle of `kind` to obj (NULL allowed). Returns NULL on error. */
+tenure_handle *tenure_handle_new(tenure_runtime *rt, tenure_handle_kind kind, void *obj);
+/* The handle's object (NULL when cleared or on error). */
+void *tenure_handle_get(tenure_runtime *rt, const tenure_handle *handle);
+tenure_result tenure_handle_set(tenure_runtime *rt, tenure_handle *handle, void *obj);
+tenure_result tenure_handle_free(tenure_runtime *rt, tenure_handle *handle);
+/* The number of live handles. */
+size_t tenure_handle_count(const tenure_runtime *rt);
+
+/* ------------------------------------------------------------------------------------------
+ * Collection.
+ * ---------------------------------------------------------------------------------------- */
+enum {
+    TENURE_COLLECT_FORCED = 0,          /* collect now (GCCollectionMode.Forced); the default */
+    TENURE_COLLECT_OPTIMIZED = 1u << 0, /* the collector may decline if it would gain little */
+    TENURE_COLLECT_COMPACT = 1u << 1,   /* compact the condemned generations (no sweep) */
+    TENURE_COLLECT_NONBLOCKING = 1u << 2,/* may run in the background (all GCs block in this version) */
+    TENURE_COLLECT_COMPACT_LOH = 1u << 3 /* also compact the large object heap (later version) */
+};
+/* Collect generation 0, 1 or 2 (and everything younger); -1 or 2 collects everything. */
+tenure_result tenure_collect(tenure_runtime *rt, int generation, unsigned flags);
+
+/* Heap statistics from the collector's own accounting. */
+typedef struct tenure_gen_stats {
+    uint64_t size;        /* bytes the generation spans after the last GC (objects + free) */
+    uint64_t free_bytes;  /* free objects inside it (fragmentation) */
+    uint64_t collections; /* GCs that condemned this generation */
+} tenure_gen_stats;
+
+typedef struct tenure_stats {
+    uint64_t gc_count;            /* GCs so far (the index of the last GC) */
+    uint64_t compacting_gcs;      /* of which compacted the small object heap */
+    uint64_t sweeping_gcs;        /* of which swept it */
+    uint64_t bytes_allocated;     /* bytes handed out since the instance was created */
+    uint64_t live_bytes_after_gc; /* bytes of live objects after the last GC */
+    uint64_t heap_bytes;          /* bytes in regions in use (all generations) */
+    uint64_t committed_bytes;     /* bytes committed from the OS (side tables excluded) */
+    uint64_t promoted_bytes;      /* bytes that survived the last GC */
+    uint64_t pinned_objects;      /* pinned objects seen by the last GC */
+    uint64_t total_pause_ns;
+    uint64_t max_pause_ns;
+    uint64_t last_pause_ns;
+    uint64_t mark_stack_overflows;/* times the mark stack overflowed (all GCs) */
+    tenure_gen_stats gen[5];      /* 0, 1, 2, 3 = LOH, 4 = POH */
+} tenure_stats;
+
+void tenure_get_stats(const tenure_runtime *rt, tenure_stats *stats);
+
+/* Walk the heap outside a collection: calls visit for every live or not-yet-collected object
+ * (free space is skipped). Stops early if visit returns nonzero. Must not allocate. */
+typedef int (*tenure_heap_visit_fn)(void *obj, const tenure_type *type, size_t size, int generation,
+                                    void *context);
+tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context);
+
+/* Verify the heap now (what HeapVerify does around every GC). Returns TENURE_HEAP_CORRUPT and
+ * reports each problem through the hook. */
+tenure_result tenure_verify_heap(tenure_runtime *rt);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENURE_H */

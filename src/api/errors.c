@@ -1,0 +1,43 @@
+/* errors.c - the result-code table's text and the one place failures are reported. */
+#include "runtime.h"
+#include <stdarg.h>
+#include <stdio.h>
+
+const char *tenure_strerror(tenure_result result) {
+    switch (result) {
+#define TN_RESULT_CASE(name, value, text)                                                       \
+    case TENURE_##name:                                                                         \
+        return text;
+        TENURE_RESULTS(TN_RESULT_CASE)
+#undef TN_RESULT_CASE
+    }
+    return "unknown result";
+}
+
+tenure_result tn_api_fail(tenure_runtime *rt, tenure_result r, const char *function, const char *fmt, ...) {
+    char message[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    if (rt) {
+        rt->last_error = r;
+        if (rt->error_hook)
+            rt->error_hook(rt, r, function, message, rt->error_context);
+    }
+    return r;
+}
+
+void tenure_set_error_hook(tenure_runtime *rt, tenure_error_hook hook, void *context) {
+    if (!rt)
+        return;
+    rt->error_hook = hook;
+    rt->error_context = context;
+}
+
+tenure_result tenure_last_error(const tenure_runtime *rt) { return rt ? rt->last_error : TENURE_INVALID_ARGUMENT; }
+
+void tenure_clear_error(tenure_runtime *rt) {
+    if (rt)
+        rt->last_error = TENURE_OK;
+}

@@ -1,0 +1,166 @@
+/* runtime.c - creating and destroying an instance, and the queries about objects. */
+#include "runtime.h"
+#include <stdatomic.h>
+#include <stdlib.h>
+
+static atomic_uint next_instance_id; /* the one piece of process-wide state: an id counter */
+
+static uint64_t default_gen0_budget(void) {
+    uint64_t l3 = tn_os_l3_cache_size();
+    uint64_t b = l3 ? l3 * 5 / 8 : (uint64_t)4 << 20;
+    if (b < (256u << 10))
+        b = 256u << 10;
+    if (b > (6u << 20))
+        b = 6u << 20;
+    return b;
+}
+
+static const char *check_config(const tenure_config *c) {
+    uint64_t rs = c->GCRegionSize;
+    if (rs < (256u << 10) || (rs & (rs - 1)) || rs > ((uint64_t)1 << 30))
+        return "GCRegionSize must be a power of two between 256 KiB and 1 GiB";
+    if (c->GCRegionRange < 4 * rs || c->GCRegionRange > ((uint64_t)1 << 46))
+        return "GCRegionRange must hold at least 4 regions and at most 64 TiB";
+    if (c->GCMarkStackSize < 1)
+        return "GCMarkStackSize must be at least 1";
+    if (c->GCCompactMode > 2)
+        return "GCCompactMode must be 0, 1 or 2";
+    if (c->GCLOHThreshold < 1024)
+        return "GCLOHThreshold must be at least 1024";
+    return NULL;
+}
+
+static void init_budgets(tenure_runtime *rt) {
+    rt->gen0_min_budget = rt->config.GCgen0size ? (size_t)rt->config.GCgen0size : (size_t)default_gen0_budget();
+    rt->gen0_max_budget = rt->config.GCgen0MaxBudget ? (size_t)rt->config.GCgen0MaxBudget : 6 * rt->gen0_min_budget;
+    if (rt->gen0_max_budget < rt->gen0_min_budget)
+        rt->gen0_max_budget = rt->gen0_min_budget;
+    rt->gen0_budget = rt->gen0_min_budget;
+    rt->gen1_budget = rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->gen0_min_budget;
+    rt->gen2_budget = 4 * rt->gen0_min_budget;
+    rt->loh_budget = (size_t)8 << 20;
+}
+
+tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result) {
+    tenure_config c;
+    tenure_result r = TENURE_OK;
+    if (config) {
+        c = *config;
+    } else {
+        tenure_config_init(&c);
+        r = tenure_config_from_env(&c); /* invalid values are reported and ignored */
+        r = TENURE_OK;
+    }
+    const char *why = check_config(&c);
+    if (why) {
+        if (result)
+            *result = TENURE_INVALID_ARGUMENT;
+        return NULL;
+    }
+    tenure_runtime *rt = calloc(1, sizeof *rt);
+    if (!rt) {
+        if (result)
+            *result = TENURE_NOMEM;
+        return NULL;
+    }
+    rt->magic = TN_RUNTIME_MAGIC;
+    rt->config = c;
+    rt->instance_id = (uint16_t)(atomic_fetch_add(&next_instance_id, 1) + 1);
+    tn_vec_init(&rt->mark_stack, sizeof(void *));
+    tn_vec_init(&rt->pins, sizeof(tn_pin));
+    tn_vec_init(&rt->gaps, sizeof(tn_gap));
+    tn_vec_init(&rt->sort_scratch, sizeof(tn_region *));
+    rt->head.barrier_slow = c.HeapVerify ? 1 : 0;
+    rt->stress_countdown = (uint32_t)c.GCStress;
+    init_budgets(rt);
+    if (!tn_heap_init(rt) || !tn_type_init_builtin(rt)) {
+        tenure_destroy(rt);
+        if (result)
+            *result = TENURE_NOMEM;
+        return NULL;
+    }
+    if (result)
+        *result = r;
+    return rt;
+}
+
+void tenure_destroy(tenure_runtime *rt) {
+    if (!rt || rt->magic != TN_RUNTIME_MAGIC)
+        return;
+    tn_roots_destroy(rt);
+    tn_type_free_all(rt);
+    tn_heap_destroy(rt);
+    tn_vec_free(&rt->mark_stack);
+    tn_vec_free(&rt->pins);
+    tn_vec_free(&rt->gaps);
+    tn_vec_free(&rt->sort_scratch);
+    rt->magic = 0;
+    free(rt);
+}
+
+uint16_t tenure_instance_id(const tenure_runtime *rt) { return rt ? rt->instance_id : 0; }
+
+/* ---- objects ---- */
+
+/* End of the walkable part of r (the allocation context's unused tail is not). */
+char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r) {
+    return r == rt->alloc_region ? (char *)rt->head.alloc_ptr : r->used;
+}
+
+int tenure_is_object(tenure_runtime *rt, const void *obj) {
+    if (!rt || !obj || ((uintptr_t)obj & 7) || !tn_in_range(rt, obj))
+        return 0;
+    tn_region *r = tn_region_of(rt, obj);
+    if (!r || (char *)obj >= tn_region_walk_end(rt, r) || (size_t)(tn_region_walk_end(rt, r) - (char *)obj) < 8)
+        return 0;
+    uintptr_t word = *(const uintptr_t *)obj;
+    const tn_type *t = (const tn_type *)(word & ~(uintptr_t)7);
+    if (!tn_type_valid(rt, t) || t->kind == TN_TK_FREE)
+        return 0;
+    if (r->gen != TN_GEN0 && !rt->in_gc)
+        return tn_gc_find_object_start(rt, r, (char *)obj) == obj;
+    return 1;
+}
+
+static bool check_object(tenure_runtime *rt, const void *obj, const char *fn) {
+    if (rt && tenure_is_object(rt, obj))
+        return true;
+    if (rt)
+        tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "%p is not an object of this instance", obj);
+    return false;
+}
+
+const tenure_type *tenure_object_type(tenure_runtime *rt, const void *obj) {
+    return check_object(rt, obj, "tenure_object_type") ? &tn_obj_type(obj)->pub : NULL;
+}
+
+size_t tenure_object_size(tenure_runtime *rt, const void *obj) {
+    return check_object(rt, obj, "tenure_object_size") ? tn_obj_size(obj) : 0;
+}
+
+int tenure_object_generation(tenure_runtime *rt, const void *obj) {
+    return check_object(rt, obj, "tenure_object_generation") ? tn_region_of(rt, obj)->gen : -1;
+}
+
+tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context) {
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
+    if (!visit)
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_heap_walk", "NULL visit callback");
+    if (rt->in_gc)
+        return tn_api_fail(rt, TENURE_STATE, "tenure_heap_walk", "called during a collection");
+    for (size_t i = 0; i < rt->units_high; i++) {
+        tn_region *r = &rt->regions[i];
+        if (r->state != TN_RS_IN_USE || rt->unit_head[i] != i)
+            continue;
+        char *end = tn_region_walk_end(rt, r);
+        for (char *o = r->start; o < end;) {
+            tn_type *t = tn_obj_type(o);
+            size_t size = tn_obj_size_t(t, o);
+            if (t->kind != TN_TK_FREE && visit(o, &t->pub, size, r->gen, context))
+                return TENURE_OK;
+            o += size;
+        }
+    }
+    return TENURE_OK;
+}

@@ -1,0 +1,121 @@
+/* collect.c - the collect driver: one blocking GC from start to end, in the order of the
+ * events spec (suspend, mark, plan, relocate, compact or sweep, promote, restart). Also the
+ * public tenure_collect and the statistics. */
+#include "runtime.h"
+
+static void set_condemned(tenure_runtime *rt, int condemned, bool on) {
+    for (int g = 0; g < TN_NGEN; g++) {
+        bool c = on && tn_gen_condemned(g, condemned);
+        for (tn_region *r = rt->gens[g]; r; r = r->next) {
+            r->condemned = c;
+            if (c)
+                r->live_bytes = 0;
+        }
+    }
+}
+
+static void measure_generations(tenure_runtime *rt, size_t *sizes) {
+    for (int g = 0; g < TN_NGEN; g++) {
+        size_t size = 0, free_bytes = 0;
+        for (tn_region *r = rt->gens[g]; r; r = r->next) {
+            size += (size_t)(r->used - r->start);
+            free_bytes += r->free_bytes;
+        }
+        if (sizes)
+            sizes[g] = size;
+        rt->stats.gen[g].size = size;
+        rt->stats.gen[g].free_bytes = free_bytes;
+    }
+}
+
+static void verify_if_asked(tenure_runtime *rt, const char *when) {
+    if (rt->config.HeapVerify)
+        tn_gc_verify(rt, when);
+}
+
+static void update_stats(tenure_runtime *rt, int condemned, uint64_t pause) {
+    tenure_stats *s = &rt->stats;
+    tn_gc_record *g = &rt->last;
+    measure_generations(rt, g->size_after);
+    s->heap_bytes = s->live_bytes_after_gc = s->promoted_bytes = 0;
+    for (int i = 0; i < TN_NGEN; i++) {
+        s->heap_bytes += s->gen[i].size;
+        s->live_bytes_after_gc += s->gen[i].size - s->gen[i].free_bytes;
+        if (tn_gen_condemned(i, condemned)) {
+            s->gen[i].collections++;
+            s->promoted_bytes += g->promoted[i];
+        }
+    }
+    if (g->compacted[0])
+        s->compacting_gcs++;
+    else
+        s->sweeping_gcs++;
+    s->committed_bytes = rt->committed;
+    s->pinned_objects = rt->pinned_objects;
+    g->pinned_objects = rt->pinned_objects;
+    g->pause_ns = pause;
+    s->last_pause_ns = pause;
+    s->total_pause_ns += pause;
+    if (pause > s->max_pause_ns)
+        s->max_pause_ns = pause;
+}
+
+tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
+    if (rt->in_gc)
+        return TENURE_STATE;
+    uint64_t t0 = tn_os_now_ns();
+    int condemned = generation < 0 || generation > TN_GEN2 ? TN_GEN2 : generation;
+    rt->in_gc = true;
+    tn_alloc_reset_context(rt);
+    verify_if_asked(rt, "before a GC");
+    rt->stats.gc_count++;
+    memset(&rt->last, 0, sizeof rt->last);
+    rt->last.index = rt->stats.gc_count;
+    rt->last.condemned = condemned;
+    rt->last.reason = reason;
+    measure_generations(rt, rt->last.size_before);
+
+    set_condemned(rt, condemned, true);
+    tn_gc_mark(rt, condemned);
+    tn_gc_plan_and_reclaim(rt, condemned, flags);
+    set_condemned(rt, condemned, false);
+
+    update_stats(rt, condemned, tn_os_now_ns() - t0);
+    tn_budgets_update(rt);
+    tn_regions_trim(rt, false);
+    verify_if_asked(rt, "after a GC");
+    rt->in_gc = false;
+    return TENURE_OK;
+}
+
+tenure_result tenure_collect(tenure_runtime *rt, int generation, unsigned flags) {
+    static const char fn[] = "tenure_collect";
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
+    if (generation < -1 || generation > TN_GEN2)
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "generation %d is not -1, 0, 1 or 2", generation);
+    if (flags & ~(unsigned)(TENURE_COLLECT_OPTIMIZED | TENURE_COLLECT_COMPACT | TENURE_COLLECT_NONBLOCKING |
+                            TENURE_COLLECT_COMPACT_LOH))
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "unknown flags 0x%x", flags);
+    if (flags & TENURE_COLLECT_COMPACT_LOH)
+        return tn_api_fail(rt, TENURE_UNSUPPORTED, fn, "large object heap compaction is not supported yet");
+    if (rt->in_gc)
+        return tn_api_fail(rt, TENURE_STATE, fn, "a collection is already in progress (called from a callback?)");
+    if (flags & TENURE_COLLECT_OPTIMIZED) {
+        size_t pending = rt->gen0_allocated + (rt->head.alloc_ptr - rt->ctx_start);
+        if (pending < rt->gen0_budget / 2)
+            return TENURE_OK; /* little to gain: declined, as GCCollectionMode.Optimized may */
+    }
+    uint32_t reason = (flags & TENURE_COLLECT_OPTIMIZED) ? TN_REASON_INDUCED_NOFORCE
+                      : (flags & TENURE_COLLECT_COMPACT) ? TN_REASON_INDUCED_COMPACTING
+                                                         : TN_REASON_INDUCED;
+    return tn_gc_collect(rt, generation, reason, flags);
+}
+
+void tenure_get_stats(const tenure_runtime *rt, tenure_stats *stats) {
+    if (!rt || !stats)
+        return;
+    *stats = rt->stats;
+    stats->bytes_allocated += rt->head.alloc_ptr - rt->ctx_start;
+    stats->committed_bytes = rt->committed;
+}

@@ -1,0 +1,206 @@
+/* mark.c - the mark phase: roots kind by kind, old-to-young references through dirty cards,
+ * an explicit bounded mark stack whose overflow is recovered by rescanning, and the clearing
+ * of weak handles. Invariant M1: after tn_gc_mark every object reachable from the roots in a
+ * condemned region has its mark bit set; nothing else in a condemned region does. */
+#include "runtime.h"
+
+static inline bool mark_object(tenure_runtime *rt, tn_region *r, char *obj) {
+    size_t bit = tn_bit_index(rt, obj);
+    uint64_t *w = &rt->mark_bits[bit >> 6], m = (uint64_t)1 << (bit & 63);
+    if (*w & m)
+        return false;
+    *w |= m;
+    size_t size = tn_obj_size(obj);
+    rt->marked_bytes += size;
+    r->live_bytes += size;
+    return true;
+}
+
+static void push(tenure_runtime *rt, char *obj) {
+    tn_vec *s = &rt->mark_stack;
+    if (s->count < s->cap) {
+        ((char **)s->data)[s->count++] = obj;
+        return;
+    }
+    /* overflow: obj stays marked but unscanned; remember the range to rescan */
+    if (!rt->mark_overflow || obj < rt->overflow_lo)
+        rt->overflow_lo = obj;
+    if (!rt->mark_overflow || obj > rt->overflow_hi)
+        rt->overflow_hi = obj;
+    if (!rt->mark_overflow)
+        rt->stats.mark_stack_overflows++;
+    rt->mark_overflow = true;
+}
+
+/* The region of a condemned object that v refers to, or NULL. */
+static inline tn_region *condemned_region(tenure_runtime *rt, const void *v) {
+    if (!v || !tn_in_range(rt, v))
+        return NULL;
+    tn_region *r = tn_region_of(rt, v);
+    return r && r->condemned ? r : NULL;
+}
+
+static void mark_slot(void **slot, void *ctx) {
+    tenure_runtime *rt = ctx;
+    char *v = *slot;
+    tn_region *r = condemned_region(rt, v);
+    if (r && mark_object(rt, r, v))
+        push(rt, v);
+}
+
+static void drain(tenure_runtime *rt) {
+    tn_vec *s = &rt->mark_stack;
+    while (s->count) {
+        char *obj = ((char **)s->data)[--s->count];
+        tn_obj_visit_slots(rt, obj, mark_slot, rt);
+    }
+}
+
+/* Rescan marked objects in the overflow range until no overflow is left. */
+static void process_overflow(tenure_runtime *rt) {
+    while (rt->mark_overflow) {
+        char *lo = rt->overflow_lo, *hi = rt->overflow_hi;
+        rt->mark_overflow = false;
+        for (size_t u = tn_unit_of(rt, lo); u <= tn_unit_of(rt, hi); u++) {
+            tn_region *r = &rt->regions[rt->unit_head[u]];
+            if (r->state != TN_RS_IN_USE || !r->condemned || r->index != u)
+                continue;
+            char *from = lo > r->start ? lo : r->start, *to = hi < r->used ? hi + 1 : r->used;
+            size_t end = tn_bit_index(rt, to);
+            for (size_t b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, from), end); b < end;
+                 b = tn_bit_next(rt->mark_bits, b + 1, end)) {
+                tn_obj_visit_slots(rt, rt->base + b * 8, mark_slot, rt);
+                drain(rt);
+            }
+        }
+    }
+}
+
+static void drain_all(tenure_runtime *rt) {
+    drain(rt);
+    process_overflow(rt);
+}
+
+static void pin_slot(void **slot, void *ctx) {
+    tenure_runtime *rt = ctx;
+    char *v = *slot;
+    tn_region *r = condemned_region(rt, v);
+    if (!r)
+        return;
+    size_t bit = tn_bit_index(rt, v);
+    if (!tn_bit_test(rt->pin_bits, bit)) {
+        tn_bit_set(rt->pin_bits, bit);
+        rt->pinned_objects++;
+    }
+    if (mark_object(rt, r, v))
+        push(rt, v);
+}
+
+/* Visit the slots of obj that lie in [lo, hi). */
+static void visit_slots_in(tenure_runtime *rt, char *obj, char *lo, char *hi, tn_slot_fn fn, void *ctx);
+
+typedef struct card_ctx {
+    tenure_runtime *rt;
+    char *lo, *hi;
+    tn_slot_fn fn;
+    void *ctx;
+} card_ctx;
+
+static void filter_slot(void **slot, void *c) {
+    card_ctx *cc = c;
+    if ((char *)slot >= cc->lo && (char *)slot < cc->hi)
+        cc->fn(slot, cc->ctx);
+}
+
+static void visit_slots_in(tenure_runtime *rt, char *obj, char *lo, char *hi, tn_slot_fn fn, void *ctx) {
+    tn_type *t = tn_obj_type(obj);
+    if (t->kind == TN_TK_ARRAY && !t->trace && t->elem_ref_count) {
+        char *data = obj + t->size;
+        size_t n = ((tenure_array_header *)obj)->length;
+        size_t first = lo > data ? (size_t)(lo - data) / t->elem_size : 0;
+        size_t last = hi > data ? ((size_t)(hi - data) + t->elem_size - 1) / t->elem_size : 0;
+        if (last > n)
+            last = n;
+        for (size_t i = first; i < last; i++) {
+            char *e = data + i * t->elem_size;
+            for (size_t j = 0; j < t->elem_ref_count; j++) {
+                char *s = e + t->elem_ref_offsets[j];
+                if (s >= lo && s < hi)
+                    fn((void **)s, ctx);
+            }
+        }
+        return;
+    }
+    card_ctx cc = {rt, lo, hi, fn, ctx};
+    tn_obj_visit_slots(rt, obj, filter_slot, &cc);
+}
+
+void tn_gc_visit_card(tenure_runtime *rt, tn_region *r, char *cs, tn_slot_fn fn, void *ctx) {
+    char *ce = cs + TN_CARD_SIZE;
+    if (ce > r->used)
+        ce = r->used;
+    for (char *o = tn_gc_find_object_start(rt, r, cs); o < ce; o += tn_obj_size(o))
+        if (!tn_is_free(o))
+            visit_slots_in(rt, o, cs, ce, fn, ctx);
+}
+
+/* Call fn for every slot under a dirty card of the regions older than `condemned`. */
+void tn_gc_visit_dirty_cards(tenure_runtime *rt, int condemned, tn_slot_fn fn, void *ctx,
+                             void (*after_card)(tenure_runtime *rt, uint8_t *card, void *ctx)) {
+    for (int g = condemned + 1; g < TN_NGEN; g++) {
+        for (tn_region *r = rt->gens[g]; r; r = r->next) {
+            if (r->condemned)
+                continue;
+            size_t c0 = ((uintptr_t)r->start - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT;
+            size_t c1 = (((uintptr_t)r->used - (uintptr_t)rt->base) + TN_CARD_SIZE - 1) >> TENURE__CARD_SHIFT;
+            for (size_t c = c0; c < c1; c++) {
+                if ((c & 7) == 0 && c + 8 <= c1) {
+                    uint64_t eight;
+                    memcpy(&eight, rt->cards + c, 8);
+                    if (!eight) {
+                        c += 7;
+                        continue;
+                    }
+                }
+                if (!rt->cards[c])
+                    continue;
+                tn_gc_visit_card(rt, r, rt->base + (c << TENURE__CARD_SHIFT), fn, ctx);
+                if (after_card)
+                    after_card(rt, rt->cards + c, ctx);
+            }
+        }
+    }
+}
+
+static void clear_weak(void **slot, void *ctx) {
+    tenure_runtime *rt = ctx;
+    char *v = *slot;
+    if (condemned_region(rt, v) && !tn_bit_test(rt->mark_bits, tn_bit_index(rt, v)))
+        *slot = NULL;
+}
+
+#define KIND_BIT(k) (1u << (k))
+
+void tn_gc_mark(tenure_runtime *rt, int condemned) {
+    rt->marked_bytes = 0;
+    rt->pinned_objects = 0;
+    rt->mark_overflow = false;
+    rt->mark_stack.count = 0;
+    if (!tn_vec_reserve(&rt->mark_stack, rt->config.GCMarkStackSize))
+        tn_vec_reserve(&rt->mark_stack, 64);
+
+    /* Stack: shadow frames, root areas and root scanners */
+    tn_roots_visit_stack(rt, mark_slot, rt);
+    drain_all(rt);
+    /* Handle: pinned handles pin, strong handles keep alive */
+    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_PINNED), pin_slot, rt);
+    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_STRONG), mark_slot, rt);
+    drain_all(rt);
+    /* Older: old-to-young references under dirty cards */
+    if (condemned < TN_GEN2) {
+        tn_gc_visit_dirty_cards(rt, condemned, mark_slot, rt, NULL);
+        drain_all(rt);
+    }
+    /* weak handles of dead objects are cleared */
+    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_SHORT) | KIND_BIT(TENURE_HANDLE_WEAK_LONG), clear_weak, rt);
+}

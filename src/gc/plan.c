@@ -1,0 +1,425 @@
+/* plan.c - after marking: plan, relocate, compact or sweep, promote.
+ *
+ * Each condemned generation of the small object heap is either compacted or swept, decided
+ * from the space compaction would win. Compaction keeps order: survivors form plugs (runs of
+ * neighbouring marked objects); the plan gives each plug a new address by packing plugs, in
+ * address order, into the generation's own regions (also in address order), skipping pinned
+ * plugs, which stay where they are. A plug's move distance (delta) is stored in the 8 bytes
+ * before it (always a dead object: plugs are maximal runs) or, for a plug at a region's
+ * start, in the region. A plug-start bitmap and a 4 KiB brick table find the plug of any
+ * live address in O(1). Then every reference is relocated, plugs are moved, the space in
+ * front of pinned plugs becomes free objects, and empty regions are released. Finally every
+ * surviving region is promoted by relabelling it with the next generation.
+ * See docs/design/collector.md.
+ */
+#include "runtime.h"
+#include <stdlib.h>
+
+typedef struct gen_plan {
+    tn_region **regions; /* condemned regions of the generation, by address */
+    size_t n;
+    bool compact;
+    size_t live, used_total;
+} gen_plan;
+
+typedef struct cursor {
+    gen_plan *gp;
+    size_t ri;  /* destination region index in gp->regions */
+    char *pos;  /* next free byte there */
+    size_t pin; /* index in rt->pins of the next pinned plug in that region */
+} cursor;
+
+static int by_address(const void *a, const void *b) {
+    const tn_region *x = *(tn_region *const *)a, *y = *(tn_region *const *)b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static bool collect_regions(tenure_runtime *rt, int gen, gen_plan *gp) {
+    size_t n = 0;
+    for (tn_region *r = rt->gens[gen]; r; r = r->next)
+        n++;
+    gp->regions = malloc((n ? n : 1) * sizeof *gp->regions);
+    if (!gp->regions)
+        return false;
+    gp->n = 0;
+    for (tn_region *r = rt->gens[gen]; r; r = r->next)
+        gp->regions[gp->n++] = r;
+    qsort(gp->regions, gp->n, sizeof *gp->regions, by_address);
+    return true;
+}
+
+static inline char *bit_addr(tenure_runtime *rt, size_t bit) { return rt->base + bit * 8; }
+static inline bool is_marked(tenure_runtime *rt, const void *p) {
+    return tn_bit_test(rt->mark_bits, tn_bit_index(rt, p));
+}
+
+/* End of the plug (maximal run of marked objects) starting at s; *pinned if any is pinned. */
+static char *plug_end(tenure_runtime *rt, tn_region *r, char *s, bool *pinned) {
+    char *e = s;
+    bool pin = false;
+    do {
+        pin |= tn_bit_test(rt->pin_bits, tn_bit_index(rt, e));
+        e += tn_obj_size(e);
+    } while (e < r->used && is_marked(rt, e));
+    if (pinned)
+        *pinned = pin;
+    return e;
+}
+
+static inline size_t brick_of(tenure_runtime *rt, const void *p) {
+    return ((uintptr_t)p - (uintptr_t)rt->base) >> TN_PLUG_BRICK_SHIFT;
+}
+
+static void record_plug(tenure_runtime *rt, tn_region *r, char *s, intptr_t delta) {
+    tn_bit_set(rt->plug_bits, tn_bit_index(rt, s));
+    rt->plug_bricks[brick_of(rt, s)] = (int32_t)((s - r->start) / 8);
+    if (s == r->start)
+        r->first_plug_delta = delta;
+    else
+        ((intptr_t *)s)[-1] = delta;
+}
+
+static inline intptr_t plug_delta(tn_region *r, char *s) {
+    return s == r->start ? r->first_plug_delta : ((intptr_t *)s)[-1];
+}
+
+static void add_gap(tenure_runtime *rt, char *start, size_t size) {
+    if (size == 0)
+        return;
+    tn_gap *g = tn_vec_push(&rt->gaps);
+    if (!g)
+        abort(); /* a small malloc failed in the middle of a compaction: cannot go on */
+    g->start = start;
+    g->size = size;
+}
+
+static inline tn_pin *pin_at(tenure_runtime *rt, size_t i) { return tn_vec_at(&rt->pins, i); }
+
+static void cursor_enter(cursor *c, size_t ri) {
+    c->ri = ri;
+    c->pos = c->gp->regions[ri]->start;
+    c->pin = c->gp->regions[ri]->pin_first;
+}
+
+/* The new address of a plug of len bytes; the cursor never passes the source plug. */
+static char *place(tenure_runtime *rt, cursor *c, size_t len) {
+    for (;;) {
+        tn_region *r = c->gp->regions[c->ri];
+        bool at_pin = c->pin < (size_t)r->pin_first + r->pin_count;
+        char *limit = at_pin ? pin_at(rt, c->pin)->start : r->end;
+        if ((size_t)(limit - c->pos) >= len) {
+            char *d = c->pos;
+            c->pos += len;
+            return d;
+        }
+        if (at_pin) {
+            add_gap(rt, c->pos, (size_t)(limit - c->pos));
+            c->pos = pin_at(rt, c->pin)->end;
+            c->pin++;
+        } else {
+            r->plan_used = c->pos;
+            cursor_enter(c, c->ri + 1);
+        }
+    }
+}
+
+/* Regions from the cursor's on keep only their pinned plugs, with free space between. */
+static void finish_cursor(tenure_runtime *rt, cursor *c) {
+    for (size_t ri = c->ri; ri < c->gp->n; ri++) {
+        tn_region *r = c->gp->regions[ri];
+        char *pos = ri == c->ri ? c->pos : r->start;
+        size_t pin = ri == c->ri ? c->pin : r->pin_first;
+        for (; pin < (size_t)r->pin_first + r->pin_count; pin++) {
+            add_gap(rt, pos, (size_t)(pin_at(rt, pin)->start - pos));
+            pos = pin_at(rt, pin)->end;
+        }
+        r->plan_used = pos;
+    }
+}
+
+static void plan_region(tenure_runtime *rt, cursor *c, tn_region *r) {
+    r->pin_first = (uint32_t)rt->pins.count;
+    r->pin_count = 0;
+    r->compacting = true;
+    size_t b0 = brick_of(rt, r->start), b1 = brick_of(rt, r->end);
+    for (size_t b = b0; b < b1; b++)
+        rt->plug_bricks[b] = -1;
+    size_t end = tn_bit_index(rt, r->used);
+    for (size_t b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, r->start), end); b < end;) {
+        char *s = bit_addr(rt, b);
+        bool pinned;
+        char *e = plug_end(rt, r, s, &pinned);
+        intptr_t delta = 0;
+        if (pinned) {
+            tn_pin *p = tn_vec_push(&rt->pins);
+            if (!p)
+                abort(); /* as in add_gap */
+            p->start = s;
+            p->end = e;
+            r->pin_count++;
+        } else {
+            delta = place(rt, c, (size_t)(e - s)) - s;
+        }
+        record_plug(rt, r, s, delta);
+        b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
+    }
+    int32_t last = -1; /* each brick without a plug start gets the last plug start before it */
+    for (size_t b = b0; b < b1; b++) {
+        if (rt->plug_bricks[b] >= 0)
+            last = rt->plug_bricks[b];
+        else
+            rt->plug_bricks[b] = last;
+    }
+}
+
+static void plan_compaction(tenure_runtime *rt, gen_plan *gp) {
+    cursor c = {gp, 0, NULL, 0};
+    if (gp->n == 0)
+        return;
+    gp->regions[0]->pin_first = (uint32_t)rt->pins.count;
+    gp->regions[0]->pin_count = 0;
+    cursor_enter(&c, 0);
+    for (size_t si = 0; si < gp->n; si++)
+        plan_region(rt, &c, gp->regions[si]);
+    finish_cursor(rt, &c);
+}
+
+/* ---- relocation ---- */
+
+static inline char *relocate(tenure_runtime *rt, char *v) {
+    if (!v || !tn_in_range(rt, v))
+        return v;
+    tn_region *r = tn_region_of(rt, v);
+    if (!r || !r->compacting)
+        return v;
+    size_t bit = tn_bit_index(rt, v);
+    size_t lo = tn_bit_index(rt, rt->base + (brick_of(rt, v) << TN_PLUG_BRICK_SHIFT));
+    size_t sb = tn_bit_prev(rt->plug_bits, bit, lo);
+    char *s = sb != SIZE_MAX ? bit_addr(rt, sb) : r->start + (size_t)rt->plug_bricks[brick_of(rt, v) - 1] * 8;
+    return v + plug_delta(r, s);
+}
+
+static void relocate_slot(void **slot, void *ctx) { *slot = relocate(ctx, *slot); }
+
+typedef struct card_ctx {
+    tenure_runtime *rt;
+    bool keep;
+} card_ctx;
+
+/* Generation v will have after this GC (3 = not young: NULL or outside the heap). */
+static inline int gen_after(tenure_runtime *rt, const void *v) {
+    if (!v || !tn_in_range(rt, v))
+        return 3;
+    tn_region *r = tn_region_of(rt, v);
+    int g = rt->unit_gen[tn_unit_of(rt, v)];
+    return r && r->condemned && g < TN_GEN2 ? g + 1 : g;
+}
+
+static void relocate_card_slot(void **slot, void *c) {
+    card_ctx *cc = c;
+    tenure_runtime *rt = cc->rt;
+    *slot = relocate(rt, *slot);
+    if (gen_after(rt, *slot) < rt->unit_gen[tn_unit_of(rt, slot)])
+        cc->keep = true;
+}
+
+static void after_card(tenure_runtime *rt, uint8_t *card, void *c) {
+    card_ctx *cc = c;
+    (void)rt;
+    if (!cc->keep)
+        *card = 0;
+    cc->keep = false;
+}
+
+static void relocate_marked(tenure_runtime *rt, tn_region *r) {
+    size_t end = tn_bit_index(rt, r->used);
+    for (size_t b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, r->start), end); b < end;
+         b = tn_bit_next(rt->mark_bits, b + 1, end))
+        tn_obj_visit_slots(rt, bit_addr(rt, b), relocate_slot, rt);
+}
+
+static void relocate_all(tenure_runtime *rt, gen_plan *plans, int ngen, int condemned) {
+    tn_roots_visit_stack(rt, relocate_slot, rt);
+    tn_roots_visit_handles(rt, 0xffffffffu, relocate_slot, rt);
+    for (int g = 0; g < ngen; g++)
+        for (size_t i = 0; i < plans[g].n; i++)
+            relocate_marked(rt, plans[g].regions[i]);
+    if (condemned == TN_GEN2)
+        for (int g = TN_LOH; g <= TN_POH; g++)
+            for (tn_region *r = rt->gens[g]; r; r = r->next)
+                relocate_marked(rt, r);
+}
+
+/* ---- moving and sweeping ---- */
+
+static void move_region(tenure_runtime *rt, tn_region *r) {
+    size_t end = tn_bit_index(rt, r->used);
+    for (size_t b = tn_bit_next(rt->plug_bits, tn_bit_index(rt, r->start), end); b < end;
+         b = tn_bit_next(rt->plug_bits, b + 1, end)) {
+        char *s = bit_addr(rt, b);
+        char *e = plug_end(rt, r, s, NULL);
+        intptr_t delta = plug_delta(r, s);
+        if (delta)
+            memmove(s + delta, s, (size_t)(e - s));
+    }
+}
+
+static void finish_compacted(gen_plan *gp) {
+    for (size_t i = 0; i < gp->n; i++) {
+        tn_region *r = gp->regions[i];
+        if (r->zero_from < r->used)
+            r->zero_from = r->used;
+        r->used = r->plan_used;
+        r->free_bytes = 0;
+    }
+}
+
+static void sweep_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
+    size_t end = tn_bit_index(rt, r->used);
+    char *p = r->start, *last_live_end = r->start;
+    size_t free_bytes = 0;
+    for (size_t b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, p), end); b < end;) {
+        char *s = bit_addr(rt, b);
+        if (s > p) {
+            tn_make_free(rt, p, (size_t)(s - p));
+            if (fl)
+                tn_free_list_add(rt, fl, p, (size_t)(s - p));
+            free_bytes += (size_t)(s - p);
+        }
+        char *e = plug_end(rt, r, s, NULL);
+        p = last_live_end = e;
+        b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
+    }
+    if (fl && last_live_end < r->end) { /* large heaps keep the tail on the free list */
+        tn_make_free(rt, last_live_end, (size_t)(r->end - last_live_end));
+        tn_free_list_add(rt, fl, last_live_end, (size_t)(r->end - last_live_end));
+        free_bytes += (size_t)(r->end - last_live_end);
+        last_live_end = r->end;
+    }
+    if (r->zero_from < r->used)
+        r->zero_from = r->used;
+    r->used = last_live_end;
+    r->free_bytes = free_bytes;
+}
+
+static void clear_bits(tenure_runtime *rt, tn_region *r) {
+    size_t from = tn_bit_index(rt, r->start), to = tn_bit_index(rt, r->end);
+    tn_bits_clear(rt->mark_bits, from, to);
+    tn_bits_clear(rt->pin_bits, from, to);
+    tn_bits_clear(rt->plug_bits, from, to);
+}
+
+static void sweep_large(tenure_runtime *rt, int gen, tn_free_list *fl) {
+    tn_free_list_clear(fl);
+    tn_region *next;
+    for (tn_region *r = rt->gens[gen]; r; r = next) {
+        next = r->next;
+        rt->last.promoted[gen] += r->live_bytes;
+        if (r->live_bytes == 0) {
+            clear_bits(rt, r);
+            tn_region_release(rt, r);
+            continue;
+        }
+        sweep_region(rt, r, fl);
+        clear_bits(rt, r);
+    }
+}
+
+static bool choose_compaction(tenure_runtime *rt, gen_plan *gp, unsigned flags) {
+    if ((flags & TENURE_COLLECT_COMPACT) || rt->config.GCCompactMode == 1)
+        return true;
+    if (rt->config.GCCompactMode == 2)
+        return false;
+    size_t frag = gp->used_total - gp->live;
+    return frag >= rt->unit_size / 2 || frag * 8 >= gp->used_total;
+}
+
+void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
+    int ngen = condemned + 1;
+    gen_plan plans[3];
+    memset(plans, 0, sizeof plans);
+    rt->pins.count = 0;
+    rt->gaps.count = 0;
+    bool any_compact = false;
+    for (int g = 0; g < ngen; g++) {
+        gen_plan *gp = &plans[g];
+        if (!collect_regions(rt, g, gp))
+            abort(); /* a few KiB of malloc during GC: nothing sane to do without it */
+        for (size_t i = 0; i < gp->n; i++) {
+            gp->live += gp->regions[i]->live_bytes;
+            gp->used_total += (size_t)(gp->regions[i]->used - gp->regions[i]->start);
+        }
+        rt->last.promoted[g] = gp->live;
+        gp->compact = choose_compaction(rt, gp, flags);
+        rt->last.compacted[g] = gp->compact;
+        any_compact |= gp->compact;
+    }
+    for (int g = 0; g < ngen; g++)
+        if (plans[g].compact)
+            plan_compaction(rt, &plans[g]);
+
+    if (any_compact)
+        relocate_all(rt, plans, ngen, condemned);
+    if (condemned < TN_GEN2) {
+        card_ctx cc = {rt, false};
+        tn_gc_visit_dirty_cards(rt, condemned, relocate_card_slot, &cc, after_card);
+    }
+    for (int g = 0; g < ngen; g++) {
+        gen_plan *gp = &plans[g];
+        if (gp->compact) {
+            for (size_t i = 0; i < gp->n; i++)
+                move_region(rt, gp->regions[i]);
+            finish_compacted(gp);
+        } else {
+            for (size_t i = 0; i < gp->n; i++) {
+                tn_region *r = gp->regions[i];
+                if (r->live_bytes) {
+                    sweep_region(rt, r, NULL);
+                } else {
+                    if (r->zero_from < r->used)
+                        r->zero_from = r->used;
+                    r->used = r->start;
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < rt->gaps.count; i++) {
+        tn_gap *gap = tn_vec_at(&rt->gaps, i);
+        tn_make_free(rt, gap->start, gap->size);
+        tn_region_of(rt, gap->start)->free_bytes += gap->size;
+    }
+    if (condemned == TN_GEN2) {
+        rt->last.promoted[TN_LOH] = rt->last.promoted[TN_POH] = 0;
+        sweep_large(rt, TN_LOH, &rt->loh_free);
+        sweep_large(rt, TN_POH, &rt->poh_free);
+    }
+    /* release empty regions, promote the others, rebuild their crossing tables and cards */
+    for (int g = ngen - 1; g >= 0; g--) {
+        gen_plan *gp = &plans[g];
+        for (size_t i = 0; i < gp->n; i++) {
+            tn_region *r = gp->regions[i];
+            clear_bits(rt, r);
+            r->compacting = false;
+            if (r->used == r->start) {
+                tn_region_release(rt, r);
+                continue;
+            }
+            int to = g < TN_GEN2 ? g + 1 : TN_GEN2;
+            if (to != g)
+                tn_region_set_gen(rt, r, to);
+        }
+    }
+    for (int g = 0; g < ngen; g++) {
+        gen_plan *gp = &plans[g];
+        for (size_t i = 0; i < gp->n; i++) {
+            tn_region *r = gp->regions[i];
+            if (r->state == TN_RS_IN_USE)
+                tn_gc_rebuild_region(rt, r, r->gen == TN_GEN2);
+        }
+        free(gp->regions);
+    }
+    if (condemned == TN_GEN2)
+        for (int g = TN_LOH; g <= TN_POH; g++)
+            for (tn_region *r = rt->gens[g]; r; r = r->next)
+                tn_gc_rebuild_region(rt, r, true);
+}

@@ -1,0 +1,153 @@
+/* verify.c - the heap verifier (HeapVerify): checks invariants H1-H6 of runtime.h over every
+ * region and every root, and reports each problem through the error hook. */
+#include "runtime.h"
+
+#define MAX_REPORTS 20
+
+typedef struct verifier {
+    tenure_runtime *rt;
+    const char *when;
+    size_t problems;
+    const char *where; /* what is being checked: "object", "root" */
+    const void *holder;
+} verifier;
+
+static void problem(verifier *v, const char *what, const void *at, const void *value) {
+    if (v->problems++ < MAX_REPORTS)
+        tn_api_fail(v->rt, TENURE_HEAP_CORRUPT, "heap verifier", "%s: %s %p: %s (value %p)", v->when, v->where,
+                    v->holder ? v->holder : at, what, value);
+}
+
+static bool is_start(tenure_runtime *rt, const void *p) { return tn_bit_test(rt->mark_bits, tn_bit_index(rt, p)); }
+
+static void check_ref(verifier *v, void **slot, bool in_heap) {
+    tenure_runtime *rt = v->rt;
+    void *t = *slot;
+    if (!t || !tn_in_range(rt, t))
+        return;
+    tn_region *r = tn_region_of(rt, t);
+    if (!r || (uintptr_t)t & 7 || !is_start(rt, t)) {
+        problem(v, "reference to something that is not the start of an object", slot, t);
+        return;
+    }
+    if (tn_is_free(t)) {
+        problem(v, "reference to free space", slot, t);
+        return;
+    }
+    if (in_heap && rt->unit_gen[tn_unit_of(rt, t)] < rt->unit_gen[tn_unit_of(rt, slot)] &&
+        !rt->cards[((uintptr_t)slot - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT])
+        problem(v, "old-to-young reference under a clean card (missed write barrier)", slot, t);
+}
+
+static void check_heap_slot(void **slot, void *ctx) { check_ref(ctx, slot, true); }
+static void check_root_slot(void **slot, void *ctx) { check_ref(ctx, slot, false); }
+
+/* Walk a region: headers, sizes, bounds; mark each object start in the mark bitmap. */
+static void walk_region(verifier *v, tn_region *r, bool record) {
+    tenure_runtime *rt = v->rt;
+    char *end = tn_region_walk_end(rt, r);
+    v->where = "object";
+    for (char *o = r->start; o < end;) {
+        v->holder = o;
+        tn_type *t = tn_obj_type(o);
+        if (!tn_type_valid(rt, t)) {
+            problem(v, "header is not a type of this instance", o, (void *)t);
+            return;
+        }
+        size_t size = tn_obj_size_t(t, o);
+        if (size < 8 || size % 8 || (t->kind != TN_TK_FREE && size < TN_MIN_OBJECT) || size > (size_t)(end - o)) {
+            problem(v, "impossible size", o, (void *)size);
+            return;
+        }
+        if (record) {
+            tn_bit_set(rt->mark_bits, tn_bit_index(rt, o));
+        } else if (r->gen != TN_GEN0) {
+            uintptr_t off = (uintptr_t)o - (uintptr_t)rt->base;
+            uintptr_t cs = (off + TN_CARD_SIZE - 1) & ~(uintptr_t)(TN_CARD_SIZE - 1);
+            if (cs < off + size && rt->crossing[cs >> TENURE__CARD_SHIFT] != (cs - off) / 8)
+                problem(v, "crossing table does not name the object covering a card", o, NULL);
+        }
+        o += size;
+    }
+}
+
+static void check_bits_clear(verifier *v, tn_region *r) {
+    tenure_runtime *rt = v->rt;
+    size_t from = tn_bit_index(rt, r->start), to = tn_bit_index(rt, r->end);
+    if (tn_bit_next(rt->mark_bits, from, to) != to || tn_bit_next(rt->pin_bits, from, to) != to ||
+        tn_bit_next(rt->plug_bits, from, to) != to) {
+        v->holder = r->start;
+        v->where = "region";
+        problem(v, "side bitmaps not clear outside a GC", r->start, NULL);
+    }
+}
+
+static void check_objects(verifier *v, tn_region *r) {
+    tenure_runtime *rt = v->rt;
+    char *end = tn_region_walk_end(rt, r);
+    v->where = "object";
+    for (char *o = r->start; o < end;) {
+        tn_type *t = tn_obj_type(o);
+        size_t size = tn_obj_size_t(t, o);
+        if (t->kind != TN_TK_FREE) {
+            v->holder = o;
+            tn_obj_visit_slots(rt, o, check_heap_slot, v);
+        }
+        o += size;
+    }
+}
+
+#define FOR_EACH_REGION(rt, r)                                                                   \
+    for (size_t i_ = 0; i_ < (rt)->units_high; i_++)                                             \
+        for (tn_region *r = &(rt)->regions[i_]; r; r = NULL)                                     \
+            if (r->state == TN_RS_IN_USE && (rt)->unit_head[i_] == i_)
+
+size_t tn_gc_verify(tenure_runtime *rt, const char *when) {
+    verifier v = {rt, when, 0, "object", NULL};
+    FOR_EACH_REGION(rt, r) check_bits_clear(&v, r);
+    if (v.problems)
+        return v.problems; /* the start bitmap below would be wrong */
+    FOR_EACH_REGION(rt, r) walk_region(&v, r, true);
+    FOR_EACH_REGION(rt, r) walk_region(&v, r, false);
+    FOR_EACH_REGION(rt, r) check_objects(&v, r);
+    v.where = "root";
+    v.holder = NULL;
+    tn_roots_visit_stack(rt, check_root_slot, &v);
+    tn_roots_visit_handles(rt, 0xffffffffu, check_root_slot, &v);
+    FOR_EACH_REGION(rt, r) {
+        size_t from = tn_bit_index(rt, r->start), to = tn_bit_index(rt, r->end);
+        tn_bits_clear(rt->mark_bits, from, to);
+    }
+    return v.problems;
+}
+
+tenure_result tenure_verify_heap(tenure_runtime *rt) {
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
+    if (rt->in_gc)
+        return tn_api_fail(rt, TENURE_STATE, "tenure_verify_heap", "called during a collection");
+    return tn_gc_verify(rt, "on request") ? TENURE_HEAP_CORRUPT : TENURE_OK;
+}
+
+/* The checked write barrier (HeapVerify): the slot must lie inside obj, obj must be an
+ * object and value NULL, an object, or outside the heap. */
+void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *value) {
+    static const char fn[] = "tenure_write_ref";
+    if (!tenure_is_object(rt, obj)) {
+        tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "%p is not an object of this instance", obj);
+        return;
+    }
+    if ((char *)slot < (char *)obj + sizeof(tenure_header) || (char *)slot + sizeof(void *) > (char *)obj + tn_obj_size(obj)) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "slot %p is not inside object %p", slot, obj);
+        return;
+    }
+    if (value && tn_in_range(rt, value) && !tenure_is_object(rt, value)) {
+        tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "stored value %p is not an object of this instance", value);
+        return;
+    }
+    *(void **)slot = value;
+    tenure__head *h = &rt->head;
+    uintptr_t v = (uintptr_t)value - h->heap_base, s = (uintptr_t)slot - h->heap_base;
+    if (v < h->heap_size && s < h->heap_size && h->unit_gen[v >> h->unit_shift] < h->unit_gen[s >> h->unit_shift])
+        h->cards[s >> TENURE__CARD_SHIFT] = 1;
+}

@@ -1,0 +1,301 @@
+/* alloc.c - allocation: the slow path behind the inline bump allocator (new quanta, budgets,
+ * GC triggers, GCStress), arrays, and the free-list allocator of the large and pinned
+ * object heaps. The allocation context always sits at the tail of rt->alloc_region:
+ * [head.alloc_ptr, ctx_end) is zeroed memory not yet handed out. */
+#include "runtime.h"
+
+/* ---- accounting ---- */
+
+static void account_context(tenure_runtime *rt) {
+    size_t used = (size_t)(rt->head.alloc_ptr - rt->ctx_start);
+    rt->stats.bytes_allocated += used;
+    rt->gen0_allocated += used;
+    rt->ctx_start = rt->head.alloc_ptr;
+}
+
+void tn_alloc_reset_context(tenure_runtime *rt) {
+    account_context(rt);
+    if (rt->alloc_region)
+        rt->alloc_region->used = (char *)rt->head.alloc_ptr;
+    rt->alloc_region = NULL;
+    rt->head.alloc_ptr = rt->head.alloc_limit = rt->ctx_start = rt->ctx_end = 0;
+}
+
+static void publish_limit(tenure_runtime *rt) {
+    /* under GCStress every allocation takes the slow path, so that it can count them */
+    rt->head.alloc_limit = rt->config.GCStress ? rt->head.alloc_ptr : rt->ctx_end;
+}
+
+/* Zero [a, b) unless it is known to be zero; then it counts as dirty. */
+static void prepare_memory(tn_region *r, char *a, char *b) {
+    if (a < r->zero_from)
+        memset(a, 0, (size_t)((b < r->zero_from ? b : r->zero_from) - a));
+    if (b > r->zero_from)
+        r->zero_from = b;
+}
+
+/* Make room for `size` bytes in the allocation context. False if no region can be had. */
+static bool refill(tenure_runtime *rt, size_t size) {
+    account_context(rt);
+    size_t want = size > TN_QUANTUM ? size : TN_QUANTUM;
+    tn_region *r = rt->alloc_region;
+    if (!r || (size_t)(r->end - (char *)rt->head.alloc_ptr) < size) {
+        if (r)
+            r->used = (char *)rt->head.alloc_ptr;
+        r = tn_region_acquire(rt, 1, TN_GEN0);
+        if (!r)
+            return false;
+        rt->alloc_region = r;
+        rt->head.alloc_ptr = rt->ctx_start = rt->ctx_end = (uintptr_t)r->start;
+    }
+    char *from = (char *)rt->ctx_end;
+    char *to = (size_t)(r->end - (char *)rt->head.alloc_ptr) < want ? r->end : (char *)rt->head.alloc_ptr + want;
+    if (to > from)
+        prepare_memory(r, from, to);
+    rt->ctx_end = (uintptr_t)to;
+    r->used = to;
+    return true;
+}
+
+/* ---- budgets and triggers ---- */
+
+static int budget_generation(tenure_runtime *rt, uint32_t *reason) {
+    int gen = TN_GEN0;
+    *reason = TN_REASON_ALLOC_SMALL;
+    if (rt->gen1_promoted_since >= rt->gen1_budget)
+        gen = TN_GEN1;
+    if (rt->gen2_promoted_since >= rt->gen2_budget)
+        gen = TN_GEN2;
+    if (rt->loh_allocated >= rt->loh_budget) {
+        gen = TN_GEN2;
+        *reason = TN_REASON_ALLOC_LARGE;
+    }
+    return gen;
+}
+
+static void collect_for_budget(tenure_runtime *rt) {
+    uint32_t reason;
+    int gen = budget_generation(rt, &reason);
+    tn_gc_collect(rt, gen, reason, 0);
+}
+
+/* GCStress: a GC every N allocations. */
+static void stress_tick(tenure_runtime *rt) {
+    if (!rt->config.GCStress || rt->in_gc)
+        return;
+    if (rt->stress_countdown > 1) {
+        rt->stress_countdown--;
+        return;
+    }
+    rt->stress_countdown = rt->config.GCStress;
+    int gen = rt->config.GCStressGeneration;
+    if (gen < 0 || gen > TN_GEN2)
+        gen = (int)(rt->stats.gc_count % 7 == 6 ? TN_GEN2 : rt->stats.gc_count % 3 == 2 ? TN_GEN1 : TN_GEN0);
+    tn_gc_collect(rt, gen, TN_REASON_STRESS, 0);
+}
+
+void tn_budgets_update(tenure_runtime *rt) {
+    const tn_gc_record *g = &rt->last;
+    size_t survived0 = g->promoted[TN_GEN0];
+    size_t b0 = survived0 * 4;
+    rt->gen0_budget = b0 < rt->gen0_min_budget ? rt->gen0_min_budget : b0 > rt->gen0_max_budget ? rt->gen0_max_budget : b0;
+    rt->gen0_allocated = 0;
+    rt->gen1_promoted_since += survived0;
+    if (g->condemned >= TN_GEN1) {
+        rt->gen2_promoted_since += g->promoted[TN_GEN1];
+        rt->gen1_promoted_since = 0;
+        size_t b1 = g->promoted[TN_GEN1] * 2;
+        size_t min1 = (size_t)rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->gen0_min_budget;
+        rt->gen1_budget = b1 > min1 ? b1 : min1;
+    }
+    if (g->condemned == TN_GEN2) {
+        rt->gen2_promoted_since = 0;
+        rt->loh_allocated = 0;
+        size_t gen2 = g->size_after[TN_GEN2];
+        size_t min2 = 4 * rt->gen0_min_budget;
+        rt->gen2_budget = gen2 > min2 ? gen2 : min2;
+        size_t loh = g->size_after[TN_LOH] + g->size_after[TN_POH];
+        size_t minl = (size_t)8 << 20;
+        rt->loh_budget = loh > minl ? loh : minl;
+    }
+}
+
+/* ---- small object heap ---- */
+
+static void *alloc_small(tenure_runtime *rt, const tn_type *t, size_t size) {
+    bool collected_for_budget = false, collected_for_space = false;
+    stress_tick(rt);
+    for (;;) {
+        uintptr_t p = rt->head.alloc_ptr;
+        if (size <= rt->ctx_end - p) {
+            rt->head.alloc_ptr = p + size;
+            publish_limit(rt);
+            *(uintptr_t *)p = (uintptr_t)t;
+            return (void *)p;
+        }
+        if (!collected_for_budget && !rt->in_gc &&
+            rt->gen0_allocated + (rt->head.alloc_ptr - rt->ctx_start) >= rt->gen0_budget) {
+            collected_for_budget = true;
+            collect_for_budget(rt);
+            continue;
+        }
+        if (refill(rt, size))
+            continue;
+        if (collected_for_space || rt->in_gc)
+            return NULL;
+        collected_for_space = true;
+        tn_gc_collect(rt, TN_GEN2, TN_REASON_OOS_SOH, TENURE_COLLECT_COMPACT);
+    }
+}
+
+/* ---- large and pinned object heaps: size-segregated free lists, first fit ---- */
+
+static unsigned bucket_of(size_t size) {
+    unsigned b = 63 - (unsigned)__builtin_clzll(size);
+    return b < TN_FREE_BUCKETS ? b : TN_FREE_BUCKETS - 1;
+}
+
+void tn_free_list_clear(tn_free_list *fl) { memset(fl, 0, sizeof *fl); }
+
+/* Chunks shorter than 24 bytes cannot hold the link; they stay plain free objects. */
+void tn_free_list_add(tenure_runtime *rt, tn_free_list *fl, void *p, size_t size) {
+    (void)rt;
+    if (size < 24)
+        return;
+    unsigned b = bucket_of(size);
+    ((void **)p)[2] = fl->buckets[b];
+    fl->buckets[b] = p;
+}
+
+static void *take_chunk(tn_free_list *fl, size_t size) {
+    for (unsigned b = bucket_of(size); b < TN_FREE_BUCKETS; b++) {
+        for (void **link = &fl->buckets[b]; *link; link = &((void **)*link)[2]) {
+            char *c = *link;
+            size_t csize = ((size_t *)c)[1];
+            if (csize == size || csize >= size + 8) {
+                *link = ((void **)c)[2];
+                return c;
+            }
+        }
+    }
+    return NULL;
+}
+
+static tn_free_list *large_list(tenure_runtime *rt, int gen) { return gen == TN_LOH ? &rt->loh_free : &rt->poh_free; }
+
+static bool grow_large(tenure_runtime *rt, int gen, size_t size) {
+    size_t units = (size + rt->unit_size - 1) / rt->unit_size;
+    if (units < TN_LARGE_REGION_UNITS)
+        units = TN_LARGE_REGION_UNITS;
+    tn_region *r = tn_region_acquire(rt, (uint32_t)units, gen);
+    if (!r)
+        return false;
+    prepare_memory(r, r->start, r->end);
+    r->used = r->end;
+    tn_make_free(rt, r->start, (size_t)(r->end - r->start));
+    tn_gc_note_object(rt, r->start, (size_t)(r->end - r->start));
+    tn_free_list_add(rt, large_list(rt, gen), r->start, (size_t)(r->end - r->start));
+    return true;
+}
+
+static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, int gen) {
+    stress_tick(rt);
+    if (gen == TN_LOH && rt->loh_allocated + size > rt->loh_budget && !rt->in_gc)
+        tn_gc_collect(rt, TN_GEN2, TN_REASON_ALLOC_LARGE, 0);
+    tn_free_list *fl = large_list(rt, gen);
+    char *c;
+    for (bool collected = false;;) {
+        if ((c = take_chunk(fl, size)) != NULL)
+            break;
+        if (grow_large(rt, gen, size))
+            continue;
+        if (collected || rt->in_gc)
+            return NULL;
+        collected = true;
+        tn_gc_collect(rt, TN_GEN2, gen == TN_LOH ? TN_REASON_OOS_LOH : TN_REASON_OOS_SOH, TENURE_COLLECT_COMPACT);
+    }
+    size_t csize = ((size_t *)c)[1];
+    if (csize > size) {
+        tn_make_free(rt, c + size, csize - size);
+        tn_gc_note_object(rt, c + size, csize - size);
+        tn_free_list_add(rt, fl, c + size, csize - size);
+    }
+    memset(c, 0, size);
+    *(uintptr_t *)c = (uintptr_t)t;
+    tn_gc_note_object(rt, c, size);
+    if (gen == TN_LOH)
+        rt->loh_allocated += size;
+    rt->stats.bytes_allocated += size;
+    return c;
+}
+
+/* ---- the public entry points ---- */
+
+static bool check_type(tenure_runtime *rt, const tenure_type *type, const char *fn) {
+    if (!type || !tn_type_valid(rt, type) || ((const tn_type *)type)->kind == TN_TK_FREE) {
+        tn_api_fail(rt, TENURE_INVALID_TYPE, fn, "%p is not a type of this instance", (const void *)type);
+        return false;
+    }
+    if (rt->in_gc) {
+        tn_api_fail(rt, TENURE_STATE, fn, "allocation during a collection (from a callback?)");
+        return false;
+    }
+    return true;
+}
+
+static void *alloc_sized(tenure_runtime *rt, const tn_type *t, size_t size, bool pinned, const char *fn) {
+    void *obj;
+    if (pinned)
+        obj = alloc_large(rt, t, size, TN_POH);
+    else if (size >= rt->config.GCLOHThreshold)
+        obj = alloc_large(rt, t, size, TN_LOH);
+    else
+        obj = alloc_small(rt, t, size);
+    if (!obj)
+        tn_api_fail(rt, TENURE_NOMEM, fn, "no memory for %zu bytes of %s", size, t->name);
+    return obj;
+}
+
+static void *alloc_fixed(tenure_runtime *rt, const tenure_type *type, bool pinned, const char *fn) {
+    if (!rt || !check_type(rt, type, fn))
+        return NULL;
+    const tn_type *t = (const tn_type *)type;
+    if (t->kind != TN_TK_FIXED) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "%s is an array type: use tenure_alloc_array", t->name);
+        return NULL;
+    }
+    return alloc_sized(rt, t, t->size, pinned, fn);
+}
+
+static void *alloc_array(tenure_runtime *rt, const tenure_type *type, size_t length, bool pinned, const char *fn) {
+    if (!rt || !check_type(rt, type, fn))
+        return NULL;
+    const tn_type *t = (const tn_type *)type;
+    if (t->kind != TN_TK_ARRAY) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "%s is not an array type", t->name);
+        return NULL;
+    }
+    size_t size = tn_array_size(t, length);
+    if (size == 0 || size > rt->range / 2) {
+        tn_api_fail(rt, TENURE_SIZE, fn, "an array of %zu elements of %zu bytes is impossible", length, t->elem_size);
+        return NULL;
+    }
+    tenure_array_header *a = alloc_sized(rt, t, size, pinned, fn);
+    if (a)
+        a->length = length;
+    return a;
+}
+
+void *tenure__alloc_slow(tenure_runtime *rt, const tenure_type *type) { return alloc_fixed(rt, type, false, "tenure_alloc"); }
+
+void *tenure_alloc_pinned(tenure_runtime *rt, const tenure_type *type) {
+    return alloc_fixed(rt, type, true, "tenure_alloc_pinned");
+}
+
+void *tenure_alloc_array(tenure_runtime *rt, const tenure_type *type, size_t length) {
+    return alloc_array(rt, type, length, false, "tenure_alloc_array");
+}
+
+void *tenure_alloc_array_pinned(tenure_runtime *rt, const tenure_type *type, size_t length) {
+    return alloc_array(rt, type, length, true, "tenure_alloc_array_pinned");
+}

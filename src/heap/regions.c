@@ -1,0 +1,201 @@
+/* regions.c - the reserved range, its side tables, and regions: taking them, labelling them
+ * with a generation, giving them back, decommitting them after a delay. */
+#include "runtime.h"
+#include <stdlib.h>
+
+static size_t side_bits_bytes(const tenure_runtime *rt) { return rt->range / 64; }
+static size_t cards_bytes(const tenure_runtime *rt) { return rt->range / TN_CARD_SIZE; }
+static size_t crossing_bytes(const tenure_runtime *rt) { return rt->range / TN_CARD_SIZE * sizeof(uint32_t); }
+static size_t plug_brick_bytes(const tenure_runtime *rt) {
+    return (rt->range >> TN_PLUG_BRICK_SHIFT) * sizeof(int32_t);
+}
+
+bool tn_heap_init(tenure_runtime *rt) {
+    rt->unit_size = (size_t)rt->config.GCRegionSize;
+    rt->range = (size_t)rt->config.GCRegionRange & ~(rt->unit_size - 1);
+    rt->max_units = rt->range / rt->unit_size;
+    rt->head.unit_shift = (uint32_t)__builtin_ctzll(rt->unit_size);
+    rt->base = tn_os_reserve(rt->range, rt->unit_size);
+    rt->regions = calloc(rt->max_units, sizeof(tn_region));
+    rt->unit_head = calloc(rt->max_units, sizeof(uint32_t));
+    rt->unit_gen = calloc(rt->max_units, 1);
+    rt->cards = tn_os_reserve_lazy(cards_bytes(rt));
+    rt->mark_bits = tn_os_reserve_lazy(side_bits_bytes(rt));
+    rt->pin_bits = tn_os_reserve_lazy(side_bits_bytes(rt));
+    rt->plug_bits = tn_os_reserve_lazy(side_bits_bytes(rt));
+    rt->crossing = tn_os_reserve_lazy(crossing_bytes(rt));
+    rt->plug_bricks = tn_os_reserve_lazy(plug_brick_bytes(rt));
+    if (!rt->base || !rt->regions || !rt->unit_head || !rt->unit_gen || !rt->cards || !rt->mark_bits ||
+        !rt->pin_bits || !rt->plug_bits || !rt->crossing || !rt->plug_bricks)
+        return false;
+    for (size_t i = 0; i < rt->max_units; i++) {
+        tn_region *r = &rt->regions[i];
+        r->index = (uint32_t)i;
+        r->start = rt->base + i * rt->unit_size;
+        r->end = r->start + rt->unit_size;
+        r->zero_from = r->start;
+        r->units = 1;
+        rt->unit_head[i] = (uint32_t)i;
+    }
+    rt->head.heap_base = (uintptr_t)rt->base;
+    rt->head.heap_size = rt->range;
+    rt->head.unit_gen = rt->unit_gen;
+    rt->head.cards = rt->cards;
+    return true;
+}
+
+void tn_heap_destroy(tenure_runtime *rt) {
+    tn_os_release(rt->base, rt->range);
+    tn_os_release(rt->cards, cards_bytes(rt));
+    tn_os_release(rt->mark_bits, side_bits_bytes(rt));
+    tn_os_release(rt->pin_bits, side_bits_bytes(rt));
+    tn_os_release(rt->plug_bits, side_bits_bytes(rt));
+    tn_os_release(rt->crossing, crossing_bytes(rt));
+    tn_os_release(rt->plug_bricks, plug_brick_bytes(rt));
+    free(rt->regions);
+    free(rt->unit_head);
+    free(rt->unit_gen);
+}
+
+void tn_region_list_add(tenure_runtime *rt, tn_region *r) {
+    r->next = rt->gens[r->gen];
+    rt->gens[r->gen] = r;
+}
+
+void tn_region_list_remove(tenure_runtime *rt, tn_region *r) {
+    for (tn_region **p = &rt->gens[r->gen]; *p; p = &(*p)->next)
+        if (*p == r) {
+            *p = r->next;
+            r->next = NULL;
+            return;
+        }
+}
+
+/* Find `units` consecutive units not in use, preferring committed ones for single units. */
+static size_t find_units(tenure_runtime *rt, uint32_t units) {
+    if (units == 1) {
+        for (size_t i = 0; i < rt->units_high; i++)
+            if (rt->regions[i].state == TN_RS_FREE)
+                return i;
+        for (size_t i = 0; i < rt->max_units; i++)
+            if (rt->regions[i].state == TN_RS_UNUSED)
+                return i;
+        return SIZE_MAX;
+    }
+    size_t run = 0;
+    for (size_t i = 0; i < rt->max_units; i++) {
+        run = rt->regions[i].state == TN_RS_IN_USE ? 0 : run + 1;
+        if (run == units)
+            return i + 1 - units;
+    }
+    return SIZE_MAX;
+}
+
+static size_t uncommitted_bytes(tenure_runtime *rt, size_t first, uint32_t units) {
+    size_t n = 0;
+    for (size_t i = first; i < first + units; i++)
+        n += rt->regions[i].committed ? 0 : rt->unit_size;
+    return n;
+}
+
+static bool commit_units(tenure_runtime *rt, size_t first, uint32_t units) {
+    for (size_t i = first; i < first + units; i++) {
+        tn_region *u = &rt->regions[i];
+        if (u->committed)
+            continue;
+        if (!tn_os_commit(u->start, rt->unit_size))
+            return false;
+        u->committed = true;
+        u->zero_from = u->start;
+        rt->committed += rt->unit_size;
+    }
+    return true;
+}
+
+tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen) {
+    size_t first = find_units(rt, units);
+    if (first == SIZE_MAX)
+        return NULL;
+    uint64_t limit = rt->config.GCHeapHardLimit;
+    if (limit && rt->committed + uncommitted_bytes(rt, first, units) > limit)
+        return NULL;
+    if (!commit_units(rt, first, units))
+        return NULL;
+    tn_region *r = &rt->regions[first];
+    char *zero_from = rt->regions[first + units - 1].zero_from;
+    for (size_t i = first; i < first + units - 1; i++)
+        if (rt->regions[i].zero_from != rt->regions[i].start)
+            zero_from = rt->regions[first + units - 1].end; /* a dirty unit inside: treat all as dirty */
+    for (size_t i = first; i < first + units; i++) {
+        rt->regions[i].state = TN_RS_IN_USE;
+        rt->unit_head[i] = (uint32_t)first;
+        rt->unit_gen[i] = (uint8_t)(gen > TN_GEN2 ? TN_GEN2 : gen);
+    }
+    if (first + units > rt->units_high)
+        rt->units_high = (uint32_t)(first + units);
+    r->units = units;
+    r->end = r->start + (size_t)units * rt->unit_size;
+    r->used = r->start;
+    r->zero_from = zero_from < r->start ? r->start : zero_from;
+    r->gen = (uint8_t)gen;
+    r->free_bytes = 0;
+    r->condemned = r->compacting = false;
+    tn_region_list_add(rt, r);
+    return r;
+}
+
+void tn_region_set_gen(tenure_runtime *rt, tn_region *r, int gen) {
+    tn_region_list_remove(rt, r);
+    r->gen = (uint8_t)gen;
+    for (size_t i = r->index; i < r->index + r->units; i++)
+        rt->unit_gen[i] = (uint8_t)(gen > TN_GEN2 ? TN_GEN2 : gen);
+    tn_region_list_add(rt, r);
+}
+
+/* The region leaves its generation list; its units become free (still committed). */
+void tn_region_release(tenure_runtime *rt, tn_region *r) {
+    tn_region_list_remove(rt, r);
+    memset(rt->cards + (((uintptr_t)r->start - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT), 0,
+           (size_t)(r->end - r->start) >> TENURE__CARD_SHIFT);
+    char *dirty_to = r->used > r->zero_from ? r->used : r->zero_from;
+    size_t first = r->index, units = r->units;
+    for (size_t i = first; i < first + units; i++) {
+        tn_region *u = &rt->regions[i];
+        u->state = TN_RS_FREE;
+        u->units = 1;
+        u->end = u->start + rt->unit_size;
+        u->used = u->start;
+        u->zero_from = dirty_to <= u->start ? u->start : (dirty_to >= u->end ? u->end : dirty_to);
+        u->freed_at_gc = rt->stats.gc_count;
+        u->next = NULL;
+        rt->unit_head[i] = (uint32_t)i;
+        rt->unit_gen[i] = 0;
+    }
+}
+
+void tn_regions_trim(tenure_runtime *rt, bool all) {
+    for (size_t i = 0; i < rt->units_high; i++) {
+        tn_region *u = &rt->regions[i];
+        if (u->state != TN_RS_FREE)
+            continue;
+        if (!all && rt->stats.gc_count - u->freed_at_gc < rt->config.GCRetainRegions)
+            continue;
+        tn_os_decommit(u->start, rt->unit_size);
+        tn_os_discard(rt->crossing + (((uintptr_t)u->start - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT),
+                      (rt->unit_size >> TENURE__CARD_SHIFT) * sizeof(uint32_t));
+        u->state = TN_RS_UNUSED;
+        u->committed = false;
+        u->zero_from = u->start;
+        rt->committed -= rt->unit_size;
+    }
+}
+
+void tn_make_free(tenure_runtime *rt, void *p, size_t size) {
+    uintptr_t *w = p;
+    if (size == 8) {
+        w[0] = (uintptr_t)rt->filler_type;
+        return;
+    }
+    w[0] = (uintptr_t)rt->free_type;
+    w[1] = size;
+}

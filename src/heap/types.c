@@ -1,0 +1,196 @@
+/* types.c - type registration, object sizes, and visiting an object's reference slots. */
+#include "runtime.h"
+#include <stdlib.h>
+
+#define TN_MAX_TYPES ((size_t)1 << 20)
+
+static tn_type *new_type(tenure_runtime *rt) {
+    if (rt->type_count == TN_MAX_TYPES)
+        return NULL;
+    tn_type *t = &rt->types[rt->type_count];
+    memset(t, 0, sizeof *t);
+    t->index = (uint32_t)rt->type_count++;
+    t->magic = TN_TYPE_MAGIC;
+    t->pub.tenure__owner = rt;
+    return t;
+}
+
+bool tn_type_init_builtin(tenure_runtime *rt) {
+    rt->types = tn_os_reserve_lazy(TN_MAX_TYPES * sizeof(tn_type));
+    if (!rt->types)
+        return false;
+    rt->type_count = 0;
+    rt->free_type = new_type(rt);
+    rt->free_type->kind = TN_TK_FREE;
+    rt->free_type->size = 16;
+    rt->free_type->name = strdup("Free");
+    rt->filler_type = new_type(rt);
+    rt->filler_type->kind = TN_TK_FREE;
+    rt->filler_type->size = 8;
+    rt->filler_type->name = strdup("Free");
+    return rt->free_type->name && rt->filler_type->name;
+}
+
+void tn_type_free_all(tenure_runtime *rt) {
+    if (!rt->types)
+        return;
+    for (size_t i = 0; i < rt->type_count; i++) {
+        free(rt->types[i].name);
+        free(rt->types[i].ref_offsets);
+        free(rt->types[i].elem_ref_offsets);
+    }
+    tn_os_release(rt->types, TN_MAX_TYPES * sizeof(tn_type));
+    rt->types = NULL;
+}
+
+bool tn_type_valid(const tenure_runtime *rt, const void *t) {
+    uintptr_t off = (uintptr_t)t - (uintptr_t)rt->types;
+    return t && off < rt->type_count * sizeof(tn_type) && off % sizeof(tn_type) == 0 &&
+           ((const tn_type *)t)->magic == TN_TYPE_MAGIC;
+}
+
+size_t tn_array_size(const tn_type *t, size_t length) {
+    if (t->elem_size && length > (SIZE_MAX / 4 - t->size) / t->elem_size)
+        return 0;
+    size_t n = tn_align_up(t->size + t->elem_size * length, TN_ALIGN);
+    return n < TN_MIN_OBJECT ? TN_MIN_OBJECT : n;
+}
+
+static size_t *copy_offsets(const size_t *src, size_t n) {
+    if (n == 0)
+        return NULL;
+    size_t *d = malloc(n * sizeof *d);
+    if (d)
+        memcpy(d, src, n * sizeof *d);
+    return d;
+}
+
+static const char *check_offsets(const size_t *offs, size_t n, size_t lo, size_t hi) {
+    if (n && !offs)
+        return "reference count without offsets";
+    for (size_t i = 0; i < n; i++) {
+        if (offs[i] % TN_ALIGN)
+            return "reference offset not 8-byte aligned";
+        if (offs[i] < lo || offs[i] + sizeof(void *) > hi)
+            return "reference offset outside the object";
+    }
+    return NULL;
+}
+
+/* Returns NULL if desc is valid, else why not. Fills kind/size fields of t. */
+static const char *describe(tenure_runtime *rt, const tenure_type_desc *d, tn_type *t) {
+    bool array = (d->flags & (TENURE_TYPE_ARRAY | TENURE_TYPE_REF_ARRAY)) || d->elem_size;
+    if (d->trace && (d->ref_count || d->elem_ref_count))
+        return "both a trace callback and reference offsets";
+    if (array) {
+        t->kind = TN_TK_ARRAY;
+        t->size = sizeof(tenure_array_header);
+        if (d->size && d->size != sizeof(tenure_array_header))
+            return "array types have size 0 or sizeof(tenure_array_header)";
+        t->elem_size = d->elem_size;
+        if (d->flags & TENURE_TYPE_REF_ARRAY) {
+            if (d->elem_size && d->elem_size != sizeof(void *))
+                return "reference arrays have elem_size 0 or sizeof(void *)";
+            t->elem_size = sizeof(void *);
+            return NULL;
+        }
+        if (t->elem_size == 0)
+            return "array type with elem_size 0";
+        if (d->elem_ref_count && t->elem_size % TN_ALIGN)
+            return "elements with references must be a multiple of 8 bytes";
+        return check_offsets(d->elem_ref_offsets, d->elem_ref_count, 0, t->elem_size);
+    }
+    if (d->size < sizeof(tenure_header) || d->size > ((size_t)1 << 40))
+        return "impossible object size";
+    t->kind = TN_TK_FIXED;
+    t->size = tn_align_up(d->size < TN_MIN_OBJECT ? TN_MIN_OBJECT : d->size, TN_ALIGN);
+    (void)rt;
+    return check_offsets(d->ref_offsets, d->ref_count, sizeof(tenure_header), d->size);
+}
+
+const tenure_type *tenure_type_register(tenure_runtime *rt, const tenure_type_desc *desc) {
+    static const char fn[] = "tenure_type_register";
+    if (!rt)
+        return NULL;
+    if (!desc) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "NULL descriptor");
+        return NULL;
+    }
+    tn_type probe;
+    memset(&probe, 0, sizeof probe);
+    const char *why = describe(rt, desc, &probe);
+    if (why) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "type %s: %s", desc->name ? desc->name : "?", why);
+        return NULL;
+    }
+    tn_type *t = new_type(rt);
+    if (!t) {
+        tn_api_fail(rt, TENURE_NOMEM, fn, "too many types");
+        return NULL;
+    }
+    t->kind = probe.kind;
+    t->size = probe.size;
+    t->elem_size = probe.elem_size;
+    t->flags = desc->flags;
+    t->trace = desc->trace;
+    t->name = strdup(desc->name ? desc->name : "<anonymous>");
+    if (t->kind == TN_TK_FIXED) {
+        t->ref_count = desc->ref_count;
+        t->ref_offsets = copy_offsets(desc->ref_offsets, desc->ref_count);
+    } else if (desc->flags & TENURE_TYPE_REF_ARRAY) {
+        static const size_t zero = 0;
+        t->elem_ref_count = 1;
+        t->elem_ref_offsets = copy_offsets(&zero, 1);
+    } else {
+        t->elem_ref_count = desc->elem_ref_count;
+        t->elem_ref_offsets = copy_offsets(desc->elem_ref_offsets, desc->elem_ref_count);
+    }
+    if (!t->name || (t->ref_count && !t->ref_offsets) || (t->elem_ref_count && !t->elem_ref_offsets)) {
+        rt->type_count--;
+        tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory copying the descriptor");
+        return NULL;
+    }
+    bool small = t->size < rt->config.GCLOHThreshold;
+    t->pub.tenure__fast_size = (t->kind == TN_TK_FIXED && small && !(t->flags & TENURE_TYPE_FINALIZABLE)) ? t->size : 0;
+    return &t->pub;
+}
+
+const char *tenure_type_name(const tenure_type *type) {
+    const tn_type *t = (const tn_type *)type;
+    return t && t->magic == TN_TYPE_MAGIC ? t->name : NULL;
+}
+
+
+void tn_obj_visit_slots(tenure_runtime *rt, void *obj, tn_slot_fn fn, void *ctx) {
+    tn_type *t = tn_obj_type(obj);
+    char *o = obj;
+    (void)rt;
+    if (t->trace) {
+        struct tenure_visitor v = {fn, ctx};
+        t->trace(obj, &v);
+        return;
+    }
+    if (t->kind == TN_TK_FIXED) {
+        for (size_t i = 0; i < t->ref_count; i++)
+            fn((void **)(o + t->ref_offsets[i]), ctx);
+        return;
+    }
+    if (t->kind != TN_TK_ARRAY || t->elem_ref_count == 0)
+        return;
+    size_t n = ((tenure_array_header *)obj)->length;
+    char *e = o + t->size;
+    if (t->elem_ref_count == 1 && t->elem_size == sizeof(void *) && t->elem_ref_offsets[0] == 0) {
+        void **slots = (void **)e;
+        for (size_t i = 0; i < n; i++)
+            fn(&slots[i], ctx);
+        return;
+    }
+    for (size_t i = 0; i < n; i++, e += t->elem_size)
+        for (size_t j = 0; j < t->elem_ref_count; j++)
+            fn((void **)(e + t->elem_ref_offsets[j]), ctx);
+}
+
+void tenure_visit(tenure_visitor *visitor, void **slot) {
+    if (visitor && slot)
+        visitor->fn(slot, visitor->ctx);
+}

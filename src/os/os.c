@@ -1,0 +1,74 @@
+/* os.c - POSIX implementation of os.h (Linux: mmap/mprotect/madvise). */
+#include "os/os.h"
+#include <stdio.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+void *tn_os_reserve(size_t size, size_t align) {
+    size_t total = size + align;
+    char *p = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    uintptr_t start = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
+    size_t head = start - (uintptr_t)p, tail = total - head - size;
+    if (head)
+        munmap(p, head);
+    if (tail)
+        munmap((char *)start + size, tail);
+    return (void *)start;
+}
+
+void *tn_os_reserve_lazy(size_t size) {
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void tn_os_release(void *p, size_t size) {
+    if (p)
+        munmap(p, size);
+}
+
+bool tn_os_commit(void *p, size_t size) {
+    return mprotect(p, size, PROT_READ | PROT_WRITE) == 0;
+}
+
+void tn_os_decommit(void *p, size_t size) {
+    madvise(p, size, MADV_DONTNEED);
+    mprotect(p, size, PROT_NONE);
+}
+
+void tn_os_discard(void *p, size_t size) {
+    madvise(p, size, MADV_DONTNEED);
+}
+
+size_t tn_os_page_size(void) {
+    long v = sysconf(_SC_PAGESIZE);
+    return v > 0 ? (size_t)v : 4096;
+}
+
+uint64_t tn_os_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t tn_os_l3_cache_size(void) {
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (v > 0)
+        return (uint64_t)v;
+#endif
+    return 0;
+}
+
+uint64_t tn_os_rss_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0, resident = 0;
+    if (!f)
+        return 0;
+    if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+        resident = 0;
+    fclose(f);
+    return (uint64_t)resident * tn_os_page_size();
+}

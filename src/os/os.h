@@ -1,0 +1,26 @@
+/* os.h - the only operating-system code: virtual memory, clock, process memory figures.
+ * Every other file asks this one. A fault-injection hook lets tests make commits fail. */
+#ifndef TENURE_OS_H
+#define TENURE_OS_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+/* Reserve `size` bytes of address space aligned to `align` (a power of two); nothing is
+ * committed. NULL on failure. */
+void *tn_os_reserve(size_t size, size_t align);
+/* Reserve and make readable/writable without counting it as committed memory: side tables
+ * whose pages are touched lazily. NULL on failure. */
+void *tn_os_reserve_lazy(size_t size);
+void tn_os_release(void *p, size_t size);
+/* Commit [p, p+size): true on success. Committed memory reads as zero the first time. */
+bool tn_os_commit(void *p, size_t size);
+/* Give [p, p+size) back to the OS; it stays reserved and reads as zero if committed again. */
+void tn_os_decommit(void *p, size_t size);
+/* Throw away the contents of lazily committed side-table pages (they read as zero after). */
+void tn_os_discard(void *p, size_t size);
+size_t tn_os_page_size(void);
+uint64_t tn_os_now_ns(void);           /* CLOCK_MONOTONIC */
+uint64_t tn_os_l3_cache_size(void);    /* 0 if unknown */
+uint64_t tn_os_rss_bytes(void);        /* resident set size of the process */
+#endif

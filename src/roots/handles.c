@@ -1,0 +1,135 @@
+/* handles.c - GC handles: slots in slabs of 256, a FIFO free list (so a freed slot is reused
+ * as late as possible and a double free is caught), kinds numbered as in .NET. */
+#include "runtime.h"
+#include <stdlib.h>
+
+static bool supported_kind(tenure_handle_kind kind) {
+    return kind == TENURE_HANDLE_WEAK_SHORT || kind == TENURE_HANDLE_WEAK_LONG || kind == TENURE_HANDLE_STRONG ||
+           kind == TENURE_HANDLE_PINNED;
+}
+
+static bool grow(tenure_runtime *rt) {
+    tn_handle_slab *s = aligned_alloc(TN_HANDLE_SLAB_BYTES, TN_HANDLE_SLAB_BYTES);
+    if (!s)
+        return false;
+    memset(s, 0, sizeof *s);
+    s->magic = TN_HANDLE_MAGIC;
+    s->owner = rt;
+    s->next = rt->handle_slabs;
+    rt->handle_slabs = s;
+    for (size_t i = 0; i < TN_HANDLES_PER_SLAB; i++) {
+        tn_handle_slot *h = &s->slots[i];
+        h->kind = TN_HANDLE_FREE;
+        h->magic = TN_HANDLE_MAGIC;
+        h->next_free = NULL;
+        if (rt->handle_free_tail)
+            rt->handle_free_tail->next_free = h;
+        else
+            rt->handle_free_head = h;
+        rt->handle_free_tail = h;
+    }
+    return true;
+}
+
+/* true if h is a slot of one of rt's slabs (free or not) */
+static bool owns_slot(const tenure_runtime *rt, const tn_handle_slot *h) {
+    const tn_handle_slab *s = (const tn_handle_slab *)((uintptr_t)h & ~(uintptr_t)(TN_HANDLE_SLAB_BYTES - 1));
+    uintptr_t off = (uintptr_t)h - (uintptr_t)s->slots;
+    return s->magic == TN_HANDLE_MAGIC && s->owner == rt && off < sizeof s->slots &&
+           off % sizeof(tn_handle_slot) == 0;
+}
+
+static tn_handle_slot *live_slot(tenure_runtime *rt, const tenure_handle *handle, const char *fn) {
+    tn_handle_slot *h = (tn_handle_slot *)handle;
+#ifdef TENURE_CHECKED
+    if (!h || !owns_slot(rt, h) || h->magic != TN_HANDLE_MAGIC || h->kind == TN_HANDLE_FREE) {
+        tn_api_fail(rt, TENURE_INVALID_HANDLE, fn, "%p is not a live handle of this instance", (const void *)handle);
+        return NULL;
+    }
+#else
+    if (!h) {
+        tn_api_fail(rt, TENURE_INVALID_HANDLE, fn, "NULL handle");
+        return NULL;
+    }
+#endif
+    return h;
+}
+
+static bool valid_target(tenure_runtime *rt, void *obj, const char *fn) {
+    if (!obj || tenure_is_object(rt, obj))
+        return true;
+    tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "%p is not an object of this instance", obj);
+    return false;
+}
+
+tenure_handle *tenure_handle_new(tenure_runtime *rt, tenure_handle_kind kind, void *obj) {
+    static const char fn[] = "tenure_handle_new";
+    if (!rt)
+        return NULL;
+    if ((unsigned)kind > TENURE_HANDLE_SIZED_REF) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "handle kind %d does not exist", (int)kind);
+        return NULL;
+    }
+    if (!supported_kind(kind)) {
+        tn_api_fail(rt, TENURE_UNSUPPORTED, fn, "handle kind %d is not supported yet", (int)kind);
+        return NULL;
+    }
+    if (!valid_target(rt, obj, fn))
+        return NULL;
+    if (!rt->handle_free_head && !grow(rt)) {
+        tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory for handles");
+        return NULL;
+    }
+    tn_handle_slot *h = rt->handle_free_head;
+    rt->handle_free_head = h->next_free;
+    if (!rt->handle_free_head)
+        rt->handle_free_tail = NULL;
+    h->next_free = NULL;
+    h->kind = (uint32_t)kind;
+    h->object = obj;
+    rt->handle_count++;
+    return (tenure_handle *)h;
+}
+
+void *tenure_handle_get(tenure_runtime *rt, const tenure_handle *handle) {
+    tn_handle_slot *h = live_slot(rt, handle, "tenure_handle_get");
+    return h ? h->object : NULL;
+}
+
+tenure_result tenure_handle_set(tenure_runtime *rt, tenure_handle *handle, void *obj) {
+    static const char fn[] = "tenure_handle_set";
+    tn_handle_slot *h = live_slot(rt, handle, fn);
+    if (!h)
+        return TENURE_INVALID_HANDLE;
+    if (!valid_target(rt, obj, fn))
+        return TENURE_INVALID_OBJECT;
+    h->object = obj;
+    return TENURE_OK;
+}
+
+tenure_result tenure_handle_free(tenure_runtime *rt, tenure_handle *handle) {
+    tn_handle_slot *h = live_slot(rt, handle, "tenure_handle_free");
+    if (!h)
+        return TENURE_INVALID_HANDLE;
+    h->kind = TN_HANDLE_FREE;
+    h->object = NULL;
+    h->next_free = NULL;
+    if (rt->handle_free_tail)
+        rt->handle_free_tail->next_free = h;
+    else
+        rt->handle_free_head = h;
+    rt->handle_free_tail = h;
+    rt->handle_count--;
+    return TENURE_OK;
+}
+
+size_t tenure_handle_count(const tenure_runtime *rt) { return rt ? rt->handle_count : 0; }
+
+void tn_roots_visit_handles(tenure_runtime *rt, uint32_t kind_mask, tn_slot_fn fn, void *ctx) {
+    for (tn_handle_slab *s = rt->handle_slabs; s; s = s->next)
+        for (size_t i = 0; i < TN_HANDLES_PER_SLAB; i++) {
+            tn_handle_slot *h = &s->slots[i];
+            if (h->kind != TN_HANDLE_FREE && (kind_mask >> h->kind) & 1 && h->object)
+                fn(&h->object, ctx);
+        }
+}

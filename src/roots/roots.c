@@ -1,0 +1,128 @@
+/* roots.c - precise embedder roots: shadow-stack frames, registered root areas and root
+ * scanner callbacks. All three are visited as the "Stack" root kind. */
+#include "runtime.h"
+#include <stdlib.h>
+
+void tenure_frame_push(tenure_runtime *rt, tenure_frame *frame) {
+    static const char fn[] = "tenure_frame_push";
+    if (!rt)
+        return;
+    if (!frame || (frame->count && !frame->slots)) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "invalid frame");
+        return;
+    }
+    frame->prev = rt->frames;
+    rt->frames = frame;
+}
+
+void tenure_frame_pop(tenure_runtime *rt, tenure_frame *frame) {
+    static const char fn[] = "tenure_frame_pop";
+    if (!rt)
+        return;
+    if (!frame || rt->frames != frame) {
+        tn_api_fail(rt, TENURE_STATE, fn, "frame %p is not the innermost frame (frames must be popped in reverse order)",
+                    (void *)frame);
+        return;
+    }
+    rt->frames = frame->prev;
+}
+
+tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slots, size_t count) {
+    static const char fn[] = "tenure_root_area_add";
+    if (!rt)
+        return NULL;
+    if (!slots && count) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "NULL slots");
+        return NULL;
+    }
+    tenure_root_area *a = malloc(sizeof *a);
+    if (!a) {
+        tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory");
+        return NULL;
+    }
+    a->slots = slots;
+    a->count = count;
+    a->magic = TN_ROOT_MAGIC;
+    a->next = rt->areas;
+    rt->areas = a;
+    return a;
+}
+
+tenure_result tenure_root_area_remove(tenure_runtime *rt, tenure_root_area *area) {
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
+    for (tenure_root_area **p = &rt->areas; *p; p = &(*p)->next)
+        if (*p == area) {
+            *p = area->next;
+            area->magic = 0;
+            free(area);
+            return TENURE_OK;
+        }
+    return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_root_area_remove", "%p is not a root area of this instance",
+                       (void *)area);
+}
+
+tenure_root_scanner *tenure_root_scanner_add(tenure_runtime *rt, tenure_root_scan_fn scan, void *context) {
+    static const char fn[] = "tenure_root_scanner_add";
+    if (!rt)
+        return NULL;
+    if (!scan) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "NULL scan callback");
+        return NULL;
+    }
+    tenure_root_scanner *s = malloc(sizeof *s);
+    if (!s) {
+        tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory");
+        return NULL;
+    }
+    s->scan = scan;
+    s->context = context;
+    s->magic = TN_ROOT_MAGIC;
+    s->next = rt->scanners;
+    rt->scanners = s;
+    return s;
+}
+
+tenure_result tenure_root_scanner_remove(tenure_runtime *rt, tenure_root_scanner *scanner) {
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
+    for (tenure_root_scanner **p = &rt->scanners; *p; p = &(*p)->next)
+        if (*p == scanner) {
+            *p = scanner->next;
+            scanner->magic = 0;
+            free(scanner);
+            return TENURE_OK;
+        }
+    return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_root_scanner_remove",
+                       "%p is not a root scanner of this instance", (void *)scanner);
+}
+
+void tn_roots_visit_stack(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
+    for (tenure_frame *f = rt->frames; f; f = f->prev)
+        for (size_t i = 0; i < f->count; i++)
+            fn(f->slots[i], ctx);
+    for (tenure_root_area *a = rt->areas; a; a = a->next)
+        for (size_t i = 0; i < a->count; i++)
+            fn(&a->slots[i], ctx);
+    struct tenure_visitor v = {fn, ctx};
+    for (tenure_root_scanner *s = rt->scanners; s; s = s->next)
+        s->scan(rt, &v, s->context);
+}
+
+void tn_roots_destroy(tenure_runtime *rt) {
+    while (rt->areas) {
+        tenure_root_area *a = rt->areas;
+        rt->areas = a->next;
+        free(a);
+    }
+    while (rt->scanners) {
+        tenure_root_scanner *s = rt->scanners;
+        rt->scanners = s->next;
+        free(s);
+    }
+    while (rt->handle_slabs) {
+        tn_handle_slab *h = rt->handle_slabs;
+        rt->handle_slabs = h->next;
+        free(h);
+    }
+}

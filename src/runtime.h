@@ -1,0 +1,338 @@
+/*
+ * runtime.h - the one structure every subsystem hangs off (no globals), and the internal
+ * functions each subsystem offers the others. Module prefixes: tn_os_ (os/), tn_type_ and
+ * tn_heap_ (heap/), tn_gc_ (gc/), tn_roots_ (roots/), tn_api_ (api/).
+ *
+ * Heap invariants (checked by gc/verify.c, explained in docs/design/heap.md):
+ *  H1 Every region is walkable: from its start to `used`, objects and free objects lie back
+ *     to back; each begins with a header word naming a registered type (or the free type).
+ *  H2 Objects are 8-byte aligned; real objects are >= 16 bytes; free objects are >= 8.
+ *  H3 Every reference in a heap object or root is NULL, outside the reserved range (frozen
+ *     data), or the start of a live (non-free) object in a region in use.
+ *  H4 Outside a GC, the mark, pin and plug bitmaps are all zero.
+ *  H5 Every slot of a gen1/gen2/LOH/POH object that refers to an object of a younger
+ *     generation lies under a dirty card.
+ *  H6 Outside a GC, the crossing table of every gen1/gen2/LOH/POH region gives, for each
+ *     card, the object that covers the card's first byte (or the first object after it).
+ */
+#ifndef TENURE_RUNTIME_H
+#define TENURE_RUNTIME_H
+
+#include "tenure.h"
+#include "os/os.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define TN_ALIGN 8u
+#define TN_MIN_OBJECT 16u
+#define TN_CARD_SIZE ((size_t)1 << TENURE__CARD_SHIFT)
+#define TN_PLUG_BRICK_SHIFT 12 /* plug lookup bricks: 4 KiB */
+#define TN_QUANTUM (8u * 1024u) /* allocation context quantum */
+#define TN_LARGE_REGION_UNITS 8 /* LOH/POH regions span at least this many units */
+
+static inline size_t tn_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
+
+/* Generations. LOH and POH are logically generation 2. */
+enum { TN_GEN0 = 0, TN_GEN1 = 1, TN_GEN2 = 2, TN_LOH = 3, TN_POH = 4, TN_NGEN = 5 };
+
+/* Type kinds */
+enum { TN_TK_FREE = 0, TN_TK_FIXED = 1, TN_TK_ARRAY = 2 };
+
+typedef struct tn_type {
+    struct tenure_type pub; /* fast size and owner: read by the inline allocator */
+    uint32_t magic;
+    uint32_t index;
+    uint8_t kind;
+    uint32_t flags;
+    size_t size;      /* fixed objects: rounded size; arrays: header size (16) */
+    size_t elem_size; /* arrays */
+    size_t ref_count, elem_ref_count;
+    size_t *ref_offsets, *elem_ref_offsets;
+    tenure_trace_fn trace;
+    char *name;
+} tn_type;
+#define TN_TYPE_MAGIC 0x7e9e7e9eu
+
+/* Region states */
+enum { TN_RS_UNUSED = 0, TN_RS_FREE = 1, TN_RS_IN_USE = 2 };
+
+typedef struct tn_region {
+    char *start, *end;      /* end = start + units * unit size */
+    char *used;             /* objects occupy [start, used) */
+    char *zero_from;        /* [zero_from, end) is known to be zero */
+    struct tn_region *next; /* in its generation's list or the free list */
+    uint32_t index, units;
+    uint8_t gen;            /* 0..4 */
+    uint8_t state;          /* TN_RS_* */
+    bool committed;
+    /* collection state */
+    bool condemned, compacting;
+    uint64_t freed_at_gc;   /* free regions: the GC count when freed */
+    size_t live_bytes;      /* marked bytes found by plan */
+    size_t free_bytes;      /* bytes in free objects (after the last GC) */
+    intptr_t first_plug_delta;
+    char *plan_used;
+    uint32_t pin_first, pin_count; /* pinned plugs of this region in gc->pins */
+} tn_region;
+
+/* Handles */
+typedef struct tn_handle_slot {
+    void *object;
+    uint32_t kind;  /* tenure_handle_kind, or TN_HANDLE_FREE */
+    uint32_t magic;
+    struct tn_handle_slot *next_free;
+} tn_handle_slot;
+#define TN_HANDLE_FREE 0xffffffffu
+#define TN_HANDLE_MAGIC 0x4a4d0e11u
+#define TN_HANDLE_SLAB_BYTES 8192u /* slabs are aligned to their size: slot -> slab is a mask */
+#define TN_HANDLES_PER_SLAB ((TN_HANDLE_SLAB_BYTES - 32u) / sizeof(tn_handle_slot))
+
+typedef struct tn_handle_slab {
+    uint32_t magic;
+    const struct tenure_runtime *owner;
+    struct tn_handle_slab *next;
+    tn_handle_slot slots[TN_HANDLES_PER_SLAB];
+} tn_handle_slab;
+
+struct tenure_root_area {
+    struct tenure_root_area *next;
+    void **slots;
+    size_t count;
+    uint32_t magic;
+};
+struct tenure_root_scanner {
+    struct tenure_root_scanner *next;
+    tenure_root_scan_fn scan;
+    void *context;
+    uint32_t magic;
+};
+#define TN_ROOT_MAGIC 0x7007a7eau
+
+struct tenure_visitor {
+    void (*fn)(void **slot, void *ctx); /* a tn_slot_fn */
+    void *ctx;
+};
+
+/* Free lists of the LOH and POH: size-segregated, first fit. */
+#define TN_FREE_BUCKETS 40
+typedef struct tn_free_list {
+    void *buckets[TN_FREE_BUCKETS]; /* free objects linked through their third word */
+} tn_free_list;
+
+/* Pinned plugs found by plan */
+typedef struct tn_pin {
+    char *start, *end;
+} tn_pin;
+
+/* Gaps that become free objects after compaction */
+typedef struct tn_gap {
+    char *start;
+    size_t size;
+} tn_gap;
+
+typedef struct tn_vec {
+    void *data;
+    size_t count, cap, elem;
+} tn_vec;
+
+/* What one collection decided and did (feeds the events' history records later). */
+typedef struct tn_gc_record {
+    uint64_t index;
+    int condemned;      /* 0, 1 or 2 */
+    uint32_t reason;    /* GC reason of the events spec */
+    bool compacted[3];  /* per SOH generation condemned: compact (true) or sweep */
+    size_t size_before[TN_NGEN], size_after[TN_NGEN];
+    size_t promoted[TN_NGEN];
+    size_t pinned_objects;
+    uint64_t pause_ns;
+} tn_gc_record;
+
+struct tenure_runtime {
+    tenure__head head; /* must be first: the inline fast paths read it */
+    uint32_t magic;
+    uint16_t instance_id;
+    tenure_config config;
+
+    /* errors */
+    tenure_error_hook error_hook;
+    void *error_context;
+    tenure_result last_error;
+
+    /* reserved range and side tables */
+    char *base;
+    size_t range, unit_size, max_units;
+    tn_region *regions;     /* one per unit; meaningful at a region's first unit */
+    uint32_t *unit_head;    /* unit -> index of its region's first unit */
+    uint8_t *unit_gen;      /* barrier generation per unit (0, 1, 2) */
+    uint8_t *cards;
+    uint64_t *mark_bits, *pin_bits, *plug_bits; /* one bit per 8 bytes of the range */
+    int32_t *plug_bricks;   /* per 4 KiB: offset (words from region start) of a plug start */
+    uint32_t *crossing;     /* per card: words back from the card start to the covering object */
+    uint32_t units_high;    /* units below this index have been used at some time */
+    size_t committed;       /* bytes of regions committed */
+
+    /* generations */
+    tn_region *gens[TN_NGEN];
+    tn_region *free_regions;
+    tn_region *alloc_region; /* gen0 region holding the allocation context */
+    uintptr_t ctx_start;     /* bytes from here to head.alloc_ptr are not yet counted */
+    uintptr_t ctx_end;       /* real end of the context (head.alloc_limit may be lower) */
+    tn_free_list loh_free, poh_free;
+    size_t gen0_budget, gen0_min_budget, gen0_max_budget;
+    size_t gen1_budget, gen2_budget, loh_budget;
+    size_t gen0_allocated, gen1_promoted_since, gen2_promoted_since, loh_allocated;
+
+    /* types */
+    tn_type *types;
+    size_t type_count, type_capacity;
+    tn_type *free_type; /* free objects: size in word 1 */
+    tn_type *filler_type; /* 8-byte free object */
+
+    /* roots */
+    tenure_frame *frames;
+    struct tenure_root_area *areas;
+    struct tenure_root_scanner *scanners;
+    tn_handle_slab *handle_slabs;
+    tn_handle_slot *handle_free_head, *handle_free_tail;
+    size_t handle_count;
+
+    /* collection */
+    bool in_gc;
+    uint32_t stress_countdown;
+    tn_vec mark_stack;   /* void * */
+    bool mark_overflow;
+    char *overflow_lo, *overflow_hi;
+    tn_vec pins;         /* tn_pin */
+    tn_vec gaps;         /* tn_gap */
+    tn_vec sort_scratch; /* tn_region * */
+    size_t marked_bytes;
+    size_t pinned_objects;
+    tn_gc_record last;
+    tenure_stats stats;
+};
+#define TN_RUNTIME_MAGIC 0x7e7e0001u
+
+/* ---- api/errors.c ---- */
+tenure_result tn_api_fail(tenure_runtime *rt, tenure_result r, const char *function, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* ---- util (vec) in api/vec.c ---- */
+void tn_vec_init(tn_vec *v, size_t elem);
+bool tn_vec_reserve(tn_vec *v, size_t cap);
+void *tn_vec_push(tn_vec *v); /* NULL if out of memory */
+void tn_vec_free(tn_vec *v);
+static inline void *tn_vec_at(const tn_vec *v, size_t i) { return (char *)v->data + i * v->elem; }
+
+/* ---- heap/types.c ---- */
+bool tn_type_init_builtin(tenure_runtime *rt);
+void tn_type_free_all(tenure_runtime *rt);
+/* true if t is a registered type of rt (any kind) */
+bool tn_type_valid(const tenure_runtime *rt, const void *t);
+
+static inline tn_type *tn_obj_type(const void *obj) { return (tn_type *)(*(const uintptr_t *)obj & ~(uintptr_t)7); }
+static inline size_t tn_obj_size_t(const tn_type *t, const void *obj) {
+    if (t->kind == TN_TK_FIXED)
+        return t->size;
+    if (t->kind == TN_TK_ARRAY)
+        return tn_align_up(t->size + t->elem_size * ((const tenure_array_header *)obj)->length, TN_ALIGN);
+    return t->size == 8 ? 8 : ((const size_t *)obj)[1]; /* free object */
+}
+static inline size_t tn_obj_size(const void *obj) { return tn_obj_size_t(tn_obj_type(obj), obj); }
+static inline bool tn_is_free(const void *obj) { return tn_obj_type(obj)->kind == TN_TK_FREE; }
+/* Size of an array of `length` elements; 0 if impossible. */
+size_t tn_array_size(const tn_type *t, size_t length);
+
+/* Visit every reference slot of obj. */
+typedef void (*tn_slot_fn)(void **slot, void *ctx);
+void tn_obj_visit_slots(tenure_runtime *rt, void *obj, tn_slot_fn fn, void *ctx);
+
+/* ---- heap/regions.c ---- */
+bool tn_heap_init(tenure_runtime *rt);
+void tn_heap_destroy(tenure_runtime *rt);
+static inline bool tn_in_range(const tenure_runtime *rt, const void *p) {
+    return (uintptr_t)p - (uintptr_t)rt->base < rt->range;
+}
+static inline size_t tn_unit_of(const tenure_runtime *rt, const void *p) {
+    return ((uintptr_t)p - (uintptr_t)rt->base) >> rt->head.unit_shift;
+}
+/* The region holding p (p must be in range); NULL if the unit is not in use. */
+static inline tn_region *tn_region_of(const tenure_runtime *rt, const void *p) {
+    tn_region *r = &rt->regions[rt->unit_head[tn_unit_of(rt, p)]];
+    return r->state == TN_RS_IN_USE ? r : NULL;
+}
+/* Take a region of `units` units for generation gen; NULL if out of memory. */
+tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen);
+void tn_region_release(tenure_runtime *rt, tn_region *r);
+void tn_region_set_gen(tenure_runtime *rt, tn_region *r, int gen);
+void tn_region_list_remove(tenure_runtime *rt, tn_region *r);
+void tn_region_list_add(tenure_runtime *rt, tn_region *r);
+/* Decommit free regions that have stayed free long enough. */
+void tn_regions_trim(tenure_runtime *rt, bool all);
+/* End of the walkable part of r (the allocation context's unused tail is not). */
+char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r);
+/* Make [p, p+size) a free object (size >= 8). */
+void tn_make_free(tenure_runtime *rt, void *p, size_t size);
+
+/* ---- heap/alloc.c ---- */
+void tn_alloc_reset_context(tenure_runtime *rt);
+void tn_free_list_clear(tn_free_list *fl);
+void tn_free_list_add(tenure_runtime *rt, tn_free_list *fl, void *p, size_t size);
+void tn_budgets_update(tenure_runtime *rt);
+
+/* ---- bitmaps ---- */
+static inline size_t tn_bit_index(const tenure_runtime *rt, const void *p) {
+    return ((uintptr_t)p - (uintptr_t)rt->base) >> 3;
+}
+static inline bool tn_bit_test(const uint64_t *bits, size_t i) { return (bits[i >> 6] >> (i & 63)) & 1; }
+static inline void tn_bit_set(uint64_t *bits, size_t i) { bits[i >> 6] |= (uint64_t)1 << (i & 63); }
+/* First set bit in [from, to) or `to` if none. */
+size_t tn_bit_next(const uint64_t *bits, size_t from, size_t to);
+/* Last set bit in [lo, from] or SIZE_MAX if none. */
+size_t tn_bit_prev(const uint64_t *bits, size_t from, size_t lo);
+void tn_bits_clear(uint64_t *bits, size_t from, size_t to);
+
+/* ---- roots/ ---- */
+bool tn_roots_init(tenure_runtime *rt);
+void tn_roots_destroy(tenure_runtime *rt);
+/* Call fn on every root slot of the embedder (frames, areas, scanners). */
+void tn_roots_visit_stack(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
+/* Call fn on the object slot of every handle of one of the kinds in kind_mask (bit = kind). */
+void tn_roots_visit_handles(tenure_runtime *rt, uint32_t kind_mask, tn_slot_fn fn, void *ctx);
+
+/* ---- gc/ ---- */
+tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags);
+void tn_gc_mark(tenure_runtime *rt, int condemned);
+void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags);
+void tn_gc_rebuild_region(tenure_runtime *rt, tn_region *r, bool set_cards);
+/* The object that covers address p in a gen1+/LOH/POH region (via the crossing table). */
+char *tn_gc_find_object_start(tenure_runtime *rt, tn_region *r, char *p);
+size_t tn_gc_verify(tenure_runtime *rt, const char *when);
+/* Record the crossing-table entries of an object placed in an old region. */
+void tn_gc_note_object(tenure_runtime *rt, char *o, size_t size);
+/* Visit the slots under one card of r / under every dirty card older than `condemned`. */
+void tn_gc_visit_card(tenure_runtime *rt, tn_region *r, char *card_start, tn_slot_fn fn, void *ctx);
+void tn_gc_visit_dirty_cards(tenure_runtime *rt, int condemned, tn_slot_fn fn, void *ctx,
+                             void (*after_card)(tenure_runtime *rt, uint8_t *card, void *ctx));
+static inline bool tn_gen_condemned(int gen, int condemned) {
+    return gen <= condemned || (condemned == TN_GEN2 && gen > TN_GEN2);
+}
+
+/* GC reasons (events spec) */
+enum {
+    TN_REASON_ALLOC_SMALL = 0,
+    TN_REASON_INDUCED = 1,
+    TN_REASON_LOW_MEMORY = 2,
+    TN_REASON_ALLOC_LARGE = 4,
+    TN_REASON_OOS_SOH = 5,
+    TN_REASON_OOS_LOH = 6,
+    TN_REASON_INDUCED_NOFORCE = 7,
+    TN_REASON_STRESS = 8,
+    TN_REASON_INDUCED_COMPACTING = 10
+};
+
+#endif
