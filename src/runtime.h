@@ -309,6 +309,8 @@ tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason,
 void tn_gc_mark(tenure_runtime *rt, int condemned);
 void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags);
 void tn_gc_rebuild_region(tenure_runtime *rt, tn_region *r, bool set_cards);
+/* The same for the objects of r from `from` (an object start) to its end. */
+void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_cards);
 /* The object that covers address p in a gen1+/LOH/POH region (via the crossing table). */
 char *tn_gc_find_object_start(tenure_runtime *rt, tn_region *r, char *p);
 size_t tn_gc_verify(tenure_runtime *rt, const char *when);

@@ -39,15 +39,22 @@ static void set_card_if_younger(void **slot, void *c) {
         rt->cards[card_of(rt, slot)] = 1;
 }
 
-void tn_gc_rebuild_region(tenure_runtime *rt, tn_region *r, bool set_cards) {
-    size_t c0 = card_of(rt, r->start), c1 = card_of(rt, r->end);
-    memset(rt->cards + c0, 0, c1 - c0);
+void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_cards) {
+    size_t c0 = card_of(rt, from + TN_CARD_SIZE - 1), c1 = card_of(rt, r->end);
+    if (from == r->start)
+        c0 = card_of(rt, from);
+    if (c1 > c0)
+        memset(rt->cards + c0, 0, c1 - c0);
     card_set_ctx cc = {rt, rt->unit_gen[r->index]};
-    for (char *o = r->start; o < r->used;) {
+    for (char *o = from; o < r->used;) {
         size_t size = tn_obj_size(o);
         set_crossing(rt, o, size);
         if (set_cards && !tn_is_free(o))
             tn_obj_visit_slots(rt, o, set_card_if_younger, &cc);
         o += size;
     }
+}
+
+void tn_gc_rebuild_region(tenure_runtime *rt, tn_region *r, bool set_cards) {
+    tn_gc_rebuild_range(rt, r, r->start, set_cards);
 }

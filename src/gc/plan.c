@@ -18,6 +18,10 @@
 typedef struct gen_plan {
     tn_region **regions; /* condemned regions of the generation, by address */
     size_t n;
+    tn_region **dests;   /* where plugs go: [tail] + regions */
+    size_t nd;
+    tn_region *tail;     /* a region of the next (uncondemned) generation that takes survivors */
+    char *tail_from;     /* its used end before this GC */
     bool compact;
     size_t live, used_total;
 } gen_plan;
@@ -38,14 +42,36 @@ static bool collect_regions(tenure_runtime *rt, int gen, gen_plan *gp) {
     size_t n = 0;
     for (tn_region *r = rt->gens[gen]; r; r = r->next)
         n++;
-    gp->regions = malloc((n ? n : 1) * sizeof *gp->regions);
-    if (!gp->regions)
+    gp->dests = malloc((n + 1) * sizeof *gp->regions);
+    if (!gp->dests)
         return false;
+    gp->regions = gp->dests + 1;
     gp->n = 0;
     for (tn_region *r = rt->gens[gen]; r; r = r->next)
         gp->regions[gp->n++] = r;
     qsort(gp->regions, gp->n, sizeof *gp->regions, by_address);
+    gp->tail = NULL;
+    gp->dests = gp->regions;
+    gp->nd = gp->n;
     return true;
+}
+
+/* Survivors of a generation whose next generation is not condemned are packed first into
+ * the free end of one of that generation's regions (the emptiest), so that every GC does not
+ * start a new, mostly empty region of the next generation. */
+static void choose_tail(tenure_runtime *rt, gen_plan *gp, int gen) {
+    tn_region *best = NULL;
+    for (tn_region *r = rt->gens[gen + 1]; r; r = r->next)
+        if (!best || r->end - r->used > best->end - best->used)
+            best = r;
+    if (!best || (size_t)(best->end - best->used) < rt->unit_size / 8)
+        return;
+    gp->tail = best;
+    gp->tail_from = best->used;
+    best->plan_used = best->used;
+    gp->dests = gp->regions - 1;
+    gp->dests[0] = best;
+    gp->nd = gp->n + 1;
 }
 
 static inline char *bit_addr(tenure_runtime *rt, size_t bit) { return rt->base + bit * 8; }
@@ -96,15 +122,16 @@ static void add_gap(tenure_runtime *rt, char *start, size_t size) {
 static inline tn_pin *pin_at(tenure_runtime *rt, size_t i) { return tn_vec_at(&rt->pins, i); }
 
 static void cursor_enter(cursor *c, size_t ri) {
+    tn_region *r = c->gp->dests[ri];
     c->ri = ri;
-    c->pos = c->gp->regions[ri]->start;
-    c->pin = c->gp->regions[ri]->pin_first;
+    c->pos = r->condemned ? r->start : r->used;
+    c->pin = r->pin_first;
 }
 
 /* The new address of a plug of len bytes; the cursor never passes the source plug. */
 static char *place(tenure_runtime *rt, cursor *c, size_t len) {
     for (;;) {
-        tn_region *r = c->gp->regions[c->ri];
+        tn_region *r = c->gp->dests[c->ri];
         bool at_pin = c->pin < (size_t)r->pin_first + r->pin_count;
         char *limit = at_pin ? pin_at(rt, c->pin)->start : r->end;
         if ((size_t)(limit - c->pos) >= len) {
@@ -125,8 +152,8 @@ static char *place(tenure_runtime *rt, cursor *c, size_t len) {
 
 /* Regions from the cursor's on keep only their pinned plugs, with free space between. */
 static void finish_cursor(tenure_runtime *rt, cursor *c) {
-    for (size_t ri = c->ri; ri < c->gp->n; ri++) {
-        tn_region *r = c->gp->regions[ri];
+    for (size_t ri = c->ri; ri < c->gp->nd; ri++) {
+        tn_region *r = c->gp->dests[ri];
         char *pos = ri == c->ri ? c->pos : r->start;
         size_t pin = ri == c->ri ? c->pin : r->pin_first;
         for (; pin < (size_t)r->pin_first + r->pin_count; pin++) {
@@ -176,8 +203,8 @@ static void plan_compaction(tenure_runtime *rt, gen_plan *gp) {
     cursor c = {gp, 0, NULL, 0};
     if (gp->n == 0)
         return;
-    gp->regions[0]->pin_first = (uint32_t)rt->pins.count;
-    gp->regions[0]->pin_count = 0;
+    gp->dests[0]->pin_first = (uint32_t)rt->pins.count;
+    gp->dests[0]->pin_count = 0;
     cursor_enter(&c, 0);
     for (size_t si = 0; si < gp->n; si++)
         plan_region(rt, &c, gp->regions[si]);
@@ -265,12 +292,15 @@ static void move_region(tenure_runtime *rt, tn_region *r) {
 }
 
 static void finish_compacted(gen_plan *gp) {
-    for (size_t i = 0; i < gp->n; i++) {
-        tn_region *r = gp->regions[i];
+    for (size_t i = 0; i < gp->nd; i++) {
+        tn_region *r = gp->dests[i];
         if (r->zero_from < r->used)
             r->zero_from = r->used;
         r->used = r->plan_used;
-        r->free_bytes = 0;
+        if (r->zero_from < r->used)
+            r->zero_from = r->used;
+        if (r != gp->tail)
+            r->free_bytes = 0;
     }
 }
 
@@ -351,6 +381,8 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
         }
         rt->last.promoted[g] = gp->live;
         gp->compact = choose_compaction(rt, gp, flags);
+        if (gp->compact && g < TN_GEN2 && !tn_gen_condemned(g + 1, condemned))
+            choose_tail(rt, gp, g);
         rt->last.compacted[g] = gp->compact;
         any_compact |= gp->compact;
     }
@@ -416,7 +448,9 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
             if (r->state == TN_RS_IN_USE)
                 tn_gc_rebuild_region(rt, r, r->gen == TN_GEN2);
         }
-        free(gp->regions);
+        if (gp->tail)
+            tn_gc_rebuild_range(rt, gp->tail, gp->tail_from, gp->tail->gen == TN_GEN2);
+        free(gp->regions - 1);
     }
     if (condemned == TN_GEN2)
         for (int g = TN_LOH; g <= TN_POH; g++)

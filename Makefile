@@ -1,0 +1,39 @@
+# The two README commands: `make run` (the main job) and `make test` (build everything, pass
+# the tests). Both install missing Debian packages first (scripts/deps.sh).
+JOBS ?= 2
+BUILD ?= build
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build run test test-release test-stress test-asan bench clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD)/release -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD)/release -j $(JOBS)
+
+# The main job: a realistic workload on the collector, then its GC report.
+run: build
+	$(BUILD)/release/tools/tenure-sim
+
+# Everything CI runs: the suite in a release build (plain and with HeapVerify + GCStress),
+# then the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
+test: test-release test-asan
+	@echo "make test: all test configurations passed"
+
+test-release: build
+	cd $(BUILD)/release && ctest -j $(JOBS) --output-on-failure
+
+test-asan: deps
+	cmake -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DTENURE_SANITIZE=ON -DTENURE_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD)/asan -j $(JOBS)
+	cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest -j $(JOBS) --output-on-failure
+
+bench: build
+	bench/run_binary_trees.sh $(BUILD)/release
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# deps.sh - make sure the Debian packages tenure's build, tests and benchmarks need are here.
+# As root it installs what is missing with apt-get; otherwise it prints the exact command.
+set -euo pipefail
+
+# command-or-file:package pairs
+needs=(
+  "cmake:cmake"
+  "make:make"
+  "cc:gcc"
+  "pkg-config:pkg-config"
+  "/usr/include/gc.h:libgc-dev"
+)
+
+missing=()
+for pair in "${needs[@]}"; do
+  what=${pair%%:*} pkg=${pair##*:}
+  if [[ $what == /* ]]; then
+    [[ -e $what ]] || missing+=("$pkg")
+  else
+    command -v "$what" >/dev/null 2>&1 || missing+=("$pkg")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+echo "tenure: missing Debian packages: ${missing[*]}" >&2
+if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "tenure: run as root:  apt-get update && apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
