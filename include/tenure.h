@@ -26,6 +26,12 @@ extern "C" {
 #endif
 
 #if defined(__GNUC__)
+#define TENURE_API __attribute__((visibility("default")))
+#else
+#define TENURE_API
+#endif
+
+#if defined(__GNUC__)
 #define TENURE__LIKELY(x) __builtin_expect(!!(x), 1)
 #define TENURE__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
@@ -56,7 +62,7 @@ typedef enum tenure_result {
 } tenure_result;
 
 /* The text of a result code ("unknown result" for values outside the table). */
-const char *tenure_strerror(tenure_result result);
+TENURE_API const char *tenure_strerror(tenure_result result);
 
 /* ------------------------------------------------------------------------------------------
  * Options: one table. Columns: name (also the environment variable TENURE_<name>), C type,
@@ -86,10 +92,10 @@ typedef struct tenure_config {
 } tenure_config;
 
 /* Fill *config with the defaults of the options table. */
-void tenure_config_init(tenure_config *config);
+TENURE_API void tenure_config_init(tenure_config *config);
 /* Override *config with every TENURE_<name> environment variable that is set. Returns
  * TENURE_INVALID_ARGUMENT (and leaves that option alone) for a value that does not parse. */
-tenure_result tenure_config_from_env(tenure_config *config);
+TENURE_API tenure_result tenure_config_from_env(tenure_config *config);
 
 /* One row of the options table, for tools and docs. */
 typedef struct tenure_option_info {
@@ -99,8 +105,8 @@ typedef struct tenure_option_info {
     const char *description;
 } tenure_option_info;
 /* The number of options; info about option i (NULL past the end). */
-size_t tenure_option_count(void);
-const tenure_option_info *tenure_option_get(size_t i);
+TENURE_API size_t tenure_option_count(void);
+TENURE_API const tenure_option_info *tenure_option_get(size_t i);
 
 /* ------------------------------------------------------------------------------------------
  * The instance.
@@ -110,23 +116,23 @@ typedef struct tenure_runtime tenure_runtime;
 /* Create an instance. config NULL: defaults plus TENURE_* environment options. A non-NULL
  * config is used as given (call tenure_config_from_env yourself to add the environment).
  * Returns NULL on failure and sets *result (if result is not NULL). */
-tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result);
+TENURE_API tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result);
 /* Destroy an instance and give all its memory back. Handles, types and objects of the
  * instance are invalid afterwards. */
-void tenure_destroy(tenure_runtime *rt);
+TENURE_API void tenure_destroy(tenure_runtime *rt);
 /* The instance's small integer id (ClrInstanceID in events), unique in the process. */
-uint16_t tenure_instance_id(const tenure_runtime *rt);
+TENURE_API uint16_t tenure_instance_id(const tenure_runtime *rt);
 
 /* The error hook, called for every misuse and failure that is detected, before the function
  * returns its error. `function` is the public function that failed. The hook runs on the
  * calling thread and may not call back into the instance except tenure_strerror. */
 typedef void (*tenure_error_hook)(tenure_runtime *rt, tenure_result result, const char *function,
                                   const char *message, void *context);
-void tenure_set_error_hook(tenure_runtime *rt, tenure_error_hook hook, void *context);
+TENURE_API void tenure_set_error_hook(tenure_runtime *rt, tenure_error_hook hook, void *context);
 /* The result of the last call on this instance that failed (TENURE_OK if none), and a way to
  * clear it. Functions that return pointers report failures this way. */
-tenure_result tenure_last_error(const tenure_runtime *rt);
-void tenure_clear_error(tenure_runtime *rt);
+TENURE_API tenure_result tenure_last_error(const tenure_runtime *rt);
+TENURE_API void tenure_clear_error(tenure_runtime *rt);
 
 /* ------------------------------------------------------------------------------------------
  * Objects and types.
@@ -146,7 +152,7 @@ typedef struct tenure_type tenure_type;
 /* A visitor passed to trace callbacks and root scanners: call tenure_visit for every slot
  * that holds a reference (the slot may be updated when the referent moves). */
 typedef struct tenure_visitor tenure_visitor;
-void tenure_visit(tenure_visitor *visitor, void **slot);
+TENURE_API void tenure_visit(tenure_visitor *visitor, void **slot);
 
 /* A type's trace callback: visit every reference slot of obj. Runs during collections with the
  * world stopped: it must not allocate, store through the barrier or call the collector. */
@@ -174,16 +180,16 @@ typedef struct tenure_type_desc {
 
 /* Register a type. Returns NULL (and reports through the hook) on an invalid descriptor. The
  * type lives as long as the instance. */
-const tenure_type *tenure_type_register(tenure_runtime *rt, const tenure_type_desc *desc);
-const char *tenure_type_name(const tenure_type *type);
+TENURE_API const tenure_type *tenure_type_register(tenure_runtime *rt, const tenure_type_desc *desc);
+TENURE_API const char *tenure_type_name(const tenure_type *type);
 
 /* The type, size in bytes (header included) and generation (0, 1, 2, 3 = large object heap,
  * 4 = pinned object heap) of an object; NULL / 0 / -1 and an error for a non-object. */
-const tenure_type *tenure_object_type(tenure_runtime *rt, const void *obj);
-size_t tenure_object_size(tenure_runtime *rt, const void *obj);
-int tenure_object_generation(tenure_runtime *rt, const void *obj);
+TENURE_API const tenure_type *tenure_object_type(tenure_runtime *rt, const void *obj);
+TENURE_API size_t tenure_object_size(tenure_runtime *rt, const void *obj);
+TENURE_API int tenure_object_generation(tenure_runtime *rt, const void *obj);
 /* True if obj is the start of a live object of this instance (no hook call when false). */
-int tenure_is_object(tenure_runtime *rt, const void *obj);
+TENURE_API int tenure_is_object(tenure_runtime *rt, const void *obj);
 
 static inline size_t tenure_array_length(const void *array) {
     return ((const tenure_array_header *)array)->length;
@@ -213,8 +219,8 @@ struct tenure_type {
 
 #define TENURE__CARD_SHIFT 9
 
-void *tenure__alloc_slow(tenure_runtime *rt, const tenure_type *type);
-void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *value);
+TENURE_API void *tenure__alloc_slow(tenure_runtime *rt, const tenure_type *type);
+TENURE_API void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *value);
 
 /* ------------------------------------------------------------------------------------------
  * Allocation. Objects come back zeroed. Allocation may collect. On failure (out of memory,
@@ -237,10 +243,10 @@ static inline void *tenure_alloc(tenure_runtime *rt, const tenure_type *type) {
 }
 
 /* An array of `length` elements of an array type. */
-void *tenure_alloc_array(tenure_runtime *rt, const tenure_type *type, size_t length);
+TENURE_API void *tenure_alloc_array(tenure_runtime *rt, const tenure_type *type, size_t length);
 /* The same on the pinned object heap: the object never moves. */
-void *tenure_alloc_pinned(tenure_runtime *rt, const tenure_type *type);
-void *tenure_alloc_array_pinned(tenure_runtime *rt, const tenure_type *type, size_t length);
+TENURE_API void *tenure_alloc_pinned(tenure_runtime *rt, const tenure_type *type);
+TENURE_API void *tenure_alloc_array_pinned(tenure_runtime *rt, const tenure_type *type, size_t length);
 
 /* ------------------------------------------------------------------------------------------
  * The write barrier. Every store of a reference into a heap object goes through it:
@@ -281,8 +287,8 @@ typedef struct tenure_frame {
     void **const *slots;
 } tenure_frame;
 
-void tenure_frame_push(tenure_runtime *rt, tenure_frame *frame);
-void tenure_frame_pop(tenure_runtime *rt, tenure_frame *frame);
+TENURE_API void tenure_frame_push(tenure_runtime *rt, tenure_frame *frame);
+TENURE_API void tenure_frame_pop(tenure_runtime *rt, tenure_frame *frame);
 
 #define TENURE__SLOT(x) (void **)(void *)&(x)
 #define TENURE__MAP1(f, a) f(a)
@@ -311,15 +317,15 @@ void tenure_frame_pop(tenure_runtime *rt, tenure_frame *frame);
 
 /* Registered root areas: `count` consecutive reference slots (for example a global array). */
 typedef struct tenure_root_area tenure_root_area;
-tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slots, size_t count);
-tenure_result tenure_root_area_remove(tenure_runtime *rt, tenure_root_area *area);
+TENURE_API tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slots, size_t count);
+TENURE_API tenure_result tenure_root_area_remove(tenure_runtime *rt, tenure_root_area *area);
 
 /* Root scanners: a callback that visits the embedder's own slots during every collection
  * (world stopped; must not allocate). */
 typedef void (*tenure_root_scan_fn)(tenure_runtime *rt, tenure_visitor *visitor, void *context);
 typedef struct tenure_root_scanner tenure_root_scanner;
-tenure_root_scanner *tenure_root_scanner_add(tenure_runtime *rt, tenure_root_scan_fn scan, void *context);
-tenure_result tenure_root_scanner_remove(tenure_runtime *rt, tenure_root_scanner *scanner);
+TENURE_API tenure_root_scanner *tenure_root_scanner_add(tenure_runtime *rt, tenure_root_scan_fn scan, void *context);
+TENURE_API tenure_result tenure_root_scanner_remove(tenure_runtime *rt, tenure_root_scanner *scanner);
 
 /* ------------------------------------------------------------------------------------------
  * GC handles. Kind numbers are those of the .NET runtime (and of the events).
@@ -339,13 +345,13 @@ typedef enum tenure_handle_kind {
 typedef struct tenure_handle tenure_handle;
 
 /* Create a handle of `kind` to obj (NULL allowed). Returns NULL on error. */
-tenure_handle *tenure_handle_new(tenure_runtime *rt, tenure_handle_kind kind, void *obj);
+TENURE_API tenure_handle *tenure_handle_new(tenure_runtime *rt, tenure_handle_kind kind, void *obj);
 /* The handle's object (NULL when cleared or on error). */
-void *tenure_handle_get(tenure_runtime *rt, const tenure_handle *handle);
-tenure_result tenure_handle_set(tenure_runtime *rt, tenure_handle *handle, void *obj);
-tenure_result tenure_handle_free(tenure_runtime *rt, tenure_handle *handle);
+TENURE_API void *tenure_handle_get(tenure_runtime *rt, const tenure_handle *handle);
+TENURE_API tenure_result tenure_handle_set(tenure_runtime *rt, tenure_handle *handle, void *obj);
+TENURE_API tenure_result tenure_handle_free(tenure_runtime *rt, tenure_handle *handle);
 /* The number of live handles. */
-size_t tenure_handle_count(const tenure_runtime *rt);
+TENURE_API size_t tenure_handle_count(const tenure_runtime *rt);
 
 /* ------------------------------------------------------------------------------------------
  * Collection.
@@ -358,7 +364,7 @@ enum {
     TENURE_COLLECT_COMPACT_LOH = 1u << 3 /* also compact the large object heap (later version) */
 };
 /* Collect generation 0, 1 or 2 (and everything younger); -1 or 2 collects everything. */
-tenure_result tenure_collect(tenure_runtime *rt, int generation, unsigned flags);
+TENURE_API tenure_result tenure_collect(tenure_runtime *rt, int generation, unsigned flags);
 
 /* Heap statistics from the collector's own accounting. */
 typedef struct tenure_gen_stats {
@@ -384,17 +390,17 @@ typedef struct tenure_stats {
     tenure_gen_stats gen[5];      /* 0, 1, 2, 3 = LOH, 4 = POH */
 } tenure_stats;
 
-void tenure_get_stats(const tenure_runtime *rt, tenure_stats *stats);
+TENURE_API void tenure_get_stats(const tenure_runtime *rt, tenure_stats *stats);
 
 /* Walk the heap outside a collection: calls visit for every live or not-yet-collected object
  * (free space is skipped). Stops early if visit returns nonzero. Must not allocate. */
 typedef int (*tenure_heap_visit_fn)(void *obj, const tenure_type *type, size_t size, int generation,
                                     void *context);
-tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context);
+TENURE_API tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context);
 
 /* Verify the heap now (what HeapVerify does around every GC). Returns TENURE_HEAP_CORRUPT and
  * reports each problem through the hook. */
-tenure_result tenure_verify_heap(tenure_runtime *rt);
+TENURE_API tenure_result tenure_verify_heap(tenure_runtime *rt);
 
 #ifdef __cplusplus
 }
