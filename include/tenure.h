@@ -210,6 +210,7 @@ typedef struct tenure__head {
     uint8_t *cards;          /* one byte per card */
     uint32_t unit_shift;
     uint32_t barrier_slow;   /* nonzero: the barrier takes the checked out-of-line path */
+    struct tenure_frame *frames; /* innermost shadow-stack frame */
 } tenure__head;
 
 struct tenure_type {
@@ -287,8 +288,21 @@ typedef struct tenure_frame {
     void **const *slots;
 } tenure_frame;
 
-TENURE_API void tenure_frame_push(tenure_runtime *rt, tenure_frame *frame);
-TENURE_API void tenure_frame_pop(tenure_runtime *rt, tenure_frame *frame);
+TENURE_API void tenure__frame_pop_mismatch(tenure_runtime *rt, tenure_frame *frame);
+
+static inline void tenure_frame_push(tenure_runtime *rt, tenure_frame *frame) {
+    tenure__head *h = (tenure__head *)rt;
+    frame->prev = h->frames;
+    h->frames = frame;
+}
+
+static inline void tenure_frame_pop(tenure_runtime *rt, tenure_frame *frame) {
+    tenure__head *h = (tenure__head *)rt;
+    if (TENURE__LIKELY(h->frames == frame))
+        h->frames = frame->prev;
+    else
+        tenure__frame_pop_mismatch(rt, frame);
+}
 
 #define TENURE__SLOT(x) (void **)(void *)&(x)
 #define TENURE__MAP1(f, a) f(a)

@@ -11,7 +11,8 @@
  *     data), or the start of a live (non-free) object in a region in use.
  *  H4 Outside a GC, the mark, pin and plug bitmaps are all zero.
  *  H5 Every slot of a gen1/gen2/LOH/POH object that refers to an object of a younger
- *     generation lies under a dirty card.
+ *     generation g lies under a card whose value is in 1..g+1 (the card's value is one more
+ *     than the youngest generation it may refer to; the barrier writes 1; 0 is clean).
  *  H6 Outside a GC, the crossing table of every gen1/gen2/LOH/POH region gives, for each
  *     card, the object that covers the card's first byte (or the first object after it).
  */
@@ -191,7 +192,6 @@ struct tenure_runtime {
     tn_type *filler_type; /* 8-byte free object */
 
     /* roots */
-    tenure_frame *frames;
     struct tenure_root_area *areas;
     struct tenure_root_scanner *scanners;
     tn_handle_slab *handle_slabs;

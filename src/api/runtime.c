@@ -25,6 +25,8 @@ static const char *check_config(const tenure_config *c) {
         return "GCMarkStackSize must be at least 1";
     if (c->GCCompactMode > 2)
         return "GCCompactMode must be 0, 1 or 2";
+    if (c->GCStressGeneration < -1 || c->GCStressGeneration > 2)
+        return "GCStressGeneration must be -1, 0, 1 or 2";
     if (c->GCLOHThreshold < 1024)
         return "GCLOHThreshold must be at least 1024";
     return NULL;

@@ -35,8 +35,12 @@ static void set_card_if_younger(void **slot, void *c) {
     card_set_ctx *cc = c;
     tenure_runtime *rt = cc->rt;
     void *v = *slot;
-    if (v && tn_in_range(rt, v) && rt->unit_gen[tn_unit_of(rt, v)] < cc->slot_gen)
-        rt->cards[card_of(rt, slot)] = 1;
+    if (!v || !tn_in_range(rt, v))
+        return;
+    uint8_t g = rt->unit_gen[tn_unit_of(rt, v)];
+    uint8_t *card = &rt->cards[card_of(rt, slot)];
+    if (g < cc->slot_gen && (*card == 0 || *card > g + 1))
+        *card = (uint8_t)(g + 1);
 }
 
 void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_cards) {

@@ -32,9 +32,10 @@ static void push(tenure_runtime *rt, char *obj) {
     rt->mark_overflow = true;
 }
 
-/* The region of a condemned object that v refers to, or NULL. */
+/* The region of a condemned object that v refers to, or NULL. The generation byte of the
+ * unit rejects references to older generations with one load. */
 static inline tn_region *condemned_region(tenure_runtime *rt, const void *v) {
-    if (!v || !tn_in_range(rt, v))
+    if (!v || !tn_in_range(rt, v) || rt->unit_gen[tn_unit_of(rt, v)] > rt->last.condemned)
         return NULL;
     tn_region *r = tn_region_of(rt, v);
     return r && r->condemned ? r : NULL;
@@ -61,14 +62,17 @@ static void process_overflow(tenure_runtime *rt) {
     while (rt->mark_overflow) {
         char *lo = rt->overflow_lo, *hi = rt->overflow_hi;
         rt->mark_overflow = false;
-        for (size_t u = tn_unit_of(rt, lo); u <= tn_unit_of(rt, hi); u++) {
-            tn_region *r = &rt->regions[rt->unit_head[u]];
-            if (r->state != TN_RS_IN_USE || !r->condemned || r->index != u)
+        size_t last = tn_unit_of(rt, hi);
+        for (size_t u = rt->unit_head[tn_unit_of(rt, lo)]; u <= last;) {
+            tn_region *r = &rt->regions[u];
+            u += r->state == TN_RS_IN_USE ? r->units : 1;
+            if (r->state != TN_RS_IN_USE || !r->condemned)
                 continue;
-            char *from = lo > r->start ? lo : r->start, *to = hi < r->used ? hi + 1 : r->used;
-            size_t end = tn_bit_index(rt, to);
-            for (size_t b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, from), end); b < end;
-                 b = tn_bit_next(rt->mark_bits, b + 1, end)) {
+            size_t from = tn_bit_index(rt, lo > r->start ? lo : r->start);
+            size_t end = tn_bit_index(rt, hi) + 1, used_end = tn_bit_index(rt, r->used);
+            if (end > used_end)
+                end = used_end;
+            for (size_t b = tn_bit_next(rt->mark_bits, from, end); b < end; b = tn_bit_next(rt->mark_bits, b + 1, end)) {
                 tn_obj_visit_slots(rt, rt->base + b * 8, mark_slot, rt);
                 drain(rt);
             }
@@ -79,6 +83,15 @@ static void process_overflow(tenure_runtime *rt) {
 static void drain_all(tenure_runtime *rt) {
     drain(rt);
     process_overflow(rt);
+}
+
+/* Roots are traced depth first, one at a time, so that millions of roots do not overflow
+ * the mark stack. */
+static void mark_root_slot(void **slot, void *ctx) {
+    tenure_runtime *rt = ctx;
+    mark_slot(slot, ctx);
+    if (rt->mark_stack.count)
+        drain(rt);
 }
 
 static void pin_slot(void **slot, void *ctx) {
@@ -162,8 +175,8 @@ void tn_gc_visit_dirty_cards(tenure_runtime *rt, int condemned, tn_slot_fn fn, v
                         continue;
                     }
                 }
-                if (!rt->cards[c])
-                    continue;
+                if (!rt->cards[c] || rt->cards[c] > condemned + 1)
+                    continue; /* clean, or only refers to generations not condemned */
                 tn_gc_visit_card(rt, r, rt->base + (c << TENURE__CARD_SHIFT), fn, ctx);
                 if (after_card)
                     after_card(rt, rt->cards + c, ctx);
@@ -190,15 +203,15 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
         tn_vec_reserve(&rt->mark_stack, 64);
 
     /* Stack: shadow frames, root areas and root scanners */
-    tn_roots_visit_stack(rt, mark_slot, rt);
+    tn_roots_visit_stack(rt, mark_root_slot, rt);
     drain_all(rt);
     /* Handle: pinned handles pin, strong handles keep alive */
     tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_PINNED), pin_slot, rt);
-    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_STRONG), mark_slot, rt);
+    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_STRONG), mark_root_slot, rt);
     drain_all(rt);
     /* Older: old-to-young references under dirty cards */
     if (condemned < TN_GEN2) {
-        tn_gc_visit_dirty_cards(rt, condemned, mark_slot, rt, NULL);
+        tn_gc_visit_dirty_cards(rt, condemned, mark_root_slot, rt, NULL);
         drain_all(rt);
     }
     /* weak handles of dead objects are cleared */

@@ -214,7 +214,7 @@ static void plan_compaction(tenure_runtime *rt, gen_plan *gp) {
 /* ---- relocation ---- */
 
 static inline char *relocate(tenure_runtime *rt, char *v) {
-    if (!v || !tn_in_range(rt, v))
+    if (!v || !tn_in_range(rt, v) || rt->unit_gen[tn_unit_of(rt, v)] > rt->last.condemned)
         return v;
     tn_region *r = tn_region_of(rt, v);
     if (!r || !r->compacting)
@@ -230,7 +230,7 @@ static void relocate_slot(void **slot, void *ctx) { *slot = relocate(ctx, *slot)
 
 typedef struct card_ctx {
     tenure_runtime *rt;
-    bool keep;
+    int youngest; /* youngest generation referenced from the card after this GC (3: none) */
 } card_ctx;
 
 /* Generation v will have after this GC (3 = not young: NULL or outside the heap). */
@@ -246,16 +246,16 @@ static void relocate_card_slot(void **slot, void *c) {
     card_ctx *cc = c;
     tenure_runtime *rt = cc->rt;
     *slot = relocate(rt, *slot);
-    if (gen_after(rt, *slot) < rt->unit_gen[tn_unit_of(rt, slot)])
-        cc->keep = true;
+    int g = gen_after(rt, *slot);
+    if (g < rt->unit_gen[tn_unit_of(rt, slot)] && g < cc->youngest)
+        cc->youngest = g;
 }
 
 static void after_card(tenure_runtime *rt, uint8_t *card, void *c) {
     card_ctx *cc = c;
     (void)rt;
-    if (!cc->keep)
-        *card = 0;
-    cc->keep = false;
+    *card = cc->youngest < 3 ? (uint8_t)(cc->youngest + 1) : 0;
+    cc->youngest = 3;
 }
 
 static void relocate_marked(tenure_runtime *rt, tn_region *r) {
@@ -393,7 +393,7 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
     if (any_compact)
         relocate_all(rt, plans, ngen, condemned);
     if (condemned < TN_GEN2) {
-        card_ctx cc = {rt, false};
+        card_ctx cc = {rt, 3};
         tn_gc_visit_dirty_cards(rt, condemned, relocate_card_slot, &cc, after_card);
     }
     for (int g = 0; g < ngen; g++) {

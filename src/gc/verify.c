@@ -6,6 +6,7 @@
 
 typedef struct verifier {
     tenure_runtime *rt;
+    const char *function; /* reported as the failing function */
     const char *when;
     size_t problems;
     const char *where; /* what is being checked: "object", "root" */
@@ -14,7 +15,7 @@ typedef struct verifier {
 
 static void problem(verifier *v, const char *what, const void *at, const void *value) {
     if (v->problems++ < MAX_REPORTS)
-        tn_api_fail(v->rt, TENURE_HEAP_CORRUPT, "heap verifier", "%s: %s %p: %s (value %p)", v->when, v->where,
+        tn_api_fail(v->rt, TENURE_HEAP_CORRUPT, v->function, "%s: %s %p: %s (value %p)", v->when, v->where,
                     v->holder ? v->holder : at, what, value);
 }
 
@@ -23,8 +24,12 @@ static bool is_start(tenure_runtime *rt, const void *p) { return tn_bit_test(rt-
 static void check_ref(verifier *v, void **slot, bool in_heap) {
     tenure_runtime *rt = v->rt;
     void *t = *slot;
-    if (!t || !tn_in_range(rt, t))
+    if (!t)
         return;
+    if (!tn_in_range(rt, t)) {
+        problem(v, "reference outside the heap (not an object of this instance)", slot, t);
+        return;
+    }
     tn_region *r = tn_region_of(rt, t);
     if (!r || (uintptr_t)t & 7 || !is_start(rt, t)) {
         problem(v, "reference to something that is not the start of an object", slot, t);
@@ -34,8 +39,11 @@ static void check_ref(verifier *v, void **slot, bool in_heap) {
         problem(v, "reference to free space", slot, t);
         return;
     }
-    if (in_heap && rt->unit_gen[tn_unit_of(rt, t)] < rt->unit_gen[tn_unit_of(rt, slot)] &&
-        !rt->cards[((uintptr_t)slot - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT])
+    if (!in_heap)
+        return;
+    uint8_t tgen = rt->unit_gen[tn_unit_of(rt, t)];
+    uint8_t card = rt->cards[((uintptr_t)slot - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT];
+    if (tgen < rt->unit_gen[tn_unit_of(rt, slot)] && (card == 0 || card > tgen + 1))
         problem(v, "old-to-young reference under a clean card (missed write barrier)", slot, t);
 }
 
@@ -102,14 +110,15 @@ static void check_objects(verifier *v, tn_region *r) {
         for (tn_region *r = &(rt)->regions[i_]; r; r = NULL)                                     \
             if (r->state == TN_RS_IN_USE && (rt)->unit_head[i_] == i_)
 
-size_t tn_gc_verify(tenure_runtime *rt, const char *when) {
-    verifier v = {rt, when, 0, "object", NULL};
+static size_t verify(tenure_runtime *rt, const char *function, const char *when) {
+    verifier v = {rt, function, when, 0, "object", NULL};
     FOR_EACH_REGION(rt, r) check_bits_clear(&v, r);
     if (v.problems)
         return v.problems; /* the start bitmap below would be wrong */
     FOR_EACH_REGION(rt, r) walk_region(&v, r, true);
     FOR_EACH_REGION(rt, r) walk_region(&v, r, false);
-    FOR_EACH_REGION(rt, r) check_objects(&v, r);
+    if (!v.problems) /* objects can only be read once every header is sound */
+        FOR_EACH_REGION(rt, r) check_objects(&v, r);
     v.where = "root";
     v.holder = NULL;
     tn_roots_visit_stack(rt, check_root_slot, &v);
@@ -121,12 +130,14 @@ size_t tn_gc_verify(tenure_runtime *rt, const char *when) {
     return v.problems;
 }
 
+size_t tn_gc_verify(tenure_runtime *rt, const char *when) { return verify(rt, "HeapVerify", when); }
+
 tenure_result tenure_verify_heap(tenure_runtime *rt) {
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
     if (rt->in_gc)
         return tn_api_fail(rt, TENURE_STATE, "tenure_verify_heap", "called during a collection");
-    return tn_gc_verify(rt, "on request") ? TENURE_HEAP_CORRUPT : TENURE_OK;
+    return verify(rt, "tenure_verify_heap", "on request") ? TENURE_HEAP_CORRUPT : TENURE_OK;
 }
 
 /* The checked write barrier (HeapVerify): the slot must lie inside obj, obj must be an

@@ -94,19 +94,27 @@ static void stress_tick(tenure_runtime *rt) {
     tn_gc_collect(rt, gen, TN_REASON_STRESS, 0);
 }
 
+static size_t grew(const tn_gc_record *g, int gen) {
+    return g->size_after[gen] > g->size_before[gen] ? g->size_after[gen] - g->size_before[gen] : 0;
+}
+
 void tn_budgets_update(tenure_runtime *rt) {
     const tn_gc_record *g = &rt->last;
     size_t survived0 = g->promoted[TN_GEN0];
     size_t b0 = survived0 * 4;
     rt->gen0_budget = b0 < rt->gen0_min_budget ? rt->gen0_min_budget : b0 > rt->gen0_max_budget ? rt->gen0_max_budget : b0;
     rt->gen0_allocated = 0;
-    rt->gen1_promoted_since += survived0;
+    /* what a generation gained counts toward its budget: survivors, and the free space of
+     * regions that were swept and promoted in place */
+    rt->gen1_promoted_since += grew(g, TN_GEN1) > survived0 ? grew(g, TN_GEN1) : survived0;
     if (g->condemned >= TN_GEN1) {
-        rt->gen2_promoted_since += g->promoted[TN_GEN1];
+        rt->gen2_promoted_since += grew(g, TN_GEN2) > g->promoted[TN_GEN1] ? grew(g, TN_GEN2) : g->promoted[TN_GEN1];
         rt->gen1_promoted_since = 0;
-        size_t b1 = g->promoted[TN_GEN1] * 2;
+        /* gen1 is meant to stay small: its budget follows what survives it, within 1x..4x
+         * of its minimum */
+        size_t b1 = g->promoted[TN_GEN1] / 2;
         size_t min1 = (size_t)rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->gen0_min_budget;
-        rt->gen1_budget = b1 > min1 ? b1 : min1;
+        rt->gen1_budget = b1 < min1 ? min1 : b1 > 4 * min1 ? 4 * min1 : b1;
     }
     if (g->condemned == TN_GEN2) {
         rt->gen2_promoted_since = 0;

@@ -3,28 +3,10 @@
 #include "runtime.h"
 #include <stdlib.h>
 
-void tenure_frame_push(tenure_runtime *rt, tenure_frame *frame) {
-    static const char fn[] = "tenure_frame_push";
-    if (!rt)
-        return;
-    if (!frame || (frame->count && !frame->slots)) {
-        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "invalid frame");
-        return;
-    }
-    frame->prev = rt->frames;
-    rt->frames = frame;
-}
-
-void tenure_frame_pop(tenure_runtime *rt, tenure_frame *frame) {
-    static const char fn[] = "tenure_frame_pop";
-    if (!rt)
-        return;
-    if (!frame || rt->frames != frame) {
-        tn_api_fail(rt, TENURE_STATE, fn, "frame %p is not the innermost frame (frames must be popped in reverse order)",
-                    (void *)frame);
-        return;
-    }
-    rt->frames = frame->prev;
+void tenure__frame_pop_mismatch(tenure_runtime *rt, tenure_frame *frame) {
+    if (rt)
+        tn_api_fail(rt, TENURE_STATE, "tenure_frame_pop",
+                    "frame %p is not the innermost frame (frames must be popped in reverse order)", (void *)frame);
 }
 
 tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slots, size_t count) {
@@ -98,7 +80,7 @@ tenure_result tenure_root_scanner_remove(tenure_runtime *rt, tenure_root_scanner
 }
 
 void tn_roots_visit_stack(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
-    for (tenure_frame *f = rt->frames; f; f = f->prev)
+    for (tenure_frame *f = rt->head.frames; f; f = f->prev)
         for (size_t i = 0; i < f->count; i++)
             fn(f->slots[i], ctx);
     for (tenure_root_area *a = rt->areas; a; a = a->next)

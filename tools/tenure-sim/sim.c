@@ -1,0 +1,355 @@
+#define _POSIX_C_SOURCE 200809L
+/* tenure-sim - a workload simulator in the spirit of .NET's GCPerfSim.
+ *
+ * It allocates objects of random sizes, keeps a fixed amount of live data in a table of
+ * survivors (every Nth object replaces a random older survivor, which then dies), optionally
+ * links survivors to each other through the write barrier, pins some, and puts a share of the
+ * allocations on the large and pinned object heaps. At the end it checks every survivor's
+ * contents and prints a GC report from the collector's own statistics. */
+#include <tenure.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct sim_opts {
+    const char *preset;
+    double seconds;      /* run time (0: until total_mb) */
+    double total_mb;     /* bytes to allocate (0: until seconds) */
+    double live_mb;      /* live data kept in the survivor table */
+    size_t small_min, small_max, large_min, large_max;
+    double large_share, pinned_share; /* fractions of allocations */
+    unsigned survive_every;            /* every Nth allocation survives */
+    unsigned pin_every;                /* every Nth survivor is held by a pinned handle */
+    int refs;                          /* survivors reference other survivors */
+    unsigned threads;
+    unsigned long seed;
+} sim_opts;
+
+static const sim_opts defaults = {"steady", 12, 0, 64, 40, 512, 100000, 400000, 0.001, 0.0, 30, 0, 1, 1, 1};
+
+typedef struct preset {
+    const char *name, *what;
+    void (*apply)(sim_opts *);
+} preset;
+
+static void p_steady(sim_opts *o) { (void)o; }
+static void p_high_survival(sim_opts *o) { o->survive_every = 3; o->live_mb = 256; }
+static void p_loh_churn(sim_opts *o) { o->large_share = 0.02; o->survive_every = 50; }
+static void p_pinning(sim_opts *o) { o->pin_every = 4; o->pinned_share = 0.01; }
+static void p_graph(sim_opts *o) { o->refs = 1; o->survive_every = 10; }
+
+static const preset presets[] = {
+    {"steady", "steady state, low survival (1 in 30), 64 MB live", p_steady},
+    {"high-survival", "1 in 3 objects survive, 256 MB live", p_high_survival},
+    {"loh-churn", "2% of allocations are large objects", p_loh_churn},
+    {"pinning", "every 4th survivor pinned by a handle, 1% on the pinned heap", p_pinning},
+    {"graph", "survivors reference each other densely (old-to-young cards)", p_graph},
+};
+#define NPRESETS (sizeof presets / sizeof presets[0])
+
+/* xorshift64* */
+static unsigned long long rng_state;
+static unsigned long long rnd(void) {
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717ull;
+}
+static size_t rnd_range(size_t lo, size_t hi) { return lo + (size_t)(rnd() % (hi - lo + 1)); }
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* An object: a reference array whose first two slots are references and the rest payload
+ * words (the payload is written as id-derived words and checked at the end). */
+typedef struct obj {
+    tenure_array_header h;
+    struct obj *ref[2];
+    uint64_t id;
+    uint64_t payload[];
+} obj;
+
+/* Only the first two elements are references. */
+static void trace_obj(void *p, tenure_visitor *v) {
+    obj *o = p;
+    tenure_visit(v, (void **)&o->ref[0]);
+    tenure_visit(v, (void **)&o->ref[1]);
+}
+
+static size_t payload_words(const obj *o) { return tenure_array_length(o) - 3; }
+static uint64_t word_for(uint64_t id, size_t i) { return id * 0x9E3779B97F4A7C15ull + i; }
+
+typedef struct sim {
+    sim_opts o;
+    tenure_runtime *rt;
+    const tenure_type *node;
+    const tenure_type *table_type;
+    void *table_obj; /* a reference array on the pinned heap: survivors live in the heap */
+    obj **table;     /* its elements */
+    tenure_handle **pins;
+    size_t table_len;
+    uint64_t next_id, allocs, bytes;
+    double *pauses;
+    size_t npauses, cap_pauses;
+    uint64_t seen_gcs, seen_pause;
+} sim;
+
+static obj *make(sim *s, size_t bytes, int where) {
+    size_t words = bytes / 8 < 5 ? 5 : bytes / 8;
+    size_t len = words - 2; /* header + length are 2 words */
+    obj *o = where == 2 ? tenure_alloc_array_pinned(s->rt, s->node, len) : tenure_alloc_array(s->rt, s->node, len);
+    if (!o) {
+        fprintf(stderr, "tenure-sim: allocation failed: %s\n", tenure_strerror(tenure_last_error(s->rt)));
+        exit(1);
+    }
+    o->id = ++s->next_id;
+    for (size_t i = 0; i < payload_words(o) && i < 8; i++)
+        o->payload[i] = word_for(o->id, i);
+    s->allocs++;
+    s->bytes += tenure_object_size(s->rt, o);
+    return o;
+}
+
+static void note_pauses(sim *s) {
+    tenure_stats st;
+    tenure_get_stats(s->rt, &st);
+    uint64_t n = st.gc_count - s->seen_gcs;
+    if (!n)
+        return;
+    double each = (double)(st.total_pause_ns - s->seen_pause) / (double)n / 1e6;
+    for (uint64_t i = 0; i < n; i++) {
+        if (s->npauses == s->cap_pauses) {
+            s->cap_pauses = s->cap_pauses ? 2 * s->cap_pauses : 1024;
+            s->pauses = realloc(s->pauses, s->cap_pauses * sizeof *s->pauses);
+        }
+        s->pauses[s->npauses++] = n == 1 ? st.last_pause_ns / 1e6 : each;
+    }
+    s->seen_gcs = st.gc_count;
+    s->seen_pause = st.total_pause_ns;
+}
+
+static void step(sim *s) {
+    double r = (double)(rnd() % 1000000) / 1e6;
+    int where = r < s->o.large_share ? 1 : r < s->o.large_share + s->o.pinned_share ? 2 : 0;
+    size_t size = where == 1 ? rnd_range(s->o.large_min, s->o.large_max) : rnd_range(s->o.small_min, s->o.small_max);
+    obj *o = make(s, size, where);
+    if (s->allocs % s->o.survive_every)
+        return; /* garbage */
+    size_t slot = (size_t)(rnd() % s->table_len);
+    if (s->o.refs) {
+        obj *a = s->table[rnd() % s->table_len], *b = s->table[rnd() % s->table_len];
+        tenure_write_ref(s->rt, o, &o->ref[0], a);
+        tenure_write_ref(s->rt, o, &o->ref[1], b);
+        obj *old = s->table[rnd() % s->table_len];
+        if (old)
+            tenure_write_ref(s->rt, old, &old->ref[1], o); /* old-to-young */
+    }
+    tenure_write_ref(s->rt, s->table_obj, &s->table[slot], o);
+    if (s->pins) {
+        if (s->pins[slot]) {
+            tenure_handle_free(s->rt, s->pins[slot]);
+            s->pins[slot] = NULL;
+        }
+        if (s->o.pin_every && (s->next_id / s->o.survive_every) % s->o.pin_every == 0)
+            s->pins[slot] = tenure_handle_new(s->rt, TENURE_HANDLE_PINNED, o);
+    }
+}
+
+static int check(sim *s) {
+    size_t bad = 0;
+    for (size_t i = 0; i < s->table_len; i++) {
+        obj *o = s->table[i];
+        if (!o)
+            continue;
+        if (!tenure_is_object(s->rt, o)) {
+            bad++;
+            continue;
+        }
+        for (size_t w = 0; w < payload_words(o) && w < 8; w++)
+            bad += o->payload[w] != word_for(o->id, w);
+        for (int k = 0; k < 2; k++)
+            bad += o->ref[k] && !tenure_is_object(s->rt, o->ref[k]);
+    }
+    return bad == 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, size_t n, double p) { return n ? v[(size_t)((n - 1) * p + 0.5)] : 0; }
+
+static void progress(const sim *s, double elapsed, int final) {
+    double frac = s->o.seconds > 0 ? elapsed / s->o.seconds : s->bytes / (s->o.total_mb * 1048576.0);
+    if (frac > 1)
+        frac = 1;
+    if (isatty(STDERR_FILENO)) {
+        int w = 30, f = (int)(frac * w);
+        fprintf(stderr, "\r[%.*s%*s] %3.0f%% %8.0f MB allocated, %llu GCs", f, "##############################",
+                w - f, "", frac * 100, s->bytes / 1048576.0, (unsigned long long)s->seen_gcs);
+        if (final)
+            fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "progress: %3.0f%% %.0f MB allocated, %llu GCs\n", frac * 100, s->bytes / 1048576.0,
+                (unsigned long long)s->seen_gcs);
+    }
+}
+
+static int run(sim_opts o) {
+    sim s;
+    memset(&s, 0, sizeof s);
+    s.o = o;
+    rng_state = o.seed * 0x2545F4914F6CDD1Dull + 1;
+    s.rt = tenure_create(NULL, NULL);
+    if (!s.rt) {
+        fprintf(stderr, "tenure-sim: tenure_create failed\n");
+        return 1;
+    }
+    s.node = tenure_type_register(s.rt, &(tenure_type_desc){.name = "SimObject", .flags = TENURE_TYPE_ARRAY,
+                                                              .elem_size = 8, .trace = trace_obj});
+    double avg = (o.small_min + o.small_max) / 2.0;
+    s.table_len = (size_t)(o.live_mb * 1048576.0 / avg);
+    if (s.table_len < 16)
+        s.table_len = 16;
+    s.table_type = tenure_type_register(s.rt, &(tenure_type_desc){.name = "SurvivorTable", .flags = TENURE_TYPE_REF_ARRAY});
+    s.table_obj = tenure_alloc_array_pinned(s.rt, s.table_type, s.table_len);
+    tenure_handle *table_root = tenure_handle_new(s.rt, TENURE_HANDLE_STRONG, s.table_obj);
+    s.table = tenure_array_data(s.table_obj);
+    if (o.pin_every)
+        s.pins = calloc(s.table_len, sizeof *s.pins);
+    printf("tenure-sim: preset %s, seed %lu, %.0f MB live (%zu survivors), survive 1/%u, large %.2f%%, pinned %.2f%%, "
+           "refs %s, threads %u\n",
+           o.preset, o.seed, o.live_mb, s.table_len, o.survive_every, o.large_share * 100, o.pinned_share * 100,
+           o.refs ? "on" : "off", o.threads);
+    if (o.threads > 1)
+        printf("tenure-sim: only one mutator thread is supported by this version; running with 1\n");
+    double t0 = now_s(), next_progress = t0 + 1;
+    for (;;) {
+        for (int i = 0; i < 256; i++)
+            step(&s);
+        note_pauses(&s);
+        double t = now_s();
+        if (t >= next_progress) {
+            progress(&s, t - t0, 0);
+            next_progress = t + 1;
+        }
+        if ((o.seconds > 0 && t - t0 >= o.seconds) || (o.total_mb > 0 && s.bytes >= o.total_mb * 1048576.0))
+            break;
+    }
+    double elapsed = now_s() - t0;
+    progress(&s, elapsed, 1);
+    int ok = check(&s);
+    tenure_stats st;
+    tenure_get_stats(s.rt, &st);
+    qsort(s.pauses, s.npauses, sizeof *s.pauses, cmp_double);
+    printf("\n== GC report (%s) ==\n", o.preset);
+    printf("run time %.2f s, allocated %.1f MB in %llu objects (%.0f MB/s, %.1f ns per object)\n", elapsed,
+           s.bytes / 1048576.0, (unsigned long long)s.allocs, s.bytes / 1048576.0 / elapsed, elapsed * 1e9 / s.allocs);
+    printf("GCs: %llu (gen0 %llu, gen1 %llu, gen2 %llu), compacting %llu, sweeping %llu\n",
+           (unsigned long long)st.gc_count, (unsigned long long)(st.gen[0].collections - st.gen[1].collections),
+           (unsigned long long)(st.gen[1].collections - st.gen[2].collections),
+           (unsigned long long)st.gen[2].collections, (unsigned long long)st.compacting_gcs,
+           (unsigned long long)st.sweeping_gcs);
+    printf("pause ms: total %.1f (%.1f%% of run time), median %.3f, p95 %.3f, p99 %.3f, max %.3f\n",
+           st.total_pause_ns / 1e6, st.total_pause_ns / 1e7 / elapsed, pct(s.pauses, s.npauses, 0.5),
+           pct(s.pauses, s.npauses, 0.95), pct(s.pauses, s.npauses, 0.99), st.max_pause_ns / 1e6);
+    printf("heap after last GC: %.1f MB (gen0 %.1f, gen1 %.1f, gen2 %.1f, LOH %.1f, POH %.1f), fragmentation %.1f MB, "
+           "committed %.1f MB\n",
+           st.heap_bytes / 1048576.0, st.gen[0].size / 1048576.0, st.gen[1].size / 1048576.0,
+           st.gen[2].size / 1048576.0, st.gen[3].size / 1048576.0, st.gen[4].size / 1048576.0,
+           (st.gen[0].free_bytes + st.gen[1].free_bytes + st.gen[2].free_bytes + st.gen[3].free_bytes +
+            st.gen[4].free_bytes) / 1048576.0,
+           st.committed_bytes / 1048576.0);
+    printf("mark stack overflows %llu, pinned objects in last GC %llu\n", (unsigned long long)st.mark_stack_overflows,
+           (unsigned long long)st.pinned_objects);
+    printf("check: %s\n", ok ? "ok" : "FAILED: survivors were corrupted");
+    tenure_handle_free(s.rt, table_root);
+    tenure_destroy(s.rt);
+    free(s.pins);
+    free(s.pauses);
+    return ok ? 0 : 2;
+}
+
+static void usage(void) {
+    printf("usage: tenure-sim [--preset NAME|all] [--seconds S] [--total-mb MB] [--live-mb MB]\n"
+           "                  [--small MIN-MAX] [--large MIN-MAX] [--large-share F] [--pinned-share F]\n"
+           "                  [--survive-every N] [--pin-every N] [--refs 0|1] [--threads N] [--seed N]\n"
+           "presets:\n");
+    for (size_t i = 0; i < NPRESETS; i++)
+        printf("  %-14s %s\n", presets[i].name, presets[i].what);
+    printf("Collector options come from TENURE_* environment variables (see the README).\n");
+}
+
+static const preset *find_preset(const char *name) {
+    for (size_t i = 0; i < NPRESETS; i++)
+        if (!strcmp(presets[i].name, name))
+            return &presets[i];
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    sim_opts o = defaults, over;
+    memset(&over, 0, sizeof over);
+    const char *preset_name = "steady";
+    /* two passes: the preset first, then explicit options on top */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--preset") && i + 1 < argc)
+            preset_name = argv[++i];
+    int all = !strcmp(preset_name, "all");
+    int status = 0;
+    for (size_t pi = 0; pi < (all ? NPRESETS : 1); pi++) {
+        const preset *p = all ? &presets[pi] : find_preset(preset_name);
+        if (!p) {
+            fprintf(stderr, "tenure-sim: unknown preset %s\n", preset_name);
+            usage();
+            return 64;
+        }
+        o = defaults;
+        o.preset = p->name;
+        p->apply(&o);
+        for (int i = 1; i < argc; i++) {
+            const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+            if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+                usage();
+                return 0;
+            }
+            if (!v) {
+                fprintf(stderr, "tenure-sim: %s needs a value\n", a);
+                return 64;
+            }
+            i++;
+            if (!strcmp(a, "--preset")) continue;
+            else if (!strcmp(a, "--seconds")) { o.seconds = atof(v); o.total_mb = 0; }
+            else if (!strcmp(a, "--total-mb")) { o.total_mb = atof(v); o.seconds = 0; }
+            else if (!strcmp(a, "--live-mb")) o.live_mb = atof(v);
+            else if (!strcmp(a, "--small")) sscanf(v, "%zu-%zu", &o.small_min, &o.small_max);
+            else if (!strcmp(a, "--large")) sscanf(v, "%zu-%zu", &o.large_min, &o.large_max);
+            else if (!strcmp(a, "--large-share")) o.large_share = atof(v);
+            else if (!strcmp(a, "--pinned-share")) o.pinned_share = atof(v);
+            else if (!strcmp(a, "--survive-every")) o.survive_every = (unsigned)atoi(v);
+            else if (!strcmp(a, "--pin-every")) o.pin_every = (unsigned)atoi(v);
+            else if (!strcmp(a, "--refs")) o.refs = atoi(v);
+            else if (!strcmp(a, "--threads")) o.threads = (unsigned)atoi(v);
+            else if (!strcmp(a, "--seed")) o.seed = strtoul(v, NULL, 0);
+            else {
+                fprintf(stderr, "tenure-sim: unknown option %s\n", a);
+                usage();
+                return 64;
+            }
+        }
+        if (o.survive_every < 1 || o.small_min < 40 || o.small_max < o.small_min || o.large_max < o.large_min ||
+            (o.seconds <= 0 && o.total_mb <= 0) || o.live_mb <= 0) {
+            fprintf(stderr, "tenure-sim: inconsistent options (small sizes >= 40, survive-every >= 1, a run length)\n");
+            return 64;
+        }
+        status |= run(o);
+    }
+    return status;
+}
