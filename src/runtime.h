@@ -195,6 +195,8 @@ struct tenure_runtime {
     struct tenure_root_area *areas;
     struct tenure_root_scanner *scanners;
     tn_handle_slab *handle_slabs;
+    uintptr_t *slab_set;    /* open-addressing set of slab addresses: checks a handle */
+    size_t slab_set_cap, slab_count;
     tn_handle_slot *handle_free_head, *handle_free_tail;
     size_t handle_count;
 

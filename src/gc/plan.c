@@ -360,8 +360,11 @@ static bool choose_compaction(tenure_runtime *rt, gen_plan *gp, unsigned flags) 
         return true;
     if (rt->config.GCCompactMode == 2)
         return false;
+    /* compact when it would give back at least one region, or when an eighth or more of
+     * the generation is free space */
+    size_t needed = (gp->live + rt->unit_size - 1) / rt->unit_size;
     size_t frag = gp->used_total - gp->live;
-    return frag >= rt->unit_size / 2 || frag * 8 >= gp->used_total;
+    return gp->n > needed || frag * 8 >= gp->used_total;
 }
 
 void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {

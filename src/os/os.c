@@ -39,7 +39,11 @@ void tn_os_decommit(void *p, size_t size) {
 }
 
 void tn_os_discard(void *p, size_t size) {
-    madvise(p, size, MADV_DONTNEED);
+    /* only the whole pages inside [p, p+size): a page may also hold a neighbour's data */
+    uintptr_t page = tn_os_page_size();
+    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), b = ((uintptr_t)p + size) & ~(page - 1);
+    if (b > a)
+        madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
 size_t tn_os_page_size(void) {

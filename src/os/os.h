@@ -17,7 +17,8 @@ void tn_os_release(void *p, size_t size);
 bool tn_os_commit(void *p, size_t size);
 /* Give [p, p+size) back to the OS; it stays reserved and reads as zero if committed again. */
 void tn_os_decommit(void *p, size_t size);
-/* Throw away the contents of lazily committed side-table pages (they read as zero after). */
+/* Throw away the contents of the whole pages inside [p, p+size) of a lazily committed side
+ * table (they read as zero after); bytes on partial pages at either end are kept. */
 void tn_os_discard(void *p, size_t size);
 size_t tn_os_page_size(void);
 uint64_t tn_os_now_ns(void);           /* CLOCK_MONOTONIC */

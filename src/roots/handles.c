@@ -8,10 +8,55 @@ static bool supported_kind(tenure_handle_kind kind) {
            kind == TENURE_HANDLE_PINNED;
 }
 
+static size_t slab_hash(uintptr_t a, size_t cap) {
+    return (size_t)((a / TN_HANDLE_SLAB_BYTES) * 0x9E3779B97F4A7C15ull) & (cap - 1);
+}
+
+static void slab_set_put(uintptr_t *set, size_t cap, uintptr_t a) {
+    size_t i = slab_hash(a, cap);
+    while (set[i])
+        i = (i + 1) & (cap - 1);
+    set[i] = a;
+}
+
+static bool slab_set_has(const tenure_runtime *rt, uintptr_t a) {
+    if (!rt->slab_set_cap)
+        return false;
+    for (size_t i = slab_hash(a, rt->slab_set_cap);; i = (i + 1) & (rt->slab_set_cap - 1)) {
+        if (rt->slab_set[i] == a)
+            return true;
+        if (!rt->slab_set[i])
+            return false;
+    }
+}
+
+/* Record a new slab in the set (kept at most half full). */
+static bool slab_set_add(tenure_runtime *rt, uintptr_t a) {
+    if (2 * (rt->slab_count + 1) > rt->slab_set_cap) {
+        size_t cap = rt->slab_set_cap ? 2 * rt->slab_set_cap : 64;
+        uintptr_t *set = calloc(cap, sizeof *set);
+        if (!set)
+            return false;
+        for (size_t i = 0; i < rt->slab_set_cap; i++)
+            if (rt->slab_set[i])
+                slab_set_put(set, cap, rt->slab_set[i]);
+        free(rt->slab_set);
+        rt->slab_set = set;
+        rt->slab_set_cap = cap;
+    }
+    slab_set_put(rt->slab_set, rt->slab_set_cap, a);
+    rt->slab_count++;
+    return true;
+}
+
 static bool grow(tenure_runtime *rt) {
     tn_handle_slab *s = aligned_alloc(TN_HANDLE_SLAB_BYTES, TN_HANDLE_SLAB_BYTES);
     if (!s)
         return false;
+    if (!slab_set_add(rt, (uintptr_t)s)) {
+        free(s);
+        return false;
+    }
     memset(s, 0, sizeof *s);
     s->magic = TN_HANDLE_MAGIC;
     s->owner = rt;
@@ -31,9 +76,12 @@ static bool grow(tenure_runtime *rt) {
     return true;
 }
 
-/* true if h is a slot of one of rt's slabs (free or not) */
+/* true if h is a slot of one of rt's slabs (free or not); reads no memory it is not sure of */
 static bool owns_slot(const tenure_runtime *rt, const tn_handle_slot *h) {
-    const tn_handle_slab *s = (const tn_handle_slab *)((uintptr_t)h & ~(uintptr_t)(TN_HANDLE_SLAB_BYTES - 1));
+    uintptr_t base = (uintptr_t)h & ~(uintptr_t)(TN_HANDLE_SLAB_BYTES - 1);
+    if (!slab_set_has(rt, base))
+        return false;
+    const tn_handle_slab *s = (const tn_handle_slab *)base;
     uintptr_t off = (uintptr_t)h - (uintptr_t)s->slots;
     return s->magic == TN_HANDLE_MAGIC && s->owner == rt && off < sizeof s->slots &&
            off % sizeof(tn_handle_slot) == 0;

@@ -102,6 +102,8 @@ void tn_roots_destroy(tenure_runtime *rt) {
         rt->scanners = s->next;
         free(s);
     }
+    free(rt->slab_set);
+    rt->slab_set = NULL;
     while (rt->handle_slabs) {
         tn_handle_slab *h = rt->handle_slabs;
         rt->handle_slabs = h->next;

@@ -1,0 +1,369 @@
+/*
+ * binary_trees.c - the Benchmarks Game "binary-trees" benchmark (single-threaded), in three
+ * memory managers selected on the command line:
+ *
+ *   tenure   nodes are tenure objects (a tenure_header, then two child references), children
+ *            are stored through tenure_write_ref, locals are rooted in TENURE_FRAME frames
+ *   boehm    the Boehm-Demers-Weiser collector (GC_INIT, GC_MALLOC), if built with libgc
+ *   malloc   malloc, and an explicit recursive free of every tree
+ *
+ * Usage: binary_trees [--impl=tenure|boehm|malloc] [max_depth]     (default tenure, 10)
+ *        binary_trees --list                                       (the implementations built)
+ *
+ * Algorithm (as in the Benchmarks Game): max_depth = max(min_depth + 2, n) with min_depth 4;
+ * a stretch tree of depth max_depth + 1 is built, checked and dropped; a long-lived tree of
+ * depth max_depth is built and kept; then for d = 4, 6, ..., max_depth, 2^(max_depth - d + 4)
+ * trees of depth d are built, checked and dropped; finally the long-lived tree is checked.
+ * A tree of depth d has 2^(d+1) - 1 nodes; check() counts the nodes.
+ *
+ * Output: the usual check lines (identical for all implementations), then machine-readable
+ * lines for the driver script:
+ *   RESULT impl=<name> depth=<n> wall_s=<seconds> maxrss_kb=<peak RSS, getrusage>
+ *   STATS impl=tenure gcs=.. compacting=.. sweeping=.. gen0=.. gen1=.. gen2=..
+ *         total_pause_ms=.. max_pause_ms=.. committed_mb=..
+ *   STATS impl=boehm gcs=.. total_pause_ms=.. (full-collection time as measured by libgc)
+ * Wall time covers everything from instance creation to destruction (not process start-up).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "tenure.h"
+
+#ifdef TENURE_BENCH_HAVE_BOEHM
+#include <gc/gc.h>
+#endif
+
+#define MIN_DEPTH 4
+
+static void die(const char *what) {
+    fprintf(stderr, "binary_trees: %s\n", what);
+    exit(2);
+}
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The check lines, shared by every implementation so that their outputs can be compared. */
+static void print_stretch(int depth, long check) {
+    printf("stretch tree of depth %d\t check: %ld\n", depth, check);
+}
+static void print_iterations(long iterations, int depth, long check) {
+    printf("%ld\t trees of depth %d\t check: %ld\n", iterations, depth, check);
+}
+static void print_long_lived(int depth, long check) {
+    printf("long lived tree of depth %d\t check: %ld\n", depth, check);
+}
+
+/* ==========================================================================================
+ * tenure
+ * ======================================================================================== */
+typedef struct tnode {
+    tenure_header header;
+    struct tnode *left;
+    struct tnode *right;
+} tnode;
+
+static tenure_runtime *g_rt;
+static const tenure_type *g_tnode_type;
+
+static void tenure_hook(tenure_runtime *rt, tenure_result result, const char *function,
+                        const char *message, void *context) {
+    (void)rt;
+    (void)context;
+    fprintf(stderr, "binary_trees: tenure error in %s: %s (%s)\n", function ? function : "?",
+            message ? message : "", tenure_strerror(result));
+}
+
+static tnode *t_alloc(void) {
+    tnode *n = tenure_alloc(g_rt, g_tnode_type);
+    if (n == NULL) {
+        fprintf(stderr, "binary_trees: tenure_alloc failed: %s\n",
+                tenure_strerror(tenure_last_error(g_rt)));
+        exit(2);
+    }
+    return n;
+}
+
+/* Bottom-up, as in the Benchmarks Game: both subtrees first, then their parent. Every
+ * intermediate result is held in a rooted local, because the allocation of the parent (or of
+ * the right subtree) may collect and move the subtrees built before it; the frame updates the
+ * locals, so they are re-read after every call that may allocate. */
+static tnode *t_build(int depth) {
+    if (depth == 0)
+        return t_alloc(); /* a leaf: zeroed, both children NULL */
+    tnode *left = NULL, *right = NULL, *node = NULL;
+    TENURE_FRAME(g_rt, frame, left, right);
+    left = t_build(depth - 1);
+    right = t_build(depth - 1);
+    node = t_alloc(); /* may move left and right: the frame updates them */
+    tenure_write_ref(g_rt, node, &node->left, left);
+    tenure_write_ref(g_rt, node, &node->right, right);
+    TENURE_FRAME_POP(g_rt, frame);
+    return node;
+}
+
+/* Does not allocate, so no collection can happen while it runs: no rooting needed. */
+static long t_check(const tnode *n) {
+    return n->left == NULL ? 1 : 1 + t_check(n->left) + t_check(n->right);
+}
+
+static void run_tenure(int max_depth) {
+    tenure_result res = TENURE_OK;
+    g_rt = tenure_create(NULL, &res); /* defaults plus TENURE_* environment options */
+    if (g_rt == NULL) {
+        fprintf(stderr, "binary_trees: tenure_create failed: %s\n", tenure_strerror(res));
+        exit(2);
+    }
+    tenure_set_error_hook(g_rt, tenure_hook, NULL);
+    static const size_t refs[] = {offsetof(tnode, left), offsetof(tnode, right)};
+    tenure_type_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.name = "binary_trees.node";
+    desc.size = sizeof(tnode);
+    desc.ref_offsets = refs;
+    desc.ref_count = 2;
+    g_tnode_type = tenure_type_register(g_rt, &desc);
+    if (g_tnode_type == NULL)
+        die("tenure_type_register failed");
+
+    tnode *long_lived = NULL, *tree = NULL;
+    TENURE_FRAME(g_rt, frame, long_lived, tree);
+
+    int stretch = max_depth + 1;
+    tree = t_build(stretch);
+    print_stretch(stretch, t_check(tree));
+    tree = NULL;
+
+    long_lived = t_build(max_depth);
+
+    for (int d = MIN_DEPTH; d <= max_depth; d += 2) {
+        long iterations = 1L << (max_depth - d + MIN_DEPTH);
+        long check = 0;
+        for (long i = 0; i < iterations; i++) {
+            tree = t_build(d);
+            check += t_check(tree);
+            tree = NULL;
+        }
+        print_iterations(iterations, d, check);
+    }
+    print_long_lived(max_depth, t_check(long_lived));
+
+    TENURE_FRAME_POP(g_rt, frame);
+}
+
+static void tenure_report_and_destroy(void) {
+    tenure_stats st;
+    memset(&st, 0, sizeof st);
+    tenure_get_stats(g_rt, &st);
+    tenure_destroy(g_rt);
+    g_rt = NULL;
+    printf("STATS impl=tenure gcs=%llu compacting=%llu sweeping=%llu gen0=%llu gen1=%llu gen2=%llu "
+           "total_pause_ms=%.3f max_pause_ms=%.3f committed_mb=%.1f allocated_mb=%.1f\n",
+           (unsigned long long)st.gc_count, (unsigned long long)st.compacting_gcs,
+           (unsigned long long)st.sweeping_gcs, (unsigned long long)st.gen[0].collections,
+           (unsigned long long)st.gen[1].collections, (unsigned long long)st.gen[2].collections,
+           (double)st.total_pause_ns / 1e6, (double)st.max_pause_ns / 1e6,
+           (double)st.committed_bytes / (1024.0 * 1024.0),
+           (double)st.bytes_allocated / (1024.0 * 1024.0));
+}
+
+/* ==========================================================================================
+ * Boehm
+ * ======================================================================================== */
+#ifdef TENURE_BENCH_HAVE_BOEHM
+typedef struct bnode {
+    struct bnode *left;
+    struct bnode *right;
+} bnode;
+
+static bnode *b_build(int depth) {
+    bnode *n;
+    if (depth == 0) {
+        n = GC_MALLOC(sizeof *n); /* GC_MALLOC clears the object */
+        if (n == NULL)
+            die("GC_MALLOC failed");
+        return n;
+    }
+    bnode *left = b_build(depth - 1);
+    bnode *right = b_build(depth - 1);
+    n = GC_MALLOC(sizeof *n);
+    if (n == NULL)
+        die("GC_MALLOC failed");
+    n->left = left;
+    n->right = right;
+    return n;
+}
+
+static long b_check(const bnode *n) {
+    return n->left == NULL ? 1 : 1 + b_check(n->left) + b_check(n->right);
+}
+
+static void run_boehm(int max_depth) {
+    GC_INIT();
+    GC_start_performance_measurement();
+
+    int stretch = max_depth + 1;
+    bnode *tree = b_build(stretch);
+    print_stretch(stretch, b_check(tree));
+    tree = NULL;
+
+    bnode *long_lived = b_build(max_depth);
+
+    for (int d = MIN_DEPTH; d <= max_depth; d += 2) {
+        long iterations = 1L << (max_depth - d + MIN_DEPTH);
+        long check = 0;
+        for (long i = 0; i < iterations; i++) {
+            tree = b_build(d);
+            check += b_check(tree);
+            tree = NULL;
+        }
+        print_iterations(iterations, d, check);
+    }
+    print_long_lived(max_depth, b_check(long_lived));
+}
+
+static void boehm_report(void) {
+    printf("STATS impl=boehm gcs=%lu total_pause_ms=%lu heap_mb=%.1f\n",
+           (unsigned long)GC_get_gc_no(), (unsigned long)GC_get_full_gc_total_time(),
+           (double)GC_get_heap_size() / (1024.0 * 1024.0));
+}
+#endif
+
+/* ==========================================================================================
+ * malloc / free
+ * ======================================================================================== */
+typedef struct mnode {
+    struct mnode *left;
+    struct mnode *right;
+} mnode;
+
+static mnode *m_build(int depth) {
+    mnode *n;
+    if (depth == 0) {
+        n = malloc(sizeof *n);
+        if (n == NULL)
+            die("malloc failed");
+        n->left = n->right = NULL;
+        return n;
+    }
+    mnode *left = m_build(depth - 1);
+    mnode *right = m_build(depth - 1);
+    n = malloc(sizeof *n);
+    if (n == NULL)
+        die("malloc failed");
+    n->left = left;
+    n->right = right;
+    return n;
+}
+
+static long m_check(const mnode *n) {
+    return n->left == NULL ? 1 : 1 + m_check(n->left) + m_check(n->right);
+}
+
+static void m_free(mnode *n) {
+    while (n != NULL) {
+        mnode *right = n->right;
+        m_free(n->left);
+        free(n);
+        n = right;
+    }
+}
+
+static void run_malloc(int max_depth) {
+    int stretch = max_depth + 1;
+    mnode *tree = m_build(stretch);
+    print_stretch(stretch, m_check(tree));
+    m_free(tree);
+
+    mnode *long_lived = m_build(max_depth);
+
+    for (int d = MIN_DEPTH; d <= max_depth; d += 2) {
+        long iterations = 1L << (max_depth - d + MIN_DEPTH);
+        long check = 0;
+        for (long i = 0; i < iterations; i++) {
+            tree = m_build(d);
+            check += m_check(tree);
+            m_free(tree);
+        }
+        print_iterations(iterations, d, check);
+    }
+    print_long_lived(max_depth, m_check(long_lived));
+    m_free(long_lived);
+}
+
+/* ==========================================================================================
+ * main
+ * ======================================================================================== */
+static void usage(FILE *out) {
+    fprintf(out, "usage: binary_trees [--impl=tenure|boehm|malloc] [max_depth]\n"
+                 "       binary_trees --list\n");
+}
+
+int main(int argc, char **argv) {
+    const char *impl = "tenure";
+    int depth = 10;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--impl=", 7) == 0) {
+            impl = a + 7;
+        } else if (strcmp(a, "--impl") == 0 && i + 1 < argc) {
+            impl = argv[++i];
+        } else if (strcmp(a, "--list") == 0) {
+#ifdef TENURE_BENCH_HAVE_BOEHM
+            puts("tenure boehm malloc");
+#else
+            puts("tenure malloc");
+#endif
+            return 0;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            char *end;
+            long v = strtol(a, &end, 10);
+            if (*a == '\0' || *end != '\0' || v < 0 || v > 30) {
+                usage(stderr);
+                return 2;
+            }
+            depth = (int)v;
+        }
+    }
+    int max_depth = depth < MIN_DEPTH + 2 ? MIN_DEPTH + 2 : depth;
+
+    double t0 = now_seconds();
+    if (strcmp(impl, "tenure") == 0) {
+        run_tenure(max_depth);
+        tenure_report_and_destroy();
+    } else if (strcmp(impl, "boehm") == 0) {
+#ifdef TENURE_BENCH_HAVE_BOEHM
+        run_boehm(max_depth);
+        boehm_report();
+#else
+        fprintf(stderr, "binary_trees: built without the Boehm collector "
+                        "(apt-get install libgc-dev pkg-config, then re-run cmake)\n");
+        return 77;
+#endif
+    } else if (strcmp(impl, "malloc") == 0) {
+        run_malloc(max_depth);
+    } else {
+        usage(stderr);
+        return 2;
+    }
+    double wall = now_seconds() - t0;
+
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("RESULT impl=%s depth=%d wall_s=%.4f maxrss_kb=%ld\n", impl, max_depth, wall,
+           (long)ru.ru_maxrss);
+    return fflush(stdout) == 0 ? 0 : 1;
+}

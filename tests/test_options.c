@@ -1,0 +1,266 @@
+/*
+ * options: the options table.
+ *
+ *  - tenure_option_count / tenure_option_get list every row of TENURE_OPTIONS in order (name,
+ *    C type, description as in the header; a default text), NULL past the end;
+ *  - tenure_config_init gives the table's defaults;
+ *  - tenure_config_from_env parses TENURE_<name> (sizes with k/m/g suffixes, signed values),
+ *    leaves options whose variable is unset alone, and rejects garbage with
+ *    TENURE_INVALID_ARGUMENT leaving that option unchanged while applying the valid ones;
+ *  - tenure_create(NULL) applies the environment;
+ *  - options take effect: GCStress (a GC every N allocations), GCStressGeneration,
+ *    GCgen0size / GCgen0MaxBudget (allocation-triggered GCs), HeapVerify.
+ */
+#include "test_util.h"
+
+static const struct row {
+    const char *name, *type, *desc;
+} rows[] = {
+#define ROW(name, ctype, def, desc) {#name, #ctype, desc},
+    TENURE_OPTIONS(ROW)
+#undef ROW
+};
+#define NROWS (sizeof rows / sizeof rows[0])
+
+/* The name of the first option that differs, or NULL. */
+static const char *config_diff(const tenure_config *a, const tenure_config *b) {
+#define CMP(name, ctype, def, desc) \
+    if (a->name != b->name) return #name;
+    TENURE_OPTIONS(CMP)
+#undef CMP
+    return NULL;
+}
+
+static void unset_all(void) {
+    char var[128];
+    for (size_t i = 0; i < NROWS; i++) {
+        snprintf(var, sizeof var, "TENURE_%s", rows[i].name);
+        unsetenv(var);
+    }
+}
+
+static void test_table(void) {
+    TT_CHECK(tenure_option_count() == NROWS, "tenure_option_count %zu, the table has %zu",
+             tenure_option_count(), (size_t)NROWS);
+    for (size_t i = 0; i < NROWS; i++) {
+        const tenure_option_info *o = tenure_option_get(i);
+        TT_CHECK(o != NULL, "option %zu", i);
+        TT_CHECK(o->name && strcmp(o->name, rows[i].name) == 0, "option %zu is '%s', expected '%s'", i,
+                 o->name ? o->name : "(null)", rows[i].name);
+        TT_CHECK(o->type && strcmp(o->type, rows[i].type) == 0, "%s: type '%s', expected '%s'", rows[i].name,
+                 o->type ? o->type : "(null)", rows[i].type);
+        TT_CHECK(o->description && strcmp(o->description, rows[i].desc) == 0, "%s: description differs",
+                 rows[i].name);
+        TT_CHECK(o->default_text && o->default_text[0] != '\0', "%s: no default text", rows[i].name);
+    }
+    TT_CHECK(tenure_option_get(NROWS) == NULL);
+    TT_CHECK(tenure_option_get(NROWS + 100) == NULL);
+    TT_CHECK(tenure_option_get(SIZE_MAX) == NULL);
+}
+
+static void test_defaults(void) {
+    tenure_config c;
+    memset(&c, 0x5a, sizeof c);
+    tenure_config_init(&c);
+#define CHECK_DEFAULT(name, ctype, def, desc)                                                   \
+    TT_CHECK(c.name == (ctype)(def), #name " default %" PRId64 ", expected %" PRId64,          \
+             (int64_t)c.name, (int64_t)(ctype)(def));
+    TENURE_OPTIONS(CHECK_DEFAULT)
+#undef CHECK_DEFAULT
+    /* spot checks against the documented values */
+    TT_CHECK(c.GCRegionSize == 4u << 20 && c.GCLOHThreshold == 85000 && c.GCMarkStackSize == 65536);
+    TT_CHECK(c.GCStressGeneration == -1 && c.GCStress == 0 && c.HeapVerify == 0 && c.GCCompactMode == 0);
+    TT_CHECK(c.GCRegionRange == (uint64_t)32 << 30);
+}
+
+static void test_from_env(void) {
+    unset_all();
+    tenure_config c, d;
+    tenure_config_init(&c);
+    tenure_config_init(&d);
+    TT_CHECK_RESULT(tenure_config_from_env(&c), TENURE_OK);
+    TT_CHECK(config_diff(&c, &d) == NULL, "tenure_config_from_env changed %s with no variable set",
+             config_diff(&c, &d));
+
+    struct { const char *var, *value; } good[] = {
+        {"TENURE_GCgen0size", "8m"},     {"TENURE_GCgen1size", "512k"},
+        {"TENURE_GCRegionRange", "1g"},  {"TENURE_GCLOHThreshold", "12345"},
+        {"TENURE_GCCompactMode", "2"},   {"TENURE_GCStressGeneration", "1"},
+        {"TENURE_HeapVerify", "1"},      {"TENURE_GCMarkStackSize", "64"},
+        {"TENURE_GCHeapHardLimit", "3g"}, {"TENURE_GCStress", "17"},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) TT_CHECK(setenv(good[i].var, good[i].value, 1) == 0);
+    tenure_config_init(&c);
+    TT_CHECK_RESULT(tenure_config_from_env(&c), TENURE_OK);
+    TT_CHECK_EQ_U64(c.GCgen0size, 8u << 20);
+    TT_CHECK_EQ_U64(c.GCgen1size, 512u << 10);
+    TT_CHECK_EQ_U64(c.GCRegionRange, 1u << 30);
+    TT_CHECK_EQ_U64(c.GCLOHThreshold, 12345);
+    TT_CHECK_EQ_U64(c.GCCompactMode, 2);
+    TT_CHECK(c.GCStressGeneration == 1);
+    TT_CHECK_EQ_U64(c.HeapVerify, 1);
+    TT_CHECK_EQ_U64(c.GCMarkStackSize, 64);
+    TT_CHECK_EQ_U64(c.GCHeapHardLimit, (uint64_t)3 << 30);
+    TT_CHECK_EQ_U64(c.GCStress, 17);
+    /* untouched ones keep their defaults */
+    TT_CHECK_EQ_U64(c.GCRegionSize, d.GCRegionSize);
+    TT_CHECK_EQ_U64(c.GCRetainRegions, d.GCRetainRegions);
+    TT_CHECK_EQ_U64(c.GCgen0MaxBudget, d.GCgen0MaxBudget);
+    TT_CHECK(setenv("TENURE_GCStressGeneration", "-1", 1) == 0);
+    TT_CHECK(setenv("TENURE_GCgen0size", "65536", 1) == 0);
+    TT_CHECK_RESULT(tenure_config_from_env(&c), TENURE_OK);
+    TT_CHECK(c.GCStressGeneration == -1, "GCStressGeneration=-1 parsed as %d", (int)c.GCStressGeneration);
+    TT_CHECK_EQ_U64(c.GCgen0size, 65536);
+    unset_all();
+
+    /* garbage: INVALID_ARGUMENT, that option unchanged, a valid neighbour still applied */
+    struct { const char *var, *value; } bad[] = {
+        {"TENURE_GCgen0size", "abc"},
+        {"TENURE_GCgen0size", "8x"},
+        {"TENURE_GCgen0size", "12m3"},
+        {"TENURE_GCgen0size", "-5"},
+        {"TENURE_GCgen0size", "99999999999999999999999"},
+        {"TENURE_GCgen0size", "20000000000g"},
+        {"TENURE_GCgen0size", "8 m"},
+        {"TENURE_GCCompactMode", "4294967296"},
+        {"TENURE_GCCompactMode", "two"},
+        {"TENURE_GCStressGeneration", "abc"},
+        {"TENURE_GCStressGeneration", "99999999999"},
+        {"TENURE_HeapVerify", "1.5"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        unset_all();
+        TT_CHECK(setenv(bad[i].var, bad[i].value, 1) == 0);
+        TT_CHECK(setenv("TENURE_GCLOHThreshold", "4k", 1) == 0);
+        tenure_config_init(&c);
+        tenure_result r = tenure_config_from_env(&c);
+        TT_CHECK(r == TENURE_INVALID_ARGUMENT, "%s=%s: result %d (%s)", bad[i].var, bad[i].value, (int)r,
+                 tenure_strerror(r));
+        TT_CHECK(c.GCLOHThreshold == 4096, "%s=%s: the valid TENURE_GCLOHThreshold=4k was not applied",
+                 bad[i].var, bad[i].value);
+        c.GCLOHThreshold = d.GCLOHThreshold;
+        const char *changed = config_diff(&c, &d);
+        TT_CHECK(changed == NULL, "%s=%s changed option %s", bad[i].var, bad[i].value, changed);
+    }
+    unset_all();
+}
+
+static void test_create_uses_env(void) {
+    unset_all();
+    TT_CHECK(setenv("TENURE_GCLOHThreshold", "40000", 1) == 0);
+    tenure_result r = TENURE_NOMEM;
+    tenure_runtime *rt = tenure_create(NULL, &r);
+    TT_CHECK(rt != NULL && r == TENURE_OK);
+    const tenure_type *bytes = tt_register_bytes(rt);
+    void *a = tenure_alloc_array(rt, bytes, 50000);
+    TT_CHECK(a != NULL);
+    TT_CHECK(tenure_object_generation(rt, a) == 3, "tenure_create(NULL) ignored TENURE_GCLOHThreshold");
+    tenure_destroy(rt);
+    /* a given config is used as given: the environment is not applied */
+    tenure_config c;
+    tenure_config_init(&c);
+    rt = tenure_create(&c, &r);
+    TT_CHECK(rt != NULL);
+    bytes = tt_register_bytes(rt);
+    a = tenure_alloc_array(rt, bytes, 50000);
+    TT_CHECK(a != NULL && tenure_object_generation(rt, a) == 0, "an explicit config picked up the environment");
+    tenure_destroy(rt);
+    unset_all();
+}
+
+static tenure_runtime *make(tenure_config *c, tt_errlog *log) { return tt_create(c, log); }
+
+static void test_effects(void) {
+    unset_all();
+    tt_errlog log = {.fatal = 1};
+    tenure_config c;
+
+    /* GCStress=100: a GC every 100 allocations */
+    tenure_config_init(&c);
+    c.GCStress = 100;
+    c.GCgen0size = 64u << 20;
+    tenure_runtime *rt = make(&c, &log);
+    const tenure_type *node = tt_register_node(rt);
+    for (int i = 0; i < 10000; i++) TT_CHECK(tenure_alloc(rt, node) != NULL);
+    tenure_stats s = tt_stats(rt);
+    printf("  GCStress=100: %" PRIu64 " GCs for 10000 allocations\n", s.gc_count);
+    TT_CHECK(s.gc_count >= 95 && s.gc_count <= 105, "GCStress=100 gave %" PRIu64 " GCs", s.gc_count);
+    tenure_destroy(rt);
+
+    /* GCStressGeneration=2: the forced GCs are full GCs */
+    c.GCStressGeneration = 2;
+    rt = make(&c, &log);
+    node = tt_register_node(rt);
+    for (int i = 0; i < 10000; i++) TT_CHECK(tenure_alloc(rt, node) != NULL);
+    s = tt_stats(rt);
+    TT_CHECK(s.gen[2].collections >= 95, "GCStressGeneration=2: %" PRIu64 " gen2 GCs of %" PRIu64,
+             s.gen[2].collections, s.gc_count);
+    tenure_destroy(rt);
+    c.GCStressGeneration = 0;
+    rt = make(&c, &log);
+    node = tt_register_node(rt);
+    for (int i = 0; i < 10000; i++) TT_CHECK(tenure_alloc(rt, node) != NULL);
+    s = tt_stats(rt);
+    TT_CHECK(s.gc_count >= 95 && s.gen[1].collections == 0,
+             "GCStressGeneration=0: %" PRIu64 " GCs, %" PRIu64 " condemned gen1", s.gc_count, s.gen[1].collections);
+    tenure_destroy(rt);
+
+    /* GCgen0size=1m, GCgen0MaxBudget=2m: 64 MiB of garbage takes at least ~32 GCs */
+    tenure_config_init(&c);
+    c.GCgen0size = 1u << 20;
+    c.GCgen0MaxBudget = 2u << 20;
+    rt = make(&c, &log);
+    const tenure_type *bytes = tt_register_bytes(rt);
+    for (int i = 0; i < 64 * 1024; i++) TT_CHECK(tenure_alloc_array(rt, bytes, 1000) != NULL);
+    s = tt_stats(rt);
+    printf("  GCgen0size=1m GCgen0MaxBudget=2m: %" PRIu64 " GCs for 64 MiB\n", s.gc_count);
+    TT_CHECK(s.gc_count >= 25 && s.gc_count <= 80, "%" PRIu64 " GCs", s.gc_count);
+    tenure_destroy(rt);
+
+    /* a big gen0 budget: few GCs */
+    tenure_config_init(&c);
+    c.GCgen0size = 256u << 20;
+    c.GCgen0MaxBudget = 256u << 20;
+    rt = make(&c, &log);
+    bytes = tt_register_bytes(rt);
+    for (int i = 0; i < 64 * 1024; i++) TT_CHECK(tenure_alloc_array(rt, bytes, 1000) != NULL);
+    s = tt_stats(rt);
+    TT_CHECK(s.gc_count == 0, "GCgen0size=256m: %" PRIu64 " GCs for 64 MiB", s.gc_count);
+    tenure_destroy(rt);
+
+    /* HeapVerify=1: runs (and finds nothing) */
+    tenure_config_init(&c);
+    c.HeapVerify = 1;
+    c.GCgen0size = 1u << 20;
+    rt = make(&c, &log);
+    node = tt_register_node(rt);
+    tt_node *head = NULL;
+    TENURE_FRAME(rt, f, head);
+    for (uint64_t i = 1; i <= 100000; i++) {
+        tt_node *n = tt_node_new(rt, node, i);
+        if (i % 3 == 0) {
+            tenure_write_ref(rt, n, &n->a, head);
+            tt_node_seal(n);
+            head = n;
+        }
+    }
+    tt_collect(rt, -1, TENURE_COLLECT_COMPACT);
+    uint64_t want = 99999;
+    for (tt_node *p = head; p != NULL; p = p->a, want -= 3) TT_CHECK_NODE(rt, node, p, want);
+    TT_CHECK(want == 0);
+    TENURE_FRAME_POP(rt, f);
+    TT_CHECK(tt_stats(rt).gc_count > 1);
+    tenure_destroy(rt);
+}
+
+int main(void) {
+    tt_rng_init("options");
+    double t0 = tt_now();
+    test_table();
+    test_defaults();
+    test_from_env();
+    test_create_uses_env();
+    test_effects();
+    printf("options: OK (%.2f s)\n", tt_now() - t0);
+    return 0;
+}
