@@ -21,11 +21,17 @@ run: build
 
 # Everything CI runs: the suite in a release build (plain and with HeapVerify + GCStress),
 # then the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
-test: test-release test-asan
+test: test-release test-stress test-asan
 	@echo "make test: all test configurations passed"
 
 test-release: build
 	cd $(BUILD)/release && ctest -j $(JOBS) --output-on-failure
+
+# The whole suite again with the heap verified around every GC and a GC forced every 500
+# allocations (on smaller workloads).
+test-stress: build
+	cd $(BUILD)/release && TENURE_HeapVerify=1 TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 \
+	  ctest -j $(JOBS) --output-on-failure -E '_stress$$|install_check'
 
 test-asan: deps
 	cmake -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DTENURE_SANITIZE=ON -DTENURE_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
