@@ -406,6 +406,28 @@ typedef struct tenure_stats {
 
 TENURE_API void tenure_get_stats(const tenure_runtime *rt, tenure_stats *stats);
 
+/* What one GC did (like .NET's GCMemoryInfo). Reasons are the GC reasons of the events
+ * (0 AllocSmall, 1 Induced, 4 AllocLarge, 5 OutOfSpaceSOH, 6 OutOfSpaceLOH, 7 InducedNoForce,
+ * 8 Stress, 10 InducedCompacting). */
+typedef struct tenure_gc_info {
+    uint64_t index;            /* 1 for the instance's first GC */
+    int generation;            /* condemned generation: 0, 1 or 2 */
+    uint32_t reason;
+    int compacted;             /* the condemned generations' bitmask of compacted ones (bit g) */
+    uint64_t pause_ns;         /* from the start of the GC to its end */
+    uint64_t size_before[5];   /* bytes per generation (0, 1, 2, LOH, POH) before ... */
+    uint64_t size_after[5];    /* ... and after the GC */
+    uint64_t promoted[5];      /* bytes of each condemned generation that survived */
+    uint64_t pinned_objects;
+} tenure_gc_info;
+
+/* The last GC (index 0 if none yet). */
+TENURE_API void tenure_get_last_gc_info(const tenure_runtime *rt, tenure_gc_info *info);
+/* Called at the end of every GC, on the thread that ran it, before the mutator continues.
+ * It must not allocate or call tenure_collect. NULL removes it. */
+typedef void (*tenure_gc_callback)(tenure_runtime *rt, const tenure_gc_info *info, void *context);
+TENURE_API void tenure_set_gc_callback(tenure_runtime *rt, tenure_gc_callback callback, void *context);
+
 /* Walk the heap outside a collection: calls visit for every live or not-yet-collected object
  * (free space is skipped). Stops early if visit returns nonzero. Must not allocate. */
 typedef int (*tenure_heap_visit_fn)(void *obj, const tenure_type *type, size_t size, int generation,

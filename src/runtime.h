@@ -212,6 +212,8 @@ struct tenure_runtime {
     size_t marked_bytes;
     size_t pinned_objects;
     tn_gc_record last;
+    tenure_gc_callback gc_callback;
+    void *gc_callback_context;
     tenure_stats stats;
 };
 #define TN_RUNTIME_MAGIC 0x7e7e0001u

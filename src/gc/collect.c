@@ -84,8 +84,39 @@ tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason,
     tn_budgets_update(rt);
     tn_regions_trim(rt, false);
     verify_if_asked(rt, "after a GC");
+    if (rt->gc_callback) {
+        tenure_gc_info info;
+        tenure_get_last_gc_info(rt, &info);
+        rt->gc_callback(rt, &info, rt->gc_callback_context);
+    }
     rt->in_gc = false;
     return TENURE_OK;
+}
+
+void tenure_get_last_gc_info(const tenure_runtime *rt, tenure_gc_info *info) {
+    if (!rt || !info)
+        return;
+    const tn_gc_record *g = &rt->last;
+    memset(info, 0, sizeof *info);
+    info->index = g->index;
+    info->generation = g->condemned;
+    info->reason = g->reason;
+    for (int i = 0; i < 3; i++)
+        info->compacted |= g->compacted[i] && i <= g->condemned ? 1 << i : 0;
+    info->pause_ns = g->pause_ns;
+    for (int i = 0; i < TN_NGEN; i++) {
+        info->size_before[i] = g->size_before[i];
+        info->size_after[i] = g->size_after[i];
+        info->promoted[i] = g->promoted[i];
+    }
+    info->pinned_objects = g->pinned_objects;
+}
+
+void tenure_set_gc_callback(tenure_runtime *rt, tenure_gc_callback callback, void *context) {
+    if (!rt)
+        return;
+    rt->gc_callback = callback;
+    rt->gc_callback_context = context;
 }
 
 tenure_result tenure_collect(tenure_runtime *rt, int generation, unsigned flags) {

@@ -119,10 +119,11 @@ void tn_budgets_update(tenure_runtime *rt) {
     if (g->condemned == TN_GEN2) {
         rt->gen2_promoted_since = 0;
         rt->loh_allocated = 0;
-        size_t gen2 = g->size_after[TN_GEN2];
+        /* budgets follow what survived (free space inside the heaps does not count) */
+        size_t gen2 = g->promoted[TN_GEN1] + g->promoted[TN_GEN2];
         size_t min2 = 4 * rt->gen0_min_budget;
         rt->gen2_budget = gen2 > min2 ? gen2 : min2;
-        size_t loh = g->size_after[TN_LOH] + g->size_after[TN_POH];
+        size_t loh = 2 * (g->promoted[TN_LOH] + g->promoted[TN_POH]);
         size_t minl = (size_t)8 << 20;
         rt->loh_budget = loh > minl ? loh : minl;
     }

@@ -28,7 +28,7 @@ typedef struct sim_opts {
     unsigned long seed;
 } sim_opts;
 
-static const sim_opts defaults = {"steady", 12, 0, 64, 40, 512, 100000, 400000, 0.001, 0.0, 30, 0, 1, 1, 1};
+static const sim_opts defaults = {"steady", 12, 0, 64, 40, 512, 100000, 400000, 0.00002, 0.0, 30, 0, 1, 1, 1};
 
 typedef struct preset {
     const char *name, *what;
@@ -97,7 +97,7 @@ typedef struct sim {
     uint64_t next_id, allocs, bytes;
     double *pauses;
     size_t npauses, cap_pauses;
-    uint64_t seen_gcs, seen_pause;
+    uint64_t seen_gcs;
 } sim;
 
 static obj *make(sim *s, size_t bytes, int where) {
@@ -116,22 +116,20 @@ static obj *make(sim *s, size_t bytes, int where) {
     return o;
 }
 
-static void note_pauses(sim *s) {
-    tenure_stats st;
-    tenure_get_stats(s->rt, &st);
-    uint64_t n = st.gc_count - s->seen_gcs;
-    if (!n)
-        return;
-    double each = (double)(st.total_pause_ns - s->seen_pause) / (double)n / 1e6;
-    for (uint64_t i = 0; i < n; i++) {
-        if (s->npauses == s->cap_pauses) {
-            s->cap_pauses = s->cap_pauses ? 2 * s->cap_pauses : 1024;
-            s->pauses = realloc(s->pauses, s->cap_pauses * sizeof *s->pauses);
-        }
-        s->pauses[s->npauses++] = n == 1 ? st.last_pause_ns / 1e6 : each;
+/* Called by the collector at the end of every GC: one exact pause per GC. */
+static void on_gc(tenure_runtime *rt, const tenure_gc_info *info, void *context) {
+    sim *s = context;
+    (void)rt;
+    if (s->npauses == s->cap_pauses) {
+        size_t cap = s->cap_pauses ? 2 * s->cap_pauses : 1024;
+        double *p = realloc(s->pauses, cap * sizeof *p);
+        if (!p)
+            return;
+        s->pauses = p;
+        s->cap_pauses = cap;
     }
-    s->seen_gcs = st.gc_count;
-    s->seen_pause = st.total_pause_ns;
+    s->pauses[s->npauses++] = info->pause_ns / 1e6;
+    s->seen_gcs = info->index;
 }
 
 static void step(sim *s) {
@@ -212,6 +210,7 @@ static int run(sim_opts o) {
         fprintf(stderr, "tenure-sim: tenure_create failed\n");
         return 1;
     }
+    tenure_set_gc_callback(s.rt, on_gc, &s);
     s.node = tenure_type_register(s.rt, &(tenure_type_desc){.name = "SimObject", .flags = TENURE_TYPE_ARRAY,
                                                               .elem_size = 8, .trace = trace_obj});
     double avg = (o.small_min + o.small_max) / 2.0;
@@ -234,7 +233,6 @@ static int run(sim_opts o) {
     for (;;) {
         for (int i = 0; i < 256; i++)
             step(&s);
-        note_pauses(&s);
         double t = now_s();
         if (t >= next_progress) {
             progress(&s, t - t0, 0);
