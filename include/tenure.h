@@ -79,6 +79,7 @@ TENURE_API const char *tenure_strerror(tenure_result result);
     X(GCLOHThreshold, uint64_t, 85000, "objects of at least this many bytes go to the large object heap") \
     X(GCgen0MaxBudget, uint64_t, 0, "upper bound of the gen0 budget (0: 6 x GCgen0size)")            \
     X(GCCompactMode, uint32_t, 0, "0: the collector chooses compact or sweep; 1: always compact; 2: always sweep") \
+    X(GCLOHCompact, uint32_t, 0, "1: compact the large object heap in every full GC (else only on request)") \
     X(GCMarkStackSize, uint64_t, 1u << 16, "mark stack capacity in entries (overflow is handled)")  \
     X(GCRetainRegions, uint32_t, 2, "GCs a free region stays committed before it is decommitted")   \
     X(HeapVerify, uint32_t, 0, "1: verify the whole heap before and after every GC")                \
@@ -375,7 +376,8 @@ enum {
     TENURE_COLLECT_OPTIMIZED = 1u << 0, /* the collector may decline if it would gain little */
     TENURE_COLLECT_COMPACT = 1u << 1,   /* compact the condemned generations (no sweep) */
     TENURE_COLLECT_NONBLOCKING = 1u << 2,/* may run in the background (all GCs block in this version) */
-    TENURE_COLLECT_COMPACT_LOH = 1u << 3 /* also compact the large object heap (later version) */
+    TENURE_COLLECT_COMPACT_LOH = 1u << 3, /* also compact the large object heap (generation 2 GCs) */
+    TENURE_COLLECT_AGGRESSIVE = 1u << 4   /* compact everything and give all free memory back now */
 };
 /* Collect generation 0, 1 or 2 (and everything younger); -1 or 2 collects everything. */
 TENURE_API tenure_result tenure_collect(tenure_runtime *rt, int generation, unsigned flags);

@@ -208,7 +208,7 @@ struct tenure_runtime {
     char *overflow_lo, *overflow_hi;
     tn_vec pins;         /* tn_pin */
     tn_vec gaps;         /* tn_gap */
-    tn_vec sort_scratch; /* tn_region * */
+    tn_region **plan_regions[TN_NGEN]; /* per generation: max_units + 1 slots for plan */
     size_t marked_bytes;
     size_t pinned_objects;
     tn_gc_record last;
@@ -338,7 +338,8 @@ enum {
     TN_REASON_OOS_LOH = 6,
     TN_REASON_INDUCED_NOFORCE = 7,
     TN_REASON_STRESS = 8,
-    TN_REASON_INDUCED_COMPACTING = 10
+    TN_REASON_INDUCED_COMPACTING = 10,
+    TN_REASON_INDUCED_AGGRESSIVE = 17
 };
 
 #endif

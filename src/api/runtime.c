@@ -71,11 +71,13 @@ tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result
     tn_vec_init(&rt->mark_stack, sizeof(void *));
     tn_vec_init(&rt->pins, sizeof(tn_pin));
     tn_vec_init(&rt->gaps, sizeof(tn_gap));
-    tn_vec_init(&rt->sort_scratch, sizeof(tn_region *));
     rt->head.barrier_slow = c.HeapVerify ? 1 : 0;
     rt->stress_countdown = (uint32_t)c.GCStress;
     init_budgets(rt);
-    if (!tn_heap_init(rt) || !tn_type_init_builtin(rt)) {
+    bool ok = tn_heap_init(rt) && tn_type_init_builtin(rt);
+    for (int g = 0; ok && g < TN_NGEN; g++)
+        ok = (rt->plan_regions[g] = calloc(rt->max_units + 1, sizeof(tn_region *))) != NULL;
+    if (!ok) {
         tenure_destroy(rt);
         if (result)
             *result = TENURE_NOMEM;
@@ -95,7 +97,8 @@ void tenure_destroy(tenure_runtime *rt) {
     tn_vec_free(&rt->mark_stack);
     tn_vec_free(&rt->pins);
     tn_vec_free(&rt->gaps);
-    tn_vec_free(&rt->sort_scratch);
+    for (int g = 0; g < TN_NGEN; g++)
+        free(rt->plan_regions[g]);
     rt->magic = 0;
     free(rt);
 }

@@ -82,7 +82,7 @@ tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason,
 
     update_stats(rt, condemned, tn_os_now_ns() - t0);
     tn_budgets_update(rt);
-    tn_regions_trim(rt, false);
+    tn_regions_trim(rt, (flags & TENURE_COLLECT_AGGRESSIVE) != 0);
     verify_if_asked(rt, "after a GC");
     if (rt->gc_callback) {
         tenure_gc_info info;
@@ -126,10 +126,14 @@ tenure_result tenure_collect(tenure_runtime *rt, int generation, unsigned flags)
     if (generation < -1 || generation > TN_GEN2)
         return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "generation %d is not -1, 0, 1 or 2", generation);
     if (flags & ~(unsigned)(TENURE_COLLECT_OPTIMIZED | TENURE_COLLECT_COMPACT | TENURE_COLLECT_NONBLOCKING |
-                            TENURE_COLLECT_COMPACT_LOH))
+                            TENURE_COLLECT_COMPACT_LOH | TENURE_COLLECT_AGGRESSIVE))
         return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "unknown flags 0x%x", flags);
-    if (flags & TENURE_COLLECT_COMPACT_LOH)
-        return tn_api_fail(rt, TENURE_UNSUPPORTED, fn, "large object heap compaction is not supported yet");
+    if ((flags & TENURE_COLLECT_OPTIMIZED) && (flags & TENURE_COLLECT_AGGRESSIVE))
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "OPTIMIZED and AGGRESSIVE contradict each other");
+    if (flags & TENURE_COLLECT_AGGRESSIVE) {
+        generation = TN_GEN2;
+        flags |= TENURE_COLLECT_COMPACT | TENURE_COLLECT_COMPACT_LOH;
+    }
     if (rt->in_gc)
         return tn_api_fail(rt, TENURE_STATE, fn, "a collection is already in progress (called from a callback?)");
     if (flags & TENURE_COLLECT_OPTIMIZED) {
@@ -137,7 +141,8 @@ tenure_result tenure_collect(tenure_runtime *rt, int generation, unsigned flags)
         if (pending < rt->gen0_budget / 2)
             return TENURE_OK; /* little to gain: declined, as GCCollectionMode.Optimized may */
     }
-    uint32_t reason = (flags & TENURE_COLLECT_OPTIMIZED) ? TN_REASON_INDUCED_NOFORCE
+    uint32_t reason = (flags & TENURE_COLLECT_AGGRESSIVE)  ? TN_REASON_INDUCED_AGGRESSIVE
+                      : (flags & TENURE_COLLECT_OPTIMIZED) ? TN_REASON_INDUCED_NOFORCE
                       : (flags & TENURE_COLLECT_COMPACT) ? TN_REASON_INDUCED_COMPACTING
                                                          : TN_REASON_INDUCED;
     return tn_gc_collect(rt, generation, reason, flags);

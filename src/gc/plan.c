@@ -38,14 +38,11 @@ static int by_address(const void *a, const void *b) {
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static bool collect_regions(tenure_runtime *rt, int gen, gen_plan *gp) {
-    size_t n = 0;
-    for (tn_region *r = rt->gens[gen]; r; r = r->next)
-        n++;
-    gp->dests = malloc((n + 1) * sizeof *gp->regions);
-    if (!gp->dests)
-        return false;
-    gp->regions = gp->dests + 1;
+/* The generation's regions, sorted by address, in storage reserved at creation (no malloc
+ * during a GC); one slot is kept in front for a tail region. */
+static void collect_regions(tenure_runtime *rt, int gen, gen_plan *gp) {
+    tn_region **all = rt->plan_regions[gen];
+    gp->regions = all + 1;
     gp->n = 0;
     for (tn_region *r = rt->gens[gen]; r; r = r->next)
         gp->regions[gp->n++] = r;
@@ -53,7 +50,6 @@ static bool collect_regions(tenure_runtime *rt, int gen, gen_plan *gp) {
     gp->tail = NULL;
     gp->dests = gp->regions;
     gp->nd = gp->n;
-    return true;
 }
 
 /* Survivors of a generation whose next generation is not condemned are packed first into
@@ -265,16 +261,12 @@ static void relocate_marked(tenure_runtime *rt, tn_region *r) {
         tn_obj_visit_slots(rt, bit_addr(rt, b), relocate_slot, rt);
 }
 
-static void relocate_all(tenure_runtime *rt, gen_plan *plans, int ngen, int condemned) {
+static void relocate_all(tenure_runtime *rt, gen_plan *plans) {
     tn_roots_visit_stack(rt, relocate_slot, rt);
     tn_roots_visit_handles(rt, 0xffffffffu, relocate_slot, rt);
-    for (int g = 0; g < ngen; g++)
+    for (int g = 0; g < TN_NGEN; g++)
         for (size_t i = 0; i < plans[g].n; i++)
             relocate_marked(rt, plans[g].regions[i]);
-    if (condemned == TN_GEN2)
-        for (int g = TN_LOH; g <= TN_POH; g++)
-            for (tn_region *r = rt->gens[g]; r; r = r->next)
-                relocate_marked(rt, r);
 }
 
 /* ---- moving and sweeping ---- */
@@ -339,23 +331,39 @@ static void clear_bits(tenure_runtime *rt, tn_region *r) {
     tn_bits_clear(rt->plug_bits, from, to);
 }
 
-static void sweep_large(tenure_runtime *rt, int gen, tn_free_list *fl) {
+/* Sweep a large or pinned heap region, putting every free run on the free list. */
+static void sweep_large_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
+    if (r->live_bytes == 0) {
+        r->used = r->start; /* released below */
+        return;
+    }
+    sweep_region(rt, r, fl);
+}
+
+/* After an LOH compaction: the free list is every free object left, and each region's tail. */
+static void refill_free_list(tenure_runtime *rt, gen_plan *gp, tn_free_list *fl) {
     tn_free_list_clear(fl);
-    tn_region *next;
-    for (tn_region *r = rt->gens[gen]; r; r = next) {
-        next = r->next;
-        rt->last.promoted[gen] += r->live_bytes;
-        if (r->live_bytes == 0) {
-            clear_bits(rt, r);
-            tn_region_release(rt, r);
+    for (size_t i = 0; i < gp->n; i++) {
+        tn_region *r = gp->regions[i];
+        if (r->used == r->start)
             continue;
+        for (char *o = r->start; o < r->used; o += tn_obj_size(o))
+            if (tn_is_free(o))
+                tn_free_list_add(rt, fl, o, tn_obj_size(o));
+        if (r->used < r->end) {
+            tn_make_free(rt, r->used, (size_t)(r->end - r->used));
+            tn_free_list_add(rt, fl, r->used, (size_t)(r->end - r->used));
+            r->free_bytes += (size_t)(r->end - r->used);
+            r->used = r->end;
         }
-        sweep_region(rt, r, fl);
-        clear_bits(rt, r);
     }
 }
 
-static bool choose_compaction(tenure_runtime *rt, gen_plan *gp, unsigned flags) {
+static bool choose_compaction(tenure_runtime *rt, int gen, gen_plan *gp, unsigned flags) {
+    if (gen == TN_POH)
+        return false;
+    if (gen == TN_LOH)
+        return (flags & TENURE_COLLECT_COMPACT_LOH) || rt->config.GCLOHCompact;
     if ((flags & TENURE_COLLECT_COMPACT) || rt->config.GCCompactMode == 1)
         return true;
     if (rt->config.GCCompactMode == 2)
@@ -367,96 +375,100 @@ static bool choose_compaction(tenure_runtime *rt, gen_plan *gp, unsigned flags) 
     return gp->n > needed || frag * 8 >= gp->used_total;
 }
 
+static void sweep_generation(tenure_runtime *rt, int gen, gen_plan *gp) {
+    tn_free_list *fl = gen == TN_LOH ? &rt->loh_free : gen == TN_POH ? &rt->poh_free : NULL;
+    if (fl)
+        tn_free_list_clear(fl);
+    for (size_t i = 0; i < gp->n; i++) {
+        tn_region *r = gp->regions[i];
+        if (fl) {
+            sweep_large_region(rt, r, fl);
+        } else if (r->live_bytes) {
+            sweep_region(rt, r, NULL);
+        } else {
+            if (r->zero_from < r->used)
+                r->zero_from = r->used;
+            r->used = r->start;
+        }
+    }
+}
+
+/* Release the empty regions of a generation, promote the others by relabelling them. */
+static void release_and_promote(tenure_runtime *rt, int gen, gen_plan *gp) {
+    for (size_t i = 0; i < gp->n; i++) {
+        tn_region *r = gp->regions[i];
+        clear_bits(rt, r);
+        r->compacting = false;
+        if (r->used == r->start) {
+            tn_region_release(rt, r);
+            continue;
+        }
+        if (gen < TN_GEN2)
+            tn_region_set_gen(rt, r, gen + 1);
+    }
+}
+
 void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
-    int ngen = condemned + 1;
-    gen_plan plans[3];
+    gen_plan plans[TN_NGEN];
     memset(plans, 0, sizeof plans);
     rt->pins.count = 0;
     rt->gaps.count = 0;
     bool any_compact = false;
-    for (int g = 0; g < ngen; g++) {
+    for (int g = 0; g < TN_NGEN; g++) {
+        if (!tn_gen_condemned(g, condemned))
+            continue;
         gen_plan *gp = &plans[g];
-        if (!collect_regions(rt, g, gp))
-            abort(); /* a few KiB of malloc during GC: nothing sane to do without it */
+        collect_regions(rt, g, gp);
         for (size_t i = 0; i < gp->n; i++) {
             gp->live += gp->regions[i]->live_bytes;
             gp->used_total += (size_t)(gp->regions[i]->used - gp->regions[i]->start);
         }
         rt->last.promoted[g] = gp->live;
-        gp->compact = choose_compaction(rt, gp, flags);
+        gp->compact = choose_compaction(rt, g, gp, flags);
         if (gp->compact && g < TN_GEN2 && !tn_gen_condemned(g + 1, condemned))
             choose_tail(rt, gp, g);
         rt->last.compacted[g] = gp->compact;
         any_compact |= gp->compact;
+        if (gp->compact)
+            plan_compaction(rt, gp);
     }
-    for (int g = 0; g < ngen; g++)
-        if (plans[g].compact)
-            plan_compaction(rt, &plans[g]);
-
     if (any_compact)
-        relocate_all(rt, plans, ngen, condemned);
+        relocate_all(rt, plans);
     if (condemned < TN_GEN2) {
         card_ctx cc = {rt, 3};
         tn_gc_visit_dirty_cards(rt, condemned, relocate_card_slot, &cc, after_card);
     }
-    for (int g = 0; g < ngen; g++) {
+    for (int g = 0; g < TN_NGEN; g++) {
         gen_plan *gp = &plans[g];
-        if (gp->compact) {
-            for (size_t i = 0; i < gp->n; i++)
-                move_region(rt, gp->regions[i]);
-            finish_compacted(gp);
-        } else {
-            for (size_t i = 0; i < gp->n; i++) {
-                tn_region *r = gp->regions[i];
-                if (r->live_bytes) {
-                    sweep_region(rt, r, NULL);
-                } else {
-                    if (r->zero_from < r->used)
-                        r->zero_from = r->used;
-                    r->used = r->start;
-                }
-            }
+        if (!tn_gen_condemned(g, condemned))
+            continue;
+        if (!gp->compact) {
+            sweep_generation(rt, g, gp);
+            continue;
         }
+        for (size_t i = 0; i < gp->n; i++)
+            move_region(rt, gp->regions[i]);
+        finish_compacted(gp);
     }
     for (size_t i = 0; i < rt->gaps.count; i++) {
         tn_gap *gap = tn_vec_at(&rt->gaps, i);
         tn_make_free(rt, gap->start, gap->size);
         tn_region_of(rt, gap->start)->free_bytes += gap->size;
     }
-    if (condemned == TN_GEN2) {
-        rt->last.promoted[TN_LOH] = rt->last.promoted[TN_POH] = 0;
-        sweep_large(rt, TN_LOH, &rt->loh_free);
-        sweep_large(rt, TN_POH, &rt->poh_free);
-    }
-    /* release empty regions, promote the others, rebuild their crossing tables and cards */
-    for (int g = ngen - 1; g >= 0; g--) {
-        gen_plan *gp = &plans[g];
-        for (size_t i = 0; i < gp->n; i++) {
-            tn_region *r = gp->regions[i];
-            clear_bits(rt, r);
-            r->compacting = false;
-            if (r->used == r->start) {
-                tn_region_release(rt, r);
-                continue;
-            }
-            int to = g < TN_GEN2 ? g + 1 : TN_GEN2;
-            if (to != g)
-                tn_region_set_gen(rt, r, to);
-        }
-    }
-    for (int g = 0; g < ngen; g++) {
+    if (plans[TN_LOH].compact)
+        refill_free_list(rt, &plans[TN_LOH], &rt->loh_free);
+    for (int g = TN_NGEN - 1; g >= 0; g--)
+        release_and_promote(rt, g, &plans[g]);
+    /* every region that was condemned (or took survivors) gets its crossing table and, in
+     * generation 2, its cards rebuilt */
+    for (int g = 0; g < TN_NGEN; g++) {
         gen_plan *gp = &plans[g];
         for (size_t i = 0; i < gp->n; i++) {
             tn_region *r = gp->regions[i];
             if (r->state == TN_RS_IN_USE)
-                tn_gc_rebuild_region(rt, r, r->gen == TN_GEN2);
+                tn_gc_rebuild_region(rt, r, r->gen >= TN_GEN2);
         }
         if (gp->tail)
             tn_gc_rebuild_range(rt, gp->tail, gp->tail_from, gp->tail->gen == TN_GEN2);
-        free(gp->regions - 1);
     }
-    if (condemned == TN_GEN2)
-        for (int g = TN_LOH; g <= TN_POH; g++)
-            for (tn_region *r = rt->gens[g]; r; r = r->next)
-                tn_gc_rebuild_region(rt, r, true);
 }
