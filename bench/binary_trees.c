@@ -20,8 +20,12 @@
  * lines for the driver script:
  *   RESULT impl=<name> depth=<n> wall_s=<seconds> maxrss_kb=<peak RSS, getrusage>
  *   STATS impl=tenure gcs=.. compacting=.. sweeping=.. gen0=.. gen1=.. gen2=..
- *         total_pause_ms=.. max_pause_ms=.. committed_mb=..
+ *         total_pause_ms=.. max_pause_ms=.. committed_mb=.. allocated_mb=..
+ *         median_pause_ms=.. p95_pause_ms=.. p99_pause_ms=..
+ *         (the percentiles are over every GC's pause_ns, from tenure_set_gc_callback)
  *   STATS impl=boehm gcs=.. total_pause_ms=.. (full-collection time as measured by libgc)
+ *         heap_mb=.. median_pause_ms=.. p95_pause_ms=.. p99_pause_ms=.. max_pause_ms=..
+ *         event_total_pause_ms=.. (GC_EVENT_START..GC_EVENT_END of every collection)
  * Wall time covers everything from instance creation to destruction (not process start-up).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -39,6 +43,8 @@
 #ifdef TENURE_BENCH_HAVE_BOEHM
 #include <gc/gc.h>
 #endif
+
+#include "bench_common.h"
 
 #define MIN_DEPTH 4
 
@@ -75,6 +81,7 @@ typedef struct tnode {
 
 static tenure_runtime *g_rt;
 static const tenure_type *g_tnode_type;
+static pause_rec g_pauses; /* every GC's pause (tenure or Boehm) */
 
 static void tenure_hook(tenure_runtime *rt, tenure_result result, const char *function,
                         const char *message, void *context) {
@@ -125,6 +132,8 @@ static void run_tenure(int max_depth) {
         exit(2);
     }
     tenure_set_error_hook(g_rt, tenure_hook, NULL);
+    pause_rec_init(&g_pauses, -1);
+    pause_rec_attach_tenure(g_rt, &g_pauses);
     static const size_t refs[] = {offsetof(tnode, left), offsetof(tnode, right)};
     tenure_type_desc desc;
     memset(&desc, 0, sizeof desc);
@@ -167,14 +176,22 @@ static void tenure_report_and_destroy(void) {
     tenure_get_stats(g_rt, &st);
     tenure_destroy(g_rt);
     g_rt = NULL;
+    /* The pause distribution comes from the GC callback (every GC's pause_ns); total_pause_ms
+     * and max_pause_ms stay the collector's own totals (tenure_get_stats). */
+    pause_summary ps = pause_rec_summary(&g_pauses);
+    if (ps.count != st.gc_count)
+        fprintf(stderr, "binary_trees: the GC callback saw %zu GCs, tenure_get_stats says %llu\n",
+                ps.count, (unsigned long long)st.gc_count);
     printf("STATS impl=tenure gcs=%llu compacting=%llu sweeping=%llu gen0=%llu gen1=%llu gen2=%llu "
-           "total_pause_ms=%.3f max_pause_ms=%.3f committed_mb=%.1f allocated_mb=%.1f\n",
+           "total_pause_ms=%.3f max_pause_ms=%.3f committed_mb=%.1f allocated_mb=%.1f "
+           "median_pause_ms=%.4f p95_pause_ms=%.4f p99_pause_ms=%.4f\n",
            (unsigned long long)st.gc_count, (unsigned long long)st.compacting_gcs,
            (unsigned long long)st.sweeping_gcs, (unsigned long long)st.gen[0].collections,
            (unsigned long long)st.gen[1].collections, (unsigned long long)st.gen[2].collections,
            (double)st.total_pause_ns / 1e6, (double)st.max_pause_ns / 1e6,
            (double)st.committed_bytes / (1024.0 * 1024.0),
-           (double)st.bytes_allocated / (1024.0 * 1024.0));
+           (double)st.bytes_allocated / (1024.0 * 1024.0), ps.median_ms, ps.p95_ms, ps.p99_ms);
+    pause_rec_free(&g_pauses);
 }
 
 /* ==========================================================================================
@@ -211,6 +228,8 @@ static long b_check(const bnode *n) {
 static void run_boehm(int max_depth) {
     GC_INIT();
     GC_start_performance_measurement();
+    pause_rec_init(&g_pauses, -1);
+    pause_rec_attach_boehm(&g_pauses);
 
     int stretch = max_depth + 1;
     bnode *tree = b_build(stretch);
@@ -233,9 +252,12 @@ static void run_boehm(int max_depth) {
 }
 
 static void boehm_report(void) {
-    printf("STATS impl=boehm gcs=%lu total_pause_ms=%lu heap_mb=%.1f\n",
+    pause_summary ps = pause_rec_summary(&g_pauses);
+    printf("STATS impl=boehm gcs=%lu total_pause_ms=%lu heap_mb=%.1f median_pause_ms=%.4f "
+           "p95_pause_ms=%.4f p99_pause_ms=%.4f max_pause_ms=%.4f event_total_pause_ms=%.3f\n",
            (unsigned long)GC_get_gc_no(), (unsigned long)GC_get_full_gc_total_time(),
-           (double)GC_get_heap_size() / (1024.0 * 1024.0));
+           (double)GC_get_heap_size() / (1024.0 * 1024.0), ps.median_ms, ps.p95_ms, ps.p99_ms,
+           ps.max_ms, ps.total_ms);
 }
 #endif
 

@@ -175,7 +175,7 @@ for depth in $depths; do
             vals[$impl,$depth,rss]+="$rss"$'\n'
             extra=""
             if [ -n "$stats" ]; then
-                for k in gcs total_pause_ms max_pause_ms; do
+                for k in gcs total_pause_ms max_pause_ms median_pause_ms p95_pause_ms; do
                     v=$(field "$k" "$stats")
                     [ -n "$v" ] && vals[$impl,$depth,$k]+="$v"$'\n'
                 done
@@ -217,23 +217,25 @@ echo ""
 echo "Machine: ${cpu:-unknown CPU}, $(nproc 2>/dev/null || echo '?') CPU(s), $(uname -sr). Wall time: instance creation to destruction (in-process clock); peak RSS: getrusage ru_maxrss of the process."
 [ -n "$env_opts" ] && echo "tenure options from the environment: \`$env_opts\`"
 echo ""
-echo "| depth | implementation | wall time (s) | peak RSS (MiB) | GCs | total GC pause (ms) | max GC pause (ms) |"
-echo "|---:|---|---:|---:|---:|---:|---:|"
+echo "| depth | implementation | wall time (s) | peak RSS (MiB) | GCs | total GC pause (ms) | median GC pause (ms) | p95 GC pause (ms) | max GC pause (ms) |"
+echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|"
 for depth in $depths; do
     for impl in $run_impls; do
         if [ -n "${failed[$impl,$depth]:-}" ] && [ -z "${vals[$impl,$depth,wall]:-}" ]; then
-            echo "| $depth | $(label "$impl") | FAILED | | | | |"
+            echo "| $depth | $(label "$impl") | FAILED | | | | | | |"
             continue
         fi
         w=$(fmt "$(get "$impl" "$depth" wall)" "%.3f")
         r=$(fmt "$(get "$impl" "$depth" rss | awk '{ print ($1 == "-") ? "-" : $1 / 1024 }')" "%.1f")
-        g="-"; tp="-"; mp="-"
+        g="-"; tp="-"; mp="-"; md="-"; p95="-"
         if [ "$impl" != malloc ]; then
             g=$(fmt "$(get "$impl" "$depth" gcs)" "%.0f")
             tp=$(fmt "$(get "$impl" "$depth" total_pause_ms)" "%.1f")
+            md=$(fmt "$(get "$impl" "$depth" median_pause_ms)" "%.3f")
+            p95=$(fmt "$(get "$impl" "$depth" p95_pause_ms)" "%.2f")
             mp=$(fmt "$(get "$impl" "$depth" max_pause_ms maximum)" "%.2f")
         fi
-        echo "| $depth | $(label "$impl") | $w | $r | $g | $tp | $mp |"
+        echo "| $depth | $(label "$impl") | $w | $r | $g | $tp | $md | $p95 | $mp |"
     done
 done
 echo ""
@@ -245,8 +247,9 @@ for depth in $depths; do
     echo "| $depth | $(ratio "$tw" "$bw") | $(ratio "$tw" "$mw") | $(ratio "$tr_" "$br") | $(ratio "$tr_" "$mr") |"
 done
 echo ""
-echo "GCs and total pause: medians over the repetitions; max pause: the largest over all repetitions."
-echo "Boehm's pause is libgc's own full-collection time (GC_get_full_gc_total_time, whole ms); its max pause is not available."
+echo "GCs, total, median and p95 pause: medians over the repetitions of each run's value; max pause: the largest over all repetitions."
+echo "Median/p95 pause are over every GC of a run (tenure: pause_ns from tenure_set_gc_callback; Boehm: GC_EVENT_START..GC_EVENT_END from GC_set_on_collection_event)."
+echo "Boehm's total pause is libgc's own full-collection time (GC_get_full_gc_total_time, whole ms); libgc sweeps lazily during allocation, which no pause figure includes."
 
 if [ $failures -ne 0 ]; then
     echo "" >&2

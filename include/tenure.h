@@ -78,6 +78,7 @@ TENURE_API const char *tenure_strerror(tenure_result result);
     X(GCHeapHardLimit, uint64_t, 0, "most bytes the heap may commit (0: no limit but the range)")    \
     X(GCLOHThreshold, uint64_t, 85000, "objects of at least this many bytes go to the large object heap") \
     X(GCgen0MaxBudget, uint64_t, 0, "upper bound of the gen0 budget (0: 6 x GCgen0size)")            \
+    X(GCConservativeStack, uint32_t, 1, "1: scan the collecting thread's stack and registers conservatively (found objects are pinned)") \
     X(GCCompactMode, uint32_t, 0, "0: the collector chooses compact or sweep; 1: always compact; 2: always sweep") \
     X(GCLOHCompact, uint32_t, 0, "1: compact the large object heap in every full GC (else only on request)") \
     X(GCMarkStackSize, uint64_t, 1u << 16, "mark stack capacity in entries (overflow is handled)")  \

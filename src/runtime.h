@@ -21,6 +21,7 @@
 
 #include "tenure.h"
 #include "os/os.h"
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -202,6 +203,8 @@ struct tenure_runtime {
 
     /* collection */
     bool in_gc;
+    pthread_t stack_thread; /* whose stack high end is cached */
+    char *stack_high;
     uint32_t stress_countdown;
     tn_vec mark_stack;   /* void * */
     bool mark_overflow;
@@ -305,6 +308,11 @@ bool tn_roots_init(tenure_runtime *rt);
 void tn_roots_destroy(tenure_runtime *rt);
 /* Call fn on every root slot of the embedder (frames, areas, scanners). */
 void tn_roots_visit_stack(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
+/* Call pin(&obj) for every object of a condemned region that a word of the calling thread's
+ * stack or registers points into (GCConservativeStack). */
+void tn_roots_scan_conservative(tenure_runtime *rt, tn_slot_fn pin, void *ctx);
+/* The live object of this instance containing p (interior pointers allowed), or NULL. */
+char *tn_roots_object_containing(tenure_runtime *rt, const void *p);
 /* Call fn on the object slot of every handle of one of the kinds in kind_mask (bit = kind). */
 void tn_roots_visit_handles(tenure_runtime *rt, uint32_t kind_mask, tn_slot_fn fn, void *ctx);
 

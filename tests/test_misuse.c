@@ -615,7 +615,9 @@ int main(void) {
     tt_rng_init("misuse");
     double t0 = tt_now();
     tenure_result r = TENURE_NOMEM;
-    rt = tenure_create(NULL, &r);
+    tenure_config cfg;
+    tt_config(&cfg); /* precise: the frame test checks that a popped frame's object dies */
+    rt = tenure_create(&cfg, &r);
     TT_CHECK(rt != NULL && r == TENURE_OK);
     tenure_set_error_hook(rt, tt_hook, &log_);
     TT_CHECK(tenure_last_error(rt) == TENURE_OK);

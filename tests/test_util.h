@@ -229,6 +229,9 @@ static inline void tt_errlog_reset(tt_errlog *log) {
 /* Defaults plus the TENURE_* environment (the _stress variants set HeapVerify and GCStress). */
 static inline void tt_config(tenure_config *cfg) {
     tenure_config_init(cfg);
+    /* The tests check exact reclamation, which stale words on the C stack would spoil: they
+     * run precise unless the environment says otherwise (test_conservative turns it on). */
+    cfg->GCConservativeStack = 0;
     tenure_result r = tenure_config_from_env(cfg);
     TT_CHECK(r == TENURE_OK, "tenure_config_from_env: %s", tenure_strerror(r));
 }

@@ -122,9 +122,7 @@ int tenure_is_object(tenure_runtime *rt, const void *obj) {
     const tn_type *t = (const tn_type *)(word & ~(uintptr_t)7);
     if (!tn_type_valid(rt, t) || t->kind == TN_TK_FREE)
         return 0;
-    if (r->gen != TN_GEN0 && !rt->in_gc)
-        return tn_gc_find_object_start(rt, r, (char *)obj) == obj;
-    return 1;
+    return tn_gc_find_object_start(rt, r, (char *)obj) == obj;
 }
 
 static bool check_object(tenure_runtime *rt, const void *obj, const char *fn) {

@@ -202,8 +202,10 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
     if (!tn_vec_reserve(&rt->mark_stack, rt->config.GCMarkStackSize))
         tn_vec_reserve(&rt->mark_stack, 64);
 
-    /* Stack: shadow frames, root areas and root scanners */
+    /* Stack: shadow frames, root areas, root scanners, and the stack itself conservatively */
     tn_roots_visit_stack(rt, mark_root_slot, rt);
+    if (rt->config.GCConservativeStack)
+        tn_roots_scan_conservative(rt, pin_slot, rt);
     drain_all(rt);
     /* Handle: pinned handles pin, strong handles keep alive */
     tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_PINNED), pin_slot, rt);

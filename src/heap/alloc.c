@@ -52,6 +52,8 @@ static bool refill(tenure_runtime *rt, size_t size) {
     char *to = (size_t)(r->end - (char *)rt->head.alloc_ptr) < want ? r->end : (char *)rt->head.alloc_ptr + want;
     if (to > from)
         prepare_memory(r, from, to);
+    /* the next object starts at alloc_ptr: cards up to `to` find objects by walking from it */
+    tn_gc_note_object(rt, (char *)rt->head.alloc_ptr, (size_t)(to - (char *)rt->head.alloc_ptr));
     rt->ctx_end = (uintptr_t)to;
     r->used = to;
     return true;

@@ -1,0 +1,82 @@
+/* conservative.c - conservative scanning of the collecting thread's stack and registers.
+ *
+ * Every word on the stack (from the innermost frame, with the callee-saved registers pushed,
+ * to the stack's base) that points into an object of a condemned region, interior pointers
+ * included, keeps that object alive and pins it for this GC: the program may hold raw
+ * pointers in locals across a collection. Finding the object that contains an address uses
+ * the crossing table: in old regions it names the object covering each 512-byte card; in gen0
+ * regions every allocation quantum records its start, so the walk from there is bounded by
+ * the quantum (8 KiB) and never by the region. */
+#include "runtime.h"
+#include <pthread.h>
+#include <setjmp.h>
+
+#if defined(__GNUC__)
+#define TN_NOINLINE __attribute__((noinline))
+#define TN_NO_ASAN __attribute__((no_sanitize("address")))
+#else
+#define TN_NOINLINE
+#define TN_NO_ASAN
+#endif
+
+/* The high end of the calling thread's stack, cached per thread. */
+static char *stack_high(tenure_runtime *rt) {
+    pthread_t self = pthread_self();
+    if (rt->stack_high && pthread_equal(self, rt->stack_thread))
+        return rt->stack_high;
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(self, &attr) != 0)
+        return NULL;
+    int err = pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+    if (err)
+        return NULL;
+    rt->stack_thread = self;
+    rt->stack_high = (char *)addr + size;
+    return rt->stack_high;
+}
+
+/* The live, non-free object of a condemned region that contains p, or NULL. */
+char *tn_roots_object_containing(tenure_runtime *rt, const void *p) {
+    if (!tn_in_range(rt, p))
+        return NULL;
+    tn_region *r = tn_region_of(rt, p);
+    if (!r || (const char *)p >= tn_region_walk_end(rt, r))
+        return NULL;
+    char *o = tn_gc_find_object_start(rt, r, (char *)p);
+    return tn_is_free(o) ? NULL : o;
+}
+
+TN_NO_ASAN static void scan_range(tenure_runtime *rt, char *lo, char *hi, tn_slot_fn pin, void *ctx) {
+    uintptr_t *w = (uintptr_t *)(((uintptr_t)lo + 7) & ~(uintptr_t)7);
+    for (; (char *)w + sizeof *w <= hi; w++) {
+        uintptr_t v = *w;
+        if (v - (uintptr_t)rt->base >= rt->range || rt->unit_gen[tn_unit_of(rt, (void *)v)] > rt->last.condemned)
+            continue;
+        tn_region *r = tn_region_of(rt, (void *)v);
+        if (!r || !r->condemned)
+            continue;
+        void *o = tn_roots_object_containing(rt, (void *)v);
+        if (o)
+            pin(&o, ctx); /* a copy: the stack word itself is never changed */
+    }
+}
+
+TN_NOINLINE static void scan_from_here(tenure_runtime *rt, char *hi, tn_slot_fn pin, void *ctx) {
+    volatile char marker = 0;
+    scan_range(rt, (char *)&marker, hi, pin, ctx);
+    (void)marker;
+}
+
+/* Push the callee-saved registers onto the stack, then scan from below them. */
+TN_NOINLINE void tn_roots_scan_conservative(tenure_runtime *rt, tn_slot_fn pin, void *ctx) {
+    char *hi = stack_high(rt);
+    if (!hi)
+        return;
+    jmp_buf regs;
+    __builtin_unwind_init();
+    if (setjmp(regs) == 0)
+        scan_from_here(rt, hi, pin, ctx);
+}
