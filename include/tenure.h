@@ -331,6 +331,15 @@ static inline void tenure_frame_pop(tenure_runtime *rt, tenure_frame *frame) {
     tenure_frame_push((rt), &name)
 #define TENURE_FRAME_POP(rt, name) tenure_frame_pop((rt), &name)
 
+/* Frozen segments: a block of objects built ahead of time (literals, an image) that is never
+ * collected or moved. Build each object with tenure_frozen_object_init (it writes the header
+ * and, for arrays, the length; the rest is zeroed), back to back from `start`, then register
+ * the block. The references frozen objects hold are roots; the memory must stay writable
+ * because the collector updates those references when their targets move. Heap objects may
+ * refer to frozen objects. Segments stay registered for the instance's lifetime. */
+TENURE_API size_t tenure_frozen_object_init(tenure_runtime *rt, void *at, const tenure_type *type, size_t length);
+TENURE_API tenure_result tenure_register_frozen_segment(tenure_runtime *rt, void *start, size_t size);
+
 /* Registered root areas: `count` consecutive reference slots (for example a global array). */
 typedef struct tenure_root_area tenure_root_area;
 TENURE_API tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slots, size_t count);

@@ -123,6 +123,12 @@ typedef struct tn_free_list {
     void *buckets[TN_FREE_BUCKETS]; /* free objects linked through their third word */
 } tn_free_list;
 
+/* A frozen segment (roots/frozen.c) */
+typedef struct tn_frozen {
+    char *start, *end;
+    uint64_t *starts; /* one bit per 8 bytes: object starts */
+} tn_frozen;
+
 /* Pinned plugs found by plan */
 typedef struct tn_pin {
     char *start, *end;
@@ -195,6 +201,8 @@ struct tenure_runtime {
     /* roots */
     struct tenure_root_area *areas;
     struct tenure_root_scanner *scanners;
+    struct tn_frozen *frozen; /* frozen segments */
+    size_t frozen_count;
     tn_handle_slab *handle_slabs;
     uintptr_t *slab_set;    /* open-addressing set of slab addresses: checks a handle */
     size_t slab_set_cap, slab_count;
@@ -313,6 +321,11 @@ void tn_roots_visit_stack(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
 void tn_roots_scan_conservative(tenure_runtime *rt, tn_slot_fn pin, void *ctx);
 /* The live object of this instance containing p (interior pointers allowed), or NULL. */
 char *tn_roots_object_containing(tenure_runtime *rt, const void *p);
+/* Frozen segments (roots/frozen.c) */
+bool tn_frozen_is_object(const tenure_runtime *rt, const void *p);
+void tn_frozen_visit_slots(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
+void tn_frozen_visit_objects(tenure_runtime *rt, void (*fn)(tenure_runtime *rt, char *obj, void *ctx), void *ctx);
+void tn_frozen_destroy(tenure_runtime *rt);
 /* Call fn on the object slot of every handle of one of the kinds in kind_mask (bit = kind). */
 void tn_roots_visit_handles(tenure_runtime *rt, uint32_t kind_mask, tn_slot_fn fn, void *ctx);
 

@@ -113,8 +113,10 @@ char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r) {
 }
 
 int tenure_is_object(tenure_runtime *rt, const void *obj) {
-    if (!rt || !obj || ((uintptr_t)obj & 7) || !tn_in_range(rt, obj))
+    if (!rt || !obj || ((uintptr_t)obj & 7))
         return 0;
+    if (!tn_in_range(rt, obj))
+        return tn_frozen_is_object(rt, obj);
     tn_region *r = tn_region_of(rt, obj);
     if (!r || (char *)obj >= tn_region_walk_end(rt, r) || (size_t)(tn_region_walk_end(rt, r) - (char *)obj) < 8)
         return 0;
@@ -142,7 +144,9 @@ size_t tenure_object_size(tenure_runtime *rt, const void *obj) {
 }
 
 int tenure_object_generation(tenure_runtime *rt, const void *obj) {
-    return check_object(rt, obj, "tenure_object_generation") ? tn_region_of(rt, obj)->gen : -1;
+    if (!check_object(rt, obj, "tenure_object_generation"))
+        return -1;
+    return tn_in_range(rt, obj) ? tn_region_of(rt, obj)->gen : TN_GEN2; /* frozen: as old as it gets */
 }
 
 tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context) {
@@ -152,6 +156,10 @@ tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, v
         return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_heap_walk", "NULL visit callback");
     if (rt->in_gc)
         return tn_api_fail(rt, TENURE_STATE, "tenure_heap_walk", "called during a collection");
+    for (size_t f = 0; f < rt->frozen_count; f++)
+        for (char *o = rt->frozen[f].start; o < rt->frozen[f].end; o += tn_obj_size(o))
+            if (visit(o, &tn_obj_type(o)->pub, tn_obj_size(o), TN_GEN2, context))
+                return TENURE_OK;
     for (size_t i = 0; i < rt->units_high; i++) {
         tn_region *r = &rt->regions[i];
         if (r->state != TN_RS_IN_USE || rt->unit_head[i] != i)

@@ -27,7 +27,8 @@ static void check_ref(verifier *v, void **slot, bool in_heap) {
     if (!t)
         return;
     if (!tn_in_range(rt, t)) {
-        problem(v, "reference outside the heap (not an object of this instance)", slot, t);
+        if (!tn_frozen_is_object(rt, t))
+            problem(v, "reference outside the heap (not an object of this instance)", slot, t);
         return;
     }
     tn_region *r = tn_region_of(rt, t);

@@ -89,9 +89,11 @@ void tn_roots_visit_stack(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
     struct tenure_visitor v = {fn, ctx};
     for (tenure_root_scanner *s = rt->scanners; s; s = s->next)
         s->scan(rt, &v, s->context);
+    tn_frozen_visit_slots(rt, fn, ctx);
 }
 
 void tn_roots_destroy(tenure_runtime *rt) {
+    tn_frozen_destroy(rt);
     while (rt->areas) {
         tenure_root_area *a = rt->areas;
         rt->areas = a->next;

@@ -1,0 +1,129 @@
+/* frozen.c - frozen segments: blocks of pre-built objects (literals, images built ahead of
+ * time) that the embedder hands over. They are never collected or moved; the references they
+ * hold are roots and are updated when their targets move. */
+#include "runtime.h"
+#include <stdlib.h>
+
+static bool overlaps(const tenure_runtime *rt, const char *a, const char *b) {
+    if (a < rt->base + rt->range && b > rt->base)
+        return true;
+    for (size_t i = 0; i < rt->frozen_count; i++)
+        if (a < rt->frozen[i].end && b > rt->frozen[i].start)
+            return true;
+    return false;
+}
+
+/* Walk the proposed segment: every object must have a type of rt and fit. */
+static const char *check_objects(const tenure_runtime *rt, char *start, char *end, uint64_t *starts) {
+    for (char *o = start; o < end;) {
+        const tn_type *t = tn_obj_type(o);
+        if (!tn_type_valid(rt, t) || t->kind == TN_TK_FREE)
+            return "an object's header is not a type of this instance";
+        size_t size = tn_obj_size_t(t, o);
+        if (size < TN_MIN_OBJECT || size > (size_t)(end - o))
+            return "an object does not fit in the segment";
+        size_t bit = (size_t)(o - start) / 8;
+        starts[bit >> 6] |= (uint64_t)1 << (bit & 63);
+        o += size;
+    }
+    return NULL;
+}
+
+size_t tenure_frozen_object_init(tenure_runtime *rt, void *at, const tenure_type *type, size_t length) {
+    static const char fn[] = "tenure_frozen_object_init";
+    if (!rt)
+        return 0;
+    const tn_type *t = (const tn_type *)type;
+    if (!tn_type_valid(rt, t) || t->kind == TN_TK_FREE) {
+        tn_api_fail(rt, TENURE_INVALID_TYPE, fn, "%p is not a type of this instance", (const void *)type);
+        return 0;
+    }
+    if (!at || ((uintptr_t)at & 7)) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "%p is not 8-byte aligned", at);
+        return 0;
+    }
+    size_t size = t->kind == TN_TK_ARRAY ? tn_array_size(t, length) : t->size;
+    if (size == 0) {
+        tn_api_fail(rt, TENURE_SIZE, fn, "an array of %zu elements is impossible", length);
+        return 0;
+    }
+    memset(at, 0, size);
+    ((tenure_header *)at)->tenure__word = (uintptr_t)t;
+    if (t->kind == TN_TK_ARRAY)
+        ((tenure_array_header *)at)->length = length;
+    return size;
+}
+
+tenure_result tenure_register_frozen_segment(tenure_runtime *rt, void *start, size_t size) {
+    static const char fn[] = "tenure_register_frozen_segment";
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
+    char *a = start, *b = (char *)start + size;
+    if (!start || ((uintptr_t)start & 7) || (size & 7) || size == 0 || b < a)
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "segment %p+%zu is not 8-byte aligned or empty", start, size);
+    if (rt->in_gc)
+        return tn_api_fail(rt, TENURE_STATE, fn, "called during a collection");
+    if (overlaps(rt, a, b))
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "segment %p+%zu overlaps the heap or another segment", start, size);
+    uint64_t *starts = calloc(size / 512 + 1, sizeof *starts);
+    struct tn_frozen *fz = realloc(rt->frozen, (rt->frozen_count + 1) * sizeof *fz);
+    if (!starts || !fz) {
+        free(starts);
+        if (fz)
+            rt->frozen = fz;
+        return tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory");
+    }
+    rt->frozen = fz;
+    const char *why = check_objects(rt, a, b, starts);
+    if (why) {
+        free(starts);
+        return tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "segment %p+%zu: %s", start, size, why);
+    }
+    rt->frozen[rt->frozen_count++] = (struct tn_frozen){a, b, starts};
+    return TENURE_OK;
+}
+
+/* The frozen segment holding p, or NULL. */
+static const struct tn_frozen *segment_of(const tenure_runtime *rt, const void *p) {
+    for (size_t i = 0; i < rt->frozen_count; i++)
+        if ((const char *)p >= rt->frozen[i].start && (const char *)p < rt->frozen[i].end)
+            return &rt->frozen[i];
+    return NULL;
+}
+
+bool tn_frozen_is_object(const tenure_runtime *rt, const void *p) {
+    const struct tn_frozen *fz = segment_of(rt, p);
+    if (!fz || ((uintptr_t)p & 7))
+        return false;
+    size_t bit = (size_t)((const char *)p - fz->start) / 8;
+    return (fz->starts[bit >> 6] >> (bit & 63)) & 1;
+}
+
+void tn_frozen_visit_objects(tenure_runtime *rt, void (*fn)(tenure_runtime *rt, char *obj, void *ctx), void *ctx) {
+    for (size_t i = 0; i < rt->frozen_count; i++)
+        for (char *o = rt->frozen[i].start; o < rt->frozen[i].end; o += tn_obj_size(o))
+            fn(rt, o, ctx);
+}
+
+typedef struct slot_visit {
+    tn_slot_fn fn;
+    void *ctx;
+} slot_visit;
+
+static void visit_object_slots(tenure_runtime *rt, char *obj, void *c) {
+    slot_visit *sv = c;
+    tn_obj_visit_slots(rt, obj, sv->fn, sv->ctx);
+}
+
+void tn_frozen_visit_slots(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
+    slot_visit sv = {fn, ctx};
+    tn_frozen_visit_objects(rt, visit_object_slots, &sv);
+}
+
+void tn_frozen_destroy(tenure_runtime *rt) {
+    for (size_t i = 0; i < rt->frozen_count; i++)
+        free(rt->frozen[i].starts);
+    free(rt->frozen);
+    rt->frozen = NULL;
+    rt->frozen_count = 0;
+}
