@@ -154,6 +154,12 @@ typedef struct tn_gc_record {
     size_t size_before[TN_NGEN], size_after[TN_NGEN];
     size_t promoted[TN_NGEN];
     size_t pinned_objects;
+    size_t pinned_bytes[TN_NGEN]; /* bytes in pinned plugs, per generation */
+    size_t free_before[TN_NGEN], free_after[TN_NGEN];
+    uint32_t condemn_reasons_gen, condemn_reasons_condition; /* as the .NET collector packs them */
+    int compact_reason;           /* -1: nothing compacted */
+    bool demoted;                 /* regions holding only pinned plugs stayed in their generation */
+    uint32_t phase_us[5];         /* mark, plan, relocate, compact or sweep, promote */
     uint64_t pause_ns;
 } tn_gc_record;
 
@@ -191,6 +197,8 @@ struct tenure_runtime {
     size_t gen0_budget, gen0_min_budget, gen0_max_budget;
     size_t gen1_budget, gen2_budget, loh_budget;
     size_t gen0_allocated, gen1_promoted_since, gen2_promoted_since, loh_allocated;
+    uint64_t tick_bytes[3];  /* bytes per allocation kind since the last allocation tick */
+    bool tick_pending;       /* the next small object crossed the 100 KiB tick threshold */
 
     /* types */
     tn_type *types;
@@ -221,8 +229,13 @@ struct tenure_runtime {
     tn_vec gaps;         /* tn_gap */
     tn_region **plan_regions[TN_NGEN]; /* per generation: max_units + 1 slots for plan */
     size_t marked_bytes;
+    size_t overflow_marked; /* bytes marked while recovering from mark stack overflow */
+    bool overflow_seen;
     size_t pinned_objects;
     tn_gc_record last;
+    /* events: ev_mask[l] = keywords wanted at level l by some session (trace/) */
+    uint64_t ev_mask[6];
+    struct tn_session *sessions;
     tenure_gc_callback gc_callback;
     void *gc_callback_context;
     tenure_stats stats;
@@ -339,6 +352,9 @@ void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_
 /* The object that covers address p in a gen1+/LOH/POH region (via the crossing table). */
 char *tn_gc_find_object_start(tenure_runtime *rt, tn_region *r, char *p);
 size_t tn_gc_verify(tenure_runtime *rt, const char *when);
+/* GCGlobalHeapHistory_V4, GCPerHeapHistory_V3 / GCHeapStats_V2 of the GC just done (history.c) */
+void tn_gc_emit_history(tenure_runtime *rt);
+void tn_gc_emit_heap_stats(tenure_runtime *rt);
 /* Record the crossing-table entries of an object placed in an old region. */
 void tn_gc_note_object(tenure_runtime *rt, char *o, size_t size);
 /* Visit the slots under one card of r / under every dirty card older than `condemned`. */
@@ -362,5 +378,7 @@ enum {
     TN_REASON_INDUCED_COMPACTING = 10,
     TN_REASON_INDUCED_AGGRESSIVE = 17
 };
+
+#include "trace/trace.h"
 
 #endif

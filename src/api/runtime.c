@@ -83,6 +83,7 @@ tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result
             *result = TENURE_NOMEM;
         return NULL;
     }
+    tn_trace_init_from_env(rt);
     if (result)
         *result = r;
     return rt;
@@ -91,6 +92,7 @@ tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result
 void tenure_destroy(tenure_runtime *rt) {
     if (!rt || rt->magic != TN_RUNTIME_MAGIC)
         return;
+    tn_trace_destroy(rt);
     tn_roots_destroy(rt);
     tn_type_free_all(rt);
     tn_heap_destroy(rt);

@@ -14,15 +14,15 @@ static void set_condemned(tenure_runtime *rt, int condemned, bool on) {
     }
 }
 
-static void measure_generations(tenure_runtime *rt, size_t *sizes) {
+static void measure_generations(tenure_runtime *rt, size_t *sizes, size_t *free_sizes) {
     for (int g = 0; g < TN_NGEN; g++) {
         size_t size = 0, free_bytes = 0;
         for (tn_region *r = rt->gens[g]; r; r = r->next) {
             size += (size_t)(r->used - r->start);
             free_bytes += r->free_bytes;
         }
-        if (sizes)
-            sizes[g] = size;
+        sizes[g] = size;
+        free_sizes[g] = free_bytes;
         rt->stats.gen[g].size = size;
         rt->stats.gen[g].free_bytes = free_bytes;
     }
@@ -36,7 +36,7 @@ static void verify_if_asked(tenure_runtime *rt, const char *when) {
 static void update_stats(tenure_runtime *rt, int condemned, uint64_t pause) {
     tenure_stats *s = &rt->stats;
     tn_gc_record *g = &rt->last;
-    measure_generations(rt, g->size_after);
+    measure_generations(rt, g->size_after, g->free_after);
     s->heap_bytes = s->live_bytes_after_gc = s->promoted_bytes = 0;
     for (int i = 0; i < TN_NGEN; i++) {
         s->heap_bytes += s->gen[i].size;
@@ -60,23 +60,78 @@ static void update_stats(tenure_runtime *rt, int condemned, uint64_t pause) {
         s->max_pause_ns = pause;
 }
 
+/* Why this generation: packed as the .NET collector packs gen_to_condemn_tuning. */
+static void record_condemn_reasons(tn_gc_record *g, int requested, uint32_t reason) {
+    int initial = requested < 0 || requested > TN_GEN2 ? TN_GEN2 : requested;
+    g->condemn_reasons_gen = (uint32_t)initial << (2 * TN_CR_GEN_INITIAL) |
+                             (uint32_t)g->condemned << (2 * TN_CR_GEN_FINAL);
+    if (reason == TN_REASON_ALLOC_SMALL || reason == TN_REASON_ALLOC_LARGE)
+        g->condemn_reasons_gen |= (uint32_t)initial << (2 * TN_CR_GEN_ALLOC_BUDGET);
+    uint32_t c = 0;
+    if ((reason == TN_REASON_INDUCED || reason == TN_REASON_INDUCED_COMPACTING ||
+         reason == TN_REASON_INDUCED_AGGRESSIVE) && g->condemned == TN_GEN2)
+        c |= 1u << TN_CR_INDUCED_FULLGC;
+    if (reason == TN_REASON_INDUCED_NOFORCE)
+        c |= 1u << TN_CR_INDUCED_NOFORCE;
+    if (reason == TN_REASON_OOS_SOH || reason == TN_REASON_OOS_LOH)
+        c |= 1u << TN_CR_BEFORE_OOM;
+    if (reason == TN_REASON_STRESS)
+        c |= 1u << TN_CR_STRESS;
+    g->condemn_reasons_condition = c;
+}
+
+/* Stop the world (one mutator thread for now: the caller), in the events' order. */
+static void suspend(tenure_runtime *rt, uint32_t reason) {
+    TN_EMIT(rt, GCSuspendEEBegin_V1, .Reason = TN_SUSPEND_FOR_GC, .Count = (uint32_t)rt->stats.gc_count);
+    TN_EMIT(rt, GCSuspendEEEnd_V1, .ClrInstanceID = 0);
+    TN_EMIT(rt, GCTriggered, .Reason = reason);
+}
+
+static void restart(tenure_runtime *rt) {
+    TN_EMIT(rt, GCRestartEEBegin_V1, .ClrInstanceID = 0);
+    TN_EMIT(rt, GCRestartEEEnd_V1, .ClrInstanceID = 0);
+    tn_trace_gc_end(rt);
+}
+
+static void start_gc(tenure_runtime *rt, int condemned, int requested, uint32_t reason) {
+    rt->stats.gc_count++;
+    memset(&rt->last, 0, sizeof rt->last);
+    rt->last.index = rt->stats.gc_count;
+    rt->last.condemned = condemned;
+    rt->last.reason = reason;
+    rt->last.compact_reason = -1;
+    record_condemn_reasons(&rt->last, requested, reason);
+    measure_generations(rt, rt->last.size_before, rt->last.free_before);
+    TN_EMIT(rt, GCStart_V2, .Count = (uint32_t)rt->last.index, .Depth = (uint32_t)condemned, .Reason = reason,
+            .Type = TN_GC_TYPE_BLOCKING, .ClientSequenceNumber = 0);
+}
+
+static void end_gc(tenure_runtime *rt) {
+    tn_gc_emit_history(rt);
+    TN_EMIT(rt, GCEnd_V1, .Count = (uint32_t)rt->last.index, .Depth = (uint32_t)rt->last.condemned);
+    tn_gc_emit_heap_stats(rt);
+    if (rt->gc_callback) {
+        tenure_gc_info info;
+        tenure_get_last_gc_info(rt, &info);
+        rt->gc_callback(rt, &info, rt->gc_callback_context);
+    }
+}
+
 tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
     if (rt->in_gc)
         return TENURE_STATE;
     uint64_t t0 = tn_os_now_ns();
     int condemned = generation < 0 || generation > TN_GEN2 ? TN_GEN2 : generation;
     rt->in_gc = true;
+    suspend(rt, reason);
     tn_alloc_reset_context(rt);
     verify_if_asked(rt, "before a GC");
-    rt->stats.gc_count++;
-    memset(&rt->last, 0, sizeof rt->last);
-    rt->last.index = rt->stats.gc_count;
-    rt->last.condemned = condemned;
-    rt->last.reason = reason;
-    measure_generations(rt, rt->last.size_before);
+    start_gc(rt, condemned, generation, reason);
 
     set_condemned(rt, condemned, true);
+    uint64_t t1 = tn_os_now_ns();
     tn_gc_mark(rt, condemned);
+    rt->last.phase_us[0] = (uint32_t)((tn_os_now_ns() - t1) / 1000);
     tn_gc_plan_and_reclaim(rt, condemned, flags);
     set_condemned(rt, condemned, false);
 
@@ -84,11 +139,8 @@ tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason,
     tn_budgets_update(rt);
     tn_regions_trim(rt, (flags & TENURE_COLLECT_AGGRESSIVE) != 0);
     verify_if_asked(rt, "after a GC");
-    if (rt->gc_callback) {
-        tenure_gc_info info;
-        tenure_get_last_gc_info(rt, &info);
-        rt->gc_callback(rt, &info, rt->gc_callback_context);
-    }
+    end_gc(rt);
+    restart(rt);
     rt->in_gc = false;
     return TENURE_OK;
 }

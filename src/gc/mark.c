@@ -82,7 +82,12 @@ static void process_overflow(tenure_runtime *rt) {
 
 static void drain_all(tenure_runtime *rt) {
     drain(rt);
+    if (!rt->mark_overflow)
+        return;
+    size_t before = rt->marked_bytes;
     process_overflow(rt);
+    rt->overflow_marked += rt->marked_bytes - before;
+    rt->overflow_seen = true;
 }
 
 /* Roots are traced depth first, one at a time, so that millions of roots do not overflow
@@ -94,9 +99,8 @@ static void mark_root_slot(void **slot, void *ctx) {
         drain(rt);
 }
 
-static void pin_slot(void **slot, void *ctx) {
-    tenure_runtime *rt = ctx;
-    char *v = *slot;
+/* Pin and mark v; handle_id is the pinning handle (0 for a conservative stack root). */
+static void pin_object(tenure_runtime *rt, char *v, uint64_t handle_id) {
     tn_region *r = condemned_region(rt, v);
     if (!r)
         return;
@@ -104,10 +108,16 @@ static void pin_slot(void **slot, void *ctx) {
     if (!tn_bit_test(rt->pin_bits, bit)) {
         tn_bit_set(rt->pin_bits, bit);
         rt->pinned_objects++;
+        TN_EMIT(rt, PinObjectAtGCTime, .HandleID = handle_id, .ObjectID = (uint64_t)(uintptr_t)v,
+                .ObjectSize = tn_obj_size(v), .TypeName = tn_obj_type(v)->name);
     }
     if (mark_object(rt, r, v))
         push(rt, v);
 }
+
+/* A pinned handle's slot is the handle itself (the object is its first field). */
+static void pin_handle_slot(void **slot, void *ctx) { pin_object(ctx, *slot, (uint64_t)(uintptr_t)slot); }
+static void pin_stack_word(void **slot, void *ctx) { pin_object(ctx, *slot, 0); }
 
 /* Visit the slots of obj that lie in [lo, hi). */
 static void visit_slots_in(tenure_runtime *rt, char *obj, char *lo, char *hi, tn_slot_fn fn, void *ctx);
@@ -194,28 +204,50 @@ static void clear_weak(void **slot, void *ctx) {
 
 #define KIND_BIT(k) (1u << (k))
 
+/* GCMarkWithType for one root kind: the bytes it marked, overflow processing excluded. */
+typedef struct kind_meter {
+    size_t marked, overflow;
+} kind_meter;
+
+static kind_meter meter_start(const tenure_runtime *rt) { return (kind_meter){rt->marked_bytes, rt->overflow_marked}; }
+
+static void meter_end(tenure_runtime *rt, kind_meter m, uint32_t type) {
+    size_t bytes = (rt->marked_bytes - m.marked) - (rt->overflow_marked - m.overflow);
+    TN_EMIT(rt, GCMarkWithType, .HeapNum = 0, .Type = type, .Bytes = bytes);
+}
+
 void tn_gc_mark(tenure_runtime *rt, int condemned) {
-    rt->marked_bytes = 0;
+    rt->marked_bytes = rt->overflow_marked = 0;
+    rt->overflow_seen = false;
     rt->pinned_objects = 0;
     rt->mark_overflow = false;
     rt->mark_stack.count = 0;
     if (!tn_vec_reserve(&rt->mark_stack, rt->config.GCMarkStackSize))
         tn_vec_reserve(&rt->mark_stack, 64);
 
-    /* Stack: shadow frames, root areas, root scanners, and the stack itself conservatively */
+    /* Stack: shadow frames, root areas, root scanners, frozen segments, and the stack itself
+     * conservatively */
+    kind_meter m = meter_start(rt);
     tn_roots_visit_stack(rt, mark_root_slot, rt);
     if (rt->config.GCConservativeStack)
-        tn_roots_scan_conservative(rt, pin_slot, rt);
+        tn_roots_scan_conservative(rt, pin_stack_word, rt);
     drain_all(rt);
+    meter_end(rt, m, TN_ROOT_STACK);
     /* Handle: pinned handles pin, strong handles keep alive */
-    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_PINNED), pin_slot, rt);
+    m = meter_start(rt);
+    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_PINNED), pin_handle_slot, rt);
     tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_STRONG), mark_root_slot, rt);
     drain_all(rt);
+    meter_end(rt, m, TN_ROOT_HANDLE);
     /* Older: old-to-young references under dirty cards */
     if (condemned < TN_GEN2) {
+        m = meter_start(rt);
         tn_gc_visit_dirty_cards(rt, condemned, mark_root_slot, rt, NULL);
         drain_all(rt);
+        meter_end(rt, m, TN_ROOT_OLDER);
     }
     /* weak handles of dead objects are cleared */
     tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_SHORT) | KIND_BIT(TENURE_HANDLE_WEAK_LONG), clear_weak, rt);
+    if (rt->overflow_seen)
+        TN_EMIT(rt, GCMarkWithType, .HeapNum = 0, .Type = TN_ROOT_OVERFLOW, .Bytes = rt->overflow_marked);
 }

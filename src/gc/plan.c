@@ -180,6 +180,7 @@ static void plan_region(tenure_runtime *rt, cursor *c, tn_region *r) {
             p->start = s;
             p->end = e;
             r->pin_count++;
+            rt->last.pinned_bytes[r->gen] += (size_t)(e - s);
         } else {
             delta = place(rt, c, (size_t)(e - s)) - s;
         }
@@ -359,20 +360,25 @@ static void refill_free_list(tenure_runtime *rt, gen_plan *gp, tn_free_list *fl)
     }
 }
 
-static bool choose_compaction(tenure_runtime *rt, int gen, gen_plan *gp, unsigned flags) {
+/* Compact or sweep: the reason for compacting (the .NET gc_heap_compact_reason), or -1. */
+static int compaction_reason(tenure_runtime *rt, int gen, gen_plan *gp, unsigned flags) {
     if (gen == TN_POH)
-        return false;
+        return -1;
     if (gen == TN_LOH)
-        return (flags & TENURE_COLLECT_COMPACT_LOH) || rt->config.GCLOHCompact;
+        return (flags & TENURE_COLLECT_COMPACT_LOH) || rt->config.GCLOHCompact ? TN_COMPACT_LOH_FORCED : -1;
+    if (rt->last.reason == TN_REASON_OOS_SOH || rt->last.reason == TN_REASON_OOS_LOH)
+        return TN_COMPACT_LAST_GC;
     if ((flags & TENURE_COLLECT_COMPACT) || rt->config.GCCompactMode == 1)
-        return true;
+        return TN_COMPACT_INDUCED;
     if (rt->config.GCCompactMode == 2)
-        return false;
+        return -1;
     /* compact when it would give back at least one region, or when an eighth or more of
      * the generation is free space */
     size_t needed = (gp->live + rt->unit_size - 1) / rt->unit_size;
     size_t frag = gp->used_total - gp->live;
-    return gp->n > needed || frag * 8 >= gp->used_total;
+    if (frag * 8 >= gp->used_total)
+        return TN_COMPACT_HIGH_FRAG;
+    return gp->n > needed ? TN_COMPACT_FREES_REGION : -1;
 }
 
 static void sweep_generation(tenure_runtime *rt, int gen, gen_plan *gp) {
@@ -408,7 +414,80 @@ static void release_and_promote(tenure_runtime *rt, int gen, gen_plan *gp) {
     }
 }
 
+/* Record the time since `since` as phase i (microseconds); return now. */
+static uint64_t phase_mark(tenure_runtime *rt, int i, uint64_t since) {
+    uint64_t now = tn_os_now_ns();
+    rt->last.phase_us[i] = (uint32_t)((now - since) / 1000);
+    return now;
+}
+
+/* ---- the ranges of survivors, for the events (and the profiler) ---- */
+
+#define RANGE_BATCH 256
+
+typedef struct range_batch {
+    tenure_runtime *rt;
+    bool moved;
+    uint32_t index, count;
+    uint64_t values[RANGE_BATCH * 3];
+} range_batch;
+
+static void flush_batch(range_batch *b) {
+    if (!b->count)
+        return;
+    if (b->moved)
+        TN_EMIT(b->rt, GCBulkMovedObjectRanges, .Index = b->index, .Count = b->count, .Values = b->values);
+    else
+        TN_EMIT(b->rt, GCBulkSurvivingObjectRanges, .Index = b->index, .Count = b->count, .Values = b->values);
+    b->index++;
+    b->count = 0;
+}
+
+static void add_range(range_batch *b, char *old, char *new_start, size_t len) {
+    uint64_t *v = &b->values[b->count * (b->moved ? 3 : 2)];
+    v[0] = (uint64_t)(uintptr_t)old;
+    if (b->moved) {
+        v[1] = (uint64_t)(uintptr_t)new_start;
+        v[2] = len;
+    } else {
+        v[1] = len;
+    }
+    if (++b->count == RANGE_BATCH)
+        flush_batch(b);
+}
+
+/* One record per plug: compacted generations report where each plug goes (old == new for a
+ * pinned plug), swept ones where each run of survivors is. Nothing has moved yet. */
+static void report_ranges(tenure_runtime *rt, gen_plan *plans, int condemned) {
+    bool moved_on = TN_EV_ON(rt, GCBulkMovedObjectRanges), surv_on = TN_EV_ON(rt, GCBulkSurvivingObjectRanges);
+    if (!moved_on && !surv_on)
+        return;
+    static const int order[TN_NGEN] = {TN_GEN0, TN_GEN1, TN_GEN2, TN_LOH, TN_POH};
+    range_batch moved = {rt, true, 0, 0, {0}}, surv = {rt, false, 0, 0, {0}};
+    for (int k = 0; k < TN_NGEN; k++) {
+        gen_plan *gp = &plans[order[k]];
+        if (!tn_gen_condemned(order[k], condemned) || !(gp->compact ? moved_on : surv_on))
+            continue;
+        for (size_t i = 0; i < gp->n; i++) {
+            tn_region *r = gp->regions[i];
+            const uint64_t *bits = gp->compact ? rt->plug_bits : rt->mark_bits;
+            size_t end = tn_bit_index(rt, r->used);
+            for (size_t b = tn_bit_next(bits, tn_bit_index(rt, r->start), end); b < end;) {
+                char *s = bit_addr(rt, b), *e = plug_end(rt, r, s, NULL);
+                if (gp->compact)
+                    add_range(&moved, s, s + plug_delta(r, s), (size_t)(e - s));
+                else
+                    add_range(&surv, s, NULL, (size_t)(e - s));
+                b = tn_bit_next(bits, gp->compact ? b + 1 : tn_bit_index(rt, e), end);
+            }
+        }
+    }
+    flush_batch(&moved);
+    flush_batch(&surv);
+}
+
 void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
+    uint64_t t = tn_os_now_ns();
     gen_plan plans[TN_NGEN];
     memset(plans, 0, sizeof plans);
     rt->pins.count = 0;
@@ -424,7 +503,10 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
             gp->used_total += (size_t)(gp->regions[i]->used - gp->regions[i]->start);
         }
         rt->last.promoted[g] = gp->live;
-        gp->compact = choose_compaction(rt, g, gp, flags);
+        int why = compaction_reason(rt, g, gp, flags);
+        gp->compact = why >= 0;
+        if (why >= 0 && rt->last.compact_reason < 0)
+            rt->last.compact_reason = why;
         if (gp->compact && g < TN_GEN2 && !tn_gen_condemned(g + 1, condemned))
             choose_tail(rt, gp, g);
         rt->last.compacted[g] = gp->compact;
@@ -432,12 +514,15 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
         if (gp->compact)
             plan_compaction(rt, gp);
     }
+    report_ranges(rt, plans, condemned);
+    t = phase_mark(rt, 1, t);
     if (any_compact)
         relocate_all(rt, plans);
     if (condemned < TN_GEN2) {
         card_ctx cc = {rt, 3};
         tn_gc_visit_dirty_cards(rt, condemned, relocate_card_slot, &cc, after_card);
     }
+    t = phase_mark(rt, 2, t);
     for (int g = 0; g < TN_NGEN; g++) {
         gen_plan *gp = &plans[g];
         if (!tn_gen_condemned(g, condemned))
@@ -457,6 +542,7 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
     }
     if (plans[TN_LOH].compact)
         refill_free_list(rt, &plans[TN_LOH], &rt->loh_free);
+    t = phase_mark(rt, 3, t);
     for (int g = TN_NGEN - 1; g >= 0; g--)
         release_and_promote(rt, g, &plans[g]);
     /* every region that was condemned (or took survivors) gets its crossing table and, in
@@ -471,4 +557,5 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
         if (gp->tail)
             tn_gc_rebuild_range(rt, gp->tail, gp->tail_from, gp->tail->gen == TN_GEN2);
     }
+    phase_mark(rt, 4, t);
 }

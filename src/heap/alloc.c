@@ -6,11 +6,25 @@
 
 /* ---- accounting ---- */
 
+#define TN_TICK_BYTES (100u * 1024u)
+
 static void account_context(tenure_runtime *rt) {
     size_t used = (size_t)(rt->head.alloc_ptr - rt->ctx_start);
     rt->stats.bytes_allocated += used;
     rt->gen0_allocated += used;
     rt->ctx_start = rt->head.alloc_ptr;
+    rt->tick_bytes[TN_ALLOC_KIND_SMALL] += used;
+    if (rt->tick_bytes[TN_ALLOC_KIND_SMALL] >= TN_TICK_BYTES)
+        rt->tick_pending = true; /* the object being allocated now gets the tick */
+}
+
+/* GCAllocationTick_V4: obj's allocation made the bytes of its kind pass 100 KiB. */
+static void allocation_tick(tenure_runtime *rt, int kind, const tn_type *t, void *obj, size_t size) {
+    uint64_t amount = rt->tick_bytes[kind];
+    rt->tick_bytes[kind] = 0;
+    TN_EMIT(rt, GCAllocationTick_V4, .AllocationAmount = (uint32_t)amount, .AllocationKind = (uint32_t)kind,
+            .AllocationAmount64 = amount, .TypeID = (uint64_t)(uintptr_t)t, .TypeName = t->name, .HeapIndex = 0,
+            .Address = (uint64_t)(uintptr_t)obj, .ObjectSize = size);
 }
 
 void tn_alloc_reset_context(tenure_runtime *rt) {
@@ -142,6 +156,10 @@ static void *alloc_small(tenure_runtime *rt, const tn_type *t, size_t size) {
             rt->head.alloc_ptr = p + size;
             publish_limit(rt);
             *(uintptr_t *)p = (uintptr_t)t;
+            if (rt->tick_pending) {
+                rt->tick_pending = false;
+                allocation_tick(rt, TN_ALLOC_KIND_SMALL, t, (void *)p, size);
+            }
             return (void *)p;
         }
         if (!collected_for_budget && !rt->in_gc &&
@@ -237,6 +255,10 @@ static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, int 
     if (gen == TN_LOH)
         rt->loh_allocated += size;
     rt->stats.bytes_allocated += size;
+    int kind = gen == TN_LOH ? TN_ALLOC_KIND_LARGE : TN_ALLOC_KIND_PINNED;
+    rt->tick_bytes[kind] += size;
+    if (rt->tick_bytes[kind] >= TN_TICK_BYTES)
+        allocation_tick(rt, kind, t, c, size);
     return c;
 }
 

@@ -141,6 +141,8 @@ tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen) {
     r->free_bytes = 0;
     r->condemned = r->compacting = false;
     tn_region_list_add(rt, r);
+    TN_EMIT(rt, GCCreateSegment_V1, .Address = (uint64_t)(uintptr_t)r->start, .Size = (uint64_t)(r->end - r->start),
+            .Type = gen == TN_LOH ? TN_SEGMENT_LOH : gen == TN_POH ? TN_SEGMENT_POH : TN_SEGMENT_SOH);
     return r;
 }
 
@@ -155,6 +157,7 @@ void tn_region_set_gen(tenure_runtime *rt, tn_region *r, int gen) {
 /* The region leaves its generation list; its units become free (still committed). */
 void tn_region_release(tenure_runtime *rt, tn_region *r) {
     tn_region_list_remove(rt, r);
+    TN_EMIT(rt, GCFreeSegment_V1, .Address = (uint64_t)(uintptr_t)r->start);
     memset(rt->cards + (((uintptr_t)r->start - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT), 0,
            (size_t)(r->end - r->start) >> TENURE__CARD_SHIFT);
     char *dirty_to = r->used > r->zero_from ? r->used : r->zero_from;

@@ -80,6 +80,7 @@ tenure_result tenure_register_frozen_segment(tenure_runtime *rt, void *start, si
         return tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "segment %p+%zu: %s", start, size, why);
     }
     rt->frozen[rt->frozen_count++] = (struct tn_frozen){a, b, starts};
+    TN_EMIT(rt, GCCreateSegment_V1, .Address = (uint64_t)(uintptr_t)a, .Size = size, .Type = TN_SEGMENT_FROZEN);
     return TENURE_OK;
 }
 

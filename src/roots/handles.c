@@ -103,6 +103,14 @@ static tn_handle_slot *live_slot(tenure_runtime *rt, const tenure_handle *handle
     return h;
 }
 
+static void emit_set(tenure_runtime *rt, const tn_handle_slot *h) {
+    if (TN_EV_ON(rt, SetGCHandle)) {
+        int gen = h->object ? tenure_object_generation(rt, h->object) : 0;
+        TN_EMIT(rt, SetGCHandle, .HandleID = (uint64_t)(uintptr_t)h, .ObjectID = (uint64_t)(uintptr_t)h->object,
+                .Kind = h->kind, .Generation = (uint32_t)(gen < 0 ? 0 : gen), .AppDomainID = 0);
+    }
+}
+
 static bool valid_target(tenure_runtime *rt, void *obj, const char *fn) {
     if (!obj || tenure_is_object(rt, obj))
         return true;
@@ -136,6 +144,7 @@ tenure_handle *tenure_handle_new(tenure_runtime *rt, tenure_handle_kind kind, vo
     h->kind = (uint32_t)kind;
     h->object = obj;
     rt->handle_count++;
+    emit_set(rt, h);
     return (tenure_handle *)h;
 }
 
@@ -152,6 +161,7 @@ tenure_result tenure_handle_set(tenure_runtime *rt, tenure_handle *handle, void 
     if (!valid_target(rt, obj, fn))
         return TENURE_INVALID_OBJECT;
     h->object = obj;
+    emit_set(rt, h);
     return TENURE_OK;
 }
 
@@ -159,6 +169,7 @@ tenure_result tenure_handle_free(tenure_runtime *rt, tenure_handle *handle) {
     tn_handle_slot *h = live_slot(rt, handle, "tenure_handle_free");
     if (!h)
         return TENURE_INVALID_HANDLE;
+    TN_EMIT(rt, DestroyGCHandle, .HandleID = (uint64_t)(uintptr_t)h);
     h->kind = TN_HANDLE_FREE;
     h->object = NULL;
     h->next_free = NULL;

@@ -1,0 +1,461 @@
+#!/usr/bin/env bash
+# run_all.sh - run every benchmark (binary-trees, GCBench, gen0 pause versus old-generation
+# size, allocation microbenchmark) for tenure, Boehm and malloc/free and write bench/RESULTS.md.
+#
+#   bench/run_all.sh [--bindir DIR] [--reps N] [--depths "16 20"] [--gen0-sizes 10m,1g]
+#                    [--gen0-gcs N] [--alloc-count N] [--alloc-sizes 16,32,48,64]
+#                    [--only "trees gcbench gen0 alloc"] [--out FILE] [--logs DIR]
+#
+#   --bindir       directory with binary_trees, gcbench, gen0_pause, alloc_micro
+#                  (default: the first build*/bench/ that has them all)
+#   --reps         repetitions of every benchmark and implementation (default 3; env REPS)
+#   --depths       binary-trees max depths (default "16 20")
+#   --gen0-sizes   old-generation sizes for gen0_pause (default 10m,1g)
+#   --gen0-gcs     gen0 GCs recorded per size and repetition (default 300)
+#   --alloc-count  allocations per object size in alloc_micro (default 25000000)
+#   --alloc-sizes  object sizes in bytes for alloc_micro (default 16,32,48,64)
+#   --only         the benchmarks to run (default all: trees gcbench gen0 alloc)
+#   --out          the markdown report (default bench/RESULTS.md; "-" for stdout only)
+#   --logs         keep every run's output in DIR (default: a temporary directory, removed)
+#
+# Implementations alternate inside each repetition (tenure, Boehm, malloc, tenure, ...), so
+# that drifts of the machine hit all of them alike; tables show medians over the repetitions.
+# Every run's exit status and check lines are verified; the report marks failed runs and the
+# script exits 1 if anything failed. With the defaults the whole run takes about 2 minutes on
+# a 2-core machine (binary-trees depth 20 and the 1 GiB old graph dominate).
+# TENURE_* environment variables reach every tenure run.
+set -u
+export LC_ALL=C
+
+script_dir=$(cd "$(dirname "$0")" && pwd)
+repo_dir=$(dirname "$script_dir")
+
+bindir=""
+reps=${REPS:-3}
+depths="16 20"
+gen0_sizes="10m,1g"
+gen0_gcs=300
+alloc_count=25000000
+alloc_sizes="16,32,48,64"
+only="trees gcbench gen0 alloc"
+out="$script_dir/RESULTS.md"
+logs=""
+
+die() { echo "run_all.sh: $*" >&2; exit 2; }
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --bindir) bindir=${2:?}; shift 2 ;;
+        --bindir=*) bindir=${1#*=}; shift ;;
+        --reps|-n) reps=${2:?}; shift 2 ;;
+        --reps=*) reps=${1#*=}; shift ;;
+        --depths) depths=${2:?}; shift 2 ;;
+        --depths=*) depths=${1#*=}; shift ;;
+        --gen0-sizes) gen0_sizes=${2:?}; shift 2 ;;
+        --gen0-sizes=*) gen0_sizes=${1#*=}; shift ;;
+        --gen0-gcs) gen0_gcs=${2:?}; shift 2 ;;
+        --gen0-gcs=*) gen0_gcs=${1#*=}; shift ;;
+        --alloc-count) alloc_count=${2:?}; shift 2 ;;
+        --alloc-count=*) alloc_count=${1#*=}; shift ;;
+        --alloc-sizes) alloc_sizes=${2:?}; shift 2 ;;
+        --alloc-sizes=*) alloc_sizes=${1#*=}; shift ;;
+        --only) only=${2:?}; shift 2 ;;
+        --only=*) only=${1#*=}; shift ;;
+        --out) out=${2:?}; shift 2 ;;
+        --out=*) out=${1#*=}; shift ;;
+        --logs) logs=${2:?}; shift 2 ;;
+        --logs=*) logs=${1#*=}; shift ;;
+        -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) die "unknown argument: $1 (see --help)" ;;
+    esac
+done
+
+case "$reps" in ''|*[!0-9]*|0) die "--reps needs a positive integer" ;; esac
+case "$gen0_gcs" in ''|*[!0-9]*|0) die "--gen0-gcs needs a positive integer" ;; esac
+case "$alloc_count" in ''|*[!0-9]*|0) die "--alloc-count needs a positive integer" ;; esac
+for b in $only; do
+    case "$b" in trees|gcbench|gen0|alloc) ;; *) die "unknown benchmark in --only: $b" ;; esac
+done
+want() { case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+if [ -z "$bindir" ]; then
+    for cand in "$repo_dir"/build*/bench; do
+        if [ -x "$cand/binary_trees" ] && [ -x "$cand/gcbench" ] && [ -x "$cand/gen0_pause" ] &&
+           [ -x "$cand/alloc_micro" ]; then
+            bindir=$cand; break
+        fi
+    done
+fi
+[ -n "$bindir" ] || die "benchmarks not found; build them (cmake --build <dir>) or pass --bindir DIR"
+for b in binary_trees gcbench gen0_pause alloc_micro; do
+    [ -x "$bindir/$b" ] || die "$bindir/$b not found or not executable"
+done
+
+if [ -n "$logs" ]; then
+    mkdir -p "$logs" || die "cannot create $logs"
+    logdir=$logs
+else
+    logdir=$(mktemp -d "${TMPDIR:-/tmp}/run_all.XXXXXX") || die "mktemp failed"
+    trap 'rm -rf "$logdir"' EXIT
+fi
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------------
+field() { # field NAME LINE: the value of NAME=value in a RESULT/STATS/... line
+    printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1
+}
+median() {
+    sort -g | awk '{ v[NR] = $1 } END {
+        if (NR == 0) { print "-"; exit }
+        if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+maximum() { sort -g | awk '{ m = $1 } END { if (NR == 0) print "-"; else print m }'; }
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'
+}
+fmt() { awk -v v="$1" -v f="$2" 'BEGIN { if (v == "-" || v == "") print "-"; else printf f, v }'; }
+mib() { awk -v v="$1" 'BEGIN { if (v == "-" || v == "") print "-"; else printf "%.1f", v / 1024 }'; }
+label() {
+    case "$1" in tenure) echo tenure ;; boehm) echo Boehm ;; malloc) echo malloc/free ;; *) echo "$1" ;; esac
+}
+
+failures=0
+failure_notes=""
+note_failure() {
+    failures=$((failures + 1))
+    failure_notes+="- $*"$'\n'
+    echo "" >&2
+    echo "FAILED: $*" >&2
+}
+
+declare -A vals   # vals[bench,key...] = newline-separated values
+add() { vals[$1]+="$2"$'\n'; }
+get() { printf '%s' "${vals[$1]:-}" | "${2:-median}"; }
+
+# run_one NAME OUTFILE CMD...: runs CMD, reports a failure (and returns 1) on a non-zero exit.
+run_one() {
+    local name=$1 outf=$2; shift 2
+    "$@" > "$outf" 2> "$outf.err"
+    local rc=$?
+    if [ $rc -ne 0 ]; then
+        local sig=""
+        [ $rc -gt 128 ] && sig=" (signal $((rc - 128)): $(kill -l $((rc - 128)) 2>/dev/null))"
+        echo "exit $rc" >&2
+        note_failure "\`$*\` exited with status $rc$sig ($name)"
+        echo "--- stdout (last 10 lines) ---" >&2; tail -n 10 "$outf" >&2
+        echo "--- stderr (last 10 lines) ---" >&2; tail -n 10 "$outf.err" >&2
+        return 1
+    fi
+    if [ -s "$outf.err" ]; then
+        echo "(stderr: $(head -c 300 "$outf.err" | tr '\n' ' '))" >&2
+    fi
+    return 0
+}
+
+impls_of() { "$1" --list 2>/dev/null || echo "tenure malloc"; }
+
+t_start=$(date +%s)
+report="$logdir/report.md"
+: > "$report"
+
+# ---------------------------------------------------------------------------------------------
+# machine
+# ---------------------------------------------------------------------------------------------
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
+cc_version=$( (cc --version 2>/dev/null || gcc --version 2>/dev/null) | head -n 1)
+gc_version=$(pkg-config --modversion bdw-gc 2>/dev/null || echo "not found")
+git_rev=$(git -C "$repo_dir" rev-parse --short HEAD 2>/dev/null || echo "?")
+git_dirty=$(git -C "$repo_dir" status --porcelain -- src include 2>/dev/null | head -n 1)
+{
+    echo "# tenure benchmark results"
+    echo ""
+    echo "Generated by \`bench/run_all.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'); $reps repetition(s) of every"
+    echo "benchmark and implementation, alternating implementations within each repetition; the"
+    echo "tables show medians over the repetitions unless they say otherwise."
+    echo ""
+    echo "## Machine"
+    echo ""
+    echo "- CPU: ${cpu:-unknown} ($(nproc 2>/dev/null || echo '?') CPUs online)"
+    echo "- Memory (\`free -g\`):"
+    echo ""
+    echo '```'
+    free -g 2>/dev/null || echo "free not available"
+    echo '```'
+    echo ""
+    echo "- Kernel: $(uname -srm)"
+    echo "- Compiler: ${cc_version:-unknown}; benchmarks built with -O2"
+    echo "- Boehm collector (libgc): $gc_version"
+    echo "- tenure: git $git_rev${git_dirty:+ with uncommitted changes in src/ or include/}"
+    env_opts=$(env | grep '^TENURE_' | sort | tr '\n' ' ')
+    [ -n "$env_opts" ] && echo "- tenure options from the environment: \`$env_opts\`"
+    echo ""
+} >> "$report"
+
+# ---------------------------------------------------------------------------------------------
+# binary-trees (run_binary_trees.sh does the runs, the checks and the table)
+# ---------------------------------------------------------------------------------------------
+if want trees; then
+    echo "== binary-trees" >&2
+    "$script_dir/run_binary_trees.sh" --bin "$bindir/binary_trees" --reps "$reps" --depths "$depths" \
+        --logs "$logdir/binary_trees" > "$logdir/binary_trees.md"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        note_failure "run_binary_trees.sh exited with status $rc (see its output above; logs in $logdir/binary_trees)"
+    fi
+    {
+        sed -E -e 's/^## binary-trees.*/## binary-trees/' -e 's/^Machine: .* (Wall time:)/\1/' "$logdir/binary_trees.md"
+        echo ""
+        echo "The Benchmarks Game binary-trees (single-threaded): stretch tree of depth d+1, long-lived"
+        echo "tree of depth d, 2^(d-k+4) trees of depth k = 4, 6, ..., d. tenure nodes are 24 bytes"
+        echo "(header and two references), Boehm and malloc nodes 16 bytes."
+        echo ""
+    } >> "$report"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# GCBench
+# ---------------------------------------------------------------------------------------------
+if want gcbench; then
+    echo "== GCBench" >&2
+    gimpls=$(impls_of "$bindir/gcbench")
+    mkdir -p "$logdir/gcbench"
+    ref_checks=""
+    declare -A gfailed
+    for rep in $(seq 1 "$reps"); do
+        for impl in $gimpls; do
+            [ -n "${gfailed[$impl]:-}" ] && continue
+            o="$logdir/gcbench/$impl.$rep.out"
+            printf '  GCBench rep %s/%s %-6s ... ' "$rep" "$reps" "$impl" >&2
+            if ! run_one "GCBench $impl" "$o" "$bindir/gcbench" --impl="$impl"; then
+                gfailed[$impl]=1; continue
+            fi
+            grep '^CHECK ' "$o" > "$o.checks"
+            if [ -z "$ref_checks" ]; then
+                ref_checks="$o.checks"
+            elif ! cmp -s "$ref_checks" "$o.checks"; then
+                echo "WRONG CHECKS" >&2
+                note_failure "GCBench --impl=$impl printed check lines that differ from $(basename "$ref_checks" .out.checks)"
+                diff "$ref_checks" "$o.checks" >&2
+                gfailed[$impl]=1; continue
+            fi
+            result=$(grep '^RESULT ' "$o" | tail -n 1)
+            stats=$(grep '^STATS ' "$o" | tail -n 1)
+            add "gc,$impl,wall" "$(field wall_s "$result")"
+            add "gc,$impl,rss" "$(field maxrss_kb "$result")"
+            if [ -n "$stats" ]; then
+                for k in gcs total_pause_ms median_pause_ms p95_pause_ms max_pause_ms; do
+                    add "gc,$impl,$k" "$(field "$k" "$stats")"
+                done
+            fi
+            # phase times: top-down + bottom-up per depth
+            while read -r line; do
+                d=$(field depth "$line")
+                add "gc,$impl,td$d" "$(field top_down_ms "$line")"
+                add "gc,$impl,bu$d" "$(field bottom_up_ms "$line")"
+            done < <(grep '^PHASE ' "$o")
+            echo "$(field wall_s "$result")s $(( $(field maxrss_kb "$result") / 1024 ))MiB${stats:+ gcs=$(field gcs "$stats") pause=$(field total_pause_ms "$stats")ms}" >&2
+        done
+    done
+    {
+        echo "## GCBench"
+        echo ""
+        echo "Boehm's GCBench (Ellis/Kovac/Boehm): stretch tree of depth 18, long-lived tree of depth 16"
+        echo "and array of 500,000 doubles, then for depths 4, 6, ..., 16 2*TreeSize(18)/TreeSize(d) trees"
+        echo "built top-down and as many bottom-up. Wall time from start-up of the collector to the end;"
+        echo "peak RSS: getrusage. Pauses: every GC of the run (tenure: pause_ns from"
+        echo "tenure_set_gc_callback; Boehm: GC_EVENT_START..GC_EVENT_END)."
+        echo ""
+        echo "| implementation | wall time (s) | peak RSS (MiB) | GCs | total GC pause (ms) | median GC pause (ms) | p95 GC pause (ms) | max GC pause (ms) |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+        for impl in $gimpls; do
+            if [ -z "${vals[gc,$impl,wall]:-}" ]; then
+                echo "| $(label "$impl") | FAILED | | | | | | |"; continue
+            fi
+            g="-"; tp="-"; md="-"; p95="-"; mx="-"
+            if [ "$impl" != malloc ]; then
+                g=$(fmt "$(get "gc,$impl,gcs")" "%.0f")
+                tp=$(fmt "$(get "gc,$impl,total_pause_ms")" "%.1f")
+                md=$(fmt "$(get "gc,$impl,median_pause_ms")" "%.3f")
+                p95=$(fmt "$(get "gc,$impl,p95_pause_ms")" "%.2f")
+                mx=$(fmt "$(get "gc,$impl,max_pause_ms" maximum)" "%.2f")
+            fi
+            echo "| $(label "$impl") | $(fmt "$(get "gc,$impl,wall")" "%.3f") | $(mib "$(get "gc,$impl,rss")") | $g | $tp | $md | $p95 | $mx |"
+        done
+        echo ""
+        tw=$(get gc,tenure,wall); bw=$(get gc,boehm,wall); mw=$(get gc,malloc,wall)
+        tr_=$(get gc,tenure,rss); br=$(get gc,boehm,rss); mr=$(get gc,malloc,rss)
+        echo "| time tenure/Boehm | time tenure/malloc | RSS tenure/Boehm | RSS tenure/malloc |"
+        echo "|---:|---:|---:|---:|"
+        echo "| $(ratio "$tw" "$bw") | $(ratio "$tw" "$mw") | $(ratio "$tr_" "$br") | $(ratio "$tr_" "$mr") |"
+        echo ""
+        echo "Per depth (ms, medians; top-down / bottom-up):"
+        echo ""
+        printf "| depth |"; for impl in $gimpls; do printf " %s |" "$(label "$impl")"; done; echo ""
+        printf "|---:|"; for impl in $gimpls; do printf -- "---:|"; done; echo ""
+        for d in 4 6 8 10 12 14 16; do
+            printf "| %s |" "$d"
+            for impl in $gimpls; do
+                printf " %s / %s |" "$(fmt "$(get "gc,$impl,td$d")" "%.1f")" "$(fmt "$(get "gc,$impl,bu$d")" "%.1f")"
+            done
+            echo ""
+        done
+        echo ""
+        echo "Max pause: the largest over all repetitions; the other columns: medians of the runs' values."
+        echo ""
+    } >> "$report"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# gen0 pause versus old-generation size (tenure only)
+# ---------------------------------------------------------------------------------------------
+if want gen0; then
+    echo "== gen0 pause versus old-generation size" >&2
+    mkdir -p "$logdir/gen0"
+    gen0_keys=""
+    for rep in $(seq 1 "$reps"); do
+        o="$logdir/gen0/$rep.out"
+        printf '  gen0_pause rep %s/%s sizes %s ... ' "$rep" "$reps" "$gen0_sizes" >&2
+        run_one "gen0_pause" "$o" "$bindir/gen0_pause" --sizes "$gen0_sizes" --gcs "$gen0_gcs" || continue
+        while read -r line; do
+            s=$(field old_mib "$line")
+            case " $gen0_keys " in *" $s "*) ;; *) gen0_keys="$gen0_keys $s" ;; esac
+            for k in gcs gen1_gcs gen2_gcs median_pause_ms p95_pause_ms p99_pause_ms max_pause_ms \
+                     mean_promoted_kb build_s gen2_mib; do
+                add "g0,$s,$k" "$(field "$k" "$line")"
+            done
+        done < <(grep '^GEN0 ' "$o")
+        r=$(grep '^RATIO ' "$o" | tail -n 1)
+        [ -n "$r" ] && add "g0,ratio" "$(field median_ratio "$r")"
+        res=$(grep '^RESULT ' "$o" | tail -n 1)
+        add "g0,rss" "$(field maxrss_kb "$res")"
+        echo "$(field wall_s "$res")s ratio=$(field median_ratio "$r")" >&2
+    done
+    {
+        echo "## gen0 pause versus old-generation size (tenure)"
+        echo ""
+        echo "An old live graph of small objects (32 bytes: header and three references) is built and"
+        echo "promoted to gen2 (\`tenure_collect(rt, 2, 0)\` twice); then the same gen0 workload runs"
+        echo "until $gen0_gcs gen0 GCs have been recorded (after 20 warm-up GCs): short-lived objects in"
+        echo "chains of 4, one in 100 kept in a rooted ring of 4096, one in 64 stored through the write"
+        echo "barrier into one of 256 fixed gen2 objects. Only GCs that condemn generation 0 alone are"
+        echo "recorded (pause_ns from tenure_set_gc_callback); the gen1 GCs in between are counted."
+        echo ""
+        echo "| old generation (MiB) | gen0 GCs | gen1 GCs | median pause (ms) | p95 pause (ms) | p99 pause (ms) | max pause (ms) | promoted per gen0 GC (KiB) | build + promote (s) |"
+        echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        for s in $gen0_keys; do
+            echo "| $s | $(fmt "$(get "g0,$s,gcs")" "%.0f") | $(fmt "$(get "g0,$s,gen1_gcs")" "%.0f") | $(fmt "$(get "g0,$s,median_pause_ms")" "%.3f") | $(fmt "$(get "g0,$s,p95_pause_ms")" "%.3f") | $(fmt "$(get "g0,$s,p99_pause_ms")" "%.3f") | $(fmt "$(get "g0,$s,max_pause_ms" maximum)" "%.3f") | $(fmt "$(get "g0,$s,mean_promoted_kb")" "%.1f") | $(fmt "$(get "g0,$s,build_s")" "%.2f") |"
+        done
+        echo ""
+        small=""; big=""
+        for s in $gen0_keys; do
+            if [ -z "$small" ] || awk -v a="$s" -v b="$small" 'BEGIN { exit !(a < b) }'; then small=$s; fi
+            if [ -z "$big" ] || awk -v a="$s" -v b="$big" 'BEGIN { exit !(a > b) }'; then big=$s; fi
+        done
+        if [ -n "$small" ] && [ "$small" != "$big" ]; then
+            rm_=$(ratio "$(get "g0,$big,median_pause_ms")" "$(get "g0,$small,median_pause_ms")")
+            rp=$(ratio "$(get "g0,$big,p95_pause_ms")" "$(get "g0,$small,p95_pause_ms")")
+            verdict=$(awk -v r="$rm_" 'BEGIN { if (r == "-") print "n/a"; else if (r + 0 < 1.5) print "**met**"; else print "**missed**" }')
+            echo "Ratio median gen0 pause (${big} MiB old) / (${small} MiB old): **$rm_** (target < 1.5: $verdict);"
+            echo "p95 ratio: $rp; per-repetition median ratios: $(printf '%s' "${vals[g0,ratio]:-}" | tr '\n' ' ' | sed 's/ $//')."
+            echo "Peak RSS of a run (all sizes): $(mib "$(get g0,rss maximum)") MiB."
+            echo ""
+        fi
+        echo "Max pause: the largest over all repetitions; the other columns: medians of the runs' values."
+        echo ""
+    } >> "$report"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# allocation microbenchmark
+# ---------------------------------------------------------------------------------------------
+if want alloc; then
+    echo "== allocation microbenchmark" >&2
+    aimpls=$(impls_of "$bindir/alloc_micro")
+    mkdir -p "$logdir/alloc"
+    declare -A afailed
+    for rep in $(seq 1 "$reps"); do
+        for impl in $aimpls; do
+            [ -n "${afailed[$impl]:-}" ] && continue
+            o="$logdir/alloc/$impl.$rep.out"
+            printf '  alloc_micro rep %s/%s %-6s ... ' "$rep" "$reps" "$impl" >&2
+            if ! run_one "alloc_micro $impl" "$o" "$bindir/alloc_micro" --impl="$impl" \
+                    --sizes "$alloc_sizes" --count "$alloc_count"; then
+                afailed[$impl]=1; continue
+            fi
+            summary=""
+            while read -r line; do
+                s=$(field size "$line")
+                add "al,$impl,$s,ns" "$(field ns_per_alloc "$line")"
+                add "al,$impl,$s,nsx" "$(field ns_per_alloc_excl_gc "$line")"
+                add "al,$impl,$s,gcs" "$(field gcs "$line")"
+                summary="$summary $s:$(field ns_per_alloc "$line")ns"
+            done < <(grep '^ALLOC ' "$o")
+            add "al,$impl,rss" "$(field maxrss_kb "$(grep '^RESULT ' "$o" | tail -n 1)")"
+            echo "${summary# }" >&2
+        done
+    done
+    {
+        echo "## Allocation microbenchmark"
+        echo ""
+        echo "ns per allocation of an object of the given size (whole object; for tenure the header word"
+        echo "is part of it), $alloc_count allocations per size after a warm-up of a tenth of that. Every object"
+        echo "is garbage right away; one word of it is written. tenure: \`tenure_alloc\` (inline bump"
+        echo "pointer; the slow path and the gen0 GCs included); Boehm: \`GC_MALLOC\` (its collections"
+        echo "included); malloc: \`malloc\` in batches of 64, then \`free\` of the batch (the figure is one"
+        echo "malloc plus one free). In parentheses: excluding the measured GC pauses."
+        echo ""
+        printf "| size (bytes) |"; for impl in $aimpls; do printf " %s ns |" "$(label "$impl")"; done
+        printf " Boehm/tenure | malloc/tenure | tenure GCs | Boehm GCs |\n"
+        printf "|---:|"; for impl in $aimpls; do printf -- "---:|"; done; echo "---:|---:|---:|---:|"
+        for s in $(printf '%s' "$alloc_sizes" | tr ',' ' '); do
+            printf "| %s |" "$s"
+            for impl in $aimpls; do
+                if [ "$impl" = malloc ]; then
+                    printf " %s |" "$(fmt "$(get "al,$impl,$s,ns")" "%.2f")"
+                else
+                    printf " %s (%s) |" "$(fmt "$(get "al,$impl,$s,ns")" "%.2f")" "$(fmt "$(get "al,$impl,$s,nsx")" "%.2f")"
+                fi
+            done
+            printf " %s | %s | %s | %s |\n" "$(ratio "$(get "al,boehm,$s,ns")" "$(get "al,tenure,$s,ns")")" \
+                "$(ratio "$(get "al,malloc,$s,ns")" "$(get "al,tenure,$s,ns")")" \
+                "$(fmt "$(get "al,tenure,$s,gcs")" "%.0f")" "$(fmt "$(get "al,boehm,$s,gcs")" "%.0f")"
+        done
+        echo ""
+        printf "Peak RSS (MiB):"
+        for impl in $aimpls; do printf " %s %s;" "$(label "$impl")" "$(mib "$(get "al,$impl,rss")")"; done
+        echo ""
+        echo ""
+        echo "Boehm's heap stays small when nothing survives, so it collects very often (see GCs);"
+        echo "that is its default behaviour (no GC_expand_hp / GC_free_space_divisor tuning)."
+        echo ""
+    } >> "$report"
+fi
+
+t_end=$(date +%s)
+{
+    if [ $failures -ne 0 ]; then
+        echo "## Failures"
+        echo ""
+        printf '%s' "$failure_notes"
+        echo ""
+    fi
+    echo "---"
+    echo "Total run time: $((t_end - t_start)) s. Re-run with \`bench/run_all.sh\` or \`cmake --build <dir> --target bench-all\`"
+    echo "(options: \`bench/run_all.sh --help\`)."
+} >> "$report"
+
+if [ "$out" = "-" ]; then
+    cat "$report"
+else
+    cp "$report" "$out" || die "cannot write $out"
+    echo "" >&2
+    echo "run_all.sh: wrote $out ($((t_end - t_start)) s)" >&2
+fi
+
+if [ $failures -ne 0 ]; then
+    echo "run_all.sh: $failures failure(s):" >&2
+    printf '%s' "$failure_notes" >&2
+    exit 1
+fi
+exit 0

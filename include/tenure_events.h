@@ -1,0 +1,119 @@
+/*
+ * tenure_events.h - the GC events: the events of the .NET runtime's collector (provider
+ * DotNETRuntime), with their ids, versions, keywords, levels and fields in wire order
+ * (docs/events.md lists them; ../shared/spec/events.md is the contract).
+ *
+ * A session receives the events whose keyword bits intersect its keyword mask and whose level
+ * is at most its level. A session has a sink: a listener callback (decoded in-process) or a
+ * CTF 1.8 trace directory that babeltrace2 reads. Several sessions may run at once on one
+ * instance. An event no session wants costs one predictable branch.
+ *
+ * Tracing by environment alone: TENURE_TRACE=<dir> starts a CTF session on every instance
+ * created with tenure_create, with TENURE_TRACE_KEYWORDS (default 0x1) and
+ * TENURE_TRACE_LEVEL (default 4). Each instance writes <dir>/tenure-<pid>-<instance id>/.
+ */
+#ifndef TENURE_EVENTS_H
+#define TENURE_EVENTS_H
+
+#include "tenure.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Keywords (bit masks) */
+#define TENURE_KW_GC 0x1ull
+#define TENURE_KW_GC_HANDLE 0x2ull
+#define TENURE_KW_THREADING 0x10000ull
+#define TENURE_KW_TYPE 0x80000ull
+#define TENURE_KW_GC_HEAP_DUMP 0x100000ull
+#define TENURE_KW_GC_SAMPLED_OBJECT_ALLOCATION_HIGH 0x200000ull
+#define TENURE_KW_GC_HEAP_SURVIVAL_AND_MOVEMENT 0x400000ull
+#define TENURE_KW_GC_HEAP_COLLECT 0x800000ull
+#define TENURE_KW_GC_HEAP_AND_TYPE_NAMES 0x1000000ull
+#define TENURE_KW_GC_SAMPLED_OBJECT_ALLOCATION_LOW 0x2000000ull
+
+/* Levels */
+#define TENURE_LEVEL_INFORMATIONAL 4
+#define TENURE_LEVEL_VERBOSE 5
+
+/* Field types on the wire (little endian, packed). Array fields repeat Count times, Count
+ * being the event's field named "Count"; record fields are Count records of several ptrs /
+ * u64s (see tenure_event_field.record_fields). */
+typedef enum tenure_field_type {
+    TENURE_FIELD_U16,
+    TENURE_FIELD_U32,
+    TENURE_FIELD_I32,
+    TENURE_FIELD_U64,
+    TENURE_FIELD_PTR,        /* pointer-sized (8 bytes here) */
+    TENURE_FIELD_STRING,     /* NUL-terminated UTF-8 */
+    TENURE_FIELD_U32_ARRAY,  /* Count x u32 */
+    TENURE_FIELD_RECORDS     /* Count x record */
+} tenure_field_type;
+
+typedef struct tenure_event_field {
+    const char *name;
+    tenure_field_type type;
+    /* TENURE_FIELD_RECORDS: the record's fields (all 8 bytes wide) */
+    const char *const *record_fields;
+    size_t record_field_count;
+} tenure_event_field;
+
+typedef struct tenure_event_desc {
+    const char *name;      /* e.g. "GCStart_V2"; in traces "DotNETRuntime:GCStart_V2" */
+    uint16_t id;
+    uint8_t version;
+    uint8_t level;
+    uint8_t opcode;        /* the .NET manifest's opcode where known, else 0 */
+    uint64_t keywords;
+    const tenure_event_field *fields;
+    size_t field_count;
+} tenure_event_desc;
+
+/* The event schema: every event there is. */
+TENURE_API size_t tenure_event_count(void);
+TENURE_API const tenure_event_desc *tenure_event_get(size_t i);
+TENURE_API const tenure_event_desc *tenure_event_by_id(uint16_t id);
+TENURE_API const tenure_event_desc *tenure_event_by_name(const char *name);
+
+/* One event as a listener receives it. */
+typedef struct tenure_event {
+    uint64_t timestamp_ns; /* CLOCK_MONOTONIC */
+    uint64_t thread_id;    /* the OS thread id (gettid) of the emitting thread */
+    const tenure_event_desc *desc;
+    const void *payload;   /* the wire bytes */
+    size_t size;
+} tenure_event;
+
+/* Read a field by name (any integer field widened to 64 bits; a string field as a pointer
+ * into the payload). Return TENURE_OK, or TENURE_INVALID_ARGUMENT if the event has no such
+ * field of that kind or the payload is too short. */
+TENURE_API tenure_result tenure_event_read_u64(const tenure_event *ev, const char *field, uint64_t *out);
+TENURE_API tenure_result tenure_event_read_string(const tenure_event *ev, const char *field, const char **out);
+/* Element i of an array field, or field `record_field` of record i of a records field. */
+TENURE_API tenure_result tenure_event_read_element(const tenure_event *ev, const char *field, size_t i,
+                                                   const char *record_field, uint64_t *out);
+
+typedef struct tenure_session tenure_session;
+
+/* A listener runs on the thread that emits the event, sometimes with the world stopped
+ * inside a GC: it must not allocate from the collector or call into it, and should be quick. */
+typedef void (*tenure_event_listener)(const tenure_event *event, void *context);
+
+TENURE_API tenure_session *tenure_session_start_listener(tenure_runtime *rt, uint64_t keywords, int level,
+                                                         tenure_event_listener listener, void *context);
+/* A CTF trace in directory `dir` (created if needed; it must not already hold a trace). */
+TENURE_API tenure_session *tenure_session_start_ctf(tenure_runtime *rt, uint64_t keywords, int level,
+                                                    const char *dir);
+/* Stop a session: flush and close its sink. */
+TENURE_API tenure_result tenure_session_stop(tenure_runtime *rt, tenure_session *session);
+/* Events a session dropped because its buffers could not be written in time. */
+TENURE_API uint64_t tenure_session_discarded(const tenure_session *session);
+/* Write out what a CTF session has buffered (whole packets); also done at every GC end and
+ * every 100 ms. */
+TENURE_API tenure_result tenure_session_flush(tenure_runtime *rt, tenure_session *session);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

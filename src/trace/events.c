@@ -1,0 +1,430 @@
+/* events.c - the event schema made public, payload serialization, field readers, sessions and
+ * their dispatch. The CTF sink lives in ctf.c. */
+#include "runtime.h"
+#include "trace/trace.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- the public schema ---- */
+
+#define TN_FTYPE_u16 TENURE_FIELD_U16
+#define TN_FTYPE_u32 TENURE_FIELD_U32
+#define TN_FTYPE_i32 TENURE_FIELD_I32
+#define TN_FTYPE_u64 TENURE_FIELD_U64
+#define TN_FTYPE_ptr TENURE_FIELD_PTR
+#define TN_FTYPE_str TENURE_FIELD_STRING
+#define TN_FTYPE_cid TENURE_FIELD_U16
+#define TN_FTYPE_arr32 TENURE_FIELD_U32_ARRAY
+#define TN_FTYPE_rec_gen TENURE_FIELD_RECORDS
+#define TN_FTYPE_rec_moved TENURE_FIELD_RECORDS
+#define TN_FTYPE_rec_surv TENURE_FIELD_RECORDS
+
+static const char *const rec_gen_names[] = {TN_RECORD_FIELDS_rec_gen};
+static const char *const rec_moved_names[] = {TN_RECORD_FIELDS_rec_moved};
+static const char *const rec_surv_names[] = {TN_RECORD_FIELDS_rec_surv};
+#define TN_RECNAMES_u16 NULL, 0
+#define TN_RECNAMES_u32 NULL, 0
+#define TN_RECNAMES_i32 NULL, 0
+#define TN_RECNAMES_u64 NULL, 0
+#define TN_RECNAMES_ptr NULL, 0
+#define TN_RECNAMES_str NULL, 0
+#define TN_RECNAMES_cid NULL, 0
+#define TN_RECNAMES_arr32 NULL, 0
+#define TN_RECNAMES_rec_gen rec_gen_names, TN_RECORD_WIDTH_rec_gen
+#define TN_RECNAMES_rec_moved rec_moved_names, TN_RECORD_WIDTH_rec_moved
+#define TN_RECNAMES_rec_surv rec_surv_names, TN_RECORD_WIDTH_rec_surv
+
+#define TN_FIELD_DESC(type, field) {#field, TN_FTYPE_##type, TN_RECNAMES_##type},
+#define TN_EV_FIELDS(name, id, ver, level, kw, op) static const tenure_event_field fields_##name[] = {TN_FIELDS_##name(TN_FIELD_DESC)};
+TN_EVENTS(TN_EV_FIELDS)
+
+static const tenure_event_desc descs[TN_EV_COUNT] = {
+#define TN_EV_DESC(name, id, ver, level, kw, op)                                                \
+    {#name, id, ver, level, op, kw, fields_##name, sizeof fields_##name / sizeof fields_##name[0]},
+    TN_EVENTS(TN_EV_DESC)
+};
+
+size_t tenure_event_count(void) { return TN_EV_COUNT; }
+const tenure_event_desc *tenure_event_get(size_t i) { return i < TN_EV_COUNT ? &descs[i] : NULL; }
+
+const tenure_event_desc *tenure_event_by_id(uint16_t id) {
+    for (size_t i = 0; i < TN_EV_COUNT; i++)
+        if (descs[i].id == id)
+            return &descs[i];
+    return NULL;
+}
+
+const tenure_event_desc *tenure_event_by_name(const char *name) {
+    if (!name)
+        return NULL;
+    if (!strncmp(name, "DotNETRuntime:", 14))
+        name += 14;
+    for (size_t i = 0; i < TN_EV_COUNT; i++)
+        if (!strcmp(descs[i].name, name))
+            return &descs[i];
+    return NULL;
+}
+
+/* ---- serialization: generated writers, bounded by the buffer ---- */
+
+typedef struct writer {
+    uint8_t *buf;
+    size_t n, cap;
+    bool overflow;
+} writer;
+
+static void put(writer *w, const void *p, size_t size) {
+    if (w->n + size > w->cap) {
+        w->overflow = true;
+        return;
+    }
+    memcpy(w->buf + w->n, p, size);
+    w->n += size;
+}
+static void put_u16(writer *w, uint16_t v) { put(w, &v, 2); }
+static void put_u32(writer *w, uint32_t v) { put(w, &v, 4); }
+static void put_i32(writer *w, int32_t v) { put(w, &v, 4); }
+static void put_u64(writer *w, uint64_t v) { put(w, &v, 8); }
+static void put_str(writer *w, const char *s) { put(w, s ? s : "", strlen(s ? s : "") + 1); }
+static void put_u32s(writer *w, const uint32_t *v, uint32_t count) {
+    if (count && v)
+        put(w, v, (size_t)count * 4);
+}
+static void put_u64s(writer *w, const uint64_t *v, size_t count) {
+    if (count && v)
+        put(w, v, count * 8);
+}
+
+#define TN_SER_u16(field) put_u16(w, a->field);
+#define TN_SER_u32(field) put_u32(w, a->field);
+#define TN_SER_i32(field) put_i32(w, a->field);
+#define TN_SER_u64(field) put_u64(w, a->field);
+#define TN_SER_ptr(field) put_u64(w, a->field);
+#define TN_SER_str(field) put_str(w, a->field);
+#define TN_SER_cid(field) put_u16(w, cid);
+#define TN_SER_arr32(field) put_u32s(w, a->field, a->Count);
+#define TN_SER_rec_gen(field) put_u64s(w, a->field, (size_t)a->Count * TN_RECORD_WIDTH_rec_gen);
+#define TN_SER_rec_moved(field) put_u64s(w, a->field, (size_t)a->Count * TN_RECORD_WIDTH_rec_moved);
+#define TN_SER_rec_surv(field) put_u64s(w, a->field, (size_t)a->Count * TN_RECORD_WIDTH_rec_surv);
+#define TN_SER_FIELD(type, field) TN_SER_##type(field)
+#define TN_EV_SER(name, id, ver, level, kw, op)                                                 \
+    static void ser_##name(writer *w, const void *args, uint16_t cid) {                         \
+        const tn_ev_##name *a = args;                                                           \
+        (void)a;                                                                                \
+        TN_FIELDS_##name(TN_SER_FIELD)                                                          \
+    }
+TN_EVENTS(TN_EV_SER)
+
+static void (*const serializers[TN_EV_COUNT])(writer *, const void *, uint16_t) = {
+#define TN_EV_SERP(name, id, ver, level, kw, op) ser_##name,
+    TN_EVENTS(TN_EV_SERP)
+};
+
+/* ---- field readers ---- */
+
+static size_t fixed_width(tenure_field_type t) {
+    switch (t) {
+    case TENURE_FIELD_U16: return 2;
+    case TENURE_FIELD_U32:
+    case TENURE_FIELD_I32: return 4;
+    case TENURE_FIELD_U64:
+    case TENURE_FIELD_PTR: return 8;
+    default: return 0;
+    }
+}
+
+static uint64_t read_int(const uint8_t *p, tenure_field_type t) {
+    uint64_t v = 0;
+    if (t == TENURE_FIELD_I32) {
+        int32_t i;
+        memcpy(&i, p, 4);
+        return (uint64_t)(int64_t)i;
+    }
+    memcpy(&v, p, fixed_width(t));
+    return v;
+}
+
+/* Find field `name`: its descriptor and offset; the Count seen before it. */
+static const tenure_event_field *locate(const tenure_event *ev, const char *name, size_t *offset, uint64_t *count) {
+    const uint8_t *p = ev->payload;
+    size_t off = 0;
+    *count = 0;
+    for (size_t i = 0; i < ev->desc->field_count; i++) {
+        const tenure_event_field *f = &ev->desc->fields[i];
+        size_t width = fixed_width(f->type);
+        if (!strcmp(f->name, name)) {
+            *offset = off;
+            return off + width <= ev->size ? f : NULL;
+        }
+        if (width) {
+            if (off + width > ev->size)
+                return NULL;
+            if (!strcmp(f->name, "Count"))
+                *count = read_int(p + off, f->type);
+            off += width;
+        } else if (f->type == TENURE_FIELD_STRING) {
+            const void *nul = memchr(p + off, 0, ev->size - off);
+            if (!nul)
+                return NULL;
+            off = (size_t)((const uint8_t *)nul - p) + 1;
+        } else if (f->type == TENURE_FIELD_U32_ARRAY) {
+            off += (size_t)*count * 4;
+        } else {
+            off += (size_t)*count * f->record_field_count * 8;
+        }
+    }
+    return NULL;
+}
+
+tenure_result tenure_event_read_u64(const tenure_event *ev, const char *field, uint64_t *out) {
+    size_t off;
+    uint64_t count;
+    const tenure_event_field *f = ev && field && out ? locate(ev, field, &off, &count) : NULL;
+    if (!f || !fixed_width(f->type))
+        return TENURE_INVALID_ARGUMENT;
+    *out = read_int((const uint8_t *)ev->payload + off, f->type);
+    return TENURE_OK;
+}
+
+tenure_result tenure_event_read_string(const tenure_event *ev, const char *field, const char **out) {
+    size_t off;
+    uint64_t count;
+    const tenure_event_field *f = ev && field && out ? locate(ev, field, &off, &count) : NULL;
+    if (!f || f->type != TENURE_FIELD_STRING || !memchr((const uint8_t *)ev->payload + off, 0, ev->size - off))
+        return TENURE_INVALID_ARGUMENT;
+    *out = (const char *)ev->payload + off;
+    return TENURE_OK;
+}
+
+tenure_result tenure_event_read_element(const tenure_event *ev, const char *field, size_t i, const char *record_field,
+                                        uint64_t *out) {
+    size_t off;
+    uint64_t count;
+    const tenure_event_field *f = ev && field && out ? locate(ev, field, &off, &count) : NULL;
+    if (!f || i >= count)
+        return TENURE_INVALID_ARGUMENT;
+    size_t at;
+    if (f->type == TENURE_FIELD_U32_ARRAY) {
+        at = off + i * 4;
+        if (at + 4 > ev->size)
+            return TENURE_INVALID_ARGUMENT;
+        *out = read_int((const uint8_t *)ev->payload + at, TENURE_FIELD_U32);
+        return TENURE_OK;
+    }
+    if (f->type != TENURE_FIELD_RECORDS || !record_field)
+        return TENURE_INVALID_ARGUMENT;
+    for (size_t k = 0; k < f->record_field_count; k++) {
+        if (strcmp(f->record_fields[k], record_field))
+            continue;
+        at = off + (i * f->record_field_count + k) * 8;
+        if (at + 8 > ev->size)
+            return TENURE_INVALID_ARGUMENT;
+        *out = read_int((const uint8_t *)ev->payload + at, TENURE_FIELD_U64);
+        return TENURE_OK;
+    }
+    return TENURE_INVALID_ARGUMENT;
+}
+
+/* ---- sessions ---- */
+
+struct tn_session {
+    struct tn_session *next;
+    uint32_t magic;
+    uint64_t keywords;
+    int level;
+    tenure_event_listener listener;
+    void *context;
+    tn_ctf *ctf;
+};
+#define TN_SESSION_MAGIC 0x5e55104eu
+
+uint64_t tn_trace_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t tn_trace_tid(void) { return (uint64_t)syscall(SYS_gettid); }
+
+static bool session_wants(const struct tn_session *s, const tenure_event_desc *d) {
+    return (s->keywords & d->keywords) && d->level <= s->level;
+}
+
+static void recompute_mask(tenure_runtime *rt) {
+    memset(rt->ev_mask, 0, sizeof rt->ev_mask);
+    for (struct tn_session *s = rt->sessions; s; s = s->next)
+        for (int l = 0; l <= s->level && l < 6; l++)
+            rt->ev_mask[l] |= s->keywords;
+}
+
+#define TN_EVENT_BUFFER 8192
+
+void tn_trace_emit(tenure_runtime *rt, unsigned index, const void *args, struct tn_session *only) {
+    uint8_t buf[TN_EVENT_BUFFER];
+    writer w = {buf, 0, sizeof buf, false};
+    serializers[index](&w, args, rt->instance_id);
+    if (w.overflow)
+        return; /* emitters split what could not fit (bulk ranges): nothing else gets here */
+    const tenure_event_desc *d = &descs[index];
+    tenure_event ev = {tn_trace_now_ns(), 0, d, buf, w.n};
+    for (struct tn_session *s = rt->sessions; s; s = s->next) {
+        if ((only && s != only) || !session_wants(s, d))
+            continue;
+        if (s->ctf) {
+            tn_ctf_write(s->ctf, ev.timestamp_ns, d->id, buf, w.n);
+        } else {
+            if (!ev.thread_id)
+                ev.thread_id = tn_trace_tid();
+            s->listener(&ev, s->context);
+        }
+    }
+}
+
+static const char *check_level(int level) { return level < 0 || level > 5 ? "level must be 0..5" : NULL; }
+
+static tenure_session *add_session(tenure_runtime *rt, struct tn_session *s) {
+    s->magic = TN_SESSION_MAGIC;
+    s->next = rt->sessions;
+    rt->sessions = s;
+    recompute_mask(rt);
+    tn_trace_rundown(rt, s);
+    return (tenure_session *)s;
+}
+
+tenure_session *tenure_session_start_listener(tenure_runtime *rt, uint64_t keywords, int level,
+                                              tenure_event_listener listener, void *context) {
+    static const char fn[] = "tenure_session_start_listener";
+    if (!rt)
+        return NULL;
+    if (!listener || check_level(level)) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "%s", listener ? check_level(level) : "NULL listener");
+        return NULL;
+    }
+    struct tn_session *s = calloc(1, sizeof *s);
+    if (!s) {
+        tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory");
+        return NULL;
+    }
+    s->keywords = keywords;
+    s->level = level;
+    s->listener = listener;
+    s->context = context;
+    return add_session(rt, s);
+}
+
+tenure_session *tenure_session_start_ctf(tenure_runtime *rt, uint64_t keywords, int level, const char *dir) {
+    static const char fn[] = "tenure_session_start_ctf";
+    if (!rt)
+        return NULL;
+    if (!dir || check_level(level)) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "%s", dir ? check_level(level) : "NULL directory");
+        return NULL;
+    }
+    struct tn_session *s = calloc(1, sizeof *s);
+    char err[256] = "";
+    if (s)
+        s->ctf = tn_ctf_open(dir, err, sizeof err);
+    if (!s || !s->ctf) {
+        free(s);
+        tn_api_fail(rt, TENURE_OS, fn, "cannot open a trace in %s: %s", dir, err[0] ? err : "out of memory");
+        return NULL;
+    }
+    s->keywords = keywords;
+    s->level = level;
+    return add_session(rt, s);
+}
+
+static struct tn_session **find_session(tenure_runtime *rt, const tenure_session *session) {
+    for (struct tn_session **p = &rt->sessions; *p; p = &(*p)->next)
+        if (*p == (const struct tn_session *)session)
+            return p;
+    return NULL;
+}
+
+tenure_result tenure_session_stop(tenure_runtime *rt, tenure_session *session) {
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
+    struct tn_session **p = find_session(rt, session);
+    if (!p)
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_session_stop", "%p is not a session of this instance",
+                           (void *)session);
+    if (rt->in_gc)
+        return tn_api_fail(rt, TENURE_STATE, "tenure_session_stop", "called during a collection");
+    struct tn_session *s = *p;
+    *p = s->next;
+    recompute_mask(rt);
+    if (s->ctf)
+        tn_ctf_close(s->ctf);
+    s->magic = 0;
+    free(s);
+    return TENURE_OK;
+}
+
+uint64_t tenure_session_discarded(const tenure_session *session) {
+    const struct tn_session *s = (const struct tn_session *)session;
+    return s && s->magic == TN_SESSION_MAGIC && s->ctf ? tn_ctf_discarded(s->ctf) : 0;
+}
+
+tenure_result tenure_session_flush(tenure_runtime *rt, tenure_session *session) {
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
+    struct tn_session **p = find_session(rt, session);
+    if (!p)
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_session_flush", "%p is not a session of this instance",
+                           (void *)session);
+    if ((*p)->ctf)
+        tn_ctf_flush((*p)->ctf);
+    return TENURE_OK;
+}
+
+void tn_trace_gc_end(tenure_runtime *rt) {
+    for (struct tn_session *s = rt->sessions; s; s = s->next)
+        if (s->ctf)
+            tn_ctf_flush(s->ctf);
+}
+
+static int segment_type(const tn_region *r) {
+    return r->gen == TN_LOH ? TN_SEGMENT_LOH : r->gen == TN_POH ? TN_SEGMENT_POH : TN_SEGMENT_SOH;
+}
+
+void tn_trace_rundown(tenure_runtime *rt, struct tn_session *s) {
+    if (!session_wants(s, &descs[TN_EVI_GCCreateSegment_V1]))
+        return;
+    for (size_t i = 0; i < rt->units_high; i++) {
+        tn_region *r = &rt->regions[i];
+        if (r->state != TN_RS_IN_USE || rt->unit_head[i] != i)
+            continue;
+        tn_ev_GCCreateSegment_V1 a = {(uint64_t)(uintptr_t)r->start, (uint64_t)(r->end - r->start),
+                                      (uint32_t)segment_type(r), 0};
+        tn_trace_emit(rt, TN_EVI_GCCreateSegment_V1, &a, s);
+    }
+    for (size_t i = 0; i < rt->frozen_count; i++) {
+        tn_ev_GCCreateSegment_V1 a = {(uint64_t)(uintptr_t)rt->frozen[i].start,
+                                      (uint64_t)(rt->frozen[i].end - rt->frozen[i].start), TN_SEGMENT_FROZEN, 0};
+        tn_trace_emit(rt, TN_EVI_GCCreateSegment_V1, &a, s);
+    }
+}
+
+/* TENURE_TRACE=<dir>: a CTF session on every instance, without a code change. */
+void tn_trace_init_from_env(tenure_runtime *rt) {
+    const char *dir = getenv("TENURE_TRACE");
+    if (!dir || !*dir)
+        return;
+    const char *kw = getenv("TENURE_TRACE_KEYWORDS"), *lv = getenv("TENURE_TRACE_LEVEL");
+    uint64_t keywords = kw ? strtoull(kw, NULL, 0) : TENURE_KW_GC;
+    int level = lv ? atoi(lv) : TENURE_LEVEL_INFORMATIONAL;
+    char path[4096];
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/tenure-%ld-%u", dir, (long)getpid(), (unsigned)rt->instance_id);
+    if (!tenure_session_start_ctf(rt, keywords, level, path))
+        fprintf(stderr, "tenure: TENURE_TRACE=%s: could not start a trace in %s\n", dir, path);
+}
+
+void tn_trace_destroy(tenure_runtime *rt) {
+    while (rt->sessions)
+        tenure_session_stop(rt, (tenure_session *)rt->sessions);
+}

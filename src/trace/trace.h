@@ -1,0 +1,81 @@
+/* trace.h - emitting events: one argument struct and one emitter per event, generated from
+ * schema.h. An emitter first tests rt->ev_mask (one load and a branch) so an event nobody
+ * wants costs nothing more; call sites that must compute costly arguments test
+ * TN_EV_ON(rt, Name) themselves. */
+#ifndef TENURE_TRACE_H
+#define TENURE_TRACE_H
+
+#include "tenure_events.h"
+#include "trace/schema.h"
+#include <stdint.h>
+
+struct tenure_runtime;
+struct tn_session;
+
+#define TN_CTYPE_u16 uint16_t
+#define TN_CTYPE_u32 uint32_t
+#define TN_CTYPE_i32 int32_t
+#define TN_CTYPE_u64 uint64_t
+#define TN_CTYPE_ptr uint64_t
+#define TN_CTYPE_str const char *
+#define TN_CTYPE_cid uint16_t /* ignored: the instance's id is written */
+#define TN_CTYPE_arr32 const uint32_t *
+#define TN_CTYPE_rec_gen const uint64_t *
+#define TN_CTYPE_rec_moved const uint64_t *
+#define TN_CTYPE_rec_surv const uint64_t *
+
+enum {
+#define TN_EV_INDEX(name, id, ver, level, kw, op) TN_EVI_##name,
+    TN_EVENTS(TN_EV_INDEX)
+#undef TN_EV_INDEX
+        TN_EV_COUNT
+};
+
+#define TN_ARG_FIELD(type, field) TN_CTYPE_##type field;
+#define TN_EV_ARGS(name, id, ver, level, kw, op) typedef struct tn_ev_##name { TN_FIELDS_##name(TN_ARG_FIELD) } tn_ev_##name;
+TN_EVENTS(TN_EV_ARGS)
+#undef TN_EV_ARGS
+
+/* Deliver event `index` built from args to every session that wants it (or only to `only`). */
+void tn_trace_emit(struct tenure_runtime *rt, unsigned index, const void *args, struct tn_session *only);
+
+/* rt->ev_mask[level]: the keywords some session wants at that level (the includer sees the
+ * instance's structure: runtime.h) */
+#define TN_EV_WANTED(rt, level, kw) (((rt)->ev_mask[(level)] & (kw)) != 0)
+
+#define TN_EV_META(name, id, ver, level, kw, op)                                                \
+    enum { TN_EVLEVEL_##name = level };                                                         \
+    static const uint64_t TN_EVKW_##name = kw;
+TN_EVENTS(TN_EV_META)
+#undef TN_EV_META
+
+#define TN_EV_ON(rt, name) TN_EV_WANTED(rt, TN_EVLEVEL_##name, TN_EVKW_##name)
+/* Emit: TN_EMIT(rt, GCStart_V2, .Count = n, .Depth = g, ...) */
+#define TN_EMIT(rt, name, ...)                                                                  \
+    do {                                                                                        \
+        if (TN_EV_ON(rt, name)) {                                                               \
+            tn_ev_##name tn_args_ = {__VA_ARGS__};                                              \
+            tn_trace_emit((rt), TN_EVI_##name, &tn_args_, NULL);                                \
+        }                                                                                       \
+    } while (0)
+
+/* Lifecycle (events.c) */
+void tn_trace_init_from_env(struct tenure_runtime *rt);
+void tn_trace_destroy(struct tenure_runtime *rt);
+/* At every GC end: flush the sinks' buffered packets */
+void tn_trace_gc_end(struct tenure_runtime *rt);
+/* Segment rundown for one session: GCCreateSegment for every region in use */
+void tn_trace_rundown(struct tenure_runtime *rt, struct tn_session *s);
+
+/* ---- sinks ---- */
+typedef struct tn_ctf tn_ctf;
+tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen);
+/* Append one event (thread-safe per calling thread); false if it had to be dropped */
+void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size_t size);
+void tn_ctf_flush(tn_ctf *c); /* the calling thread's partial packet becomes whole; wake the writer */
+void tn_ctf_close(tn_ctf *c); /* flush everything, stop the writer, close the files */
+uint64_t tn_ctf_discarded(const tn_ctf *c);
+uint64_t tn_trace_now_ns(void);
+uint64_t tn_trace_tid(void);
+
+#endif
