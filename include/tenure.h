@@ -210,6 +210,7 @@ typedef struct tenure__head {
     uintptr_t heap_size;
     const uint8_t *unit_gen; /* generation of each region unit */
     uint8_t *cards;          /* one byte per card */
+    uint8_t *card_bundles;   /* one byte per 64 cards: some card there may be dirty */
     uint32_t unit_shift;
     uint32_t barrier_slow;   /* nonzero: the barrier takes the checked out-of-line path */
     struct tenure_frame *frames; /* innermost shadow-stack frame */
@@ -221,6 +222,7 @@ struct tenure_type {
 };
 
 #define TENURE__CARD_SHIFT 9
+#define TENURE__BUNDLE_SHIFT 15
 
 TENURE_API void *tenure__alloc_slow(tenure_runtime *rt, const tenure_type *type);
 TENURE_API void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *value);
@@ -266,8 +268,10 @@ static inline void tenure_write_ref(tenure_runtime *rt, void *obj, void *slot, v
     uintptr_t v = (uintptr_t)value - h->heap_base;
     uintptr_t s = (uintptr_t)slot - h->heap_base;
     if (v < h->heap_size && s < h->heap_size &&
-        h->unit_gen[v >> h->unit_shift] < h->unit_gen[s >> h->unit_shift])
+        h->unit_gen[v >> h->unit_shift] < h->unit_gen[s >> h->unit_shift]) {
         h->cards[s >> TENURE__CARD_SHIFT] = 1;
+        h->card_bundles[s >> TENURE__BUNDLE_SHIFT] = 1;
+    }
 }
 
 /* ------------------------------------------------------------------------------------------

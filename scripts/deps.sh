@@ -10,6 +10,9 @@ needs=(
   "cc:gcc"
   "pkg-config:pkg-config"
   "/usr/include/gc.h:libgc-dev"
+  "babeltrace2:babeltrace2"
+  "/usr/lib/python3/dist-packages/bt2:python3-bt2"
+  "/usr/bin/python3:python3"
 )
 
 missing=()

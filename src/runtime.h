@@ -71,6 +71,7 @@ typedef struct tn_region {
     bool committed;
     /* collection state */
     bool condemned, compacting;
+    bool demote;            /* holds only pinned plugs after this GC: stays in its generation */
     uint64_t freed_at_gc;   /* free regions: the GC count when freed */
     size_t live_bytes;      /* marked bytes found by plan */
     size_t free_bytes;      /* bytes in free objects (after the last GC) */
@@ -180,7 +181,7 @@ struct tenure_runtime {
     tn_region *regions;     /* one per unit; meaningful at a region's first unit */
     uint32_t *unit_head;    /* unit -> index of its region's first unit */
     uint8_t *unit_gen;      /* barrier generation per unit (0, 1, 2) */
-    uint8_t *cards;
+    uint8_t *cards, *card_bundles;
     uint64_t *mark_bits, *pin_bits, *plug_bits; /* one bit per 8 bytes of the range */
     int32_t *plug_bricks;   /* per 4 KiB: offset (words from region start) of a plug start */
     uint32_t *crossing;     /* per card: words back from the card start to the covering object */

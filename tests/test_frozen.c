@@ -234,7 +234,7 @@ int main(void) {
     TENURE_FRAME(rt, f, t);
     uintptr_t frozen_addr0 = (uintptr_t)fnode[0];
 
-    size_t rounds = tt_scaled(150, 25);
+    size_t rounds = tt_scaled(500, 50);
     uint64_t moves = 0;
     for (size_t r = 0; r < rounds; r++) {
         /* frozen nodes get fresh heap targets */

@@ -39,8 +39,10 @@ static void set_card_if_younger(void **slot, void *c) {
         return;
     uint8_t g = rt->unit_gen[tn_unit_of(rt, v)];
     uint8_t *card = &rt->cards[card_of(rt, slot)];
-    if (g < cc->slot_gen && (*card == 0 || *card > g + 1))
+    if (g < cc->slot_gen && (*card == 0 || *card > g + 1)) {
         *card = (uint8_t)(g + 1);
+        rt->card_bundles[((uintptr_t)slot - (uintptr_t)rt->base) >> TENURE__BUNDLE_SHIFT] = 1;
+    }
 }
 
 void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_cards) {

@@ -146,10 +146,14 @@ static char *place(tenure_runtime *rt, cursor *c, size_t len) {
     }
 }
 
-/* Regions from the cursor's on keep only their pinned plugs, with free space between. */
+/* Regions from the cursor's on keep only their pinned plugs, with free space between. Those
+ * after it hold nothing else: they are demoted (stay in their generation, as the .NET
+ * collector demotes pinned plugs), so the space around the pins is reclaimed by the next GC
+ * of that generation instead of being promoted as fragmentation. */
 static void finish_cursor(tenure_runtime *rt, cursor *c) {
     for (size_t ri = c->ri; ri < c->gp->nd; ri++) {
         tn_region *r = c->gp->dests[ri];
+        r->demote = ri > c->ri && r->pin_count > 0 && r->gen < TN_GEN2;
         char *pos = ri == c->ri ? c->pos : r->start;
         size_t pin = ri == c->ri ? c->pin : r->pin_first;
         for (; pin < (size_t)r->pin_first + r->pin_count; pin++) {
@@ -236,7 +240,7 @@ static inline int gen_after(tenure_runtime *rt, const void *v) {
         return 3;
     tn_region *r = tn_region_of(rt, v);
     int g = rt->unit_gen[tn_unit_of(rt, v)];
-    return r && r->condemned && g < TN_GEN2 ? g + 1 : g;
+    return r && r->condemned && !r->demote && g < TN_GEN2 ? g + 1 : g;
 }
 
 static void relocate_card_slot(void **slot, void *c) {
@@ -409,6 +413,11 @@ static void release_and_promote(tenure_runtime *rt, int gen, gen_plan *gp) {
             tn_region_release(rt, r);
             continue;
         }
+        if (r->demote) {
+            r->demote = false;
+            rt->last.demoted = true;
+            continue;
+        }
         if (gen < TN_GEN2)
             tn_region_set_gen(rt, r, gen + 1);
     }
@@ -546,16 +555,17 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
     for (int g = TN_NGEN - 1; g >= 0; g--)
         release_and_promote(rt, g, &plans[g]);
     /* every region that was condemned (or took survivors) gets its crossing table and, in
-     * generation 2, its cards rebuilt */
+     * generation 2 (or 1, when demoted objects stayed in gen0), its cards rebuilt */
+    bool demoted = rt->last.demoted;
     for (int g = 0; g < TN_NGEN; g++) {
         gen_plan *gp = &plans[g];
         for (size_t i = 0; i < gp->n; i++) {
             tn_region *r = gp->regions[i];
             if (r->state == TN_RS_IN_USE)
-                tn_gc_rebuild_region(rt, r, r->gen >= TN_GEN2);
+                tn_gc_rebuild_region(rt, r, r->gen >= TN_GEN2 || (demoted && r->gen >= TN_GEN1));
         }
         if (gp->tail)
-            tn_gc_rebuild_range(rt, gp->tail, gp->tail_from, gp->tail->gen == TN_GEN2);
+            tn_gc_rebuild_range(rt, gp->tail, gp->tail_from, gp->tail->gen == TN_GEN2 || demoted);
     }
     phase_mark(rt, 4, t);
 }

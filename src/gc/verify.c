@@ -46,6 +46,8 @@ static void check_ref(verifier *v, void **slot, bool in_heap) {
     uint8_t card = rt->cards[((uintptr_t)slot - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT];
     if (tgen < rt->unit_gen[tn_unit_of(rt, slot)] && (card == 0 || card > tgen + 1))
         problem(v, "old-to-young reference under a clean card (missed write barrier)", slot, t);
+    else if (card && !rt->card_bundles[((uintptr_t)slot - (uintptr_t)rt->base) >> TENURE__BUNDLE_SHIFT])
+        problem(v, "dirty card in a clean card bundle", slot, t);
 }
 
 static void check_heap_slot(void **slot, void *ctx) { check_ref(ctx, slot, true); }
@@ -161,5 +163,8 @@ void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *val
     tenure__head *h = &rt->head;
     uintptr_t v = (uintptr_t)value - h->heap_base, s = (uintptr_t)slot - h->heap_base;
     if (v < h->heap_size && s < h->heap_size && h->unit_gen[v >> h->unit_shift] < h->unit_gen[s >> h->unit_shift])
+    {
         h->cards[s >> TENURE__CARD_SHIFT] = 1;
+        h->card_bundles[s >> TENURE__BUNDLE_SHIFT] = 1;
+    }
 }

@@ -48,6 +48,15 @@ static void prepare_memory(tn_region *r, char *a, char *b) {
         r->zero_from = b;
 }
 
+/* A gen0 region other than `not` with `room` bytes free at its end (a demoted region whose
+ * pinned plugs stayed), or NULL. */
+static tn_region *gen0_region_with_room(tenure_runtime *rt, const tn_region *not, size_t room) {
+    for (tn_region *r = rt->gens[TN_GEN0]; r; r = r->next)
+        if (r != not && (size_t)(r->end - r->used) >= room)
+            return r;
+    return NULL;
+}
+
 /* Make room for `size` bytes in the allocation context. False if no region can be had. */
 static bool refill(tenure_runtime *rt, size_t size) {
     account_context(rt);
@@ -56,11 +65,13 @@ static bool refill(tenure_runtime *rt, size_t size) {
     if (!r || (size_t)(r->end - (char *)rt->head.alloc_ptr) < size) {
         if (r)
             r->used = (char *)rt->head.alloc_ptr;
-        r = tn_region_acquire(rt, 1, TN_GEN0);
+        r = gen0_region_with_room(rt, r, size > TN_QUANTUM ? size : TN_QUANTUM);
+        if (!r)
+            r = tn_region_acquire(rt, 1, TN_GEN0);
         if (!r)
             return false;
         rt->alloc_region = r;
-        rt->head.alloc_ptr = rt->ctx_start = rt->ctx_end = (uintptr_t)r->start;
+        rt->head.alloc_ptr = rt->ctx_start = rt->ctx_end = (uintptr_t)r->used;
     }
     char *from = (char *)rt->ctx_end;
     char *to = (size_t)(r->end - (char *)rt->head.alloc_ptr) < want ? r->end : (char *)rt->head.alloc_ptr + want;

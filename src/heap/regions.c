@@ -5,6 +5,7 @@
 
 static size_t side_bits_bytes(const tenure_runtime *rt) { return rt->range / 64; }
 static size_t cards_bytes(const tenure_runtime *rt) { return rt->range / TN_CARD_SIZE; }
+static size_t bundle_bytes(const tenure_runtime *rt) { return rt->range >> TENURE__BUNDLE_SHIFT; }
 static size_t crossing_bytes(const tenure_runtime *rt) { return rt->range / TN_CARD_SIZE * sizeof(uint32_t); }
 static size_t plug_brick_bytes(const tenure_runtime *rt) {
     return (rt->range >> TN_PLUG_BRICK_SHIFT) * sizeof(int32_t);
@@ -20,12 +21,13 @@ bool tn_heap_init(tenure_runtime *rt) {
     rt->unit_head = calloc(rt->max_units, sizeof(uint32_t));
     rt->unit_gen = calloc(rt->max_units, 1);
     rt->cards = tn_os_reserve_lazy(cards_bytes(rt));
+    rt->card_bundles = tn_os_reserve_lazy(bundle_bytes(rt));
     rt->mark_bits = tn_os_reserve_lazy(side_bits_bytes(rt));
     rt->pin_bits = tn_os_reserve_lazy(side_bits_bytes(rt));
     rt->plug_bits = tn_os_reserve_lazy(side_bits_bytes(rt));
     rt->crossing = tn_os_reserve_lazy(crossing_bytes(rt));
     rt->plug_bricks = tn_os_reserve_lazy(plug_brick_bytes(rt));
-    if (!rt->base || !rt->regions || !rt->unit_head || !rt->unit_gen || !rt->cards || !rt->mark_bits ||
+    if (!rt->base || !rt->regions || !rt->unit_head || !rt->unit_gen || !rt->cards || !rt->card_bundles || !rt->mark_bits ||
         !rt->pin_bits || !rt->plug_bits || !rt->crossing || !rt->plug_bricks)
         return false;
     for (size_t i = 0; i < rt->max_units; i++) {
@@ -41,12 +43,14 @@ bool tn_heap_init(tenure_runtime *rt) {
     rt->head.heap_size = rt->range;
     rt->head.unit_gen = rt->unit_gen;
     rt->head.cards = rt->cards;
+    rt->head.card_bundles = rt->card_bundles;
     return true;
 }
 
 void tn_heap_destroy(tenure_runtime *rt) {
     tn_os_release(rt->base, rt->range);
     tn_os_release(rt->cards, cards_bytes(rt));
+    tn_os_release(rt->card_bundles, bundle_bytes(rt));
     tn_os_release(rt->mark_bits, side_bits_bytes(rt));
     tn_os_release(rt->pin_bits, side_bits_bytes(rt));
     tn_os_release(rt->plug_bits, side_bits_bytes(rt));
@@ -139,7 +143,7 @@ tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen) {
     r->zero_from = zero_from < r->start ? r->start : zero_from;
     r->gen = (uint8_t)gen;
     r->free_bytes = 0;
-    r->condemned = r->compacting = false;
+    r->condemned = r->compacting = r->demote = false;
     tn_region_list_add(rt, r);
     TN_EMIT(rt, GCCreateSegment_V1, .Address = (uint64_t)(uintptr_t)r->start, .Size = (uint64_t)(r->end - r->start),
             .Type = gen == TN_LOH ? TN_SEGMENT_LOH : gen == TN_POH ? TN_SEGMENT_POH : TN_SEGMENT_SOH);
