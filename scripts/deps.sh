@@ -11,6 +11,7 @@ needs=(
   "pkg-config:pkg-config"
   "/usr/include/gc.h:libgc-dev"
   "babeltrace2:babeltrace2"
+  "/usr/include/babeltrace2/babeltrace.h:libbabeltrace2-dev"
   "/usr/lib/python3/dist-packages/bt2:python3-bt2"
   "/usr/bin/python3:python3"
 )
