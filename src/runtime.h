@@ -20,6 +20,7 @@
 #define TENURE_RUNTIME_H
 
 #include "tenure.h"
+#include "tenure_profiler.h"
 #include "os/os.h"
 #include <pthread.h>
 #include <stdbool.h>
@@ -237,6 +238,10 @@ struct tenure_runtime {
     /* events: ev_mask[l] = keywords wanted at level l by some session (trace/) */
     uint64_t ev_mask[6];
     struct tn_session *sessions;
+    /* profilers (profiler/) */
+    struct tenure_profiler *profilers;
+    unsigned prof_mask;
+    bool alloc_slow_always; /* a profiler wants every allocation: no inline fast path */
     tenure_gc_callback gc_callback;
     void *gc_callback_context;
     tenure_stats stats;
@@ -330,11 +335,14 @@ bool tn_roots_init(tenure_runtime *rt);
 void tn_roots_destroy(tenure_runtime *rt);
 /* Call fn on every root slot of the embedder (frames, areas, scanners). */
 void tn_roots_visit_stack(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
-/* Call pin(&obj) for every object of a condemned region that a word of the calling thread's
- * stack or registers points into (GCConservativeStack). */
-void tn_roots_scan_conservative(tenure_runtime *rt, tn_slot_fn pin, void *ctx);
+/* Call fn(object, word) for every object (of a condemned region, if condemned_only) that a
+ * word of the calling thread's stack or registers points into (GCConservativeStack). */
+typedef void (*tn_conservative_fn)(void *obj, void *word, void *ctx);
+void tn_roots_scan_conservative(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn, void *ctx);
 /* The live object of this instance containing p (interior pointers allowed), or NULL. */
 char *tn_roots_object_containing(tenure_runtime *rt, const void *p);
+/* Frames, root areas and root scanners only (no frozen segments) */
+void tn_roots_visit_embedder(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
 /* Frozen segments (roots/frozen.c) */
 bool tn_frozen_is_object(const tenure_runtime *rt, const void *p);
 void tn_frozen_visit_slots(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
@@ -365,6 +373,18 @@ void tn_gc_visit_dirty_cards(tenure_runtime *rt, int condemned, tn_slot_fn fn, v
 static inline bool tn_gen_condemned(int gen, int condemned) {
     return gen <= condemned || (condemned == TN_GEN2 && gen > TN_GEN2);
 }
+
+/* ---- profiler/ ---- */
+void tn_prof_gc_started(tenure_runtime *rt);
+void tn_prof_moved(tenure_runtime *rt, size_t n, const uintptr_t *old, const uintptr_t *new_starts, const size_t *len);
+void tn_prof_surviving(tenure_runtime *rt, size_t n, const uintptr_t *starts, const size_t *len);
+void tn_prof_root_references(tenure_runtime *rt);
+void tn_prof_gc_finished(tenure_runtime *rt);
+void tn_prof_allocated(tenure_runtime *rt, void *obj, const tn_type *t);
+void tn_prof_handle(tenure_runtime *rt, tenure_handle *h, void *obj, bool created);
+void tn_prof_shutdown(tenure_runtime *rt);
+void tn_prof_load_from_env(tenure_runtime *rt);
+#define TN_PROF_ON(rt, bit) ((rt)->prof_mask & (bit))
 
 /* GC reasons (events spec) */
 enum {

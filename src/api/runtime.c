@@ -84,6 +84,7 @@ tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result
         return NULL;
     }
     tn_trace_init_from_env(rt);
+    tn_prof_load_from_env(rt);
     if (result)
         *result = r;
     return rt;
@@ -92,6 +93,7 @@ tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result
 void tenure_destroy(tenure_runtime *rt) {
     if (!rt || rt->magic != TN_RUNTIME_MAGIC)
         return;
+    tn_prof_shutdown(rt);
     tn_trace_destroy(rt);
     tn_roots_destroy(rt);
     tn_type_free_all(rt);

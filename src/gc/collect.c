@@ -102,12 +102,18 @@ static void start_gc(tenure_runtime *rt, int condemned, int requested, uint32_t 
     rt->last.compact_reason = -1;
     record_condemn_reasons(&rt->last, requested, reason);
     measure_generations(rt, rt->last.size_before, rt->last.free_before);
+    if (TN_PROF_ON(rt, TENURE_PROFILE_GC))
+        tn_prof_gc_started(rt);
     TN_EMIT(rt, GCStart_V2, .Count = (uint32_t)rt->last.index, .Depth = (uint32_t)condemned, .Reason = reason,
             .Type = TN_GC_TYPE_BLOCKING, .ClientSequenceNumber = 0);
 }
 
 static void end_gc(tenure_runtime *rt) {
     tn_gc_emit_history(rt);
+    if (TN_PROF_ON(rt, TENURE_PROFILE_GC)) {
+        tn_prof_root_references(rt);
+        tn_prof_gc_finished(rt);
+    }
     TN_EMIT(rt, GCEnd_V1, .Count = (uint32_t)rt->last.index, .Depth = (uint32_t)rt->last.condemned);
     tn_gc_emit_heap_stats(rt);
     if (rt->gc_callback) {

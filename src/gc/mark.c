@@ -117,7 +117,10 @@ static void pin_object(tenure_runtime *rt, char *v, uint64_t handle_id) {
 
 /* A pinned handle's slot is the handle itself (the object is its first field). */
 static void pin_handle_slot(void **slot, void *ctx) { pin_object(ctx, *slot, (uint64_t)(uintptr_t)slot); }
-static void pin_stack_word(void **slot, void *ctx) { pin_object(ctx, *slot, 0); }
+static void pin_stack_word(void *obj, void *word, void *ctx) {
+    (void)word;
+    pin_object(ctx, obj, 0);
+}
 
 /* Visit the slots of obj that lie in [lo, hi). */
 static void visit_slots_in(tenure_runtime *rt, char *obj, char *lo, char *hi, tn_slot_fn fn, void *ctx);
@@ -258,7 +261,7 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
     kind_meter m = meter_start(rt);
     tn_roots_visit_stack(rt, mark_root_slot, rt);
     if (rt->config.GCConservativeStack)
-        tn_roots_scan_conservative(rt, pin_stack_word, rt);
+        tn_roots_scan_conservative(rt, true, pin_stack_word, rt);
     drain_all(rt);
     meter_end(rt, m, TN_ROOT_STACK);
     /* Handle: pinned handles pin, strong handles keep alive */

@@ -434,33 +434,44 @@ static uint64_t phase_mark(tenure_runtime *rt, int i, uint64_t since) {
 
 #define RANGE_BATCH 256
 
+/* Ranges in a bounded buffer, flushed to the bulk range events and to the profilers. */
 typedef struct range_batch {
     tenure_runtime *rt;
-    bool moved;
+    bool moved, events, profilers;
     uint32_t index, count;
-    uint64_t values[RANGE_BATCH * 3];
+    uintptr_t old[RANGE_BATCH], new_start[RANGE_BATCH];
+    size_t len[RANGE_BATCH];
 } range_batch;
 
 static void flush_batch(range_batch *b) {
     if (!b->count)
         return;
-    if (b->moved)
-        TN_EMIT(b->rt, GCBulkMovedObjectRanges, .Index = b->index, .Count = b->count, .Values = b->values);
-    else
-        TN_EMIT(b->rt, GCBulkSurvivingObjectRanges, .Index = b->index, .Count = b->count, .Values = b->values);
+    if (b->events) {
+        uint64_t values[RANGE_BATCH * 3];
+        int w = b->moved ? 3 : 2;
+        for (uint32_t i = 0; i < b->count; i++) {
+            values[i * w] = b->old[i];
+            values[i * w + 1] = b->moved ? b->new_start[i] : b->len[i];
+            if (b->moved)
+                values[i * w + 2] = b->len[i];
+        }
+        if (b->moved)
+            TN_EMIT(b->rt, GCBulkMovedObjectRanges, .Index = b->index, .Count = b->count, .Values = values);
+        else
+            TN_EMIT(b->rt, GCBulkSurvivingObjectRanges, .Index = b->index, .Count = b->count, .Values = values);
+    }
+    if (b->profilers && b->moved)
+        tn_prof_moved(b->rt, b->count, b->old, b->new_start, b->len);
+    else if (b->profilers)
+        tn_prof_surviving(b->rt, b->count, b->old, b->len);
     b->index++;
     b->count = 0;
 }
 
 static void add_range(range_batch *b, char *old, char *new_start, size_t len) {
-    uint64_t *v = &b->values[b->count * (b->moved ? 3 : 2)];
-    v[0] = (uint64_t)(uintptr_t)old;
-    if (b->moved) {
-        v[1] = (uint64_t)(uintptr_t)new_start;
-        v[2] = len;
-    } else {
-        v[1] = len;
-    }
+    b->old[b->count] = (uintptr_t)old;
+    b->new_start[b->count] = (uintptr_t)new_start;
+    b->len[b->count] = len;
     if (++b->count == RANGE_BATCH)
         flush_batch(b);
 }
@@ -468,14 +479,22 @@ static void add_range(range_batch *b, char *old, char *new_start, size_t len) {
 /* One record per plug: compacted generations report where each plug goes (old == new for a
  * pinned plug), swept ones where each run of survivors is. Nothing has moved yet. */
 static void report_ranges(tenure_runtime *rt, gen_plan *plans, int condemned) {
+    bool prof = TN_PROF_ON(rt, TENURE_PROFILE_GC) != 0;
     bool moved_on = TN_EV_ON(rt, GCBulkMovedObjectRanges), surv_on = TN_EV_ON(rt, GCBulkSurvivingObjectRanges);
-    if (!moved_on && !surv_on)
+    if (!moved_on && !surv_on && !prof)
         return;
     static const int order[TN_NGEN] = {TN_GEN0, TN_GEN1, TN_GEN2, TN_LOH, TN_POH};
-    range_batch moved = {rt, true, 0, 0, {0}}, surv = {rt, false, 0, 0, {0}};
+    range_batch *moved = malloc(sizeof *moved), *surv = malloc(sizeof *surv);
+    if (!moved || !surv) {
+        free(moved);
+        free(surv);
+        return; /* the observers miss this GC's ranges rather than the GC failing */
+    }
+    *moved = (range_batch){.rt = rt, .moved = true, .events = moved_on, .profilers = prof};
+    *surv = (range_batch){.rt = rt, .moved = false, .events = surv_on, .profilers = prof};
     for (int k = 0; k < TN_NGEN; k++) {
         gen_plan *gp = &plans[order[k]];
-        if (!tn_gen_condemned(order[k], condemned) || !(gp->compact ? moved_on : surv_on))
+        if (!tn_gen_condemned(order[k], condemned))
             continue;
         for (size_t i = 0; i < gp->n; i++) {
             tn_region *r = gp->regions[i];
@@ -484,15 +503,17 @@ static void report_ranges(tenure_runtime *rt, gen_plan *plans, int condemned) {
             for (size_t b = tn_bit_next(bits, tn_bit_index(rt, r->start), end); b < end;) {
                 char *s = bit_addr(rt, b), *e = plug_end(rt, r, s, NULL);
                 if (gp->compact)
-                    add_range(&moved, s, s + plug_delta(r, s), (size_t)(e - s));
+                    add_range(moved, s, s + plug_delta(r, s), (size_t)(e - s));
                 else
-                    add_range(&surv, s, NULL, (size_t)(e - s));
+                    add_range(surv, s, NULL, (size_t)(e - s));
                 b = tn_bit_next(bits, gp->compact ? b + 1 : tn_bit_index(rt, e), end);
             }
         }
     }
-    flush_batch(&moved);
-    flush_batch(&surv);
+    flush_batch(moved);
+    flush_batch(surv);
+    free(moved);
+    free(surv);
 }
 
 void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {

@@ -37,7 +37,7 @@ void tn_alloc_reset_context(tenure_runtime *rt) {
 
 static void publish_limit(tenure_runtime *rt) {
     /* under GCStress every allocation takes the slow path, so that it can count them */
-    rt->head.alloc_limit = rt->config.GCStress ? rt->head.alloc_ptr : rt->ctx_end;
+    rt->head.alloc_limit = rt->config.GCStress || rt->alloc_slow_always ? rt->head.alloc_ptr : rt->ctx_end;
 }
 
 /* Zero [a, b) unless it is known to be zero; then it counts as dirty. */
@@ -171,6 +171,8 @@ static void *alloc_small(tenure_runtime *rt, const tn_type *t, size_t size) {
                 rt->tick_pending = false;
                 allocation_tick(rt, TN_ALLOC_KIND_SMALL, t, (void *)p, size);
             }
+            if (TN_PROF_ON(rt, TENURE_PROFILE_ALLOCATIONS))
+                tn_prof_allocated(rt, (void *)p, t);
             return (void *)p;
         }
         if (!collected_for_budget && !rt->in_gc &&
@@ -270,6 +272,8 @@ static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, int 
     rt->tick_bytes[kind] += size;
     if (rt->tick_bytes[kind] >= TN_TICK_BYTES)
         allocation_tick(rt, kind, t, c, size);
+    if (TN_PROF_ON(rt, TENURE_PROFILE_ALLOCATIONS))
+        tn_prof_allocated(rt, c, t);
     return c;
 }
 

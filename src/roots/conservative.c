@@ -49,34 +49,38 @@ char *tn_roots_object_containing(tenure_runtime *rt, const void *p) {
     return tn_is_free(o) ? NULL : o;
 }
 
-TN_NO_ASAN static void scan_range(tenure_runtime *rt, char *lo, char *hi, tn_slot_fn pin, void *ctx) {
+TN_NO_ASAN static void scan_range(tenure_runtime *rt, char *lo, char *hi, bool condemned_only,
+                                  tn_conservative_fn fn, void *ctx) {
     uintptr_t *w = (uintptr_t *)(((uintptr_t)lo + 7) & ~(uintptr_t)7);
     for (; (char *)w + sizeof *w <= hi; w++) {
         uintptr_t v = *w;
-        if (v - (uintptr_t)rt->base >= rt->range || rt->unit_gen[tn_unit_of(rt, (void *)v)] > rt->last.condemned)
+        if (v - (uintptr_t)rt->base >= rt->range)
+            continue;
+        if (condemned_only && rt->unit_gen[tn_unit_of(rt, (void *)v)] > rt->last.condemned)
             continue;
         tn_region *r = tn_region_of(rt, (void *)v);
-        if (!r || !r->condemned)
+        if (!r || (condemned_only && !r->condemned))
             continue;
         void *o = tn_roots_object_containing(rt, (void *)v);
         if (o)
-            pin(&o, ctx); /* a copy: the stack word itself is never changed */
+            fn(o, (void *)v, ctx); /* the stack word itself is never changed */
     }
 }
 
-TN_NOINLINE static void scan_from_here(tenure_runtime *rt, char *hi, tn_slot_fn pin, void *ctx) {
+TN_NOINLINE static void scan_from_here(tenure_runtime *rt, char *hi, bool condemned_only, tn_conservative_fn fn,
+                                       void *ctx) {
     volatile char marker = 0;
-    scan_range(rt, (char *)&marker, hi, pin, ctx);
+    scan_range(rt, (char *)&marker, hi, condemned_only, fn, ctx);
     (void)marker;
 }
 
 /* Push the callee-saved registers onto the stack, then scan from below them. */
-TN_NOINLINE void tn_roots_scan_conservative(tenure_runtime *rt, tn_slot_fn pin, void *ctx) {
+TN_NOINLINE void tn_roots_scan_conservative(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn, void *ctx) {
     char *hi = stack_high(rt);
     if (!hi)
         return;
     jmp_buf regs;
     __builtin_unwind_init();
     if (setjmp(regs) == 0)
-        scan_from_here(rt, hi, pin, ctx);
+        scan_from_here(rt, hi, condemned_only, fn, ctx);
 }

@@ -145,6 +145,8 @@ tenure_handle *tenure_handle_new(tenure_runtime *rt, tenure_handle_kind kind, vo
     h->object = obj;
     rt->handle_count++;
     emit_set(rt, h);
+    if (TN_PROF_ON(rt, TENURE_PROFILE_HANDLES))
+        tn_prof_handle(rt, (tenure_handle *)h, obj, true);
     return (tenure_handle *)h;
 }
 
@@ -170,6 +172,8 @@ tenure_result tenure_handle_free(tenure_runtime *rt, tenure_handle *handle) {
     if (!h)
         return TENURE_INVALID_HANDLE;
     TN_EMIT(rt, DestroyGCHandle, .HandleID = (uint64_t)(uintptr_t)h);
+    if (TN_PROF_ON(rt, TENURE_PROFILE_HANDLES))
+        tn_prof_handle(rt, (tenure_handle *)h, NULL, false);
     h->kind = TN_HANDLE_FREE;
     h->object = NULL;
     h->next_free = NULL;

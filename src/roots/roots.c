@@ -80,6 +80,11 @@ tenure_result tenure_root_scanner_remove(tenure_runtime *rt, tenure_root_scanner
 }
 
 void tn_roots_visit_stack(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
+    tn_roots_visit_embedder(rt, fn, ctx);
+    tn_frozen_visit_slots(rt, fn, ctx);
+}
+
+void tn_roots_visit_embedder(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
     for (tenure_frame *f = rt->head.frames; f; f = f->prev)
         for (size_t i = 0; i < f->count; i++)
             fn(f->slots[i], ctx);
@@ -89,7 +94,6 @@ void tn_roots_visit_stack(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
     struct tenure_visitor v = {fn, ctx};
     for (tenure_root_scanner *s = rt->scanners; s; s = s->next)
         s->scan(rt, &v, s->context);
-    tn_frozen_visit_slots(rt, fn, ctx);
 }
 
 void tn_roots_destroy(tenure_runtime *rt) {
