@@ -281,9 +281,37 @@ static inline bool tn_is_free(const void *obj) { return tn_obj_type(obj)->kind =
 /* Size of an array of `length` elements; 0 if impossible. */
 size_t tn_array_size(const tn_type *t, size_t length);
 
-/* Visit every reference slot of obj. */
+/* Visit every reference slot of obj. Inline, so that a call with a constant fn (the marker,
+ * the relocator) becomes a plain loop with fn inlined. */
 typedef void (*tn_slot_fn)(void **slot, void *ctx);
-void tn_obj_visit_slots(tenure_runtime *rt, void *obj, tn_slot_fn fn, void *ctx);
+void tn_obj_visit_traced(void *obj, tn_slot_fn fn, void *ctx); /* types with a trace callback */
+static inline void tn_obj_visit_slots(tenure_runtime *rt, void *obj, tn_slot_fn fn, void *ctx) {
+    tn_type *t = tn_obj_type(obj);
+    char *o = (char *)obj;
+    (void)rt;
+    if (t->trace) {
+        tn_obj_visit_traced(obj, fn, ctx);
+        return;
+    }
+    if (t->kind == TN_TK_FIXED) {
+        for (size_t i = 0; i < t->ref_count; i++)
+            fn((void **)(o + t->ref_offsets[i]), ctx);
+        return;
+    }
+    if (t->kind != TN_TK_ARRAY || t->elem_ref_count == 0)
+        return;
+    size_t n = ((tenure_array_header *)obj)->length;
+    char *e = o + t->size;
+    if (t->elem_ref_count == 1 && t->elem_size == sizeof(void *) && t->elem_ref_offsets[0] == 0) {
+        void **slots = (void **)e;
+        for (size_t i = 0; i < n; i++)
+            fn(&slots[i], ctx);
+        return;
+    }
+    for (size_t i = 0; i < n; i++, e += t->elem_size)
+        for (size_t j = 0; j < t->elem_ref_count; j++)
+            fn((void **)(e + t->elem_ref_offsets[j]), ctx);
+}
 
 /* ---- heap/regions.c ---- */
 bool tn_heap_init(tenure_runtime *rt);

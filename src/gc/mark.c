@@ -41,7 +41,7 @@ static inline tn_region *condemned_region(tenure_runtime *rt, const void *v) {
     return r && r->condemned ? r : NULL;
 }
 
-static void mark_slot(void **slot, void *ctx) {
+static inline void mark_slot(void **slot, void *ctx) {
     tenure_runtime *rt = ctx;
     char *v = *slot;
     tn_region *r = condemned_region(rt, v);

@@ -227,7 +227,7 @@ static inline char *relocate(tenure_runtime *rt, char *v) {
     return v + plug_delta(r, s);
 }
 
-static void relocate_slot(void **slot, void *ctx) { *slot = relocate(ctx, *slot); }
+static inline void relocate_slot(void **slot, void *ctx) { *slot = relocate(ctx, *slot); }
 
 typedef struct card_ctx {
     tenure_runtime *rt;

@@ -161,33 +161,9 @@ const char *tenure_type_name(const tenure_type *type) {
 }
 
 
-void tn_obj_visit_slots(tenure_runtime *rt, void *obj, tn_slot_fn fn, void *ctx) {
-    tn_type *t = tn_obj_type(obj);
-    char *o = obj;
-    (void)rt;
-    if (t->trace) {
-        struct tenure_visitor v = {fn, ctx};
-        t->trace(obj, &v);
-        return;
-    }
-    if (t->kind == TN_TK_FIXED) {
-        for (size_t i = 0; i < t->ref_count; i++)
-            fn((void **)(o + t->ref_offsets[i]), ctx);
-        return;
-    }
-    if (t->kind != TN_TK_ARRAY || t->elem_ref_count == 0)
-        return;
-    size_t n = ((tenure_array_header *)obj)->length;
-    char *e = o + t->size;
-    if (t->elem_ref_count == 1 && t->elem_size == sizeof(void *) && t->elem_ref_offsets[0] == 0) {
-        void **slots = (void **)e;
-        for (size_t i = 0; i < n; i++)
-            fn(&slots[i], ctx);
-        return;
-    }
-    for (size_t i = 0; i < n; i++, e += t->elem_size)
-        for (size_t j = 0; j < t->elem_ref_count; j++)
-            fn((void **)(e + t->elem_ref_offsets[j]), ctx);
+void tn_obj_visit_traced(void *obj, tn_slot_fn fn, void *ctx) {
+    struct tenure_visitor v = {fn, ctx};
+    tn_obj_type(obj)->trace(obj, &v);
 }
 
 void tenure_visit(tenure_visitor *visitor, void **slot) {
