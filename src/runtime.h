@@ -229,6 +229,7 @@ struct tenure_runtime {
     char *overflow_lo, *overflow_hi;
     tn_vec pins;         /* tn_pin */
     tn_vec gaps;         /* tn_gap */
+    bool plan_failed;    /* a plan list could not grow: the generation is swept instead */
     tn_region **plan_regions[TN_NGEN]; /* per generation: max_units + 1 slots for plan */
     size_t marked_bytes;
     size_t overflow_marked; /* bytes marked while recovering from mark stack overflow */

@@ -109,8 +109,10 @@ static void add_gap(tenure_runtime *rt, char *start, size_t size) {
     if (size == 0)
         return;
     tn_gap *g = tn_vec_push(&rt->gaps);
-    if (!g)
-        abort(); /* a small malloc failed in the middle of a compaction: cannot go on */
+    if (!g) {
+        rt->plan_failed = true; /* the generation will be swept instead */
+        return;
+    }
     g->start = start;
     g->size = size;
 }
@@ -179,8 +181,11 @@ static void plan_region(tenure_runtime *rt, cursor *c, tn_region *r) {
         intptr_t delta = 0;
         if (pinned) {
             tn_pin *p = tn_vec_push(&rt->pins);
-            if (!p)
-                abort(); /* as in add_gap */
+            if (!p) {
+                rt->plan_failed = true; /* as in add_gap */
+                b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
+                continue;
+            }
             p->start = s;
             p->end = e;
             r->pin_count++;
@@ -200,16 +205,41 @@ static void plan_region(tenure_runtime *rt, cursor *c, tn_region *r) {
     }
 }
 
-static void plan_compaction(tenure_runtime *rt, gen_plan *gp) {
+/* Undo a plan that could not be completed (no memory for the pin or gap lists): the
+ * generation is swept instead, which needs no memory. */
+static void abandon_plan(tenure_runtime *rt, gen_plan *gp, int gen, size_t pins, size_t gaps) {
+    for (size_t i = 0; i < gp->n; i++) {
+        tn_region *r = gp->regions[i];
+        tn_bits_clear(rt->plug_bits, tn_bit_index(rt, r->start), tn_bit_index(rt, r->end));
+        r->compacting = r->demote = false;
+        r->pin_count = 0;
+    }
+    rt->pins.count = pins;
+    rt->gaps.count = gaps;
+    rt->last.pinned_bytes[gen] = 0;
+    gp->compact = false;
+    gp->tail = NULL;
+    gp->dests = gp->regions;
+    gp->nd = gp->n;
+    rt->plan_failed = false;
+}
+
+static bool plan_compaction(tenure_runtime *rt, gen_plan *gp, int gen) {
     cursor c = {gp, 0, NULL, 0};
     if (gp->n == 0)
-        return;
+        return true;
+    size_t pins = rt->pins.count, gaps = rt->gaps.count;
+    rt->plan_failed = false;
     gp->dests[0]->pin_first = (uint32_t)rt->pins.count;
     gp->dests[0]->pin_count = 0;
     cursor_enter(&c, 0);
     for (size_t si = 0; si < gp->n; si++)
         plan_region(rt, &c, gp->regions[si]);
     finish_cursor(rt, &c);
+    if (!rt->plan_failed)
+        return true;
+    abandon_plan(rt, gp, gen, pins, gaps);
+    return false;
 }
 
 /* ---- relocation ---- */
@@ -541,8 +571,12 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
             choose_tail(rt, gp, g);
         rt->last.compacted[g] = gp->compact;
         any_compact |= gp->compact;
-        if (gp->compact)
-            plan_compaction(rt, gp);
+        if (gp->compact && !plan_compaction(rt, gp, g)) {
+            rt->last.compacted[g] = false; /* swept instead: out of memory for the plan */
+            any_compact = false;
+            for (int k = 0; k < g; k++)
+                any_compact |= plans[k].compact;
+        }
     }
     report_ranges(rt, plans, condemned);
     t = phase_mark(rt, 1, t);
