@@ -85,7 +85,8 @@ TENURE_API const char *tenure_strerror(tenure_result result);
     X(GCRetainRegions, uint32_t, 2, "GCs a free region stays committed before it is decommitted")   \
     X(HeapVerify, uint32_t, 0, "1: verify the whole heap before and after every GC")                \
     X(GCStress, uint32_t, 0, "N > 0: a GC every N allocations")                                     \
-    X(GCStressGeneration, int32_t, -1, "generation of the GCs that GCStress forces (-1: the collector chooses)")
+    X(GCStressGeneration, int32_t, -1, "generation of the GCs that GCStress forces (-1: the collector chooses)") \
+    X(GCFaultCommit, uint64_t, 0, "fault injection: N > 0 makes the Nth request to commit memory (and every Nth after it) fail")
 
 typedef struct tenure_config {
 #define TENURE__OPTION_FIELD(name, ctype, def, desc) ctype name;
@@ -429,7 +430,7 @@ typedef struct tenure_gc_info {
     uint64_t index;            /* 1 for the instance's first GC */
     int generation;            /* condemned generation: 0, 1 or 2 */
     uint32_t reason;
-    int compacted;             /* the condemned generations' bitmask of compacted ones (bit g) */
+    int compacted;             /* which condemned generations were compacted: bit g (3 LOH) */
     uint64_t pause_ns;         /* from the start of the GC to its end */
     uint64_t size_before[5];   /* bytes per generation (0, 1, 2, LOH, POH) before ... */
     uint64_t size_after[5];    /* ... and after the GC */

@@ -152,7 +152,7 @@ typedef struct tn_gc_record {
     uint64_t index;
     int condemned;      /* 0, 1 or 2 */
     uint32_t reason;    /* GC reason of the events spec */
-    bool compacted[3];  /* per SOH generation condemned: compact (true) or sweep */
+    bool compacted[TN_NGEN]; /* per generation condemned: compacted (true) or swept */
     size_t size_before[TN_NGEN], size_after[TN_NGEN];
     size_t promoted[TN_NGEN];
     size_t pinned_objects;
@@ -188,6 +188,7 @@ struct tenure_runtime {
     uint32_t *crossing;     /* per card: words back from the card start to the covering object */
     uint32_t units_high;    /* units below this index have been used at some time */
     size_t committed;       /* bytes of regions committed */
+    uint64_t commit_requests; /* for GCFaultCommit */
 
     /* generations */
     tn_region *gens[TN_NGEN];

@@ -159,8 +159,8 @@ void tenure_get_last_gc_info(const tenure_runtime *rt, tenure_gc_info *info) {
     info->index = g->index;
     info->generation = g->condemned;
     info->reason = g->reason;
-    for (int i = 0; i < 3; i++)
-        info->compacted |= g->compacted[i] && i <= g->condemned ? 1 << i : 0;
+    for (int i = 0; i < TN_NGEN; i++)
+        info->compacted |= g->compacted[i] && tn_gen_condemned(i, g->condemned) ? 1 << i : 0;
     info->pause_ns = g->pause_ns;
     for (int i = 0; i < TN_NGEN; i++) {
         info->size_before[i] = g->size_before[i];

@@ -107,6 +107,9 @@ static bool commit_units(tenure_runtime *rt, size_t first, uint32_t units) {
         tn_region *u = &rt->regions[i];
         if (u->committed)
             continue;
+        uint64_t every = rt->config.GCFaultCommit;
+        if (every && ++rt->commit_requests % every == 0)
+            return false; /* injected: as if the OS had refused */
         if (!tn_os_commit(u->start, rt->unit_size))
             return false;
         u->committed = true;

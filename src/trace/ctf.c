@@ -21,7 +21,8 @@
 #include <unistd.h>
 
 #define PKT_CAP (64u * 1024u)
-#define RING 16u
+#define RING 32u
+#define FLUSH_RESERVE 4u /* a GC-end flush leaves this many packets free for bursts of events */
 #define HEADER_SIZE 24u  /* magic, uuid, stream_id */
 #define CONTEXT_SIZE 56u /* timestamp_begin/end, content_size, packet_size, seq, discarded, tid */
 #define EVENT_HEADER 10u /* id u16, timestamp u64 */
@@ -275,7 +276,10 @@ void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size
 
 void tn_ctf_flush(tn_ctf *c) {
     stream *s = my_stream(c);
-    if (s && s->open) {
+    /* in a burst of GCs the writer may lag: keep filling the open packet rather than use up
+     * the ring with tiny packets and then drop events */
+    if (s && s->open && atomic_load_explicit(&s->head, memory_order_relaxed) -
+                                atomic_load_explicit(&s->tail, memory_order_acquire) < RING - FLUSH_RESERVE) {
         complete_packet(c, s);
         wake_writer(c);
     }

@@ -1,0 +1,357 @@
+/*
+ * Rebuild GCs from the event order, with the rules PerfView/TraceEvent use
+ * (../shared/spec/events.md, "Order"):
+ *  - a GCStart belongs to the most recent GCSuspendEEBegin with Reason 1 (ForGC) or 6 (ForGCPrep);
+ *  - a blocking GC is complete at the GCRestartEEEnd written by the thread that suspended, and
+ *    only if its GCHeapStats came before; pause = RestartEEEnd time - SuspendEEBegin time;
+ *  - a background GC is complete at its GCHeapStats; its pauses are summed.
+ * GCs that started and never completed are counted as incomplete (the report is partial).
+ */
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MB 1000000.0
+
+/* The one table of GC reasons (the .NET numbering). */
+static const struct {
+    uint32_t value;
+    const char *name;
+    int induced;
+} reasons[] = {
+    {0, "AllocSmall", 0},        {1, "Induced", 1},           {2, "LowMemory", 0},
+    {3, "Empty", 0},             {4, "AllocLarge", 0},        {5, "OutOfSpaceSOH", 0},
+    {6, "OutOfSpaceLOH", 0},     {7, "InducedNoForce", 1},    {8, "Stress", 0},
+    {9, "InducedLowMemory", 1},  {10, "InducedCompacting", 1}, {11, "LowMemoryHost", 0},
+    {12, "PMFullGC", 0},         {13, "LowMemoryHostBlocking", 0}, {14, "BGCTuningSOH", 0},
+    {15, "BGCTuningLOH", 0},     {16, "BGCStepping", 0},      {17, "InducedAggressive", 1},
+};
+
+const char *reason_name(uint32_t reason)
+{
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
+        if (reasons[i].value == reason) return reasons[i].name;
+    return NULL;
+}
+
+int reason_is_induced(uint32_t reason)
+{
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
+        if (reasons[i].value == reason) return reasons[i].induced;
+    return 0;
+}
+
+void gc_gen_label(const tr_gc *gc, char *buf, size_t len)
+{
+    char t = gc->type == 1 ? 'B' : gc->type == 2 ? 'F' : 'N';
+    snprintf(buf, len, "%d%c%s", gc->gen, t, reason_is_induced(gc->reason) ? "I" : "");
+}
+
+void model_init(tr_model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->susp_gc = m->cur_blocking = m->cur_bgc = m->last_ended = -1;
+    m->alloc_source = "none";
+}
+
+void model_free(tr_model *m)
+{
+    free(m->gcs);
+    m->gcs = NULL;
+    m->n = m->cap = 0;
+}
+
+static long new_gc(tr_model *m)
+{
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        tr_gc *g = realloc(m->gcs, cap * sizeof *g);
+        if (!g) return -1;
+        m->gcs = g;
+        m->cap = cap;
+    }
+    memset(&m->gcs[m->n], 0, sizeof m->gcs[m->n]);
+    return (long)m->n++;
+}
+
+static long find_open_gc(const tr_model *m, uint64_t number)
+{
+    /* the most recent GC with that number that has not ended (look back a little: a background
+     * GC stays open while foreground GCs run) */
+    for (size_t k = 0; k < m->n && k < 64; k++) {
+        const tr_gc *g = &m->gcs[m->n - 1 - k];
+        if (g->number == number && !g->has_end) return (long)(m->n - 1 - k);
+    }
+    return -1;
+}
+
+static void add_bgc_pause(tr_model *m, int64_t pause)
+{
+    if (m->cur_bgc >= 0) m->gcs[m->cur_bgc].pause_ns += pause;
+}
+
+int model_event(tr_model *m, const tr_event *ev)
+{
+    m->events++;
+    if (!m->have_time) {
+        m->first_ns = m->last_ns = ev->ts_ns;
+        m->have_time = 1;
+    }
+    if (ev->ts_ns < m->first_ns) m->first_ns = ev->ts_ns;
+    if (ev->ts_ns > m->last_ns) m->last_ns = ev->ts_ns;
+
+    switch (ev->kind) {
+    case TR_EV_SUSPEND_EE_BEGIN:
+        if (ev->reason == 1 || ev->reason == 6) {
+            if (m->suspended) m->nested_suspends++;
+            m->suspended = 1;
+            m->susp_begin = ev->ts_ns;
+            m->has_susp_end = 0;
+            m->susp_tid = ev->tid;
+            m->susp_reason = (uint32_t)ev->reason;
+            m->susp_gc = -1;
+        }
+        break;
+    case TR_EV_SUSPEND_EE_END:
+        if (m->suspended && ev->tid == m->susp_tid && !m->has_susp_end) {
+            m->susp_end = ev->ts_ns;
+            m->has_susp_end = 1;
+        }
+        break;
+    case TR_EV_GC_START: {
+        long i = new_gc(m);
+        if (i < 0) return -1;
+        tr_gc *g = &m->gcs[i];
+        g->number = (uint32_t)ev->count;
+        g->gen = ev->depth <= 2 ? (int)ev->depth : 2;
+        g->reason = (uint32_t)ev->reason;
+        g->type = ev->type <= 2 ? (uint32_t)ev->type : 0;
+        g->start_ns = ev->ts_ns;
+        if (m->suspended && m->susp_gc < 0) {
+            g->has_suspend = 1;
+            g->suspend_begin_ns = m->susp_begin;
+            g->has_suspend_end = m->has_susp_end;
+            g->suspend_end_ns = m->susp_end;
+            m->susp_gc = i;
+        } else {
+            /* no suspension seen (the trace began mid-GC): the pause starts at GCStart */
+            g->suspend_begin_ns = ev->ts_ns;
+        }
+        memcpy(g->tick_alloc, m->pending_ticks, sizeof g->tick_alloc);
+        memset(m->pending_ticks, 0, sizeof m->pending_ticks);
+        if (g->type == 1)
+            m->cur_bgc = i;
+        else
+            m->cur_blocking = i;
+        break;
+    }
+    case TR_EV_GC_END: {
+        long i = find_open_gc(m, ev->count);
+        if (i < 0) break;
+        tr_gc *g = &m->gcs[i];
+        g->has_end = 1;
+        g->end_ns = ev->ts_ns;
+        m->last_ended = i;
+        if (m->cur_blocking == i) m->cur_blocking = -1;
+        break;
+    }
+    case TR_EV_HEAP_STATS: {
+        long i = m->last_ended;
+        if (i < 0) break;
+        tr_gc *g = &m->gcs[i];
+        if (g->has_heap_stats) break;
+        g->has_heap_stats = 1;
+        memcpy(g->gen_size_after, ev->gen_size, sizeof g->gen_size_after);
+        memcpy(g->promoted, ev->promoted, sizeof g->promoted);
+        g->fin_promoted_count = ev->fin_promoted_count;
+        g->fin_promoted_size = ev->fin_promoted_size;
+        g->pinned_objects = ev->pinned_objects;
+        g->handles = ev->handles;
+        m->last_ended = -1;
+        if (g->type == 1) { /* a background GC is complete at its heap stats */
+            g->complete = 1;
+            g->restart_ns = ev->ts_ns;
+            if (m->cur_bgc == i) m->cur_bgc = -1;
+        }
+        break;
+    }
+    case TR_EV_PER_HEAP_HISTORY: {
+        long i = m->cur_blocking >= 0 ? m->cur_blocking : m->cur_bgc;
+        if (i < 0) break;
+        tr_gc *g = &m->gcs[i];
+        g->phh_heaps++;
+        for (int k = 0; k < ev->phh_count && k < TR_GENS; k++) {
+            tr_phh_gen *d = &g->phh[k];
+            const tr_phh_gen *s = &ev->phh[k];
+            d->size_before += s->size_before;
+            d->free_list_before += s->free_list_before;
+            d->free_obj_before += s->free_obj_before;
+            d->size_after += s->size_after;
+            d->free_list_after += s->free_list_after;
+            d->free_obj_after += s->free_obj_after;
+            d->pinned_surv += s->pinned_surv;
+            d->non_pinned_surv += s->non_pinned_surv;
+        }
+        break;
+    }
+    case TR_EV_RESTART_EE_END: {
+        if (!m->suspended) break;
+        long si = m->susp_gc;
+        int background = m->susp_reason == 6 || (si >= 0 && m->gcs[si].type == 1);
+        /* a blocking GC ends at the restart written by the thread that suspended; a background
+         * GC's thread restarts the mutators itself */
+        if (ev->tid != m->susp_tid && !background) break;
+        int64_t pause = ev->ts_ns - m->susp_begin;
+        if (pause < 0) pause = 0;
+        if (si >= 0 && m->gcs[si].type == 1) {
+            m->gcs[si].pause_ns += pause;
+        } else if (si < 0 && m->susp_reason == 6) {
+            add_bgc_pause(m, pause);
+        } else if (si >= 0) {
+            tr_gc *g = &m->gcs[si];
+            if (g->has_heap_stats && !g->complete) {
+                g->complete = 1;
+                g->pause_ns = pause;
+                g->restart_ns = ev->ts_ns;
+            }
+        }
+        m->suspended = 0;
+        m->susp_gc = -1;
+        break;
+    }
+    case TR_EV_ALLOCATION_TICK: {
+        unsigned k = ev->alloc_kind <= 2 ? (unsigned)ev->alloc_kind : 0;
+        m->pending_ticks[k] += ev->alloc_amount;
+        m->total_ticks[k] += ev->alloc_amount;
+        m->have_ticks = 1;
+        break;
+    }
+    default:
+        break;
+    }
+    return 0;
+}
+
+static double ns_ms(int64_t ns) { return (double)ns / 1e6; }
+
+void model_finish(tr_model *m)
+{
+    m->completed = m->incomplete = 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (!m->gcs[i].complete) m->incomplete++;
+
+    /* keep the completed GCs only */
+    size_t w = 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->gcs[i].complete) m->gcs[w++] = m->gcs[i];
+    m->n = m->completed = w;
+
+    int any_phh = 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->gcs[i].phh_heaps) any_phh = 1;
+    m->alloc_source = m->have_ticks ? "ticks" : any_phh ? "sizes" : "none";
+
+    m->duration_ms = m->have_time ? ns_ms(m->last_ns - m->first_ns) : 0;
+    memset(m->rollup, 0, sizeof m->rollup);
+    memset(m->gc_by_gen, 0, sizeof m->gc_by_gen);
+    m->total_pause_ms = 0;
+    m->max_heap_mb = 0;
+    double sum_alloc_sizes = 0;
+
+    const tr_gc *prev = NULL;
+    for (size_t i = 0; i < m->n; i++) {
+        tr_gc *g = &m->gcs[i];
+        g->start_ms = ns_ms(g->start_ns - m->first_ns);
+        g->suspend_ms = g->has_suspend_end ? ns_ms(g->suspend_end_ns - g->suspend_begin_ns) : 0;
+        if (g->suspend_ms < 0) g->suspend_ms = 0;
+        g->pause_ms = ns_ms(g->pause_ns);
+
+        uint64_t after = 0, promoted = 0;
+        for (int k = 0; k < TR_GENS; k++) {
+            after += g->gen_size_after[k];
+            promoted += g->promoted[k];
+        }
+        g->after_mb = (double)after / MB;
+        g->promoted_mb = (double)promoted / MB;
+
+        /* gen0 allocated since the previous GC */
+        if (m->have_ticks) {
+            g->alloc_gen0_mb = (double)g->tick_alloc[0] / MB;
+        } else if (g->phh_heaps) {
+            double before = (double)g->phh[0].size_before;
+            double prev_after = prev ? (double)prev->gen_size_after[0] : 0;
+            double a = before - prev_after;
+            g->alloc_gen0_mb = (a > 0 ? a : 0) / MB;
+            sum_alloc_sizes += g->alloc_gen0_mb;
+        } else {
+            g->alloc_gen0_mb = NAN;
+        }
+
+        /* heap size before: the per-heap history's sizes, else the previous size after plus
+         * what was allocated since */
+        if (g->phh_heaps) {
+            uint64_t before = 0;
+            for (int k = 0; k < TR_GENS; k++) before += g->phh[k].size_before;
+            g->peak_mb = (double)before / MB;
+        } else {
+            double a = isnan(g->alloc_gen0_mb) ? 0 : g->alloc_gen0_mb;
+            if (m->have_ticks) a = (double)(g->tick_alloc[0] + g->tick_alloc[1] + g->tick_alloc[2]) / MB;
+            g->peak_mb = (prev ? prev->after_mb : 0) + a;
+        }
+        if (g->peak_mb < g->after_mb && !g->phh_heaps) g->peak_mb = g->after_mb;
+
+        /* survival of the condemned generations (LOH and POH with gen2), fragmentation of the
+         * whole heap after the GC */
+        g->survival_pct = NAN;
+        g->frag_pct = NAN;
+        if (g->phh_heaps) {
+            double obj_before = 0, surv = 0, size_after = 0, free_after = 0;
+            for (int k = 0; k < TR_GENS; k++) {
+                const tr_phh_gen *p = &g->phh[k];
+                int condemned = k <= g->gen || (g->gen == 2);
+                if (condemned) {
+                    double ob = (double)p->size_before - (double)p->free_list_before - (double)p->free_obj_before;
+                    if (ob > 0) obj_before += ob;
+                    surv += (double)(p->pinned_surv + p->non_pinned_surv);
+                }
+                size_after += (double)p->size_after;
+                free_after += (double)(p->free_list_after + p->free_obj_after);
+            }
+            if (obj_before > 0) g->survival_pct = 100.0 * surv / obj_before;
+            if (size_after > 0) g->frag_pct = 100.0 * free_after / size_after;
+        }
+
+        /* % of the time since the previous GC ended (or since the trace began) spent paused */
+        int64_t end = g->restart_ns;
+        int64_t since = end - (prev ? prev->restart_ns : m->first_ns);
+        g->pause_pct = since > 0 ? 100.0 * (double)g->pause_ns / (double)since : NAN;
+        if (g->pause_pct > 100.0) g->pause_pct = 100.0;
+
+        m->gc_by_gen[g->gen]++;
+        m->total_pause_ms += g->pause_ms;
+        if (g->peak_mb > m->max_heap_mb) m->max_heap_mb = g->peak_mb;
+        if (g->after_mb > m->max_heap_mb) m->max_heap_mb = g->after_mb;
+
+        for (int r = 0; r < 2; r++) {
+            tr_gen_rollup *ru = &m->rollup[r == 0 ? g->gen : 3];
+            ru->count++;
+            if (reason_is_induced(g->reason)) ru->induced++;
+            if (g->pause_ms > ru->max_pause_ms) ru->max_pause_ms = g->pause_ms;
+            ru->total_pause_ms += g->pause_ms;
+            if (g->peak_mb > ru->peak_mb) ru->peak_mb = g->peak_mb;
+            if (!isnan(g->alloc_gen0_mb)) ru->alloc_mb += g->alloc_gen0_mb;
+            ru->promoted_mb += g->promoted_mb;
+        }
+        prev = g;
+    }
+    for (int r = 0; r < 4; r++)
+        if (m->rollup[r].count) m->rollup[r].mean_pause_ms = m->rollup[r].total_pause_ms / m->rollup[r].count;
+
+    if (m->have_ticks)
+        m->total_alloc_mb = (double)(m->total_ticks[0] + m->total_ticks[1] + m->total_ticks[2]) / MB;
+    else
+        m->total_alloc_mb = sum_alloc_sizes;
+    m->pause_pct = m->duration_ms > 0 ? 100.0 * m->total_pause_ms / m->duration_ms : 0;
+}

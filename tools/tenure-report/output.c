@@ -1,0 +1,208 @@
+/* The text report (PerfView GCStats layout) and the JSON report. */
+#include "report.h"
+
+#include <math.h>
+#include <string.h>
+
+#define MB 1000000.0
+
+static const char *status_word(const tr_result *res)
+{
+    return res->status == TR_FULL ? "full" : res->status == TR_PARTIAL ? "partial" : "unreadable";
+}
+
+/* a number, or "-" when unknown */
+static void num(FILE *out, int width, int prec, double v)
+{
+    if (isnan(v))
+        fprintf(out, " %*s", width, "-");
+    else
+        fprintf(out, " %*.*f", width, prec, v);
+}
+
+static void print_notes(FILE *out, const tr_model *m)
+{
+    if (m->incomplete)
+        fprintf(out, "note: %zu GC(s) started but did not complete in the trace (left out)\n", m->incomplete);
+    if (m->discarded_events)
+        fprintf(out, "note: the tracer discarded %llu event(s)\n", (unsigned long long)m->discarded_events);
+    if (m->discarded_packets)
+        fprintf(out, "note: %llu packet(s) are missing from the trace\n", (unsigned long long)m->discarded_packets);
+}
+
+void print_text(FILE *out, const char *path, const tr_model *m, const tr_result *res)
+{
+    fprintf(out, "Trace: %s\n", path);
+    if (res->status == TR_UNREADABLE) {
+        fprintf(out, "Status: unreadable: %s\n\n", res->error);
+        return;
+    }
+    if (res->status == TR_PARTIAL)
+        fprintf(out, "Status: partial report (GCs that completed only): %s\n", res->error[0] ? res->error : "");
+    else
+        fprintf(out, "Status: full\n");
+    print_notes(out, m);
+
+    int induced = m->rollup[3].induced;
+    fprintf(out, "\nSummary\n");
+    fprintf(out, "  Trace duration       %12.3f ms (%llu events)\n", m->duration_ms, (unsigned long long)m->events);
+    if (strcmp(m->alloc_source, "none") == 0)
+        fprintf(out, "  Total allocated      %12s MB (no GCAllocationTick or GCPerHeapHistory events)\n", "-");
+    else
+        fprintf(out, "  Total allocated      %12.3f MB (from %s)\n", m->total_alloc_mb,
+                strcmp(m->alloc_source, "ticks") == 0 ? "GCAllocationTick" : "gen0 sizes");
+    fprintf(out, "  GCs                  %12zu (gen0 %d, gen1 %d, gen2 %d), induced %d\n", m->n, m->gc_by_gen[0],
+            m->gc_by_gen[1], m->gc_by_gen[2], induced);
+    fprintf(out, "  Total pause          %12.3f ms (%.2f%% of the trace)\n", m->total_pause_ms, m->pause_pct);
+    fprintf(out, "  Max heap size        %12.3f MB\n", m->max_heap_mb);
+
+    fprintf(out, "\nGC rollup by generation\n");
+    fprintf(out, "%-5s %6s %13s %14s %15s %10s %10s %12s %8s\n", "Gen", "Count", "Max Pause ms", "Mean Pause ms",
+            "Total Pause ms", "Peak MB", "Alloc MB", "Promoted MB", "Induced");
+    static const char *labels[4] = {"0", "1", "2", "ALL"};
+    static const int order[4] = {3, 0, 1, 2}; /* ALL first, as PerfView */
+    for (int k = 0; k < 4; k++) {
+        int r = order[k];
+        const tr_gen_rollup *ru = &m->rollup[r];
+        fprintf(out, "%-5s %6d %13.3f %14.3f %15.3f %10.3f %10.3f %12.3f %8d\n", labels[r], ru->count,
+                ru->max_pause_ms, ru->mean_pause_ms, ru->total_pause_ms, ru->peak_mb, ru->alloc_mb,
+                ru->promoted_mb, ru->induced);
+    }
+
+    fprintf(out, "\nGC events (Gen: N non-concurrent, B background, F foreground, I induced; MB = 10^6 bytes)\n");
+    fprintf(out, "%6s %10s %-17s %-4s %10s %9s %7s %9s %9s %9s %9s %8s %8s %8s %8s %8s %7s %7s %8s %7s\n", "GC#",
+            "Start ms", "Reason", "Gen", "Suspend ms", "Pause ms", "%Pause", "Gen0 Alloc", "Peak MB", "After MB",
+            "Promo MB", "Gen0 MB", "Gen1 MB", "Gen2 MB", "LOH MB", "POH MB", "Surv%", "Frag%", "FinSurv", "Pinned");
+    for (size_t i = 0; i < m->n; i++) {
+        const tr_gc *g = &m->gcs[i];
+        char gen[8], rbuf[24];
+        gc_gen_label(g, gen, sizeof gen);
+        const char *rn = reason_name(g->reason);
+        if (!rn) {
+            snprintf(rbuf, sizeof rbuf, "Reason%u", g->reason);
+            rn = rbuf;
+        }
+        fprintf(out, "%6u %10.3f %-17s %-4s", g->number, g->start_ms, rn, gen);
+        num(out, 10, 3, g->suspend_ms);
+        num(out, 9, 3, g->pause_ms);
+        num(out, 7, 2, g->pause_pct);
+        num(out, 10, 3, g->alloc_gen0_mb);
+        num(out, 9, 3, g->peak_mb);
+        num(out, 9, 3, g->after_mb);
+        num(out, 9, 3, g->promoted_mb);
+        for (int k = 0; k < TR_GENS; k++) num(out, 8, 3, (double)g->gen_size_after[k] / MB);
+        num(out, 7, 2, g->survival_pct);
+        num(out, 7, 2, g->frag_pct);
+        fprintf(out, " %8llu %7llu\n", (unsigned long long)g->fin_promoted_count,
+                (unsigned long long)g->pinned_objects);
+    }
+    fprintf(out, "\n");
+}
+
+/* ---- JSON ------------------------------------------------------------------------------ */
+
+void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void jnum(FILE *out, const char *key, double v, int comma)
+{
+    if (isnan(v) || isinf(v))
+        fprintf(out, "\"%s\": null", key);
+    else
+        fprintf(out, "\"%s\": %.6g", key, v);
+    if (comma) fputs(", ", out);
+}
+
+static void jnum3(FILE *out, const char *key, double v, int comma)
+{
+    if (isnan(v) || isinf(v))
+        fprintf(out, "\"%s\": null", key);
+    else
+        fprintf(out, "\"%s\": %.3f", key, v);
+    if (comma) fputs(", ", out);
+}
+
+void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_result *res, int first)
+{
+    fprintf(out, "%s\n    {\"path\": ", first ? "" : ",");
+    json_string(out, path);
+    fprintf(out, ", \"status\": \"%s\", \"error\": ", status_word(res));
+    if (res->error[0])
+        json_string(out, res->error);
+    else
+        fputs("null", out);
+    if (res->status == TR_UNREADABLE) {
+        fputs("}", out);
+        return;
+    }
+    fprintf(out, ",\n     \"summary\": {\"events\": %llu, ", (unsigned long long)m->events);
+    jnum3(out, "duration_ms", m->duration_ms, 1);
+    fprintf(out, "\"alloc_source\": \"%s\", ", m->alloc_source);
+    jnum3(out, "total_allocated_mb", strcmp(m->alloc_source, "none") ? m->total_alloc_mb : NAN, 1);
+    fprintf(out, "\"gc_count\": %zu, \"gc_by_gen\": [%d, %d, %d], \"induced\": %d, ", m->n, m->gc_by_gen[0],
+            m->gc_by_gen[1], m->gc_by_gen[2], m->rollup[3].induced);
+    jnum3(out, "total_pause_ms", m->total_pause_ms, 1);
+    jnum(out, "pause_pct", m->pause_pct, 1);
+    jnum3(out, "max_heap_mb", m->max_heap_mb, 1);
+    fprintf(out, "\"incomplete_gcs\": %zu, \"discarded_events\": %llu, \"discarded_packets\": %llu},\n",
+            m->incomplete, (unsigned long long)m->discarded_events, (unsigned long long)m->discarded_packets);
+
+    fputs("     \"generations\": [", out);
+    static const char *labels[4] = {"0", "1", "2", "all"};
+    for (int r = 0; r < 4; r++) {
+        const tr_gen_rollup *ru = &m->rollup[r];
+        fprintf(out, "%s\n       {\"gen\": \"%s\", \"count\": %d, \"induced\": %d, ", r ? "," : "", labels[r],
+                ru->count, ru->induced);
+        jnum3(out, "max_pause_ms", ru->max_pause_ms, 1);
+        jnum3(out, "mean_pause_ms", ru->mean_pause_ms, 1);
+        jnum3(out, "total_pause_ms", ru->total_pause_ms, 1);
+        jnum3(out, "peak_mb", ru->peak_mb, 1);
+        jnum3(out, "allocated_mb", ru->alloc_mb, 1);
+        jnum3(out, "promoted_mb", ru->promoted_mb, 0);
+        fputs("}", out);
+    }
+    fputs("],\n     \"gcs\": [", out);
+    for (size_t i = 0; i < m->n; i++) {
+        const tr_gc *g = &m->gcs[i];
+        char gen[8];
+        gc_gen_label(g, gen, sizeof gen);
+        const char *rn = reason_name(g->reason);
+        fprintf(out, "%s\n       {\"number\": %u, ", i ? "," : "", g->number);
+        jnum3(out, "start_ms", g->start_ms, 1);
+        fprintf(out, "\"reason\": %u, \"reason_name\": ", g->reason);
+        if (rn)
+            json_string(out, rn);
+        else
+            fputs("null", out);
+        fprintf(out, ", \"gen\": %d, \"type\": \"%s\", \"induced\": %s, \"label\": \"%s\", ", g->gen,
+                g->type == 1 ? "background" : g->type == 2 ? "foreground" : "nonconcurrent",
+                reason_is_induced(g->reason) ? "true" : "false", gen);
+        jnum(out, "suspend_ms", g->suspend_ms, 1);
+        jnum(out, "pause_ms", g->pause_ms, 1);
+        jnum(out, "pause_pct", g->pause_pct, 1);
+        jnum(out, "gen0_allocated_mb", g->alloc_gen0_mb, 1);
+        jnum(out, "peak_mb", g->peak_mb, 1);
+        jnum(out, "after_mb", g->after_mb, 1);
+        jnum(out, "promoted_mb", g->promoted_mb, 1);
+        fputs("\"size_after_mb\": [", out);
+        for (int k = 0; k < TR_GENS; k++) fprintf(out, "%s%.6g", k ? ", " : "", (double)g->gen_size_after[k] / MB);
+        fputs("], ", out);
+        jnum(out, "survival_pct", g->survival_pct, 1);
+        jnum(out, "fragmentation_pct", g->frag_pct, 1);
+        fprintf(out, "\"finalizable_survivors\": %llu, \"pinned_objects\": %llu, \"handles\": %llu}",
+                (unsigned long long)g->fin_promoted_count, (unsigned long long)g->pinned_objects,
+                (unsigned long long)g->handles);
+    }
+    fputs("]}", out);
+}

@@ -1,0 +1,141 @@
+/*
+ * tenure-report: rebuild the GCs of a tenure CTF trace (the .NET runtime's GC events) and print
+ * what PerfView's GCStats view shows.
+ *
+ *   reader.c   reads a trace with libbabeltrace2 (source.ctf.fs -> filter.utils.muxer -> a
+ *              simple sink) and hands every event to the model as a tr_event
+ *   model.c    rebuilds the GCs with the rules PerfView/TraceEvent use (../shared/spec/events.md)
+ *   output.c   the text report and the JSON report
+ *   main.c     command line, trace directory discovery, exit codes
+ *
+ * Sizes are reported in MB of 10^6 bytes, as PerfView does.
+ */
+#ifndef TENURE_REPORT_H
+#define TENURE_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TR_GENS 5 /* gen0, gen1, gen2, LOH, POH */
+
+/* The events the model looks at. */
+typedef enum tr_kind {
+    TR_EV_OTHER = 0,
+    TR_EV_GC_START,
+    TR_EV_GC_END,
+    TR_EV_RESTART_EE_END,
+    TR_EV_HEAP_STATS,
+    TR_EV_SUSPEND_EE_END,
+    TR_EV_SUSPEND_EE_BEGIN,
+    TR_EV_ALLOCATION_TICK,
+    TR_EV_PER_HEAP_HISTORY,
+    TR_EV_GLOBAL_HEAP_HISTORY,
+    TR_EV_TRIGGERED
+} tr_kind;
+
+/* One generation record of GCPerHeapHistory_V3. */
+typedef struct tr_phh_gen {
+    uint64_t size_before, free_list_before, free_obj_before;
+    uint64_t size_after, free_list_after, free_obj_after;
+    uint64_t pinned_surv, non_pinned_surv;
+} tr_phh_gen;
+
+/* One decoded event. Fields an event lacks (older versions, malformed traces) read as 0 and
+ * their has_ flag stays 0. */
+typedef struct tr_event {
+    tr_kind kind;
+    int64_t ts_ns;   /* default clock, ns from origin */
+    uint64_t tid;    /* packet context `tid` (else the stream id) */
+    /* scalar fields, by kind */
+    uint64_t count, depth, reason, type;          /* GCStart, GCEnd, SuspendEEBegin, Triggered */
+    uint64_t alloc_amount, alloc_kind;           /* AllocationTick (AllocationAmount64, else 32) */
+    uint64_t gen_size[TR_GENS], promoted[TR_GENS];/* HeapStats */
+    uint64_t fin_promoted_size, fin_promoted_count, pinned_objects, handles;
+    int phh_count;                                /* PerHeapHistory records read (<= TR_GENS) */
+    tr_phh_gen phh[TR_GENS];
+    uint64_t heap_index;
+} tr_event;
+
+typedef struct tr_gc {
+    uint32_t number; /* GCStart Count */
+    int gen;         /* condemned generation (Depth) */
+    uint32_t reason;
+    uint32_t type;   /* 0 blocking, 1 background, 2 foreground */
+    int64_t suspend_begin_ns, suspend_end_ns, start_ns, end_ns, restart_ns;
+    int has_suspend, has_suspend_end, has_end, has_heap_stats, complete;
+    uint64_t gen_size_after[TR_GENS], promoted[TR_GENS];
+    uint64_t fin_promoted_count, fin_promoted_size, pinned_objects, handles;
+    int phh_heaps;
+    tr_phh_gen phh[TR_GENS]; /* summed over heaps */
+    int64_t pause_ns;        /* blocking: restart - suspend begin; background: sum of pauses */
+    /* bytes allocated since the previous GC's start, from GCAllocationTick, per kind */
+    uint64_t tick_alloc[3];
+    /* derived (model_finish) */
+    double alloc_gen0_mb;    /* NaN if unknown */
+    double peak_mb, after_mb, promoted_mb, survival_pct, frag_pct, pause_pct;
+    double suspend_ms, pause_ms, start_ms;
+} tr_gc;
+
+typedef struct tr_gen_rollup {
+    int count, induced;
+    double max_pause_ms, total_pause_ms, mean_pause_ms, peak_mb, alloc_mb, promoted_mb;
+} tr_gen_rollup;
+
+typedef struct tr_model {
+    tr_gc *gcs;     /* every GC that started, in start order */
+    size_t n, cap;
+    /* suspension in progress */
+    int suspended;
+    int64_t susp_begin, susp_end;
+    int has_susp_end;
+    uint64_t susp_tid;
+    uint32_t susp_reason;
+    long susp_gc;       /* GC started under this suspension, or -1 */
+    long cur_blocking;  /* GC started, not ended (blocking or foreground) */
+    long cur_bgc;       /* background GC in progress */
+    long last_ended;    /* GC whose GCEnd came and whose GCHeapStats has not */
+    uint64_t pending_ticks[3];
+    uint64_t total_ticks[3];
+    int have_ticks;
+    int64_t first_ns, last_ns;
+    int have_time;
+    uint64_t events, discarded_events, discarded_packets;
+    uint64_t nested_suspends; /* suspensions that began before the previous one ended */
+    /* results (model_finish) */
+    size_t completed, incomplete;
+    const char *alloc_source; /* "ticks", "sizes" or "none" */
+    double total_alloc_mb, total_pause_ms, duration_ms, pause_pct, max_heap_mb;
+    int gc_by_gen[3];
+    tr_gen_rollup rollup[4]; /* gen0, gen1, gen2, all */
+} tr_model;
+
+void model_init(tr_model *m);
+void model_free(tr_model *m);
+/* Returns 0, or -1 when out of memory. */
+int model_event(tr_model *m, const tr_event *ev);
+void model_finish(tr_model *m);
+
+const char *reason_name(uint32_t reason);
+int reason_is_induced(uint32_t reason);
+/* e.g. "2NI" : generation, N/B/F, I if induced */
+void gc_gen_label(const tr_gc *gc, char *buf, size_t len);
+
+/* reader.c */
+typedef enum tr_status { TR_FULL = 0, TR_PARTIAL = 3, TR_UNREADABLE = 2 } tr_status;
+typedef struct tr_result {
+    tr_status status;
+    char error[1024]; /* why the report is partial or missing; empty if full */
+} tr_result;
+
+extern int reader_verbose; /* --verbose: the ctf plugin logs its diagnostics to stderr */
+int reader_init(char *err, size_t errlen); /* loads the ctf and utils plugins */
+void reader_fini(void);
+void read_trace(const char *path, tr_model *m, tr_result *res);
+
+/* output.c */
+void print_text(FILE *out, const char *path, const tr_model *m, const tr_result *res);
+void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_result *res, int first);
+void json_string(FILE *out, const char *s);
+
+#endif
