@@ -21,7 +21,7 @@ TRACE ?= $(BUILD)/trace
 run: build
 	rm -rf $(TRACE)
 	TENURE_TRACE=$(TRACE) $(BUILD)/release/tools/tenure-sim
-	$(BUILD)/release/tools/tenure-report $(TRACE) || test $$? -eq 3
+	$(BUILD)/release/tools/tenure-report/tenure-report $(TRACE) || test $$? -eq 3
 
 # Everything CI runs: the suite in a release build (plain and with HeapVerify + GCStress),
 # then the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
