@@ -4,7 +4,8 @@
 #
 #   bench/run_all.sh [--bindir DIR] [--reps N] [--depths "16 20"] [--gen0-sizes 10m,1g]
 #                    [--gen0-gcs N] [--alloc-count N] [--alloc-sizes 16,32,48,64]
-#                    [--only "trees gcbench gen0 alloc"] [--out FILE] [--logs DIR]
+#                    [--only "trees gcbench gen0 alloc events"] [--event-depth N] [--event-pairs N]
+#                    [--out FILE] [--logs DIR]
 #
 #   --bindir       directory with binary_trees, gcbench, gen0_pause, alloc_micro
 #                  (default: the first build*/bench/ that has them all)
@@ -14,7 +15,9 @@
 #   --gen0-gcs     gen0 GCs recorded per size and repetition (default 300)
 #   --alloc-count  allocations per object size in alloc_micro (default 25000000)
 #   --alloc-sizes  object sizes in bytes for alloc_micro (default 16,32,48,64)
-#   --only         the benchmarks to run (default all: trees gcbench gen0 alloc)
+#   --only         the benchmarks to run (default all: trees gcbench gen0 alloc events)
+#   --event-depth  binary-trees depth of the tracing-overhead runs (default 20)
+#   --event-pairs  handle create/free pairs per event_cost measurement (default 2000000)
 #   --out          the markdown report (default bench/RESULTS.md; "-" for stdout only)
 #   --logs         keep every run's output in DIR (default: a temporary directory, removed)
 #
@@ -37,7 +40,9 @@ gen0_sizes="10m,1g"
 gen0_gcs=300
 alloc_count=25000000
 alloc_sizes="16,32,48,64"
-only="trees gcbench gen0 alloc"
+only="trees gcbench gen0 alloc events"
+event_depth=20
+event_pairs=2000000
 out="$script_dir/RESULTS.md"
 logs=""
 
@@ -61,11 +66,15 @@ while [ $# -gt 0 ]; do
         --alloc-sizes=*) alloc_sizes=${1#*=}; shift ;;
         --only) only=${2:?}; shift 2 ;;
         --only=*) only=${1#*=}; shift ;;
+        --event-depth) event_depth=${2:?}; shift 2 ;;
+        --event-depth=*) event_depth=${1#*=}; shift ;;
+        --event-pairs) event_pairs=${2:?}; shift 2 ;;
+        --event-pairs=*) event_pairs=${1#*=}; shift ;;
         --out) out=${2:?}; shift 2 ;;
         --out=*) out=${1#*=}; shift ;;
         --logs) logs=${2:?}; shift 2 ;;
         --logs=*) logs=${1#*=}; shift ;;
-        -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument: $1 (see --help)" ;;
     esac
 done
@@ -73,8 +82,10 @@ done
 case "$reps" in ''|*[!0-9]*|0) die "--reps needs a positive integer" ;; esac
 case "$gen0_gcs" in ''|*[!0-9]*|0) die "--gen0-gcs needs a positive integer" ;; esac
 case "$alloc_count" in ''|*[!0-9]*|0) die "--alloc-count needs a positive integer" ;; esac
+case "$event_depth" in ''|*[!0-9]*|0) die "--event-depth needs a positive integer" ;; esac
+case "$event_pairs" in ''|*[!0-9]*|0) die "--event-pairs needs a positive integer" ;; esac
 for b in $only; do
-    case "$b" in trees|gcbench|gen0|alloc) ;; *) die "unknown benchmark in --only: $b" ;; esac
+    case "$b" in trees|gcbench|gen0|alloc|events) ;; *) die "unknown benchmark in --only: $b" ;; esac
 done
 want() { case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
@@ -90,6 +101,9 @@ fi
 for b in binary_trees gcbench gen0_pause alloc_micro; do
     [ -x "$bindir/$b" ] || die "$bindir/$b not found or not executable"
 done
+if want events && [ ! -x "$bindir/event_cost" ]; then
+    die "$bindir/event_cost not found (build the event_cost target, or leave out --only events)"
+fi
 
 if [ -n "$logs" ]; then
     mkdir -p "$logs" || die "cannot create $logs"
@@ -428,6 +442,105 @@ if want alloc; then
         echo ""
         echo "Boehm's heap stays small when nothing survives, so it collects very often (see GCs);"
         echo "that is its default behaviour (no GC_expand_hp / GC_free_space_divisor tuning)."
+        echo ""
+    } >> "$report"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# GC events: cost of one event into the CTF sink; tracing overhead on binary-trees
+# ---------------------------------------------------------------------------------------------
+if want events; then
+    echo "== GC events" >&2
+    mkdir -p "$logdir/events"
+    for rep in $(seq 1 "$reps"); do
+        o="$logdir/events/cost.$rep.out"
+        printf '  event_cost rep %s/%s ... ' "$rep" "$reps" >&2
+        verify_flag=""
+        [ "$rep" = 1 ] && command -v babeltrace2 >/dev/null 2>&1 && verify_flag="--verify"
+        run_one "event_cost" "$o" "$bindir/event_cost" --pairs "$event_pairs" --reps 3 $verify_flag || continue
+        sline=$(grep '^EVENT_COST_SUMMARY ' "$o" | tail -n 1)
+        for m in none off ctf listener; do
+            line=$(grep "^EVENT_COST mode=$m " "$o" | tail -n 1)
+            add "ev,$m,pair" "$(field ns_per_pair "$line")"
+            [ "$m" != none ] && add "ev,$m,event" "$(field ns_per_event "$line")"
+        done
+        add "ev,discarded" "$(field discarded_max "$sline")"
+        v=$(field verify "$sline"); [ -n "$v" ] && ev_verify="$v ($(field babeltrace2_events "$sline") events read back)"
+        echo "ctf $(field ns_per_event_ctf "$sline") ns/event, listener $(field ns_per_event_listener "$sline") ns/event, discarded $(field discarded_max "$sline")" >&2
+    done
+    # binary-trees: no session, TENURE_TRACE keywords 0x1 at level 4 and at level 5; the
+    # configurations alternate inside each repetition; wall time and CPU time (user + sys)
+    evtrace="$logdir/events/traces"
+    for rep in $(seq 1 "$reps"); do
+        for cfg in none l4 l5; do
+            o="$logdir/events/trees.$cfg.$rep.out"
+            printf '  binary-trees %s rep %s/%s %-4s ... ' "$event_depth" "$rep" "$reps" "$cfg" >&2
+            rm -rf "$evtrace"
+            case $cfg in
+                none) envs=() ;;
+                l4) envs=(TENURE_TRACE="$evtrace" TENURE_TRACE_KEYWORDS=0x1 TENURE_TRACE_LEVEL=4) ;;
+                l5) envs=(TENURE_TRACE="$evtrace" TENURE_TRACE_KEYWORDS=0x1 TENURE_TRACE_LEVEL=5) ;;
+            esac
+            TIMEFORMAT='%U %S'
+            { time env "${envs[@]}" "$bindir/binary_trees" --impl=tenure "$event_depth" > "$o" 2> "$o.err"; } 2> "$o.time"
+            rc=$?
+            if [ $rc -ne 0 ] || ! grep -q '^RESULT ' "$o"; then
+                note_failure "binary_trees --impl=tenure $event_depth with tracing $cfg failed (exit $rc)"
+                continue
+            fi
+            wall=$(field wall_s "$(grep '^RESULT ' "$o" | tail -n 1)")
+            cpu=$(awk '{ print $1 + $2 }' "$o.time" | tail -n 1)
+            add "ev,trees,$cfg,wall" "$wall"
+            add "ev,trees,$cfg,cpu" "$cpu"
+            if [ "$cfg" != none ]; then
+                add "ev,trees,$cfg,kb" "$(du -sk "$evtrace" 2>/dev/null | awk '{ print $1 }')"
+            fi
+            echo "${wall}s wall, ${cpu}s cpu" >&2
+        done
+    done
+    rm -rf "$evtrace"
+    overhead() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || a == "" || b == "" || b + 0 == 0) print "-"; else printf "%+.1f", (a / b - 1) * 100 }'; }
+    verdict() { awk -v o="$1" -v t="$2" 'BEGIN { if (o == "-") print "n/a"; else if (o + 0 < t) print "**met**"; else print "**missed**" }'; }
+    ctf_ns=$(get "ev,ctf,event")
+    {
+        echo "## GC events"
+        echo ""
+        echo "Cost of one event (\`bench/event_cost\`): a loop creates and frees a strong handle; each pair"
+        echo "emits SetGCHandle and DestroyGCHandle when a session wants keyword GCHandle (0x2). Per event:"
+        echo "(ns per pair with the session - ns per pair without) / 2; $event_pairs pairs per measurement,"
+        echo "median of 3 per run, median over $reps run(s)."
+        echo ""
+        echo "| session | ns per handle pair | ns per event |"
+        echo "|---|---:|---:|"
+        echo "| none | $(fmt "$(get ev,none,pair)" "%.2f") | - |"
+        echo "| CTF, keyword GC only (events not wanted) | $(fmt "$(get ev,off,pair)" "%.2f") | $(fmt "$(get ev,off,event)" "%.2f") |"
+        echo "| CTF, GCHandle level 5 | $(fmt "$(get ev,ctf,pair)" "%.2f") | $(fmt "$ctf_ns" "%.2f") |"
+        echo "| listener (counts), GCHandle level 5 | $(fmt "$(get ev,listener,pair)" "%.2f") | $(fmt "$(get ev,listener,event)" "%.2f") |"
+        echo ""
+        echo "CTF event cost: **$(fmt "$ctf_ns" "%.1f") ns** (target < 50 ns: $(awk -v v="$ctf_ns" 'BEGIN { if (v == "-" || v == "") print "n/a"; else if (v + 0 < 50) print "**met**"; else print "**missed**" }'))."
+        echo "Events dropped by the CTF sink (ring full; tenure_session_discarded), most in one run: $(get ev,discarded maximum)."
+        [ -n "${ev_verify:-}" ] && echo "babeltrace2 read back the events the sink says it wrote: $ev_verify."
+        echo ""
+        echo "Tracing overhead on binary-trees depth $event_depth (tenure; medians over $reps run(s); the"
+        echo "configurations alternate inside each repetition). Trace with TENURE_TRACE, keywords 0x1."
+        echo ""
+        echo "| tracing | wall (s) | CPU user+sys (s) | wall overhead | CPU overhead | trace size (KiB) |"
+        echo "|---|---:|---:|---:|---:|---:|"
+        for cfg in none l4 l5; do
+            case $cfg in none) lbl="none" ;; l4) lbl="level 4 (Informational)" ;; l5) lbl="level 5 (Verbose)" ;; esac
+            w=$(get "ev,trees,$cfg,wall"); c=$(get "ev,trees,$cfg,cpu")
+            if [ "$cfg" = none ]; then ow="-"; oc="-"; kb="-"; else
+                ow=$(overhead "$w" "$(get ev,trees,none,wall)"); oc=$(overhead "$c" "$(get ev,trees,none,cpu)")
+                kb=$(fmt "$(get "ev,trees,$cfg,kb")" "%.0f"); fi
+            [ "$ow" != "-" ] && ow="$ow%"; [ "$oc" != "-" ] && oc="$oc%"
+            echo "| $lbl | $(fmt "$w" "%.3f") | $(fmt "$c" "%.3f") | $ow | $oc | $kb |"
+        done
+        o4=$(overhead "$(get ev,trees,l4,wall)" "$(get ev,trees,none,wall)")
+        o5=$(overhead "$(get ev,trees,l5,wall)" "$(get ev,trees,none,wall)")
+        echo ""
+        echo "Targets (wall): level 4 < 1%: $(verdict "$o4" 1); level 5 < 3%: $(verdict "$o5" 3). On a loaded or"
+        echo "small machine the run-to-run spread of binary-trees is larger than these targets: compare the"
+        echo "overhead with the spread of the \"none\" runs ($(printf '%s' "${vals[ev,trees,none,wall]:-}" | tr '\n' ' ' | sed 's/ $//') s)."
         echo ""
     } >> "$report"
 fi

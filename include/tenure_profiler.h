@@ -86,7 +86,11 @@ typedef struct tenure_generation_range {
 TENURE_API size_t tenure_generation_bounds(tenure_runtime *rt, tenure_generation_range *out, size_t max);
 
 /* Profilers loaded by environment: TENURE_PROFILER=<path of a shared library> makes every
- * tenure_create dlopen it and call its `int tenure_profiler_main(tenure_runtime *rt)`. */
+ * tenure_create dlopen it (RTLD_LOCAL, never closed) and call its
+ * `int tenure_profiler_main(tenure_runtime *rt)`. The library calls the program's tenure
+ * functions: the program must export them (link libtenure.so, or link statically with
+ * -rdynamic); otherwise loading fails with "undefined symbol" and the program runs
+ * unprofiled. */
 typedef int (*tenure_profiler_main_fn)(tenure_runtime *rt);
 
 #ifdef __cplusplus

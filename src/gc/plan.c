@@ -462,7 +462,7 @@ static uint64_t phase_mark(tenure_runtime *rt, int i, uint64_t since) {
 
 /* ---- the ranges of survivors, for the events (and the profiler) ---- */
 
-#define RANGE_BATCH 256
+#define RANGE_BATCH 128 /* 128 moved records: 3 KiB, one event fits a 4 KiB CTF packet */
 
 /* Ranges in a bounded buffer, flushed to the bulk range events and to the profilers. */
 typedef struct range_batch {

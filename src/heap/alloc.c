@@ -158,7 +158,14 @@ void tn_budgets_update(tenure_runtime *rt) {
 
 /* ---- small object heap ---- */
 
-static void *alloc_small(tenure_runtime *rt, const tn_type *t, size_t size) {
+/* The header, and for arrays the length, are written before anyone is told of the object. */
+static inline void init_header(void *p, const tn_type *t, size_t length) {
+    *(uintptr_t *)p = (uintptr_t)t;
+    if (t->kind == TN_TK_ARRAY)
+        ((tenure_array_header *)p)->length = length;
+}
+
+static void *alloc_small(tenure_runtime *rt, const tn_type *t, size_t size, size_t length) {
     bool collected_for_budget = false, collected_for_space = false;
     stress_tick(rt);
     for (;;) {
@@ -166,7 +173,7 @@ static void *alloc_small(tenure_runtime *rt, const tn_type *t, size_t size) {
         if (size <= rt->ctx_end - p) {
             rt->head.alloc_ptr = p + size;
             publish_limit(rt);
-            *(uintptr_t *)p = (uintptr_t)t;
+            init_header((void *)p, t, length);
             if (rt->tick_pending) {
                 rt->tick_pending = false;
                 allocation_tick(rt, TN_ALLOC_KIND_SMALL, t, (void *)p, size);
@@ -240,7 +247,7 @@ static bool grow_large(tenure_runtime *rt, int gen, size_t size) {
     return true;
 }
 
-static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, int gen) {
+static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, size_t length, int gen) {
     stress_tick(rt);
     if (gen == TN_LOH && rt->loh_allocated + size > rt->loh_budget && !rt->in_gc)
         tn_gc_collect(rt, TN_GEN2, TN_REASON_ALLOC_LARGE, 0);
@@ -263,7 +270,7 @@ static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, int 
         tn_free_list_add(rt, fl, c + size, csize - size);
     }
     memset(c, 0, size);
-    *(uintptr_t *)c = (uintptr_t)t;
+    init_header(c, t, length);
     tn_gc_note_object(rt, c, size);
     if (gen == TN_LOH)
         rt->loh_allocated += size;
@@ -291,14 +298,15 @@ static bool check_type(tenure_runtime *rt, const tenure_type *type, const char *
     return true;
 }
 
-static void *alloc_sized(tenure_runtime *rt, const tn_type *t, size_t size, bool pinned, const char *fn) {
+static void *alloc_sized(tenure_runtime *rt, const tn_type *t, size_t size, size_t length, bool pinned,
+                         const char *fn) {
     void *obj;
     if (pinned)
-        obj = alloc_large(rt, t, size, TN_POH);
+        obj = alloc_large(rt, t, size, length, TN_POH);
     else if (size >= rt->config.GCLOHThreshold)
-        obj = alloc_large(rt, t, size, TN_LOH);
+        obj = alloc_large(rt, t, size, length, TN_LOH);
     else
-        obj = alloc_small(rt, t, size);
+        obj = alloc_small(rt, t, size, length);
     if (!obj)
         tn_api_fail(rt, TENURE_NOMEM, fn, "no memory for %zu bytes of %s", size, t->name);
     return obj;
@@ -312,7 +320,7 @@ static void *alloc_fixed(tenure_runtime *rt, const tenure_type *type, bool pinne
         tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "%s is an array type: use tenure_alloc_array", t->name);
         return NULL;
     }
-    return alloc_sized(rt, t, t->size, pinned, fn);
+    return alloc_sized(rt, t, t->size, 0, pinned, fn);
 }
 
 static void *alloc_array(tenure_runtime *rt, const tenure_type *type, size_t length, bool pinned, const char *fn) {
@@ -328,10 +336,7 @@ static void *alloc_array(tenure_runtime *rt, const tenure_type *type, size_t len
         tn_api_fail(rt, TENURE_SIZE, fn, "an array of %zu elements of %zu bytes is impossible", length, t->elem_size);
         return NULL;
     }
-    tenure_array_header *a = alloc_sized(rt, t, size, pinned, fn);
-    if (a)
-        a->length = length;
-    return a;
+    return alloc_sized(rt, t, size, length, pinned, fn);
 }
 
 void *tenure__alloc_slow(tenure_runtime *rt, const tenure_type *type) { return alloc_fixed(rt, type, false, "tenure_alloc"); }

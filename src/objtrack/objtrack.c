@@ -22,14 +22,17 @@
  *  2. one linear walk merges main and tail (both sorted by old id) with the ranges (sorted
  *     by old start) and the bounds: an entry in a range gets new id = new + (id - old); an
  *     entry in no range that lies in a collected generation is dead (on_death, payload freed);
- *     any other entry keeps its id. Kept entries are written to `alt` in old-id order;
- *  3. the new ids in `alt` form a few ascending runs (compaction slides blocks in address
- *     order; each destination region gives a run). If there is one run, `alt` simply becomes
- *     `e`; if the runs (at most RUN_MAX) cover disjoint id intervals, they are copied to `e`
- *     in order of their first id (one pass); otherwise a natural merge sort (find runs, merge
- *     pairwise, ping-pong between the two arrays) restores id order.
- * Cost: O(n + r + b) for the walk, O(n log k) for k runs (usually O(n)), O(r log r') for r
- * ranges arriving in r' runs; no allocation after the first death is reported, so running
+ *     any other entry keeps its id. Surviving entries are written to `alt` in old-id order;
+ *  3. `alt` becomes `e`. The new ids form a few ascending pieces: the walk cuts a piece where
+ *     the new ids descend, where a range's destination does not continue the previous
+ *     range's (compaction packs the plugs of a destination back to back), and where entries
+ *     that keep their id begin or change bound. Each piece covers one contiguous destination,
+ *     so pieces usually cover disjoint id intervals: then sorting the pieces (at most
+ *     OT_PIECE_MAX) by first id and copying them in that order restores id order in one
+ *     pass. Otherwise (interleaved pieces, too many) a natural merge sort (find runs, merge
+ *     pairwise, ping-pong between the two arrays) does it in O(n log runs).
+ * Cost: O(n + r + b) for the walk; O(n + p log p) for p pieces, or O(n log k) for k runs;
+ * O(r log r') for r ranges arriving in r' runs. No allocation after the first death is reported, so running
  * out of memory (only possible while the ranges and bounds are recorded) leaves the table
  * unchanged.
  */
@@ -59,7 +62,7 @@ typedef struct ot_bound {
 #define OT_REMOVED UINT32_MAX
 #define OT_CHUNK_SHIFT 12 /* payloads per chunk: 4096 */
 #define OT_CHUNK (1u << OT_CHUNK_SHIFT)
-#define OT_RUN_MAX 64 /* runs handled by the one-pass copy after a GC walk */
+#define OT_PIECE_MAX 4096 /* pieces handled by the one-pass copy after a GC walk */
 #define OT_HASH_EMPTY UINT32_MAX
 
 struct tenure_objtrack {
@@ -90,7 +93,23 @@ struct tenure_objtrack {
     size_t nbounds, cap_bounds;
     ot_range *ranges, *ranges_alt;
     size_t nranges, cap_ranges;
+    size_t piece_at[OT_PIECE_MAX];
+    struct ot_piece *pieces; /* OT_PIECE_MAX of them */
 };
+
+typedef struct ot_piece {
+    uintptr_t first, last;
+    size_t at, len;
+} ot_piece;
+
+static void swap_entries(tenure_objtrack *t) {
+    ot_entry *x = t->e;
+    t->e = t->alt;
+    t->alt = x;
+    size_t c = t->cap_e;
+    t->cap_e = t->cap_alt;
+    t->cap_alt = c;
+}
 
 /* ---- payload slots ---- */
 
@@ -144,6 +163,11 @@ tenure_objtrack *tenure_objtrack_create(size_t payload_size, tenure_objtrack_dea
     tenure_objtrack *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
+    t->pieces = malloc(OT_PIECE_MAX * sizeof *t->pieces);
+    if (!t->pieces) {
+        free(t);
+        return NULL;
+    }
     t->payload_size = payload_size;
     size_t align = payload_size >= 16 ? 16 : 8;
     t->stride = payload_size == 0 ? align : (payload_size + align - 1) & ~(align - 1);
@@ -166,6 +190,7 @@ void tenure_objtrack_destroy(tenure_objtrack *t) {
     free(t->bounds);
     free(t->ranges);
     free(t->ranges_alt);
+    free(t->pieces);
     free(t);
 }
 
@@ -524,15 +549,21 @@ void tenure_objtrack_surviving(tenure_objtrack *t, size_t count, const uintptr_t
 }
 
 /* Step 2 of gc_finished: the walk. Reads main e[0, nmain) and tail e[nmain, n) (both sorted),
- * writes kept entries to alt; returns how many, and the run starts (the first RUN_MAX) in
- * run_at and their number in *nruns. */
-static size_t gc_walk(tenure_objtrack *t, const ot_range *rg, size_t nr, size_t *run_at, size_t *nruns) {
+ * writes kept entries to alt; returns how many. Cuts the output into pieces, each ascending
+ * and covering one contiguous destination: a piece starts at a descent of the new ids, at a
+ * range whose destination does not continue the previous range's, and where entries that keep
+ * their id start or change bound. The first OT_PIECE_MAX piece starts go to t->piece_at;
+ * *npieces gets their number, *descents the number of descents (0: alt is sorted). */
+static size_t gc_walk(tenure_objtrack *t, const ot_range *rg, size_t nr, size_t *npieces, size_t *descents) {
     const ot_entry *m = t->e, *m_end = t->e + t->nmain;
     const ot_entry *q = m_end, *q_end = t->e + t->n;
     const ot_bound *b = t->bounds, *b_end = t->bounds + t->nbounds;
     const ot_range *r_end = rg + nr;
+    const ot_range *last_rg = NULL; /* the range of the previous kept entry, NULL if none */
+    const ot_bound *last_b = NULL;  /* the bound of the previous entry that kept its id */
+    uintptr_t last_new_end = 0;
     ot_entry *out = t->alt;
-    size_t w = 0, runs = 0;
+    size_t w = 0, pieces = 0, desc = 0;
     uintptr_t prev = 0;
     for (;;) {
         ot_entry x;
@@ -549,10 +580,17 @@ static size_t gc_walk(tenure_objtrack *t, const ot_range *rg, size_t nr, size_t 
         if (x.slot == OT_REMOVED)
             continue;
         uintptr_t id = x.id, nid;
+        int cut;
         while (rg < r_end && rg->old_start + rg->length <= id)
             rg++;
         if (rg < r_end && rg->old_start <= id) {
             nid = rg->new_start + (id - rg->old_start);
+            cut = 0;
+            if (rg != last_rg) {
+                cut = last_rg == NULL || rg->new_start != last_new_end;
+                last_rg = rg;
+                last_new_end = rg->new_start + rg->length;
+            }
         } else {
             while (b < b_end && b->end <= id)
                 b++;
@@ -565,11 +603,18 @@ static size_t gc_walk(tenure_objtrack *t, const ot_range *rg, size_t nr, size_t 
                 continue;
             }
             nid = id;
+            cut = last_rg != NULL || b != last_b;
+            last_rg = NULL;
+            last_b = b;
         }
-        if (w == 0 || nid < prev) {
-            if (runs < OT_RUN_MAX)
-                run_at[runs] = w;
-            runs++;
+        if (w != 0 && nid < prev) {
+            desc++;
+            cut = 1;
+        }
+        if (cut || w == 0) {
+            if (pieces < OT_PIECE_MAX)
+                t->piece_at[pieces] = w;
+            pieces++;
         }
         prev = nid;
         out[w].id = nid;
@@ -577,8 +622,44 @@ static size_t gc_walk(tenure_objtrack *t, const ot_range *rg, size_t nr, size_t 
         out[w].pad = 0;
         w++;
     }
-    *nruns = runs;
+    *npieces = pieces;
+    *descents = desc;
     return w;
+}
+
+static int piece_cmp(const void *a, const void *b) {
+    uintptr_t x = ((const ot_piece *)a)->first, y = ((const ot_piece *)b)->first;
+    return x < y ? -1 : x > y;
+}
+
+/* Step 3: e[0, w) holds the walk's output; put it in id order (in e, or in alt: then swap). */
+static void restore_order(tenure_objtrack *t, size_t w, size_t npieces, size_t descents) {
+    if (descents == 0)
+        return;
+    if (npieces <= OT_PIECE_MAX) {
+        /* pieces by first id; if they cover disjoint intervals, one copy puts them in order */
+        ot_piece *pc = t->pieces;
+        for (size_t i = 0; i < npieces; i++) {
+            size_t at = t->piece_at[i], end = i + 1 < npieces ? t->piece_at[i + 1] : w;
+            pc[i] = (ot_piece){t->e[at].id, t->e[end - 1].id, at, end - at};
+        }
+        qsort(pc, npieces, sizeof *pc, piece_cmp);
+        int disjoint = 1;
+        for (size_t i = 0; i + 1 < npieces && disjoint; i++)
+            disjoint = pc[i].last < pc[i + 1].first;
+        if (disjoint) {
+            size_t o = 0;
+            for (size_t i = 0; i < npieces; i++) {
+                memcpy(t->alt + o, t->e + pc[i].at, pc[i].len * sizeof *t->e);
+                o += pc[i].len;
+            }
+            swap_entries(t);
+            return;
+        }
+    }
+    /* interleaved pieces: natural merge sort (O(w log runs)) */
+    if (entry_sort(t->e, t->alt, w) != t->e)
+        swap_entries(t);
 }
 
 int tenure_objtrack_gc_finished(tenure_objtrack *t) {
@@ -605,52 +686,13 @@ int tenure_objtrack_gc_finished(tenure_objtrack *t) {
     t->tail_ascending = 1;
 
     /* 2. the walk: e -> alt */
-    size_t run_at[OT_RUN_MAX], nruns = 0;
-    size_t w = gc_walk(t, rg, t->nranges, run_at, &nruns);
+    size_t npieces = 0, descents = 0;
+    size_t w = gc_walk(t, rg, t->nranges, &npieces, &descents);
     t->nranges = 0;
+    swap_entries(t);
+    t->n = t->nmain = w;
 
     /* 3. id order again */
-    ot_entry *x = t->e;
-    t->e = t->alt;
-    t->alt = x;
-    size_t c = t->cap_e;
-    t->cap_e = t->cap_alt;
-    t->cap_alt = c;
-    t->n = t->nmain = w;
-    if (nruns <= 1)
-        return 0;
-    if (nruns <= OT_RUN_MAX) {
-        /* runs by first id (insertion sort of at most RUN_MAX); disjoint intervals: concatenate */
-        size_t order[OT_RUN_MAX];
-        for (size_t i = 0; i < nruns; i++) {
-            size_t j = i;
-            for (; j > 0 && t->e[run_at[order[j - 1]]].id > t->e[run_at[i]].id; j--)
-                order[j] = order[j - 1];
-            order[j] = i;
-        }
-        int disjoint = 1;
-        for (size_t k = 0; k + 1 < nruns && disjoint; k++) {
-            size_t a = order[k], end_a = a + 1 < nruns ? run_at[a + 1] : w;
-            disjoint = t->e[end_a - 1].id < t->e[run_at[order[k + 1]]].id;
-        }
-        if (disjoint) {
-            size_t o = 0;
-            for (size_t k = 0; k < nruns; k++) {
-                size_t a = order[k], end_a = a + 1 < nruns ? run_at[a + 1] : w;
-                memcpy(t->alt + o, t->e + run_at[a], (end_a - run_at[a]) * sizeof *t->e);
-                o += end_a - run_at[a];
-            }
-            goto swap;
-        }
-    }
-    if (entry_sort(t->e, t->alt, w) == t->e)
-        return 0;
-swap:
-    x = t->e;
-    t->e = t->alt;
-    t->alt = x;
-    c = t->cap_e;
-    t->cap_e = t->cap_alt;
-    t->cap_alt = c;
+    restore_order(t, w, npieces, descents);
     return 0;
 }

@@ -5,9 +5,13 @@
  * thread per session writes completed packets out (single consumer). The emitting thread
  * never waits: when the ring is full, the event is dropped and counted, and the count goes
  * into the next packet's events_discarded. A packet is completed when full, at every GC end
- * (tn_ctf_flush), and when its first event is older than 100 ms; so a trace whose process is
- * killed is readable up to its last completed packet. Packets carry their own size (no
- * padding). */
+ * (tn_ctf_flush, which also writes the completed packets itself when the writer is idle: the
+ * world is stopped anyway), and when its first event is older than 100 ms.
+ *
+ * Every packet is exactly one page (4 KiB, padded: content_size < packet_size) and is written
+ * at a page-aligned offset with its own write(). A process killed in the middle of a write
+ * can only leave whole pages behind, so the stream file always ends on a packet boundary and
+ * the trace stays readable up to its last written packet. */
 #include "runtime.h"
 #include "trace/trace.h"
 #include <errno.h>
@@ -20,9 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PKT_CAP (64u * 1024u)
-#define RING 32u
-#define FLUSH_RESERVE 4u /* a GC-end flush leaves this many packets free for bursts of events */
+#define PKT_CAP 4096u /* one page: see above */
+#define RING 256u
+#define FLUSH_RESERVE 16u /* a GC-end flush leaves this many packets free for bursts of events */
 #define HEADER_SIZE 24u  /* magic, uuid, stream_id */
 #define CONTEXT_SIZE 56u /* timestamp_begin/end, content_size, packet_size, seq, discarded, tid */
 #define EVENT_HEADER 10u /* id u16, timestamp u64 */
@@ -55,6 +59,7 @@ struct tn_ctf {
     atomic_size_t nstreams;
     size_t cap;
     pthread_t writer;
+    pthread_mutex_t drain_lock; /* one consumer at a time: the writer or a GC-end flush */
     pthread_mutex_t wlock;
     pthread_cond_t wake;
     bool stop, signalled;
@@ -147,6 +152,8 @@ static bool write_metadata(tn_ctf *c) {
     return fclose(f) == 0 && ok;
 }
 
+static void drain_locked(tn_ctf *c);
+
 /* ---- packets ---- */
 
 static void put_at(uint8_t *p, const void *v, size_t n) { memcpy(p, v, n); }
@@ -173,8 +180,9 @@ static void wake_writer(tn_ctf *c) {
 static void complete_packet(tn_ctf *c, stream *s) {
     uint64_t head = atomic_load_explicit(&s->head, memory_order_relaxed);
     packet *p = &s->ring[head % RING];
-    uint64_t bits = (uint64_t)p->size * 8;
-    uint64_t ctx[7] = {p->ts_begin, p->ts_end, bits, bits, s->seq++, s->discarded, s->tid};
+    uint64_t ctx[7] = {p->ts_begin, p->ts_end, (uint64_t)p->size * 8, (uint64_t)PKT_CAP * 8, s->seq++, s->discarded,
+                       s->tid};
+    memset(p->data + p->size, 0, PKT_CAP - p->size); /* padding */
     put_at(p->data + HEADER_SIZE, ctx, sizeof ctx);
     s->open = false;
     atomic_store_explicit(&s->head, head + 1, memory_order_release);
@@ -279,8 +287,13 @@ void tn_ctf_flush(tn_ctf *c) {
     /* in a burst of GCs the writer may lag: keep filling the open packet rather than use up
      * the ring with tiny packets and then drop events */
     if (s && s->open && atomic_load_explicit(&s->head, memory_order_relaxed) -
-                                atomic_load_explicit(&s->tail, memory_order_acquire) < RING - FLUSH_RESERVE) {
+                                atomic_load_explicit(&s->tail, memory_order_acquire) < RING - FLUSH_RESERVE)
         complete_packet(c, s);
+    /* write what is complete now, unless the writer is at it (then it will, soon) */
+    if (pthread_mutex_trylock(&c->drain_lock) == 0) {
+        drain_locked(c);
+        pthread_mutex_unlock(&c->drain_lock);
+    } else {
         wake_writer(c);
     }
 }
@@ -301,7 +314,7 @@ static void write_all(int fd, const uint8_t *p, size_t n) {
     }
 }
 
-static void drain(tn_ctf *c) {
+static void drain_locked(tn_ctf *c) {
     size_t n = atomic_load(&c->nstreams);
     for (size_t i = 0; i < n; i++) {
         pthread_mutex_lock(&c->lock);
@@ -310,10 +323,16 @@ static void drain(tn_ctf *c) {
         uint64_t head = atomic_load_explicit(&s->head, memory_order_acquire);
         for (uint64_t t = atomic_load_explicit(&s->tail, memory_order_relaxed); t < head; t++) {
             packet *p = &s->ring[t % RING];
-            write_all(s->fd, p->data, p->size);
+            write_all(s->fd, p->data, PKT_CAP);
             atomic_store_explicit(&s->tail, t + 1, memory_order_release);
         }
     }
+}
+
+static void drain(tn_ctf *c) {
+    pthread_mutex_lock(&c->drain_lock);
+    drain_locked(c);
+    pthread_mutex_unlock(&c->drain_lock);
 }
 
 static void *writer_main(void *arg) {
@@ -390,6 +409,7 @@ tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen) {
     snprintf(c->dir, sizeof c->dir, "%s", dir);
     random_uuid(c->uuid);
     pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->drain_lock, NULL);
     pthread_mutex_init(&c->wlock, NULL);
     pthread_cond_init(&c->wake, NULL);
     if (!write_metadata(c)) {
@@ -424,6 +444,7 @@ void tn_ctf_close(tn_ctf *c) {
         tls_cache.s = NULL;
     free(c->streams);
     pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&c->drain_lock);
     pthread_mutex_destroy(&c->wlock);
     pthread_cond_destroy(&c->wake);
     free(c);

@@ -89,7 +89,12 @@ static void put_u16(writer *w, uint16_t v) { put(w, &v, 2); }
 static void put_u32(writer *w, uint32_t v) { put(w, &v, 4); }
 static void put_i32(writer *w, int32_t v) { put(w, &v, 4); }
 static void put_u64(writer *w, uint64_t v) { put(w, &v, 8); }
-static void put_str(writer *w, const char *s) { put(w, s ? s : "", strlen(s ? s : "") + 1); }
+/* Strings (type names) are cut at 1023 bytes so that an event always fits a packet. */
+static void put_str(writer *w, const char *s) {
+    size_t n = s ? strnlen(s, 1023) : 0;
+    put(w, s ? s : "", n);
+    put(w, "", 1);
+}
 static void put_u32s(writer *w, const uint32_t *v, uint32_t count) {
     if (count && v)
         put(w, v, (size_t)count * 4);
@@ -248,7 +253,12 @@ uint64_t tn_trace_now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t tn_trace_tid(void) { return (uint64_t)syscall(SYS_gettid); }
+uint64_t tn_trace_tid(void) {
+    static _Thread_local uint64_t tid; /* a per-thread cache of the OS thread id */
+    if (!tid)
+        tid = (uint64_t)syscall(SYS_gettid);
+    return tid;
+}
 
 static bool session_wants(const struct tn_session *s, const tenure_event_desc *d) {
     return (s->keywords & d->keywords) && d->level <= s->level;
@@ -261,7 +271,7 @@ static void recompute_mask(tenure_runtime *rt) {
             rt->ev_mask[l] |= s->keywords;
 }
 
-#define TN_EVENT_BUFFER 8192
+#define TN_EVENT_BUFFER 3800 /* an event fits in one CTF packet (4 KiB, less headers) */
 
 void tn_trace_emit(tenure_runtime *rt, unsigned index, const void *args, struct tn_session *only) {
     uint8_t buf[TN_EVENT_BUFFER];

@@ -116,7 +116,11 @@ def read_events(paths):
     for p in paths:
         dirs.extend(find_trace_dirs(p))
     try:
-        it = bt2.TraceCollectionMessageIterator(dirs)
+        # an explicit source.ctf.fs per trace: bt2 2.0's automatic source discovery aborts the
+        # process on some malformed metadata instead of raising
+        specs = [bt2.ComponentSpec.from_named_plugin_and_component_class("ctf", "fs", {"inputs": [d]})
+                 for d in dirs]
+        it = bt2.TraceCollectionMessageIterator(specs)
     except Exception as e:  # bt2._Error and friends
         raise Unreadable("bt2 cannot open %s: %s" % (", ".join(dirs), first_line(e)))
     trace_keys = {}
@@ -526,9 +530,29 @@ def main(argv):
     return EXIT_OK
 
 
+def isolated(argv):
+    """Run the check in a child process: libbabeltrace2 may abort() on hostile input (a failed
+    precondition), which must still end as "unreadable trace" (exit 2), not a crash."""
+    import subprocess
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--in-child"] + argv,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    sys.stdout.write(p.stdout.decode("utf-8", "replace"))
+    err = p.stderr.decode("utf-8", "replace")
+    if p.returncode < 0:
+        last = [l for l in err.splitlines() if l.strip()][-3:]
+        sys.stderr.write("trace_check: unreadable trace: the babeltrace2 library stopped the reader (signal %d)%s\n"
+                         % (-p.returncode, (": " + " | ".join(l.strip()[-200:] for l in last)) if last else ""))
+        return EXIT_UNREADABLE
+    sys.stderr.write(err)
+    return p.returncode
+
+
 if __name__ == "__main__":
     try:
-        code = main(sys.argv[1:])
+        if sys.argv[1:2] == ["--in-child"]:
+            code = main(sys.argv[2:])
+        else:
+            code = isolated(sys.argv[1:])
     except KeyboardInterrupt:
         code = 130
     except Exception as e:  # never a traceback: the trace is untrusted input

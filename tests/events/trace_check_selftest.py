@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+"""trace_check_selftest.py - trace_check.py's rules on synthetic event streams: a correct GC
+passes, and each kind of damage (order, counts, threads, fields) is reported. Needs no bt2."""
+
+import copy
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import trace_check  # noqa: E402
+
+failures = []
+
+
+def ev(name, tid=100, **fields):
+    fields.setdefault("ClrInstanceID", 1)
+    return {"kind": "event", "trace": "t", "stream": "t/s%d" % tid, "tid": tid, "ts": 0, "name": name,
+            "provider_ok": True, "fields": fields}
+
+
+def stats(depth, size=(100, 100, 100, 100, 100), prom=None):
+    if prom is None:
+        prom = [10 if (n <= depth if n < 3 else depth == 2) else 0 for n in range(5)]
+    f = {}
+    for n in range(5):
+        f["GenerationSize%d" % n] = size[n]
+        f["TotalPromotedSize%d" % n] = prom[n]
+    f.update(PinnedObjectCount=0, GCHandleCount=0, SinkBlockCount=0, FinalizationPromotedSize=0,
+             FinalizationPromotedCount=0)
+    return ev("GCHeapStats_V2", **f)
+
+
+def gc(count, depth=0, reason=0, tid=100):
+    marks = [ev("GCMarkWithType", tid=tid, HeapNum=0, Type=t, Bytes=1) for t in ([0, 2] + ([3] if depth < 2 else []))]
+    return ([ev("GCSuspendEEBegin_V1", tid=tid, Reason=1, Count=count - 1),
+             ev("GCSuspendEEEnd_V1", tid=tid),
+             ev("GCTriggered", tid=tid, Reason=reason),
+             ev("GCStart_V2", tid=tid, Count=count, Depth=depth, Reason=reason, Type=0, ClientSequenceNumber=0)]
+            + marks +
+            [ev("GCBulkMovedObjectRanges", tid=tid, Index=0, Count=1,
+                Values=[{"OldRangeBase": 1, "NewRangeBase": 2, "RangeLength": 8}]),
+             ev("GCGlobalHeapHistory_V4", tid=tid, CondemnedGeneration=depth, Reason=reason, NumHeaps=1),
+             ev("GCPerHeapHistory_V3", tid=tid, Count=5, Values=[{}] * 5),
+             ev("GCEnd_V1", tid=tid, Count=count, Depth=depth),
+             stats(depth),
+             ev("GCRestartEEBegin_V1", tid=tid),
+             ev("GCRestartEEEnd_V1", tid=tid)])
+
+
+def run(events, allow_truncated=False, late_start=False):
+    ch = trace_check.Checker(allow_truncated, late_start)
+    ts = 0
+    for e in events:
+        e = copy.deepcopy(e)
+        if e.get("ts") == 0:
+            ts += 10
+            e["ts"] = ts
+        ch.feed(e)
+    ch.finish()
+    return ch
+
+
+def expect(label, events, want_ok, needle=None, **kw):
+    ch = run(events, **kw)
+    ok = (not ch.violations) == want_ok
+    if ok and needle and not any(needle in v for v in ch.violations):
+        ok = False
+    print("%-52s %s %s" % (label, "ok  " if ok else "FAIL", (ch.violations[:1] or [""])[0][:110]))
+    if not ok:
+        failures.append(label)
+        for v in ch.violations[:5]:
+            print("    " + v)
+
+
+def find(events, name):
+    return next(i for i, e in enumerate(events) if e["name"] == name)
+
+
+def main():
+    good = gc(1) + [ev("GCAllocationTick_V4", AllocationAmount=102400, AllocationAmount64=102400, AllocationKind=0,
+                       Address=8, TypeName="x")] + gc(2, 1) + gc(3, 2, 1)
+    expect("three good GCs", good, True)
+    expect("late start: first Count 7", gc(7), False, "expected 1")
+    expect("late start allowed", gc(7), True, late_start=True)
+
+    e = gc(1) + gc(3)
+    expect("Count skips a GC", e, False, "expected 2")
+
+    e = gc(1)
+    e[-1]["tid"] = 101
+    e[-1]["stream"] = "t/s101"
+    expect("restart on another thread", e, False, "thread")
+
+    e = gc(1)
+    i = find(e, "GCHeapStats_V2")
+    e[i - 1], e[i] = e[i], e[i - 1]
+    expect("GCHeapStats before GCEnd", e, False)
+
+    e = gc(1)
+    i = find(e, "GCGlobalHeapHistory_V4")
+    e.insert(i + 1, ev("GCMarkWithType", HeapNum=0, Type=2, Bytes=1))
+    expect("mark after the heap history", e, False, "after the GC's heap history")
+
+    e = gc(1)
+    e.insert(find(e, "GCStart_V2"), ev("GCBulkMovedObjectRanges", Index=0, Count=1,
+                                      Values=[{"OldRangeBase": 1, "NewRangeBase": 2, "RangeLength": 8}]))
+    expect("bulk ranges before GCStart", e, False, "outside a GC")
+
+    e = gc(1)
+    i = find(e, "GCPerHeapHistory_V3")
+    e[i - 1], e[i] = e[i], e[i - 1]
+    expect("per-heap before global history", e, False)
+
+    e = gc(1)
+    e[find(e, "GCEnd_V1")]["fields"]["Depth"] = 1
+    expect("GCEnd Depth differs from GCStart", e, False, "differ")
+
+    e = gc(1)
+    e.insert(find(e, "GCEnd_V1") + 1, ev("GCCreateSegment_V1", Address=1, Size=1, Type=0))
+    expect("event between GCEnd and GCHeapStats", e, False, "right after")
+
+    e = gc(1)
+    e.insert(find(e, "GCStart_V2") + 1, ev("SetGCHandle", HandleID=1, ObjectID=2, Kind=2, Generation=0, AppDomainID=0))
+    expect("mutator event inside a GC", e, False, "mutator")
+
+    e = gc(1)
+    e[0]["fields"]["Reason"] = 0
+    expect("suspend Reason 0", e, False, "Reason")
+
+    e = gc(1)
+    e[find(e, "GCStart_V2")]["fields"]["Reason"] = 42
+    expect("GC Reason 42", e, False)
+
+    e = gc(1)
+    e[find(e, "GCStart_V2")]["fields"]["Depth"] = 3
+    expect("Depth 3", e, False, "Depth")
+
+    e = gc(1, 2)
+    i = find(e, "GCStart_V2")
+    e.insert(i + 1, ev("GCMarkWithType", HeapNum=0, Type=3, Bytes=1))
+    expect("Older roots in a full GC", e, False, "Older")
+
+    e = gc(1)
+    i = find(e, "GCStart_V2")
+    e[i + 1], e[i + 2] = e[i + 2], e[i + 1]
+    expect("Handle roots before Stack roots", e, False, "order")
+
+    e = gc(1)
+    e[find(e, "GCHeapStats_V2")] = stats(0, size=(0, 100, 0, 0, 0), prom=(50, 0, 0, 0, 0))
+    expect("gen0 promoted into gen1 (sizes allow)", e, True)
+    e[find(e, "GCHeapStats_V2")] = stats(0, size=(0, 10, 0, 0, 0), prom=(50, 0, 0, 0, 0))
+    expect("gen0 survivors larger than gens 0-1", e, False, "exceed")
+    e = gc(1, 2)
+    e[find(e, "GCHeapStats_V2")] = stats(2, size=(0, 0, 100, 5, 0), prom=(0, 0, 10, 50, 0))
+    expect("LOH promoted larger than LOH", e, False, "GenerationSize3")
+    e = gc(1, 0)
+    e[find(e, "GCHeapStats_V2")] = stats(0, prom=(10, 0, 0, 7, 0))
+    expect("promoted bytes of a generation not condemned", e, False, "not condemned")
+
+    e = gc(1) + gc(2)[:6]
+    expect("trace ends inside a GC", e, False, "ends inside")
+    expect("trace ends inside a GC, --allow-truncated", e, True, allow_truncated=True)
+
+    e = gc(1)
+    e[3]["fields"]["ClrInstanceID"] = 2
+    expect("two ClrInstanceIDs in one trace", e, False, "ClrInstanceID")
+
+    e = gc(1)
+    for k, x in enumerate(e):
+        x["ts"] = 1000 - k
+    expect("time goes back in a stream", e, False, "goes back")
+
+    if failures:
+        print("%d FAILURE(S)" % len(failures))
+        return 1
+    print("OK")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
