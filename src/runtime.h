@@ -224,6 +224,7 @@ struct tenure_runtime {
     bool in_gc;
     pthread_t stack_thread; /* whose stack high end is cached */
     char *stack_high;
+    char *scan_from; /* during a GC: where the conservative stack scan starts */
     uint32_t stress_countdown;
     tn_vec mark_stack;   /* void * */
     bool mark_overflow;

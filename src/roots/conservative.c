@@ -79,6 +79,10 @@ TN_NOINLINE void tn_roots_scan_conservative(tenure_runtime *rt, bool condemned_o
     char *hi = stack_high(rt);
     if (!hi)
         return;
+    if (rt->scan_from && rt->scan_from < hi) { /* a GC: from where it was entered */
+        scan_range(rt, rt->scan_from, hi, condemned_only, fn, ctx);
+        return;
+    }
     jmp_buf regs;
     __builtin_unwind_init();
     if (setjmp(regs) == 0)
