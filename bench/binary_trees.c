@@ -39,6 +39,7 @@
 #include <time.h>
 
 #include "tenure.h"
+#include "tenure_profiler.h"
 
 #ifdef TENURE_BENCH_HAVE_BOEHM
 #include <gc/gc.h>
@@ -124,6 +125,41 @@ static long t_check(const tnode *n) {
     return n->left == NULL ? 1 : 1 + t_check(n->left) + t_check(n->right);
 }
 
+/* TENURE_BENCH_PROFILER=1: a profiler with GC callbacks only (what a profiler following
+ * every object needs), which counts what it is told: for the profiler-overhead figure. */
+static size_t g_prof_ranges, g_prof_roots, g_prof_gcs;
+static void prof_moved(void *c, size_t n, const uintptr_t *o, const uintptr_t *nw, const size_t *l) {
+    (void)c, (void)o, (void)nw, (void)l;
+    g_prof_ranges += n;
+}
+static void prof_surviving(void *c, size_t n, const uintptr_t *s, const size_t *l) {
+    (void)c, (void)s, (void)l;
+    g_prof_ranges += n;
+}
+static void prof_roots(void *c, size_t n, void *const *ids, const tenure_root_kind *k, const uint32_t *f,
+                       const uintptr_t *r) {
+    (void)c, (void)ids, (void)k, (void)f, (void)r;
+    g_prof_roots += n;
+}
+static void prof_finished(void *c) {
+    (void)c;
+    g_prof_gcs++;
+}
+
+static void attach_bench_profiler(tenure_runtime *rt) {
+    const char *e = getenv("TENURE_BENCH_PROFILER");
+    if (!e || strcmp(e, "1") != 0)
+        return;
+    static const tenure_profiler_callbacks cb = {.moved_references = prof_moved,
+                                                 .surviving_references = prof_surviving,
+                                                 .root_references = prof_roots,
+                                                 .gc_finished = prof_finished};
+    if (!tenure_profiler_attach(rt, &cb, TENURE_PROFILE_GC, NULL)) {
+        fprintf(stderr, "binary_trees: tenure_profiler_attach failed\n");
+        exit(2);
+    }
+}
+
 static void run_tenure(int max_depth) {
     tenure_result res = TENURE_OK;
     g_rt = tenure_create(NULL, &res); /* defaults plus TENURE_* environment options */
@@ -134,6 +170,7 @@ static void run_tenure(int max_depth) {
     tenure_set_error_hook(g_rt, tenure_hook, NULL);
     pause_rec_init(&g_pauses, -1);
     pause_rec_attach_tenure(g_rt, &g_pauses);
+    attach_bench_profiler(g_rt);
     static const size_t refs[] = {offsetof(tnode, left), offsetof(tnode, right)};
     tenure_type_desc desc;
     memset(&desc, 0, sizeof desc);
@@ -192,6 +229,8 @@ static void tenure_report_and_destroy(void) {
            (double)st.committed_bytes / (1024.0 * 1024.0),
            (double)st.bytes_allocated / (1024.0 * 1024.0), ps.median_ms, ps.p95_ms, ps.p99_ms);
     pause_rec_free(&g_pauses);
+    if (g_prof_gcs)
+        printf("PROFILER gcs=%zu ranges=%zu roots=%zu\n", g_prof_gcs, g_prof_ranges, g_prof_roots);
 }
 
 /* ==========================================================================================
