@@ -42,8 +42,10 @@ test-asan: deps
 	cmake --build $(BUILD)/asan -j $(JOBS)
 	cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest -j $(JOBS) --output-on-failure
 
+# Every benchmark, tenure against the Boehm collector and malloc/free in the same run:
+# writes bench/RESULTS.md (about 3 minutes; run it on a quiet machine).
 bench: build
-	bench/run_binary_trees.sh $(BUILD)/release
+	bench/run_all.sh --bindir $(BUILD)/release/bench
 
 clean:
 	rm -rf $(BUILD)
