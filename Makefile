@@ -25,7 +25,7 @@ run: build
 
 # Everything CI runs: the suite in a release build (plain and with HeapVerify + GCStress),
 # then the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
-test: test-release test-stress test-asan
+test: test-release test-stress test-asan test-tsan
 	@echo "make test: all test configurations passed"
 
 test-release: build
@@ -44,6 +44,13 @@ test-asan: deps
 
 # Every benchmark, tenure against the Boehm collector and malloc/free in the same run:
 # writes bench/RESULTS.md (about 3 minutes; run it on a quiet machine).
+# ThreadSanitizer over the code that has threads today: the trace writer thread, several
+# instances on several threads, profilers and the object tracker.
+test-tsan: deps
+	cmake -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DTENURE_TSAN=ON -DTENURE_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD)/tsan -j $(JOBS)
+	cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j 1 --output-on-failure -R 'event|trace|two_instances|profiler|objtrack'
+
 bench: build
 	bench/run_all.sh --bindir $(BUILD)/release/bench
 

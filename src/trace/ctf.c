@@ -2,8 +2,9 @@
  * emitting thread, written in whole packets that babeltrace2 reads.
  *
  * Each thread fills its own packets in a ring of RING buffers (single producer); a writer
- * thread per session writes completed packets out (single consumer). The emitting thread
- * never waits: when the ring is full, the event is dropped and counted, and the count goes
+ * thread per session writes completed packets out (one consumer at a time). The emitting
+ * thread never waits for the writer: when its ring is full it writes the ring out itself if
+ * the writer is idle (a trylock), and otherwise drops the event and counts it; the count goes
  * into the next packet's events_discarded. A packet is completed when full, at every GC end
  * (tn_ctf_flush, which also writes the completed packets itself when the writer is idle: the
  * world is stopped anyway), and when its first event is older than 100 ms.
@@ -267,6 +268,10 @@ void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size
         p = NULL;
     }
     if (!p) {
+        if (ring_full(s) && pthread_mutex_trylock(&c->drain_lock) == 0) {
+            drain_locked(c); /* the writer is idle: write the ring out here rather than drop */
+            pthread_mutex_unlock(&c->drain_lock);
+        }
         if (ring_full(s)) {
             s->discarded++;
             atomic_fetch_add(&c->discarded, 1);
