@@ -33,7 +33,7 @@
 #define TN_CARD_SIZE ((size_t)1 << TENURE__CARD_SHIFT)
 #define TN_PLUG_BRICK_SHIFT 12 /* plug lookup bricks: 4 KiB */
 #define TN_QUANTUM (8u * 1024u) /* allocation context quantum */
-#define TN_LARGE_REGION_UNITS 8 /* LOH/POH regions span at least this many units */
+#define TN_LARGE_REGION_UNITS 1 /* LOH/POH regions span at least this many units */
 
 static inline size_t tn_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 

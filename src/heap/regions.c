@@ -124,8 +124,13 @@ tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen) {
     if (first == SIZE_MAX)
         return NULL;
     uint64_t limit = rt->config.GCHeapHardLimit;
-    if (limit && rt->committed + uncommitted_bytes(rt, first, units) > limit)
-        return NULL;
+    if (limit && rt->committed + uncommitted_bytes(rt, first, units) > limit) {
+        /* free regions kept committed for reuse count against the limit: give them back */
+        tn_regions_trim(rt, true);
+        first = find_units(rt, units);
+        if (first == SIZE_MAX || rt->committed + uncommitted_bytes(rt, first, units) > limit)
+            return NULL;
+    }
     if (!commit_units(rt, first, units))
         return NULL;
     tn_region *r = &rt->regions[first];
