@@ -49,6 +49,18 @@ static bool slab_set_add(tenure_runtime *rt, uintptr_t a) {
     return true;
 }
 
+/* The slot becomes free and goes to the tail of the FIFO free list. */
+static void release_slot(tenure_runtime *rt, tn_handle_slot *h) {
+    h->kind = TN_HANDLE_FREE;
+    h->object = NULL;
+    h->next_free = NULL;
+    if (rt->handle_free_tail)
+        rt->handle_free_tail->next_free = h;
+    else
+        rt->handle_free_head = h;
+    rt->handle_free_tail = h;
+}
+
 static bool grow(tenure_runtime *rt) {
     tn_handle_slab *s = aligned_alloc(TN_HANDLE_SLAB_BYTES, TN_HANDLE_SLAB_BYTES);
     if (!s)
@@ -63,15 +75,8 @@ static bool grow(tenure_runtime *rt) {
     s->next = rt->handle_slabs;
     rt->handle_slabs = s;
     for (size_t i = 0; i < TN_HANDLES_PER_SLAB; i++) {
-        tn_handle_slot *h = &s->slots[i];
-        h->kind = TN_HANDLE_FREE;
-        h->magic = TN_HANDLE_MAGIC;
-        h->next_free = NULL;
-        if (rt->handle_free_tail)
-            rt->handle_free_tail->next_free = h;
-        else
-            rt->handle_free_head = h;
-        rt->handle_free_tail = h;
+        s->slots[i].magic = TN_HANDLE_MAGIC;
+        release_slot(rt, &s->slots[i]);
     }
     return true;
 }
@@ -174,14 +179,7 @@ tenure_result tenure_handle_free(tenure_runtime *rt, tenure_handle *handle) {
     TN_EMIT(rt, DestroyGCHandle, .HandleID = (uint64_t)(uintptr_t)h);
     if (TN_PROF_ON(rt, TENURE_PROFILE_HANDLES))
         tn_prof_handle(rt, (tenure_handle *)h, NULL, false);
-    h->kind = TN_HANDLE_FREE;
-    h->object = NULL;
-    h->next_free = NULL;
-    if (rt->handle_free_tail)
-        rt->handle_free_tail->next_free = h;
-    else
-        rt->handle_free_head = h;
-    rt->handle_free_tail = h;
+    release_slot(rt, h);
     rt->handle_count--;
     return TENURE_OK;
 }
