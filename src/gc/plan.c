@@ -359,8 +359,11 @@ static void sweep_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
     r->free_bytes = free_bytes;
 }
 
+/* Clear the region's side bits. Nothing lies at or above zero_from (memory there is still
+ * zero), so only the bits below it, rounded up to whole bitmap words, can be set. */
 static void clear_bits(tenure_runtime *rt, tn_region *r) {
-    size_t from = tn_bit_index(rt, r->start), to = tn_bit_index(rt, r->end);
+    char *top = r->start + tn_align_up((size_t)(r->zero_from - r->start), 64 * 8);
+    size_t from = tn_bit_index(rt, r->start), to = tn_bit_index(rt, top < r->end ? top : r->end);
     tn_bits_clear(rt->mark_bits, from, to);
     tn_bits_clear(rt->pin_bits, from, to);
     tn_bits_clear(rt->plug_bits, from, to);
