@@ -365,11 +365,15 @@ typedef enum tenure_handle_kind {
     TENURE_HANDLE_WEAK_LONG = 1,   /* as weak short (finalization-aware later) */
     TENURE_HANDLE_STRONG = 2,      /* keeps its object alive */
     TENURE_HANDLE_PINNED = 3,      /* keeps its object alive and in place */
-    TENURE_HANDLE_VARIABLE = 4,    /* not supported yet */
-    TENURE_HANDLE_REFCOUNTED = 5,  /* not supported yet */
-    TENURE_HANDLE_DEPENDENT = 6,   /* not supported yet */
-    TENURE_HANDLE_ASYNC_PINNED = 7,/* not supported yet */
-    TENURE_HANDLE_SIZED_REF = 8    /* not supported yet */
+    TENURE_HANDLE_VARIABLE = 4,    /* behaves as its variable kind (weak short, weak long, strong
+                                      or pinned: tenure_handle_set_variable_kind); starts strong */
+    TENURE_HANDLE_REFCOUNTED = 5,  /* strong while the refcount callback says the object's count is
+                                      nonzero, weak (short) otherwise */
+    TENURE_HANDLE_DEPENDENT = 6,   /* a primary (weak) and a secondary kept alive exactly as long as
+                                      the primary is: tenure_handle_new_dependent */
+    TENURE_HANDLE_ASYNC_PINNED = 7,/* pins its object and, for a reference array, each element */
+    TENURE_HANDLE_SIZED_REF = 8    /* strong; after each full GC, tenure_handle_sized_ref_bytes says
+                                      how many bytes it keeps alive */
 } tenure_handle_kind;
 
 typedef struct tenure_handle tenure_handle;
@@ -382,6 +386,24 @@ TENURE_API tenure_result tenure_handle_set(tenure_runtime *rt, tenure_handle *ha
 TENURE_API tenure_result tenure_handle_free(tenure_runtime *rt, tenure_handle *handle);
 /* The number of live handles. */
 TENURE_API size_t tenure_handle_count(const tenure_runtime *rt);
+
+/* Dependent handles: the secondary is kept alive exactly as long as the primary is alive;
+ * chains and cycles of dependent handles are computed to a fixed point (ephemerons: what a
+ * weak-keyed table needs). When the primary dies both are cleared. tenure_handle_get gives
+ * the primary. */
+TENURE_API tenure_handle *tenure_handle_new_dependent(tenure_runtime *rt, void *primary, void *secondary);
+TENURE_API void *tenure_handle_get_secondary(tenure_runtime *rt, const tenure_handle *handle);
+TENURE_API tenure_result tenure_handle_set_secondary(tenure_runtime *rt, tenure_handle *handle, void *secondary);
+/* A variable handle's kind: TENURE_HANDLE_WEAK_SHORT, WEAK_LONG, STRONG or PINNED. */
+TENURE_API tenure_result tenure_handle_set_variable_kind(tenure_runtime *rt, tenure_handle *handle,
+                                                         tenure_handle_kind kind);
+/* RefCounted handles ask this at every GC (world stopped; must not allocate). */
+typedef int (*tenure_refcount_fn)(void *obj, void *context);
+TENURE_API void tenure_set_refcount_callback(tenure_runtime *rt, tenure_refcount_fn fn, void *context);
+/* SizedRef: the bytes of the objects reachable from the handle that no SizedRef handle marked
+ * before it, measured at the last full GC (SizedRef handles are marked first, one after the
+ * other in handle-table order, as the .NET collector does). */
+TENURE_API uint64_t tenure_handle_sized_ref_bytes(tenure_runtime *rt, const tenure_handle *handle);
 
 /* ------------------------------------------------------------------------------------------
  * Collection.

@@ -83,10 +83,14 @@ typedef struct tn_region {
 
 /* Handles */
 typedef struct tn_handle_slot {
-    void *object;
+    void *object;   /* must be first: a slot's address is the handle, and &object the root */
     uint32_t kind;  /* tenure_handle_kind, or TN_HANDLE_FREE */
     uint32_t magic;
     struct tn_handle_slot *next_free;
+    void *secondary;        /* dependent handles */
+    uint32_t variable_kind; /* variable handles */
+    uint32_t effective;     /* the kind it behaves as in the current GC (tn_handles_prepare) */
+    uint64_t sized_bytes;   /* SizedRef: bytes at the last full GC */
 } tn_handle_slot;
 #define TN_HANDLE_FREE 0xffffffffu
 #define TN_HANDLE_MAGIC 0x4a4d0e11u
@@ -219,6 +223,8 @@ struct tenure_runtime {
     size_t slab_set_cap, slab_count;
     tn_handle_slot *handle_free_head, *handle_free_tail;
     size_t handle_count;
+    tenure_refcount_fn refcount_fn;
+    void *refcount_context;
 
     /* collection */
     bool in_gc;
@@ -379,6 +385,13 @@ bool tn_frozen_is_object(const tenure_runtime *rt, const void *p);
 void tn_frozen_visit_slots(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
 void tn_frozen_visit_objects(tenure_runtime *rt, void (*fn)(tenure_runtime *rt, char *obj, void *ctx), void *ctx);
 void tn_frozen_destroy(tenure_runtime *rt);
+/* Work out what each handle behaves as in this GC (variable, refcounted, ...). */
+void tn_handles_prepare(tenure_runtime *rt);
+/* Call fn(handle slot) for every live handle of one of the kinds (bits of effective kinds). */
+void tn_roots_visit_handle_slots(tenure_runtime *rt, uint32_t kind_mask, void (*fn)(tn_handle_slot *h, void *ctx),
+                                 void *ctx);
+/* Call fn on the secondary slot of every dependent handle that has one. */
+void tn_roots_visit_secondaries(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
 /* Call fn on the object slot of every handle of one of the kinds in kind_mask (bit = kind). */
 void tn_roots_visit_handles(tenure_runtime *rt, uint32_t kind_mask, tn_slot_fn fn, void *ctx);
 

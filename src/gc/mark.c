@@ -235,6 +235,70 @@ static void clear_weak(void **slot, void *ctx) {
 
 #define KIND_BIT(k) (1u << (k))
 
+static void mark_sized_ref(tn_handle_slot *h, void *ctx) {
+    tenure_runtime *rt = ctx;
+    size_t before = rt->marked_bytes;
+    if (h->object) {
+        mark_root_slot(&h->object, rt);
+        drain_all(rt);
+    }
+    h->sized_bytes = rt->marked_bytes - before;
+}
+
+/* AsyncPinned: the object, and each element of a reference array, are pinned. */
+static void pin_async(tn_handle_slot *h, void *ctx) {
+    tenure_runtime *rt = ctx;
+    if (!h->object)
+        return;
+    pin_object(rt, h->object, (uint64_t)(uintptr_t)h);
+    tn_type *t = tn_obj_type(h->object);
+    if (t->kind != TN_TK_ARRAY || t->trace || t->elem_ref_count != 1 || t->elem_size != sizeof(void *) ||
+        t->elem_ref_offsets[0] != 0)
+        return;
+    void **e = tenure_array_data(h->object);
+    for (size_t i = 0, n = tenure_array_length(h->object); i < n; i++)
+        if (e[i])
+            pin_object(rt, e[i], (uint64_t)(uintptr_t)h);
+}
+
+/* Alive after this GC: NULL is not, an object outside the condemned regions is, a condemned
+ * one is if marked. */
+static bool survives(tenure_runtime *rt, void *v) {
+    if (!v)
+        return false;
+    return !condemned_region(rt, v) || tn_bit_test(rt->mark_bits, tn_bit_index(rt, v));
+}
+
+typedef struct dep_pass {
+    tenure_runtime *rt;
+    bool changed;
+} dep_pass;
+
+static void mark_dependent(tn_handle_slot *h, void *ctx) {
+    dep_pass *p = ctx;
+    tenure_runtime *rt = p->rt;
+    if (!h->secondary || !survives(rt, h->object) || survives(rt, h->secondary))
+        return;
+    mark_root_slot(&h->secondary, rt);
+    drain_all(rt);
+    p->changed = true;
+}
+
+/* Ephemerons: a secondary lives if its primary does, which marking it may change for other
+ * handles: repeat until nothing changes. */
+static void mark_dependents(tenure_runtime *rt) {
+    dep_pass p = {rt, true};
+    while (p.changed) {
+        p.changed = false;
+        tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_DEPENDENT), mark_dependent, &p);
+    }
+}
+
+static void clear_dependent(tn_handle_slot *h, void *ctx) {
+    if (h->object && !survives(ctx, h->object))
+        h->object = h->secondary = NULL;
+}
+
 /* GCMarkWithType for one root kind: the bytes it marked, overflow processing excluded. */
 typedef struct kind_meter {
     size_t marked, overflow;
@@ -256,9 +320,17 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
     if (!tn_vec_reserve(&rt->mark_stack, rt->config.GCMarkStackSize))
         tn_vec_reserve(&rt->mark_stack, 64);
 
+    tn_handles_prepare(rt);
+    /* SizedRef (full GCs): each handle's graph first, one handle after the other */
+    kind_meter m;
+    if (condemned == TN_GEN2 && rt->handle_count) {
+        m = meter_start(rt);
+        tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_SIZED_REF), mark_sized_ref, rt);
+        meter_end(rt, m, TN_ROOT_SIZEDREF);
+    }
     /* Stack: shadow frames, root areas, root scanners, frozen segments, and the stack itself
      * conservatively */
-    kind_meter m = meter_start(rt);
+    m = meter_start(rt);
     tn_roots_visit_stack(rt, mark_root_slot, rt);
     if (rt->config.GCConservativeStack)
         tn_roots_scan_conservative(rt, true, pin_stack_word, rt);
@@ -267,7 +339,8 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
     /* Handle: pinned handles pin, strong handles keep alive */
     m = meter_start(rt);
     tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_PINNED), pin_handle_slot, rt);
-    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_STRONG), mark_root_slot, rt);
+    tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_ASYNC_PINNED), pin_async, rt);
+    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_STRONG) | KIND_BIT(TENURE_HANDLE_SIZED_REF), mark_root_slot, rt);
     drain_all(rt);
     meter_end(rt, m, TN_ROOT_HANDLE);
     /* Older: old-to-young references under dirty cards */
@@ -277,8 +350,18 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
         drain_all(rt);
         meter_end(rt, m, TN_ROOT_OLDER);
     }
-    /* weak handles of dead objects are cleared */
-    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_SHORT) | KIND_BIT(TENURE_HANDLE_WEAK_LONG), clear_weak, rt);
+    /* DependentHandle: secondaries of live primaries, to a fixed point */
+    if (rt->handle_count) {
+        m = meter_start(rt);
+        mark_dependents(rt);
+        meter_end(rt, m, TN_ROOT_DEPENDENT_HANDLE);
+    }
+    /* weak handles of dead objects are cleared: short ones before finalization is scanned,
+     * long ones after (finalization does not exist yet: the order is kept for it); dependent
+     * handles whose primary died lose both objects */
+    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_SHORT), clear_weak, rt);
+    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_LONG), clear_weak, rt);
+    tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_DEPENDENT), clear_dependent, rt);
     if (rt->overflow_seen)
         TN_EMIT(rt, GCMarkWithType, .HeapNum = 0, .Type = TN_ROOT_OVERFLOW, .Bytes = rt->overflow_marked);
 }

@@ -299,6 +299,7 @@ static void relocate_marked(tenure_runtime *rt, tn_region *r) {
 static void relocate_all(tenure_runtime *rt, gen_plan *plans) {
     tn_roots_visit_stack(rt, relocate_slot, rt);
     tn_roots_visit_handles(rt, 0xffffffffu, relocate_slot, rt);
+    tn_roots_visit_secondaries(rt, relocate_slot, rt);
     for (int g = 0; g < TN_NGEN; g++)
         for (size_t i = 0; i < plans[g].n; i++)
             relocate_marked(rt, plans[g].regions[i]);

@@ -189,9 +189,10 @@ void tn_prof_root_references(tenure_runtime *rt) {
         tn_roots_scan_conservative(rt, false, root_word, b);
     b->kind = TENURE_ROOT_KIND_OTHER;
     tn_frozen_visit_slots(rt, root_slot, b);
-    handle_roots(b, 1u << TENURE_HANDLE_STRONG, 0);
-    handle_roots(b, 1u << TENURE_HANDLE_PINNED, TENURE_ROOT_FLAG_PINNING);
-    handle_roots(b, 1u << TENURE_HANDLE_WEAK_SHORT | 1u << TENURE_HANDLE_WEAK_LONG, TENURE_ROOT_FLAG_WEAK);
+    handle_roots(b, 1u << TENURE_HANDLE_STRONG | 1u << TENURE_HANDLE_SIZED_REF, 0);
+    handle_roots(b, 1u << TENURE_HANDLE_PINNED | 1u << TENURE_HANDLE_ASYNC_PINNED, TENURE_ROOT_FLAG_PINNING);
+    handle_roots(b, 1u << TENURE_HANDLE_WEAK_SHORT | 1u << TENURE_HANDLE_WEAK_LONG | 1u << TENURE_HANDLE_DEPENDENT,
+                 TENURE_ROOT_FLAG_WEAK);
     flush_roots(b);
     free(b);
 }

@@ -3,9 +3,9 @@
 #include "runtime.h"
 #include <stdlib.h>
 
-static bool supported_kind(tenure_handle_kind kind) {
-    return kind == TENURE_HANDLE_WEAK_SHORT || kind == TENURE_HANDLE_WEAK_LONG || kind == TENURE_HANDLE_STRONG ||
-           kind == TENURE_HANDLE_PINNED;
+/* What a handle of this kind behaves as when nothing changes it (see tn_handles_prepare). */
+static uint32_t default_effective(uint32_t kind) {
+    return kind == TENURE_HANDLE_VARIABLE ? TENURE_HANDLE_STRONG : kind;
 }
 
 static size_t slab_hash(uintptr_t a, size_t cap) {
@@ -51,8 +51,8 @@ static bool slab_set_add(tenure_runtime *rt, uintptr_t a) {
 
 /* The slot becomes free and goes to the tail of the FIFO free list. */
 static void release_slot(tenure_runtime *rt, tn_handle_slot *h) {
-    h->kind = TN_HANDLE_FREE;
-    h->object = NULL;
+    h->kind = h->effective = TN_HANDLE_FREE;
+    h->object = h->secondary = NULL;
     h->next_free = NULL;
     if (rt->handle_free_tail)
         rt->handle_free_tail->next_free = h;
@@ -131,8 +131,8 @@ tenure_handle *tenure_handle_new(tenure_runtime *rt, tenure_handle_kind kind, vo
         tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "handle kind %d does not exist", (int)kind);
         return NULL;
     }
-    if (!supported_kind(kind)) {
-        tn_api_fail(rt, TENURE_UNSUPPORTED, fn, "handle kind %d is not supported yet", (int)kind);
+    if (kind == TENURE_HANDLE_DEPENDENT) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "dependent handles are made by tenure_handle_new_dependent");
         return NULL;
     }
     if (!valid_target(rt, obj, fn))
@@ -148,6 +148,10 @@ tenure_handle *tenure_handle_new(tenure_runtime *rt, tenure_handle_kind kind, vo
     h->next_free = NULL;
     h->kind = (uint32_t)kind;
     h->object = obj;
+    h->secondary = NULL;
+    h->variable_kind = TENURE_HANDLE_STRONG;
+    h->effective = default_effective(h->kind);
+    h->sized_bytes = 0;
     rt->handle_count++;
     emit_set(rt, h);
     if (TN_PROF_ON(rt, TENURE_PROFILE_HANDLES))
@@ -186,11 +190,123 @@ tenure_result tenure_handle_free(tenure_runtime *rt, tenure_handle *handle) {
 
 size_t tenure_handle_count(const tenure_runtime *rt) { return rt ? rt->handle_count : 0; }
 
-void tn_roots_visit_handles(tenure_runtime *rt, uint32_t kind_mask, tn_slot_fn fn, void *ctx) {
+void tn_roots_visit_handle_slots(tenure_runtime *rt, uint32_t kind_mask, void (*fn)(tn_handle_slot *h, void *ctx),
+                                 void *ctx) {
     for (tn_handle_slab *s = rt->handle_slabs; s; s = s->next)
         for (size_t i = 0; i < TN_HANDLES_PER_SLAB; i++) {
             tn_handle_slot *h = &s->slots[i];
-            if (h->kind != TN_HANDLE_FREE && (kind_mask >> h->kind) & 1 && h->object)
-                fn(&h->object, ctx);
+            if (h->kind != TN_HANDLE_FREE && (kind_mask >> h->effective) & 1)
+                fn(h, ctx);
         }
+}
+
+typedef struct slot_visit {
+    tn_slot_fn fn;
+    void *ctx;
+} slot_visit;
+
+static void visit_object(tn_handle_slot *h, void *c) {
+    slot_visit *v = c;
+    if (h->object)
+        v->fn(&h->object, v->ctx);
+}
+
+static void visit_secondary(tn_handle_slot *h, void *c) {
+    slot_visit *v = c;
+    if (h->secondary)
+        v->fn(&h->secondary, v->ctx);
+}
+
+void tn_roots_visit_handles(tenure_runtime *rt, uint32_t kind_mask, tn_slot_fn fn, void *ctx) {
+    slot_visit v = {fn, ctx};
+    tn_roots_visit_handle_slots(rt, kind_mask, visit_object, &v);
+}
+
+void tn_roots_visit_secondaries(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
+    slot_visit v = {fn, ctx};
+    tn_roots_visit_handle_slots(rt, 1u << TENURE_HANDLE_DEPENDENT, visit_secondary, &v);
+}
+
+static void prepare_one(tn_handle_slot *h, void *c) {
+    tenure_runtime *rt = c;
+    if (h->kind == TENURE_HANDLE_VARIABLE)
+        h->effective = h->variable_kind;
+    else if (h->kind == TENURE_HANDLE_REFCOUNTED)
+        h->effective = h->object && rt->refcount_fn && rt->refcount_fn(h->object, rt->refcount_context)
+                           ? TENURE_HANDLE_STRONG
+                           : TENURE_HANDLE_WEAK_SHORT;
+}
+
+void tn_handles_prepare(tenure_runtime *rt) {
+    for (tn_handle_slab *s = rt->handle_slabs; s; s = s->next)
+        for (size_t i = 0; i < TN_HANDLES_PER_SLAB; i++)
+            if (s->slots[i].kind != TN_HANDLE_FREE)
+                prepare_one(&s->slots[i], rt);
+}
+
+/* ---- the kinds with more to them ---- */
+
+tenure_handle *tenure_handle_new_dependent(tenure_runtime *rt, void *primary, void *secondary) {
+    static const char fn[] = "tenure_handle_new_dependent";
+    if (!rt)
+        return NULL;
+    if (!valid_target(rt, primary, fn) || !valid_target(rt, secondary, fn))
+        return NULL;
+    tenure_handle *h = tenure_handle_new(rt, TENURE_HANDLE_STRONG, NULL);
+    if (!h)
+        return NULL;
+    tn_handle_slot *s = (tn_handle_slot *)h;
+    s->kind = s->effective = TENURE_HANDLE_DEPENDENT;
+    s->object = primary;
+    s->secondary = secondary;
+    emit_set(rt, s);
+    return h;
+}
+
+void *tenure_handle_get_secondary(tenure_runtime *rt, const tenure_handle *handle) {
+    tn_handle_slot *h = live_slot(rt, handle, "tenure_handle_get_secondary");
+    if (h && h->kind != TENURE_HANDLE_DEPENDENT) {
+        tn_api_fail(rt, TENURE_INVALID_HANDLE, "tenure_handle_get_secondary", "not a dependent handle");
+        return NULL;
+    }
+    return h ? h->secondary : NULL;
+}
+
+tenure_result tenure_handle_set_secondary(tenure_runtime *rt, tenure_handle *handle, void *secondary) {
+    static const char fn[] = "tenure_handle_set_secondary";
+    tn_handle_slot *h = live_slot(rt, handle, fn);
+    if (!h)
+        return TENURE_INVALID_HANDLE;
+    if (h->kind != TENURE_HANDLE_DEPENDENT)
+        return tn_api_fail(rt, TENURE_INVALID_HANDLE, fn, "not a dependent handle");
+    if (!valid_target(rt, secondary, fn))
+        return TENURE_INVALID_OBJECT;
+    h->secondary = secondary;
+    return TENURE_OK;
+}
+
+tenure_result tenure_handle_set_variable_kind(tenure_runtime *rt, tenure_handle *handle, tenure_handle_kind kind) {
+    static const char fn[] = "tenure_handle_set_variable_kind";
+    tn_handle_slot *h = live_slot(rt, handle, fn);
+    if (!h)
+        return TENURE_INVALID_HANDLE;
+    if (h->kind != TENURE_HANDLE_VARIABLE)
+        return tn_api_fail(rt, TENURE_INVALID_HANDLE, fn, "not a variable handle");
+    if (kind != TENURE_HANDLE_WEAK_SHORT && kind != TENURE_HANDLE_WEAK_LONG && kind != TENURE_HANDLE_STRONG &&
+        kind != TENURE_HANDLE_PINNED)
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "a variable handle is weak short, weak long, strong or pinned");
+    h->variable_kind = h->effective = (uint32_t)kind;
+    return TENURE_OK;
+}
+
+void tenure_set_refcount_callback(tenure_runtime *rt, tenure_refcount_fn fn, void *context) {
+    if (!rt)
+        return;
+    rt->refcount_fn = fn;
+    rt->refcount_context = context;
+}
+
+uint64_t tenure_handle_sized_ref_bytes(tenure_runtime *rt, const tenure_handle *handle) {
+    tn_handle_slot *h = live_slot(rt, handle, "tenure_handle_sized_ref_bytes");
+    return h && h->kind == TENURE_HANDLE_SIZED_REF ? h->sized_bytes : 0;
 }

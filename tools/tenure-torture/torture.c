@@ -1691,15 +1691,15 @@ static void op_payload(rng *r) {
 static void op_misc(rng *r) {
     unsigned x = (unsigned)rbelow(r, 4);
     if (x == 0) {
-        /* unsupported handle kinds */
-        int kind = (int)rrange(r, 4, 8);
-        S.expect_err = TENURE_UNSUPPORTED;
+        /* dependent handles come only from tenure_handle_new_dependent */
+        S.expect_err = TENURE_INVALID_ARGUMENT;
         S.got_err = 0;
-        tenure_handle *h = tenure_handle_new(S.rt, (tenure_handle_kind)kind, NULL);
+        tenure_handle *h = tenure_handle_new(S.rt, TENURE_HANDLE_DEPENDENT, NULL);
         S.expect_err = TENURE_OK;
-        if (h != NULL || tenure_last_error(S.rt) != TENURE_UNSUPPORTED || !S.got_err)
-            diff("tenure_handle_new(kind %d) returned %p, last error %s, hook calls %d (expected NULL, UNSUPPORTED)",
-                 kind, (void *)h, tenure_strerror(tenure_last_error(S.rt)), S.got_err);
+        if (h != NULL || tenure_last_error(S.rt) != TENURE_INVALID_ARGUMENT || !S.got_err)
+            diff("tenure_handle_new(DEPENDENT) returned %p, last error %s, hook calls %d (expected NULL, "
+                 "INVALID_ARGUMENT)",
+                 (void *)h, tenure_strerror(tenure_last_error(S.rt)), S.got_err);
         tenure_clear_error(S.rt);
     } else if (x == 1) {
         /* OPTIMIZED with AGGRESSIVE is refused */
