@@ -406,6 +406,23 @@ TENURE_API void tenure_set_refcount_callback(tenure_runtime *rt, tenure_refcount
 TENURE_API uint64_t tenure_handle_sized_ref_bytes(tenure_runtime *rt, const tenure_handle *handle);
 
 /* ------------------------------------------------------------------------------------------
+ * Lifetime services.
+ * ---------------------------------------------------------------------------------------- */
+
+/* Native memory that managed objects keep alive. When the pressure added since the last gen2
+ * GC passes a budget that grows with the heap (the live old bytes after the last full GC, at
+ * least 8 MiB), a gen2 GC is induced (reason Induced), as .NET's GC.AddMemoryPressure does.
+ * Removing more than was added is an error. */
+TENURE_API tenure_result tenure_add_memory_pressure(tenure_runtime *rt, uint64_t bytes);
+TENURE_API tenure_result tenure_remove_memory_pressure(tenure_runtime *rt, uint64_t bytes);
+TENURE_API uint64_t tenure_memory_pressure(const tenure_runtime *rt);
+
+/* A hash code for obj that stays the same when the object moves, for its whole life (kept in
+ * a side table that follows objects through compaction and forgets dead ones; its size is
+ * GCHeapStats' SinkBlockCount and tenure_stats.sync_blocks). 0 on error. */
+TENURE_API uint32_t tenure_identity_hash(tenure_runtime *rt, const void *obj);
+
+/* ------------------------------------------------------------------------------------------
  * Collection.
  * ---------------------------------------------------------------------------------------- */
 enum {
@@ -440,6 +457,7 @@ typedef struct tenure_stats {
     uint64_t max_pause_ns;
     uint64_t last_pause_ns;
     uint64_t mark_stack_overflows;/* times the mark stack overflowed (all GCs) */
+    uint64_t sync_blocks;         /* identity hash table entries after the last GC */
     tenure_gen_stats gen[5];      /* 0, 1, 2, 3 = LOH, 4 = POH */
 } tenure_stats;
 

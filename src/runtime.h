@@ -135,6 +135,12 @@ typedef struct tn_frozen {
     uint64_t *starts; /* one bit per 8 bytes: object starts */
 } tn_frozen;
 
+/* An identity hash (lifetime/) */
+typedef struct tn_sync_entry {
+    uintptr_t key; /* the object's address; 0: empty */
+    uint32_t hash;
+} tn_sync_entry;
+
 /* Pinned plugs found by plan */
 typedef struct tn_pin {
     char *start, *end;
@@ -223,6 +229,11 @@ struct tenure_runtime {
     size_t slab_set_cap, slab_count;
     tn_handle_slot *handle_free_head, *handle_free_tail;
     size_t handle_count;
+    /* lifetime/: memory pressure and identity hashes */
+    uint64_t pressure, pressure_since_gen2;
+    tn_sync_entry *sync;
+    size_t sync_cap, sync_count;
+    uint64_t hash_state;
     tenure_refcount_fn refcount_fn;
     void *refcount_context;
 
@@ -417,6 +428,12 @@ void tn_gc_visit_dirty_cards(tenure_runtime *rt, int condemned, tn_slot_fn fn, v
 static inline bool tn_gen_condemned(int gen, int condemned) {
     return gen <= condemned || (condemned == TN_GEN2 && gen > TN_GEN2);
 }
+
+/* ---- lifetime/ ---- */
+void tn_lifetime_gen2_done(tenure_runtime *rt);
+void tn_lifetime_update_sync(tenure_runtime *rt, char *(*forward)(tenure_runtime *, char *),
+                             bool (*dead)(tenure_runtime *, const void *));
+void tn_lifetime_destroy(tenure_runtime *rt);
 
 /* ---- profiler/ ---- */
 void tn_prof_gc_started(tenure_runtime *rt);

@@ -95,6 +95,7 @@ void tenure_destroy(tenure_runtime *rt) {
         return;
     tn_prof_shutdown(rt);
     tn_trace_destroy(rt);
+    tn_lifetime_destroy(rt);
     tn_roots_destroy(rt);
     tn_type_free_all(rt);
     tn_heap_destroy(rt);

@@ -53,6 +53,9 @@ static void update_stats(tenure_runtime *rt, int condemned, uint64_t pause) {
         s->sweeping_gcs++;
     s->committed_bytes = rt->committed;
     s->pinned_objects = rt->pinned_objects;
+    s->sync_blocks = rt->sync_count;
+    if (condemned == TN_GEN2)
+        tn_lifetime_gen2_done(rt);
     g->pinned_objects = rt->pinned_objects;
     g->pause_ns = pause;
     s->last_pause_ns = pause;

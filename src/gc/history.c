@@ -101,7 +101,7 @@ void tn_gc_emit_heap_stats(tenure_runtime *rt) {
             .GenerationSize2 = g->size_after[2], .TotalPromotedSize2 = promoted[2],
             .GenerationSize3 = g->size_after[3], .TotalPromotedSize3 = promoted[3],
             .FinalizationPromotedSize = 0, .FinalizationPromotedCount = 0,
-            .PinnedObjectCount = (uint32_t)g->pinned_objects, .SinkBlockCount = 0,
+            .PinnedObjectCount = (uint32_t)g->pinned_objects, .SinkBlockCount = (uint32_t)rt->sync_count,
             .GCHandleCount = (uint32_t)rt->handle_count, .GenerationSize4 = g->size_after[4],
             .TotalPromotedSize4 = promoted[4]);
 }

@@ -259,6 +259,14 @@ static inline char *relocate(tenure_runtime *rt, char *v) {
 
 static inline void relocate_slot(void **slot, void *ctx) { *slot = relocate(ctx, *slot); }
 
+/* Dead in this GC: in a condemned region and not marked (valid until the bits are cleared). */
+static bool is_dead(tenure_runtime *rt, const void *v) {
+    if (!tn_in_range(rt, v))
+        return false;
+    tn_region *r = tn_region_of(rt, v);
+    return r && r->condemned && !tn_bit_test(rt->mark_bits, tn_bit_index(rt, v));
+}
+
 typedef struct card_ctx {
     tenure_runtime *rt;
     int youngest; /* youngest generation referenced from the card after this GC (3: none) */
@@ -590,6 +598,7 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
         card_ctx cc = {rt, 3};
         tn_gc_visit_dirty_cards(rt, condemned, relocate_card_slot, &cc, after_card);
     }
+    tn_lifetime_update_sync(rt, relocate, is_dead);
     t = phase_mark(rt, 2, t);
     for (int g = 0; g < TN_NGEN; g++) {
         gen_plan *gp = &plans[g];

@@ -1,0 +1,140 @@
+/* lifetime.c - memory pressure and identity hashes.
+ *
+ * Memory pressure: native memory that managed objects keep alive. When the pressure added
+ * since the last gen2 GC passes a budget that grows with the heap (the live bytes of gen2,
+ * LOH and POH after the last full GC, at least 8 MiB), a gen2 GC is induced, as .NET's
+ * GC.AddMemoryPressure does.
+ *
+ * Identity hashes: a side table (the "sync block" table) from object address to a hash code
+ * that never changes; after every GC its entries follow their objects to their new addresses
+ * and the entries of dead objects are dropped. Its size is GCHeapStats' SinkBlockCount. */
+#include "runtime.h"
+#include <stdlib.h>
+
+#define MIN_PRESSURE_BUDGET ((uint64_t)8 << 20)
+
+static uint64_t pressure_budget(const tenure_runtime *rt) {
+    uint64_t live = rt->gen2_budget; /* set from the live old bytes after each full GC */
+    return live > MIN_PRESSURE_BUDGET ? live : MIN_PRESSURE_BUDGET;
+}
+
+tenure_result tenure_add_memory_pressure(tenure_runtime *rt, uint64_t bytes) {
+    static const char fn[] = "tenure_add_memory_pressure";
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
+    if (bytes > UINT64_MAX / 2 || rt->pressure + bytes < rt->pressure)
+        return tn_api_fail(rt, TENURE_SIZE, fn, "%llu bytes of pressure is impossible", (unsigned long long)bytes);
+    rt->pressure += bytes;
+    rt->pressure_since_gen2 += bytes;
+    TN_EMIT(rt, IncreaseMemoryPressure, .BytesAllocated = bytes);
+    if (!rt->in_gc && rt->pressure_since_gen2 >= pressure_budget(rt))
+        tn_gc_collect(rt, TN_GEN2, TN_REASON_INDUCED, 0);
+    return TENURE_OK;
+}
+
+tenure_result tenure_remove_memory_pressure(tenure_runtime *rt, uint64_t bytes) {
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
+    if (bytes > rt->pressure)
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_remove_memory_pressure",
+                           "removing %llu bytes of pressure, only %llu were added", (unsigned long long)bytes,
+                           (unsigned long long)rt->pressure);
+    rt->pressure -= bytes;
+    TN_EMIT(rt, DecreaseMemoryPressure, .BytesFreed = bytes);
+    return TENURE_OK;
+}
+
+uint64_t tenure_memory_pressure(const tenure_runtime *rt) { return rt ? rt->pressure : 0; }
+
+void tn_lifetime_gen2_done(tenure_runtime *rt) { rt->pressure_since_gen2 = 0; }
+
+/* ---- the sync block table: open addressing by address, kept at most half full ---- */
+
+static size_t slot_of(uintptr_t key, size_t cap) {
+    return (size_t)((key >> 3) * 0x9E3779B97F4A7C15ull) & (cap - 1);
+}
+
+static bool put(tn_sync_entry *table, size_t cap, uintptr_t key, uint32_t hash) {
+    for (size_t i = slot_of(key, cap);; i = (i + 1) & (cap - 1))
+        if (!table[i].key) {
+            table[i].key = key;
+            table[i].hash = hash;
+            return true;
+        }
+}
+
+static bool grow(tenure_runtime *rt, size_t cap) {
+    tn_sync_entry *t = calloc(cap, sizeof *t);
+    if (!t)
+        return false;
+    for (size_t i = 0; i < rt->sync_cap; i++)
+        if (rt->sync[i].key)
+            put(t, cap, rt->sync[i].key, rt->sync[i].hash);
+    free(rt->sync);
+    rt->sync = t;
+    rt->sync_cap = cap;
+    return true;
+}
+
+static uint32_t next_hash(tenure_runtime *rt) {
+    uint64_t x = rt->hash_state ? rt->hash_state : 0x243F6A8885A308D3ull ^ rt->instance_id;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rt->hash_state = x;
+    uint32_t h = (uint32_t)((x * 2685821657736338717ull) >> 32);
+    return h ? h : 1;
+}
+
+uint32_t tenure_identity_hash(tenure_runtime *rt, const void *obj) {
+    static const char fn[] = "tenure_identity_hash";
+    if (!rt)
+        return 0;
+    if (!tenure_is_object(rt, obj)) {
+        tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "%p is not an object of this instance", obj);
+        return 0;
+    }
+    uintptr_t key = (uintptr_t)obj;
+    if (rt->sync_cap)
+        for (size_t i = slot_of(key, rt->sync_cap); rt->sync[i].key; i = (i + 1) & (rt->sync_cap - 1))
+            if (rt->sync[i].key == key)
+                return rt->sync[i].hash;
+    if (2 * (rt->sync_count + 1) > rt->sync_cap && !grow(rt, rt->sync_cap ? 2 * rt->sync_cap : 64)) {
+        tn_api_fail(rt, TENURE_NOMEM, fn, "no memory for the identity hash table");
+        return 0;
+    }
+    uint32_t h = next_hash(rt);
+    put(rt->sync, rt->sync_cap, key, h);
+    rt->sync_count++;
+    return h;
+}
+
+/* During a GC, after relocation and before anything moves: entries follow their objects
+ * (forward gives the new address) and those of dead objects go. The table is rebuilt in
+ * place of the old one; it only shrinks, so the new one never needs more room. */
+void tn_lifetime_update_sync(tenure_runtime *rt, char *(*forward)(tenure_runtime *, char *),
+                             bool (*dead)(tenure_runtime *, const void *)) {
+    if (!rt->sync_count)
+        return;
+    tn_sync_entry *old = rt->sync;
+    size_t cap = rt->sync_cap;
+    tn_sync_entry *fresh = calloc(cap, sizeof *fresh);
+    if (!fresh)
+        return; /* cannot happen often; if it does, entries keep old keys until the next GC */
+    size_t n = 0;
+    for (size_t i = 0; i < cap; i++) {
+        if (!old[i].key || dead(rt, (const void *)old[i].key))
+            continue;
+        put(fresh, cap, (uintptr_t)forward(rt, (char *)old[i].key), old[i].hash);
+        n++;
+    }
+    free(old);
+    rt->sync = fresh;
+    rt->sync_count = n;
+}
+
+void tn_lifetime_destroy(tenure_runtime *rt) {
+    free(rt->sync);
+    rt->sync = NULL;
+    rt->sync_cap = rt->sync_count = 0;
+}
