@@ -86,6 +86,8 @@ TENURE_API const char *tenure_strerror(tenure_result result);
     X(HeapVerify, uint32_t, 0, "1: verify the whole heap before and after every GC")                \
     X(GCStress, uint32_t, 0, "N > 0: a GC every N allocations")                                     \
     X(GCStressGeneration, int32_t, -1, "generation of the GCs that GCStress forces (-1: the collector chooses)") \
+    X(GCFinalizeMode, uint32_t, 0, "0: pending finalizers run at allocation slow paths and after tenure_collect; 1: only in tenure_run_pending_finalizers") \
+    X(GCFinalizeOnShutdown, uint32_t, 1, "1: tenure_destroy runs pending finalizers; 0: it discards them") \
     X(GCFaultCommit, uint64_t, 0, "fault injection: N > 0 makes the Nth request to commit memory (and every Nth after it) fail")
 
 typedef struct tenure_config {
@@ -164,7 +166,7 @@ typedef void (*tenure_trace_fn)(void *obj, tenure_visitor *visitor);
 enum {
     TENURE_TYPE_ARRAY = 1u << 0,       /* array: elements follow a tenure_array_header */
     TENURE_TYPE_REF_ARRAY = 1u << 1,   /* array whose elements are all references (void *) */
-    TENURE_TYPE_FINALIZABLE = 1u << 2, /* reserved for finalization (later version) */
+    TENURE_TYPE_FINALIZABLE = 1u << 2, /* objects get `finalize` called once when found unreachable */
     TENURE_TYPE_NO_REFS = 1u << 3      /* says explicitly that the type holds no references */
 };
 
@@ -179,6 +181,11 @@ typedef struct tenure_type_desc {
     size_t elem_ref_count;
     tenure_trace_fn trace;     /* instead of offsets: a callback that visits the slots */
     uint32_t flags;            /* TENURE_TYPE_* */
+    /* TENURE_TYPE_FINALIZABLE: called for an object found unreachable (it is then kept alive,
+     * with everything it reaches, until the finalizer has run: "resurrection"). It runs on the
+     * embedder's thread (see tenure_run_pending_finalizers), may allocate, and may store obj
+     * somewhere reachable again; obj must be rooted (a frame) across an allocation. */
+    void (*finalize)(tenure_runtime *rt, void *obj);
 } tenure_type_desc;
 
 /* Register a type. Returns NULL (and reports through the hook) on an invalid descriptor. The
@@ -417,6 +424,22 @@ TENURE_API tenure_result tenure_add_memory_pressure(tenure_runtime *rt, uint64_t
 TENURE_API tenure_result tenure_remove_memory_pressure(tenure_runtime *rt, uint64_t bytes);
 TENURE_API uint64_t tenure_memory_pressure(const tenure_runtime *rt);
 
+/* Finalization. Finalizable objects are recorded at allocation. A GC that finds one
+ * unreachable moves it to the ready queue (short weak handles to it are cleared before, long
+ * ones after: long weak handles track resurrection). Pending finalizers run on the embedder's
+ * thread: at the start of the allocation slow path and after tenure_collect when
+ * GCFinalizeMode is 0 (the default), or only in tenure_run_pending_finalizers when it is 1.
+ * (A dedicated finalizer thread needs attached mutator threads: not in this version.) */
+TENURE_API size_t tenure_run_pending_finalizers(tenure_runtime *rt); /* returns how many ran */
+TENURE_API size_t tenure_pending_finalizers(const tenure_runtime *rt);
+/* Collect fully, then run every pending finalizer (the .NET idiom
+ * GC.Collect(); GC.WaitForPendingFinalizers()). */
+TENURE_API tenure_result tenure_wait_for_pending_finalizers(tenure_runtime *rt);
+/* obj's finalizer will not run (until reregistered) / will run again when obj is next found
+ * unreachable. */
+TENURE_API tenure_result tenure_suppress_finalize(tenure_runtime *rt, void *obj);
+TENURE_API tenure_result tenure_reregister_for_finalize(tenure_runtime *rt, void *obj);
+
 /* A hash code for obj that stays the same when the object moves, for its whole life (kept in
  * a side table that follows objects through compaction and forgets dead ones; its size is
  * GCHeapStats' SinkBlockCount and tenure_stats.sync_blocks). 0 on error. */
@@ -458,6 +481,8 @@ typedef struct tenure_stats {
     uint64_t last_pause_ns;
     uint64_t mark_stack_overflows;/* times the mark stack overflowed (all GCs) */
     uint64_t sync_blocks;         /* identity hash table entries after the last GC */
+    uint64_t finalizers_run;      /* finalizers that have run */
+    uint64_t finalization_promoted_bytes, finalization_promoted_count; /* last GC: kept only for finalization */
     tenure_gen_stats gen[5];      /* 0, 1, 2, 3 = LOH, 4 = POH */
 } tenure_stats;
 

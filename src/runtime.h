@@ -54,6 +54,7 @@ typedef struct tn_type {
     size_t ref_count, elem_ref_count;
     size_t *ref_offsets, *elem_ref_offsets;
     tenure_trace_fn trace;
+    void (*finalize)(tenure_runtime *rt, void *obj);
     char *name;
 } tn_type;
 #define TN_TYPE_MAGIC 0x7e9e7e9eu
@@ -166,6 +167,7 @@ typedef struct tn_gc_record {
     size_t size_before[TN_NGEN], size_after[TN_NGEN];
     size_t promoted[TN_NGEN];
     size_t pinned_objects;
+    size_t finalization_promoted_bytes, finalization_promoted_count; /* kept only to be finalized */
     size_t pinned_bytes[TN_NGEN]; /* bytes in pinned plugs, per generation */
     size_t free_before[TN_NGEN], free_after[TN_NGEN];
     uint32_t condemn_reasons_gen, condemn_reasons_condition; /* as the .NET collector packs them */
@@ -234,6 +236,10 @@ struct tenure_runtime {
     tn_sync_entry *sync;
     size_t sync_cap, sync_count;
     uint64_t hash_state;
+    tn_vec finalizable;      /* void *: registered finalizable objects (weak) */
+    tn_vec ready;            /* void *: found unreachable, waiting for their finalizer (strong) */
+    size_t ready_head;       /* next to run */
+    bool finalizing;         /* finalizers are running (no nesting) */
     tenure_refcount_fn refcount_fn;
     void *refcount_context;
 
@@ -434,6 +440,15 @@ void tn_lifetime_gen2_done(tenure_runtime *rt);
 void tn_lifetime_update_sync(tenure_runtime *rt, char *(*forward)(tenure_runtime *, char *),
                              bool (*dead)(tenure_runtime *, const void *));
 void tn_lifetime_destroy(tenure_runtime *rt);
+/* finalize.c */
+bool tn_finalize_register(tenure_runtime *rt, void *obj);
+void tn_finalize_visit_ready(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
+void tn_finalize_visit_registered(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
+/* During marking: move unreachable finalizable objects to the ready queue (dead: a
+ * predicate), calling queued(obj) for each; returns how many. */
+size_t tn_finalize_scan(tenure_runtime *rt, bool (*dead)(tenure_runtime *, const void *), void (*queued)(tenure_runtime *, void **));
+void tn_finalize_safepoint(tenure_runtime *rt);
+void tn_finalize_shutdown(tenure_runtime *rt);
 
 /* ---- profiler/ ---- */
 void tn_prof_gc_started(tenure_runtime *rt);
@@ -443,6 +458,7 @@ void tn_prof_root_references(tenure_runtime *rt);
 void tn_prof_gc_finished(tenure_runtime *rt);
 void tn_prof_allocated(tenure_runtime *rt, void *obj, const tn_type *t);
 void tn_prof_handle(tenure_runtime *rt, tenure_handle *h, void *obj, bool created);
+void tn_prof_finalizeable_queued(tenure_runtime *rt, void *obj);
 void tn_prof_shutdown(tenure_runtime *rt);
 void tn_prof_load_from_env(tenure_runtime *rt);
 #define TN_PROF_ON(rt, bit) ((rt)->prof_mask & (bit))

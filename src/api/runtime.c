@@ -71,6 +71,8 @@ tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result
     tn_vec_init(&rt->mark_stack, sizeof(void *));
     tn_vec_init(&rt->pins, sizeof(tn_pin));
     tn_vec_init(&rt->gaps, sizeof(tn_gap));
+    tn_vec_init(&rt->finalizable, sizeof(void *));
+    tn_vec_init(&rt->ready, sizeof(void *));
     rt->head.barrier_slow = c.HeapVerify ? 1 : 0;
     rt->stress_countdown = (uint32_t)c.GCStress;
     init_budgets(rt);
@@ -93,6 +95,7 @@ tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result
 void tenure_destroy(tenure_runtime *rt) {
     if (!rt || rt->magic != TN_RUNTIME_MAGIC)
         return;
+    tn_finalize_shutdown(rt);
     tn_prof_shutdown(rt);
     tn_trace_destroy(rt);
     tn_lifetime_destroy(rt);

@@ -54,6 +54,8 @@ static void update_stats(tenure_runtime *rt, int condemned, uint64_t pause) {
     s->committed_bytes = rt->committed;
     s->pinned_objects = rt->pinned_objects;
     s->sync_blocks = rt->sync_count;
+    s->finalization_promoted_bytes = g->finalization_promoted_bytes;
+    s->finalization_promoted_count = g->finalization_promoted_count;
     if (condemned == TN_GEN2)
         tn_lifetime_gen2_done(rt);
     g->pinned_objects = rt->pinned_objects;
@@ -214,7 +216,9 @@ tenure_result tenure_collect(tenure_runtime *rt, int generation, unsigned flags)
                       : (flags & TENURE_COLLECT_OPTIMIZED) ? TN_REASON_INDUCED_NOFORCE
                       : (flags & TENURE_COLLECT_COMPACT) ? TN_REASON_INDUCED_COMPACTING
                                                          : TN_REASON_INDUCED;
-    return tn_gc_collect(rt, generation, reason, flags);
+    tenure_result r = tn_gc_collect(rt, generation, reason, flags);
+    tn_finalize_safepoint(rt);
+    return r;
 }
 
 void tenure_get_stats(const tenure_runtime *rt, tenure_stats *stats) {

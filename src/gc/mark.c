@@ -294,6 +294,15 @@ static void mark_dependents(tenure_runtime *rt) {
     }
 }
 
+static bool is_dead_now(tenure_runtime *rt, const void *v) { return !survives(rt, (void *)v); }
+
+static void queue_for_finalization(tenure_runtime *rt, void **slot) {
+    if (TN_PROF_ON(rt, TENURE_PROFILE_GC))
+        tn_prof_finalizeable_queued(rt, *slot);
+    mark_root_slot(slot, rt);
+    drain_all(rt);
+}
+
 static void clear_dependent(tn_handle_slot *h, void *ctx) {
     if (h->object && !survives(ctx, h->object))
         h->object = h->secondary = NULL;
@@ -336,6 +345,13 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
         tn_roots_scan_conservative(rt, true, pin_stack_word, rt);
     drain_all(rt);
     meter_end(rt, m, TN_ROOT_STACK);
+    /* Finalizer: objects waiting for their finalizer */
+    if (rt->ready.count > rt->ready_head) {
+        m = meter_start(rt);
+        tn_finalize_visit_ready(rt, mark_root_slot, rt);
+        drain_all(rt);
+        meter_end(rt, m, TN_ROOT_FINALIZER);
+    }
     /* Handle: pinned handles pin, strong handles keep alive */
     m = meter_start(rt);
     tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_PINNED), pin_handle_slot, rt);
@@ -356,10 +372,23 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
         mark_dependents(rt);
         meter_end(rt, m, TN_ROOT_DEPENDENT_HANDLE);
     }
-    /* weak handles of dead objects are cleared: short ones before finalization is scanned,
-     * long ones after (finalization does not exist yet: the order is kept for it); dependent
-     * handles whose primary died lose both objects */
+    /* short weak handles of dead objects are cleared before finalization is scanned, long
+     * ones after it (they track resurrection); dependent handles whose primary died lose both
+     * objects */
     tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_SHORT), clear_weak, rt);
+    /* NewFQ: unreachable finalizable objects go to the ready queue and are marked through */
+    if (rt->finalizable.count) {
+        m = meter_start(rt);
+        size_t n = tn_finalize_scan(rt, is_dead_now, queue_for_finalization);
+        rt->last.finalization_promoted_count = n;
+        rt->last.finalization_promoted_bytes = (rt->marked_bytes - m.marked) - (rt->overflow_marked - m.overflow);
+        meter_end(rt, m, TN_ROOT_NEW_FQ);
+        if (n && rt->handle_count) { /* DependentHandle again: resurrection may revive primaries */
+            m = meter_start(rt);
+            mark_dependents(rt);
+            meter_end(rt, m, TN_ROOT_DEPENDENT_HANDLE);
+        }
+    }
     tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_LONG), clear_weak, rt);
     tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_DEPENDENT), clear_dependent, rt);
     if (rt->overflow_seen)

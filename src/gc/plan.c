@@ -308,6 +308,8 @@ static void relocate_all(tenure_runtime *rt, gen_plan *plans) {
     tn_roots_visit_stack(rt, relocate_slot, rt);
     tn_roots_visit_handles(rt, 0xffffffffu, relocate_slot, rt);
     tn_roots_visit_secondaries(rt, relocate_slot, rt);
+    tn_finalize_visit_ready(rt, relocate_slot, rt);
+    tn_finalize_visit_registered(rt, relocate_slot, rt);
     for (int g = 0; g < TN_NGEN; g++)
         for (size_t i = 0; i < plans[g].n; i++)
             relocate_marked(rt, plans[g].regions[i]);

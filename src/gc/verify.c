@@ -127,6 +127,8 @@ static size_t verify(tenure_runtime *rt, const char *function, const char *when)
     tn_roots_visit_stack(rt, check_root_slot, &v);
     tn_roots_visit_handles(rt, 0xffffffffu, check_root_slot, &v);
     tn_roots_visit_secondaries(rt, check_root_slot, &v);
+    tn_finalize_visit_ready(rt, check_root_slot, &v);
+    tn_finalize_visit_registered(rt, check_root_slot, &v);
     FOR_EACH_REGION(rt, r) {
         size_t from = tn_bit_index(rt, r->start), to = tn_bit_index(rt, r->end);
         tn_bits_clear(rt->mark_bits, from, to);

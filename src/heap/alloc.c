@@ -301,14 +301,21 @@ static bool check_type(tenure_runtime *rt, const tenure_type *type, const char *
 static void *alloc_sized(tenure_runtime *rt, const tn_type *t, size_t size, size_t length, bool pinned,
                          const char *fn) {
     void *obj;
+    tn_finalize_safepoint(rt); /* the program's objects are all rooted here: finalizers may run */
     if (pinned)
         obj = alloc_large(rt, t, size, length, TN_POH);
     else if (size >= rt->config.GCLOHThreshold)
         obj = alloc_large(rt, t, size, length, TN_LOH);
     else
         obj = alloc_small(rt, t, size, length);
-    if (!obj)
+    if (!obj) {
         tn_api_fail(rt, TENURE_NOMEM, fn, "no memory for %zu bytes of %s", size, t->name);
+        return NULL;
+    }
+    if (t->finalize && !tn_finalize_register(rt, obj)) {
+        tn_api_fail(rt, TENURE_NOMEM, fn, "no memory to register %s for finalization", t->name);
+        return NULL; /* unregistered, the object is garbage */
+    }
     return obj;
 }
 

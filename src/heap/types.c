@@ -82,6 +82,8 @@ static const char *describe(tenure_runtime *rt, const tenure_type_desc *d, tn_ty
     bool array = (d->flags & (TENURE_TYPE_ARRAY | TENURE_TYPE_REF_ARRAY)) || d->elem_size;
     if (d->trace && (d->ref_count || d->elem_ref_count))
         return "both a trace callback and reference offsets";
+    if ((d->flags & TENURE_TYPE_FINALIZABLE) && !d->finalize)
+        return "a finalizable type without a finalize callback";
     if (array) {
         t->kind = TN_TK_ARRAY;
         t->size = sizeof(tenure_array_header);
@@ -133,6 +135,7 @@ const tenure_type *tenure_type_register(tenure_runtime *rt, const tenure_type_de
     t->elem_size = probe.elem_size;
     t->flags = desc->flags;
     t->trace = desc->trace;
+    t->finalize = desc->finalize;
     t->name = strdup(desc->name ? desc->name : "<anonymous>");
     if (t->kind == TN_TK_FIXED) {
         t->ref_count = desc->ref_count;

@@ -99,6 +99,12 @@ void tn_prof_surviving(tenure_runtime *rt, size_t n, const uintptr_t *starts, co
         p->cb.surviving_references(p->context, n, starts, len);
 }
 
+void tn_prof_finalizeable_queued(tenure_runtime *rt, void *obj) {
+    EACH(rt, p, TENURE_PROFILE_GC)
+    if (p->cb.finalizeable_object_queued)
+        p->cb.finalizeable_object_queued(p->context, 0, obj);
+}
+
 void tn_prof_gc_finished(tenure_runtime *rt) {
     EACH(rt, p, TENURE_PROFILE_GC)
     if (p->cb.gc_finished)
@@ -189,6 +195,8 @@ void tn_prof_root_references(tenure_runtime *rt) {
         tn_roots_scan_conservative(rt, false, root_word, b);
     b->kind = TENURE_ROOT_KIND_OTHER;
     tn_frozen_visit_slots(rt, root_slot, b);
+    b->kind = TENURE_ROOT_KIND_FINALIZER;
+    tn_finalize_visit_ready(rt, root_slot, b);
     handle_roots(b, 1u << TENURE_HANDLE_STRONG | 1u << TENURE_HANDLE_SIZED_REF, 0);
     handle_roots(b, 1u << TENURE_HANDLE_PINNED | 1u << TENURE_HANDLE_ASYNC_PINNED, TENURE_ROOT_FLAG_PINNING);
     handle_roots(b, 1u << TENURE_HANDLE_WEAK_SHORT | 1u << TENURE_HANDLE_WEAK_LONG | 1u << TENURE_HANDLE_DEPENDENT,
