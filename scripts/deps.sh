@@ -14,6 +14,8 @@ needs=(
   "/usr/include/babeltrace2/babeltrace.h:libbabeltrace2-dev"
   "/usr/lib/python3/dist-packages/bt2:python3-bt2"
   "/usr/bin/python3:python3"
+  "npm:npm"
+  "chromium:chromium"
 )
 
 missing=()

@@ -12,6 +12,19 @@
       metadata, random bytes in a stream, empty stream, no trace at all, a parent directory
       holding a good and a bad trace): never a crash or a sanitizer report; exit status 0, 2
       or 3 as documented, an error message on stderr when not 0, JSON that parses.
+  check_report.py chrome    REPORT WORKLOAD WORKDIR
+      --chrome: the file parses as JSON, one "X" slice per GC named "GC#n genG Reason", the
+      suspension and phase slices inside their GC's slice, phases in order, and one counter per
+      GC whose values are the report's size_after_mb of that GC.
+  check_report.py compare   REPORT SIM WORKDIR
+      --compare of two tenure-sim traces of one workload, TENURE_GCgen0size=1m (A) and 8m (B):
+      A has more gen0 GCs; the numbers are each trace's own report's; B vs A in %; text and JSON.
+  check_report.py html      REPORT WORKLOAD WORKDIR
+      --html: a self-contained page (no external script, style or link), opened in headless
+      Chromium: no console message, the page's self-check (four charts a trace with non-zero
+      canvases that hold drawn pixels, no error), the GC table has as many rows as the text
+      report has GCs, and a screenshot (WORKDIR/report.png) that is not blank. Without Chromium
+      (or a tool built without --html) the test is skipped (exit 77); it installs nothing.
 """
 import json
 import os
@@ -21,6 +34,8 @@ import shutil
 import struct
 import subprocess
 import sys
+import tempfile
+import zlib
 
 FAILS = []
 
@@ -343,16 +358,335 @@ def test_malformed(report, workload, workdir):
     check(gcs == own["gc_count"], "parent: the good trace's %d GCs expected, got %r" % (own["gc_count"], gcs))
 
 
+def good_trace(workload, workdir, level="4"):
+    """A workload trace without discarded events (see test_counts), or None."""
+    for attempt in range(6):
+        parent = fresh(os.path.join(workdir, "trace"))
+        own, trace = make_trace(workload, parent, level)
+        if not discarded_count(trace):
+            return own, trace
+    print("every attempt lost events; skipped")
+    return None, None
+
+
+def discarded_count(path):
+    return discarded(REPORT[0], path)[1]
+
+
+REPORT = [None]
+
+
+def test_chrome(report, workload, workdir):
+    own, trace = good_trace(workload, workdir)
+    if not trace:
+        return
+    out = os.path.join(workdir, "trace.chrome.json")
+    rc, text, err = run([report, "--chrome", out, trace])
+    check(rc == 0, "--chrome exit status %d: %s" % (rc, err))
+    check("Summary" in text, "--chrome: the text report is still printed")
+    rc, doc, err = report_json(report, trace)
+    gcs = doc["traces"][0]["gcs"]
+    try:
+        ct = json.load(open(out))
+    except ValueError as e:
+        check(False, "the --chrome file does not parse: %s" % e)
+        return
+    ev = ct["traceEvents"]
+    check(isinstance(ev, list) and ev, "traceEvents is not a non-empty list")
+    for e in ev:
+        check(e.get("ph") in ("X", "C", "M"), "unexpected event %r" % e)
+        if e.get("ph") in ("X", "C"):
+            check(isinstance(e.get("ts"), (int, float)) and e["ts"] >= 0, "bad ts in %r" % e)
+        if e.get("ph") == "X":
+            check(isinstance(e.get("dur"), (int, float)) and e["dur"] >= 0, "bad dur in %r" % e)
+    slices = [e for e in ev if e["ph"] == "X" and e.get("cat") == "gc"]
+    check(len(slices) == len(gcs) == own["gc_count"],
+          "%d GC slices, report %d GCs, workload %d" % (len(slices), len(gcs), own["gc_count"]))
+    by_number = {}
+    for sl, g in zip(slices, gcs):
+        want = "GC#%d gen%d %s" % (g["number"], g["gen"], g["reason_name"] or "Reason%d" % g["reason"])
+        check(sl["name"] == want, "slice %r, expected %r" % (sl["name"], want))
+        check(abs(sl["args"]["pause_ms"] - g["pause_ms"]) <= 1e-3 * max(1, g["pause_ms"]), "GC %d pause" % g["number"])
+        check(sl["args"]["after_mb"] == g["after_mb"] and sl["args"]["promoted_mb"] == g["promoted_mb"],
+              "GC %d sizes in the slice's args" % g["number"])
+        if g["type"] != "background":
+            check(abs(sl["dur"] / 1000.0 - g["pause_ms"]) < 0.002, "GC %d: slice %.3f us, pause %.3f ms" %
+                  (g["number"], sl["dur"], g["pause_ms"]))
+        by_number[g["number"]] = sl
+    # suspension and phases nested inside their GC, phases in order and not overlapping
+    phase_order = ["mark", "plan", "relocate", "compact/sweep", "promote"]
+    phases_seen = 0
+    last = {}
+    for e in ev:
+        if e["ph"] != "X" or e.get("cat") not in ("gc.suspend", "gc.phase"):
+            continue
+        sl = by_number.get(e["args"]["gc"])
+        if not check(sl is not None, "%s slice of an unknown GC %r" % (e["name"], e["args"])):
+            continue
+        check(e["tid"] == sl["tid"] and e["pid"] == sl["pid"], "%s of GC %d on another track" % (e["name"], e["args"]["gc"]))
+        check(e["ts"] >= sl["ts"] - 1e-6 and e["ts"] + e["dur"] <= sl["ts"] + sl["dur"] + 1e-3,
+              "%s of GC %d is not inside the GC's slice" % (e["name"], e["args"]["gc"]))
+        if e["cat"] == "gc.phase":
+            phases_seen += 1
+            prev = last.get(e["args"]["gc"])
+            if prev:
+                check(phase_order.index(e["name"]) > phase_order.index(prev["name"]) and
+                      e["ts"] >= prev["ts"] + prev["dur"] - 1e-3,
+                      "GC %d: phase %s after %s" % (e["args"]["gc"], e["name"], prev["name"]))
+            last[e["args"]["gc"]] = e
+    check(phases_seen >= len(gcs), "only %d phase slices for %d GCs" % (phases_seen, len(gcs)))
+    check(sum(1 for e in ev if e.get("cat") == "gc.suspend") == len(gcs), "one suspend slice per GC")
+    # heap sizes by generation after each GC: the report's numbers
+    counters = [e for e in ev if e["ph"] == "C"]
+    check(len(counters) == len(gcs), "%d counters for %d GCs" % (len(counters), len(gcs)))
+    names = ["gen0", "gen1", "gen2", "LOH", "POH"]
+    for c, g in zip(counters, gcs):
+        got = [c["args"][n] for n in names]
+        check(got == g["size_after_mb"], "GC %d: counter %r, report %r" % (g["number"], got, g["size_after_mb"]))
+        check(abs(c["ts"] / 1000.0 - g["end_ms"]) < 0.002, "GC %d: counter at %.3f us, GC ended %.3f ms" %
+              (g["number"], c["ts"], g["end_ms"]))
+    print("chrome trace: %d events, %d GC slices, %d phase slices, %d counters" %
+          (len(ev), len(slices), phases_seen, len(counters)))
+
+
+def sim_trace(sim, workdir, name, gen0size):
+    for attempt in range(6):
+        parent = fresh(os.path.join(workdir, name))
+        rc, out, err = run([sim, "--seconds", "0.5", "--live-mb", "8", "--seed", "3"],
+                           {"TENURE_TRACE": parent, "TENURE_TRACE_LEVEL": "5", "TENURE_GCgen0size": gen0size})
+        check(rc == 0, "tenure-sim failed: %s" % err)
+        if not discarded_count(parent):
+            break
+    return parent
+
+
+def test_compare(report, sim, workdir):
+    a = sim_trace(sim, workdir, "gen0_1m", "1m")
+    b = sim_trace(sim, workdir, "gen0_8m", "8m")
+    docs = [report_json(report, p)[1]["traces"][0] for p in (a, b)]
+    rc, out, err = run([report, "--compare", "--json", a, b])
+    check(rc in (0, 3), "--compare --json exit status %d: %s" % (rc, err))
+    try:
+        cmp = json.loads(out)["compare"]
+    except (ValueError, KeyError) as e:
+        check(False, "--compare --json does not parse (%s): %r" % (e, out[:300]))
+        return
+    met = {m["name"]: m for m in cmp["metrics"]}
+    for side, t in (("a", docs[0]), ("b", docs[1])):
+        s = t["summary"]
+        check(cmp[side]["path"] == t["path"], "%s path %r vs %r" % (side, cmp[side]["path"], t["path"]))
+        pauses = sorted(g["pause_ms"] for g in t["gcs"])
+        want = {"gc_count": s["gc_count"], "gen0_gcs": s["gc_by_gen"][0], "gen1_gcs": s["gc_by_gen"][1],
+                "gen2_gcs": s["gc_by_gen"][2], "total_pause_ms": s["total_pause_ms"], "pause_pct": s["pause_pct"],
+                "peak_heap_mb": s["max_heap_mb"], "allocated_mb": s["total_allocated_mb"],
+                "pause_max_ms": pauses[-1],
+                "pause_median_ms": pauses[int((len(pauses) - 1) * 0.5 + 0.5)],
+                "pause_p99_ms": pauses[int((len(pauses) - 1) * 0.99 + 0.5)]}
+        for k, v in want.items():
+            got = met[k][side]
+            check(got is not None and abs(got - v) <= 1e-3 * max(1.0, abs(v)) + 1e-3,
+                  "compare %s.%s = %r, the trace's report %r" % (side, k, got, v))
+        q = [met[k][side] for k in ("pause_median_ms", "pause_p90_ms", "pause_p95_ms", "pause_p99_ms", "pause_max_ms")]
+        check(q == sorted(q), "%s: percentiles not in order %r" % (side, q))
+    for m in cmp["metrics"]:
+        if m["a"] not in (None, 0) and m["b"] is not None:
+            want = 100.0 * (m["b"] - m["a"]) / abs(m["a"])
+            check(m["diff_pct"] is not None and abs(m["diff_pct"] - want) <= 1e-3 * max(1, abs(want)),
+                  "%s: diff %r, expected %.3f" % (m["name"], m["diff_pct"], want))
+    g0a, g0b = met["gen0_gcs"]["a"], met["gen0_gcs"]["b"]
+    check(g0a > g0b, "gen0size 1m has %r gen0 GCs, 8m %r: expected more with 1m" % (g0a, g0b))
+    check(met["gen0_gcs"]["diff_pct"] < 0, "gen0 GCs B vs A should be negative")
+    rc, text, err = run([report, "--compare", a, b])
+    check(rc in (0, 3), "--compare exit status %d: %s" % (rc, err))
+    print(text)
+    check("B vs A" in text, "no 'B vs A' column in the text comparison")
+    m = re.search(r"^\s+gen0 GCs\s+(\d+)\s+(\d+)\s+([+-][\d.]+)%$", text, re.M)
+    check(m is not None and int(m.group(1)) == g0a and int(m.group(2)) == g0b, "text gen0 GCs row")
+    for p in ("Pause median ms", "Pause p90 ms", "Pause p95 ms", "Pause p99 ms", "Pause max ms", "Total pause ms",
+              "Pause % of time", "Peak heap MB", "Allocated MB"):
+        check(re.search(r"^" + re.escape(p) + r"\s", text, re.M) is not None, "text comparison has no %r row" % p)
+    # bad usage: one trace, or a directory of several
+    rc, _, err = run([report, "--compare", a])
+    check(rc == 2 and err, "--compare with one trace: exit %d" % rc)
+
+
+def find_chromium():
+    for name in (os.environ.get("TENURE_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--disable-extensions", "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
+                  "--window-size=1400,2400", "--virtual-time-budget=10000"]
+
+
+def chromium(browser, page, what):
+    """Run headless Chromium on `page` with `what` (--dump-dom or --screenshot=...): (stdout,
+    console messages)."""
+    with tempfile.TemporaryDirectory(prefix="tenure-chromium-") as profile:
+        p = subprocess.run([browser] + CHROMIUM_FLAGS + ["--user-data-dir=" + profile, what,
+                                                         "file://" + os.path.abspath(page)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    err = p.stderr.decode("utf-8", "replace")
+    console = [l for l in err.splitlines() if ":CONSOLE" in l or "Uncaught" in l]
+    check(p.returncode == 0, "chromium %s exit status %d: %s" % (what, p.returncode, err[-1500:]))
+    return p.stdout.decode("utf-8", "replace"), console
+
+
+def png_pixels(path):
+    """(width, height, list of rows of (r, g, b)) of an 8-bit RGB/RGBA PNG."""
+    data = open(path, "rb").read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    pos, idat, w = 8, b"", None
+    while pos < len(data):
+        n, = struct.unpack(">I", data[pos:pos + 4])
+        kind = data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+            if depth != 8 or ctype not in (2, 6):
+                raise ValueError("PNG depth %d colour type %d" % (depth, ctype))
+            bpp = 3 if ctype == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    rows, prev, i = [], bytearray(stride), 0
+    for y in range(h):
+        f = raw[i]
+        line = bytearray(raw[i + 1:i + 1 + stride])
+        i += 1 + stride
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b = prev[x]
+            c = prev[x - bpp] if x >= bpp else 0
+            if f == 1:
+                line[x] = (line[x] + a) & 255
+            elif f == 2:
+                line[x] = (line[x] + b) & 255
+            elif f == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif f == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line)
+        prev = line
+    return w, h, bpp, rows
+
+
+def blankness(path):
+    """(distinct colours, standard deviation of the grey level) over a grid of sample pixels."""
+    w, h, bpp, rows = png_pixels(path)
+    colours, greys = set(), []
+    for y in range(0, h, 7):
+        row = rows[y]
+        for x in range(0, w, 7):
+            r, g, b = row[x * bpp:x * bpp + 3]
+            colours.add((r, g, b))
+            greys.append(0.299 * r + 0.587 * g + 0.114 * b)
+    mean = sum(greys) / len(greys)
+    sd = (sum((v - mean) ** 2 for v in greys) / len(greys)) ** 0.5
+    return len(colours), sd
+
+
+def selfcheck_of(dom):
+    m = re.search(r'<pre id="tenure-selfcheck" hidden="hidden">(.*?)</pre>', dom, re.S)
+    if not m:
+        return None
+    import html as htmlmod
+    return json.loads(htmlmod.unescape(m.group(1)))
+
+
+def test_html(report, workload, workdir):
+    fresh(workdir)
+    own, trace = good_trace(workload, workdir, "5")
+    if not trace:
+        return
+    page = os.path.join(workdir, "report.html")
+    rc, text, err = run([report, "--html", page, trace])
+    if rc == 2 and "not in this build" in err:
+        print("SKIP: tenure-report was built without --html (npm was missing): " + err.strip())
+        sys.exit(77)
+    check(rc == 0, "--html exit status %d: %s" % (rc, err))
+    html = open(page, encoding="utf-8").read()
+    # self-contained: nothing loaded from elsewhere
+    check(re.search(r"<script[^>]*\bsrc\s*=", html, re.I) is None, "an external <script src>")
+    check(re.search(r"<link\b", html, re.I) is None, "a <link> element")
+    check(re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html, re.I) is None, "a reference to another site")
+    check("Chart.js v" in html, "chart.js is not inlined")
+    m = re.search(r'<script type="application/json" id="tenure-data">(.*?)</script>', html, re.S)
+    check(m is not None, "no data in the page")
+    data = json.loads(m.group(1)) if m else {"traces": [{"gcs": []}]}
+    rows = parse_text_rows(text)
+    check(len(rows) == own["gc_count"] == len(data["traces"][0]["gcs"]),
+          "text %d GCs, workload %d, page data %d" % (len(rows), own["gc_count"], len(data["traces"][0]["gcs"])))
+
+    browser = find_chromium()
+    if not browser:
+        print("SKIP: no Chromium (install the Debian package chromium, or set TENURE_CHROMIUM); "
+              "the page was written and its data checked, not opened")
+        sys.exit(77)
+
+    # the checker sees console messages and page errors (a page that fails must fail here)
+    bad = os.path.join(workdir, "broken.html")
+    open(bad, "w").write(html.replace('<script type="application/json" id="tenure-data">{',
+                                      '<script>console.log("tenure-test-log");</script>'
+                                      '<script type="application/json" id="tenure-data">{"broken": , '))
+    dom, console = chromium(browser, bad, "--dump-dom")
+    sc = selfcheck_of(dom)
+    check(any("tenure-test-log" in l for l in console), "console messages are not seen: %r" % console)
+    check(sc is not None and sc["errors"] and 'data-state="error"' in dom,
+          "a page whose data is broken reports no error: %r" % sc)
+
+    dom, console = chromium(browser, page, "--dump-dom")
+    check(not console, "console messages: %s" % "\n".join(console))
+    check('id="status" data-state="ready"' in dom, "the page is not ready: %s" %
+          (re.search(r'<p id="status"[^>]*>[^<]*', dom) or [dom[:300]])[0])
+    sc = selfcheck_of(dom)
+    if check(sc is not None, "no self-check in the page"):
+        print("self-check:", json.dumps(sc))
+        check(sc["errors"] == [], "page errors: %r" % sc["errors"])
+        check(len(sc["charts"]) == 4, "%d charts, expected 4" % len(sc["charts"]))
+        for c in sc["charts"]:
+            check(c["width"] > 0 and c["height"] > 0 and c["drawn"], "chart not drawn: %r" % c)
+        check(sc["tables"] and sc["tables"][0]["dom_rows"] == own["gc_count"], "table rows %r" % sc["tables"])
+    check(len(re.findall(r"<canvas\b", dom)) == 4, "%d canvases in the page" % len(re.findall(r"<canvas\b", dom)))
+    n_rows = len(re.findall(r'<tr class="gc-row"', dom))
+    check(n_rows == len(rows), "the GC table has %d rows, the text report %d GCs" % (n_rows, len(rows)))
+
+    shot = os.path.join(workdir, "report.png")
+    if os.path.exists(shot):
+        os.remove(shot)
+    _, console = chromium(browser, page, "--screenshot=" + shot)
+    check(not console, "console messages (screenshot): %s" % "\n".join(console))
+    if check(os.path.exists(shot) and os.path.getsize(shot) > 20000, "no screenshot, or a tiny one: " + shot):
+        colours, sd = blankness(shot)
+        print("screenshot %s: %d bytes, %d colours sampled, grey sd %.1f" % (shot, os.path.getsize(shot), colours, sd))
+        check(colours >= 20 and sd >= 10, "the screenshot looks blank (%d colours, sd %.1f)" % (colours, sd))
+
+
 def main():
     if len(sys.argv) < 5:
         sys.exit(__doc__)
     mode, report = sys.argv[1], sys.argv[2]
+    REPORT[0] = report
     if mode == "counts":
         test_counts(report, sys.argv[3], sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "4")
     elif mode == "sim":
         test_sim(report, sys.argv[3], sys.argv[4])
     elif mode == "malformed":
         test_malformed(report, sys.argv[3], sys.argv[4])
+    elif mode == "chrome":
+        test_chrome(report, sys.argv[3], sys.argv[4])
+    elif mode == "compare":
+        test_compare(report, sys.argv[3], sys.argv[4])
+    elif mode == "html":
+        test_html(report, sys.argv[3], sys.argv[4])
     else:
         sys.exit("unknown mode " + mode)
     if FAILS:

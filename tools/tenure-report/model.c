@@ -87,9 +87,25 @@ static long find_open_gc(const tr_model *m, uint64_t number)
     return -1;
 }
 
+/* Timestamps come from the trace (any int64 with a crafted clock offset): differences and sums
+ * saturate instead of overflowing. */
+static int64_t ns_sub(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r)) r = b < 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+static int64_t ns_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) r = b < 0 ? INT64_MIN : INT64_MAX;
+    return r;
+}
+
 static void add_bgc_pause(tr_model *m, int64_t pause)
 {
-    if (m->cur_bgc >= 0) m->gcs[m->cur_bgc].pause_ns += pause;
+    if (m->cur_bgc >= 0) m->gcs[m->cur_bgc].pause_ns = ns_add(m->gcs[m->cur_bgc].pause_ns, pause);
 }
 
 int model_event(tr_model *m, const tr_event *ev)
@@ -196,6 +212,14 @@ int model_event(tr_model *m, const tr_event *ev)
         }
         break;
     }
+    case TR_EV_GLOBAL_HEAP_HISTORY: {
+        long i = m->cur_blocking >= 0 ? m->cur_blocking : m->cur_bgc;
+        if (i < 0 || ev->phase_count == 0) break;
+        tr_gc *g = &m->gcs[i];
+        g->phase_count = ev->phase_count;
+        memcpy(g->phase_us, ev->phase_us, sizeof g->phase_us);
+        break;
+    }
     case TR_EV_RESTART_EE_END: {
         if (!m->suspended) break;
         long si = m->susp_gc;
@@ -203,10 +227,10 @@ int model_event(tr_model *m, const tr_event *ev)
         /* a blocking GC ends at the restart written by the thread that suspended; a background
          * GC's thread restarts the mutators itself */
         if (ev->tid != m->susp_tid && !background) break;
-        int64_t pause = ev->ts_ns - m->susp_begin;
+        int64_t pause = ns_sub(ev->ts_ns, m->susp_begin);
         if (pause < 0) pause = 0;
         if (si >= 0 && m->gcs[si].type == 1) {
-            m->gcs[si].pause_ns += pause;
+            m->gcs[si].pause_ns = ns_add(m->gcs[si].pause_ns, pause);
         } else if (si < 0 && m->susp_reason == 6) {
             add_bgc_pause(m, pause);
         } else if (si >= 0) {
@@ -253,7 +277,7 @@ void model_finish(tr_model *m)
         if (m->gcs[i].phh_heaps) any_phh = 1;
     m->alloc_source = m->have_ticks ? "ticks" : any_phh ? "sizes" : "none";
 
-    m->duration_ms = m->have_time ? ns_ms(m->last_ns - m->first_ns) : 0;
+    m->duration_ms = m->have_time ? ns_ms(ns_sub(m->last_ns, m->first_ns)) : 0;
     memset(m->rollup, 0, sizeof m->rollup);
     memset(m->gc_by_gen, 0, sizeof m->gc_by_gen);
     m->total_pause_ms = 0;
@@ -263,8 +287,9 @@ void model_finish(tr_model *m)
     const tr_gc *prev = NULL;
     for (size_t i = 0; i < m->n; i++) {
         tr_gc *g = &m->gcs[i];
-        g->start_ms = ns_ms(g->start_ns - m->first_ns);
-        g->suspend_ms = g->has_suspend_end ? ns_ms(g->suspend_end_ns - g->suspend_begin_ns) : 0;
+        g->start_ms = ns_ms(ns_sub(g->start_ns, m->first_ns));
+        g->end_ms = ns_ms(ns_sub(g->restart_ns, m->first_ns));
+        g->suspend_ms = g->has_suspend_end ? ns_ms(ns_sub(g->suspend_end_ns, g->suspend_begin_ns)) : 0;
         if (g->suspend_ms < 0) g->suspend_ms = 0;
         g->pause_ms = ns_ms(g->pause_ns);
 
@@ -325,7 +350,7 @@ void model_finish(tr_model *m)
 
         /* % of the time since the previous GC ended (or since the trace began) spent paused */
         int64_t end = g->restart_ns;
-        int64_t since = end - (prev ? prev->restart_ns : m->first_ns);
+        int64_t since = ns_sub(end, prev ? prev->restart_ns : m->first_ns);
         g->pause_pct = since > 0 ? 100.0 * (double)g->pause_ns / (double)since : NAN;
         if (g->pause_pct > 100.0) g->pause_pct = 100.0;
 

@@ -6,6 +6,9 @@
 
 #define MB 1000000.0
 
+const char *const tr_phase_names[TR_PHASES] = {"mark", "plan", "relocate", "compact/sweep", "promote"};
+const char *const tr_gen_names[TR_GENS] = {"gen0", "gen1", "gen2", "LOH", "POH"};
+
 static const char *status_word(const tr_result *res)
 {
     return res->status == TR_FULL ? "full" : res->status == TR_PARTIAL ? "partial" : "unreadable";
@@ -180,6 +183,7 @@ void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_r
         const char *rn = reason_name(g->reason);
         fprintf(out, "%s\n       {\"number\": %u, ", i ? "," : "", g->number);
         jnum3(out, "start_ms", g->start_ms, 1);
+        jnum3(out, "end_ms", g->end_ms, 1);
         fprintf(out, "\"reason\": %u, \"reason_name\": ", g->reason);
         if (rn)
             json_string(out, rn);
@@ -200,6 +204,13 @@ void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_r
         fputs("], ", out);
         jnum(out, "survival_pct", g->survival_pct, 1);
         jnum(out, "fragmentation_pct", g->frag_pct, 1);
+        fputs("\"phases_us\": ", out);
+        if (g->phase_count) {
+            for (int k = 0; k < g->phase_count; k++) fprintf(out, "%s%u", k ? ", " : "[", g->phase_us[k]);
+            fputs("], ", out);
+        } else {
+            fputs("null, ", out);
+        }
         fprintf(out, "\"finalizable_survivors\": %llu, \"pinned_objects\": %llu, \"handles\": %llu}",
                 (unsigned long long)g->fin_promoted_count, (unsigned long long)g->pinned_objects,
                 (unsigned long long)g->handles);

@@ -9,10 +9,14 @@
 #include "report.h"
 
 #include <babeltrace2/babeltrace.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static const bt_plugin *ctf_plugin, *utils_plugin;
 int reader_verbose;
@@ -187,6 +191,22 @@ static void decode_payload(tr_event *ev, const bt_field *p)
         ev->phh_count = (int)n;
         break;
     }
+    case TR_EV_GLOBAL_HEAP_HISTORY: {
+        /* GCGlobalHeapHistory_V4: Count phase times in microseconds (older versions have none) */
+        const bt_field *arr = member(p, "Values");
+        if (!arr || !bt_field_class_type_is(bt_field_get_class_type(arr), BT_FIELD_CLASS_TYPE_ARRAY)) break;
+        uint64_t n = bt_field_array_get_length(arr);
+        if (n > TR_PHASES) n = TR_PHASES;
+        int got = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t v = 0;
+            if (!field_u64(bt_field_array_borrow_element_field_by_index_const(arr, i), &v)) break;
+            ev->phase_us[i] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+            got++;
+        }
+        ev->phase_count = got;
+        break;
+    }
     default:
         break;
     }
@@ -339,6 +359,360 @@ static void take_bt_error(tr_result *res)
         if (*c == '\n' || *c == '\r' || *c == '\t') *c = ' ';
 }
 
+/* ---- stream files checked before babeltrace2 sees them ------------------------------------ */
+
+/* libbabeltrace2 2.0.4 crashes on some damaged stream files instead of reporting them:
+ *  - a packet whose content_size or packet_size is 2^63 or more while the other is not aborts
+ *    (BT_ASSERT in the ctf plugin's msg-iter.c, set_current_packet_content_sizes);
+ *  - a sequence length of 2^31 or more crashes (g_ptr_array_set_size refuses it, the plugin
+ *    reads the fields anyway), a smaller huge one allocates the whole sequence before decoding
+ *    it (gigabytes).
+ * For metadata with tenure's own layout (recognised conservatively: the text tenure writes, its
+ * types, one stream class, events of fixed-size integers, strings and Count sequences) the
+ * stream files are walked first, packet by packet and event by event as the library would,
+ * and a trace with such a packet or sequence is refused. Other metadata is read as it is. */
+
+enum { LF_FIXED, LF_STRING, LF_SEQ };
+typedef struct lay_field {
+    unsigned char kind, is_count;
+    uint32_t size; /* bytes: the field, or one sequence element */
+} lay_field;
+typedef struct lay_event {
+    uint64_t id;
+    size_t first, n; /* fields[first .. first + n) */
+} lay_event;
+typedef struct layout {
+    lay_event *ev;
+    size_t nev;
+    lay_field *f;
+    size_t nf;
+} layout;
+
+static void layout_free(layout *l)
+{
+    free(l->ev);
+    free(l->f);
+    memset(l, 0, sizeof *l);
+}
+
+static size_t count_str(const char *text, const char *s)
+{
+    size_t n = 0, len = strlen(s);
+    for (const char *p = strstr(text, s); p; p = strstr(p + len, s)) n++;
+    return n;
+}
+
+static int ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* occurrences of `name` defined by a typealias (`:= name`) */
+static size_t count_defs(const char *text, const char *name)
+{
+    size_t n = 0, len = strlen(name);
+    for (const char *p = strstr(text, name); p; p = strstr(p + 1, name)) {
+        if (ident_char(p[len]) || (p > text && ident_char(p[-1]))) continue;
+        const char *q = p;
+        while (q > text && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n' || q[-1] == '\r')) q--;
+        if (q - text >= 2 && q[-2] == ':' && q[-1] == '=') n++;
+    }
+    return n;
+}
+
+static const struct {
+    const char *name;
+    uint32_t size;
+} lay_types[] = {{"uint8_t", 1}, {"uint16_t", 2}, {"uint32_t", 4}, {"int32_t", 4}, {"uint64_t", 8}, {"ptr_t", 8}};
+
+static uint32_t type_size(const char *s, size_t len)
+{
+    for (size_t i = 0; i < sizeof lay_types / sizeof lay_types[0]; i++)
+        if (strlen(lay_types[i].name) == len && strncmp(s, lay_types[i].name, len) == 0) return lay_types[i].size;
+    return 0;
+}
+
+static int add_field(layout *l, size_t *cap, lay_field f)
+{
+    if (l->nf == *cap) {
+        size_t c = *cap ? *cap * 2 : 64;
+        lay_field *p = realloc(l->f, c * sizeof *p);
+        if (!p) return -1;
+        l->f = p;
+        *cap = c;
+    }
+    l->f[l->nf++] = f;
+    return 0;
+}
+
+/* One `fields := struct { ... }` body, line by line, as tenure writes it: `T name;`,
+ * `string name;`, `T name[N];`, `T name[Count];`, `struct { uint64_t a; ... } name[Count];`.
+ * Returns the end of the body (`\t};`) or NULL if a line is anything else. */
+static const char *parse_fields(const char *p, layout *l, size_t *cap)
+{
+    int have_count = 0;
+    for (;;) {
+        const char *eol = strchr(p, '\n');
+        if (!eol) return NULL;
+        if (strncmp(p, "\t};\n", 4) == 0) return p;
+        if (strncmp(p, "\t\t", 2) != 0) return NULL;
+        const char *s = p + 2, *sp = memchr(s, ' ', (size_t)(eol - s));
+        if (!sp) return NULL;
+        lay_field f = {LF_FIXED, 0, 0};
+        const char *name = sp + 1;
+        if (strncmp(s, "struct {\n", 9) == 0) {
+            uint32_t rec = 0;
+            const char *q = eol + 1;
+            while (strncmp(q, "\t\t\tuint64_t ", 12) == 0) {
+                const char *e = strchr(q, '\n');
+                if (!e || e[-1] != ';') return NULL;
+                for (const char *c = q + 12; c < e - 1; c++)
+                    if (!ident_char(*c)) return NULL;
+                rec += 8;
+                q = e + 1;
+            }
+            if (strncmp(q, "\t\t} ", 4) != 0 || rec == 0) return NULL;
+            eol = strchr(q, '\n');
+            if (!eol) return NULL;
+            name = q + 4;
+            f.kind = LF_SEQ;
+            f.size = rec;
+        } else if ((size_t)(sp - s) == 6 && strncmp(s, "string", 6) == 0) {
+            f.kind = LF_STRING;
+        } else if (!(f.size = type_size(s, (size_t)(sp - s)))) {
+            return NULL;
+        }
+        /* name, then `;`, `[digits];` or `[Count];` */
+        const char *c = name;
+        while (c < eol && ident_char(*c)) c++;
+        if (c == name) return NULL;
+        size_t nlen = (size_t)(c - name);
+        if (c + 1 == eol && *c == ';') {
+            if (f.kind == LF_SEQ) return NULL;
+            if (f.kind == LF_FIXED && nlen == 5 && strncmp(name, "Count", 5) == 0) {
+                f.is_count = 1;
+                have_count = 1;
+            }
+        } else if (c + 8 == eol && strncmp(c, "[Count];", 8) == 0 && f.kind != LF_STRING) {
+            if (!have_count) return NULL;
+            f.kind = LF_SEQ;
+        } else if (*c == '[' && f.kind == LF_FIXED) {
+            uint64_t n = 0;
+            for (c++; c < eol && *c >= '0' && *c <= '9' && n < 65536; c++) n = n * 10 + (uint64_t)(*c - '0');
+            if (c + 2 != eol || strncmp(c, "];", 2) != 0 || n == 0 || n >= 65536) return NULL;
+            f.size *= (uint32_t)n;
+        } else {
+            return NULL;
+        }
+        if (add_field(l, cap, f) != 0) return NULL;
+        p = eol + 1;
+    }
+}
+
+static int parse_events(const char *text, layout *l)
+{
+    size_t fcap = 0, ecap = 0;
+    for (const char *p = strstr(text, "event {"); p; p = strstr(p + 1, "event {")) {
+        if (p > text && p[-1] != '\n') return -1;
+        const char *q = p + 7;
+        if (strncmp(q, "\n\tname = \"", 10) != 0) return -1;
+        q = strchr(q + 10, '\n');
+        if (!q || strncmp(q, "\n\tid = ", 7) != 0) return -1;
+        uint64_t id = 0;
+        int digits = 0;
+        for (q += 7; *q >= '0' && *q <= '9' && digits < 6; q++, digits++) id = id * 10 + (uint64_t)(*q - '0');
+        if (!digits || strncmp(q, ";\n\tstream_id = 0;\n\tfields := struct {\n", 38) != 0) return -1;
+        for (size_t i = 0; i < l->nev; i++)
+            if (l->ev[i].id == id) return -1;
+        if (l->nev == ecap) {
+            size_t c = ecap ? ecap * 2 : 32;
+            lay_event *e = realloc(l->ev, c * sizeof *e);
+            if (!e) return -1;
+            l->ev = e;
+            ecap = c;
+        }
+        size_t first = l->nf;
+        const char *end = parse_fields(q + 38, l, &fcap);
+        if (!end || strncmp(end, "\t};\n};", 6) != 0) return -1;
+        l->ev[l->nev++] = (lay_event){id, first, l->nf - first};
+    }
+    return l->nev ? 0 : -1;
+}
+
+/* 0 and the event layouts when the metadata is tenure's: header magic u32, uuid[16],
+ * stream_id u32; context timestamp_begin, timestamp_end, content_size (offset 40), packet_size
+ * (offset 48), packet_seq_num, events_discarded, tid (u64 each); event header id u16,
+ * timestamp u64; little-endian, byte-aligned. -1 otherwise. */
+static int tenure_layout(const char *dir, layout *l)
+{
+    static const char *const exact[] = {
+        "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n",
+        "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n",
+        "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n",
+        "typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n",
+        "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n",
+        "typealias integer { size = 64; align = 8; signed = false; base = 16; } := ptr_t;\n",
+        "\tbyte_order = le;\n",
+        "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n\t\tuint32_t stream_id;\n\t};\n",
+        "typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; } := "
+        "uint64_clock_monotonic_t;\n",
+        "\nstream {\n\tid = 0;\n\tpacket.context := struct {\n\t\tuint64_clock_monotonic_t timestamp_begin;\n"
+        "\t\tuint64_clock_monotonic_t timestamp_end;\n\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
+        "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n\t\tuint64_t tid;\n\t};\n"
+        "\tevent.header := struct {\n\t\tuint16_t id;\n\t\tuint64_clock_monotonic_t timestamp;\n\t};\n};\n",
+    };
+    static const char *const once[] = {"packet.header", "packet.context", "event.header", "byte_order",
+                                       "/*",            "stream {",       "align"};
+    static const char *const defs[] = {"uint8_t", "uint16_t", "uint32_t", "int32_t", "uint64_t", "ptr_t",
+                                       "uint64_clock_monotonic_t"};
+    memset(l, 0, sizeof *l);
+    char p[4200];
+    if (snprintf(p, sizeof p, "%s/metadata", dir) >= (int)sizeof p) return -1;
+    FILE *f = fopen(p, "rb");
+    if (!f) return -1;
+    size_t cap = 1 << 16, n = 0;
+    char *text = malloc(cap + 1);
+    int ok = 0;
+    while (text) {
+        n += fread(text + n, 1, cap - n, f);
+        if (n < cap || cap >= (16u << 20)) break;
+        char *t = realloc(text, cap * 2 + 1);
+        if (!t) break;
+        text = t;
+        cap *= 2;
+    }
+    if (text && n < cap && !ferror(f) && memchr(text, '\0', n) == NULL) {
+        text[n] = '\0';
+        ok = strncmp(text, "/* CTF 1.8 */", 13) == 0 && !strstr(text, "//") && !strstr(text, "typedef") &&
+             !strstr(text, "event.context") && !strstr(text, "stream.event");
+        for (size_t i = 0; ok && i < sizeof exact / sizeof exact[0]; i++) ok = strstr(text, exact[i]) != NULL;
+        /* "align" once: the first typealias's; the others hold "align = 8;" too, counted below */
+        for (size_t i = 0; ok && i < sizeof once / sizeof once[0]; i++)
+            ok = strcmp(once[i], "align") == 0 ? count_str(text, "align") == count_str(text, "align = 8;")
+                                                : count_str(text, once[i]) == 1;
+        for (size_t i = 0; ok && i < sizeof defs / sizeof defs[0]; i++) ok = count_defs(text, defs[i]) == 1;
+        ok = ok && count_str(text, "typealias") == sizeof defs / sizeof defs[0];
+        ok = ok && parse_events(text, l) == 0;
+    }
+    fclose(f);
+    free(text);
+    if (!ok) layout_free(l);
+    return ok ? 0 : -1;
+}
+
+static uint64_t le_uint(const unsigned char *b, uint32_t size)
+{
+    uint64_t v = 0;
+    for (uint32_t i = size; i-- > 0;) v = v << 8 | b[i];
+    return v;
+}
+
+/* The events of one packet's content (after the packet context). 0: fine, or damage the
+ * library reports itself (the walk stops there); -1: a sequence longer than the packet. */
+static int walk_events(const layout *l, const unsigned char *c, size_t n, uint64_t *bad_at)
+{
+    size_t off = 0;
+    while (n - off >= 10) {
+        *bad_at = off;
+        uint64_t id = le_uint(c + off, 2);
+        const lay_event *e = NULL;
+        for (size_t i = 0; i < l->nev && !e; i++)
+            if (l->ev[i].id == id) e = &l->ev[i];
+        if (!e) return 0;
+        off += 10;
+        uint64_t count = 0;
+        for (size_t k = 0; k < e->n; k++) {
+            const lay_field *f = &l->f[e->first + k];
+            if (f->kind == LF_STRING) {
+                const unsigned char *z = memchr(c + off, '\0', n - off);
+                if (!z) return 0;
+                off = (size_t)(z - c) + 1;
+                continue;
+            }
+            if (f->kind == LF_SEQ) {
+                if (count > (uint64_t)(n - off) / f->size) return -1;
+                off += (size_t)(count * f->size);
+                continue;
+            }
+            if (n - off < f->size) return 0;
+            if (f->is_count) count = le_uint(c + off, f->size);
+            off += f->size;
+        }
+    }
+    return 0;
+}
+
+/* 0, or -1 with res->error set when a stream file has a packet the library would crash on */
+static int check_stream_files(const char *dir, tr_result *res)
+{
+    layout l;
+    if (tenure_layout(dir, &l) != 0) return 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        layout_free(&l);
+        return 0;
+    }
+    int rc = 0;
+    unsigned char *buf = NULL;
+    size_t bufcap = 0;
+    struct dirent *de;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' || strcmp(de->d_name, "metadata") == 0) continue;
+        char p[4200];
+        if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) >= (int)sizeof p) continue;
+        int fd = open(p, O_RDONLY);
+        struct stat st;
+        if (fd < 0) continue;
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            close(fd);
+            continue;
+        }
+        uint64_t size = (uint64_t)st.st_size, off = 0;
+        unsigned char h[80];
+        while (off + 80 <= size && pread(fd, h, sizeof h, (off_t)off) == (ssize_t)sizeof h) {
+            uint64_t content = le_uint(h + 40, 8), total = le_uint(h + 48, 8), at = 0;
+            if ((content | total) >> 63) {
+                seterr(res, "%s: the packet at offset %llu has a content or packet size of 2^63 bits or more",
+                       de->d_name, (unsigned long long)off);
+                rc = -1;
+                break;
+            }
+            if (le_uint(h, 4) != 0xC1FC1FC1u || le_uint(h + 20, 4) != 0 || total == 0 || total % 8 ||
+                content % 8 || content > total || content / 8 < 80 || content / 8 > size - off ||
+                content / 8 > (64u << 20))
+                break; /* the library reports it */
+            size_t len = (size_t)(content / 8) - 80;
+            if (len > bufcap) {
+                unsigned char *b = realloc(buf, len);
+                if (!b) break;
+                buf = b;
+                bufcap = len;
+            }
+            if (len && pread(fd, buf, len, (off_t)(off + 80)) != (ssize_t)len) break;
+            if (walk_events(&l, buf, len, &at) != 0) {
+                seterr(res, "%s: the event at offset %llu has a sequence longer than its packet", de->d_name,
+                       (unsigned long long)(off + 80 + at));
+                rc = -1;
+                break;
+            }
+            off += total / 8;
+        }
+        close(fd);
+    }
+    closedir(d);
+    free(buf);
+    layout_free(&l);
+    return rc;
+}
+
+int reader_checks_streams(const char *dir)
+{
+    layout l;
+    if (tenure_layout(dir, &l) != 0) return 0;
+    layout_free(&l);
+    return 1;
+}
+
 /* ---- the graph ------------------------------------------------------------------------- */
 
 static const bt_port_input *free_input(const bt_component_filter *mux)
@@ -363,6 +737,7 @@ void read_trace(const char *path, tr_model *m, tr_result *res)
         return;
     }
     s->model = m;
+    if (check_stream_files(path, res) != 0) goto out;
     const bt_component_class_source *fs_cls =
         bt_plugin_borrow_source_component_class_by_name_const(ctf_plugin, "fs");
     const bt_component_class_filter *mux_cls =

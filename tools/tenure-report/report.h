@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #define TR_GENS 5 /* gen0, gen1, gen2, LOH, POH */
+#define TR_PHASES 5 /* GCGlobalHeapHistory_V4 phase times: mark, plan, relocate, compact/sweep, promote */
 
 /* The events the model looks at. */
 typedef enum tr_kind {
@@ -55,6 +56,8 @@ typedef struct tr_event {
     int phh_count;                                /* PerHeapHistory records read (<= TR_GENS) */
     tr_phh_gen phh[TR_GENS];
     uint64_t heap_index;
+    int phase_count;                              /* GlobalHeapHistory phase times read */
+    uint32_t phase_us[TR_PHASES];
 } tr_event;
 
 typedef struct tr_gc {
@@ -68,13 +71,15 @@ typedef struct tr_gc {
     uint64_t fin_promoted_count, fin_promoted_size, pinned_objects, handles;
     int phh_heaps;
     tr_phh_gen phh[TR_GENS]; /* summed over heaps */
+    int phase_count;         /* GCGlobalHeapHistory_V4 phase times (us), 0 if the trace has none */
+    uint32_t phase_us[TR_PHASES];
     int64_t pause_ns;        /* blocking: restart - suspend begin; background: sum of pauses */
     /* bytes allocated since the previous GC's start, from GCAllocationTick, per kind */
     uint64_t tick_alloc[3];
     /* derived (model_finish) */
     double alloc_gen0_mb;    /* NaN if unknown */
     double peak_mb, after_mb, promoted_mb, survival_pct, frag_pct, pause_pct;
-    double suspend_ms, pause_ms, start_ms;
+    double suspend_ms, pause_ms, start_ms, end_ms; /* end_ms: restart (or a background GC's heap stats) */
 } tr_gc;
 
 typedef struct tr_gen_rollup {
@@ -132,10 +137,32 @@ extern int reader_verbose; /* --verbose: the ctf plugin logs its diagnostics to 
 int reader_init(char *err, size_t errlen); /* loads the ctf and utils plugins */
 void reader_fini(void);
 void read_trace(const char *path, tr_model *m, tr_result *res);
+/* 1 when the trace's metadata has tenure's own layout: read_trace then checks the stream files
+ * for the damage libbabeltrace2 2.0.4 crashes on before the library reads them (reader.c) */
+int reader_checks_streams(const char *dir);
 
 /* output.c */
 void print_text(FILE *out, const char *path, const tr_model *m, const tr_result *res);
 void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_result *res, int first);
 void json_string(FILE *out, const char *s);
+extern const char *const tr_phase_names[TR_PHASES];
+/* what each generation index is called: gen0, gen1, gen2, LOH, POH */
+extern const char *const tr_gen_names[TR_GENS];
+
+/* chrome.c: Chrome trace-event JSON (Perfetto, chrome://tracing). `pid` numbers the trace. */
+void chrome_begin(FILE *out);
+void chrome_trace(FILE *out, const char *path, const tr_model *m, int pid);
+void chrome_end(FILE *out);
+
+/* compare.c: two traces side by side */
+void compare_print(FILE *out, int json, const char *const path[2], const tr_model *const m[2],
+                   const tr_result *const res[2]);
+
+/* html.c: one self-contained HTML report (data as JSON inside the page, chart.js inlined).
+ * html_available() is 0 when the tool was built without the chart bundle (npm missing). */
+int html_available(void);
+void html_begin(FILE *out);
+void html_trace(FILE *out, const char *path, const tr_model *m, const tr_result *res, int first);
+void html_end(FILE *out);
 
 #endif

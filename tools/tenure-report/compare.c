@@ -1,0 +1,160 @@
+/*
+ * --compare A B: two traces side by side, with the difference B vs A in % ((B - A) / A).
+ *
+ * Percentiles of the GC pauses are taken as tenure-sim does: the sorted pauses' element at
+ * index round((n - 1) * p) (p = 0.5, 0.9, 0.95, 0.99); max is the largest pause.
+ */
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { M_GCS, M_GEN0, M_GEN1, M_GEN2, M_INDUCED, M_P50, M_P90, M_P95, M_P99, M_MAX, M_MEAN, M_TOTAL, M_PCT,
+       M_PEAK, M_ALLOC, M_PROMOTED, M_DURATION, M_COUNT };
+
+static const struct {
+    const char *key, *label, *unit;
+    int integer;
+} metrics[M_COUNT] = {
+    {"gc_count", "GCs", "", 1},
+    {"gen0_gcs", "  gen0 GCs", "", 1},
+    {"gen1_gcs", "  gen1 GCs", "", 1},
+    {"gen2_gcs", "  gen2 GCs", "", 1},
+    {"induced_gcs", "  induced GCs", "", 1},
+    {"pause_median_ms", "Pause median", "ms", 0},
+    {"pause_p90_ms", "Pause p90", "ms", 0},
+    {"pause_p95_ms", "Pause p95", "ms", 0},
+    {"pause_p99_ms", "Pause p99", "ms", 0},
+    {"pause_max_ms", "Pause max", "ms", 0},
+    {"pause_mean_ms", "Pause mean", "ms", 0},
+    {"total_pause_ms", "Total pause", "ms", 0},
+    {"pause_pct", "Pause % of time", "%", 0},
+    {"peak_heap_mb", "Peak heap", "MB", 0},
+    {"allocated_mb", "Allocated", "MB", 0},
+    {"promoted_mb", "Promoted", "MB", 0},
+    {"duration_ms", "Trace duration", "ms", 0},
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double pct(const double *v, size_t n, double p) { return n ? v[(size_t)((double)(n - 1) * p + 0.5)] : 0; }
+
+static void values(const tr_model *m, double v[M_COUNT])
+{
+    for (int k = 0; k < M_COUNT; k++) v[k] = NAN;
+    if (!m) return;
+    double *p = m->n ? malloc(m->n * sizeof *p) : NULL;
+    size_t n = 0;
+    if (p)
+        for (size_t i = 0; i < m->n; i++) p[n++] = m->gcs[i].pause_ms;
+    if (n) qsort(p, n, sizeof *p, cmp_double);
+    v[M_GCS] = (double)m->n;
+    v[M_GEN0] = m->gc_by_gen[0];
+    v[M_GEN1] = m->gc_by_gen[1];
+    v[M_GEN2] = m->gc_by_gen[2];
+    v[M_INDUCED] = m->rollup[3].induced;
+    if (n || !m->n) {
+        v[M_P50] = pct(p, n, 0.5);
+        v[M_P90] = pct(p, n, 0.9);
+        v[M_P95] = pct(p, n, 0.95);
+        v[M_P99] = pct(p, n, 0.99);
+        v[M_MAX] = n ? p[n - 1] : 0;
+    }
+    v[M_MEAN] = m->n ? m->total_pause_ms / (double)m->n : 0;
+    v[M_TOTAL] = m->total_pause_ms;
+    v[M_PCT] = m->pause_pct;
+    v[M_PEAK] = m->max_heap_mb;
+    v[M_ALLOC] = strcmp(m->alloc_source, "none") ? m->total_alloc_mb : NAN;
+    v[M_PROMOTED] = m->rollup[3].promoted_mb;
+    v[M_DURATION] = m->duration_ms;
+    free(p);
+}
+
+/* (b - a) / a in %; NaN when it has no meaning (a unknown, or a = 0 and b != 0) */
+static double diff_pct(double a, double b)
+{
+    if (isnan(a) || isnan(b)) return NAN;
+    if (a == 0) return b == 0 ? 0 : NAN;
+    return 100.0 * (b - a) / fabs(a);
+}
+
+static const char *status_word(const tr_result *res)
+{
+    return res->status == TR_FULL ? "full" : res->status == TR_PARTIAL ? "partial" : "unreadable";
+}
+
+static void cell(FILE *out, double v, int integer)
+{
+    if (isnan(v))
+        fprintf(out, " %14s", "-");
+    else if (integer)
+        fprintf(out, " %14.0f", v);
+    else
+        fprintf(out, " %14.3f", v);
+}
+
+static void jnum(FILE *out, double v)
+{
+    if (isnan(v) || isinf(v))
+        fputs("null", out);
+    else
+        fprintf(out, "%.6g", v);
+}
+
+void compare_print(FILE *out, int json, const char *const path[2], const tr_model *const m[2],
+                   const tr_result *const res[2])
+{
+    double v[2][M_COUNT];
+    for (int s = 0; s < 2; s++) values(res[s]->status == TR_UNREADABLE ? NULL : m[s], v[s]);
+
+    if (json) {
+        fputs("{\"compare\": {", out);
+        for (int s = 0; s < 2; s++) {
+            fprintf(out, "\"%s\": {\"path\": ", s ? "b" : "a");
+            json_string(out, path[s]);
+            fprintf(out, ", \"status\": \"%s\", \"error\": ", status_word(res[s]));
+            if (res[s]->error[0])
+                json_string(out, res[s]->error);
+            else
+                fputs("null", out);
+            fputs("}, ", out);
+        }
+        fputs("\n  \"metrics\": [", out);
+        for (int k = 0; k < M_COUNT; k++) {
+            fprintf(out, "%s\n    {\"name\": \"%s\", \"unit\": \"%s\", \"a\": ", k ? "," : "", metrics[k].key,
+                    metrics[k].unit);
+            jnum(out, v[0][k]);
+            fputs(", \"b\": ", out);
+            jnum(out, v[1][k]);
+            fputs(", \"diff_pct\": ", out);
+            jnum(out, diff_pct(v[0][k], v[1][k]));
+            fputs("}", out);
+        }
+        fputs("\n]}}\n", out);
+        return;
+    }
+
+    fprintf(out, "A: %s (%s)\nB: %s (%s)\n", path[0], status_word(res[0]), path[1], status_word(res[1]));
+    for (int s = 0; s < 2; s++)
+        if (res[s]->status != TR_FULL) fprintf(out, "note: %c: %s\n", s ? 'B' : 'A', res[s]->error);
+    fprintf(out, "\n%-22s %14s %14s %10s\n", "", "A", "B", "B vs A");
+    for (int k = 0; k < M_COUNT; k++) {
+        char label[40];
+        snprintf(label, sizeof label, metrics[k].unit[0] && strcmp(metrics[k].unit, "%") ? "%s %s" : "%s",
+                 metrics[k].label, metrics[k].unit);
+        fprintf(out, "%-22s", label);
+        cell(out, v[0][k], metrics[k].integer);
+        cell(out, v[1][k], metrics[k].integer);
+        double d = diff_pct(v[0][k], v[1][k]);
+        if (isnan(d))
+            fprintf(out, " %10s\n", "-");
+        else
+            fprintf(out, " %+9.1f%%\n", d);
+    }
+    fputs("\n(pause percentiles: the sorted pauses' element at round((n-1) p); MB = 10^6 bytes)\n", out);
+}
