@@ -116,19 +116,27 @@ static bool check_finalizable(tenure_runtime *rt, void *obj, const char *fn) {
     return true;
 }
 
+/* obj's index in the registry, or SIZE_MAX */
+static size_t find_registered(tenure_runtime *rt, const void *obj) {
+    void **reg = entries(&rt->finalizable);
+    for (size_t i = 0; i < rt->finalizable.count; i++)
+        if (reg[i] == obj)
+            return i;
+    return SIZE_MAX;
+}
+
 tenure_result tenure_suppress_finalize(tenure_runtime *rt, void *obj) {
     static const char fn[] = "tenure_suppress_finalize";
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
     if (!check_finalizable(rt, obj, fn))
         return rt->last_error;
-    void **reg = entries(&rt->finalizable);
-    for (size_t i = 0; i < rt->finalizable.count; i++)
-        if (reg[i] == obj) {
-            reg[i] = reg[--rt->finalizable.count];
-            return TENURE_OK;
-        }
-    for (size_t i = rt->ready_head; i < rt->ready.count; i++) /* found dead, not run yet */
+    size_t i = find_registered(rt, obj);
+    if (i != SIZE_MAX) {
+        entries(&rt->finalizable)[i] = entries(&rt->finalizable)[--rt->finalizable.count];
+        return TENURE_OK;
+    }
+    for (i = rt->ready_head; i < rt->ready.count; i++) /* found dead, not run yet */
         if (entries(&rt->ready)[i] == obj)
             entries(&rt->ready)[i] = NULL;
     return TENURE_OK;
@@ -140,10 +148,8 @@ tenure_result tenure_reregister_for_finalize(tenure_runtime *rt, void *obj) {
         return TENURE_INVALID_ARGUMENT;
     if (!check_finalizable(rt, obj, fn))
         return rt->last_error;
-    void **reg = entries(&rt->finalizable);
-    for (size_t i = 0; i < rt->finalizable.count; i++)
-        if (reg[i] == obj)
-            return TENURE_OK;
+    if (find_registered(rt, obj) != SIZE_MAX)
+        return TENURE_OK;
     return tn_finalize_register(rt, obj) ? TENURE_OK : tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory");
 }
 
