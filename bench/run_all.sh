@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
 # run_all.sh - run every benchmark (binary-trees, GCBench, gen0 pause versus old-generation
-# size, allocation microbenchmark) for tenure, Boehm and malloc/free and write bench/RESULTS.md.
+# size, allocation microbenchmark, GC event cost, full-GC mark rate, tenure-sim presets) for
+# tenure, Boehm and malloc/free and write bench/RESULTS.md.
 #
 #   bench/run_all.sh [--bindir DIR] [--reps N] [--depths "16 20"] [--gen0-sizes 10m,1g]
 #                    [--gen0-gcs N] [--alloc-count N] [--alloc-sizes 16,32,48,64]
-#                    [--only "trees gcbench gen0 alloc events"] [--event-depth N] [--event-pairs N]
-#                    [--out FILE] [--logs DIR]
+#                    [--only "trees gcbench gen0 alloc events mark sim"] [--event-depth N]
+#                    [--event-pairs N] [--mark-mb N] [--mark-gcs N] [--sim-seconds S]
+#                    [--sim-presets "steady ..."] [--out FILE] [--logs DIR]
 #
 #   --bindir       directory with binary_trees, gcbench, gen0_pause, alloc_micro
-#                  (default: the first build*/bench/ that has them all)
+#                  (default: the first build*/bench/ that has them all, preferring one that
+#                  also has mark_rate and ../tools/tenure-sim when "mark" and "sim" run)
 #   --reps         repetitions of every benchmark and implementation (default 3; env REPS)
 #   --depths       binary-trees max depths (default "16 20")
 #   --gen0-sizes   old-generation sizes for gen0_pause (default 10m,1g)
 #   --gen0-gcs     gen0 GCs recorded per size and repetition (default 300)
 #   --alloc-count  allocations per object size in alloc_micro (default 25000000)
 #   --alloc-sizes  object sizes in bytes for alloc_micro (default 16,32,48,64)
-#   --only         the benchmarks to run (default all: trees gcbench gen0 alloc events)
+#   --only         the benchmarks to run (default all: trees gcbench gen0 alloc events mark sim)
 #   --event-depth  binary-trees depth of the tracing-overhead runs (default 20)
 #   --event-pairs  handle create/free pairs per event_cost measurement (default 2000000)
+#   --mark-mb      live graph of mark_rate in MiB (default 128; the program's own default is 512)
+#   --mark-gcs     timed full GCs per mode and run of mark_rate (default 3)
+#   --sim-seconds  run time of every tools/tenure-sim preset (default 3)
+#   --sim-presets  tenure-sim presets (default "steady high-survival loh-churn pinning graph");
+#                  tenure-sim is found in <bindir>/../tools/tenure-sim
 #   --out          the markdown report (default bench/RESULTS.md; "-" for stdout only)
 #   --logs         keep every run's output in DIR (default: a temporary directory, removed)
 #
@@ -25,7 +33,14 @@
 # that drifts of the machine hit all of them alike; tables show medians over the repetitions.
 # Every run's exit status and check lines are verified; the report marks failed runs and the
 # script exits 1 if anything failed. With the defaults the whole run takes about 2 minutes on
-# a 2-core machine (binary-trees depth 20 and the 1 GiB old graph dominate).
+# a 2-core machine (binary-trees depth 20 and the 1 GiB old graph dominate), plus about 45 s for
+# "mark" and 55 s for "sim".
+#
+# mark: bench/mark_rate, full GC over a live graph of small objects (32-48 bytes, 2-3
+#       references, a tree plus random cross links); tenure (tenure_collect(rt, 2, 0) and with
+#       TENURE_COLLECT_COMPACT) vs Boehm (GC_gcollect); MB/s = live MiB / GC pause.
+# sim:  tools/tenure-sim, every preset for --sim-seconds (tenure only: its workload
+#       simulator); GCs by generation, pause median/p95/max, % of run time in GC.
 # TENURE_* environment variables reach every tenure run.
 set -u
 export LC_ALL=C
@@ -40,7 +55,11 @@ gen0_sizes="10m,1g"
 gen0_gcs=300
 alloc_count=25000000
 alloc_sizes="16,32,48,64"
-only="trees gcbench gen0 alloc events"
+only="trees gcbench gen0 alloc events mark sim"
+mark_mb=128
+mark_gcs=3
+sim_seconds=3
+sim_presets="steady high-survival loh-churn pinning graph"
 event_depth=20
 event_pairs=2000000
 out="$script_dir/RESULTS.md"
@@ -74,7 +93,15 @@ while [ $# -gt 0 ]; do
         --out=*) out=${1#*=}; shift ;;
         --logs) logs=${2:?}; shift 2 ;;
         --logs=*) logs=${1#*=}; shift ;;
-        -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --mark-mb) mark_mb=${2:?}; shift 2 ;;
+        --mark-mb=*) mark_mb=${1#*=}; shift ;;
+        --mark-gcs) mark_gcs=${2:?}; shift 2 ;;
+        --mark-gcs=*) mark_gcs=${1#*=}; shift ;;
+        --sim-seconds) sim_seconds=${2:?}; shift 2 ;;
+        --sim-seconds=*) sim_seconds=${1#*=}; shift ;;
+        --sim-presets) sim_presets=${2:?}; shift 2 ;;
+        --sim-presets=*) sim_presets=${1#*=}; shift ;;
+        -h|--help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument: $1 (see --help)" ;;
     esac
 done
@@ -84,17 +111,25 @@ case "$gen0_gcs" in ''|*[!0-9]*|0) die "--gen0-gcs needs a positive integer" ;; 
 case "$alloc_count" in ''|*[!0-9]*|0) die "--alloc-count needs a positive integer" ;; esac
 case "$event_depth" in ''|*[!0-9]*|0) die "--event-depth needs a positive integer" ;; esac
 case "$event_pairs" in ''|*[!0-9]*|0) die "--event-pairs needs a positive integer" ;; esac
+case "$mark_mb" in ''|*[!0-9]*|0) die "--mark-mb needs a positive integer" ;; esac
+case "$mark_gcs" in ''|*[!0-9]*|0) die "--mark-gcs needs a positive integer" ;; esac
+awk -v v="$sim_seconds" 'BEGIN { exit !(v + 0 > 0) }' || die "--sim-seconds needs a positive number"
 for b in $only; do
-    case "$b" in trees|gcbench|gen0|alloc|events) ;; *) die "unknown benchmark in --only: $b" ;; esac
+    case "$b" in trees|gcbench|gen0|alloc|events|mark|sim) ;; *) die "unknown benchmark in --only: $b" ;; esac
 done
 want() { case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
+has_wanted() { # has_wanted DIR: DIR has mark_rate / ../tools/tenure-sim if "mark" / "sim" are wanted
+    { ! want mark || [ -x "$1/mark_rate" ]; } && { ! want sim || [ -x "$(dirname "$1")/tools/tenure-sim" ]; }
+}
 if [ -z "$bindir" ]; then
-    for cand in "$repo_dir"/build*/bench; do
-        if [ -x "$cand/binary_trees" ] && [ -x "$cand/gcbench" ] && [ -x "$cand/gen0_pause" ] &&
-           [ -x "$cand/alloc_micro" ]; then
-            bindir=$cand; break
-        fi
+    for pass in 1 2; do
+        for cand in "$repo_dir"/build*/bench; do
+            if [ -x "$cand/binary_trees" ] && [ -x "$cand/gcbench" ] && [ -x "$cand/gen0_pause" ] &&
+               [ -x "$cand/alloc_micro" ] && { [ $pass = 2 ] || has_wanted "$cand"; }; then
+                bindir=$cand; break 2
+            fi
+        done
     done
 fi
 [ -n "$bindir" ] || die "benchmarks not found; build them (cmake --build <dir>) or pass --bindir DIR"
@@ -103,6 +138,13 @@ for b in binary_trees gcbench gen0_pause alloc_micro; do
 done
 if want events && [ ! -x "$bindir/event_cost" ]; then
     die "$bindir/event_cost not found (build the event_cost target, or leave out --only events)"
+fi
+if want mark && [ ! -x "$bindir/mark_rate" ]; then
+    die "$bindir/mark_rate not found (build the mark_rate target, or leave out --only mark)"
+fi
+simbin="$(dirname "$bindir")/tools/tenure-sim"
+if want sim && [ ! -x "$simbin" ]; then
+    die "$simbin not found (build the tenure-sim target, or leave out --only sim)"
 fi
 
 if [ -n "$logs" ]; then
@@ -541,6 +583,144 @@ if want events; then
         echo "Targets (wall): level 4 < 1%: $(verdict "$o4" 1); level 5 < 3%: $(verdict "$o5" 3). On a loaded or"
         echo "small machine the run-to-run spread of binary-trees is larger than these targets: compare the"
         echo "overhead with the spread of the \"none\" runs ($(printf '%s' "${vals[ev,trees,none,wall]:-}" | tr '\n' ' ' | sed 's/ $//') s)."
+        echo ""
+    } >> "$report"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# mark rate of a full GC (bench/mark_rate)
+# ---------------------------------------------------------------------------------------------
+if want mark; then
+    echo "== mark rate" >&2
+    mimpls=$(impls_of "$bindir/mark_rate")
+    mkdir -p "$logdir/mark"
+    declare -A mfailed
+    mark_cs="?"
+    for rep in $(seq 1 "$reps"); do
+        for impl in $mimpls; do
+            [ -n "${mfailed[$impl]:-}" ] && continue
+            o="$logdir/mark/$impl.$rep.out"
+            printf '  mark_rate rep %s/%s %-6s ... ' "$rep" "$reps" "$impl" >&2
+            if ! run_one "mark_rate $impl" "$o" "$bindir/mark_rate" --impl="$impl" \
+                    --live-mb "$mark_mb" --gcs "$mark_gcs"; then
+                mfailed[$impl]=1; continue
+            fi
+            if ! grep -q "^CHECK impl=$impl .* ok$" "$o"; then
+                echo "CHECK FAILED" >&2
+                note_failure "mark_rate --impl=$impl: the graph check failed"
+                mfailed[$impl]=1; continue
+            fi
+            [ "$impl" = tenure ] && mark_cs=$(field conservative_stack "$(grep '^CONFIG ' "$o" | head -n 1)")
+            b=$(grep '^BUILD ' "$o" | tail -n 1)
+            add "mk,$impl,build" "$(field build_s "$b")"
+            summary=""
+            while read -r line; do
+                m=$(field mode "$line")
+                add "mk,$impl,$m,ms" "$(field median_gc_ms "$line")"
+                add "mk,$impl,$m,mbps" "$(field mbps "$line")"
+                add "mk,$impl,$m,live" "$(field live_mb "$line")"
+                add "mk,$impl,$m,heap" "$(field heap_live_mb "$line")"
+                add "mk,$impl,$m,max" "$(field max_gc_ms "$line")"
+                add "mk,$impl,rss" "$(field maxrss_kb "$line")"
+                summary="$summary $m:$(field mbps "$line")MB/s"
+            done < <(grep '^RESULT ' "$o")
+            echo "${summary# }" >&2
+        done
+    done
+    {
+        echo "## Mark rate of a full GC"
+        echo ""
+        echo "\`bench/mark_rate --live-mb $mark_mb --gcs $mark_gcs\`: a live graph of $mark_mb MiB of small objects"
+        echo "(32, 40 or 48 bytes; a complete binary tree by index plus, in two thirds of the nodes, a third"
+        echo "reference to a random node; one root), promoted to gen2, then $mark_gcs full GCs per mode."
+        echo "tenure: \`tenure_collect(rt, 2, 0)\` (the collector chooses compact or sweep) and"
+        echo "\`tenure_collect(rt, 2, TENURE_COLLECT_COMPACT)\`, pause = pause_ns of"
+        echo "\`tenure_get_last_gc_info\` (the whole GC: mark, plan, relocate/compact or sweep);"
+        echo "GCConservativeStack=$mark_cs (library default unless set in the environment). Boehm:"
+        echo "\`GC_gcollect()\` on the same graph built with GC_MALLOC (wall time of the call; libgc sweeps"
+        echo "lazily). MB/s = live MiB (the nodes' bytes, the same for both) / median pause."
+        echo ""
+        echo "| implementation | mode | live (MiB) | collector's live after GC (MiB) | median GC (ms) | max GC (ms) | MB/s | build (s) | peak RSS (MiB) |"
+        echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+        for impl in $mimpls; do
+            case $impl in tenure) modes="default compact" ;; *) modes="full" ;; esac
+            for m in $modes; do
+                if [ -z "${vals[mk,$impl,$m,ms]:-}" ]; then
+                    echo "| $(label "$impl") | $m | FAILED | | | | | | |"; continue
+                fi
+                echo "| $(label "$impl") | $m | $(fmt "$(get "mk,$impl,$m,live")" "%.1f") | $(fmt "$(get "mk,$impl,$m,heap")" "%.1f") | $(fmt "$(get "mk,$impl,$m,ms")" "%.1f") | $(fmt "$(get "mk,$impl,$m,max" maximum)" "%.1f") | $(fmt "$(get "mk,$impl,$m,mbps")" "%.1f") | $(fmt "$(get "mk,$impl,build")" "%.2f") | $(mib "$(get "mk,$impl,rss" maximum)") |"
+            done
+        done
+        echo ""
+        echo "| MB/s tenure default / Boehm | MB/s tenure compact / Boehm |"
+        echo "|---:|---:|"
+        echo "| $(ratio "$(get mk,tenure,default,mbps)" "$(get mk,boehm,full,mbps)") | $(ratio "$(get mk,tenure,compact,mbps)" "$(get mk,boehm,full,mbps)") |"
+        echo ""
+        echo "Max GC: the largest over all repetitions; the other columns: medians over the repetitions."
+        echo ""
+    } >> "$report"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# tools/tenure-sim presets (tenure only)
+# ---------------------------------------------------------------------------------------------
+if want sim; then
+    echo "== tenure-sim" >&2
+    mkdir -p "$logdir/sim"
+    # sim_run PROGRESSFILE ARGS...: tenure-sim with its progress lines (stderr) kept out of the way
+    sim_run() {
+        local pf=$1; shift
+        "$simbin" "$@" 2> "$pf"
+        local rc=$?
+        tr '\r' '\n' < "$pf" | grep -v -e '^progress:' -e '^\[' -e '^$' >&2
+        return $rc
+    }
+    declare -A sfailed
+    for rep in $(seq 1 "$reps"); do
+        for p in $sim_presets; do
+            [ -n "${sfailed[$p]:-}" ] && continue
+            o="$logdir/sim/$p.$rep.out"
+            printf '  tenure-sim rep %s/%s %-13s ... ' "$rep" "$reps" "$p" >&2
+            if ! run_one "tenure-sim $p" "$o" sim_run "$o.progress" --preset "$p" --seconds "$sim_seconds"; then
+                sfailed[$p]=1; continue
+            fi
+            if ! grep -q '^check: ok' "$o"; then
+                echo "CHECK FAILED" >&2
+                note_failure "tenure-sim --preset $p: $(grep '^check:' "$o" || echo 'no check line')"
+                sfailed[$p]=1; continue
+            fi
+            g=$(grep '^GCs: ' "$o" | tail -n 1)
+            pl=$(grep '^pause ms: ' "$o" | tail -n 1)
+            rt=$(grep '^run time ' "$o" | tail -n 1)
+            # GCs: N (gen0 a, gen1 b, gen2 c), compacting x, sweeping y
+            read -r n g0 g1 g2 cpt swp < <(printf '%s\n' "$g" | sed -E 's/^GCs: ([0-9]+) \(gen0 ([0-9]+), gen1 ([0-9]+), gen2 ([0-9]+)\), compacting ([0-9]+), sweeping ([0-9]+).*/\1 \2 \3 \4 \5 \6/')
+            # pause ms: total T (P% of run time), median M, p95 A, p99 B, max X
+            read -r tot pct med p95 p99 mx < <(printf '%s\n' "$pl" | sed -E 's/^pause ms: total ([0-9.]+) \(([0-9.]+)% of run time\), median ([0-9.]+), p95 ([0-9.]+), p99 ([0-9.]+), max ([0-9.]+).*/\1 \2 \3 \4 \5 \6/')
+            mbs=$(printf '%s\n' "$rt" | sed -E 's/.*\(([0-9.]+) MB\/s.*/\1/')
+            for kv in "gcs $n" "g0 $g0" "g1 $g1" "g2 $g2" "cpt $cpt" "swp $swp" "tot $tot" "pct $pct" \
+                      "med $med" "p95 $p95" "p99 $p99" "max $mx" "mbs $mbs"; do
+                set -- $kv
+                add "sim,$p,$1" "$2"
+            done
+            echo "gcs=$n median=${med}ms p95=${p95}ms max=${mx}ms gc=${pct}%" >&2
+        done
+    done
+    {
+        echo "## tenure-sim presets (tenure)"
+        echo ""
+        echo "\`tools/tenure-sim --preset P --seconds $sim_seconds\` (tenure's GCPerfSim-like workload"
+        echo "simulator; single-threaded mutator; its own check of every survivor passed). GCs by the"
+        echo "oldest generation they condemned; pauses from the collector's statistics; % in GC: total"
+        echo "pause / run time. Medians over $reps run(s) (max pause: the largest)."
+        echo ""
+        echo "| preset | GCs | gen0 | gen1 | gen2 | compacting | sweeping | median pause (ms) | p95 pause (ms) | p99 pause (ms) | max pause (ms) | % time in GC | alloc MB/s |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        for p in $sim_presets; do
+            if [ -z "${vals[sim,$p,gcs]:-}" ]; then
+                echo "| $p | FAILED | | | | | | | | | | | |"; continue
+            fi
+            echo "| $p | $(fmt "$(get "sim,$p,gcs")" "%.0f") | $(fmt "$(get "sim,$p,g0")" "%.0f") | $(fmt "$(get "sim,$p,g1")" "%.0f") | $(fmt "$(get "sim,$p,g2")" "%.0f") | $(fmt "$(get "sim,$p,cpt")" "%.0f") | $(fmt "$(get "sim,$p,swp")" "%.0f") | $(fmt "$(get "sim,$p,med")" "%.3f") | $(fmt "$(get "sim,$p,p95")" "%.3f") | $(fmt "$(get "sim,$p,p99")" "%.3f") | $(fmt "$(get "sim,$p,max" maximum)" "%.3f") | $(fmt "$(get "sim,$p,pct")" "%.1f") | $(fmt "$(get "sim,$p,mbs")" "%.0f") |"
+        done
         echo ""
     } >> "$report"
 fi
