@@ -13,7 +13,7 @@
 #                  (default: the first build*/bench/ that has them all, preferring one that
 #                  also has mark_rate and ../tools/tenure-sim when "mark" and "sim" run)
 #   --reps         repetitions of every benchmark and implementation (default 3; env REPS)
-#   --depths       binary-trees max depths (default "16 20")
+#   --depths       binary-trees max depths (default "16 18 20 21")
 #   --gen0-sizes   old-generation sizes for gen0_pause (default 10m,1g)
 #   --gen0-gcs     gen0 GCs recorded per size and repetition (default 300)
 #   --alloc-count  allocations per object size in alloc_micro (default 25000000)
@@ -50,7 +50,7 @@ repo_dir=$(dirname "$script_dir")
 
 bindir=""
 reps=${REPS:-3}
-depths="16 20"
+depths="16 18 20 21"
 gen0_sizes="10m,1g"
 gen0_gcs=300
 alloc_count=25000000
