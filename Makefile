@@ -35,10 +35,10 @@ test-release: build
 # allocations (on smaller workloads).
 test-stress: build
 	cd $(BUILD)/release && TENURE_HeapVerify=1 TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 \
-	  ctest -j $(JOBS) --output-on-failure -E '_stress$$|install_check'
+	  ctest -j $(JOBS) --output-on-failure -E '_stress$$|install_check' -LE fuzz
 
 test-asan: deps
-	cmake -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DTENURE_SANITIZE=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF $(CMAKE_FLAGS) >/dev/null
+	cmake -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DTENURE_SANITIZE=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD)/asan -j $(JOBS)
 	cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest -j $(JOBS) --output-on-failure
 
@@ -47,7 +47,7 @@ test-asan: deps
 # ThreadSanitizer over the code that has threads today: the trace writer thread, several
 # instances on several threads, profilers and the object tracker.
 test-tsan: deps
-	cmake -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DTENURE_TSAN=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF $(CMAKE_FLAGS) >/dev/null
+	cmake -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DTENURE_TSAN=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD)/tsan -j $(JOBS)
 	cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j 1 --output-on-failure -R 'event|trace|two_instances|profiler|objtrack'
 
