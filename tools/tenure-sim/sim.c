@@ -23,12 +23,13 @@ typedef struct sim_opts {
     double large_share, pinned_share; /* fractions of allocations */
     unsigned survive_every;            /* every Nth allocation survives */
     unsigned pin_every;                /* every Nth survivor is held by a pinned handle */
+    unsigned finalize_every;           /* every Nth allocation is finalizable */
     int refs;                          /* survivors reference other survivors */
     unsigned threads;
     unsigned long seed;
 } sim_opts;
 
-static const sim_opts defaults = {"steady", 12, 0, 64, 40, 512, 100000, 400000, 0.00002, 0.0, 30, 0, 1, 1, 1};
+static const sim_opts defaults = {"steady", 12, 0, 64, 40, 512, 100000, 400000, 0.00002, 0.0, 30, 0, 0, 1, 1, 1};
 
 typedef struct preset {
     const char *name, *what;
@@ -40,6 +41,7 @@ static void p_high_survival(sim_opts *o) { o->survive_every = 3; o->live_mb = 25
 static void p_loh_churn(sim_opts *o) { o->large_share = 0.02; o->survive_every = 50; }
 static void p_pinning(sim_opts *o) { o->pin_every = 4; o->pinned_share = 0.01; }
 static void p_graph(sim_opts *o) { o->refs = 1; o->survive_every = 10; }
+static void p_finalizer(sim_opts *o) { o->finalize_every = 10; }
 
 static const preset presets[] = {
     {"steady", "steady state, low survival (1 in 30), 64 MB live", p_steady},
@@ -47,6 +49,7 @@ static const preset presets[] = {
     {"loh-churn", "2% of allocations are large objects", p_loh_churn},
     {"pinning", "every 4th survivor pinned by a handle, 1% on the pinned heap", p_pinning},
     {"graph", "survivors reference each other densely (old-to-young cards)", p_graph},
+    {"finalizer-heavy", "every 10th object is finalizable", p_finalizer},
 };
 #define NPRESETS (sizeof presets / sizeof presets[0])
 
@@ -88,7 +91,7 @@ static uint64_t word_for(uint64_t id, size_t i) { return id * 0x9E3779B97F4A7C15
 typedef struct sim {
     sim_opts o;
     tenure_runtime *rt;
-    const tenure_type *node;
+    const tenure_type *node, *fnode;
     const tenure_type *table_type;
     void *table_obj; /* a reference array on the pinned heap: survivors live in the heap */
     obj **table;     /* its elements */
@@ -100,10 +103,22 @@ typedef struct sim {
     uint64_t seen_gcs;
 } sim;
 
+/* Finalizers check the object they get and count (the callback has no context: a tool's
+ * static is fine here). */
+static uint64_t g_finalized, g_finalized_bad;
+static void finalize_obj(tenure_runtime *rt, void *p) {
+    obj *o = p;
+    (void)rt;
+    g_finalized++;
+    for (size_t i = 0; i < payload_words(o) && i < 8; i++)
+        g_finalized_bad += o->payload[i] != word_for(o->id, i);
+}
+
 static obj *make(sim *s, size_t bytes, int where) {
     size_t words = bytes / 8 < 5 ? 5 : bytes / 8;
     size_t len = words - 2; /* header + length are 2 words */
-    obj *o = where == 2 ? tenure_alloc_array_pinned(s->rt, s->node, len) : tenure_alloc_array(s->rt, s->node, len);
+    const tenure_type *t = s->o.finalize_every && s->allocs % s->o.finalize_every == 0 ? s->fnode : s->node;
+    obj *o = where == 2 ? tenure_alloc_array_pinned(s->rt, t, len) : tenure_alloc_array(s->rt, t, len);
     if (!o) {
         fprintf(stderr, "tenure-sim: allocation failed: %s\n", tenure_strerror(tenure_last_error(s->rt)));
         exit(1);
@@ -112,7 +127,7 @@ static obj *make(sim *s, size_t bytes, int where) {
     for (size_t i = 0; i < payload_words(o) && i < 8; i++)
         o->payload[i] = word_for(o->id, i);
     s->allocs++;
-    s->bytes += tenure_object_size(s->rt, o);
+    s->bytes += 16 + len * 8; /* the array's size: header, length, elements */
     return o;
 }
 
@@ -213,6 +228,10 @@ static int run(sim_opts o) {
     tenure_set_gc_callback(s.rt, on_gc, &s);
     s.node = tenure_type_register(s.rt, &(tenure_type_desc){.name = "SimObject", .flags = TENURE_TYPE_ARRAY,
                                                               .elem_size = 8, .trace = trace_obj});
+    s.fnode = tenure_type_register(s.rt, &(tenure_type_desc){.name = "SimFinalizable",
+                                                               .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_FINALIZABLE,
+                                                               .elem_size = 8, .trace = trace_obj,
+                                                               .finalize = finalize_obj});
     double avg = (o.small_min + o.small_max) / 2.0;
     s.table_len = (size_t)(o.live_mb * 1048576.0 / avg);
     if (s.table_len < 16)
@@ -267,7 +286,12 @@ static int run(sim_opts o) {
            st.committed_bytes / 1048576.0);
     printf("mark stack overflows %llu, pinned objects in last GC %llu\n", (unsigned long long)st.mark_stack_overflows,
            (unsigned long long)st.pinned_objects);
-    printf("check: %s\n", ok ? "ok" : "FAILED: survivors were corrupted");
+    if (o.finalize_every)
+        printf("finalizers run %llu (%llu pending), finalization-promoted in the last GC %llu objects\n",
+               (unsigned long long)st.finalizers_run, (unsigned long long)tenure_pending_finalizers(s.rt),
+               (unsigned long long)st.finalization_promoted_count);
+    ok &= g_finalized_bad == 0;
+    printf("check: %s\n", ok ? "ok" : "FAILED: survivors or finalized objects were corrupted");
     tenure_handle_free(s.rt, table_root);
     tenure_destroy(s.rt);
     free(s.pins);
@@ -278,7 +302,8 @@ static int run(sim_opts o) {
 static void usage(void) {
     printf("usage: tenure-sim [--preset NAME|all] [--seconds S] [--total-mb MB] [--live-mb MB]\n"
            "                  [--small MIN-MAX] [--large MIN-MAX] [--large-share F] [--pinned-share F]\n"
-           "                  [--survive-every N] [--pin-every N] [--refs 0|1] [--threads N] [--seed N]\n"
+           "                  [--survive-every N] [--pin-every N] [--finalize-every N] [--refs 0|1] [--threads N]\n"
+           "                  [--seed N]\n"
            "presets:\n");
     for (size_t i = 0; i < NPRESETS; i++)
         printf("  %-14s %s\n", presets[i].name, presets[i].what);
@@ -333,6 +358,7 @@ int main(int argc, char **argv) {
             else if (!strcmp(a, "--pinned-share")) o.pinned_share = atof(v);
             else if (!strcmp(a, "--survive-every")) o.survive_every = (unsigned)atoi(v);
             else if (!strcmp(a, "--pin-every")) o.pin_every = (unsigned)atoi(v);
+            else if (!strcmp(a, "--finalize-every")) o.finalize_every = (unsigned)atoi(v);
             else if (!strcmp(a, "--refs")) o.refs = atoi(v);
             else if (!strcmp(a, "--threads")) o.threads = (unsigned)atoi(v);
             else if (!strcmp(a, "--seed")) o.seed = strtoul(v, NULL, 0);
