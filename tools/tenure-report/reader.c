@@ -364,6 +364,7 @@ static void take_bt_error(tr_result *res)
 /* libbabeltrace2 2.0.4 crashes on some damaged stream files instead of reporting them:
  *  - a packet whose content_size or packet_size is 2^63 or more while the other is not aborts
  *    (BT_ASSERT in the ctf plugin's msg-iter.c, set_current_packet_content_sizes);
+ *  - a packet_size of 0 makes the stream file's index grow until memory runs out;
  *  - a sequence length of 2^31 or more crashes (g_ptr_array_set_size refuses it, the plugin
  *    reads the fields anyway), a smaller huge one allocates the whole sequence before decoding
  *    it (gigabytes).
@@ -677,11 +678,20 @@ static int check_stream_files(const char *dir, tr_result *res)
                 rc = -1;
                 break;
             }
-            if (le_uint(h, 4) != 0xC1FC1FC1u || le_uint(h + 20, 4) != 0 || total == 0 || total % 8 ||
-                content % 8 || content > total || content / 8 < 80 || content / 8 > size - off ||
-                content / 8 > (64u << 20))
-                break; /* the library reports it */
-            size_t len = (size_t)(content / 8) - 80;
+            if (le_uint(h, 4) != 0xC1FC1FC1u || le_uint(h + 20, 4) != 0) break; /* the library reports it */
+            if (total == 0) { /* the library's index would add this packet again and again */
+                seterr(res, "%s: the packet at offset %llu has a packet size of 0", de->d_name,
+                       (unsigned long long)off);
+                rc = -1;
+                break;
+            }
+            /* sizes that do not frame the packet: the library may decode events up to the end of
+             * the file (it does with a content_size of 0), so the walk does too, and stops there */
+            int framed = total % 8 == 0 && content % 8 == 0 && content <= total && content / 8 >= 80 &&
+                         total / 8 <= size - off;
+            uint64_t end = framed ? off + content / 8 : size;
+            if (end - off - 80 > (64u << 20)) end = off + 80 + (64u << 20);
+            size_t len = (size_t)(end - off - 80);
             if (len > bufcap) {
                 unsigned char *b = realloc(buf, len);
                 if (!b) break;
@@ -695,6 +705,7 @@ static int check_stream_files(const char *dir, tr_result *res)
                 rc = -1;
                 break;
             }
+            if (!framed) break;
             off += total / 8;
         }
         close(fd);
