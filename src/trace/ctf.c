@@ -6,8 +6,9 @@
  * thread never waits for the writer: when its ring is full it writes the ring out itself if
  * the writer is idle (a trylock), and otherwise drops the event and counts it; the count goes
  * into the next packet's events_discarded. A packet is completed when full, at every GC end
- * (tn_ctf_flush, which also writes the completed packets itself when the writer is idle: the
- * world is stopped anyway), and when its first event is older than 100 ms.
+ * (tn_ctf_flush, which also writes the completed packets itself, after the writer's write in
+ * progress if there is one: the world is stopped anyway, and a process killed after a GC then
+ * leaves a trace that holds that GC), and when its first event is older than 100 ms.
  *
  * Every packet is exactly one page (4 KiB, padded: content_size < packet_size) and is written
  * at a page-aligned offset with its own write(). A process killed in the middle of a write
@@ -294,13 +295,11 @@ void tn_ctf_flush(tn_ctf *c) {
     if (s && s->open && atomic_load_explicit(&s->head, memory_order_relaxed) -
                                 atomic_load_explicit(&s->tail, memory_order_acquire) < RING - FLUSH_RESERVE)
         complete_packet(c, s);
-    /* write what is complete now, unless the writer is at it (then it will, soon) */
-    if (pthread_mutex_trylock(&c->drain_lock) == 0) {
-        drain_locked(c);
-        pthread_mutex_unlock(&c->drain_lock);
-    } else {
-        wake_writer(c);
-    }
+    /* write what is complete now (waiting, at most, for the writer's write in progress): a
+     * process killed after this GC leaves a trace that holds it */
+    pthread_mutex_lock(&c->drain_lock);
+    drain_locked(c);
+    pthread_mutex_unlock(&c->drain_lock);
 }
 
 uint64_t tn_ctf_discarded(const tn_ctf *c) { return atomic_load(&((tn_ctf *)c)->discarded); }
