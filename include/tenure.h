@@ -12,8 +12,10 @@
  * collection compacts; every reference store into a heap object goes through
  * tenure_write_ref(). An object's address is its identity until the next collection.
  *
- * Threads: an instance is used by one mutator thread at a time in this version. Call its
- * functions from one thread (or serialise them yourself).
+ * Threads: the thread that creates an instance is attached to it; any other thread that
+ * allocates, uses shadow frames or touches objects calls tenure_thread_attach first and
+ * tenure_thread_detach when done (see "Threads" below). Every function may be called from any
+ * attached thread; stopping the world is cooperative (safepoints, blocking sections).
  */
 #ifndef TENURE_H
 #define TENURE_H
@@ -78,7 +80,7 @@ TENURE_API const char *tenure_strerror(tenure_result result);
     X(GCHeapHardLimit, uint64_t, 0, "most bytes the heap may commit (0: no limit but the range)")    \
     X(GCLOHThreshold, uint64_t, 85000, "objects of at least this many bytes go to the large object heap") \
     X(GCgen0MaxBudget, uint64_t, 0, "upper bound of the gen0 budget (0: 6 x GCgen0size)")            \
-    X(GCConservativeStack, uint32_t, 1, "1: scan the collecting thread's stack and registers conservatively (found objects are pinned)") \
+    X(GCConservativeStack, uint32_t, 1, "1: scan the attached threads' stacks and registers conservatively (found objects are pinned)") \
     X(GCCompactMode, uint32_t, 0, "0: the collector chooses compact or sweep; 1: always compact; 2: always sweep") \
     X(GCLOHCompact, uint32_t, 0, "1: compact the large object heap in every full GC (else only on request)") \
     X(GCMarkStackSize, uint64_t, 1u << 16, "mark stack capacity in entries (overflow is handled)")  \
@@ -86,7 +88,7 @@ TENURE_API const char *tenure_strerror(tenure_result result);
     X(HeapVerify, uint32_t, 0, "1: verify the whole heap before and after every GC")                \
     X(GCStress, uint32_t, 0, "N > 0: a GC every N allocations")                                     \
     X(GCStressGeneration, int32_t, -1, "generation of the GCs that GCStress forces (-1: the collector chooses)") \
-    X(GCFinalizeMode, uint32_t, 0, "0: pending finalizers run at allocation slow paths and after tenure_collect; 1: only in tenure_run_pending_finalizers") \
+    X(GCFinalizeMode, uint32_t, 0, "0: finalizers run on the instance's finalizer thread; 1: only in tenure_run_pending_finalizers; 2: on the allocating thread, at allocation slow paths and after tenure_collect") \
     X(GCFinalizeOnShutdown, uint32_t, 1, "1: tenure_destroy runs pending finalizers; 0: it discards them") \
     X(GCFaultCommit, uint64_t, 0, "fault injection: N > 0 makes the Nth request to commit memory (and every Nth after it) fail")
 
@@ -183,8 +185,9 @@ typedef struct tenure_type_desc {
     uint32_t flags;            /* TENURE_TYPE_* */
     /* TENURE_TYPE_FINALIZABLE: called for an object found unreachable (it is then kept alive,
      * with everything it reaches, until the finalizer has run: "resurrection"). It runs on the
-     * embedder's thread (see tenure_run_pending_finalizers), may allocate, and may store obj
-     * somewhere reachable again; obj must be rooted (a frame) across an allocation. */
+     * finalizer thread or the embedder's (GCFinalizeMode, see tenure_run_pending_finalizers),
+     * may allocate, and may store obj somewhere reachable again; obj must be rooted (a frame)
+     * across an allocation unless GCConservativeStack is on. */
     void (*finalize)(tenure_runtime *rt, void *obj);
 } tenure_type_desc;
 
@@ -212,8 +215,6 @@ static inline void *tenure_array_data(void *array) {
  * Internal view used by the inline fast paths. Do not use these fields.
  * ---------------------------------------------------------------------------------------- */
 typedef struct tenure__head {
-    uintptr_t alloc_ptr;     /* the allocation context: bump pointer ... */
-    uintptr_t alloc_limit;   /* ... and its end */
     uintptr_t heap_base;     /* the reserved range */
     uintptr_t heap_size;
     const uint8_t *unit_gen; /* generation of each region unit */
@@ -221,8 +222,19 @@ typedef struct tenure__head {
     uint8_t *card_bundles;   /* one byte per 64 cards: some card there may be dirty */
     uint32_t unit_shift;
     uint32_t barrier_slow;   /* nonzero: the barrier takes the checked out-of-line path */
-    struct tenure_frame *frames; /* innermost shadow-stack frame */
+    uint32_t stop_requested; /* nonzero: a collection waits for the threads to reach a safepoint */
 } tenure__head;
+
+/* One attached thread's state for one instance: its allocation context and shadow stack.
+ * tenure__current is the calling thread's most recently used one. */
+typedef struct tenure__mutator {
+    uintptr_t alloc_ptr;     /* the allocation context: bump pointer ... */
+    uintptr_t alloc_limit;   /* ... and its end */
+    struct tenure_frame *frames; /* innermost shadow-stack frame */
+    const struct tenure_runtime *rt;
+} tenure__mutator;
+extern TENURE_API __thread tenure__mutator *tenure__current;
+TENURE_API tenure__mutator *tenure__mutator_of(tenure_runtime *rt);
 
 struct tenure_type {
     size_t tenure__fast_size;        /* nonzero: allocation may take the inline path */
@@ -242,12 +254,12 @@ TENURE_API void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot
 
 /* A fixed-size object of `type` (an array type needs tenure_alloc_array). */
 static inline void *tenure_alloc(tenure_runtime *rt, const tenure_type *type) {
-    tenure__head *h = (tenure__head *)rt;
-    if (TENURE__LIKELY(type != NULL && type->tenure__owner == rt)) {
+    tenure__mutator *m = tenure__current;
+    if (TENURE__LIKELY(m->rt == rt && type != NULL && type->tenure__owner == rt)) {
         size_t size = type->tenure__fast_size;
-        uintptr_t p = h->alloc_ptr;
-        if (TENURE__LIKELY(size != 0 && size <= h->alloc_limit - p)) {
-            h->alloc_ptr = p + size;
+        uintptr_t p = m->alloc_ptr;
+        if (TENURE__LIKELY(size != 0 && size <= m->alloc_limit - p)) {
+            m->alloc_ptr = p + size;
             ((tenure_header *)p)->tenure__word = (uintptr_t)type;
             return (void *)p;
         }
@@ -277,8 +289,9 @@ static inline void tenure_write_ref(tenure_runtime *rt, void *obj, void *slot, v
     uintptr_t s = (uintptr_t)slot - h->heap_base;
     if (v < h->heap_size && s < h->heap_size &&
         h->unit_gen[v >> h->unit_shift] < h->unit_gen[s >> h->unit_shift]) {
-        h->cards[s >> TENURE__CARD_SHIFT] = 1;
-        h->card_bundles[s >> TENURE__BUNDLE_SHIFT] = 1;
+        /* relaxed atomic byte stores: plain moves, but threads may dirty one card together */
+        __atomic_store_n(&h->cards[s >> TENURE__CARD_SHIFT], 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&h->card_bundles[s >> TENURE__BUNDLE_SHIFT], 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -304,16 +317,21 @@ typedef struct tenure_frame {
 
 TENURE_API void tenure__frame_pop_mismatch(tenure_runtime *rt, tenure_frame *frame);
 
+static inline tenure__mutator *tenure__self(tenure_runtime *rt) {
+    tenure__mutator *m = tenure__current;
+    return TENURE__LIKELY(m->rt == rt) ? m : tenure__mutator_of(rt);
+}
+
 static inline void tenure_frame_push(tenure_runtime *rt, tenure_frame *frame) {
-    tenure__head *h = (tenure__head *)rt;
-    frame->prev = h->frames;
-    h->frames = frame;
+    tenure__mutator *m = tenure__self(rt);
+    frame->prev = m->frames;
+    m->frames = frame;
 }
 
 static inline void tenure_frame_pop(tenure_runtime *rt, tenure_frame *frame) {
-    tenure__head *h = (tenure__head *)rt;
-    if (TENURE__LIKELY(h->frames == frame))
-        h->frames = frame->prev;
+    tenure__mutator *m = tenure__self(rt);
+    if (TENURE__LIKELY(m->frames == frame))
+        m->frames = frame->prev;
     else
         tenure__frame_pop_mismatch(rt, frame);
 }
@@ -426,14 +444,20 @@ TENURE_API uint64_t tenure_memory_pressure(const tenure_runtime *rt);
 
 /* Finalization. Finalizable objects are recorded at allocation. A GC that finds one
  * unreachable moves it to the ready queue (short weak handles to it are cleared before, long
- * ones after: long weak handles track resurrection). Pending finalizers run on the embedder's
- * thread: at the start of the allocation slow path and after tenure_collect when
- * GCFinalizeMode is 0 (the default), or only in tenure_run_pending_finalizers when it is 1.
- * (A dedicated finalizer thread needs attached mutator threads: not in this version.) */
+ * ones after: long weak handles track resurrection). Where pending finalizers run depends on
+ * GCFinalizeMode:
+ *   0 (the default): on the instance's own finalizer thread, an attached thread started by
+ *     tenure_create and joined by tenure_destroy. Finalizers then run concurrently with the
+ *     program's threads, as in .NET: what they touch must be safe to touch from another thread.
+ *   1: only when the embedder calls tenure_run_pending_finalizers, on its thread.
+ *   2: on the allocating thread, at the start of the allocation slow path and after
+ *     tenure_collect (for single-threaded embedders that want no second thread).
+ * Finalizers never nest and run one at a time, in queue order. */
 TENURE_API size_t tenure_run_pending_finalizers(tenure_runtime *rt); /* returns how many ran */
 TENURE_API size_t tenure_pending_finalizers(const tenure_runtime *rt);
-/* Collect fully, then run every pending finalizer (the .NET idiom
- * GC.Collect(); GC.WaitForPendingFinalizers()). */
+/* Collect fully, then wait until every finalizer found pending has run (the .NET idiom
+ * GC.Collect(); GC.WaitForPendingFinalizers()). With modes 1 and 2 they run on the calling
+ * thread; with mode 0 the caller waits (as in a blocking section) for the finalizer thread. */
 TENURE_API tenure_result tenure_wait_for_pending_finalizers(tenure_runtime *rt);
 /* obj's finalizer will not run (until reregistered) / will run again when obj is next found
  * unreachable. */
@@ -444,6 +468,30 @@ TENURE_API tenure_result tenure_reregister_for_finalize(tenure_runtime *rt, void
  * a side table that follows objects through compaction and forgets dead ones; its size is
  * GCHeapStats' SinkBlockCount and tenure_stats.sync_blocks). 0 on error. */
 TENURE_API uint32_t tenure_identity_hash(tenure_runtime *rt, const void *obj);
+
+/* ------------------------------------------------------------------------------------------
+ * Threads. A thread that uses an instance is attached to it: the creating thread is, others
+ * call tenure_thread_attach (attaching twice is counted; detach as often). Each attached
+ * thread has its own allocation context and shadow stack. A collection runs on the thread
+ * that triggers it, once every other attached thread has stopped at a safepoint: the
+ * allocation slow path, any call into the instance that must wait, tenure_safepoint, or a
+ * blocking section. A thread that runs long without allocating calls tenure_safepoint now
+ * and then; a thread about to block (I/O, a lock, a sleep) brackets that with
+ * tenure_blocking_enter/leave and touches no object in between. A thread that exits while
+ * attached is detached. Using an instance from a thread that is not attached is reported
+ * (TENURE_STATE) and the allocation fails. No signals are used.
+ * ---------------------------------------------------------------------------------------- */
+TENURE_API tenure_result tenure_thread_attach(tenure_runtime *rt);
+TENURE_API tenure_result tenure_thread_detach(tenure_runtime *rt);
+TENURE_API void tenure__safepoint_slow(tenure_runtime *rt);
+static inline void tenure_safepoint(tenure_runtime *rt) {
+    if (TENURE__UNLIKELY(__atomic_load_n(&((tenure__head *)rt)->stop_requested, __ATOMIC_ACQUIRE)))
+        tenure__safepoint_slow(rt);
+}
+TENURE_API void tenure_blocking_enter(tenure_runtime *rt);
+TENURE_API void tenure_blocking_leave(tenure_runtime *rt);
+/* How many threads are attached (the finalizer thread included). */
+TENURE_API size_t tenure_thread_count(tenure_runtime *rt);
 
 /* ------------------------------------------------------------------------------------------
  * Collection.

@@ -23,6 +23,7 @@
 #include "tenure_profiler.h"
 #include "os/os.h"
 #include <pthread.h>
+#include <ucontext.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -80,7 +81,33 @@ typedef struct tn_region {
     intptr_t first_plug_delta;
     char *plan_used;
     uint32_t pin_first, pin_count; /* pinned plugs of this region in gc->pins */
+    struct tn_mutator *alloc_owner; /* a gen0 region holding this thread's allocation context */
 } tn_region;
+
+/* An attached thread (threads/threads.c). Its allocation context sits at the tail of its own
+ * alloc_region: [pub.alloc_ptr, ctx_end) is zeroed memory not yet handed out. While the thread
+ * is SAFE (stopped at a safepoint, blocked, or waiting for the instance), its stack from
+ * safe_sp up and its saved registers are what a GC scans conservatively. */
+enum { TN_MUT_RUNNING = 0, TN_MUT_SAFE = 1 };
+typedef struct tn_mutator {
+    tenure__mutator pub;       /* must be first: tenure__current points at it */
+    struct tenure_runtime *rt;
+    struct tn_mutator *next;   /* rt->mutators */
+    struct tn_mutator *next_of_thread; /* this thread's attachments (thread-local list) */
+    pthread_t thread;
+    unsigned attach_count;
+    bool finalizer;            /* the instance's finalizer thread */
+    char *stack_high;          /* the stack's base (high end) */
+    /* allocation context */
+    struct tn_region *alloc_region;
+    uintptr_t ctx_start;       /* bytes from here to pub.alloc_ptr are not yet counted */
+    uintptr_t ctx_end;         /* real end of the context (pub.alloc_limit may be lower) */
+    /* suspension: state changes under rt->world_mx */
+    int state;
+    char *safe_sp;             /* the stack below this is not scanned while SAFE */
+    ucontext_t safe_regs;      /* the registers when it became SAFE (scanned conservatively) */
+    const void *held[2];       /* objects passed to the call waiting for rt->lock: pinned */
+} tn_mutator;
 
 /* Handles */
 typedef struct tn_handle_slot {
@@ -205,9 +232,6 @@ struct tenure_runtime {
     /* generations */
     tn_region *gens[TN_NGEN];
     tn_region *free_regions;
-    tn_region *alloc_region; /* gen0 region holding the allocation context */
-    uintptr_t ctx_start;     /* bytes from here to head.alloc_ptr are not yet counted */
-    uintptr_t ctx_end;       /* real end of the context (head.alloc_limit may be lower) */
     tn_free_list loh_free, poh_free;
     size_t gen0_budget, gen0_min_budget, gen0_max_budget;
     size_t gen1_budget, gen2_budget, loh_budget;
@@ -239,15 +263,34 @@ struct tenure_runtime {
     tn_vec finalizable;      /* void *: registered finalizable objects (weak) */
     tn_vec ready;            /* void *: found unreachable, waiting for their finalizer (strong) */
     size_t ready_head;       /* next to run */
-    bool finalizing;         /* finalizers are running (no nesting) */
     tenure_refcount_fn refcount_fn;
     void *refcount_context;
 
+    /* threads (threads/): the instance lock serialises every change of shared state; a
+     * collection holds it from the stop of the world to the restart */
+    pthread_mutex_t lock;
+    uintptr_t lock_owner;    /* (uintptr_t)pthread_self() of the holder, 0 if none (atomic) */
+    unsigned lock_depth;     /* the holder's nesting */
+    pthread_mutex_t world_mx;
+    pthread_cond_t world_cv; /* a thread became SAFE / the world restarted */
+    tn_mutator *mutators;
+    size_t mutator_count;
+    bool locks_ready;
+    unsigned world_stops;    /* nesting of tn_world_stop (only the lock holder touches it) */
+    /* the finalizer thread (lifetime/finalize.c); its conditions use rt->lock */
+    pthread_t fin_thread;
+    bool fin_started, fin_stop;
+    pthread_cond_t fin_work;   /* finalizers are pending, or the thread must stop */
+    pthread_cond_t fin_idle;   /* finalizers ran (fin_done grew) */
+    uint64_t fin_queued, fin_done; /* entries ever queued / ever taken off the queue */
+    struct tn_mutator *fin_runner; /* the thread running finalizers now, NULL if none */
+    tn_mutator *gc_thread;     /* the mutator running the GC, NULL if not attached */
+
     /* collection */
     bool in_gc;
-    pthread_t stack_thread; /* whose stack high end is cached */
+    pthread_t stack_thread; /* whose stack high end is cached (an unattached collecting thread) */
     char *stack_high;
-    char *scan_from; /* during a GC: where the conservative stack scan starts */
+    char *scan_from; /* during a GC: where the conservative stack scan of its thread starts */
     uint32_t stress_countdown;
     tn_vec mark_stack;   /* void * */
     bool mark_overflow;
@@ -367,7 +410,6 @@ char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r);
 void tn_make_free(tenure_runtime *rt, void *p, size_t size);
 
 /* ---- heap/alloc.c ---- */
-void tn_alloc_reset_context(tenure_runtime *rt);
 void tn_free_list_clear(tn_free_list *fl);
 void tn_free_list_add(tenure_runtime *rt, tn_free_list *fl, void *p, size_t size);
 void tn_budgets_update(tenure_runtime *rt);
@@ -383,6 +425,53 @@ size_t tn_bit_next(const uint64_t *bits, size_t from, size_t to);
 /* Last set bit in [lo, from] or SIZE_MAX if none. */
 size_t tn_bit_prev(const uint64_t *bits, size_t from, size_t lo);
 void tn_bits_clear(uint64_t *bits, size_t from, size_t to);
+
+/* ---- threads/ ---- */
+bool tn_threads_init(tenure_runtime *rt);
+/* tenure_destroy may go on: no thread other than the caller and the finalizer thread is
+ * attached (else reported, false). */
+bool tn_threads_may_destroy(tenure_runtime *rt);
+/* Detach the caller, free what is left and the locks. */
+void tn_threads_destroy(tenure_runtime *rt);
+tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer);
+void tn_mutator_detach(tenure_runtime *rt, tn_mutator *m);
+/* The calling thread's mutator for rt, or NULL if it is not attached. */
+tn_mutator *tn_self(tenure_runtime *rt);
+/* The instance lock (recursive for its holder). Waiting for it is a safepoint. */
+void tn_lock(tenure_runtime *rt);
+void tn_unlock(tenure_runtime *rt);
+bool tn_lock_held(const tenure_runtime *rt);
+/* Run wait(rt, arg) (a join, a wait for something outside the instance) as a safepoint:
+ * a GC may run meanwhile. Without rt->lock held. */
+void tn_while_safe(tenure_runtime *rt, void (*wait)(tenure_runtime *, void *), void *arg);
+/* Wait on cond (with rt->lock held once) as a safepoint. */
+void tn_wait_safe(tenure_runtime *rt, pthread_cond_t *cond);
+/* With rt->lock held: wait until every other attached thread is SAFE / let them go.
+ * Nested stops are counted: the world restarts at the outermost restart. */
+void tn_world_stop(tenure_runtime *rt);
+void tn_world_restart(tenure_runtime *rt);
+/* Cleanup-attribute guard: `TN_LOCKED(rt);` holds rt->lock to the end of the scope. */
+static inline void tn_unlock_guard(tenure_runtime **rt) {
+    if (*rt)
+        tn_unlock(*rt);
+}
+static inline tenure_runtime *tn_lock_guard(tenure_runtime *rt) {
+    if (rt)
+        tn_lock(rt);
+    return rt;
+}
+#define TN_LOCKED(rt) tenure_runtime *tn_guard_ __attribute__((cleanup(tn_unlock_guard))) = tn_lock_guard(rt)
+/* The same for a function given objects a and b (or NULL): if the caller must wait for the
+ * lock, a GC may run meanwhile; it pins a and b (words treated as conservative roots) so that
+ * the function's arguments stay valid. */
+void tn_lock_holding(tenure_runtime *rt, const void *a, const void *b);
+static inline tenure_runtime *tn_lock_holding_guard(tenure_runtime *rt, const void *a, const void *b) {
+    if (rt)
+        tn_lock_holding(rt, a, b);
+    return rt;
+}
+#define TN_LOCKED_HOLDING(rt, a, b)                                                              \
+    tenure_runtime *tn_guard_ __attribute__((cleanup(tn_unlock_guard))) = tn_lock_holding_guard(rt, a, b)
 
 /* ---- roots/ ---- */
 bool tn_roots_init(tenure_runtime *rt);
@@ -411,6 +500,14 @@ void tn_roots_visit_handle_slots(tenure_runtime *rt, uint32_t kind_mask, void (*
 void tn_roots_visit_secondaries(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
 /* Call fn on the object slot of every handle of one of the kinds in kind_mask (bit = kind). */
 void tn_roots_visit_handles(tenure_runtime *rt, uint32_t kind_mask, tn_slot_fn fn, void *ctx);
+
+/* ---- heap/alloc.c ---- */
+/* Count the context's bytes, end it, hand its region back (a GC, or the thread detaches). */
+void tn_alloc_reset_context(tenure_runtime *rt, tn_mutator *m);
+/* Bytes allocated in contexts that are not counted yet. */
+size_t tn_alloc_uncounted(tenure_runtime *rt);
+/* A profiler now wants every allocation (or no longer): every context's limit is republished. */
+void tn_alloc_republish_limits(tenure_runtime *rt);
 
 /* ---- gc/ ---- */
 tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags);
@@ -447,7 +544,14 @@ void tn_finalize_visit_registered(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
 /* During marking: move unreachable finalizable objects to the ready queue (dead: a
  * predicate), calling queued(obj) for each; returns how many. */
 size_t tn_finalize_scan(tenure_runtime *rt, bool (*dead)(tenure_runtime *, const void *), void (*queued)(tenure_runtime *, void **));
+/* GCFinalizeMode 2: run pending finalizers on this thread (call without rt->lock held). */
 void tn_finalize_safepoint(tenure_runtime *rt);
+/* After a GC that queued finalizers (rt->lock held): wake the finalizer thread. */
+void tn_finalize_notify(tenure_runtime *rt);
+/* GCFinalizeMode 0: start the instance's finalizer thread / drain or discard its queue
+ * (GCFinalizeOnShutdown) and join it. */
+bool tn_finalize_start_thread(tenure_runtime *rt);
+void tn_finalize_stop_thread(tenure_runtime *rt);
 void tn_finalize_shutdown(tenure_runtime *rt);
 
 /* ---- profiler/ ---- */

@@ -6,7 +6,9 @@
  *  B. an object, type, handle, root area or root scanner of one instance passed to the other
  *     is rejected (TENURE_INVALID_OBJECT / TENURE_INVALID_TYPE / TENURE_INVALID_HANDLE /
  *     an error) through the other instance's hook, and the owner is unaffected.
- *  C. four instances driven by four threads at the same time (no shared global state).
+ *  C. four instances driven by four threads at the same time (no shared global state); each
+ *     instance is created on the main thread, which detaches from it, and is used by a
+ *     worker thread that attaches to it (and detaches when done).
  */
 #include "test_util.h"
 
@@ -219,6 +221,7 @@ static void *thread_main(void *arg) {
     thread_job *j = (thread_job *)arg;
     inst *in = j->in;
     uint64_t r = j->seed;
+    TT_CHECK_RESULT(tenure_thread_attach(in->rt), TENURE_OK);
     for (size_t i = 0; i < j->steps; i++) {
         r = tt_mix64(r + i);
         inst_step(in, r);
@@ -229,6 +232,7 @@ static void *thread_main(void *arg) {
     }
     inst_check(in);
     TT_CHECK_RESULT(tenure_verify_heap(in->rt), TENURE_OK);
+    TT_CHECK_RESULT(tenure_thread_detach(in->rt), TENURE_OK);
     return NULL;
 }
 
@@ -248,9 +252,13 @@ static void test_threads(void) {
             TT_CHECK(tenure_instance_id(jobs[i].in->rt) != tenure_instance_id(jobs[k].in->rt),
                      "live instances %d and %d share id %u", i, k,
                      (unsigned)tenure_instance_id(jobs[i].in->rt));
+    /* the main thread lets go of the instances while the workers own them (an attached
+     * thread that does not reach safepoints would hold up their collections) */
+    for (int i = 0; i < N; i++) TT_CHECK_RESULT(tenure_thread_detach(jobs[i].in->rt), TENURE_OK);
     for (int i = 0; i < N; i++) TT_CHECK(pthread_create(&th[i], NULL, thread_main, &jobs[i]) == 0);
     for (int i = 0; i < N; i++) TT_CHECK(pthread_join(th[i], NULL) == 0);
     for (int i = 0; i < N; i++) {
+        TT_CHECK_RESULT(tenure_thread_attach(jobs[i].in->rt), TENURE_OK);
         inst_done(jobs[i].in);
         free(jobs[i].in);
     }

@@ -15,6 +15,7 @@ const char *tenure_strerror(tenure_result result) {
 }
 
 tenure_result tn_api_fail(tenure_runtime *rt, tenure_result r, const char *function, const char *fmt, ...) {
+    TN_LOCKED(rt);
     char message[256];
     va_list ap;
     va_start(ap, fmt);
@@ -29,15 +30,21 @@ tenure_result tn_api_fail(tenure_runtime *rt, tenure_result r, const char *funct
 }
 
 void tenure_set_error_hook(tenure_runtime *rt, tenure_error_hook hook, void *context) {
+    TN_LOCKED(rt);
     if (!rt)
         return;
     rt->error_hook = hook;
     rt->error_context = context;
 }
 
-tenure_result tenure_last_error(const tenure_runtime *rt) { return rt ? rt->last_error : TENURE_INVALID_ARGUMENT; }
+tenure_result tenure_last_error(const tenure_runtime *crt) {
+    tenure_runtime *rt = (tenure_runtime *)crt;
+    TN_LOCKED(rt);
+    return rt ? rt->last_error : TENURE_INVALID_ARGUMENT;
+}
 
 void tenure_clear_error(tenure_runtime *rt) {
+    TN_LOCKED(rt);
     if (rt)
         rt->last_error = TENURE_OK;
 }

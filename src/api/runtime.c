@@ -29,6 +29,8 @@ static const char *check_config(const tenure_config *c) {
         return "GCStressGeneration must be -1, 0, 1 or 2";
     if (c->GCLOHThreshold < 1024)
         return "GCLOHThreshold must be at least 1024";
+    if (c->GCFinalizeMode > 2)
+        return "GCFinalizeMode must be 0, 1 or 2";
     return NULL;
 }
 
@@ -73,6 +75,12 @@ tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result
     tn_vec_init(&rt->gaps, sizeof(tn_gap));
     tn_vec_init(&rt->finalizable, sizeof(void *));
     tn_vec_init(&rt->ready, sizeof(void *));
+    if (!tn_threads_init(rt)) { /* the creating thread is attached */
+        tenure_destroy(rt);
+        if (result)
+            *result = TENURE_NOMEM;
+        return NULL;
+    }
     rt->head.barrier_slow = c.HeapVerify ? 1 : 0;
     rt->stress_countdown = (uint32_t)c.GCStress;
     init_budgets(rt);
@@ -85,6 +93,12 @@ tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result
             *result = TENURE_NOMEM;
         return NULL;
     }
+    if (c.GCFinalizeMode == 0 && !tn_finalize_start_thread(rt)) {
+        tenure_destroy(rt);
+        if (result)
+            *result = TENURE_OS;
+        return NULL;
+    }
     tn_trace_init_from_env(rt);
     tn_prof_load_from_env(rt);
     if (result)
@@ -95,10 +109,16 @@ tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result
 void tenure_destroy(tenure_runtime *rt) {
     if (!rt || rt->magic != TN_RUNTIME_MAGIC)
         return;
+    if (!tn_threads_may_destroy(rt))
+        return;
+    if (rt->locks_ready && !tn_self(rt))
+        tn_mutator_attach(rt, false); /* pending finalizers may allocate on this thread */
+    tn_finalize_stop_thread(rt);
     tn_finalize_shutdown(rt);
     tn_prof_shutdown(rt);
     tn_trace_destroy(rt);
     tn_lifetime_destroy(rt);
+    tn_threads_destroy(rt); /* the caller's context ends: before the heap goes */
     tn_roots_destroy(rt);
     tn_type_free_all(rt);
     tn_heap_destroy(rt);
@@ -117,10 +137,17 @@ uint16_t tenure_instance_id(const tenure_runtime *rt) { return rt ? rt->instance
 
 /* End of the walkable part of r (the allocation context's unused tail is not). */
 char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r) {
-    return r == rt->alloc_region ? (char *)rt->head.alloc_ptr : r->used;
+    /* A thread's context region: up to its bump pointer for that thread; for the others, up
+     * to the context's end (the zeroed tail holds no object: a header of zero is no type). A
+     * GC ends every context first. */
+    tn_mutator *owner = r->alloc_owner;
+    if (owner && owner == tn_self((tenure_runtime *)rt))
+        return (char *)owner->pub.alloc_ptr;
+    return r->used;
 }
 
 int tenure_is_object(tenure_runtime *rt, const void *obj) {
+    TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!rt || !obj || ((uintptr_t)obj & 7))
         return 0;
     if (!tn_in_range(rt, obj))
@@ -144,30 +171,27 @@ static bool check_object(tenure_runtime *rt, const void *obj, const char *fn) {
 }
 
 const tenure_type *tenure_object_type(tenure_runtime *rt, const void *obj) {
+    TN_LOCKED_HOLDING(rt, obj, NULL);
     return check_object(rt, obj, "tenure_object_type") ? &tn_obj_type(obj)->pub : NULL;
 }
 
 size_t tenure_object_size(tenure_runtime *rt, const void *obj) {
+    TN_LOCKED_HOLDING(rt, obj, NULL);
     return check_object(rt, obj, "tenure_object_size") ? tn_obj_size(obj) : 0;
 }
 
 int tenure_object_generation(tenure_runtime *rt, const void *obj) {
+    TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!check_object(rt, obj, "tenure_object_generation"))
         return -1;
     return tn_in_range(rt, obj) ? tn_region_of(rt, obj)->gen : TN_GEN2; /* frozen: as old as it gets */
 }
 
-tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context) {
-    if (!rt)
-        return TENURE_INVALID_ARGUMENT;
-    if (!visit)
-        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_heap_walk", "NULL visit callback");
-    if (rt->in_gc)
-        return tn_api_fail(rt, TENURE_STATE, "tenure_heap_walk", "called during a collection");
+static void walk_all(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context) {
     for (size_t f = 0; f < rt->frozen_count; f++)
         for (char *o = rt->frozen[f].start; o < rt->frozen[f].end; o += tn_obj_size(o))
             if (visit(o, &tn_obj_type(o)->pub, tn_obj_size(o), TN_GEN2, context))
-                return TENURE_OK;
+                return;
     for (size_t i = 0; i < rt->units_high; i++) {
         tn_region *r = &rt->regions[i];
         if (r->state != TN_RS_IN_USE || rt->unit_head[i] != i)
@@ -177,9 +201,25 @@ tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, v
             tn_type *t = tn_obj_type(o);
             size_t size = tn_obj_size_t(t, o);
             if (t->kind != TN_TK_FREE && visit(o, &t->pub, size, r->gen, context))
-                return TENURE_OK;
+                return;
             o += size;
         }
     }
+}
+
+/* The walk runs with every other thread stopped and every allocation context ended. */
+tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context) {
+    TN_LOCKED(rt);
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
+    if (!visit)
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_heap_walk", "NULL visit callback");
+    if (rt->in_gc)
+        return tn_api_fail(rt, TENURE_STATE, "tenure_heap_walk", "called during a collection");
+    tn_world_stop(rt);
+    for (tn_mutator *m = rt->mutators; m; m = m->next)
+        tn_alloc_reset_context(rt, m);
+    walk_all(rt, visit, context);
+    tn_world_restart(rt);
     return TENURE_OK;
 }

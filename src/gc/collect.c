@@ -86,15 +86,21 @@ static void record_condemn_reasons(tn_gc_record *g, int requested, uint32_t reas
     g->condemn_reasons_condition = c;
 }
 
-/* Stop the world (one mutator thread for now: the caller), in the events' order. */
+/* Stop the world, in the events' order: every other attached thread reaches a safepoint (the
+ * collecting thread holds rt->lock, so none can start a GC meanwhile), then every thread's
+ * allocation context ends so that the heap is walkable. */
 static void suspend(tenure_runtime *rt, uint32_t reason) {
     TN_EMIT(rt, GCSuspendEEBegin_V1, .Reason = TN_SUSPEND_FOR_GC, .Count = (uint32_t)rt->stats.gc_count);
+    tn_world_stop(rt);
+    for (tn_mutator *m = rt->mutators; m; m = m->next)
+        tn_alloc_reset_context(rt, m);
     TN_EMIT(rt, GCSuspendEEEnd_V1, .ClrInstanceID = 0);
     TN_EMIT(rt, GCTriggered, .Reason = reason);
 }
 
 static void restart(tenure_runtime *rt) {
     TN_EMIT(rt, GCRestartEEBegin_V1, .ClrInstanceID = 0);
+    tn_world_restart(rt);
     TN_EMIT(rt, GCRestartEEEnd_V1, .ClrInstanceID = 0);
     tn_trace_gc_end(rt);
 }
@@ -129,20 +135,14 @@ static void end_gc(tenure_runtime *rt) {
     }
 }
 
-tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
-    if (rt->in_gc)
-        return TENURE_STATE;
-    /* the conservative scan starts here: the program's registers are saved in this frame,
-     * and the collector's own deeper frames (and what they leave behind) are not scanned */
-    jmp_buf regs;
-    __builtin_unwind_init();
-    setjmp(regs);
-    rt->scan_from = (char *)&regs;
+/* The collection itself, on the calling thread, with rt->lock held (T1: no other GC can
+ * start, and every other thread that wants the lock waits SAFE). */
+static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
     uint64_t t0 = tn_os_now_ns();
     int condemned = generation < 0 || generation > TN_GEN2 ? TN_GEN2 : generation;
-    rt->in_gc = true;
+    uint64_t queued_before = rt->fin_queued;
     suspend(rt, reason);
-    tn_alloc_reset_context(rt);
+    rt->in_gc = true;
     verify_if_asked(rt, "before a GC");
     start_gc(rt, condemned, generation, reason);
 
@@ -158,15 +158,34 @@ tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason,
     tn_regions_trim(rt, (flags & TENURE_COLLECT_AGGRESSIVE) != 0);
     verify_if_asked(rt, "after a GC");
     end_gc(rt);
-    restart(rt);
-    rt->scan_from = NULL;
     rt->in_gc = false;
+    restart(rt);
+    if (rt->fin_queued != queued_before)
+        tn_finalize_notify(rt);
+}
+
+tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
+    TN_LOCKED(rt);
+    if (rt->in_gc)
+        return TENURE_STATE;
+    /* the conservative scan of this thread starts here: the program's registers are saved in
+     * this frame, and the collector's own deeper frames (and what they leave behind) are not
+     * scanned */
+    jmp_buf regs;
+    __builtin_unwind_init();
+    setjmp(regs);
+    char *outer_scan_from = rt->scan_from;
+    rt->scan_from = (char *)&regs;
+    collect_locked(rt, generation, reason, flags);
+    rt->scan_from = outer_scan_from;
     return TENURE_OK;
 }
 
-void tenure_get_last_gc_info(const tenure_runtime *rt, tenure_gc_info *info) {
+void tenure_get_last_gc_info(const tenure_runtime *crt, tenure_gc_info *info) {
+    tenure_runtime *rt = (tenure_runtime *)crt;
     if (!rt || !info)
         return;
+    TN_LOCKED(rt);
     const tn_gc_record *g = &rt->last;
     memset(info, 0, sizeof *info);
     info->index = g->index;
@@ -186,8 +205,22 @@ void tenure_get_last_gc_info(const tenure_runtime *rt, tenure_gc_info *info) {
 void tenure_set_gc_callback(tenure_runtime *rt, tenure_gc_callback callback, void *context) {
     if (!rt)
         return;
+    TN_LOCKED(rt);
     rt->gc_callback = callback;
     rt->gc_callback_context = context;
+}
+
+static tenure_result collect_induced(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
+    TN_LOCKED(rt);
+    if (rt->in_gc)
+        return tn_api_fail(rt, TENURE_STATE, "tenure_collect",
+                           "a collection is already in progress (called from a callback?)");
+    if (flags & TENURE_COLLECT_OPTIMIZED) {
+        size_t pending = rt->gen0_allocated + tn_alloc_uncounted(rt);
+        if (pending < rt->gen0_budget / 2)
+            return TENURE_OK; /* little to gain: declined, as GCCollectionMode.Optimized may */
+    }
+    return tn_gc_collect(rt, generation, reason, flags);
 }
 
 tenure_result tenure_collect(tenure_runtime *rt, int generation, unsigned flags) {
@@ -205,26 +238,24 @@ tenure_result tenure_collect(tenure_runtime *rt, int generation, unsigned flags)
         generation = TN_GEN2;
         flags |= TENURE_COLLECT_COMPACT | TENURE_COLLECT_COMPACT_LOH;
     }
-    if (rt->in_gc)
-        return tn_api_fail(rt, TENURE_STATE, fn, "a collection is already in progress (called from a callback?)");
-    if (flags & TENURE_COLLECT_OPTIMIZED) {
-        size_t pending = rt->gen0_allocated + (rt->head.alloc_ptr - rt->ctx_start);
-        if (pending < rt->gen0_budget / 2)
-            return TENURE_OK; /* little to gain: declined, as GCCollectionMode.Optimized may */
-    }
     uint32_t reason = (flags & TENURE_COLLECT_AGGRESSIVE)  ? TN_REASON_INDUCED_AGGRESSIVE
                       : (flags & TENURE_COLLECT_OPTIMIZED) ? TN_REASON_INDUCED_NOFORCE
                       : (flags & TENURE_COLLECT_COMPACT) ? TN_REASON_INDUCED_COMPACTING
                                                          : TN_REASON_INDUCED;
-    tenure_result r = tn_gc_collect(rt, generation, reason, flags);
-    tn_finalize_safepoint(rt);
+    tenure_result r = collect_induced(rt, generation, reason, flags);
+    if (r == TENURE_OK)
+        tn_finalize_safepoint(rt);
     return r;
 }
 
-void tenure_get_stats(const tenure_runtime *rt, tenure_stats *stats) {
+/* bytes_allocated counts the calling thread's context to the byte, other threads' up to
+ * their last slow path. */
+void tenure_get_stats(const tenure_runtime *crt, tenure_stats *stats) {
+    tenure_runtime *rt = (tenure_runtime *)crt;
     if (!rt || !stats)
         return;
+    TN_LOCKED(rt);
     *stats = rt->stats;
-    stats->bytes_allocated += rt->head.alloc_ptr - rt->ctx_start;
+    stats->bytes_allocated += tn_alloc_uncounted(rt);
     stats->committed_bytes = rt->committed;
 }

@@ -341,8 +341,7 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
      * conservatively */
     m = meter_start(rt);
     tn_roots_visit_stack(rt, mark_root_slot, rt);
-    if (rt->config.GCConservativeStack)
-        tn_roots_scan_conservative(rt, true, pin_stack_word, rt);
+    tn_roots_scan_conservative(rt, true, pin_stack_word, rt);
     drain_all(rt);
     meter_end(rt, m, TN_ROOT_STACK);
     /* Finalizer: objects waiting for their finalizer */

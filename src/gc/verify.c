@@ -139,17 +139,24 @@ static size_t verify(tenure_runtime *rt, const char *function, const char *when)
 size_t tn_gc_verify(tenure_runtime *rt, const char *when) { return verify(rt, "HeapVerify", when); }
 
 tenure_result tenure_verify_heap(tenure_runtime *rt) {
+    TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
     if (rt->in_gc)
         return tn_api_fail(rt, TENURE_STATE, "tenure_verify_heap", "called during a collection");
-    return verify(rt, "tenure_verify_heap", "on request") ? TENURE_HEAP_CORRUPT : TENURE_OK;
+    tn_world_stop(rt); /* every context ends: the heap is walkable */
+    for (tn_mutator *m = rt->mutators; m; m = m->next)
+        tn_alloc_reset_context(rt, m);
+    size_t problems = verify(rt, "tenure_verify_heap", "on request");
+    tn_world_restart(rt);
+    return problems ? TENURE_HEAP_CORRUPT : TENURE_OK;
 }
 
 /* The checked write barrier (HeapVerify): the slot must lie inside obj, obj must be an
  * object and value NULL, an object, or outside the heap. */
 void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *value) {
     static const char fn[] = "tenure_write_ref";
+    TN_LOCKED_HOLDING(rt, obj, value);
     if (!tenure_is_object(rt, obj)) {
         tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "%p is not an object of this instance", obj);
         return;
@@ -167,7 +174,7 @@ void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *val
     uintptr_t v = (uintptr_t)value - h->heap_base, s = (uintptr_t)slot - h->heap_base;
     if (v < h->heap_size && s < h->heap_size && h->unit_gen[v >> h->unit_shift] < h->unit_gen[s >> h->unit_shift])
     {
-        h->cards[s >> TENURE__CARD_SHIFT] = 1;
-        h->card_bundles[s >> TENURE__BUNDLE_SHIFT] = 1;
+        __atomic_store_n(&h->cards[s >> TENURE__CARD_SHIFT], 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&h->card_bundles[s >> TENURE__BUNDLE_SHIFT], 1, __ATOMIC_RELAXED);
     }
 }

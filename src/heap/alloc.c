@@ -1,18 +1,23 @@
 /* alloc.c - allocation: the slow path behind the inline bump allocator (new quanta, budgets,
  * GC triggers, GCStress), arrays, and the free-list allocator of the large and pinned
- * object heaps. The allocation context always sits at the tail of rt->alloc_region:
- * [head.alloc_ptr, ctx_end) is zeroed memory not yet handed out. */
+ * object heaps.
+ *
+ * Each attached thread (tn_mutator) has its own allocation context at the tail of its own
+ * gen0 region (m->alloc_region, whose alloc_owner is m): [pub.alloc_ptr, ctx_end) is zeroed
+ * memory not yet handed out. Only the owning thread moves its context, and only the holder of
+ * rt->lock changes anything else here; a GC (which holds the lock, with every other thread
+ * stopped) ends every context first. */
 #include "runtime.h"
 
 /* ---- accounting ---- */
 
 #define TN_TICK_BYTES (100u * 1024u)
 
-static void account_context(tenure_runtime *rt) {
-    size_t used = (size_t)(rt->head.alloc_ptr - rt->ctx_start);
+static void account_context(tenure_runtime *rt, tn_mutator *m) {
+    size_t used = (size_t)(m->pub.alloc_ptr - m->ctx_start);
     rt->stats.bytes_allocated += used;
     rt->gen0_allocated += used;
-    rt->ctx_start = rt->head.alloc_ptr;
+    m->ctx_start = m->pub.alloc_ptr;
     rt->tick_bytes[TN_ALLOC_KIND_SMALL] += used;
     if (rt->tick_bytes[TN_ALLOC_KIND_SMALL] >= TN_TICK_BYTES)
         rt->tick_pending = true; /* the object being allocated now gets the tick */
@@ -27,17 +32,32 @@ static void allocation_tick(tenure_runtime *rt, int kind, const tn_type *t, void
             .Address = (uint64_t)(uintptr_t)obj, .ObjectSize = size);
 }
 
-void tn_alloc_reset_context(tenure_runtime *rt) {
-    account_context(rt);
-    if (rt->alloc_region)
-        rt->alloc_region->used = (char *)rt->head.alloc_ptr;
-    rt->alloc_region = NULL;
-    rt->head.alloc_ptr = rt->head.alloc_limit = rt->ctx_start = rt->ctx_end = 0;
+void tn_alloc_reset_context(tenure_runtime *rt, tn_mutator *m) {
+    account_context(rt, m);
+    if (m->alloc_region) {
+        m->alloc_region->used = (char *)m->pub.alloc_ptr;
+        m->alloc_region->alloc_owner = NULL;
+    }
+    m->alloc_region = NULL;
+    m->pub.alloc_ptr = m->pub.alloc_limit = m->ctx_start = m->ctx_end = 0;
 }
 
-static void publish_limit(tenure_runtime *rt) {
+size_t tn_alloc_uncounted(tenure_runtime *rt) {
+    tn_mutator *m = tn_self(rt);
+    return m ? (size_t)(m->pub.alloc_ptr - m->ctx_start) : 0;
+}
+
+static void publish_limit(tenure_runtime *rt, tn_mutator *m) {
     /* under GCStress every allocation takes the slow path, so that it can count them */
-    rt->head.alloc_limit = rt->config.GCStress || rt->alloc_slow_always ? rt->head.alloc_ptr : rt->ctx_end;
+    m->pub.alloc_limit = rt->config.GCStress || rt->alloc_slow_always ? m->pub.alloc_ptr : m->ctx_end;
+}
+
+void tn_alloc_republish_limits(tenure_runtime *rt) {
+    TN_LOCKED(rt);
+    tn_world_stop(rt);
+    for (tn_mutator *m = rt->mutators; m; m = m->next)
+        publish_limit(rt, m);
+    tn_world_restart(rt);
 }
 
 /* Zero [a, b) unless it is known to be zero; then it counts as dirty. */
@@ -48,38 +68,42 @@ static void prepare_memory(tn_region *r, char *a, char *b) {
         r->zero_from = b;
 }
 
-/* A gen0 region other than `not` with `room` bytes free at its end (a demoted region whose
- * pinned plugs stayed), or NULL. */
+/* A gen0 region other than `not`, holding no thread's context, with `room` bytes free at its
+ * end (a demoted region whose pinned plugs stayed, or another thread's former region), or
+ * NULL. */
 static tn_region *gen0_region_with_room(tenure_runtime *rt, const tn_region *not, size_t room) {
     for (tn_region *r = rt->gens[TN_GEN0]; r; r = r->next)
-        if (r != not && (size_t)(r->end - r->used) >= room)
+        if (r != not && !r->alloc_owner && (size_t)(r->end - r->used) >= room)
             return r;
     return NULL;
 }
 
-/* Make room for `size` bytes in the allocation context. False if no region can be had. */
-static bool refill(tenure_runtime *rt, size_t size) {
-    account_context(rt);
+/* Make room for `size` bytes in m's allocation context. False if no region can be had. */
+static bool refill(tenure_runtime *rt, tn_mutator *m, size_t size) {
+    account_context(rt, m);
     size_t want = size > TN_QUANTUM ? size : TN_QUANTUM;
-    tn_region *r = rt->alloc_region;
-    if (!r || (size_t)(r->end - (char *)rt->head.alloc_ptr) < size) {
-        if (r)
-            r->used = (char *)rt->head.alloc_ptr;
-        r = gen0_region_with_room(rt, r, size > TN_QUANTUM ? size : TN_QUANTUM);
-        if (!r)
-            r = tn_region_acquire(rt, 1, TN_GEN0);
-        if (!r)
+    tn_region *r = m->alloc_region;
+    if (!r || (size_t)(r->end - (char *)m->pub.alloc_ptr) < size) {
+        tn_region *next = gen0_region_with_room(rt, r, want);
+        if (!next)
+            next = tn_region_acquire(rt, 1, TN_GEN0);
+        if (!next)
             return false;
-        rt->alloc_region = r;
-        rt->head.alloc_ptr = rt->ctx_start = rt->ctx_end = (uintptr_t)r->used;
+        if (r) {
+            r->used = (char *)m->pub.alloc_ptr;
+            r->alloc_owner = NULL;
+        }
+        r = m->alloc_region = next;
+        r->alloc_owner = m;
+        m->pub.alloc_ptr = m->ctx_start = m->ctx_end = (uintptr_t)r->used;
     }
-    char *from = (char *)rt->ctx_end;
-    char *to = (size_t)(r->end - (char *)rt->head.alloc_ptr) < want ? r->end : (char *)rt->head.alloc_ptr + want;
+    char *from = (char *)m->ctx_end;
+    char *to = (size_t)(r->end - (char *)m->pub.alloc_ptr) < want ? r->end : (char *)m->pub.alloc_ptr + want;
     if (to > from)
         prepare_memory(r, from, to);
     /* the next object starts at alloc_ptr: cards up to `to` find objects by walking from it */
-    tn_gc_note_object(rt, (char *)rt->head.alloc_ptr, (size_t)(to - (char *)rt->head.alloc_ptr));
-    rt->ctx_end = (uintptr_t)to;
+    tn_gc_note_object(rt, (char *)m->pub.alloc_ptr, (size_t)(to - (char *)m->pub.alloc_ptr));
+    m->ctx_end = (uintptr_t)to;
     r->used = to;
     return true;
 }
@@ -165,14 +189,14 @@ static inline void init_header(void *p, const tn_type *t, size_t length) {
         ((tenure_array_header *)p)->length = length;
 }
 
-static void *alloc_small(tenure_runtime *rt, const tn_type *t, size_t size, size_t length) {
+static void *alloc_small(tenure_runtime *rt, tn_mutator *m, const tn_type *t, size_t size, size_t length) {
     bool collected_for_budget = false, collected_for_space = false;
     stress_tick(rt);
     for (;;) {
-        uintptr_t p = rt->head.alloc_ptr;
-        if (size <= rt->ctx_end - p) {
-            rt->head.alloc_ptr = p + size;
-            publish_limit(rt);
+        uintptr_t p = m->pub.alloc_ptr;
+        if (size <= m->ctx_end - p) {
+            m->pub.alloc_ptr = p + size;
+            publish_limit(rt, m);
             init_header((void *)p, t, length);
             if (rt->tick_pending) {
                 rt->tick_pending = false;
@@ -183,12 +207,12 @@ static void *alloc_small(tenure_runtime *rt, const tn_type *t, size_t size, size
             return (void *)p;
         }
         if (!collected_for_budget && !rt->in_gc &&
-            rt->gen0_allocated + (rt->head.alloc_ptr - rt->ctx_start) >= rt->gen0_budget) {
+            rt->gen0_allocated + (m->pub.alloc_ptr - m->ctx_start) >= rt->gen0_budget) {
             collected_for_budget = true;
             collect_for_budget(rt);
             continue;
         }
-        if (refill(rt, size))
+        if (refill(rt, m, size))
             continue;
         if (collected_for_space || rt->in_gc)
             return NULL;
@@ -291,23 +315,30 @@ static bool check_type(tenure_runtime *rt, const tenure_type *type, const char *
         tn_api_fail(rt, TENURE_INVALID_TYPE, fn, "%p is not a type of this instance", (const void *)type);
         return false;
     }
-    if (rt->in_gc) {
-        tn_api_fail(rt, TENURE_STATE, fn, "allocation during a collection (from a callback?)");
-        return false;
-    }
     return true;
 }
 
-static void *alloc_sized(tenure_runtime *rt, const tn_type *t, size_t size, size_t length, bool pinned,
-                         const char *fn) {
-    void *obj;
-    tn_finalize_safepoint(rt); /* the program's objects are all rooted here: finalizers may run */
-    if (pinned)
-        obj = alloc_large(rt, t, size, length, TN_POH);
-    else if (size >= rt->config.GCLOHThreshold)
-        obj = alloc_large(rt, t, size, length, TN_LOH);
+/* The calling thread may allocate: it is attached, running, and not inside a collection. */
+static tn_mutator *allocating_thread(tenure_runtime *rt, const char *fn) {
+    tn_mutator *m = tn_self(rt);
+    if (!m)
+        tn_api_fail(rt, TENURE_STATE, fn, "the calling thread is not attached to this instance");
+    else if (m->state != TN_MUT_RUNNING)
+        tn_api_fail(rt, TENURE_STATE, fn, "allocation inside a blocking section");
+    else if (rt->in_gc)
+        tn_api_fail(rt, TENURE_STATE, fn, "allocation during a collection (from a callback?)");
     else
-        obj = alloc_small(rt, t, size, length);
+        return m;
+    return NULL;
+}
+
+/* NULL with the result code set: out of memory. */
+static void *alloc_locked(tenure_runtime *rt, tn_mutator *m, const tn_type *t, size_t size, size_t length,
+                          bool pinned, const char *fn) {
+    TN_LOCKED(rt);
+    void *obj = pinned                                ? alloc_large(rt, t, size, length, TN_POH)
+                : size >= rt->config.GCLOHThreshold ? alloc_large(rt, t, size, length, TN_LOH)
+                                                      : alloc_small(rt, m, t, size, length);
     if (!obj) {
         tn_api_fail(rt, TENURE_NOMEM, fn, "no memory for %zu bytes of %s", size, t->name);
         return NULL;
@@ -317,6 +348,13 @@ static void *alloc_sized(tenure_runtime *rt, const tn_type *t, size_t size, size
         return NULL; /* unregistered, the object is garbage */
     }
     return obj;
+}
+
+static void *alloc_sized(tenure_runtime *rt, const tn_type *t, size_t size, size_t length, bool pinned,
+                         const char *fn) {
+    tn_finalize_safepoint(rt); /* the program's objects are all rooted here: finalizers may run */
+    tn_mutator *m = allocating_thread(rt, fn);
+    return m ? alloc_locked(rt, m, t, size, length, pinned, fn) : NULL;
 }
 
 static void *alloc_fixed(tenure_runtime *rt, const tenure_type *type, bool pinned, const char *fn) {

@@ -112,6 +112,7 @@ static const char *describe(tenure_runtime *rt, const tenure_type_desc *d, tn_ty
 
 const tenure_type *tenure_type_register(tenure_runtime *rt, const tenure_type_desc *desc) {
     static const char fn[] = "tenure_type_register";
+    TN_LOCKED(rt);
     if (!rt)
         return NULL;
     if (!desc) {

@@ -4,8 +4,18 @@
  * references: marking does not trace them; relocation updates them). After marking, an entry
  * whose object is unmarked in a condemned region moves to `ready`, which is a root: marking
  * then traces from it, so the object and everything it reaches survive ("resurrection") until
- * its finalizer has run. Finalizers run on the embedder's thread, in queue order, never
- * nested; a GC during a finalizer is fine (the queue is a root and is relocated). */
+ * its finalizer has run.
+ *
+ * Who runs finalizers (GCFinalizeMode): 0, the instance's finalizer thread, an attached
+ * thread that sleeps SAFE on fin_work until a GC queues something; 1, whoever calls
+ * tenure_run_pending_finalizers; 2, the allocating thread at its slow path and after
+ * tenure_collect. Invariants:
+ *  F1 One thread at a time runs finalizers (rt->fin_runner), in queue order, never nested.
+ *  F2 Only the runner advances ready_head, and only with rt->lock held; finalizers themselves
+ *     run without the lock (they allocate, block, take the program's locks).
+ *  F3 An entry stays in the queue (a root, relocated by GCs) until its finalizer returned.
+ *  F4 fin_done counts entries taken off the queue (run, suppressed or discarded); a waiter for
+ *     the finalizers pending at some moment waits until fin_done reaches fin_queued then. */
 #include "runtime.h"
 #include <stdlib.h>
 
@@ -49,58 +59,196 @@ size_t tn_finalize_scan(tenure_runtime *rt, bool (*dead)(tenure_runtime *, const
     rt->finalizable.count = kept;
     for (size_t i = first; i < rt->ready.count; i++)
         queued(rt, &entries(&rt->ready)[i]);
+    rt->fin_queued += rt->ready.count - first;
     return rt->ready.count - first;
 }
 
+static bool queue_empty(const tenure_runtime *rt) { return rt->ready_head == rt->ready.count; }
+
+/* An entry is off the queue (F4). */
+static void entry_done(tenure_runtime *rt) {
+    rt->ready_head++;
+    rt->fin_done++;
+    if (queue_empty(rt))
+        rt->ready.count = rt->ready_head = 0;
+    if (rt->locks_ready)
+        pthread_cond_broadcast(&rt->fin_idle);
+}
+
+/* Run every pending finalizer on the calling thread, unless another thread is running them
+ * (F1). Called without rt->lock held. */
 static size_t run_pending(tenure_runtime *rt) {
-    if (rt->finalizing || rt->in_gc || rt->ready_head == rt->ready.count)
+    tn_mutator *self = tn_self(rt);
+    if (!self)
         return 0;
-    rt->finalizing = true;
+    TN_LOCKED(rt);
+    if (rt->fin_runner || rt->in_gc || queue_empty(rt))
+        return 0;
+    rt->fin_runner = self;
     TN_EMIT(rt, GCFinalizersBegin_V1, .ClrInstanceID = 0);
     size_t ran = 0;
-    while (rt->ready_head < rt->ready.count) {
-        /* the entry stays in the queue (a root) while its finalizer runs */
-        size_t i = rt->ready_head;
-        void *obj = entries(&rt->ready)[i];
+    while (!queue_empty(rt)) {
+        void *obj = entries(&rt->ready)[rt->ready_head];
         if (obj) {
-            tn_type *t = tn_obj_type(obj);
-            t->finalize(rt, obj);
+            void (*finalize)(tenure_runtime *, void *) = tn_obj_type(obj)->finalize;
+            tn_unlock(rt); /* F2; obj stays queued meanwhile (F3) */
+            finalize(rt, obj);
+            tn_lock(rt);
             ran++;
         }
-        rt->ready_head = i + 1;
+        entry_done(rt);
     }
-    rt->ready.count = rt->ready_head = 0;
     rt->stats.finalizers_run += ran;
     TN_EMIT(rt, GCFinalizersEnd_V1, .Count = (uint32_t)ran);
-    rt->finalizing = false;
+    rt->fin_runner = NULL;
     return ran;
 }
 
 size_t tenure_run_pending_finalizers(tenure_runtime *rt) {
+    static const char fn[] = "tenure_run_pending_finalizers";
     if (!rt)
         return 0;
-    if (rt->in_gc) {
-        tn_api_fail(rt, TENURE_STATE, "tenure_run_pending_finalizers", "called during a collection");
+    if (rt->config.GCFinalizeMode == 0)
+        return 0; /* the finalizer thread runs them */
+    if (!tn_self(rt)) {
+        tn_api_fail(rt, TENURE_STATE, fn, "the calling thread is not attached");
         return 0;
+    }
+    {
+        TN_LOCKED(rt);
+        if (rt->in_gc) {
+            tn_api_fail(rt, TENURE_STATE, fn, "called during a collection");
+            return 0;
+        }
     }
     return run_pending(rt);
 }
 
-size_t tenure_pending_finalizers(const tenure_runtime *rt) { return rt ? rt->ready.count - rt->ready_head : 0; }
+size_t tenure_pending_finalizers(const tenure_runtime *crt) {
+    tenure_runtime *rt = (tenure_runtime *)crt;
+    TN_LOCKED(rt);
+    return rt ? rt->ready.count - rt->ready_head : 0;
+}
 
 void tn_finalize_safepoint(tenure_runtime *rt) {
-    if (rt->config.GCFinalizeMode == 0 && rt->ready_head != rt->ready.count)
+    if (rt->config.GCFinalizeMode == 2)
         run_pending(rt);
+}
+
+void tn_finalize_notify(tenure_runtime *rt) {
+    if (rt->fin_started)
+        pthread_cond_signal(&rt->fin_work);
+}
+
+/* The finalizer thread: attached for its whole life, SAFE while it waits for work. It drains
+ * the queue before it stops (tn_finalize_stop_thread empties it first if finalizers are to
+ * be discarded). */
+static void *finalizer_main(void *arg) {
+    tenure_runtime *rt = arg;
+    tn_mutator *self = tn_self(rt); /* attached by the starter, on this thread (below) */
+    tn_lock(rt);
+    for (;;) {
+        if (!queue_empty(rt)) {
+            tn_unlock(rt);
+            run_pending(rt);
+            tn_lock(rt);
+            continue;
+        }
+        if (rt->fin_stop)
+            break;
+        tn_wait_safe(rt, &rt->fin_work);
+    }
+    tn_unlock(rt);
+    self->attach_count = 1;
+    tn_mutator_detach(rt, self);
+    return NULL;
+}
+
+typedef struct fin_start {
+    tenure_runtime *rt;
+    pthread_mutex_t mx;
+    pthread_cond_t cv;
+    int state; /* 0 starting, 1 attached, -1 failed */
+} fin_start;
+
+static void *finalizer_entry(void *arg) {
+    fin_start *st = arg;
+    tenure_runtime *rt = st->rt;
+    tn_mutator *m = tn_mutator_attach(rt, true);
+    pthread_mutex_lock(&st->mx);
+    st->state = m ? 1 : -1;
+    pthread_cond_signal(&st->cv);
+    pthread_mutex_unlock(&st->mx);
+    return m ? finalizer_main(rt) : NULL;
+}
+
+/* Called by tenure_create on the creating thread, before anything else can use rt. The
+ * thread is attached before this returns, so tenure_thread_count counts it at once. */
+bool tn_finalize_start_thread(tenure_runtime *rt) {
+    fin_start st = {.rt = rt, .state = 0};
+    pthread_mutex_init(&st.mx, NULL);
+    pthread_cond_init(&st.cv, NULL);
+    bool ok = pthread_create(&rt->fin_thread, NULL, finalizer_entry, &st) == 0;
+    if (ok) {
+        pthread_mutex_lock(&st.mx);
+        while (st.state == 0)
+            pthread_cond_wait(&st.cv, &st.mx);
+        pthread_mutex_unlock(&st.mx);
+        if (st.state < 0) {
+            pthread_join(rt->fin_thread, NULL);
+            ok = false;
+        }
+    }
+    pthread_cond_destroy(&st.cv);
+    pthread_mutex_destroy(&st.mx);
+    rt->fin_started = ok;
+    return ok;
+}
+
+static void join_finalizer(tenure_runtime *rt, void *unused) {
+    (void)unused;
+    pthread_join(rt->fin_thread, NULL);
+}
+
+void tn_finalize_stop_thread(tenure_runtime *rt) {
+    if (!rt->fin_started)
+        return;
+    {
+        TN_LOCKED(rt);
+        if (!rt->config.GCFinalizeOnShutdown)
+            while (!queue_empty(rt)) /* discarded */
+                entry_done(rt);
+        rt->fin_stop = true;
+        pthread_cond_signal(&rt->fin_work);
+    }
+    tn_while_safe(rt, join_finalizer, NULL); /* its last finalizers may collect meanwhile */
+    rt->fin_started = false;
+}
+
+/* Collect fully; the finalizers pending then are those up to fin_queued (F4). */
+static tenure_result collect_for_wait(tenure_runtime *rt, uint64_t *target) {
+    TN_LOCKED(rt);
+    tn_mutator *self = tn_self(rt);
+    if (rt->in_gc || (self && (self == rt->fin_runner || self->finalizer)))
+        return tn_api_fail(rt, TENURE_STATE, "tenure_wait_for_pending_finalizers",
+                           "called during a collection or from a finalizer");
+    tenure_result r = tn_gc_collect(rt, TN_GEN2, TN_REASON_INDUCED, 0);
+    *target = rt->fin_queued;
+    return r;
 }
 
 tenure_result tenure_wait_for_pending_finalizers(tenure_runtime *rt) {
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
-    if (rt->in_gc || rt->finalizing)
-        return tn_api_fail(rt, TENURE_STATE, "tenure_wait_for_pending_finalizers",
-                           "called during a collection or from a finalizer");
-    tenure_result r = tn_gc_collect(rt, TN_GEN2, TN_REASON_INDUCED, 0);
-    run_pending(rt);
+    uint64_t target = 0;
+    tenure_result r = collect_for_wait(rt, &target);
+    if (r != TENURE_OK)
+        return r;
+    if (rt->config.GCFinalizeMode != 0)
+        run_pending(rt);
+    TN_LOCKED(rt);
+    while (rt->fin_done < target) /* another thread runs them */
+        tn_wait_safe(rt, &rt->fin_idle);
     return r;
 }
 
@@ -129,6 +277,7 @@ tenure_result tenure_suppress_finalize(tenure_runtime *rt, void *obj) {
     static const char fn[] = "tenure_suppress_finalize";
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
+    TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!check_finalizable(rt, obj, fn))
         return rt->last_error;
     size_t i = find_registered(rt, obj);
@@ -137,7 +286,7 @@ tenure_result tenure_suppress_finalize(tenure_runtime *rt, void *obj) {
         return TENURE_OK;
     }
     for (i = rt->ready_head; i < rt->ready.count; i++) /* found dead, not run yet */
-        if (entries(&rt->ready)[i] == obj)
+        if (entries(&rt->ready)[i] == obj && !(rt->fin_runner && i == rt->ready_head))
             entries(&rt->ready)[i] = NULL;
     return TENURE_OK;
 }
@@ -146,6 +295,7 @@ tenure_result tenure_reregister_for_finalize(tenure_runtime *rt, void *obj) {
     static const char fn[] = "tenure_reregister_for_finalize";
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
+    TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!check_finalizable(rt, obj, fn))
         return rt->last_error;
     if (find_registered(rt, obj) != SIZE_MAX)
@@ -153,6 +303,8 @@ tenure_result tenure_reregister_for_finalize(tenure_runtime *rt, void *obj) {
     return tn_finalize_register(rt, obj) ? TENURE_OK : tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory");
 }
 
+/* Modes 1 and 2 (and mode 0 once its thread is gone): the pending finalizers run on the
+ * destroying thread, or are discarded. */
 void tn_finalize_shutdown(tenure_runtime *rt) {
     if (rt->config.GCFinalizeOnShutdown && !rt->in_gc)
         run_pending(rt);

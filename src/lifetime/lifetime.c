@@ -20,6 +20,7 @@ static uint64_t pressure_budget(const tenure_runtime *rt) {
 
 tenure_result tenure_add_memory_pressure(tenure_runtime *rt, uint64_t bytes) {
     static const char fn[] = "tenure_add_memory_pressure";
+    TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
     if (bytes > UINT64_MAX / 2 || rt->pressure + bytes < rt->pressure)
@@ -33,6 +34,7 @@ tenure_result tenure_add_memory_pressure(tenure_runtime *rt, uint64_t bytes) {
 }
 
 tenure_result tenure_remove_memory_pressure(tenure_runtime *rt, uint64_t bytes) {
+    TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
     if (bytes > rt->pressure)
@@ -44,7 +46,11 @@ tenure_result tenure_remove_memory_pressure(tenure_runtime *rt, uint64_t bytes) 
     return TENURE_OK;
 }
 
-uint64_t tenure_memory_pressure(const tenure_runtime *rt) { return rt ? rt->pressure : 0; }
+uint64_t tenure_memory_pressure(const tenure_runtime *crt) {
+    tenure_runtime *rt = (tenure_runtime *)crt;
+    TN_LOCKED(rt);
+    return rt ? rt->pressure : 0;
+}
 
 void tn_lifetime_gen2_done(tenure_runtime *rt) { rt->pressure_since_gen2 = 0; }
 
@@ -88,6 +94,7 @@ static uint32_t next_hash(tenure_runtime *rt) {
 
 uint32_t tenure_identity_hash(tenure_runtime *rt, const void *obj) {
     static const char fn[] = "tenure_identity_hash";
+    TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!rt)
         return 0;
     if (!tenure_is_object(rt, obj)) {

@@ -23,7 +23,7 @@ static void recompute(tenure_runtime *rt) {
         mask |= p->mask;
     rt->prof_mask = mask;
     rt->alloc_slow_always = (mask & TENURE_PROFILE_ALLOCATIONS) != 0;
-    tn_alloc_reset_context(rt); /* the next allocation republishes the limit */
+    tn_alloc_republish_limits(rt); /* every thread's inline fast path follows the mask */
 }
 
 tenure_profiler *tenure_profiler_attach(tenure_runtime *rt, const tenure_profiler_callbacks *callbacks, unsigned mask,
@@ -31,6 +31,7 @@ tenure_profiler *tenure_profiler_attach(tenure_runtime *rt, const tenure_profile
     static const char fn[] = "tenure_profiler_attach";
     if (!rt)
         return NULL;
+    TN_LOCKED(rt);
     if (!callbacks || (mask & ~(unsigned)(TENURE_PROFILE_GC | TENURE_PROFILE_ALLOCATIONS | TENURE_PROFILE_HANDLES))) {
         tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, callbacks ? "unknown bits in the mask" : "NULL callbacks");
         return NULL;
@@ -57,6 +58,7 @@ tenure_profiler *tenure_profiler_attach(tenure_runtime *rt, const tenure_profile
 tenure_result tenure_profiler_detach(tenure_runtime *rt, tenure_profiler *profiler) {
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
+    TN_LOCKED(rt);
     if (rt->in_gc)
         return tn_api_fail(rt, TENURE_STATE, "tenure_profiler_detach", "called during a collection");
     for (tenure_profiler **pp = &rt->profilers; *pp; pp = &(*pp)->next)
@@ -191,8 +193,7 @@ void tn_prof_root_references(tenure_runtime *rt) {
     b->kind = TENURE_ROOT_KIND_STACK;
     b->flags = 0;
     tn_roots_visit_embedder(rt, root_slot, b);
-    if (rt->config.GCConservativeStack)
-        tn_roots_scan_conservative(rt, false, root_word, b);
+    tn_roots_scan_conservative(rt, false, root_word, b);
     b->kind = TENURE_ROOT_KIND_OTHER;
     tn_frozen_visit_slots(rt, root_slot, b);
     b->kind = TENURE_ROOT_KIND_FINALIZER;
@@ -210,6 +211,7 @@ void tn_prof_root_references(tenure_runtime *rt) {
 size_t tenure_generation_bounds(tenure_runtime *rt, tenure_generation_range *out, size_t max) {
     if (!rt)
         return 0;
+    TN_LOCKED(rt);
     size_t n = 0;
     for (size_t i = 0; i < rt->units_high; i++) {
         tn_region *r = &rt->regions[i];

@@ -1,6 +1,6 @@
-/* conservative.c - conservative scanning of the collecting thread's stack and registers.
+/* conservative.c - conservative scanning of the attached threads' stacks and registers.
  *
- * Every word on the stack (from the innermost frame, with the callee-saved registers pushed,
+ * Every word on a stack (from the innermost frame, with the callee-saved registers pushed,
  * to the stack's base) that points into an object of a condemned region, interior pointers
  * included, keeps that object alive and pins it for this GC: the program may hold raw
  * pointers in locals across a collection. Finding the object that contains an address uses
@@ -13,14 +13,16 @@
 
 #if defined(__GNUC__)
 #define TN_NOINLINE __attribute__((noinline))
-#define TN_NO_ASAN __attribute__((no_sanitize("address")))
+/* other threads' stacks are read while they are stopped (or in a blocking section, where
+ * they may still write their own non-object locals): not the sanitizers' business */
+#define TN_NO_ASAN __attribute__((no_sanitize("address", "thread")))
 #else
 #define TN_NOINLINE
 #define TN_NO_ASAN
 #endif
 
-/* The high end of the calling thread's stack, cached per thread. */
-static char *stack_high(tenure_runtime *rt) {
+/* The high end of the calling thread's stack when it is not attached (cached). */
+static char *unattached_stack_high(tenure_runtime *rt) {
     pthread_t self = pthread_self();
     if (rt->stack_high && pthread_equal(self, rt->stack_thread))
         return rt->stack_high;
@@ -74,9 +76,19 @@ TN_NOINLINE static void scan_from_here(tenure_runtime *rt, char *hi, bool condem
     (void)marker;
 }
 
-/* Push the callee-saved registers onto the stack, then scan from below them. */
-TN_NOINLINE void tn_roots_scan_conservative(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn, void *ctx) {
-    char *hi = stack_high(rt);
+/* Another thread, stopped: its stack from where it became SAFE up, and its registers then. */
+static void scan_stopped_thread(tenure_runtime *rt, tn_mutator *m, bool condemned_only, tn_conservative_fn fn,
+                                void *ctx) {
+    if (m->safe_sp && m->stack_high && m->safe_sp < m->stack_high)
+        scan_range(rt, m->safe_sp, m->stack_high, condemned_only, fn, ctx);
+    scan_range(rt, (char *)&m->safe_regs, (char *)(&m->safe_regs + 1), condemned_only, fn, ctx);
+}
+
+/* The calling thread: from where the GC was entered, or (outside a GC) from here, with the
+ * callee-saved registers pushed. */
+TN_NOINLINE static void scan_this_thread(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn, void *ctx) {
+    tn_mutator *self = tn_self(rt);
+    char *hi = self && self->stack_high ? self->stack_high : unattached_stack_high(rt);
     if (!hi)
         return;
     if (rt->scan_from && rt->scan_from < hi) { /* a GC: from where it was entered */
@@ -87,4 +99,18 @@ TN_NOINLINE void tn_roots_scan_conservative(tenure_runtime *rt, bool condemned_o
     __builtin_unwind_init();
     if (setjmp(regs) == 0)
         scan_from_here(rt, hi, condemned_only, fn, ctx);
+}
+
+/* The objects given to calls that wait for the instance lock are pinned whatever
+ * GCConservativeStack says (tn_lock_holding); stacks and registers only when it is set. */
+void tn_roots_scan_conservative(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn, void *ctx) {
+    for (tn_mutator *m = rt->mutators; m; m = m->next)
+        scan_range(rt, (char *)m->held, (char *)(m->held + 2), condemned_only, fn, ctx);
+    if (!rt->config.GCConservativeStack)
+        return;
+    tn_mutator *self = tn_self(rt);
+    for (tn_mutator *m = rt->mutators; m; m = m->next)
+        if (m != self && m->state == TN_MUT_SAFE)
+            scan_stopped_thread(rt, m, condemned_only, fn, ctx);
+    scan_this_thread(rt, condemned_only, fn, ctx);
 }

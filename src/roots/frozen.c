@@ -56,6 +56,7 @@ size_t tenure_frozen_object_init(tenure_runtime *rt, void *at, const tenure_type
 
 tenure_result tenure_register_frozen_segment(tenure_runtime *rt, void *start, size_t size) {
     static const char fn[] = "tenure_register_frozen_segment";
+    TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
     char *a = start, *b = (char *)start + size;

@@ -125,6 +125,7 @@ static bool valid_target(tenure_runtime *rt, void *obj, const char *fn) {
 
 tenure_handle *tenure_handle_new(tenure_runtime *rt, tenure_handle_kind kind, void *obj) {
     static const char fn[] = "tenure_handle_new";
+    TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!rt)
         return NULL;
     if ((unsigned)kind > TENURE_HANDLE_SIZED_REF) {
@@ -160,12 +161,14 @@ tenure_handle *tenure_handle_new(tenure_runtime *rt, tenure_handle_kind kind, vo
 }
 
 void *tenure_handle_get(tenure_runtime *rt, const tenure_handle *handle) {
+    TN_LOCKED(rt);
     tn_handle_slot *h = live_slot(rt, handle, "tenure_handle_get");
     return h ? h->object : NULL;
 }
 
 tenure_result tenure_handle_set(tenure_runtime *rt, tenure_handle *handle, void *obj) {
     static const char fn[] = "tenure_handle_set";
+    TN_LOCKED_HOLDING(rt, obj, NULL);
     tn_handle_slot *h = live_slot(rt, handle, fn);
     if (!h)
         return TENURE_INVALID_HANDLE;
@@ -177,6 +180,7 @@ tenure_result tenure_handle_set(tenure_runtime *rt, tenure_handle *handle, void 
 }
 
 tenure_result tenure_handle_free(tenure_runtime *rt, tenure_handle *handle) {
+    TN_LOCKED(rt);
     tn_handle_slot *h = live_slot(rt, handle, "tenure_handle_free");
     if (!h)
         return TENURE_INVALID_HANDLE;
@@ -188,7 +192,11 @@ tenure_result tenure_handle_free(tenure_runtime *rt, tenure_handle *handle) {
     return TENURE_OK;
 }
 
-size_t tenure_handle_count(const tenure_runtime *rt) { return rt ? rt->handle_count : 0; }
+size_t tenure_handle_count(const tenure_runtime *crt) {
+    tenure_runtime *rt = (tenure_runtime *)crt;
+    TN_LOCKED(rt);
+    return rt ? rt->handle_count : 0;
+}
 
 void tn_roots_visit_handle_slots(tenure_runtime *rt, uint32_t kind_mask, void (*fn)(tn_handle_slot *h, void *ctx),
                                  void *ctx) {
@@ -248,6 +256,7 @@ void tn_handles_prepare(tenure_runtime *rt) {
 
 tenure_handle *tenure_handle_new_dependent(tenure_runtime *rt, void *primary, void *secondary) {
     static const char fn[] = "tenure_handle_new_dependent";
+    TN_LOCKED_HOLDING(rt, primary, secondary);
     if (!rt)
         return NULL;
     if (!valid_target(rt, primary, fn) || !valid_target(rt, secondary, fn))
@@ -264,6 +273,7 @@ tenure_handle *tenure_handle_new_dependent(tenure_runtime *rt, void *primary, vo
 }
 
 void *tenure_handle_get_secondary(tenure_runtime *rt, const tenure_handle *handle) {
+    TN_LOCKED(rt);
     tn_handle_slot *h = live_slot(rt, handle, "tenure_handle_get_secondary");
     if (h && h->kind != TENURE_HANDLE_DEPENDENT) {
         tn_api_fail(rt, TENURE_INVALID_HANDLE, "tenure_handle_get_secondary", "not a dependent handle");
@@ -274,6 +284,7 @@ void *tenure_handle_get_secondary(tenure_runtime *rt, const tenure_handle *handl
 
 tenure_result tenure_handle_set_secondary(tenure_runtime *rt, tenure_handle *handle, void *secondary) {
     static const char fn[] = "tenure_handle_set_secondary";
+    TN_LOCKED_HOLDING(rt, secondary, NULL);
     tn_handle_slot *h = live_slot(rt, handle, fn);
     if (!h)
         return TENURE_INVALID_HANDLE;
@@ -287,6 +298,7 @@ tenure_result tenure_handle_set_secondary(tenure_runtime *rt, tenure_handle *han
 
 tenure_result tenure_handle_set_variable_kind(tenure_runtime *rt, tenure_handle *handle, tenure_handle_kind kind) {
     static const char fn[] = "tenure_handle_set_variable_kind";
+    TN_LOCKED(rt);
     tn_handle_slot *h = live_slot(rt, handle, fn);
     if (!h)
         return TENURE_INVALID_HANDLE;
@@ -300,6 +312,7 @@ tenure_result tenure_handle_set_variable_kind(tenure_runtime *rt, tenure_handle 
 }
 
 void tenure_set_refcount_callback(tenure_runtime *rt, tenure_refcount_fn fn, void *context) {
+    TN_LOCKED(rt);
     if (!rt)
         return;
     rt->refcount_fn = fn;
@@ -307,6 +320,7 @@ void tenure_set_refcount_callback(tenure_runtime *rt, tenure_refcount_fn fn, voi
 }
 
 uint64_t tenure_handle_sized_ref_bytes(tenure_runtime *rt, const tenure_handle *handle) {
+    TN_LOCKED(rt);
     tn_handle_slot *h = live_slot(rt, handle, "tenure_handle_sized_ref_bytes");
     return h && h->kind == TENURE_HANDLE_SIZED_REF ? h->sized_bytes : 0;
 }

@@ -11,6 +11,7 @@ void tenure__frame_pop_mismatch(tenure_runtime *rt, tenure_frame *frame) {
 
 tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slots, size_t count) {
     static const char fn[] = "tenure_root_area_add";
+    TN_LOCKED(rt);
     if (!rt)
         return NULL;
     if (!slots && count) {
@@ -31,6 +32,7 @@ tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slots, size_t 
 }
 
 tenure_result tenure_root_area_remove(tenure_runtime *rt, tenure_root_area *area) {
+    TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
     for (tenure_root_area **p = &rt->areas; *p; p = &(*p)->next)
@@ -46,6 +48,7 @@ tenure_result tenure_root_area_remove(tenure_runtime *rt, tenure_root_area *area
 
 tenure_root_scanner *tenure_root_scanner_add(tenure_runtime *rt, tenure_root_scan_fn scan, void *context) {
     static const char fn[] = "tenure_root_scanner_add";
+    TN_LOCKED(rt);
     if (!rt)
         return NULL;
     if (!scan) {
@@ -66,6 +69,7 @@ tenure_root_scanner *tenure_root_scanner_add(tenure_runtime *rt, tenure_root_sca
 }
 
 tenure_result tenure_root_scanner_remove(tenure_runtime *rt, tenure_root_scanner *scanner) {
+    TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
     for (tenure_root_scanner **p = &rt->scanners; *p; p = &(*p)->next)
@@ -85,9 +89,10 @@ void tn_roots_visit_stack(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
 }
 
 void tn_roots_visit_embedder(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
-    for (tenure_frame *f = rt->head.frames; f; f = f->prev)
-        for (size_t i = 0; i < f->count; i++)
-            fn(f->slots[i], ctx);
+    for (tn_mutator *m = rt->mutators; m; m = m->next)
+        for (tenure_frame *f = m->pub.frames; f; f = f->prev)
+            for (size_t i = 0; i < f->count; i++)
+                fn(f->slots[i], ctx);
     for (tenure_root_area *a = rt->areas; a; a = a->next)
         for (size_t i = 0; i < a->count; i++)
             fn(&a->slots[i], ctx);

@@ -308,6 +308,7 @@ static tenure_session *add_session(tenure_runtime *rt, struct tn_session *s) {
 tenure_session *tenure_session_start_listener(tenure_runtime *rt, uint64_t keywords, int level,
                                               tenure_event_listener listener, void *context) {
     static const char fn[] = "tenure_session_start_listener";
+    TN_LOCKED(rt);
     if (!rt)
         return NULL;
     if (!listener || check_level(level)) {
@@ -328,6 +329,7 @@ tenure_session *tenure_session_start_listener(tenure_runtime *rt, uint64_t keywo
 
 tenure_session *tenure_session_start_ctf(tenure_runtime *rt, uint64_t keywords, int level, const char *dir) {
     static const char fn[] = "tenure_session_start_ctf";
+    TN_LOCKED(rt);
     if (!rt)
         return NULL;
     if (!dir || check_level(level)) {
@@ -356,6 +358,7 @@ static struct tn_session **find_session(tenure_runtime *rt, const tenure_session
 }
 
 tenure_result tenure_session_stop(tenure_runtime *rt, tenure_session *session) {
+    TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
     struct tn_session **p = find_session(rt, session);
@@ -380,6 +383,7 @@ uint64_t tenure_session_discarded(const tenure_session *session) {
 }
 
 tenure_result tenure_session_flush(tenure_runtime *rt, tenure_session *session) {
+    TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
     struct tn_session **p = find_session(rt, session);

@@ -1,0 +1,395 @@
+/* threads.c - attached threads, the instance lock, and cooperative stop-the-world.
+ *
+ * Every thread that uses an instance is attached: it has a tn_mutator (its allocation context,
+ * its shadow stack, its stack bounds) in rt->mutators and in a thread-local list of its own
+ * attachments; tenure__current points at the one it used last, so the inline fast paths find
+ * it with one thread-local load and one compare.
+ *
+ * The instance lock (rt->lock) serialises every change of shared state. A collection holds it
+ * from the stop of the world to the restart, so a thread that holds the lock knows that no GC
+ * is running and none can start. Stopping the world is cooperative: the collecting thread sets
+ * head.stop_requested and waits until every other attached thread is SAFE. A thread is SAFE
+ * while it waits for the instance lock, stops at a safepoint (tenure_safepoint, the allocation
+ * slow path), waits inside the instance (tenure_wait_for_pending_finalizers, the finalizer
+ * thread's wait for work) or is in a blocking section. Before it becomes SAFE it saves its
+ * registers and the stack pointer of a frame that stays live while it is SAFE: the GC scans
+ * from there up (GCConservativeStack), and reads its shadow frames.
+ *
+ * Invariants:
+ *  T1 head.stop_requested is set only by the holder of rt->lock, and cleared before the lock
+ *     is released: a thread that acquires the lock never finds the world stopping.
+ *  T2 A mutator's state changes under rt->world_mx; while a GC runs, every attached thread
+ *     other than the collecting one is SAFE and touches no object, context or frame.
+ *  T3 A thread waits for rt->lock only while SAFE (if attached): no GC waits for a thread
+ *     that waits for the GC's lock.
+ */
+#include "runtime.h"
+#include <stdlib.h>
+
+/* The fast paths' view when the thread has not used any instance: its rt matches none. */
+static tenure__mutator nobody = {0, 0, NULL, (const struct tenure_runtime *)1};
+__thread tenure__mutator *tenure__current = &nobody;
+/* This thread's attachments (to any instance). */
+static __thread tn_mutator *my_attachments;
+/* A frame pushed by a thread that is not attached goes here (reported, never scanned). */
+static __thread tenure__mutator unattached;
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static uintptr_t me(void) { return (uintptr_t)pthread_self(); }
+
+/* ---- the instance lock ---- */
+
+bool tn_lock_held(const tenure_runtime *rt) {
+    return __atomic_load_n(&rt->lock_owner, __ATOMIC_RELAXED) == me();
+}
+
+/* The thread is about to stop touching objects: record its registers and the stack pointer
+ * of a live frame (the GC scans from there up), then tell a waiting collector. */
+static void become_safe(tenure_runtime *rt, tn_mutator *m, char *sp) {
+    getcontext(&m->safe_regs);
+    m->safe_sp = sp;
+    pthread_mutex_lock(&rt->world_mx);
+    m->state = TN_MUT_SAFE;
+    pthread_cond_broadcast(&rt->world_cv);
+    pthread_mutex_unlock(&rt->world_mx);
+}
+
+/* Back to RUNNING once no stop is in progress (the lock holder never waits: T1). */
+static void become_running(tenure_runtime *rt, tn_mutator *m) {
+    pthread_mutex_lock(&rt->world_mx);
+    while (__atomic_load_n(&rt->head.stop_requested, __ATOMIC_ACQUIRE) && !tn_lock_held(rt))
+        pthread_cond_wait(&rt->world_cv, &rt->world_mx);
+    m->state = TN_MUT_RUNNING;
+    pthread_mutex_unlock(&rt->world_mx);
+}
+
+/* SAFE for the duration of wait(rt, arg). Not inlined, so that this frame (with the
+ * callee-saved registers pushed into it) outlives the wait. */
+__attribute__((noinline)) static void while_safe(tenure_runtime *rt, tn_mutator *m,
+                                                 void (*wait)(tenure_runtime *, void *), void *arg) {
+    volatile char here = 0;
+    __builtin_unwind_init();
+    become_safe(rt, m, (char *)&here);
+    wait(rt, arg);
+    become_running(rt, m);
+    (void)here;
+}
+
+static void wait_for_lock(tenure_runtime *rt, void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&rt->lock);
+}
+
+void tn_lock(tenure_runtime *rt) {
+    if (!rt->locks_ready) /* being created or destroyed: one thread */
+        return;
+    if (tn_lock_held(rt)) {
+        rt->lock_depth++;
+        return;
+    }
+    if (pthread_mutex_trylock(&rt->lock) != 0) {
+        tn_mutator *m = tn_self(rt);
+        if (m && m->state == TN_MUT_RUNNING)
+            while_safe(rt, m, wait_for_lock, NULL);
+        else
+            pthread_mutex_lock(&rt->lock);
+    }
+    __atomic_store_n(&rt->lock_owner, me(), __ATOMIC_RELAXED);
+    rt->lock_depth = 1;
+}
+
+void tn_lock_holding(tenure_runtime *rt, const void *a, const void *b) {
+    tn_mutator *m = tn_lock_held(rt) ? NULL : tn_self(rt);
+    if (m) {
+        m->held[0] = a;
+        m->held[1] = b;
+    }
+    tn_lock(rt);
+    if (m)
+        m->held[0] = m->held[1] = NULL;
+}
+
+void tn_unlock(tenure_runtime *rt) {
+    if (!rt->locks_ready)
+        return;
+    if (--rt->lock_depth)
+        return;
+    __atomic_store_n(&rt->lock_owner, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&rt->lock);
+}
+
+static void wait_on_cond(tenure_runtime *rt, void *cond) {
+    __atomic_store_n(&rt->lock_owner, 0, __ATOMIC_RELAXED);
+    pthread_cond_wait((pthread_cond_t *)cond, &rt->lock);
+    __atomic_store_n(&rt->lock_owner, me(), __ATOMIC_RELAXED);
+}
+
+void tn_while_safe(tenure_runtime *rt, void (*wait)(tenure_runtime *, void *), void *arg) {
+    tn_mutator *m = tn_self(rt);
+    if (m && m->state == TN_MUT_RUNNING && !tn_lock_held(rt))
+        while_safe(rt, m, wait, arg);
+    else
+        wait(rt, arg);
+}
+
+void tn_wait_safe(tenure_runtime *rt, pthread_cond_t *cond) {
+    unsigned depth = rt->lock_depth;
+    tn_mutator *m = tn_self(rt);
+    if (m && m->state == TN_MUT_RUNNING)
+        while_safe(rt, m, wait_on_cond, cond);
+    else
+        wait_on_cond(rt, cond);
+    rt->lock_depth = depth;
+}
+
+/* ---- stopping the world ---- */
+
+static bool others_safe(tenure_runtime *rt, const tn_mutator *self) {
+    for (tn_mutator *m = rt->mutators; m; m = m->next)
+        if (m != self && m->state != TN_MUT_SAFE)
+            return false;
+    return true;
+}
+
+void tn_world_stop(tenure_runtime *rt) {
+    if (rt->world_stops++)
+        return;
+    tn_mutator *self = tn_self(rt);
+    pthread_mutex_lock(&rt->world_mx);
+    __atomic_store_n(&rt->head.stop_requested, 1, __ATOMIC_RELEASE);
+    while (!others_safe(rt, self))
+        pthread_cond_wait(&rt->world_cv, &rt->world_mx);
+    pthread_mutex_unlock(&rt->world_mx);
+}
+
+void tn_world_restart(tenure_runtime *rt) {
+    if (--rt->world_stops)
+        return;
+    pthread_mutex_lock(&rt->world_mx);
+    __atomic_store_n(&rt->head.stop_requested, 0, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&rt->world_cv);
+    pthread_mutex_unlock(&rt->world_mx);
+}
+
+static void wait_for_restart(tenure_runtime *rt, void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&rt->world_mx);
+    while (__atomic_load_n(&rt->head.stop_requested, __ATOMIC_ACQUIRE))
+        pthread_cond_wait(&rt->world_cv, &rt->world_mx);
+    pthread_mutex_unlock(&rt->world_mx);
+}
+
+void tenure__safepoint_slow(tenure_runtime *rt) {
+    tn_mutator *m = rt ? tn_self(rt) : NULL;
+    if (m && m->state == TN_MUT_RUNNING && !tn_lock_held(rt))
+        while_safe(rt, m, wait_for_restart, NULL);
+}
+
+/* A blocking section: the thread stays SAFE until it leaves. */
+void tenure_blocking_enter(tenure_runtime *rt) {
+    tn_mutator *m = rt ? tn_self(rt) : NULL;
+    if (!m) {
+        if (rt)
+            tn_api_fail(rt, TENURE_STATE, "tenure_blocking_enter", "the calling thread is not attached");
+        return;
+    }
+    if (m->state != TN_MUT_RUNNING || tn_lock_held(rt)) {
+        tn_api_fail(rt, TENURE_STATE, "tenure_blocking_enter",
+                    m->state != TN_MUT_RUNNING ? "already in a blocking section" : "called from inside the instance");
+        return;
+    }
+    /* the caller's frames above this one hold what the thread keeps across the section; its
+     * registers are saved in m->safe_regs */
+    volatile char here = 0;
+    become_safe(rt, m, (char *)&here);
+}
+
+void tenure_blocking_leave(tenure_runtime *rt) {
+    tn_mutator *m = rt ? tn_self(rt) : NULL;
+    if (!m || m->state != TN_MUT_SAFE) {
+        if (rt)
+            tn_api_fail(rt, TENURE_STATE, "tenure_blocking_leave", "not in a blocking section");
+        return;
+    }
+    become_running(rt, m);
+}
+
+/* ---- attaching ---- */
+
+tn_mutator *tn_self(tenure_runtime *rt) {
+    tn_mutator *m = (tn_mutator *)tenure__current;
+    if (m->pub.rt == rt)
+        return m;
+    for (m = my_attachments; m; m = m->next_of_thread)
+        if (m->rt == rt) {
+            tenure__current = &m->pub;
+            return m;
+        }
+    return NULL;
+}
+
+tenure__mutator *tenure__mutator_of(tenure_runtime *rt) {
+    tn_mutator *m = rt ? tn_self(rt) : NULL;
+    if (m)
+        return &m->pub;
+    if (rt)
+        tn_api_fail(rt, TENURE_STATE, "TENURE_FRAME", "the calling thread is not attached to this instance");
+    unattached.frames = NULL;
+    return &unattached;
+}
+
+static char *stack_base(void) {
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return NULL;
+    int err = pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+    return err ? NULL : (char *)addr + size;
+}
+
+/* A thread that exits while attached is detached (its attachments are freed with it). */
+static void detach_at_exit(void *unused) {
+    (void)unused;
+    while (my_attachments) {
+        tn_mutator *m = my_attachments;
+        m->attach_count = 1;
+        tn_mutator_detach(m->rt, m);
+    }
+}
+
+static void make_exit_key(void) { pthread_key_create(&exit_key, detach_at_exit); }
+
+tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer) {
+    tn_mutator *m = tn_self(rt);
+    if (m) {
+        m->attach_count++;
+        return m;
+    }
+    pthread_once(&exit_key_once, make_exit_key);
+    m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->rt = rt;
+    m->pub.rt = rt;
+    m->thread = pthread_self();
+    m->attach_count = 1;
+    m->finalizer = finalizer;
+    m->stack_high = stack_base();
+    m->state = TN_MUT_RUNNING;
+    tn_lock(rt); /* not SAFE yet: the GC does not know this thread until it is in the list */
+    m->next = rt->mutators;
+    rt->mutators = m;
+    rt->mutator_count++;
+    tn_unlock(rt);
+    m->next_of_thread = my_attachments;
+    my_attachments = m;
+    pthread_setspecific(exit_key, (void *)1);
+    tenure__current = &m->pub;
+    return m;
+}
+
+void tn_mutator_detach(tenure_runtime *rt, tn_mutator *m) {
+    if (--m->attach_count)
+        return;
+    tn_lock(rt);
+    tn_alloc_reset_context(rt, m);
+    for (tn_mutator **p = &rt->mutators; *p; p = &(*p)->next)
+        if (*p == m) {
+            *p = m->next;
+            break;
+        }
+    rt->mutator_count--;
+    tn_unlock(rt);
+    for (tn_mutator **p = &my_attachments; *p; p = &(*p)->next_of_thread)
+        if (*p == m) {
+            *p = m->next_of_thread;
+            break;
+        }
+    if (tenure__current == &m->pub)
+        tenure__current = &nobody;
+    free(m);
+}
+
+tenure_result tenure_thread_attach(tenure_runtime *rt) {
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
+    return tn_mutator_attach(rt, false) ? TENURE_OK
+                                        : tn_api_fail(rt, TENURE_NOMEM, "tenure_thread_attach", "out of memory");
+}
+
+tenure_result tenure_thread_detach(tenure_runtime *rt) {
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
+    tn_mutator *m = tn_self(rt);
+    if (!m)
+        return tn_api_fail(rt, TENURE_STATE, "tenure_thread_detach", "the calling thread is not attached");
+    if (m->state != TN_MUT_RUNNING || tn_lock_held(rt))
+        return tn_api_fail(rt, TENURE_STATE, "tenure_thread_detach",
+                           "called from a blocking section or from inside the instance");
+    if (m->finalizer)
+        return tn_api_fail(rt, TENURE_STATE, "tenure_thread_detach", "the finalizer thread belongs to the instance");
+    tn_mutator_detach(rt, m);
+    return TENURE_OK;
+}
+
+size_t tenure_thread_count(tenure_runtime *rt) {
+    if (!rt)
+        return 0;
+    TN_LOCKED(rt);
+    return rt->mutator_count;
+}
+
+bool tn_threads_init(tenure_runtime *rt) {
+    if (pthread_mutex_init(&rt->lock, NULL))
+        return false;
+    if (pthread_mutex_init(&rt->world_mx, NULL)) {
+        pthread_mutex_destroy(&rt->lock);
+        return false;
+    }
+    pthread_cond_init(&rt->world_cv, NULL);
+    pthread_cond_init(&rt->fin_work, NULL);
+    pthread_cond_init(&rt->fin_idle, NULL);
+    rt->locks_ready = true;
+    return tn_mutator_attach(rt, false) != NULL;
+}
+
+bool tn_threads_may_destroy(tenure_runtime *rt) {
+    if (!rt->locks_ready)
+        return true;
+    tn_mutator *self = tn_self(rt);
+    size_t others = 0;
+    {
+        TN_LOCKED(rt);
+        for (tn_mutator *m = rt->mutators; m; m = m->next)
+            others += m != self && !m->finalizer;
+    }
+    if (others)
+        tn_api_fail(rt, TENURE_STATE, "tenure_destroy",
+                    "%zu other thread(s) still attached: the instance is left alive (detach them first)", others);
+    return others == 0;
+}
+
+void tn_threads_destroy(tenure_runtime *rt) {
+    if (!rt->locks_ready)
+        return;
+    tn_mutator *self = tn_self(rt);
+    if (self) {
+        self->attach_count = 1;
+        tn_mutator_detach(rt, self);
+    }
+    while (rt->mutators) { /* threads that are gone (the finalizer thread is joined) */
+        tn_mutator *m = rt->mutators;
+        rt->mutators = m->next;
+        free(m);
+    }
+    pthread_cond_destroy(&rt->fin_idle);
+    pthread_cond_destroy(&rt->fin_work);
+    pthread_cond_destroy(&rt->world_cv);
+    pthread_mutex_destroy(&rt->world_mx);
+    pthread_mutex_destroy(&rt->lock);
+    rt->locks_ready = false;
+}
