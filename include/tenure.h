@@ -480,6 +480,16 @@ TENURE_API uint32_t tenure_identity_hash(tenure_runtime *rt, const void *obj);
  * tenure_blocking_enter/leave and touches no object in between. A thread that exits while
  * attached is detached. Using an instance from a thread that is not attached is reported
  * (TENURE_STATE) and the allocation fails. No signals are used.
+ *
+ * Every call into the instance may be a safepoint (it may wait for a collection another
+ * thread runs), so, as across an allocation, a pointer held only in a C local may be stale
+ * after it unless GCConservativeStack (the default) pins what the thread's stack and registers
+ * point to; the objects passed as arguments to the call itself are always kept in place. The
+ * error hook, the GC callback, profiler callbacks, root scanners and the refcount callback run
+ * with the instance locked: they must not wait for another thread that uses the instance.
+ * tenure_destroy refuses (TENURE_STATE, the instance stays) while a thread other than the
+ * caller and the finalizer thread is attached. Threads that allocate share nothing on the
+ * fast paths: each has its own region to bump through.
  * ---------------------------------------------------------------------------------------- */
 TENURE_API tenure_result tenure_thread_attach(tenure_runtime *rt);
 TENURE_API tenure_result tenure_thread_detach(tenure_runtime *rt);
