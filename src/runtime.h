@@ -440,6 +440,8 @@ tn_mutator *tn_self(tenure_runtime *rt);
 /* The instance lock (recursive for its holder). Waiting for it is a safepoint. */
 void tn_lock(tenure_runtime *rt);
 void tn_unlock(tenure_runtime *rt);
+/* The lock if it is free (or held by the caller): never a safepoint. */
+bool tn_trylock(tenure_runtime *rt);
 bool tn_lock_held(const tenure_runtime *rt);
 /* Run wait(rt, arg) (a join, a wait for something outside the instance) as a safepoint:
  * a GC may run meanwhile. Without rt->lock held. */

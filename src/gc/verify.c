@@ -152,29 +152,45 @@ tenure_result tenure_verify_heap(tenure_runtime *rt) {
     return problems ? TENURE_HEAP_CORRUPT : TENURE_OK;
 }
 
-/* The checked write barrier (HeapVerify): the slot must lie inside obj, obj must be an
- * object and value NULL, an object, or outside the heap. */
-void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *value) {
-    static const char fn[] = "tenure_write_ref";
-    TN_LOCKED_HOLDING(rt, obj, value);
-    if (!tenure_is_object(rt, obj)) {
-        tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "%p is not an object of this instance", obj);
-        return;
-    }
-    if ((char *)slot < (char *)obj + sizeof(tenure_header) || (char *)slot + sizeof(void *) > (char *)obj + tn_obj_size(obj)) {
-        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "slot %p is not inside object %p", slot, obj);
-        return;
-    }
-    if (value && tn_in_range(rt, value) && !tenure_is_object(rt, value)) {
-        tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "stored value %p is not an object of this instance", value);
-        return;
-    }
+static void store_with_barrier(tenure_runtime *rt, void *slot, void *value) {
     *(void **)slot = value;
     tenure__head *h = &rt->head;
     uintptr_t v = (uintptr_t)value - h->heap_base, s = (uintptr_t)slot - h->heap_base;
-    if (v < h->heap_size && s < h->heap_size && h->unit_gen[v >> h->unit_shift] < h->unit_gen[s >> h->unit_shift])
-    {
+    if (v < h->heap_size && s < h->heap_size && h->unit_gen[v >> h->unit_shift] < h->unit_gen[s >> h->unit_shift]) {
         __atomic_store_n(&h->cards[s >> TENURE__CARD_SHIFT], 1, __ATOMIC_RELAXED);
         __atomic_store_n(&h->card_bundles[s >> TENURE__BUNDLE_SHIFT], 1, __ATOMIC_RELAXED);
     }
+}
+
+/* Checked with the instance lock held: the slot must lie inside obj, obj must be an object
+ * and value NULL, an object, or outside the heap. */
+static bool barrier_arguments_valid(tenure_runtime *rt, void *obj, void *slot, void *value) {
+    static const char fn[] = "tenure_write_ref";
+    if (!tenure_is_object(rt, obj)) {
+        tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "%p is not an object of this instance", obj);
+        return false;
+    }
+    if ((char *)slot < (char *)obj + sizeof(tenure_header) || (char *)slot + sizeof(void *) > (char *)obj + tn_obj_size(obj)) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "slot %p is not inside object %p", slot, obj);
+        return false;
+    }
+    if (value && tn_in_range(rt, value) && !tenure_is_object(rt, value)) {
+        tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "stored value %p is not an object of this instance", value);
+        return false;
+    }
+    return true;
+}
+
+/* The checked write barrier (HeapVerify). The inline barrier is never a safepoint, so neither
+ * is this: the arguments are checked only when the instance lock is free at once (another
+ * thread holding it means the store goes unchecked; the verifier still checks its card at
+ * the next GC). */
+void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *value) {
+    if (tn_trylock(rt)) {
+        bool valid = barrier_arguments_valid(rt, obj, slot, value);
+        tn_unlock(rt);
+        if (!valid)
+            return;
+    }
+    store_with_barrier(rt, slot, value);
 }

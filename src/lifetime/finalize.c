@@ -215,9 +215,9 @@ void tn_finalize_stop_thread(tenure_runtime *rt) {
         return;
     {
         TN_LOCKED(rt);
-        if (!rt->config.GCFinalizeOnShutdown)
-            while (!queue_empty(rt)) /* discarded */
-                entry_done(rt);
+        if (!rt->config.GCFinalizeOnShutdown) /* discarded; a running one stays queued (F3) */
+            for (size_t i = rt->ready_head + (rt->fin_runner ? 1 : 0); i < rt->ready.count; i++)
+                entries(&rt->ready)[i] = NULL;
         rt->fin_stop = true;
         pthread_cond_signal(&rt->fin_work);
     }

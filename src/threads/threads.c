@@ -100,6 +100,20 @@ void tn_lock(tenure_runtime *rt) {
     rt->lock_depth = 1;
 }
 
+bool tn_trylock(tenure_runtime *rt) {
+    if (!rt->locks_ready)
+        return true;
+    if (tn_lock_held(rt)) {
+        rt->lock_depth++;
+        return true;
+    }
+    if (pthread_mutex_trylock(&rt->lock) != 0)
+        return false;
+    __atomic_store_n(&rt->lock_owner, me(), __ATOMIC_RELAXED);
+    rt->lock_depth = 1;
+    return true;
+}
+
 void tn_lock_holding(tenure_runtime *rt, const void *a, const void *b) {
     tn_mutator *m = tn_lock_held(rt) ? NULL : tn_self(rt);
     if (m) {
