@@ -44,12 +44,13 @@ test-asan: deps
 
 # Every benchmark, tenure against the Boehm collector and malloc/free in the same run:
 # writes bench/RESULTS.md (about 3 minutes; run it on a quiet machine).
-# ThreadSanitizer over the code that has threads today: the trace writer thread, several
-# instances on several threads, profilers and the object tracker.
+# ThreadSanitizer over the code that has threads: attached mutator threads and the finalizer
+# thread, the trace writer thread, several instances on several threads, lifetime services,
+# profilers and the object tracker.
 test-tsan: deps
 	cmake -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DTENURE_TSAN=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD)/tsan -j $(JOBS)
-	cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j 1 --output-on-failure -R 'event|trace|two_instances|profiler|objtrack'
+	cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|objtrack'
 
 bench: build
 	bench/run_all.sh --bindir $(BUILD)/release/bench
