@@ -9,9 +9,14 @@
  * offsets are copied), non-objects (malloc'd memory, interior pointers, NULL, stack), frames
  * popped out of order or twice, root areas/scanners removed twice, tenure_collect with a bad
  * generation or from inside a collection, invalid configurations, GCHeapHardLimit (NOMEM,
- * then recovery), tenure_strerror for every code, and a NULL hook.
+ * then recovery), tenure_strerror for every code, a NULL hook, and threads (blocking sections
+ * left without entering or entered twice, allocation inside one, detaching an unattached
+ * thread, the finalizer thread or from a blocking section, tenure_wait_for_pending_finalizers
+ * from a finalizer).
  */
 #include "test_util.h"
+
+#include <pthread.h>
 
 _Static_assert(TENURE_HANDLE_WEAK_SHORT == 0, "kind numbers are .NET's");
 _Static_assert(TENURE_HANDLE_WEAK_LONG == 1, "kind numbers are .NET's");
@@ -467,6 +472,86 @@ static void test_roots_and_collect(void) {
     TT_CHECK_RESULT(tenure_root_scanner_remove(rt, s), TENURE_OK);
 }
 
+/* ------------------------------------------------------------------ threads */
+static tenure_result fin_wait_result = TENURE_OK;
+static void waiting_finalizer(tenure_runtime *r, void *obj) {
+    (void)obj;
+    fin_wait_result = tenure_wait_for_pending_finalizers(r);
+}
+
+static void *detach_unattached(void *arg) {
+    (void)arg;
+    arm();
+    TT_CHECK_RESULT(tenure_thread_detach(rt), TENURE_STATE);
+    EXPECT(TENURE_STATE, "tenure_thread_detach");
+    arm();
+    tenure_blocking_enter(rt);
+    EXPECT(TENURE_STATE, "tenure_blocking_enter");
+    return NULL;
+}
+
+static void test_threads(void) {
+    arm();
+    tenure_blocking_leave(rt);
+    EXPECT(TENURE_STATE, "tenure_blocking_leave");
+    arm();
+    tenure_blocking_enter(rt);
+    EXPECT_QUIET();
+    tenure_blocking_enter(rt);
+    EXPECT(TENURE_STATE, "tenure_blocking_enter");
+    arm();
+    TT_CHECK(tenure_alloc_array(rt, bytes_t, 8) == NULL, "allocation inside a blocking section");
+    EXPECT(TENURE_STATE, "tenure_alloc_array");
+    arm();
+    TT_CHECK_RESULT(tenure_thread_detach(rt), TENURE_STATE);
+    EXPECT(TENURE_STATE, "tenure_thread_detach");
+    arm();
+    tenure_blocking_leave(rt);
+    EXPECT_QUIET();
+    TT_CHECK(tenure_alloc_array(rt, bytes_t, 8) != NULL, "allocation after the blocking section");
+
+    pthread_t th;
+    TT_CHECK(pthread_create(&th, NULL, detach_unattached, NULL) == 0);
+    TT_CHECK(pthread_join(th, NULL) == 0);
+
+    /* a finalizer that waits for the finalizers (mode 1: it runs here) */
+    tenure_type_desc d = {.name = "waiter", .size = 16, .flags = TENURE_TYPE_FINALIZABLE, .finalize = waiting_finalizer};
+    const tenure_type *waiter_t = tenure_type_register(rt, &d);
+    TT_CHECK(waiter_t != NULL);
+    TT_CHECK(tenure_alloc(rt, waiter_t) != NULL);
+    TT_CHECK_RESULT(tenure_collect(rt, 2, 0), TENURE_OK);
+    arm();
+    TT_CHECK(tenure_run_pending_finalizers(rt) >= 1, "the waiting finalizer did not run");
+    TT_CHECK(fin_wait_result == TENURE_STATE, "tenure_wait_for_pending_finalizers from a finalizer returned %d",
+             (int)fin_wait_result);
+    EXPECT(TENURE_STATE, "tenure_wait_for_pending_finalizers");
+}
+
+/* With GCFinalizeMode 0, a finalizer (on the finalizer thread) may not detach that thread. */
+static tenure_result fin_detach_result = TENURE_OK;
+static int fin_detach_ran;
+static void detaching_finalizer(tenure_runtime *r, void *obj) {
+    (void)obj;
+    fin_detach_result = tenure_thread_detach(r);
+    __atomic_store_n(&fin_detach_ran, 1, __ATOMIC_RELEASE);
+}
+
+static void test_finalizer_thread_detach(void) {
+    tenure_config cfg;
+    tt_config(&cfg);
+    cfg.GCFinalizeMode = 0;
+    tt_errlog log = {0};
+    tenure_runtime *r = tt_create(&cfg, &log);
+    tenure_type_desc d = {.name = "detacher", .size = 16, .flags = TENURE_TYPE_FINALIZABLE, .finalize = detaching_finalizer};
+    const tenure_type *t = tenure_type_register(r, &d);
+    TT_CHECK(t != NULL && tenure_alloc(r, t) != NULL);
+    TT_CHECK_RESULT(tenure_wait_for_pending_finalizers(r), TENURE_OK);
+    TT_CHECK(__atomic_load_n(&fin_detach_ran, __ATOMIC_ACQUIRE), "the finalizer did not run");
+    TT_CHECK(fin_detach_result == TENURE_STATE, "the finalizer thread detached itself (%d)", (int)fin_detach_result);
+    TT_CHECK(tenure_thread_count(r) == 2, "%zu threads attached", tenure_thread_count(r));
+    tenure_destroy(r);
+}
+
 /* ------------------------------------------------------------------ configuration */
 static void test_bad_config(void) {
     tenure_config cfg;
@@ -618,6 +703,7 @@ int main(void) {
     tenure_result r = TENURE_NOMEM;
     tenure_config cfg;
     tt_config(&cfg); /* precise: the frame test checks that a popped frame's object dies */
+    cfg.GCFinalizeMode = 1; /* finalizers run here, when the test says */
     rt = tenure_create(&cfg, &r);
     TT_CHECK(rt != NULL && r == TENURE_OK);
     tenure_set_error_hook(rt, tt_hook, &log_);
@@ -635,6 +721,8 @@ int main(void) {
     test_frames();
     test_roots_and_collect();
     test_null_hook();
+    test_threads();
+    test_finalizer_thread_detach();
     test_bad_config();
     TT_CHECK_RESULT(tenure_verify_heap(rt), TENURE_OK);
     tenure_destroy(rt);
