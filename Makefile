@@ -20,7 +20,7 @@ build: deps
 TRACE ?= $(BUILD)/trace
 run: build
 	rm -rf $(TRACE)
-	TENURE_TRACE=$(TRACE) $(BUILD)/release/tools/tenure-sim
+	TENURE_TRACE=$(TRACE) $(BUILD)/release/tools/tenure-sim --threads 2
 	$(BUILD)/release/tools/tenure-report/tenure-report $(TRACE) || test $$? -eq 3
 
 # Everything CI runs: the suite in a release build (plain and with HeapVerify + GCStress),

@@ -1,13 +1,15 @@
 #define _POSIX_C_SOURCE 200809L
 /* tenure-sim - a workload simulator in the spirit of .NET's GCPerfSim.
  *
- * It allocates objects of random sizes, keeps a fixed amount of live data in a table of
- * survivors (every Nth object replaces a random older survivor, which then dies), optionally
- * links survivors to each other through the write barrier, pins some, and puts a share of the
- * allocations on the large and pinned object heaps. At the end it checks every survivor's
- * contents and prints a GC report from the collector's own statistics. */
+ * Each of --threads mutator threads (attached to one instance) allocates objects of random
+ * sizes, keeps its share of the live data in its own table of survivors (every Nth object
+ * replaces a random older survivor, which then dies), optionally links survivors to each
+ * other through the write barrier, pins some, and puts a share of the allocations on the
+ * large and pinned object heaps. At the end every thread checks its survivors' contents and
+ * the main thread prints a GC report from the collector's own statistics. */
 #include <tenure.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,15 +55,18 @@ static const preset presets[] = {
 };
 #define NPRESETS (sizeof presets / sizeof presets[0])
 
-/* xorshift64* */
-static unsigned long long rng_state;
-static unsigned long long rnd(void) {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717ull;
+/* xorshift64* (one state per thread) */
+static unsigned long long rnd(unsigned long long *state) {
+    unsigned long long x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 2685821657736338717ull;
 }
-static size_t rnd_range(size_t lo, size_t hi) { return lo + (size_t)(rnd() % (hi - lo + 1)); }
+static size_t rnd_range(unsigned long long *state, size_t lo, size_t hi) {
+    return lo + (size_t)(rnd(state) % (hi - lo + 1));
+}
 
 static double now_s(void) {
     struct timespec ts;
@@ -88,46 +93,68 @@ static void trace_obj(void *p, tenure_visitor *v) {
 static size_t payload_words(const obj *o) { return tenure_array_length(o) - 3; }
 static uint64_t word_for(uint64_t id, size_t i) { return id * 0x9E3779B97F4A7C15ull + i; }
 
+/* What the threads share: the instance, its types, the GC pauses (written by the GC callback,
+ * which runs with the world stopped). */
 typedef struct sim {
     sim_opts o;
     tenure_runtime *rt;
     const tenure_type *node, *fnode;
     const tenure_type *table_type;
-    void *table_obj; /* a reference array on the pinned heap: survivors live in the heap */
-    obj **table;     /* its elements */
-    tenure_handle **pins;
-    size_t table_len;
-    uint64_t next_id, allocs, bytes;
     double *pauses;
     size_t npauses, cap_pauses;
-    uint64_t seen_gcs;
+    uint64_t seen_gcs;    /* atomic: read by the progress line */
 } sim;
 
-/* Finalizers check the object they get and count (the callback has no context: a tool's
- * static is fine here). */
+/* One mutator thread: its survivor table (a reference array on the pinned heap held by a
+ * strong handle), its pins and its counters. */
+typedef struct worker {
+    sim *s;
+    unsigned index;
+    pthread_t thread;
+    unsigned long long rng;
+    void *table_obj;
+    obj **table; /* its elements */
+    tenure_handle *table_root;
+    tenure_handle **pins;
+    size_t table_len;
+    uint64_t next_id, allocs;
+    uint64_t bytes; /* atomic: read by the progress line */
+    int ok, done;   /* done: atomic */
+} worker;
+
+/* Finalizers check the object they get and count; they run on the finalizer thread (the
+ * callback has no context: a tool's statics are fine here). */
 static uint64_t g_finalized, g_finalized_bad;
 static void finalize_obj(tenure_runtime *rt, void *p) {
     obj *o = p;
     (void)rt;
-    g_finalized++;
+    __atomic_fetch_add(&g_finalized, 1, __ATOMIC_RELAXED);
     for (size_t i = 0; i < payload_words(o) && i < 8; i++)
-        g_finalized_bad += o->payload[i] != word_for(o->id, i);
+        if (o->payload[i] != word_for(o->id, i))
+            __atomic_fetch_add(&g_finalized_bad, 1, __ATOMIC_RELAXED);
 }
 
-static obj *make(sim *s, size_t bytes, int where) {
+/* Object ids are unique across threads: thread i numbers i, i + T, i + 2T, ... */
+static uint64_t next_id(worker *w) {
+    w->next_id += w->s->o.threads;
+    return w->next_id;
+}
+
+static obj *make(worker *w, size_t bytes, int where) {
+    sim *s = w->s;
     size_t words = bytes / 8 < 5 ? 5 : bytes / 8;
     size_t len = words - 2; /* header + length are 2 words */
-    const tenure_type *t = s->o.finalize_every && s->allocs % s->o.finalize_every == 0 ? s->fnode : s->node;
+    const tenure_type *t = s->o.finalize_every && w->allocs % s->o.finalize_every == 0 ? s->fnode : s->node;
     obj *o = where == 2 ? tenure_alloc_array_pinned(s->rt, t, len) : tenure_alloc_array(s->rt, t, len);
     if (!o) {
         fprintf(stderr, "tenure-sim: allocation failed: %s\n", tenure_strerror(tenure_last_error(s->rt)));
         exit(1);
     }
-    o->id = ++s->next_id;
+    o->id = next_id(w);
     for (size_t i = 0; i < payload_words(o) && i < 8; i++)
         o->payload[i] = word_for(o->id, i);
-    s->allocs++;
-    s->bytes += 16 + len * 8; /* the array's size: header, length, elements */
+    w->allocs++;
+    __atomic_store_n(&w->bytes, w->bytes + 16 + len * 8, __ATOMIC_RELAXED); /* header, length, elements */
     return o;
 }
 
@@ -144,50 +171,53 @@ static void on_gc(tenure_runtime *rt, const tenure_gc_info *info, void *context)
         s->cap_pauses = cap;
     }
     s->pauses[s->npauses++] = info->pause_ns / 1e6;
-    s->seen_gcs = info->index;
+    __atomic_store_n(&s->seen_gcs, info->index, __ATOMIC_RELAXED);
 }
 
-static void step(sim *s) {
-    double r = (double)(rnd() % 1000000) / 1e6;
+static void step(worker *w) {
+    sim *s = w->s;
+    double r = (double)(rnd(&w->rng) % 1000000) / 1e6;
     int where = r < s->o.large_share ? 1 : r < s->o.large_share + s->o.pinned_share ? 2 : 0;
-    size_t size = where == 1 ? rnd_range(s->o.large_min, s->o.large_max) : rnd_range(s->o.small_min, s->o.small_max);
-    obj *o = make(s, size, where);
-    if (s->allocs % s->o.survive_every)
+    size_t size = where == 1 ? rnd_range(&w->rng, s->o.large_min, s->o.large_max)
+                             : rnd_range(&w->rng, s->o.small_min, s->o.small_max);
+    obj *o = make(w, size, where);
+    if (w->allocs % s->o.survive_every)
         return; /* garbage */
-    size_t slot = (size_t)(rnd() % s->table_len);
+    size_t slot = (size_t)(rnd(&w->rng) % w->table_len);
     if (s->o.refs) {
-        obj *a = s->table[rnd() % s->table_len], *b = s->table[rnd() % s->table_len];
+        obj *a = w->table[rnd(&w->rng) % w->table_len], *b = w->table[rnd(&w->rng) % w->table_len];
         tenure_write_ref(s->rt, o, &o->ref[0], a);
         tenure_write_ref(s->rt, o, &o->ref[1], b);
-        obj *old = s->table[rnd() % s->table_len];
+        obj *old = w->table[rnd(&w->rng) % w->table_len];
         if (old)
             tenure_write_ref(s->rt, old, &old->ref[1], o); /* old-to-young */
     }
-    tenure_write_ref(s->rt, s->table_obj, &s->table[slot], o);
-    if (s->pins) {
-        if (s->pins[slot]) {
-            tenure_handle_free(s->rt, s->pins[slot]);
-            s->pins[slot] = NULL;
+    tenure_write_ref(s->rt, w->table_obj, &w->table[slot], o);
+    if (w->pins) {
+        if (w->pins[slot]) {
+            tenure_handle_free(s->rt, w->pins[slot]);
+            w->pins[slot] = NULL;
         }
-        if (s->o.pin_every && (s->next_id / s->o.survive_every) % s->o.pin_every == 0)
-            s->pins[slot] = tenure_handle_new(s->rt, TENURE_HANDLE_PINNED, o);
+        if (s->o.pin_every && (w->allocs / s->o.survive_every) % s->o.pin_every == 0)
+            w->pins[slot] = tenure_handle_new(s->rt, TENURE_HANDLE_PINNED, o);
     }
 }
 
-static int check(sim *s) {
+static int check(worker *w) {
+    tenure_runtime *rt = w->s->rt;
     size_t bad = 0;
-    for (size_t i = 0; i < s->table_len; i++) {
-        obj *o = s->table[i];
+    for (size_t i = 0; i < w->table_len; i++) {
+        obj *o = w->table[i];
         if (!o)
             continue;
-        if (!tenure_is_object(s->rt, o)) {
+        if (!tenure_is_object(rt, o)) {
             bad++;
             continue;
         }
-        for (size_t w = 0; w < payload_words(o) && w < 8; w++)
-            bad += o->payload[w] != word_for(o->id, w);
+        for (size_t k = 0; k < payload_words(o) && k < 8; k++)
+            bad += o->payload[k] != word_for(o->id, k);
         for (int k = 0; k < 2; k++)
-            bad += o->ref[k] && !tenure_is_object(s->rt, o->ref[k]);
+            bad += o->ref[k] && !tenure_is_object(rt, o->ref[k]);
     }
     return bad == 0;
 }
@@ -199,27 +229,135 @@ static int cmp_double(const void *a, const void *b) {
 
 static double pct(double *v, size_t n, double p) { return n ? v[(size_t)((n - 1) * p + 0.5)] : 0; }
 
-static void progress(const sim *s, double elapsed, int final) {
-    double frac = s->o.seconds > 0 ? elapsed / s->o.seconds : s->bytes / (s->o.total_mb * 1048576.0);
+static uint64_t bytes_allocated(const worker *ws, unsigned n) {
+    uint64_t b = 0;
+    for (unsigned i = 0; i < n; i++)
+        b += __atomic_load_n(&ws[i].bytes, __ATOMIC_RELAXED);
+    return b;
+}
+
+static void progress(const sim *s, uint64_t bytes, double elapsed, int final) {
+    double frac = s->o.seconds > 0 ? elapsed / s->o.seconds : bytes / (s->o.total_mb * 1048576.0);
+    unsigned long long gcs = __atomic_load_n(&s->seen_gcs, __ATOMIC_RELAXED);
     if (frac > 1)
         frac = 1;
     if (isatty(STDERR_FILENO)) {
         int w = 30, f = (int)(frac * w);
         fprintf(stderr, "\r[%.*s%*s] %3.0f%% %8.0f MB allocated, %llu GCs", f, "##############################",
-                w - f, "", frac * 100, s->bytes / 1048576.0, (unsigned long long)s->seen_gcs);
+                w - f, "", frac * 100, bytes / 1048576.0, gcs);
         if (final)
             fputc('\n', stderr);
     } else {
-        fprintf(stderr, "progress: %3.0f%% %.0f MB allocated, %llu GCs\n", frac * 100, s->bytes / 1048576.0,
-                (unsigned long long)s->seen_gcs);
+        fprintf(stderr, "progress: %3.0f%% %.0f MB allocated, %llu GCs\n", frac * 100, bytes / 1048576.0, gcs);
     }
+}
+
+/* A worker's survivor table: its share of the live data. */
+static void worker_setup(worker *w, sim *s, unsigned index) {
+    const sim_opts *o = &s->o;
+    w->s = s;
+    w->index = index;
+    w->rng = (o->seed * 0x2545F4914F6CDD1Dull + 1) ^ (index * 0x9E3779B97F4A7C15ull);
+    w->next_id = index; /* ids index + T, index + 2T, ... */
+    double avg = (o->small_min + o->small_max) / 2.0;
+    w->table_len = (size_t)(o->live_mb / o->threads * 1048576.0 / avg);
+    if (w->table_len < 16)
+        w->table_len = 16;
+    w->table_obj = tenure_alloc_array_pinned(s->rt, s->table_type, w->table_len);
+    w->table_root = tenure_handle_new(s->rt, TENURE_HANDLE_STRONG, w->table_obj);
+    w->table = tenure_array_data(w->table_obj);
+    if (o->pin_every)
+        w->pins = calloc(w->table_len, sizeof *w->pins);
+}
+
+static void *worker_main(void *arg) {
+    worker *w = arg;
+    const sim_opts *o = &w->s->o;
+    tenure_runtime *rt = w->s->rt;
+    tenure_thread_attach(rt);
+    worker_setup(w, w->s, w->index);
+    double t0 = now_s(), total = o->total_mb * 1048576.0 / o->threads;
+    for (;;) {
+        for (int i = 0; i < 256; i++)
+            step(w);
+        if ((o->seconds > 0 && now_s() - t0 >= o->seconds) || (o->total_mb > 0 && w->bytes >= total))
+            break;
+    }
+    w->ok = check(w);
+    tenure_thread_detach(rt);
+    __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* The main thread is not a mutator while the workers run: it detaches and prints progress
+ * once a second until they are done. */
+static double run_workers(sim *s, worker *ws) {
+    unsigned n = s->o.threads;
+    double t0 = now_s(), next_progress = t0 + 1;
+    tenure_thread_detach(s->rt);
+    for (unsigned i = 0; i < n; i++)
+        if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {
+            fprintf(stderr, "tenure-sim: cannot start thread %u\n", i);
+            exit(1);
+        }
+    for (;;) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        unsigned done = 0;
+        for (unsigned i = 0; i < n; i++)
+            done += (unsigned)__atomic_load_n(&ws[i].done, __ATOMIC_ACQUIRE);
+        if (done == n)
+            break;
+        if (now_s() >= next_progress) {
+            progress(s, bytes_allocated(ws, n), now_s() - t0, 0);
+            next_progress += 1;
+        }
+    }
+    for (unsigned i = 0; i < n; i++)
+        pthread_join(ws[i].thread, NULL);
+    double elapsed = now_s() - t0;
+    tenure_thread_attach(s->rt);
+    progress(s, bytes_allocated(ws, n), elapsed, 1);
+    return elapsed;
+}
+
+static void report(const sim *s, const worker *ws, double elapsed) {
+    tenure_stats st;
+    tenure_get_stats(s->rt, &st);
+    uint64_t bytes = bytes_allocated(ws, s->o.threads), allocs = 0;
+    for (unsigned i = 0; i < s->o.threads; i++)
+        allocs += ws[i].allocs;
+    printf("\n== GC report (%s) ==\n", s->o.preset);
+    printf("run time %.2f s, %u thread(s) allocated %.1f MB in %llu objects (%.0f MB/s, %.1f ns per object)\n",
+           elapsed, s->o.threads, bytes / 1048576.0, (unsigned long long)allocs, bytes / 1048576.0 / elapsed,
+           elapsed * 1e9 / allocs);
+    printf("GCs: %llu (gen0 %llu, gen1 %llu, gen2 %llu), compacting %llu, sweeping %llu\n",
+           (unsigned long long)st.gc_count, (unsigned long long)(st.gen[0].collections - st.gen[1].collections),
+           (unsigned long long)(st.gen[1].collections - st.gen[2].collections),
+           (unsigned long long)st.gen[2].collections, (unsigned long long)st.compacting_gcs,
+           (unsigned long long)st.sweeping_gcs);
+    printf("pause ms: total %.1f (%.1f%% of run time), median %.3f, p95 %.3f, p99 %.3f, max %.3f\n",
+           st.total_pause_ns / 1e6, st.total_pause_ns / 1e7 / elapsed, pct(s->pauses, s->npauses, 0.5),
+           pct(s->pauses, s->npauses, 0.95), pct(s->pauses, s->npauses, 0.99), st.max_pause_ns / 1e6);
+    printf("heap after last GC: %.1f MB (gen0 %.1f, gen1 %.1f, gen2 %.1f, LOH %.1f, POH %.1f), fragmentation %.1f MB, "
+           "committed %.1f MB\n",
+           st.heap_bytes / 1048576.0, st.gen[0].size / 1048576.0, st.gen[1].size / 1048576.0,
+           st.gen[2].size / 1048576.0, st.gen[3].size / 1048576.0, st.gen[4].size / 1048576.0,
+           (st.gen[0].free_bytes + st.gen[1].free_bytes + st.gen[2].free_bytes + st.gen[3].free_bytes +
+            st.gen[4].free_bytes) / 1048576.0,
+           st.committed_bytes / 1048576.0);
+    printf("mark stack overflows %llu, pinned objects in last GC %llu\n", (unsigned long long)st.mark_stack_overflows,
+           (unsigned long long)st.pinned_objects);
+    if (s->o.finalize_every)
+        printf("finalizers run %llu (%llu pending), finalization-promoted in the last GC %llu objects\n",
+               (unsigned long long)st.finalizers_run, (unsigned long long)tenure_pending_finalizers(s->rt),
+               (unsigned long long)st.finalization_promoted_count);
 }
 
 static int run(sim_opts o) {
     sim s;
     memset(&s, 0, sizeof s);
     s.o = o;
-    rng_state = o.seed * 0x2545F4914F6CDD1Dull + 1;
     s.rt = tenure_create(NULL, NULL);
     if (!s.rt) {
         fprintf(stderr, "tenure-sim: tenure_create failed\n");
@@ -232,69 +370,33 @@ static int run(sim_opts o) {
                                                                .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_FINALIZABLE,
                                                                .elem_size = 8, .trace = trace_obj,
                                                                .finalize = finalize_obj});
-    double avg = (o.small_min + o.small_max) / 2.0;
-    s.table_len = (size_t)(o.live_mb * 1048576.0 / avg);
-    if (s.table_len < 16)
-        s.table_len = 16;
     s.table_type = tenure_type_register(s.rt, &(tenure_type_desc){.name = "SurvivorTable", .flags = TENURE_TYPE_REF_ARRAY});
-    s.table_obj = tenure_alloc_array_pinned(s.rt, s.table_type, s.table_len);
-    tenure_handle *table_root = tenure_handle_new(s.rt, TENURE_HANDLE_STRONG, s.table_obj);
-    s.table = tenure_array_data(s.table_obj);
-    if (o.pin_every)
-        s.pins = calloc(s.table_len, sizeof *s.pins);
+    worker *ws = calloc(o.threads, sizeof *ws);
+    if (!ws)
+        return 1;
+    for (unsigned i = 0; i < o.threads; i++) {
+        ws[i].s = &s;
+        ws[i].index = i;
+    }
+    double avg = (o.small_min + o.small_max) / 2.0;
     printf("tenure-sim: preset %s, seed %lu, %.0f MB live (%zu survivors), survive 1/%u, large %.2f%%, pinned %.2f%%, "
            "refs %s, threads %u\n",
-           o.preset, o.seed, o.live_mb, s.table_len, o.survive_every, o.large_share * 100, o.pinned_share * 100,
-           o.refs ? "on" : "off", o.threads);
-    if (o.threads > 1)
-        printf("tenure-sim: only one mutator thread is supported by this version; running with 1\n");
-    double t0 = now_s(), next_progress = t0 + 1;
-    for (;;) {
-        for (int i = 0; i < 256; i++)
-            step(&s);
-        double t = now_s();
-        if (t >= next_progress) {
-            progress(&s, t - t0, 0);
-            next_progress = t + 1;
-        }
-        if ((o.seconds > 0 && t - t0 >= o.seconds) || (o.total_mb > 0 && s.bytes >= o.total_mb * 1048576.0))
-            break;
-    }
-    double elapsed = now_s() - t0;
-    progress(&s, elapsed, 1);
-    int ok = check(&s);
-    tenure_stats st;
-    tenure_get_stats(s.rt, &st);
+           o.preset, o.seed, o.live_mb, (size_t)(o.live_mb * 1048576.0 / avg), o.survive_every, o.large_share * 100,
+           o.pinned_share * 100, o.refs ? "on" : "off", o.threads);
+    double elapsed = run_workers(&s, ws);
+    int ok = 1;
+    for (unsigned i = 0; i < o.threads; i++)
+        ok &= ws[i].ok;
     qsort(s.pauses, s.npauses, sizeof *s.pauses, cmp_double);
-    printf("\n== GC report (%s) ==\n", o.preset);
-    printf("run time %.2f s, allocated %.1f MB in %llu objects (%.0f MB/s, %.1f ns per object)\n", elapsed,
-           s.bytes / 1048576.0, (unsigned long long)s.allocs, s.bytes / 1048576.0 / elapsed, elapsed * 1e9 / s.allocs);
-    printf("GCs: %llu (gen0 %llu, gen1 %llu, gen2 %llu), compacting %llu, sweeping %llu\n",
-           (unsigned long long)st.gc_count, (unsigned long long)(st.gen[0].collections - st.gen[1].collections),
-           (unsigned long long)(st.gen[1].collections - st.gen[2].collections),
-           (unsigned long long)st.gen[2].collections, (unsigned long long)st.compacting_gcs,
-           (unsigned long long)st.sweeping_gcs);
-    printf("pause ms: total %.1f (%.1f%% of run time), median %.3f, p95 %.3f, p99 %.3f, max %.3f\n",
-           st.total_pause_ns / 1e6, st.total_pause_ns / 1e7 / elapsed, pct(s.pauses, s.npauses, 0.5),
-           pct(s.pauses, s.npauses, 0.95), pct(s.pauses, s.npauses, 0.99), st.max_pause_ns / 1e6);
-    printf("heap after last GC: %.1f MB (gen0 %.1f, gen1 %.1f, gen2 %.1f, LOH %.1f, POH %.1f), fragmentation %.1f MB, "
-           "committed %.1f MB\n",
-           st.heap_bytes / 1048576.0, st.gen[0].size / 1048576.0, st.gen[1].size / 1048576.0,
-           st.gen[2].size / 1048576.0, st.gen[3].size / 1048576.0, st.gen[4].size / 1048576.0,
-           (st.gen[0].free_bytes + st.gen[1].free_bytes + st.gen[2].free_bytes + st.gen[3].free_bytes +
-            st.gen[4].free_bytes) / 1048576.0,
-           st.committed_bytes / 1048576.0);
-    printf("mark stack overflows %llu, pinned objects in last GC %llu\n", (unsigned long long)st.mark_stack_overflows,
-           (unsigned long long)st.pinned_objects);
-    if (o.finalize_every)
-        printf("finalizers run %llu (%llu pending), finalization-promoted in the last GC %llu objects\n",
-               (unsigned long long)st.finalizers_run, (unsigned long long)tenure_pending_finalizers(s.rt),
-               (unsigned long long)st.finalization_promoted_count);
-    ok &= g_finalized_bad == 0;
+    report(&s, ws, elapsed);
+    for (unsigned i = 0; i < o.threads; i++)
+        tenure_handle_free(s.rt, ws[i].table_root);
+    tenure_destroy(s.rt); /* runs the pending finalizers */
+    ok &= __atomic_load_n(&g_finalized_bad, __ATOMIC_RELAXED) == 0;
     printf("check: %s\n", ok ? "ok" : "FAILED: survivors or finalized objects were corrupted");
-    tenure_handle_free(s.rt, table_root);
-    tenure_destroy(s.rt);
-    free(s.pins);
+    for (unsigned i = 0; i < o.threads; i++)
+        free(ws[i].pins);
+    free(ws);
     free(s.pauses);
     return ok ? 0 : 2;
 }
@@ -368,9 +470,9 @@ int main(int argc, char **argv) {
                 return 64;
             }
         }
-        if (o.survive_every < 1 || o.small_min < 40 || o.small_max < o.small_min || o.large_max < o.large_min ||
+        if (o.threads < 1 || o.threads > 64 || o.survive_every < 1 || o.small_min < 40 || o.small_max < o.small_min || o.large_max < o.large_min ||
             (o.seconds <= 0 && o.total_mb <= 0) || o.live_mb <= 0) {
-            fprintf(stderr, "tenure-sim: inconsistent options (small sizes >= 40, survive-every >= 1, a run length)\n");
+            fprintf(stderr, "tenure-sim: inconsistent options (small sizes >= 40, survive-every >= 1, 1..64 threads, a run length)\n");
             return 64;
         }
         status |= run(o);
