@@ -115,6 +115,20 @@ int main(void) {
     TT_CHECK(tenure_wait_for_pending_finalizers(rt) == TENURE_OK);
     TT_CHECK(runs[3] == 2, "finalized without registration");
 
+    /* queued, registered again, then suppressed: the queued run is cancelled too */
+    tenure_handle *six = tenure_handle_new(rt, TENURE_HANDLE_WEAK_LONG, new_fobj(6));
+    TT_CHECK(tenure_collect(rt, 2, 0) == TENURE_OK); /* unreachable: queued */
+    TT_CHECK(tenure_pending_finalizers(rt) == 1, "%zu pending", tenure_pending_finalizers(rt));
+    void *queued = tenure_handle_get(rt, six); /* weak long: it is still there */
+    TT_CHECK(queued != NULL);
+    TT_CHECK(tenure_reregister_for_finalize(rt, queued) == TENURE_OK);
+    TT_CHECK(tenure_suppress_finalize(rt, queued) == TENURE_OK);
+    queued = NULL;
+    TT_CHECK(tenure_run_pending_finalizers(rt) == 0 && runs[6] == 0, "suppressed after re-registration, it ran");
+    TT_CHECK(tenure_collect(rt, 2, 0) == TENURE_OK);
+    TT_CHECK(tenure_handle_get(rt, six) == NULL, "a suppressed object outlived its cancelled queue entry");
+    TT_CHECK(tenure_handle_free(rt, six) == TENURE_OK);
+
     /* many objects, many GCs: each finalizer exactly once */
     for (int round = 0; round < 20; round++) {
         for (int i = 0; i < 500; i++)

@@ -63,11 +63,19 @@ static void test_dependent(void) {
         TT_CHECK(tenure_collect(rt, i % 3 == 2 ? 1 : 0, 0) == TENURE_OK);
         TT_CHECK_NODE(rt, node_t, (tt_node *)tenure_handle_get_secondary(rt, young), 7);
     }
-    tenure_handle *list[] = {ab, bc, wa, wb, wc, x, y, w4, w5, young};
+    /* no primary: the secondary is not kept, and the handle is cleared (never dangling) */
+    b = tt_node_new(rt, node_t, 8);
+    tenure_handle *orphan = tenure_handle_new_dependent(rt, NULL, b), *w8 = watch(b);
+    b = NULL;
+    full_gc();
+    TT_CHECK(!alive(w8), "a dependent handle without a primary kept its secondary");
+    TT_CHECK(tenure_handle_get_secondary(rt, orphan) == NULL, "a dependent handle without a primary: secondary left");
+    TT_CHECK_RESULT(tenure_verify_heap(rt), TENURE_OK);
+    tenure_handle *list[] = {ab, bc, wa, wb, wc, x, y, w4, w5, young, orphan, w8};
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
         TT_CHECK(tenure_handle_free(rt, list[i]) == TENURE_OK);
     TENURE_FRAME_POP(rt, f);
-    printf("  dependent: chains, cycles, young secondaries of old primaries\n");
+    printf("  dependent: chains, cycles, young secondaries of old primaries, no primary\n");
 }
 
 static void test_variable(void) {

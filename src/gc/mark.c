@@ -303,8 +303,10 @@ static void queue_for_finalization(tenure_runtime *rt, void **slot) {
     drain_all(rt);
 }
 
+/* A dependent handle keeps its secondary exactly while its primary is alive: a primary that
+ * died, or none at all, leaves neither. */
 static void clear_dependent(tn_handle_slot *h, void *ctx) {
-    if (h->object && !survives(ctx, h->object))
+    if (!h->object || !survives(ctx, h->object))
         h->object = h->secondary = NULL;
 }
 

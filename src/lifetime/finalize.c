@@ -281,11 +281,10 @@ tenure_result tenure_suppress_finalize(tenure_runtime *rt, void *obj) {
     if (!check_finalizable(rt, obj, fn))
         return rt->last_error;
     size_t i = find_registered(rt, obj);
-    if (i != SIZE_MAX) {
+    if (i != SIZE_MAX)
         entries(&rt->finalizable)[i] = entries(&rt->finalizable)[--rt->finalizable.count];
-        return TENURE_OK;
-    }
-    for (i = rt->ready_head; i < rt->ready.count; i++) /* found dead, not run yet */
+    /* found dead and not run yet (also when registered again since): cancelled too */
+    for (i = rt->ready_head; i < rt->ready.count; i++)
         if (entries(&rt->ready)[i] == obj && !(rt->fin_runner && i == rt->ready_head))
             entries(&rt->ready)[i] = NULL;
     return TENURE_OK;

@@ -22,6 +22,32 @@
  * every existing object's payload and references, every root and handle, the handle count,
  * and a heap walk that must list exactly the objects the model says exist.
  *
+ * Lifetime services (GCFinalizeMode=1: finalizers run only inside tenure_run_pending_finalizers
+ * and tenure_wait_for_pending_finalizers, on this thread, so runs are deterministic):
+ *  - finalizable objects. The model mirrors the collector's registry (in order: appended at
+ *    allocation and reregistration, swap-removed by tenure_suppress_finalize) and its ready
+ *    queue. Each GC it predicts which registered objects of condemned generations are found
+ *    unreachable and queued (in registry order), that they and what they reach survive, that
+ *    weak short handles to them are cleared and weak long ones are not (a weak long "tracker"
+ *    handle per finalizable object also gives the model their addresses), the stats'
+ *    FinalizationPromotedCount/Size. Every finalizer call must be the head of the model's
+ *    queue (suppressed entries skipped), inside a run call, never nested; a run returns the
+ *    model's count and leaves nothing pending. A finalizer (decided from the seed, the object
+ *    number and its run count) may resurrect its object into a scanner slot, reregister it,
+ *    allocate (which may collect while it runs: the object stays queued), and store the new
+ *    object into its object.
+ *  - dependent handles (ephemerons, to a fixed point, before and after finalization marking;
+ *    both objects cleared when the primary dies), variable handles (weak short / weak long /
+ *    strong / pinned), refcounted handles (the model holds per-object counts and answers the
+ *    callback), async pinned handles (the object and a reference array's elements do not
+ *    move), SizedRef handles (strong; after a full GC the bytes of all SizedRef handles add up
+ *    to the bytes of the union of their graphs, each is at most its own graph's bytes and
+ *    exactly that when its graph shares nothing with another SizedRef graph).
+ *  - memory pressure (the sum; an add induces at most one GC, a gen2 one of reason Induced,
+ *    never before 8 MiB were added since the last gen2 GC), identity hashes (the same at every
+ *    query of an object, across moves; the table's size after a GC is the number of live hashed
+ *    objects).
+ *
  * Every program is run in a child process (a crash or a hang is a failure with the seed and
  * the op index). See usage() for the options.
  */
@@ -86,7 +112,13 @@ static double now_s(void) {
     X(FROZEN, "frozen", 3, 3)       /* register a frozen segment */                           \
     X(PAYLOAD, "payload", 30, 15)   /* rewrite an object's payload */                         \
     X(MISC, "misc", 10, 10)         /* queries, unsupported handle kinds, bad flags */        \
-    X(VERIFY, "verify", 10, 10)     /* a full check now */
+    X(VERIFY, "verify", 10, 10)     /* a full check now */                                    \
+    X(FINAL, "final", 30, 15)       /* finalizable objects (some garbage at once, some weakly held) */ \
+    X(FINOP, "finop", 25, 15)       /* run / wait for finalizers, suppress, reregister */    \
+    X(DEPEND, "depend", 25, 15)     /* dependent handles: new, set primary / secondary, free */ \
+    X(XHANDLE, "xhandle", 25, 15)   /* variable, refcounted, async pinned, sized ref handles */ \
+    X(PRESSURE, "pressure", 6, 6)   /* add / remove memory pressure */                      \
+    X(HASH, "hash", 10, 6)          /* identity hashes */
 
 enum {
 #define OP_ENUM(name, text, w, woom) OP_##name,
@@ -120,7 +152,8 @@ typedef struct params {
     int verbose;
     int trace;    /* print every op and GC */
     int paranoid; /* a full check after every op */
-    int inject;   /* self-test: 1 stores without the barrier, 2 weak handles made strong */
+    int inject;   /* self-test: 1 stores without the barrier, 2 weak handles made strong,
+                     3 weak short handles to finalizable objects made weak long */
 } params;
 
 typedef struct shres {
@@ -143,6 +176,7 @@ typedef struct ttype {
     unsigned k, p;                /* K_FIX: references, payload words */
     unsigned ref_off, pay_off;    /* K_FIX: byte offsets of the first reference / payload word */
     size_t size;                  /* K_FIX: bytes */
+    int fin;                      /* TENURE_TYPE_FINALIZABLE */
     char name[24];
 } ttype;
 #define MAX_TYPES 40
@@ -196,6 +230,13 @@ typedef struct mobj {
     uint32_t mark, mark2; /* epochs (checks) */
     uint32_t rmark;       /* reach_epoch: strongly reachable (operand choice) */
     long born;            /* op index */
+    uint32_t hash;        /* identity hash (0: never asked) */
+    uint32_t sref_stamp;  /* SizedRef graphs (full GCs) */
+    int sref_owner;
+    uint16_t fin_runs;    /* finalizer runs of this object */
+    uint8_t rc;           /* refcount (refcounted handles ask it) */
+    uint8_t registered;   /* in the model's finalization registry */
+    tenure_handle *trk;   /* finalizable objects: a weak long handle (the model's own) */
 } mobj;
 
 #define FRAME_SLOTS 12
@@ -223,7 +264,13 @@ typedef struct mhandle {
     int kind;
     uint32_t obj;
     int active;
+    int vkind;                  /* TENURE_HANDLE_VARIABLE: its variable kind */
+    uint32_t sec;               /* TENURE_HANDLE_DEPENDENT: the secondary */
+    uint64_t sized_lo, sized_hi;/* TENURE_HANDLE_SIZED_REF: what tenure_handle_sized_ref_bytes may say */
+    uint64_t sized_own;         /* its own graph's bytes at the last full GC */
+    int sized_overlap;
 } mhandle;
+#define MAX_SIZED 4
 
 #define ROOTARR_LEN 48
 #define MAX_FROZEN_SEGS 4
@@ -267,6 +314,15 @@ typedef struct state {
     uint64_t gcs;
     int induced, induced_gen, induced_seen;
     unsigned induced_flags;
+    /* finalization: the registry and the ready queue (0: suppressed entry), as the collector's */
+    int tix_fin[3];
+    uint32_t *reg, nreg, capreg;
+    uint32_t *fq, nfq, capfq, fqhead;
+    uint32_t *fobjs, nfobjs, capfobjs; /* finalizable objects that have a tracker */
+    int in_run, in_fin, final_phase, destroying, wait_gc, pressure_call, pressure_gcs;
+    uint64_t ran_in_run, fin_runs_total, queued_total;
+    /* memory pressure */
+    uint64_t pressure, press_since;
     /* errors */
     tenure_result expect_err;
     int got_err;
@@ -556,6 +612,56 @@ static void queue_reserve(uint32_t n) {
     }
 }
 
+static int is_fin(uint32_t j) { return j && S.types[S.objs[j].tix].fin; }
+
+/* what a handle behaves as in the next GC (the collector works this out at each GC's start) */
+static int h_eff(const mhandle *m) {
+    switch (m->kind) {
+    case TENURE_HANDLE_VARIABLE: return m->vkind;
+    case TENURE_HANDLE_REFCOUNTED:
+        return m->obj && S.objs[m->obj].rc ? TENURE_HANDLE_STRONG : TENURE_HANDLE_WEAK_SHORT;
+    default: return m->kind;
+    }
+}
+/* keeps its object alive */
+static int h_strong(const mhandle *m) {
+    int e = h_eff(m);
+    return e == TENURE_HANDLE_STRONG || e == TENURE_HANDLE_PINNED || e == TENURE_HANDLE_SIZED_REF ||
+           e == TENURE_HANDLE_ASYNC_PINNED;
+}
+
+static void vec_push(uint32_t **v, uint32_t *n, uint32_t *cap, uint32_t x) {
+    if (*n == *cap) {
+        *cap = *cap * 2 + 64;
+        *v = xrealloc(*v, *cap * sizeof **v);
+    }
+    (*v)[(*n)++] = x;
+}
+
+/* the registry (tn_finalize_register / tenure_reregister_for_finalize append) */
+static void model_register(uint32_t j) {
+    if (S.objs[j].registered)
+        return;
+    S.objs[j].registered = 1;
+    vec_push(&S.reg, &S.nreg, &S.capreg, j);
+}
+
+/* tenure_suppress_finalize, as documented: the finalizer will not run until reregistered (the
+ * registration goes, and so does a queued run that has not started) */
+static void model_suppress(uint32_t j) {
+    if (S.objs[j].registered) {
+        for (uint32_t i = 0; i < S.nreg; i++)
+            if (S.reg[i] == j) {
+                S.reg[i] = S.reg[--S.nreg];
+                break;
+            }
+        S.objs[j].registered = 0;
+    }
+    for (uint32_t i = S.fqhead; i < S.nfq; i++)
+        if (S.fq[i] == j) S.fq[i] = 0;
+    S.reach_dirty = 1;
+}
+
 /* visit the model's roots: f(object) for every strongly held object */
 static void model_roots(void (*f)(uint32_t)) {
     for (int i = 0; i < S.nframes; i++)
@@ -568,10 +674,12 @@ static void model_roots(void (*f)(uint32_t)) {
     for (int k = 0; k < SCAN_SLOTS; k++)
         if (S.scan_obj[k]) f(S.scan_obj[k]);
     for (int h = 0; h < MAX_HANDLES; h++)
-        if (S.handles[h].active && S.handles[h].obj &&
-            (S.handles[h].kind == TENURE_HANDLE_STRONG || S.handles[h].kind == TENURE_HANDLE_PINNED))
+        if (S.handles[h].active && S.handles[h].obj && h_strong(&S.handles[h]))
             f(S.handles[h].obj);
     for (uint32_t i = 0; i < S.nfrozen; i++) f(S.frozen[i]);
+    /* the ready queue (the entry whose finalizer runs included) */
+    for (uint32_t i = S.fqhead; i < S.nfq; i++)
+        if (S.fq[i]) f(S.fq[i]);
 }
 
 static uint32_t qn;
@@ -589,10 +697,22 @@ static void compute_reach(void) {
     queue_reserve(S.nobj + 16);
     qn = 0;
     model_roots(reach_mark);
-    for (uint32_t q = 0; q < qn; q++) {
-        mobj *o = &S.objs[S.queue[q]];
-        for (uint32_t i = 0; i < o->nrefs; i++)
-            if (o->refs[i]) reach_mark(o->refs[i]);
+    uint32_t q = 0;
+    for (;;) {
+        for (; q < qn; q++) {
+            mobj *o = &S.objs[S.queue[q]];
+            for (uint32_t i = 0; i < o->nrefs; i++)
+                if (o->refs[i]) reach_mark(o->refs[i]);
+        }
+        /* secondaries of reachable primaries */
+        for (int h = 0; h < MAX_HANDLES; h++) {
+            mhandle *m = &S.handles[h];
+            if (m->active && m->kind == TENURE_HANDLE_DEPENDENT && m->obj && m->sec &&
+                S.objs[m->obj].rmark == S.reach_epoch)
+                reach_mark(m->sec);
+        }
+        if (q == qn)
+            break;
     }
     if (qn > S.capreach) {
         S.capreach = qn + qn / 2 + 64;
@@ -661,12 +781,116 @@ static void set_ref(uint32_t src, unsigned slot, uint32_t dst) {
 /* ------------------------------------------------------------------------------------------
  * The check after every GC (from the GC callback)
  * ---------------------------------------------------------------------------------------- */
+static uint32_t qdone;
+static int mk_count, mk_c;
+static uint64_t mk_bytes;
 static void live_mark(uint32_t j) {
     mobj *o = &S.objs[j];
     if (o->mark2 == S.epoch)
         return;
     o->mark2 = S.epoch;
+    if (mk_count && gen_class(o) <= mk_c)
+        mk_bytes += o->size;
     S.queue[qn++] = j;
+}
+static void live_close(void) {
+    for (; qdone < qn; qdone++) {
+        mobj *o = &S.objs[S.queue[qdone]];
+        for (uint32_t i = 0; i < o->nrefs; i++)
+            if (o->refs[i]) live_mark(o->refs[i]);
+    }
+}
+/* survives the GC being modelled (condemned generations <= mk_c) */
+static int m_alive(uint32_t j) {
+    mobj *o = &S.objs[j];
+    return gen_class(o) > mk_c || o->mark2 == S.epoch;
+}
+/* DependentHandle: secondaries of surviving primaries, to a fixed point */
+static void model_dep_fix(void) {
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int h = 0; h < MAX_HANDLES; h++) {
+            mhandle *m = &S.handles[h];
+            if (m->active && m->kind == TENURE_HANDLE_DEPENDENT && m->obj && m->sec && m_alive(m->obj) &&
+                !m_alive(m->sec)) {
+                live_mark(m->sec);
+                live_close();
+                changed = 1;
+            }
+        }
+    }
+}
+
+/* SizedRef (full GCs): each handle's graph (frozen objects are not in the heap: neither counted
+ * nor traced); the union of all graphs; which graphs share objects */
+static uint64_t sized_union;
+static void model_sized(void) {
+    sized_union = 0;
+    queue_reserve(S.nobj + 16);
+    for (int h = 0; h < MAX_HANDLES; h++) {
+        mhandle *m = &S.handles[h];
+        if (m->active && m->kind == TENURE_HANDLE_SIZED_REF) m->sized_overlap = 0;
+    }
+    for (int h = 0; h < MAX_HANDLES; h++) {
+        mhandle *m = &S.handles[h];
+        if (!m->active || m->kind != TENURE_HANDLE_SIZED_REF)
+            continue;
+        uint64_t own = 0;
+        S.epoch++;
+        uint32_t n = 0;
+        if (m->obj && !(S.objs[m->obj].flags & F_FROZEN)) {
+            S.objs[m->obj].mark = S.epoch;
+            S.queue[n++] = m->obj;
+        }
+        for (uint32_t q = 0; q < n; q++) {
+            uint32_t j = S.queue[q];
+            mobj *o = &S.objs[j];
+            own += o->size;
+            if (o->sref_stamp != (uint32_t)S.gcs) {
+                o->sref_stamp = (uint32_t)S.gcs;
+                o->sref_owner = h;
+                sized_union += o->size;
+            } else if (o->sref_owner != h) {
+                m->sized_overlap = 1;
+                S.handles[o->sref_owner].sized_overlap = 1;
+            }
+            for (uint32_t i = 0; i < o->nrefs; i++) {
+                uint32_t t = o->refs[i];
+                if (t && S.objs[t].mark != S.epoch && !(S.objs[t].flags & F_FROZEN)) {
+                    S.objs[t].mark = S.epoch;
+                    S.queue[n++] = t;
+                }
+            }
+        }
+        m->sized_own = own;
+    }
+    for (int h = 0; h < MAX_HANDLES; h++) {
+        mhandle *m = &S.handles[h];
+        if (m->active && m->kind == TENURE_HANDLE_SIZED_REF) {
+            m->sized_hi = m->sized_own;
+            m->sized_lo = m->sized_overlap ? 0 : m->sized_own;
+        }
+    }
+}
+
+static void check_sized(const char *where) {
+    for (int h = 0; h < MAX_HANDLES; h++) {
+        mhandle *m = &S.handles[h];
+        if (!m->active || m->kind != TENURE_HANDLE_SIZED_REF)
+            continue;
+        uint64_t b = tenure_handle_sized_ref_bytes(S.rt, m->h);
+        if (b < m->sized_lo || b > m->sized_hi)
+            diff("%s: SizedRef handle %d to %s says %" PRIu64 " bytes, the model expected [%" PRIu64 ", %" PRIu64
+                 "] (its graph at the last full GC: %" PRIu64 " bytes%s)",
+                 where, h, odesc(m->obj), b, m->sized_lo, m->sized_hi, m->sized_own,
+                 m->sized_overlap ? ", shared with another SizedRef graph" : "");
+    }
+}
+
+static const char *hkind_name(int k) {
+    static const char *const n[] = {"weak short", "weak long", "strong", "pinned", "variable",
+                                    "refcounted", "dependent", "async pinned", "sized ref"};
+    return k >= 0 && k <= 8 ? n[k] : "?";
 }
 
 static uint32_t *srcq;
@@ -709,13 +933,25 @@ static void edge(const char *what, unsigned idx, uint32_t from, uint32_t j, void
     src_push(j);
 }
 
+static tenure_handle **trk_dead;
+static uint32_t ntrk_dead, captrk_dead;
+static uint64_t gc_queued_n, gc_queued_bytes;
+
 static void gc_check(const tenure_gc_info *info) {
     int c = info->generation;
-    /* 1. the model's live set: the roots, and what existing objects of generations older than
-     *    the condemned ones refer to (cards), closed over references */
+    if (c == 2)
+        model_sized();
+    /* 1. the model's live set, in the collector's marking order: the roots (the ready queue
+     *    and every handle that is strong now included), what existing objects of generations
+     *    older than the condemned ones refer to (cards), closed over references; dependent
+     *    handles to a fixed point; weak short handles of dead objects are cleared; registered
+     *    finalizable objects found dead are queued and marked through; dependent handles again;
+     *    weak long handles of dead objects are cleared, dependent handles of dead primaries too */
     S.epoch++;
     queue_reserve(S.nobj + 16);
-    qn = 0;
+    qn = qdone = 0;
+    mk_count = 0;
+    mk_c = c;
     model_roots(live_mark);
     for (uint32_t j = 1; j < S.nobj; j++) {
         mobj *o = &S.objs[j];
@@ -724,10 +960,47 @@ static void gc_check(const tenure_gc_info *info) {
         for (uint32_t i = 0; i < o->nrefs; i++)
             if (o->refs[i]) live_mark(o->refs[i]);
     }
-    for (uint32_t q = 0; q < qn; q++) {
-        mobj *o = &S.objs[S.queue[q]];
-        for (uint32_t i = 0; i < o->nrefs; i++)
-            if (o->refs[i]) live_mark(o->refs[i]);
+    live_close();
+    model_dep_fix();
+    for (int h = 0; h < MAX_HANDLES; h++) {
+        mhandle *m = &S.handles[h];
+        if (m->active && m->obj && h_eff(m) == TENURE_HANDLE_WEAK_SHORT && !m_alive(m->obj))
+            m->obj = 0;
+    }
+    uint32_t kept = 0, first = S.nfq;
+    for (uint32_t i = 0; i < S.nreg; i++) {
+        uint32_t j = S.reg[i];
+        if (m_alive(j)) {
+            S.reg[kept++] = j;
+            continue;
+        }
+        S.objs[j].registered = 0;
+        vec_push(&S.fq, &S.nfq, &S.capfq, j);
+        if (S.P->trace)
+            fprintf(stderr, "  GC %" PRIu64 " queues %s\n", S.gcs, odesc(j));
+    }
+    S.nreg = kept;
+    gc_queued_n = S.nfq - first;
+    S.queued_total += gc_queued_n;
+    mk_count = 1;
+    mk_bytes = 0;
+    for (uint32_t i = first; i < S.nfq; i++) live_mark(S.fq[i]);
+    live_close();
+    mk_count = 0;
+    gc_queued_bytes = mk_bytes;
+    if (gc_queued_n)
+        model_dep_fix();
+    for (int h = 0; h < MAX_HANDLES; h++) {
+        mhandle *m = &S.handles[h];
+        if (!m->active)
+            continue;
+        if (m->kind == TENURE_HANDLE_DEPENDENT) {
+            if (m->obj && !m_alive(m->obj))
+                m->obj = m->sec = 0;
+            else if (!m->obj && m->sec && !m_alive(m->sec))
+                m->sec = 0; /* no primary keeps it: it dies (the handle must not dangle) */
+        } else if (m->obj && h_eff(m) == TENURE_HANDLE_WEAK_LONG && !m_alive(m->obj))
+            m->obj = 0;
     }
     /* 2. traverse the real heap from the real roots */
     srcn = 0;
@@ -745,17 +1018,32 @@ static void gc_check(const tenure_gc_info *info) {
         if (S.areas[a].active)
             for (unsigned k = 0; k < AREA_SLOTS; k++) edge("root area slot", k, 0, S.areas[a].obj[k], S.areas[a].slots[k]);
     for (unsigned k = 0; k < SCAN_SLOTS; k++) edge("scanner slot", k, 0, S.scan_obj[k], S.scan_slots[k]);
+    /* every handle (weak ones: cleared exactly when the model says), every secondary */
+    char what[96];
     for (unsigned h = 0; h < MAX_HANDLES; h++) {
         mhandle *m = &S.handles[h];
-        if (m->active && (m->kind == TENURE_HANDLE_STRONG || m->kind == TENURE_HANDLE_PINNED))
-            edge(m->kind == TENURE_HANDLE_STRONG ? "strong handle" : "pinned handle", h, 0, m->obj,
-                 tenure_handle_get(S.rt, m->h));
+        if (!m->active)
+            continue;
+        snprintf(what, sizeof what, "%s handle%s", hkind_name(m->kind),
+                 m->kind == TENURE_HANDLE_VARIABLE || m->kind == TENURE_HANDLE_REFCOUNTED
+                     ? (h_eff(m) == TENURE_HANDLE_STRONG ? " (strong now)"
+                        : h_eff(m) == TENURE_HANDLE_PINNED ? " (pinned now)"
+                        : h_eff(m) == TENURE_HANDLE_WEAK_LONG ? " (weak long now)" : " (weak short now)")
+                     : "");
+        edge(what, h, 0, m->obj, tenure_handle_get(S.rt, m->h));
+        if (m->kind == TENURE_HANDLE_DEPENDENT)
+            edge("the secondary of dependent handle", h, 0, m->sec, tenure_handle_get_secondary(S.rt, m->h));
     }
-    char what[64];
+    /* finalizable objects through their weak long trackers: the queued ones are found here */
+    for (uint32_t i = 0; i < S.nfobjs; i++) {
+        uint32_t j = S.fobjs[i];
+        snprintf(what, sizeof what, "the weak long handle that tracks %.60s:", odesc(j));
+        edge(what, j, 0, m_alive(j) ? j : 0, tenure_handle_get(S.rt, S.objs[j].trk));
+    }
+    snprintf(what, sizeof what, "after GC %" PRIu64, S.gcs);
     for (uint32_t q = 0; q < srcn; q++) {
         uint32_t j = srcq[q];
         mobj *o = &S.objs[j];
-        snprintf(what, sizeof what, "after GC %" PRIu64, S.gcs);
         if (!check_obj(j, o->new_addr, o->new_addr != o->addr, what))
             continue;
         for (uint32_t i = 0; i < o->nrefs; i++) {
@@ -765,10 +1053,19 @@ static void gc_check(const tenure_gc_info *info) {
     }
     /* 3. movement, generations, reclamation */
     int loh_move_ok = (info->compacted & 8) != 0;
-    S.epoch++; /* pinned marks in mark */
-    for (unsigned h = 0; h < MAX_HANDLES; h++)
-        if (S.handles[h].active && S.handles[h].kind == TENURE_HANDLE_PINNED && S.handles[h].obj)
-            S.objs[S.handles[h].obj].mark = S.epoch;
+    S.epoch++; /* pinned marks in mark: pinned handles (variable ones too), async pinned handles
+                  and the elements of their reference arrays */
+    for (unsigned h = 0; h < MAX_HANDLES; h++) {
+        mhandle *m = &S.handles[h];
+        if (!m->active || !m->obj)
+            continue;
+        int e = h_eff(m);
+        if (e == TENURE_HANDLE_PINNED || e == TENURE_HANDLE_ASYNC_PINNED)
+            S.objs[m->obj].mark = S.epoch;
+        if (e == TENURE_HANDLE_ASYNC_PINNED && S.objs[m->obj].tix == S.tix_refarr)
+            for (uint32_t i = 0; i < S.objs[m->obj].nrefs; i++)
+                if (S.objs[m->obj].refs[i]) S.objs[S.objs[m->obj].refs[i]].mark = S.epoch;
+    }
     uint32_t live_epoch = S.epoch - 1;
     for (uint32_t j = 1; j < S.nobj; j++) {
         mobj *o = &S.objs[j];
@@ -780,10 +1077,20 @@ static void gc_check(const tenure_gc_info *info) {
         if (!live) {
             if (!S.reach_dirty && o->rmark == S.reach_epoch)
                 diff("tool bug: reclaimed %s is in the list of reachable objects", odesc(j));
+            if (o->registered)
+                diff("model inconsistency: reclaimed %s is registered for finalization", odesc(j));
             o->reclaimed = 1;
             free(o->refs);
             o->refs = NULL;
             o->nrefs = 0;
+            if (o->trk) {
+                if (ntrk_dead == captrk_dead) {
+                    captrk_dead = captrk_dead * 2 + 64;
+                    trk_dead = xrealloc(trk_dead, captrk_dead * sizeof *trk_dead);
+                }
+                trk_dead[ntrk_dead++] = o->trk;
+                o->trk = NULL;
+            }
             continue;
         }
         if (!o->new_addr) {
@@ -792,8 +1099,8 @@ static void gc_check(const tenure_gc_info *info) {
         }
         if (o->new_addr != o->addr) {
             if (o->mark == S.epoch)
-                diff("after GC %" PRIu64 ": %s held by a pinned handle moved from %#" PRIxPTR " to %#" PRIxPTR, S.gcs,
-                     odesc(j), o->addr, o->new_addr);
+                diff("after GC %" PRIu64 ": %s held by a pinned or async pinned handle moved from %#" PRIxPTR
+                     " to %#" PRIxPTR, S.gcs, odesc(j), o->addr, o->new_addr);
             else if (o->flags & F_POH)
                 diff("after GC %" PRIu64 ": pinned-heap %s moved from %#" PRIxPTR " to %#" PRIxPTR, S.gcs, odesc(j),
                      o->addr, o->new_addr);
@@ -812,16 +1119,33 @@ static void gc_check(const tenure_gc_info *info) {
         o->addr = o->new_addr;
         o->gen = g;
     }
-    /* 4. weak handles: cleared exactly when their object was reclaimed */
-    for (unsigned h = 0; h < MAX_HANDLES; h++) {
-        mhandle *m = &S.handles[h];
-        if (!m->active || (m->kind != TENURE_HANDLE_WEAK_SHORT && m->kind != TENURE_HANDLE_WEAK_LONG))
-            continue;
-        void *got = tenure_handle_get(S.rt, m->h);
-        void *exp = m->obj && !S.objs[m->obj].reclaimed ? (void *)S.objs[m->obj].addr : NULL;
-        if (got != exp)
-            diff("after GC %" PRIu64 " (gen %d): weak handle %u to %s holds %p, expected %p%s", S.gcs, c, h,
-                 odesc(m->obj), got, exp, exp ? "" : " (the object is unreachable and was condemned)");
+    /* the finalizable objects that still exist */
+    uint32_t nf = 0;
+    for (uint32_t i = 0; i < S.nfobjs; i++)
+        if (!S.objs[S.fobjs[i]].reclaimed) S.fobjs[nf++] = S.fobjs[i];
+    S.nfobjs = nf;
+    /* 4. the collector's own figures: finalization, SizedRef, identity hashes */
+    tenure_stats st;
+    tenure_get_stats(S.rt, &st);
+    if (st.finalization_promoted_count != gc_queued_n || st.finalization_promoted_bytes != gc_queued_bytes)
+        diff("after GC %" PRIu64 " (gen %d): %" PRIu64 " objects (%" PRIu64 " bytes) were kept for finalization, the "
+             "model says %" PRIu64 " queued (%" PRIu64 " bytes marked from them)",
+             S.gcs, c, st.finalization_promoted_count, st.finalization_promoted_bytes, gc_queued_n, gc_queued_bytes);
+    uint64_t hashed = 0;
+    for (uint32_t j = 1; j < S.nobj; j++) hashed += S.objs[j].hash && !S.objs[j].reclaimed;
+    if (st.sync_blocks != hashed)
+        diff("after GC %" PRIu64 ": the identity hash table has %" PRIu64 " entries, the model has %" PRIu64
+             " live hashed objects", S.gcs, st.sync_blocks, hashed);
+    if (c == 2) {
+        uint64_t sum = 0;
+        for (int h = 0; h < MAX_HANDLES; h++)
+            if (S.handles[h].active && S.handles[h].kind == TENURE_HANDLE_SIZED_REF)
+                sum += tenure_handle_sized_ref_bytes(S.rt, S.handles[h].h);
+        if (sum != sized_union)
+            diff("after GC %" PRIu64 ": the SizedRef handles say %" PRIu64 " bytes in all, the union of their graphs "
+                 "has %" PRIu64, S.gcs, sum, sized_union);
+        snprintf(what, sizeof what, "after GC %" PRIu64, S.gcs);
+        check_sized(what);
     }
 }
 
@@ -860,6 +1184,22 @@ static void gc_callback(tenure_runtime *rt, const tenure_gc_info *info, void *ct
         diff("GC callback: condemned generation %d", info->generation);
         die("in the GC callback");
     }
+    if (S.wait_gc) {
+        S.wait_gc = 0;
+        if (info->generation != 2 || info->reason != 1)
+            diff("tenure_wait_for_pending_finalizers: its GC condemned generation %d with reason %u (expected 2, 1)",
+                 info->generation, info->reason);
+    }
+    if (S.pressure_call) {
+        S.pressure_gcs++;
+        if (S.pressure_gcs > 1 || info->generation != 2 || info->reason != 1 || S.press_since < (8u << 20))
+            diff("tenure_add_memory_pressure: GC %d of the call condemned generation %d with reason %u (expected "
+                 "one GC of generation 2, reason 1) with %" PRIu64 " bytes of pressure added since the last gen2 GC "
+                 "(the budget is at least 8 MiB)",
+                 S.pressure_gcs, info->generation, info->reason, S.press_since);
+    }
+    if (info->generation == 2)
+        S.press_since = 0;
     if (S.induced) {
         S.induced_seen++;
         if (S.induced_seen > 1)
@@ -957,8 +1297,19 @@ static int walk_visit(void *obj, const tenure_type *type, size_t size, int gener
     return 0;
 }
 
+/* free the trackers of reclaimed finalizable objects (not from inside the GC callback) */
+static void flush_trk(void) {
+    for (uint32_t i = 0; i < ntrk_dead; i++) {
+        tenure_result r = tenure_handle_free(S.rt, trk_dead[i]);
+        if (r != TENURE_OK)
+            diff("tenure_handle_free(a tracker): %s", tenure_strerror(r));
+    }
+    ntrk_dead = 0;
+}
+
 static void full_check(const char *where) {
     S.since_verify = 0;
+    flush_trk();
     tenure_result r = tenure_verify_heap(S.rt);
     if (r != TENURE_OK)
         diff("%s: tenure_verify_heap: %s", where, tenure_strerror(r));
@@ -1014,9 +1365,40 @@ static void full_check(const char *where) {
             continue;
         nh++;
         void *got = tenure_handle_get(S.rt, m->h);
-        void *e = m->obj && !S.objs[m->obj].reclaimed ? (void *)S.objs[m->obj].addr : NULL;
+        if (m->obj && S.objs[m->obj].reclaimed)
+            diff("%s: model inconsistency: handle %u holds reclaimed %s", where, h, odesc(m->obj));
+        void *e = m->obj ? (void *)S.objs[m->obj].addr : NULL;
         if (got != e)
-            diff("%s: handle %u (kind %d) to %s holds %p, expected %p", where, h, m->kind, odesc(m->obj), got, e);
+            diff("%s: %s handle %u to %s holds %p, expected %p", where, hkind_name(m->kind), h, odesc(m->obj), got, e);
+        if (m->kind == TENURE_HANDLE_DEPENDENT) {
+            got = tenure_handle_get_secondary(S.rt, m->h);
+            e = m->sec ? (void *)S.objs[m->sec].addr : NULL;
+            if (got != e || (m->sec && S.objs[m->sec].reclaimed))
+                diff("%s: the secondary of dependent handle %u (primary %s) is %p, expected %s at %p", where, h,
+                     odesc(m->obj), got, odesc(m->sec), e);
+        }
+    }
+    for (uint32_t i = 0; i < S.nfobjs; i++) {
+        uint32_t j = S.fobjs[i];
+        void *got = tenure_handle_get(S.rt, S.objs[j].trk);
+        if (got != (void *)S.objs[j].addr)
+            diff("%s: the weak long handle that tracks %s holds %p", where, odesc(j), got);
+    }
+    nh += S.nfobjs;
+    check_sized(where);
+    if (tenure_pending_finalizers(S.rt) != S.nfq - S.fqhead)
+        diff("%s: tenure_pending_finalizers says %zu, the model has %u queued", where, tenure_pending_finalizers(S.rt),
+             S.nfq - S.fqhead);
+    if (tenure_memory_pressure(S.rt) != S.pressure)
+        diff("%s: tenure_memory_pressure says %" PRIu64 ", the model %" PRIu64, where, tenure_memory_pressure(S.rt),
+             S.pressure);
+    for (uint32_t j = 1; j < S.nobj; j++) {
+        mobj *o = &S.objs[j];
+        if (o->hash && !o->reclaimed) {
+            uint32_t hv = tenure_identity_hash(S.rt, (void *)o->addr);
+            if (hv != o->hash)
+                diff("%s: the identity hash of %s is %#x, it was %#x", where, odesc(j), hv, o->hash);
+        }
     }
     if (tenure_handle_count(S.rt) != nh)
         diff("%s: tenure_handle_count says %zu, the model has %zu", where, tenure_handle_count(S.rt), nh);
@@ -1038,6 +1420,9 @@ static void full_check(const char *where) {
     tenure_get_stats(S.rt, &st);
     if (st.gc_count != S.gcs)
         diff("%s: stats say %" PRIu64 " GCs, the callback saw %" PRIu64, where, st.gc_count, S.gcs);
+    if (st.finalizers_run != S.fin_runs_total)
+        diff("%s: stats say %" PRIu64 " finalizers ran, the model counted %" PRIu64, where, st.finalizers_run,
+             S.fin_runs_total);
     check_overlap(where);
     check_end(where);
 }
@@ -1119,6 +1504,14 @@ static uint32_t do_alloc(const aspec *a) {
     uint8_t flags = (uint8_t)((a->pinned ? F_POH : 0) | (size >= S.cfg.GCLOHThreshold && !a->pinned ? F_LARGE : 0));
     uint32_t j = model_new(a->tix, flags, a->length, size, (uintptr_t)p, g, rnext(&(rng){S.allocs * 77 + 5}));
     init_payload(j, p);
+    if (t->fin) {
+        model_register(j);
+        tenure_handle *tk = tenure_handle_new(S.rt, TENURE_HANDLE_WEAK_LONG, p);
+        if (!tk)
+            diff("tenure_handle_new(WEAK_LONG) for a tracker failed: %s", tenure_strerror(tenure_last_error(S.rt)));
+        S.objs[j].trk = tk;
+        vec_push(&S.fobjs, &S.nfobjs, &S.capfobjs, j);
+    }
     if (S.P->trace)
         fprintf(stderr, "  new %s at %p\n", odesc(j), p);
     return j;
@@ -1194,12 +1587,14 @@ static int handle_new(int kind, uint32_t j) {
     if (h < 0)
         return -1;
     int real_kind = S.P->inject == 2 && kind == TENURE_HANDLE_WEAK_LONG ? TENURE_HANDLE_STRONG : kind;
+    if (S.P->inject == 3 && kind == TENURE_HANDLE_WEAK_SHORT && is_fin(j))
+        real_kind = TENURE_HANDLE_WEAK_LONG; /* self-test: the model expects it cleared when j is queued */
     tenure_handle *hd = tenure_handle_new(S.rt, (tenure_handle_kind)real_kind, j ? (void *)S.objs[j].addr : NULL);
     if (!hd) {
         diff("tenure_handle_new(kind %d, %s) failed: %s", kind, odesc(j), tenure_strerror(tenure_last_error(S.rt)));
         check_end("handle_new");
     }
-    S.handles[h] = (mhandle){hd, kind, j, 1};
+    S.handles[h] = (mhandle){hd, kind, j, 1, TENURE_HANDLE_STRONG, 0, 0, 0, 0, 0};
     return h;
 }
 
@@ -1208,7 +1603,7 @@ static void handle_free(int h) {
     tenure_result r = tenure_handle_free(S.rt, m->h);
     if (r != TENURE_OK)
         diff("tenure_handle_free(handle %d): %s", h, tenure_strerror(r));
-    if (m->obj && (m->kind == TENURE_HANDLE_STRONG || m->kind == TENURE_HANDLE_PINNED))
+    if ((m->obj && h_strong(m)) || m->kind == TENURE_HANDLE_DEPENDENT)
         S.reach_dirty = 1;
     memset(m, 0, sizeof *m);
 }
@@ -1218,7 +1613,7 @@ static void handle_set(int h, uint32_t j) {
     tenure_result r = tenure_handle_set(S.rt, m->h, j ? (void *)S.objs[j].addr : NULL);
     if (r != TENURE_OK)
         diff("tenure_handle_set(handle %d, %s): %s", h, odesc(j), tenure_strerror(r));
-    if (m->obj && m->obj != j && (m->kind == TENURE_HANDLE_STRONG || m->kind == TENURE_HANDLE_PINNED))
+    if (m->obj && m->obj != j && (h_strong(m) || m->kind == TENURE_HANDLE_DEPENDENT))
         S.reach_dirty = 1;
     m->obj = j;
 }
@@ -1264,6 +1659,9 @@ static void drop_roots(rng *r, unsigned percent) {
     S.reach_dirty = 1;
 }
 
+static void run_finalizers(void);
+static void induced_collect(int gen, unsigned flags, const char *where);
+
 /* allocate; on NOMEM check the heap, drop data and retry (which must then work for sizes well
  * below the limit) */
 static uint32_t alloc_oom(const aspec *a, rng *r) {
@@ -1280,6 +1678,15 @@ static uint32_t alloc_oom(const aspec *a, rng *r) {
         return j;
     full_check("full check after NOMEM with half the roots dropped");
     drop_roots(r, 100);
+    /* what finalization keeps (the queue, and registered garbage the next GC would queue) goes
+     * too: run the finalizers, queue the rest with a full GC, run those (they may resurrect:
+     * drop again) */
+    for (int round = 0; round < 3 && !S.in_fin && (S.nreg || S.nfq - S.fqhead); round++) {
+        run_finalizers();
+        drop_roots(r, 100);
+        if (S.nreg)
+            induced_collect(2, 0, "a full GC to queue finalizable garbage after NOMEM");
+    }
     j = do_alloc(a);
     if (!j && size <= S.P->hard_limit / 4) {
         tenure_stats st;
@@ -1500,7 +1907,12 @@ static void op_handle(rng *r) {
         handle_new(handle_kinds[rbelow(r, 4)], pick_target(r, 8));
     } else if (x < 75) {
         int h = random_handle(r, -1);
-        if (h > 0) handle_set(h, pick_target(r, 20));
+        if (h > 0) {
+            uint32_t t = pick_target(r, 20);
+            if (S.handles[h].kind == TENURE_HANDLE_DEPENDENT && !t)
+                t = S.handles[h].sec; /* a primary that is its own secondary (NULL only without one) */
+            handle_set(h, t);
+        }
     } else {
         int h = random_handle(r, -1);
         if (h > 0) handle_free(h);
@@ -1725,6 +2137,440 @@ static void op_misc(rng *r) {
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Lifetime services: finalization, dependent / variable / refcounted / async pinned / sized ref
+ * handles, memory pressure, identity hashes
+ * ---------------------------------------------------------------------------------------- */
+static aspec fin_spec(rng *r) {
+    aspec a = {S.tix_fin[rbelow(r, 3)], 0, rchance(r, 12)};
+    return a;
+}
+
+/* a random object that exists (reachable or not: it is an object until the next GC reclaims it) */
+static uint32_t pick_existing(rng *r) {
+    for (int tries = 0; tries < 8 && S.nobj > 1; tries++) {
+        uint32_t j = (uint32_t)rrange(r, 1, S.nobj - 1);
+        if (!S.objs[j].reclaimed)
+            return j;
+    }
+    return pick_reachable(r);
+}
+
+static int random_dependent_secondary(rng *r) {
+    int h = random_handle(r, TENURE_HANDLE_DEPENDENT);
+    return h > 0 ? (int)S.handles[h].sec : 0;
+}
+
+/* NULL, a reachable object, the secondary of a dependent handle (chains, cycles) or any object */
+static uint32_t pick_any(rng *r, unsigned null_percent) {
+    if (rchance(r, null_percent))
+        return 0;
+    unsigned x = (unsigned)rbelow(r, 100);
+    uint32_t j = 0;
+    if (x < 45)
+        j = pick_reachable(r);
+    else if (x < 70)
+        j = (uint32_t)random_dependent_secondary(r);
+    else if (x < 80 && S.nfobjs)
+        j = S.fobjs[rbelow(r, S.nfobjs)];
+    if (!j)
+        j = pick_existing(r);
+    return j;
+}
+
+/* the finalizer of every finalizable type: it must be the head of the model's queue; what it
+ * does is decided by the seed, the object number and the object's run count */
+static void fin_cb(tenure_runtime *rt, void *obj) {
+    (void)rt;
+    if (S.destroying)
+        return;
+    if (!S.in_run)
+        diff("a finalizer ran for %p outside tenure_run_pending_finalizers / tenure_wait_for_pending_finalizers", obj);
+    if (S.in_fin)
+        diff("finalizers nest (%p while #%u runs)", obj, S.fq[S.fqhead]);
+    while (S.fqhead < S.nfq && S.fq[S.fqhead] == 0) S.fqhead++;
+    if (S.fqhead >= S.nfq) {
+        diff("a finalizer ran for %p, the model has nothing queued", obj);
+        check_end("finalizer");
+    }
+    uint32_t j = S.fq[S.fqhead];
+    if ((uintptr_t)obj != S.objs[j].addr) {
+        uint64_t id = tenure_is_object(S.rt, obj) && is_fin(j) ? *(uint64_t *)((char *)obj + 8) : 0;
+        diff("a finalizer ran for %p (number word %#" PRIx64 "), the model expected %s at %#" PRIxPTR
+             " (queue position %u of %u)",
+             obj, id, odesc(j), S.objs[j].addr, S.fqhead, S.nfq);
+        check_end("finalizer");
+    }
+    check_obj(j, S.objs[j].addr, 2, "finalizer");
+    check_end("finalizer");
+    S.in_fin = 1;
+    S.objs[j].fin_runs++;
+    S.ran_in_run++;
+    S.fin_runs_total++;
+    if (S.P->trace)
+        fprintf(stderr, "  finalizer of %s (run %u)\n", odesc(j), S.objs[j].fin_runs);
+    rng r = {mix64(S.P->seed * 0x2545f4914f6cdd1dull ^ mix64(((uint64_t)j << 16) + S.objs[j].fin_runs))};
+    if (!S.final_phase) {
+        if (rchance(&r, 35)) { /* allocate (a GC may run: obj stays queued and may move) */
+            aspec a = rchance(&r, 20) ? fin_spec(&r) : small_fixed(&r);
+            a.pinned = 0;
+            uint32_t n = do_alloc(&a);
+            if (n && S.objs[j].nrefs)
+                set_ref(j, (unsigned)rbelow(&r, S.objs[j].nrefs), n);
+        }
+        if (rchance(&r, 10)) { /* no nesting: a run from a finalizer runs nothing */
+            size_t k = tenure_run_pending_finalizers(S.rt);
+            if (k != 0)
+                diff("tenure_run_pending_finalizers from a finalizer ran %zu", k);
+        }
+        if (rchance(&r, 20)) { /* resurrection */
+            unsigned k = (unsigned)rbelow(&r, SCAN_SLOTS);
+            set_root_slot(&S.scan_slots[k], &S.scan_obj[k], j);
+        }
+        if (rchance(&r, 12)) {
+            tenure_result res = tenure_reregister_for_finalize(S.rt, (void *)S.objs[j].addr);
+            if (res != TENURE_OK)
+                diff("tenure_reregister_for_finalize(%s) from its finalizer: %s", odesc(j), tenure_strerror(res));
+            model_register(j);
+        }
+    }
+    S.in_fin = 0;
+    S.fqhead++; /* the entry leaves the queue when the finalizer returns */
+    S.reach_dirty = 1;
+    check_end("finalizer");
+}
+
+/* the refcount callback: the model's count of the object of a refcounted handle */
+static int rc_cb(void *obj, void *ctx) {
+    (void)ctx;
+    for (int h = 0; h < MAX_HANDLES; h++) {
+        mhandle *m = &S.handles[h];
+        if (m->active && m->kind == TENURE_HANDLE_REFCOUNTED && m->obj && S.objs[m->obj].addr == (uintptr_t)obj)
+            return S.objs[m->obj].rc;
+    }
+    diff("the refcount callback was asked about %p, which no refcounted handle holds", obj);
+    return 0;
+}
+
+static void check_pending(const char *where) {
+    size_t p = tenure_pending_finalizers(S.rt);
+    if (p != S.nfq - S.fqhead)
+        diff("%s: tenure_pending_finalizers says %zu, the model has %u queued", where, p, S.nfq - S.fqhead);
+}
+
+static void after_run(const char *what, size_t ran) {
+    if (ran != S.ran_in_run)
+        diff("%s returned %zu, %" PRIu64 " finalizers ran", what, ran, S.ran_in_run);
+    while (S.fqhead < S.nfq && S.fq[S.fqhead] == 0) S.fqhead++;
+    if (S.fqhead != S.nfq)
+        diff("after %s the model still has %u queued, the first %s", what, S.nfq - S.fqhead, odesc(S.fq[S.fqhead]));
+    S.nfq = S.fqhead = 0;
+    check_pending(what);
+    S.reach_dirty = 1;
+    check_end(what);
+}
+
+static void run_finalizers(void) {
+    check_pending("before tenure_run_pending_finalizers");
+    S.in_run = 1;
+    S.ran_in_run = 0;
+    size_t n = tenure_run_pending_finalizers(S.rt);
+    S.in_run = 0;
+    after_run("tenure_run_pending_finalizers", n);
+}
+
+static void wait_finalizers(void) {
+    S.in_run = 1;
+    S.ran_in_run = 0;
+    S.wait_gc = 1;
+    uint64_t before = S.gcs;
+    tenure_result res = tenure_wait_for_pending_finalizers(S.rt);
+    S.in_run = 0;
+    if (res != TENURE_OK || S.gcs == before || S.wait_gc)
+        diff("tenure_wait_for_pending_finalizers: %s, %" PRIu64 " GCs", tenure_strerror(res), S.gcs - before);
+    S.wait_gc = 0;
+    after_run("tenure_wait_for_pending_finalizers", S.ran_in_run);
+}
+
+static void weak_to(rng *r, uint32_t j) {
+    if (free_handle_index() > 0)
+        handle_new(rchance(r, 50) ? TENURE_HANDLE_WEAK_SHORT : TENURE_HANDLE_WEAK_LONG, j);
+}
+
+static void op_final(rng *r) {
+    if (rchance(r, 65)) {
+        aspec a = fin_spec(r);
+        dest d = rchance(r, 45) ? (dest){.kind = D_NONE} : choose_dest(r, 0);
+        uint32_t j = alloc_oom(&a, r);
+        if (!j)
+            return;
+        if (d.kind == D_FIELD && !is_reachable(d.src))
+            d.kind = D_ROOTARR, d.slot %= ROOTARR_LEN;
+        if (d.kind == D_HANDLE && free_handle_index() < 0)
+            d.kind = D_NONE;
+        if (d.kind != D_HANDLE)
+            prelink(r, j);
+        store_dest(&d, j);
+        if (rchance(r, 35))
+            weak_to(r, j);
+        return;
+    }
+    /* a cluster of finalizable garbage that refers to itself and to other objects */
+    unsigned n = (unsigned)rrange(r, 2, 8);
+    uint32_t nodes[8];
+    unsigned nn = 0;
+    uint64_t gcs = S.gcs;
+    for (unsigned i = 0; i < n; i++) {
+        aspec a = rchance(r, 70) ? fin_spec(r) : small_fixed(r);
+        a.pinned = 0;
+        uint32_t j = alloc_oom(&a, r);
+        if (!j)
+            break;
+        if (S.gcs != gcs) {
+            nn = 0;
+            gcs = S.gcs;
+        }
+        mobj *o = &S.objs[j];
+        for (uint32_t k = 0; k < o->nrefs; k++) {
+            unsigned x = (unsigned)rbelow(r, 100);
+            uint32_t t = x < 60 && nn ? nodes[rbelow(r, nn)] : x < 75 ? pick_reachable(r) : 0;
+            if (t)
+                set_ref(j, k, t);
+        }
+        if (rchance(r, 20))
+            weak_to(r, j);
+        nodes[nn++] = j;
+    }
+}
+
+static void op_finop(rng *r) {
+    unsigned x = (unsigned)rbelow(r, 100);
+    if (x < 30) {
+        run_finalizers();
+    } else if (x < 36) {
+        wait_finalizers();
+        full_check("full check after tenure_wait_for_pending_finalizers");
+    } else if (x < 88) {
+        if (!S.nfobjs)
+            return;
+        uint32_t j = S.fobjs[rbelow(r, S.nfobjs)];
+        void *p = (void *)S.objs[j].addr;
+        if (x < 62) {
+            if (S.P->trace)
+                fprintf(stderr, "  suppress %s%s\n", odesc(j), S.objs[j].registered ? " (registered)" : "");
+            tenure_result res = tenure_suppress_finalize(S.rt, p);
+            if (res != TENURE_OK)
+                diff("tenure_suppress_finalize(%s): %s", odesc(j), tenure_strerror(res));
+            model_suppress(j);
+        } else {
+            if (S.P->trace)
+                fprintf(stderr, "  reregister %s%s\n", odesc(j), S.objs[j].registered ? " (registered)" : "");
+            tenure_result res = tenure_reregister_for_finalize(S.rt, p);
+            if (res != TENURE_OK)
+                diff("tenure_reregister_for_finalize(%s): %s", odesc(j), tenure_strerror(res));
+            model_register(j);
+        }
+    } else if (x < 94) {
+        /* not finalizable: refused */
+        uint32_t j = pick_reachable(r);
+        if (!j || is_fin(j))
+            return;
+        S.expect_err = TENURE_INVALID_TYPE;
+        S.got_err = 0;
+        tenure_result res = rchance(r, 50) ? tenure_suppress_finalize(S.rt, (void *)S.objs[j].addr)
+                                           : tenure_reregister_for_finalize(S.rt, (void *)S.objs[j].addr);
+        S.expect_err = TENURE_OK;
+        if (res != TENURE_INVALID_TYPE || !S.got_err)
+            diff("suppress / reregister of not finalizable %s: %s (hook calls %d)", odesc(j), tenure_strerror(res),
+                 S.got_err);
+        tenure_clear_error(S.rt);
+    } else {
+        check_pending("pending finalizers");
+    }
+}
+
+static void op_depend(rng *r) {
+    unsigned x = (unsigned)rbelow(r, 100);
+    if (x < 40) {
+        if (free_handle_index() < 0)
+            return;
+        uint32_t sec = 0;
+        if (rchance(r, 50)) { /* a new object held only by the handle */
+            aspec a = rchance(r, 80) ? small_fixed(r) : small_array(r);
+            if (rchance(r, 10))
+                a = fin_spec(r);
+            sec = alloc_oom(&a, r);
+        } else
+            sec = pick_any(r, 10);
+        uint32_t prim = pick_any(r, sec ? 0 : 5);
+        int h = free_handle_index();
+        if (h < 0)
+            return;
+        tenure_handle *hd = tenure_handle_new_dependent(S.rt, prim ? (void *)S.objs[prim].addr : NULL,
+                                                        sec ? (void *)S.objs[sec].addr : NULL);
+        if (!hd) {
+            diff("tenure_handle_new_dependent(%s, %s) failed: %s", odesc(prim), odesc(sec),
+                 tenure_strerror(tenure_last_error(S.rt)));
+            return;
+        }
+        S.handles[h] = (mhandle){hd, TENURE_HANDLE_DEPENDENT, prim, 1, 0, sec, 0, 0, 0, 0};
+        return;
+    }
+    int h = random_handle(r, TENURE_HANDLE_DEPENDENT);
+    if (h <= 0)
+        return;
+    mhandle *m = &S.handles[h];
+    if (x < 60) {
+        uint32_t sec = pick_any(r, 10);
+        if (!m->obj && sec)
+            sec = 0; /* see below: a secondary without a primary */
+        tenure_result res = tenure_handle_set_secondary(S.rt, m->h, sec ? (void *)S.objs[sec].addr : NULL);
+        if (res != TENURE_OK)
+            diff("tenure_handle_set_secondary(handle %d, %s): %s", h, odesc(sec), tenure_strerror(res));
+        if (m->sec && m->sec != sec)
+            S.reach_dirty = 1;
+        m->sec = sec;
+    } else if (x < 75) {
+        handle_set(h, pick_any(r, m->sec ? 0 : 5));
+    } else if (x < 90) {
+        void *p = tenure_handle_get(S.rt, m->h), *q = tenure_handle_get_secondary(S.rt, m->h);
+        if (p != (m->obj ? (void *)S.objs[m->obj].addr : NULL) || q != (m->sec ? (void *)S.objs[m->sec].addr : NULL))
+            diff("dependent handle %d holds %p / %p, expected %s / %s", h, p, q, odesc(m->obj), odesc(m->sec));
+    } else {
+        handle_free(h);
+    }
+}
+
+static int count_kind(int kind) {
+    int n = 0;
+    for (int h = 1; h < MAX_HANDLES; h++) n += S.handles[h].active && S.handles[h].kind == kind;
+    return n;
+}
+
+static void set_vkind(int h, int k) {
+    mhandle *m = &S.handles[h];
+    int was_strong = h_strong(m);
+    tenure_result res = tenure_handle_set_variable_kind(S.rt, m->h, (tenure_handle_kind)k);
+    if (res != TENURE_OK)
+        diff("tenure_handle_set_variable_kind(handle %d, %d): %s", h, k, tenure_strerror(res));
+    m->vkind = k;
+    if (was_strong && !h_strong(m))
+        S.reach_dirty = 1;
+}
+
+static void set_rc(uint32_t j, unsigned rc) {
+    if (!j)
+        return;
+    if (S.objs[j].rc && !rc)
+        S.reach_dirty = 1;
+    S.objs[j].rc = (uint8_t)rc;
+}
+
+static void op_xhandle(rng *r) {
+    static const int vk[4] = {TENURE_HANDLE_WEAK_SHORT, TENURE_HANDLE_WEAK_LONG, TENURE_HANDLE_STRONG,
+                              TENURE_HANDLE_PINNED};
+    unsigned x = (unsigned)rbelow(r, 100);
+    if (x < 20) {
+        int h = handle_new(TENURE_HANDLE_VARIABLE, pick_any(r, 10));
+        if (h > 0 && rchance(r, 60))
+            set_vkind(h, vk[rbelow(r, 4)]);
+    } else if (x < 35) {
+        int h = random_handle(r, TENURE_HANDLE_VARIABLE);
+        if (h > 0)
+            set_vkind(h, vk[rbelow(r, 4)]);
+    } else if (x < 48) {
+        uint32_t t = pick_any(r, 10);
+        if (free_handle_index() > 0 && t)
+            set_rc(t, (unsigned)rbelow(r, 3));
+        handle_new(TENURE_HANDLE_REFCOUNTED, t);
+    } else if (x < 60) {
+        int h = random_handle(r, TENURE_HANDLE_REFCOUNTED);
+        if (h > 0 && S.handles[h].obj) {
+            unsigned rc = S.objs[S.handles[h].obj].rc;
+            set_rc(S.handles[h].obj, rc && (rc == 3 || rchance(r, 50)) ? rc - 1 : rc + 1);
+        }
+    } else if (x < 72) {
+        uint32_t t = 0;
+        for (int tries = 0; tries < 6 && !t; tries++) {
+            uint32_t c = pick_reachable(r);
+            if (c && S.objs[c].tix == S.tix_refarr && c != S.rootarr)
+                t = c;
+        }
+        if (!t)
+            t = pick_any(r, 10);
+        handle_new(TENURE_HANDLE_ASYNC_PINNED, t);
+    } else if (x < 82) {
+        if (count_kind(TENURE_HANDLE_SIZED_REF) < MAX_SIZED)
+            handle_new(TENURE_HANDLE_SIZED_REF, rchance(r, 8) ? 0 : pick_reachable(r));
+    } else if (x < 94) {
+        static const int kinds[4] = {TENURE_HANDLE_VARIABLE, TENURE_HANDLE_REFCOUNTED, TENURE_HANDLE_ASYNC_PINNED,
+                                     TENURE_HANDLE_SIZED_REF};
+        int h = random_handle(r, kinds[rbelow(r, 4)]);
+        if (h > 0)
+            handle_set(h, pick_any(r, 10));
+    } else {
+        check_sized("sized ref query");
+        /* a dependent-only query on another kind is refused */
+        int h = random_handle(r, TENURE_HANDLE_VARIABLE);
+        if (h > 0) {
+            S.expect_err = TENURE_INVALID_HANDLE;
+            S.got_err = 0;
+            void *q = tenure_handle_get_secondary(S.rt, S.handles[h].h);
+            S.expect_err = TENURE_OK;
+            if (q || !S.got_err)
+                diff("tenure_handle_get_secondary of a variable handle: %p, hook calls %d", q, S.got_err);
+            tenure_clear_error(S.rt);
+        }
+    }
+}
+
+static void op_pressure(rng *r) {
+    if (S.pressure < (48u << 20) && rchance(r, 60)) {
+        uint64_t b = rchance(r, 80) ? rrange(r, 1, 3u << 20) : rrange(r, 3u << 20, 9u << 20);
+        uint64_t before = S.gcs;
+        S.pressure += b;
+        S.press_since += b;
+        uint64_t since = S.press_since;
+        S.pressure_call = 1;
+        S.pressure_gcs = 0;
+        tenure_result res = tenure_add_memory_pressure(S.rt, b);
+        S.pressure_call = 0;
+        if (res != TENURE_OK)
+            diff("tenure_add_memory_pressure(%" PRIu64 "): %s", b, tenure_strerror(res));
+        if (S.gcs != before && S.pressure_gcs == 0)
+            diff("tenure_add_memory_pressure(%" PRIu64 ") ran a GC the callback did not see", b);
+        (void)since;
+    } else if (rchance(r, 90) || !S.pressure) {
+        uint64_t b = rbelow(r, S.pressure + 1);
+        tenure_result res = tenure_remove_memory_pressure(S.rt, b);
+        if (res != TENURE_OK)
+            diff("tenure_remove_memory_pressure(%" PRIu64 " of %" PRIu64 "): %s", b, S.pressure, tenure_strerror(res));
+        S.pressure -= b;
+    } else {
+        S.expect_err = TENURE_INVALID_ARGUMENT;
+        S.got_err = 0;
+        tenure_result res = tenure_remove_memory_pressure(S.rt, S.pressure + 1);
+        S.expect_err = TENURE_OK;
+        if (res != TENURE_INVALID_ARGUMENT || !S.got_err)
+            diff("removing more pressure than was added: %s, hook calls %d", tenure_strerror(res), S.got_err);
+        tenure_clear_error(S.rt);
+    }
+    if (tenure_memory_pressure(S.rt) != S.pressure)
+        diff("tenure_memory_pressure says %" PRIu64 ", the model %" PRIu64, tenure_memory_pressure(S.rt), S.pressure);
+}
+
+static void op_hash(rng *r) {
+    for (int i = 0, n = (int)rrange(r, 1, 4); i < n; i++) {
+        uint32_t j = rchance(r, 70) ? pick_reachable(r) : pick_existing(r);
+        if (!j || (S.objs[j].flags & F_FROZEN))
+            continue;
+        uint32_t h = tenure_identity_hash(S.rt, (void *)S.objs[j].addr);
+        if (!h || (S.objs[j].hash && h != S.objs[j].hash))
+            diff("tenure_identity_hash(%s) is %#x, it was %#x", odesc(j), h, S.objs[j].hash);
+        S.objs[j].hash = h;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------
  * A program
  * ---------------------------------------------------------------------------------------- */
 static void register_types(void) {
@@ -1807,6 +2653,29 @@ static void register_types(void) {
     d.elem_size = 1;
     d.flags = TENURE_TYPE_ARRAY | TENURE_TYPE_NO_REFS;
     S.types[S.tix_bytes].t = tenure_type_register(S.rt, &d);
+    /* finalizable: layout A, 0, 2 or 4 references, one payload word */
+    for (unsigned f = 0; f < 3; f++) {
+        int ix = S.tix_fin[f] = n++;
+        ttype *t = &S.types[ix];
+        t->kind = K_FIX;
+        t->k = 2 * f;
+        t->p = 1;
+        t->ref_off = 16;
+        t->pay_off = 16 + 8 * t->k;
+        t->size = 16 + 8 * (size_t)t->k + 8;
+        t->fin = 1;
+        snprintf(t->name, sizeof t->name, "fin_r%u", t->k);
+        size_t offs[4];
+        for (unsigned k = 0; k < t->k; k++) offs[k] = t->ref_off + 8 * k;
+        memset(&d, 0, sizeof d);
+        d.name = t->name;
+        d.size = t->size;
+        d.ref_offsets = offs;
+        d.ref_count = t->k;
+        d.flags = TENURE_TYPE_FINALIZABLE | (t->k ? 0 : TENURE_TYPE_NO_REFS);
+        d.finalize = fin_cb;
+        t->t = tenure_type_register(S.rt, &d);
+    }
     S.ntypes = n;
     for (int i = 0; i < n; i++)
         if (!S.types[i].t) {
@@ -1838,12 +2707,14 @@ static void random_config(tenure_config *c, uint64_t seed, uint64_t hard_limit) 
     if (tenure_config_from_env(c) != TENURE_OK)
         fprintf(stderr, "tenure-torture: a TENURE_* environment variable does not parse (ignored)\n");
     c->GCConservativeStack = 0; /* precise: reachability is exact */
+    c->GCFinalizeMode = 1;      /* finalizers run only in tenure_run_pending_finalizers: deterministic */
     if (hard_limit)
         c->GCHeapHardLimit = hard_limit;
 }
 
 static void run_program(const params *P, shres *sh) {
     memset(&S, 0, sizeof S);
+    ntrk_dead = 0;
     S.P = P;
     S.sh = sh;
     S.op = -1;
@@ -1862,6 +2733,7 @@ static void run_program(const params *P, shres *sh) {
     }
     tenure_set_error_hook(S.rt, hook, NULL);
     tenure_set_gc_callback(S.rt, gc_callback, NULL);
+    tenure_set_refcount_callback(S.rt, rc_cb, NULL);
     register_types();
     /* the root array, held by handle 0 */
     aspec ra = {S.tix_refarr, ROOTARR_LEN, 0};
@@ -1875,7 +2747,7 @@ static void run_program(const params *P, shres *sh) {
         diff("tenure_handle_new(STRONG) failed");
         check_end("setup");
     }
-    S.handles[0] = (mhandle){h0, TENURE_HANDLE_STRONG, S.rootarr, 1};
+    S.handles[0] = (mhandle){h0, TENURE_HANDLE_STRONG, S.rootarr, 1, TENURE_HANDLE_STRONG, 0, 0, 0, 0, 0};
     S.scanner = tenure_root_scanner_add(S.rt, scan_fn, NULL);
     if (!S.scanner)
         diff("tenure_root_scanner_add failed");
@@ -1898,6 +2770,7 @@ static void run_program(const params *P, shres *sh) {
         while (x >= op_weight[mode][kind]) x -= op_weight[mode][kind++];
         if (P->drop_mask & (1u << kind))
             continue;
+        flush_trk();
         if (P->trace)
             fprintf(stderr, "op %ld: %s (objects %u, GCs %" PRIu64 ")\n", i, op_names[kind], S.nobj - 1, S.gcs);
         switch (kind) {
@@ -1925,6 +2798,12 @@ static void run_program(const params *P, shres *sh) {
         case OP_PAYLOAD: op_payload(&r); break;
         case OP_MISC: op_misc(&r); break;
         case OP_VERIFY: full_check("full check (verify op)"); break;
+        case OP_FINAL: op_final(&r); break;
+        case OP_FINOP: op_finop(&r); break;
+        case OP_DEPEND: op_depend(&r); break;
+        case OP_XHANDLE: op_xhandle(&r); break;
+        case OP_PRESSURE: op_pressure(&r); break;
+        case OP_HASH: op_hash(&r); break;
         }
         check_end(op_names[kind]);
         if (P->paranoid) {
@@ -1951,13 +2830,30 @@ static void run_program(const params *P, shres *sh) {
     check_end("dropping every root");
     induced_collect(2, 0, "the final full GC");
     full_check("full check after dropping every root and a full GC");
+    /* the finalizers of what that GC queued (they neither resurrect nor allocate now), then
+     * everything but what frozen objects reach goes */
+    S.final_phase = 1;
+    for (int round = 0; round < 3 && S.nfq; round++) {
+        /* (an object reregistered while queued is queued again by the next GC) */
+        run_finalizers();
+        induced_collect(2, 0, "the full GC after the last finalizers");
+        full_check("full check after the last finalizers and a full GC");
+    }
+    if (S.nfq)
+        diff("finalizers are still pending at the end (%u)", S.nfq - S.fqhead);
+    check_end("the end");
     uint32_t left = 0;
     for (uint32_t j = 1; j < S.nobj; j++) left += !S.objs[j].reclaimed && !(S.objs[j].flags & F_FROZEN);
     if (P->verbose)
         fprintf(stderr, "seed %" PRIu64 ": %" PRIu64 " GCs, %u objects, %" PRIu64 " allocations, %" PRIu64
-                        " NOMEM, %u left (reached from frozen segments)\n",
-                P->seed, S.gcs, S.nobj - 1, S.allocs, S.nomem, left);
+                        " NOMEM, %u left (reached from frozen segments), %" PRIu64 " queued for finalization, %" PRIu64
+                        " finalizers run\n",
+                P->seed, S.gcs, S.nobj - 1, S.allocs, S.nomem, left, S.queued_total, S.fin_runs_total);
+    S.destroying = 1;
     tenure_destroy(S.rt);
+    free(S.reg);
+    free(S.fq);
+    free(S.fobjs);
     for (int i = 0; i < S.nfrozen_segs; i++) free(S.frozen_mem[i]);
     for (uint32_t j = 1; j < S.nobj; j++) free(S.objs[j].refs);
     free(S.objs);
@@ -2185,7 +3081,8 @@ static void usage(FILE *f) {
                "  --trace           print every op and GC (with --seed, to study one program)\n"
                "  --paranoid        a full check after every op (slow; finds the op that broke the heap)\n"
                "  --inject N        self-test of the checks: 1 stores without the write barrier, 2 weak long\n"
-               "                    handles are made strong (the model does not know): both must fail\n"
+               "                    handles are made strong, 3 weak short handles to finalizable objects are\n"
+               "                    made weak long (the model does not know): each must fail\n"
                "The environment's TENURE_* options apply (e.g. TENURE_HeapVerify=1 TENURE_GCStress=97).\n");
 }
 
