@@ -375,6 +375,10 @@ bool tn_threads_may_destroy(tenure_runtime *rt) {
     if (!rt->locks_ready)
         return true;
     tn_mutator *self = tn_self(rt);
+    if ((self && (self->finalizer || self == rt->fin_runner)) || rt->in_gc) {
+        tn_api_fail(rt, TENURE_STATE, "tenure_destroy", "called from a finalizer or during a collection");
+        return false;
+    }
     size_t others = 0;
     {
         TN_LOCKED(rt);
