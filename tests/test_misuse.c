@@ -509,6 +509,12 @@ static void test_threads(void) {
     tenure_blocking_leave(rt);
     EXPECT_QUIET();
     TT_CHECK(tenure_alloc_array(rt, bytes_t, 8) != NULL, "allocation after the blocking section");
+    void *kept = NULL;
+    TENURE_FRAME(rt, f, kept);
+    arm();
+    TT_CHECK_RESULT(tenure_thread_detach(rt), TENURE_STATE); /* with a frame pushed */
+    EXPECT(TENURE_STATE, "tenure_thread_detach");
+    TENURE_FRAME_POP(rt, f);
 
     pthread_t th;
     TT_CHECK(pthread_create(&th, NULL, detach_unattached, NULL) == 0);

@@ -346,6 +346,9 @@ tenure_result tenure_thread_detach(tenure_runtime *rt) {
                            "called from a blocking section or from inside the instance");
     if (m->finalizer)
         return tn_api_fail(rt, TENURE_STATE, "tenure_thread_detach", "the finalizer thread belongs to the instance");
+    if (m->attach_count == 1 && m->pub.frames)
+        return tn_api_fail(rt, TENURE_STATE, "tenure_thread_detach",
+                           "frames are still pushed (pop them first: their objects would lose their roots)");
     tn_mutator_detach(rt, m);
     return TENURE_OK;
 }
