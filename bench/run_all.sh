@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # run_all.sh - run every benchmark (binary-trees, GCBench, gen0 pause versus old-generation
-# size, allocation microbenchmark, GC event cost, full-GC mark rate, tenure-sim presets) for
-# tenure, Boehm and malloc/free and write bench/RESULTS.md.
+# size, allocation microbenchmark, threads, GC event cost, full-GC mark rate, tenure-sim
+# presets) for tenure, Boehm and malloc/free and write bench/RESULTS.md.
 #
 #   bench/run_all.sh [--bindir DIR] [--reps N] [--depths "16 20"] [--gen0-sizes 10m,1g]
 #                    [--gen0-gcs N] [--alloc-count N] [--alloc-sizes 16,32,48,64]
-#                    [--only "trees gcbench gen0 alloc events mark sim"] [--event-depth N]
-#                    [--event-pairs N] [--mark-mb N] [--mark-gcs N] [--sim-seconds S]
-#                    [--sim-presets "steady ..."] [--out FILE] [--logs DIR]
+#                    [--only "trees gcbench gen0 alloc threads events mark sim"]
+#                    [--thread-counts "1 2"] [--threads-depth N] [--threads-rounds N]
+#                    [--event-depth N] [--event-pairs N] [--mark-mb N] [--mark-gcs N]
+#                    [--sim-seconds S] [--sim-presets "steady ..."] [--out FILE] [--logs DIR]
 #
-#   --bindir       directory with binary_trees, gcbench, gen0_pause, alloc_micro
+#   --bindir       directory with the benchmarks that run (binary_trees, gcbench, gen0_pause,
+#                  alloc_micro, threads_alloc; only those of --only are required)
 #                  (default: the first build*/bench/ that has them all, preferring one that
 #                  also has mark_rate and ../tools/tenure-sim when "mark" and "sim" run)
 #   --reps         repetitions of every benchmark and implementation (default 3; env REPS)
@@ -18,7 +20,12 @@
 #   --gen0-gcs     gen0 GCs recorded per size and repetition (default 300)
 #   --alloc-count  allocations per object size in alloc_micro (default 25000000)
 #   --alloc-sizes  object sizes in bytes for alloc_micro (default 16,32,48,64)
-#   --only         the benchmarks to run (default all: trees gcbench gen0 alloc events mark sim)
+#   --only         the benchmarks to run (default all: trees gcbench gen0 alloc threads events
+#                  mark sim)
+#   --thread-counts  mutator thread counts of threads_alloc (default "1 2"); for every count
+#                  T > 1 a one-thread run with T times the work is added for the scaling figure
+#   --threads-depth  binary-tree depth D of threads_alloc (default 16)
+#   --threads-rounds passes over the depths 4..D per thread and unit of work (default 1)
 #   --event-depth  binary-trees depth of the tracing-overhead runs (default 20)
 #   --event-pairs  handle create/free pairs per event_cost measurement (default 2000000)
 #   --mark-mb      live graph of mark_rate in MiB (default 128; the program's own default is 512)
@@ -34,8 +41,13 @@
 # Every run's exit status and check lines are verified; the report marks failed runs and the
 # script exits 1 if anything failed. With the defaults the whole run takes about 2 minutes on
 # a 2-core machine (binary-trees depth 20 and the 1 GiB old graph dominate), plus about 45 s for
-# "mark" and 55 s for "sim".
+# "mark", 55 s for "sim" and 20 to 40 s for "threads".
 #
+# threads: bench/threads_alloc, T mutator threads each building and dropping binary trees
+#       (a long-lived tree of depth D per thread, 2^(D-d+4) trees of depth d = 4, 6, ..., D);
+#       tenure (attached threads), Boehm (registered threads) and malloc/free; wall time, GCs,
+#       pauses, the stop-the-world part of them, peak RSS; scaling = wall(1 thread doing the
+#       work of T) / wall(T threads).
 # mark: bench/mark_rate, full GC over a live graph of small objects (32-48 bytes, 2-3
 #       references, a tree plus random cross links); tenure (tenure_collect(rt, 2, 0) and with
 #       TENURE_COLLECT_COMPACT) vs Boehm (GC_gcollect); MB/s = live MiB / GC pause.
@@ -55,7 +67,10 @@ gen0_sizes="10m,1g"
 gen0_gcs=300
 alloc_count=25000000
 alloc_sizes="16,32,48,64"
-only="trees gcbench gen0 alloc events mark sim"
+only="trees gcbench gen0 alloc threads events mark sim"
+thread_counts="1 2"
+threads_depth=16
+threads_rounds=1
 mark_mb=128
 mark_gcs=3
 sim_seconds=3
@@ -85,6 +100,12 @@ while [ $# -gt 0 ]; do
         --alloc-sizes=*) alloc_sizes=${1#*=}; shift ;;
         --only) only=${2:?}; shift 2 ;;
         --only=*) only=${1#*=}; shift ;;
+        --thread-counts) thread_counts=${2:?}; shift 2 ;;
+        --thread-counts=*) thread_counts=${1#*=}; shift ;;
+        --threads-depth) threads_depth=${2:?}; shift 2 ;;
+        --threads-depth=*) threads_depth=${1#*=}; shift ;;
+        --threads-rounds) threads_rounds=${2:?}; shift 2 ;;
+        --threads-rounds=*) threads_rounds=${1#*=}; shift ;;
         --event-depth) event_depth=${2:?}; shift 2 ;;
         --event-depth=*) event_depth=${1#*=}; shift ;;
         --event-pairs) event_pairs=${2:?}; shift 2 ;;
@@ -101,7 +122,7 @@ while [ $# -gt 0 ]; do
         --sim-seconds=*) sim_seconds=${1#*=}; shift ;;
         --sim-presets) sim_presets=${2:?}; shift 2 ;;
         --sim-presets=*) sim_presets=${1#*=}; shift ;;
-        -h|--help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,56p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument: $1 (see --help)" ;;
     esac
 done
@@ -113,11 +134,30 @@ case "$event_depth" in ''|*[!0-9]*|0) die "--event-depth needs a positive intege
 case "$event_pairs" in ''|*[!0-9]*|0) die "--event-pairs needs a positive integer" ;; esac
 case "$mark_mb" in ''|*[!0-9]*|0) die "--mark-mb needs a positive integer" ;; esac
 case "$mark_gcs" in ''|*[!0-9]*|0) die "--mark-gcs needs a positive integer" ;; esac
+case "$threads_depth" in ''|*[!0-9]*|0|1|2|3) die "--threads-depth needs an integer >= 4" ;; esac
+case "$threads_rounds" in ''|*[!0-9]*|0) die "--threads-rounds needs a positive integer" ;; esac
+[ -n "$(printf '%s' "$thread_counts" | tr -d ' ')" ] || die "--thread-counts needs at least one count"
+for t in $thread_counts; do
+    case "$t" in ''|*[!0-9]*|0) die "--thread-counts needs positive integers" ;; esac
+done
 awk -v v="$sim_seconds" 'BEGIN { exit !(v + 0 > 0) }' || die "--sim-seconds needs a positive number"
 for b in $only; do
-    case "$b" in trees|gcbench|gen0|alloc|events|mark|sim) ;; *) die "unknown benchmark in --only: $b" ;; esac
+    case "$b" in trees|gcbench|gen0|alloc|threads|events|mark|sim) ;; *) die "unknown benchmark in --only: $b" ;; esac
 done
 want() { case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+# the programs the wanted benchmarks run from --bindir ("events" runs binary_trees too)
+need_bins=""
+{ want trees || want events; } && need_bins="$need_bins binary_trees"
+want gcbench && need_bins="$need_bins gcbench"
+want gen0 && need_bins="$need_bins gen0_pause"
+want alloc && need_bins="$need_bins alloc_micro"
+want threads && need_bins="$need_bins threads_alloc"
+has_needed() { # has_needed DIR: DIR has every program in need_bins
+    local b
+    for b in $need_bins; do [ -x "$1/$b" ] || return 1; done
+    return 0
+}
 
 has_wanted() { # has_wanted DIR: DIR has mark_rate / ../tools/tenure-sim if "mark" / "sim" are wanted
     { ! want mark || [ -x "$1/mark_rate" ]; } && { ! want sim || [ -x "$(dirname "$1")/tools/tenure-sim" ]; }
@@ -125,15 +165,14 @@ has_wanted() { # has_wanted DIR: DIR has mark_rate / ../tools/tenure-sim if "mar
 if [ -z "$bindir" ]; then
     for pass in 1 2; do
         for cand in "$repo_dir"/build*/bench; do
-            if [ -x "$cand/binary_trees" ] && [ -x "$cand/gcbench" ] && [ -x "$cand/gen0_pause" ] &&
-               [ -x "$cand/alloc_micro" ] && { [ $pass = 2 ] || has_wanted "$cand"; }; then
+            if [ -d "$cand" ] && has_needed "$cand" && { [ $pass = 2 ] || has_wanted "$cand"; }; then
                 bindir=$cand; break 2
             fi
         done
     done
 fi
 [ -n "$bindir" ] || die "benchmarks not found; build them (cmake --build <dir>) or pass --bindir DIR"
-for b in binary_trees gcbench gen0_pause alloc_micro; do
+for b in $need_bins; do
     [ -x "$bindir/$b" ] || die "$bindir/$b not found or not executable"
 done
 if want events && [ ! -x "$bindir/event_cost" ]; then
@@ -484,6 +523,142 @@ if want alloc; then
         echo ""
         echo "Boehm's heap stays small when nothing survives, so it collects very often (see GCs);"
         echo "that is its default behaviour (no GC_expand_hp / GC_free_space_divisor tuning)."
+        echo ""
+    } >> "$report"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# threads: T mutator threads allocating binary trees (bench/threads_alloc)
+# ---------------------------------------------------------------------------------------------
+if want threads; then
+    echo "== threads" >&2
+    timpls=$(impls_of "$bindir/threads_alloc")
+    mkdir -p "$logdir/threads"
+    th_load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
+    # configurations: tT = T threads with one unit of work each; bT = one thread with T units
+    # (the same work as tT, for the scaling figure)
+    th_cfgs=""
+    for t in $thread_counts; do
+        case " $th_cfgs " in *" t$t "*) ;; *) th_cfgs="$th_cfgs t$t" ;; esac
+        if [ "$t" -gt 1 ]; then
+            case " $th_cfgs " in *" b$t "*) ;; *) th_cfgs="$th_cfgs b$t" ;; esac
+        fi
+    done
+    th_label() { case $1 in t*) echo "${1#t}" ;; b*) echo "1 (work of ${1#b})" ;; esac; }
+    declare -A tfailed tref
+    for rep in $(seq 1 "$reps"); do
+        for cfg in $th_cfgs; do
+            case $cfg in t*) nt=${cfg#t}; nw=1 ;; b*) nt=1; nw=${cfg#b} ;; esac
+            for impl in $timpls; do
+                [ -n "${tfailed[$cfg,$impl]:-}" ] && continue
+                o="$logdir/threads/$cfg.$impl.$rep.out"
+                printf '  threads_alloc rep %s/%s threads=%s work=%s %-6s ... ' "$rep" "$reps" "$nt" "$nw" "$impl" >&2
+                if ! run_one "threads_alloc $impl threads=$nt work=$nw" "$o" "$bindir/threads_alloc" \
+                        --impl="$impl" --threads "$nt" --work "$nw" --depth "$threads_depth" \
+                        --rounds "$threads_rounds"; then
+                    tfailed[$cfg,$impl]=1; continue
+                fi
+                chk=$(grep '^CHECK ' "$o" | tail -n 1)
+                case "$chk" in
+                    *" ok") ;;
+                    *)
+                        echo "CHECK FAILED" >&2
+                        note_failure "threads_alloc --impl=$impl --threads $nt --work $nw: ${chk:-no CHECK line}"
+                        tfailed[$cfg,$impl]=1; continue ;;
+                esac
+                if [ -z "${tref[$cfg]:-}" ]; then
+                    tref[$cfg]=$chk
+                elif [ "${tref[$cfg]}" != "$chk" ]; then
+                    echo "WRONG CHECK" >&2
+                    note_failure "threads_alloc --impl=$impl --threads $nt --work $nw: '$chk' differs from '${tref[$cfg]}'"
+                    tfailed[$cfg,$impl]=1; continue
+                fi
+                result=$(grep '^RESULT ' "$o" | tail -n 1)
+                stats=$(grep '^STATS ' "$o" | tail -n 1)
+                add "th,$cfg,$impl,wall" "$(field wall_s "$result")"
+                add "th,$cfg,$impl,cpu" "$(field cpu_s "$result")"
+                add "th,$cfg,$impl,rss" "$(field maxrss_kb "$result")"
+                if [ -n "$stats" ]; then
+                    add "th,$cfg,$impl,gcs" "$(field gcs "$stats")"
+                    add "th,$cfg,$impl,pause" "$(field total_pause_ms "$stats")"
+                    add "th,$cfg,$impl,stw" "$(field suspend_total_ms "$stats")"
+                    add "th,$cfg,$impl,stwmed" "$(field suspend_median_ms "$stats")"
+                    add "th,$cfg,$impl,stwmax" "$(field suspend_max_ms "$stats")"
+                    add "th,$cfg,$impl,max" "$(field max_pause_ms "$stats")"
+                fi
+                echo "$(field wall_s "$result")s cpu=$(field cpu_s "$result")s $(( $(field maxrss_kb "$result") / 1024 ))MiB${stats:+ gcs=$(field gcs "$stats") pause=$(field total_pause_ms "$stats")ms stw=$(field suspend_total_ms "$stats")ms}" >&2
+            done
+        done
+    done
+    {
+        echo "## Threads"
+        echo ""
+        echo "\`bench/threads_alloc --threads T --depth $threads_depth --rounds $threads_rounds\`: T mutator threads,"
+        echo "each building and dropping binary trees as binary-trees does: a long-lived tree of depth"
+        echo "$threads_depth kept to the end, then $threads_rounds pass(es) of 2^($threads_depth-d+4) trees of depth d ="
+        echo "4, 6, ..., $threads_depth, built bottom-up, node-counted (every tree's count verified) and dropped. tenure:"
+        echo "the main thread creates the instance and joins the workers inside a blocking section;"
+        echo "each worker \`tenure_thread_attach\`es, roots its locals in TENURE_FRAME frames and"
+        echo "detaches at the end (nodes 24 bytes: header and two references). Boehm: libgc with"
+        echo "threads (GC_THREADS, \`GC_allow_register_threads\`, \`GC_register_my_thread\` in each worker;"
+        echo "libgc's default parallel marking), GC_MALLOC, nodes 16 bytes. malloc/free: each thread"
+        echo "frees its own trees. \"1 (work of T)\": one thread doing the work of T threads (T long-lived"
+        echo "trees, T times the short-lived ones), the baseline of the scaling figure."
+        echo ""
+        echo "Wall time: instance creation (GC_INIT) to the last join; CPU: user + sys of the process."
+        echo "GC pauses: every GC (tenure: pause_ns from tenure_set_gc_callback; Boehm:"
+        echo "GC_EVENT_START..GC_EVENT_END); \"stopping the world\": the part of them spent waiting"
+        echo "for the other threads to stop (tenure: GCSuspendEEBegin..GCSuspendEEEnd from a listener"
+        echo "session, i.e. until every other attached thread reached a safepoint; Boehm:"
+        echo "GC_EVENT_PRE_STOP_WORLD..GC_EVENT_POST_STOP_WORLD, libgc's signals). Load average when"
+        echo "the threads runs began: $th_load ($(nproc 2>/dev/null || echo '?') CPUs)."
+        echo ""
+        echo "| threads | implementation | wall time (s) | CPU user+sys (s) | GCs | total GC pause (ms) | max GC pause (ms) | of which stopping the world (ms) | one stop: median / max (ms) | peak RSS (MiB) |"
+        echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+        for cfg in $th_cfgs; do
+            for impl in $timpls; do
+                if [ -z "${vals[th,$cfg,$impl,wall]:-}" ]; then
+                    echo "| $(th_label "$cfg") | $(label "$impl") | FAILED | | | | | | | |"; continue
+                fi
+                g="-"; tp="-"; sw="-"; mx="-"; smx="-"
+                if [ "$impl" != malloc ]; then
+                    g=$(fmt "$(get "th,$cfg,$impl,gcs")" "%.0f")
+                    tp=$(fmt "$(get "th,$cfg,$impl,pause")" "%.1f")
+                    sw=$(fmt "$(get "th,$cfg,$impl,stw")" "%.1f")
+                    mx=$(fmt "$(get "th,$cfg,$impl,max" maximum)" "%.2f")
+                    smx="$(fmt "$(get "th,$cfg,$impl,stwmed")" "%.3f") / $(fmt "$(get "th,$cfg,$impl,stwmax" maximum)" "%.3f")"
+                fi
+                echo "| $(th_label "$cfg") | $(label "$impl") | $(fmt "$(get "th,$cfg,$impl,wall")" "%.3f") | $(fmt "$(get "th,$cfg,$impl,cpu")" "%.3f") | $g | $tp | $mx | $sw | $smx | $(mib "$(get "th,$cfg,$impl,rss")") |"
+            done
+        done
+        echo ""
+        echo "| threads | time tenure/Boehm | time tenure/malloc | RSS tenure/Boehm | RSS tenure/malloc |"
+        echo "|---|---:|---:|---:|---:|"
+        for cfg in $th_cfgs; do
+            tw=$(get "th,$cfg,tenure,wall"); bw=$(get "th,$cfg,boehm,wall"); mw=$(get "th,$cfg,malloc,wall")
+            tr_=$(get "th,$cfg,tenure,rss"); br=$(get "th,$cfg,boehm,rss"); mr=$(get "th,$cfg,malloc,rss")
+            echo "| $(th_label "$cfg") | $(ratio "$tw" "$bw") | $(ratio "$tw" "$mw") | $(ratio "$tr_" "$br") | $(ratio "$tr_" "$mr") |"
+        done
+        echo ""
+        scaled=""
+        for t in $thread_counts; do [ "$t" -gt 1 ] && scaled="$scaled $t"; done
+        if [ -n "$scaled" ]; then
+            echo "Throughput scaling: wall(1 thread doing the work of T) / wall(T threads), from the"
+            echo "medians (T would be perfect, on a machine with at least T idle CPUs):"
+            echo ""
+            printf "| threads |"; for impl in $timpls; do printf " %s |" "$(label "$impl")"; done; echo ""
+            printf "|---:|"; for impl in $timpls; do printf -- "---:|"; done; echo ""
+            for t in $scaled; do
+                printf "| %s |" "$t"
+                for impl in $timpls; do
+                    printf " %s |" "$(ratio "$(get "th,b$t,$impl,wall")" "$(get "th,t$t,$impl,wall")")"
+                done
+                echo ""
+            done
+            echo ""
+        fi
+        echo "Max pause and max stop: the largest over all repetitions; the median stop: the median over"
+        echo "the repetitions of each run's median; the other columns: medians of the runs' values."
         echo ""
     } >> "$report"
 fi
