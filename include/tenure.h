@@ -233,7 +233,8 @@ typedef struct tenure__mutator {
     struct tenure_frame *frames; /* innermost shadow-stack frame */
     const struct tenure_runtime *rt;
 } tenure__mutator;
-extern TENURE_API __thread tenure__mutator *tenure__current;
+/* initial-exec: one %fs-relative load even in position-independent code */
+extern TENURE_API __thread tenure__mutator *tenure__current __attribute__((tls_model("initial-exec")));
 TENURE_API tenure__mutator *tenure__mutator_of(tenure_runtime *rt);
 
 struct tenure_type {

@@ -251,8 +251,8 @@ struct tenure_runtime {
     struct tn_frozen *frozen; /* frozen segments */
     size_t frozen_count;
     tn_handle_slab *handle_slabs;
-    uintptr_t *slab_set;    /* open-addressing set of slab addresses: checks a handle */
-    size_t slab_set_cap, slab_count;
+    struct tn_slab_set *slab_set; /* slab addresses: checks a handle (read without the lock) */
+    size_t slab_count;
     tn_handle_slot *handle_free_head, *handle_free_tail;
     size_t handle_count;
     /* lifetime/: memory pressure and identity hashes */
@@ -406,6 +406,8 @@ void tn_region_list_add(tenure_runtime *rt, tn_region *r);
 void tn_regions_trim(tenure_runtime *rt, bool all);
 /* End of the walkable part of r (the allocation context's unused tail is not). */
 char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r);
+/* tenure_is_object for callers that hold rt->lock (or run with the world stopped). */
+bool tn_is_object(tenure_runtime *rt, const void *obj);
 /* Make [p, p+size) a free object (size >= 8). */
 void tn_make_free(tenure_runtime *rt, void *p, size_t size);
 
@@ -500,6 +502,7 @@ void tn_roots_visit_handle_slots(tenure_runtime *rt, uint32_t kind_mask, void (*
                                  void *ctx);
 /* Call fn on the secondary slot of every dependent handle that has one. */
 void tn_roots_visit_secondaries(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
+void tn_handles_destroy_slab_sets(tenure_runtime *rt);
 /* Call fn on the object slot of every handle of one of the kinds in kind_mask (bit = kind). */
 void tn_roots_visit_handles(tenure_runtime *rt, uint32_t kind_mask, tn_slot_fn fn, void *ctx);
 

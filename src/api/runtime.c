@@ -148,7 +148,11 @@ char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r) {
 
 int tenure_is_object(tenure_runtime *rt, const void *obj) {
     TN_LOCKED_HOLDING(rt, obj, NULL);
-    if (!rt || !obj || ((uintptr_t)obj & 7))
+    return rt && tn_is_object(rt, obj);
+}
+
+bool tn_is_object(tenure_runtime *rt, const void *obj) {
+    if (!obj || ((uintptr_t)obj & 7))
         return 0;
     if (!tn_in_range(rt, obj))
         return tn_frozen_is_object(rt, obj);
@@ -163,7 +167,7 @@ int tenure_is_object(tenure_runtime *rt, const void *obj) {
 }
 
 static bool check_object(tenure_runtime *rt, const void *obj, const char *fn) {
-    if (rt && tenure_is_object(rt, obj))
+    if (rt && tn_is_object(rt, obj))
         return true;
     if (rt)
         tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "%p is not an object of this instance", obj);

@@ -166,7 +166,7 @@ static void store_with_barrier(tenure_runtime *rt, void *slot, void *value) {
  * and value NULL, an object, or outside the heap. */
 static bool barrier_arguments_valid(tenure_runtime *rt, void *obj, void *slot, void *value) {
     static const char fn[] = "tenure_write_ref";
-    if (!tenure_is_object(rt, obj)) {
+    if (!tn_is_object(rt, obj)) {
         tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "%p is not an object of this instance", obj);
         return false;
     }
@@ -174,7 +174,7 @@ static bool barrier_arguments_valid(tenure_runtime *rt, void *obj, void *slot, v
         tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "slot %p is not inside object %p", slot, obj);
         return false;
     }
-    if (value && tn_in_range(rt, value) && !tenure_is_object(rt, value)) {
+    if (value && tn_in_range(rt, value) && !tn_is_object(rt, value)) {
         tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "stored value %p is not an object of this instance", value);
         return false;
     }

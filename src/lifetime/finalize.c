@@ -253,7 +253,7 @@ tenure_result tenure_wait_for_pending_finalizers(tenure_runtime *rt) {
 }
 
 static bool check_finalizable(tenure_runtime *rt, void *obj, const char *fn) {
-    if (!tenure_is_object(rt, obj)) {
+    if (!tn_is_object(rt, obj)) {
         tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "%p is not an object of this instance", obj);
         return false;
     }

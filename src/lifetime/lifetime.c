@@ -97,7 +97,7 @@ uint32_t tenure_identity_hash(tenure_runtime *rt, const void *obj) {
     TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!rt)
         return 0;
-    if (!tenure_is_object(rt, obj)) {
+    if (!tn_is_object(rt, obj)) {
         tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "%p is not an object of this instance", obj);
         return 0;
     }

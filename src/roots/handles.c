@@ -8,45 +8,68 @@ static uint32_t default_effective(uint32_t kind) {
     return kind == TENURE_HANDLE_VARIABLE ? TENURE_HANDLE_STRONG : kind;
 }
 
+/* The set of slab addresses, open addressing, at most half full. Readers (checking a handle
+ * in tenure_handle_get) do not take the instance lock: a set is only ever added to, a full one
+ * is replaced by a copy twice its size published with a release store, and replaced sets are
+ * kept (chained) until the instance goes, so a reader never sees freed memory. */
+typedef struct tn_slab_set {
+    struct tn_slab_set *replaced; /* the set this one replaced */
+    size_t cap;
+    uintptr_t addr[];
+} tn_slab_set;
+
 static size_t slab_hash(uintptr_t a, size_t cap) {
     return (size_t)((a / TN_HANDLE_SLAB_BYTES) * 0x9E3779B97F4A7C15ull) & (cap - 1);
 }
 
-static void slab_set_put(uintptr_t *set, size_t cap, uintptr_t a) {
-    size_t i = slab_hash(a, cap);
-    while (set[i])
-        i = (i + 1) & (cap - 1);
-    set[i] = a;
+static void slab_set_put(tn_slab_set *set, uintptr_t a) {
+    size_t i = slab_hash(a, set->cap);
+    while (set->addr[i])
+        i = (i + 1) & (set->cap - 1);
+    __atomic_store_n(&set->addr[i], a, __ATOMIC_RELEASE);
 }
 
 static bool slab_set_has(const tenure_runtime *rt, uintptr_t a) {
-    if (!rt->slab_set_cap)
+    const tn_slab_set *set = __atomic_load_n(&rt->slab_set, __ATOMIC_ACQUIRE);
+    if (!set)
         return false;
-    for (size_t i = slab_hash(a, rt->slab_set_cap);; i = (i + 1) & (rt->slab_set_cap - 1)) {
-        if (rt->slab_set[i] == a)
+    for (size_t i = slab_hash(a, set->cap);; i = (i + 1) & (set->cap - 1)) {
+        uintptr_t e = __atomic_load_n(&set->addr[i], __ATOMIC_ACQUIRE);
+        if (e == a)
             return true;
-        if (!rt->slab_set[i])
+        if (!e)
             return false;
     }
 }
 
-/* Record a new slab in the set (kept at most half full). */
+/* Record a new slab in the set (with the instance lock held). */
 static bool slab_set_add(tenure_runtime *rt, uintptr_t a) {
-    if (2 * (rt->slab_count + 1) > rt->slab_set_cap) {
-        size_t cap = rt->slab_set_cap ? 2 * rt->slab_set_cap : 64;
-        uintptr_t *set = calloc(cap, sizeof *set);
-        if (!set)
+    tn_slab_set *set = rt->slab_set;
+    if (!set || 2 * (rt->slab_count + 1) > set->cap) {
+        size_t cap = set ? 2 * set->cap : 64;
+        tn_slab_set *bigger = calloc(1, sizeof *bigger + cap * sizeof bigger->addr[0]);
+        if (!bigger)
             return false;
-        for (size_t i = 0; i < rt->slab_set_cap; i++)
-            if (rt->slab_set[i])
-                slab_set_put(set, cap, rt->slab_set[i]);
-        free(rt->slab_set);
-        rt->slab_set = set;
-        rt->slab_set_cap = cap;
+        bigger->cap = cap;
+        bigger->replaced = set;
+        for (size_t i = 0; set && i < set->cap; i++)
+            if (set->addr[i])
+                slab_set_put(bigger, set->addr[i]);
+        __atomic_store_n(&rt->slab_set, bigger, __ATOMIC_RELEASE);
+        set = bigger;
     }
-    slab_set_put(rt->slab_set, rt->slab_set_cap, a);
+    slab_set_put(set, a);
     rt->slab_count++;
     return true;
+}
+
+void tn_handles_destroy_slab_sets(tenure_runtime *rt) {
+    for (tn_slab_set *set = rt->slab_set, *next; set; set = next) {
+        next = set->replaced;
+        free(set);
+    }
+    rt->slab_set = NULL;
+    rt->slab_count = 0;
 }
 
 /* The slot becomes free and goes to the tail of the FIFO free list. */
@@ -117,7 +140,7 @@ static void emit_set(tenure_runtime *rt, const tn_handle_slot *h) {
 }
 
 static bool valid_target(tenure_runtime *rt, void *obj, const char *fn) {
-    if (!obj || tenure_is_object(rt, obj))
+    if (!obj || tn_is_object(rt, obj))
         return true;
     tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "%p is not an object of this instance", obj);
     return false;
@@ -160,8 +183,9 @@ tenure_handle *tenure_handle_new(tenure_runtime *rt, tenure_handle_kind kind, vo
     return (tenure_handle *)h;
 }
 
+/* Without the instance lock: a running thread sees no GC, slots are never freed before the
+ * instance, and the slab set is safe to read (see above). Only a failure takes the lock. */
 void *tenure_handle_get(tenure_runtime *rt, const tenure_handle *handle) {
-    TN_LOCKED(rt);
     tn_handle_slot *h = live_slot(rt, handle, "tenure_handle_get");
     return h ? h->object : NULL;
 }
@@ -273,7 +297,6 @@ tenure_handle *tenure_handle_new_dependent(tenure_runtime *rt, void *primary, vo
 }
 
 void *tenure_handle_get_secondary(tenure_runtime *rt, const tenure_handle *handle) {
-    TN_LOCKED(rt);
     tn_handle_slot *h = live_slot(rt, handle, "tenure_handle_get_secondary");
     if (h && h->kind != TENURE_HANDLE_DEPENDENT) {
         tn_api_fail(rt, TENURE_INVALID_HANDLE, "tenure_handle_get_secondary", "not a dependent handle");

@@ -113,8 +113,7 @@ void tn_roots_destroy(tenure_runtime *rt) {
         rt->scanners = s->next;
         free(s);
     }
-    free(rt->slab_set);
-    rt->slab_set = NULL;
+    tn_handles_destroy_slab_sets(rt);
     while (rt->handle_slabs) {
         tn_handle_slab *h = rt->handle_slabs;
         rt->handle_slabs = h->next;

@@ -28,16 +28,19 @@
 
 /* The fast paths' view when the thread has not used any instance: its rt matches none. */
 static tenure__mutator nobody = {0, 0, NULL, (const struct tenure_runtime *)1};
-__thread tenure__mutator *tenure__current = &nobody;
+#define TN_TLS __thread __attribute__((tls_model("initial-exec")))
+TN_TLS tenure__mutator *tenure__current = &nobody;
 /* This thread's attachments (to any instance). */
-static __thread tn_mutator *my_attachments;
+static TN_TLS tn_mutator *my_attachments;
 /* A frame pushed by a thread that is not attached goes here (reported, never scanned). */
-static __thread tenure__mutator unattached;
+static TN_TLS tenure__mutator unattached;
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
-static uintptr_t me(void) { return (uintptr_t)pthread_self(); }
+/* A token unique to the calling thread: the address of a thread-local byte. */
+static TN_TLS char my_token;
+static uintptr_t me(void) { return (uintptr_t)&my_token; }
 
 /* ---- the instance lock ---- */
 
@@ -82,6 +85,19 @@ static void wait_for_lock(tenure_runtime *rt, void *arg) {
     pthread_mutex_lock(&rt->lock);
 }
 
+/* The lock is taken: by a thread that had to wait (m: its mutator, or NULL), SAFE meanwhile. */
+static void lock_contended(tenure_runtime *rt, tn_mutator *m) {
+    if (m && m->state == TN_MUT_RUNNING)
+        while_safe(rt, m, wait_for_lock, NULL);
+    else
+        pthread_mutex_lock(&rt->lock);
+}
+
+static void became_owner(tenure_runtime *rt) {
+    __atomic_store_n(&rt->lock_owner, me(), __ATOMIC_RELAXED);
+    rt->lock_depth = 1;
+}
+
 void tn_lock(tenure_runtime *rt) {
     if (!rt->locks_ready) /* being created or destroyed: one thread */
         return;
@@ -89,15 +105,9 @@ void tn_lock(tenure_runtime *rt) {
         rt->lock_depth++;
         return;
     }
-    if (pthread_mutex_trylock(&rt->lock) != 0) {
-        tn_mutator *m = tn_self(rt);
-        if (m && m->state == TN_MUT_RUNNING)
-            while_safe(rt, m, wait_for_lock, NULL);
-        else
-            pthread_mutex_lock(&rt->lock);
-    }
-    __atomic_store_n(&rt->lock_owner, me(), __ATOMIC_RELAXED);
-    rt->lock_depth = 1;
+    if (pthread_mutex_trylock(&rt->lock) != 0)
+        lock_contended(rt, tn_self(rt));
+    became_owner(rt);
 }
 
 bool tn_trylock(tenure_runtime *rt) {
@@ -109,20 +119,28 @@ bool tn_trylock(tenure_runtime *rt) {
     }
     if (pthread_mutex_trylock(&rt->lock) != 0)
         return false;
-    __atomic_store_n(&rt->lock_owner, me(), __ATOMIC_RELAXED);
-    rt->lock_depth = 1;
+    became_owner(rt);
     return true;
 }
 
 void tn_lock_holding(tenure_runtime *rt, const void *a, const void *b) {
-    tn_mutator *m = tn_lock_held(rt) ? NULL : tn_self(rt);
-    if (m) {
-        m->held[0] = a;
-        m->held[1] = b;
+    if (!rt->locks_ready)
+        return;
+    if (tn_lock_held(rt)) {
+        rt->lock_depth++;
+        return;
     }
-    tn_lock(rt);
-    if (m)
-        m->held[0] = m->held[1] = NULL;
+    if (pthread_mutex_trylock(&rt->lock) != 0) {
+        tn_mutator *m = tn_self(rt);
+        if (m) {
+            m->held[0] = a;
+            m->held[1] = b;
+        }
+        lock_contended(rt, m);
+        if (m)
+            m->held[0] = m->held[1] = NULL;
+    }
+    became_owner(rt);
 }
 
 void tn_unlock(tenure_runtime *rt) {
