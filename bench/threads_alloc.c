@@ -439,42 +439,7 @@ static void boehm_report(void) {
 /* ==========================================================================================
  * malloc / free
  * ======================================================================================== */
-typedef struct mnode {
-    struct mnode *left;
-    struct mnode *right;
-} mnode;
-
-static mnode *m_build(int depth) {
-    mnode *n;
-    if (depth == 0) {
-        n = malloc(sizeof *n);
-        if (n == NULL)
-            die("malloc failed");
-        n->left = n->right = NULL;
-        return n;
-    }
-    mnode *left = m_build(depth - 1);
-    mnode *right = m_build(depth - 1);
-    n = malloc(sizeof *n);
-    if (n == NULL)
-        die("malloc failed");
-    n->left = left;
-    n->right = right;
-    return n;
-}
-
-static long m_check(const mnode *n) {
-    return n->left == NULL ? 1 : 1 + m_check(n->left) + m_check(n->right);
-}
-
-static void m_free(mnode *n) {
-    while (n != NULL) {
-        mnode *right = n->right;
-        m_free(n->left);
-        free(n);
-        n = right;
-    }
-}
+#include "malloc_tree.h" /* mnode, m_build, m_check, m_free (uses die) */
 
 static void *m_worker(void *arg) {
     worker *w = arg;
