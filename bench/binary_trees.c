@@ -54,6 +54,8 @@ static void die(const char *what) {
     exit(2);
 }
 
+#include "peer_trees.h" /* mnode/m_build/m_check/m_free, bnode/b_build/b_check */
+
 static double now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -237,32 +239,6 @@ static void tenure_report_and_destroy(void) {
  * Boehm
  * ======================================================================================== */
 #ifdef TENURE_BENCH_HAVE_BOEHM
-typedef struct bnode {
-    struct bnode *left;
-    struct bnode *right;
-} bnode;
-
-static bnode *b_build(int depth) {
-    bnode *n;
-    if (depth == 0) {
-        n = GC_MALLOC(sizeof *n); /* GC_MALLOC clears the object */
-        if (n == NULL)
-            die("GC_MALLOC failed");
-        return n;
-    }
-    bnode *left = b_build(depth - 1);
-    bnode *right = b_build(depth - 1);
-    n = GC_MALLOC(sizeof *n);
-    if (n == NULL)
-        die("GC_MALLOC failed");
-    n->left = left;
-    n->right = right;
-    return n;
-}
-
-static long b_check(const bnode *n) {
-    return n->left == NULL ? 1 : 1 + b_check(n->left) + b_check(n->right);
-}
 
 static void run_boehm(int max_depth) {
     GC_INIT();
@@ -303,7 +279,6 @@ static void boehm_report(void) {
 /* ==========================================================================================
  * malloc / free
  * ======================================================================================== */
-#include "malloc_tree.h" /* mnode, m_build, m_check, m_free (uses die) */
 
 static void run_malloc(int max_depth) {
     int stretch = max_depth + 1;

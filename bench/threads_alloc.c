@@ -79,6 +79,8 @@ static void die(const char *what) {
     exit(2);
 }
 
+#include "peer_trees.h" /* mnode/m_build/m_check/m_free, bnode/b_build/b_check */
+
 /* The workload's parameters, the same for every thread. */
 static int g_depth = 16, g_rounds = 1, g_work = 1, g_threads = 1;
 
@@ -339,32 +341,6 @@ static void tenure_report_and_destroy(int events) {
  * Boehm
  * ======================================================================================== */
 #ifdef TENURE_BENCH_HAVE_BOEHM
-typedef struct bnode {
-    struct bnode *left;
-    struct bnode *right;
-} bnode;
-
-static bnode *b_build(int depth) {
-    bnode *n;
-    if (depth == 0) {
-        n = GC_MALLOC(sizeof *n); /* GC_MALLOC clears the object */
-        if (n == NULL)
-            die("GC_MALLOC failed");
-        return n;
-    }
-    bnode *left = b_build(depth - 1);
-    bnode *right = b_build(depth - 1);
-    n = GC_MALLOC(sizeof *n);
-    if (n == NULL)
-        die("GC_MALLOC failed");
-    n->left = left;
-    n->right = right;
-    return n;
-}
-
-static long b_check(const bnode *n) {
-    return n->left == NULL ? 1 : 1 + b_check(n->left) + b_check(n->right);
-}
 
 static void *b_worker(void *arg) {
     worker *w = arg;
@@ -439,7 +415,6 @@ static void boehm_report(void) {
 /* ==========================================================================================
  * malloc / free
  * ======================================================================================== */
-#include "malloc_tree.h" /* mnode, m_build, m_check, m_free (uses die) */
 
 static void *m_worker(void *arg) {
     worker *w = arg;

@@ -279,12 +279,8 @@ TENURE_API void *tenure_alloc_array_pinned(tenure_runtime *rt, const tenure_type
  * `slot` is the address of the field inside `obj`, `value` the reference (or NULL). Plain
  * reads need no barrier. Stores into roots (locals, handles, root areas) need none either.
  * ---------------------------------------------------------------------------------------- */
-static inline void tenure_write_ref(tenure_runtime *rt, void *obj, void *slot, void *value) {
-    tenure__head *h = (tenure__head *)rt;
-    if (TENURE__UNLIKELY(h->barrier_slow)) {
-        tenure__write_ref_slow(rt, obj, slot, value);
-        return;
-    }
+/* The store and the card marking of the barrier (the checked barrier ends with it too). */
+static inline void tenure__store_ref(tenure__head *h, void *slot, void *value) {
     *(void **)slot = value;
     uintptr_t v = (uintptr_t)value - h->heap_base;
     uintptr_t s = (uintptr_t)slot - h->heap_base;
@@ -294,6 +290,15 @@ static inline void tenure_write_ref(tenure_runtime *rt, void *obj, void *slot, v
         __atomic_store_n(&h->cards[s >> TENURE__CARD_SHIFT], 1, __ATOMIC_RELAXED);
         __atomic_store_n(&h->card_bundles[s >> TENURE__BUNDLE_SHIFT], 1, __ATOMIC_RELAXED);
     }
+}
+
+static inline void tenure_write_ref(tenure_runtime *rt, void *obj, void *slot, void *value) {
+    tenure__head *h = (tenure__head *)rt;
+    if (TENURE__UNLIKELY(h->barrier_slow)) {
+        tenure__write_ref_slow(rt, obj, slot, value);
+        return;
+    }
+    tenure__store_ref(h, slot, value);
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -94,7 +94,6 @@ typedef struct tn_mutator {
     struct tenure_runtime *rt;
     struct tn_mutator *next;   /* rt->mutators */
     struct tn_mutator *next_of_thread; /* this thread's attachments (thread-local list) */
-    pthread_t thread;
     unsigned attach_count;
     bool finalizer;            /* the instance's finalizer thread */
     char *stack_high;          /* the stack's base (high end) */
@@ -284,7 +283,6 @@ struct tenure_runtime {
     pthread_cond_t fin_idle;   /* finalizers ran (fin_done grew) */
     uint64_t fin_queued, fin_done; /* entries ever queued / ever taken off the queue */
     struct tn_mutator *fin_runner; /* the thread running finalizers now, NULL if none */
-    tn_mutator *gc_thread;     /* the mutator running the GC, NULL if not attached */
 
     /* collection */
     bool in_gc;
@@ -430,6 +428,8 @@ void tn_bits_clear(uint64_t *bits, size_t from, size_t to);
 
 /* ---- threads/ ---- */
 bool tn_threads_init(tenure_runtime *rt);
+/* The high end (base) of the calling thread's stack, or NULL. */
+char *tn_thread_stack_base(void);
 /* tenure_destroy may go on: no thread other than the caller and the finalizer thread is
  * attached (else reported, false). */
 bool tn_threads_may_destroy(tenure_runtime *rt);
@@ -509,7 +509,9 @@ void tn_roots_visit_handles(tenure_runtime *rt, uint32_t kind_mask, tn_slot_fn f
 /* ---- heap/alloc.c ---- */
 /* Count the context's bytes, end it, hand its region back (a GC, or the thread detaches). */
 void tn_alloc_reset_context(tenure_runtime *rt, tn_mutator *m);
-/* Bytes allocated in contexts that are not counted yet. */
+/* With the world stopped: every thread's context ends, so every region is walkable. */
+void tn_alloc_end_contexts(tenure_runtime *rt);
+/* Bytes the calling thread has allocated in its context that are not counted yet. */
 size_t tn_alloc_uncounted(tenure_runtime *rt);
 /* A profiler now wants every allocation (or no longer): every context's limit is republished. */
 void tn_alloc_republish_limits(tenure_runtime *rt);

@@ -221,8 +221,7 @@ tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, v
     if (rt->in_gc)
         return tn_api_fail(rt, TENURE_STATE, "tenure_heap_walk", "called during a collection");
     tn_world_stop(rt);
-    for (tn_mutator *m = rt->mutators; m; m = m->next)
-        tn_alloc_reset_context(rt, m);
+    tn_alloc_end_contexts(rt);
     walk_all(rt, visit, context);
     tn_world_restart(rt);
     return TENURE_OK;

@@ -92,8 +92,7 @@ static void record_condemn_reasons(tn_gc_record *g, int requested, uint32_t reas
 static void suspend(tenure_runtime *rt, uint32_t reason) {
     TN_EMIT(rt, GCSuspendEEBegin_V1, .Reason = TN_SUSPEND_FOR_GC, .Count = (uint32_t)rt->stats.gc_count);
     tn_world_stop(rt);
-    for (tn_mutator *m = rt->mutators; m; m = m->next)
-        tn_alloc_reset_context(rt, m);
+    tn_alloc_end_contexts(rt);
     TN_EMIT(rt, GCSuspendEEEnd_V1, .ClrInstanceID = 0);
     TN_EMIT(rt, GCTriggered, .Reason = reason);
 }

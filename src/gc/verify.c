@@ -144,22 +144,11 @@ tenure_result tenure_verify_heap(tenure_runtime *rt) {
         return TENURE_INVALID_ARGUMENT;
     if (rt->in_gc)
         return tn_api_fail(rt, TENURE_STATE, "tenure_verify_heap", "called during a collection");
-    tn_world_stop(rt); /* every context ends: the heap is walkable */
-    for (tn_mutator *m = rt->mutators; m; m = m->next)
-        tn_alloc_reset_context(rt, m);
+    tn_world_stop(rt);
+    tn_alloc_end_contexts(rt); /* the heap is walkable */
     size_t problems = verify(rt, "tenure_verify_heap", "on request");
     tn_world_restart(rt);
     return problems ? TENURE_HEAP_CORRUPT : TENURE_OK;
-}
-
-static void store_with_barrier(tenure_runtime *rt, void *slot, void *value) {
-    *(void **)slot = value;
-    tenure__head *h = &rt->head;
-    uintptr_t v = (uintptr_t)value - h->heap_base, s = (uintptr_t)slot - h->heap_base;
-    if (v < h->heap_size && s < h->heap_size && h->unit_gen[v >> h->unit_shift] < h->unit_gen[s >> h->unit_shift]) {
-        __atomic_store_n(&h->cards[s >> TENURE__CARD_SHIFT], 1, __ATOMIC_RELAXED);
-        __atomic_store_n(&h->card_bundles[s >> TENURE__BUNDLE_SHIFT], 1, __ATOMIC_RELAXED);
-    }
 }
 
 /* Checked with the instance lock held: the slot must lie inside obj, obj must be an object
@@ -192,5 +181,5 @@ void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *val
         if (!valid)
             return;
     }
-    store_with_barrier(rt, slot, value);
+    tenure__store_ref(&rt->head, slot, value);
 }

@@ -42,6 +42,11 @@ void tn_alloc_reset_context(tenure_runtime *rt, tn_mutator *m) {
     m->pub.alloc_ptr = m->pub.alloc_limit = m->ctx_start = m->ctx_end = 0;
 }
 
+void tn_alloc_end_contexts(tenure_runtime *rt) {
+    for (tn_mutator *m = rt->mutators; m; m = m->next)
+        tn_alloc_reset_context(rt, m);
+}
+
 size_t tn_alloc_uncounted(tenure_runtime *rt) {
     tn_mutator *m = tn_self(rt);
     return m ? (size_t)(m->pub.alloc_ptr - m->ctx_start) : 0;

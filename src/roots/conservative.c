@@ -24,19 +24,10 @@
 /* The high end of the calling thread's stack when it is not attached (cached). */
 static char *unattached_stack_high(tenure_runtime *rt) {
     pthread_t self = pthread_self();
-    if (rt->stack_high && pthread_equal(self, rt->stack_thread))
-        return rt->stack_high;
-    pthread_attr_t attr;
-    void *addr;
-    size_t size;
-    if (pthread_getattr_np(self, &attr) != 0)
-        return NULL;
-    int err = pthread_attr_getstack(&attr, &addr, &size);
-    pthread_attr_destroy(&attr);
-    if (err)
-        return NULL;
-    rt->stack_thread = self;
-    rt->stack_high = (char *)addr + size;
+    if (!rt->stack_high || !pthread_equal(self, rt->stack_thread)) {
+        rt->stack_thread = self;
+        rt->stack_high = tn_thread_stack_base();
+    }
     return rt->stack_high;
 }
 

@@ -98,17 +98,7 @@ static void became_owner(tenure_runtime *rt) {
     rt->lock_depth = 1;
 }
 
-void tn_lock(tenure_runtime *rt) {
-    if (!rt->locks_ready) /* being created or destroyed: one thread */
-        return;
-    if (tn_lock_held(rt)) {
-        rt->lock_depth++;
-        return;
-    }
-    if (pthread_mutex_trylock(&rt->lock) != 0)
-        lock_contended(rt, tn_self(rt));
-    became_owner(rt);
-}
+void tn_lock(tenure_runtime *rt) { tn_lock_holding(rt, NULL, NULL); }
 
 bool tn_trylock(tenure_runtime *rt) {
     if (!rt->locks_ready)
@@ -272,7 +262,7 @@ tenure__mutator *tenure__mutator_of(tenure_runtime *rt) {
     return &unattached;
 }
 
-static char *stack_base(void) {
+char *tn_thread_stack_base(void) {
     pthread_attr_t attr;
     void *addr;
     size_t size;
@@ -307,10 +297,9 @@ tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer) {
         return NULL;
     m->rt = rt;
     m->pub.rt = rt;
-    m->thread = pthread_self();
     m->attach_count = 1;
     m->finalizer = finalizer;
-    m->stack_high = stack_base();
+    m->stack_high = tn_thread_stack_base();
     m->state = TN_MUT_RUNNING;
     tn_lock(rt); /* not SAFE yet: the GC does not know this thread until it is in the list */
     m->next = rt->mutators;
