@@ -54,7 +54,7 @@ static void die(const char *what) {
     exit(2);
 }
 
-#include "peer_trees.h" /* mnode/m_build/m_check/m_free, bnode/b_build/b_check */
+#include "bench_trees.h" /* tnode/t_build/t_check, mnode/m_build/m_check/m_free, bnode/b_build/b_check */
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -76,11 +76,6 @@ static void print_long_lived(int depth, long check) {
 /* ==========================================================================================
  * tenure
  * ======================================================================================== */
-typedef struct tnode {
-    tenure_header header;
-    struct tnode *left;
-    struct tnode *right;
-} tnode;
 
 static tenure_runtime *g_rt;
 static const tenure_type *g_tnode_type;
@@ -92,39 +87,6 @@ static void tenure_hook(tenure_runtime *rt, tenure_result result, const char *fu
     (void)context;
     fprintf(stderr, "binary_trees: tenure error in %s: %s (%s)\n", function ? function : "?",
             message ? message : "", tenure_strerror(result));
-}
-
-static tnode *t_alloc(void) {
-    tnode *n = tenure_alloc(g_rt, g_tnode_type);
-    if (n == NULL) {
-        fprintf(stderr, "binary_trees: tenure_alloc failed: %s\n",
-                tenure_strerror(tenure_last_error(g_rt)));
-        exit(2);
-    }
-    return n;
-}
-
-/* Bottom-up, as in the Benchmarks Game: both subtrees first, then their parent. Every
- * intermediate result is held in a rooted local, because the allocation of the parent (or of
- * the right subtree) may collect and move the subtrees built before it; the frame updates the
- * locals, so they are re-read after every call that may allocate. */
-static tnode *t_build(int depth) {
-    if (depth == 0)
-        return t_alloc(); /* a leaf: zeroed, both children NULL */
-    tnode *left = NULL, *right = NULL, *node = NULL;
-    TENURE_FRAME(g_rt, frame, left, right);
-    left = t_build(depth - 1);
-    right = t_build(depth - 1);
-    node = t_alloc(); /* may move left and right: the frame updates them */
-    tenure_write_ref(g_rt, node, &node->left, left);
-    tenure_write_ref(g_rt, node, &node->right, right);
-    TENURE_FRAME_POP(g_rt, frame);
-    return node;
-}
-
-/* Does not allocate, so no collection can happen while it runs: no rooting needed. */
-static long t_check(const tnode *n) {
-    return n->left == NULL ? 1 : 1 + t_check(n->left) + t_check(n->right);
 }
 
 /* TENURE_BENCH_PROFILER=1: a profiler with GC callbacks only (what a profiler following
@@ -188,17 +150,17 @@ static void run_tenure(int max_depth) {
     TENURE_FRAME(g_rt, frame, long_lived, tree);
 
     int stretch = max_depth + 1;
-    tree = t_build(stretch);
+    tree = t_build(g_rt, g_tnode_type, stretch);
     print_stretch(stretch, t_check(tree));
     tree = NULL;
 
-    long_lived = t_build(max_depth);
+    long_lived = t_build(g_rt, g_tnode_type, max_depth);
 
     for (int d = MIN_DEPTH; d <= max_depth; d += 2) {
         long iterations = 1L << (max_depth - d + MIN_DEPTH);
         long check = 0;
         for (long i = 0; i < iterations; i++) {
-            tree = t_build(d);
+            tree = t_build(g_rt, g_tnode_type, d);
             check += t_check(tree);
             tree = NULL;
         }

@@ -79,7 +79,7 @@ static void die(const char *what) {
     exit(2);
 }
 
-#include "peer_trees.h" /* mnode/m_build/m_check/m_free, bnode/b_build/b_check */
+#include "bench_trees.h" /* tnode/t_build/t_check, mnode/m_build/m_check/m_free, bnode/b_build/b_check */
 
 /* The workload's parameters, the same for every thread. */
 static int g_depth = 16, g_rounds = 1, g_work = 1, g_threads = 1;
@@ -132,11 +132,6 @@ static void run_workers(void *(*fn)(void *)) {
 /* ==========================================================================================
  * tenure
  * ======================================================================================== */
-typedef struct tnode {
-    tenure_header header;
-    struct tnode *left;
-    struct tnode *right;
-} tnode;
 
 static tenure_runtime *g_rt;
 static const tenure_type *g_tnode_type, *g_holder_type;
@@ -195,38 +190,6 @@ static void suspend_listener(const tenure_event *ev, void *context) {
     }
 }
 
-static tnode *t_alloc(void) {
-    tnode *n = tenure_alloc(g_rt, g_tnode_type);
-    if (n == NULL) {
-        fprintf(stderr, "threads_alloc: tenure_alloc failed: %s\n", tenure_strerror(tenure_last_error(g_rt)));
-        exit(2);
-    }
-    return n;
-}
-
-/* Bottom-up, as in binary_trees.c: the subtrees built first are rooted in the frame across
- * the allocations that follow them (which may collect and move them). */
-static tnode *t_build(int depth) {
-    if (depth == 0)
-        return t_alloc();
-    tnode *left = NULL, *right = NULL, *node = NULL;
-    TENURE_FRAME(g_rt, frame, left, right);
-    left = t_build(depth - 1);
-    right = t_build(depth - 1);
-    node = t_alloc();
-    tenure_write_ref(g_rt, node, &node->left, left);
-    tenure_write_ref(g_rt, node, &node->right, right);
-    TENURE_FRAME_POP(g_rt, frame);
-    return node;
-}
-
-/* Does not allocate or call into the instance: no GC can move the tree while it runs (a GC
- * that another thread requests meanwhile waits for this thread's next safepoint, its next
- * allocation slow path: the check of a depth-16 tree is part of the stop-the-world time). */
-static long t_check(const tnode *n) {
-    return n->left == NULL ? 1 : 1 + t_check(n->left) + t_check(n->right);
-}
-
 static void *t_worker(void *arg) {
     worker *w = arg;
     if (tenure_thread_attach(g_rt) != TENURE_OK) {
@@ -241,7 +204,7 @@ static void *t_worker(void *arg) {
     if (holder == NULL)
         die("tenure_alloc_array failed");
     for (int k = 0; k < g_work; k++) {
-        tree = t_build(g_depth);
+        tree = t_build(g_rt, g_tnode_type, g_depth);
         void **slots = tenure_array_data(holder);
         tenure_write_ref(g_rt, holder, &slots[k], tree);
         tree = NULL;
@@ -250,7 +213,7 @@ static void *t_worker(void *arg) {
         for (int d = MIN_DEPTH; d <= g_depth; d += 2) {
             long iterations = 1L << (g_depth - d + MIN_DEPTH);
             for (long i = 0; i < iterations; i++) {
-                tree = t_build(d);
+                tree = t_build(g_rt, g_tnode_type, d);
                 long c = t_check(tree);
                 check_tree(w, "short-lived tree", d, c);
                 w->trees++;
