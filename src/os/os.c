@@ -1,6 +1,8 @@
 /* os.c - POSIX implementation of os.h (Linux: mmap/mprotect/madvise). */
 #include "os/os.h"
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,4 +77,12 @@ uint64_t tn_os_rss_bytes(void) {
         resident = 0;
     fclose(f);
     return (uint64_t)resident * tn_os_page_size();
+}
+
+const char *tn_os_getenv(const char *name) {
+    return secure_getenv(name);
+}
+
+bool tn_os_secure_execution(void) {
+    return getauxval(AT_SECURE) != 0;
 }

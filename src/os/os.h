@@ -24,4 +24,10 @@ size_t tn_os_page_size(void);
 uint64_t tn_os_now_ns(void);           /* CLOCK_MONOTONIC */
 uint64_t tn_os_l3_cache_size(void);    /* 0 if unknown */
 uint64_t tn_os_rss_bytes(void);        /* resident set size of the process */
+/* The one reader of the environment (every TENURE_* variable goes through it): NULL in a
+ * secure-execution process (setuid, setgid or file capabilities: AT_SECURE), so that no
+ * variable steers a privileged program. */
+const char *tn_os_getenv(const char *name);
+/* true in a secure-execution process (AT_SECURE): the profiler is never loaded there. */
+bool tn_os_secure_execution(void);
 #endif
