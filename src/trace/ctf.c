@@ -1,24 +1,50 @@
-/* ctf.c - the CTF 1.8 sink: a trace directory with a metadata file and one stream file per
- * emitting thread, written in whole packets that babeltrace2 reads.
+/* ctf.c - the CTF 1.8 sink: a trace directory with a metadata file and stream files, written
+ * in whole packets that babeltrace2 reads.
  *
- * Each thread fills its own packets in a ring of RING buffers (single producer); a writer
- * thread per session writes completed packets out (one consumer at a time). The emitting
- * thread never waits for the writer: when its ring is full it writes the ring out itself if
- * the writer is idle (a trylock), and otherwise drops the event and counts it; the count goes
- * into the next packet's events_discarded. A packet is completed when full, at every GC end
- * (tn_ctf_flush, which also writes the completed packets itself, after the writer's write in
- * progress if there is one: the world is stopped anyway, and a process killed after a GC then
- * leaves a trace that holds that GC), and when its first event is older than 100 ms.
+ * Streams. A thread that emits takes a stream of the sink (a stream file, its descriptor and a
+ * ring of RING packets) and fills packets in it alone (single producer: no lock per event). It
+ * gives the stream back when it exits (a pthread key's destructor): the open packet is
+ * completed and the stream goes on the sink's free list, where the next thread that emits
+ * takes it and goes on appending packets to the same file (the packet context's tid says whose
+ * packets they are; packet_seq_num and events_discarded go on counting). A sink holds at most
+ * MAX_STREAMS streams: descriptors and ring memory are bounded by the threads that emit at the
+ * same time, not by the threads that ever did; a thread that finds none free loses its events
+ * and counts them (tenure_session_discarded). Files are named stream_<n>.
+ *
+ * A writer thread per session writes completed packets out (one consumer at a time). The
+ * emitting thread never waits for the writer: when its ring is full it writes the ring out
+ * itself if the writer is idle (a trylock), and otherwise drops the event and counts it; the
+ * count goes into the next packet's events_discarded. A packet is completed when full, at
+ * every GC end (tn_ctf_flush, which also writes the completed packets itself, after the
+ * writer's write in progress if there is one: the world is stopped anyway, and a process
+ * killed after a GC then leaves a trace that holds that GC), and when its first event is older
+ * than 100 ms.
  *
  * Every packet is exactly one page (4 KiB, padded: content_size < packet_size) and is written
- * at a page-aligned offset with its own write(). A process killed in the middle of a write
- * can only leave whole pages behind, so the stream file always ends on a packet boundary and
- * the trace stays readable up to its last written packet. */
+ * at a page-aligned offset with its own pwrite(). A process killed in the middle of a write
+ * can only leave whole pages behind; a write that fails or comes out short (disk full, the
+ * file-size limit) is cut back to the last whole packet (ftruncate) and its events are counted
+ * as discarded (the next packet written says so in events_discarded, and packet_seq_num has a
+ * gap). So a stream file always ends on a packet boundary and the trace stays readable up to
+ * its last written packet.
+ *
+ * Files. The trace directory (the last component of the path) is created 0700, or, when it
+ * exists, accepted only if it is a directory (not a symbolic link) owned by the effective user,
+ * not writable by group or others, and empty; it is then used through a descriptor (openat),
+ * so nothing can be swapped in between the check and the use. Files in it are created
+ * O_EXCL|O_NOFOLLOW with mode 0600: a trace holds heap addresses (it would defeat address-space
+ * randomization for other users) and type names, so it is private unless its owner shares it.
+ * The directories above it are the caller's path: missing ones are created 0700, symbolic
+ * links there are followed. No mode depends on the umask for being private. These few calls
+ * (openat, mkdirat, fstat, fdopendir) stay here rather than in os/: only this file creates
+ * files. */
 #include "runtime.h"
 #include "trace/trace.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,38 +54,54 @@
 
 #define PKT_CAP 4096u /* one page: see above */
 #define RING 256u
+#define MAX_STREAMS 64u   /* streams (descriptors, 1 MiB rings) per sink */
 #define FLUSH_RESERVE 16u /* a GC-end flush leaves this many packets free for bursts of events */
-#define HEADER_SIZE 24u  /* magic, uuid, stream_id */
-#define CONTEXT_SIZE 56u /* timestamp_begin/end, content_size, packet_size, seq, discarded, tid */
-#define EVENT_HEADER 10u /* id u16, timestamp u64 */
+#define HEADER_SIZE 24u   /* magic, uuid, stream_id */
+#define CONTEXT_SIZE 56u  /* timestamp_begin/end, content_size, packet_size, seq, discarded, tid */
+#define EVENT_HEADER 10u  /* id u16, timestamp u64 */
 #define FLUSH_AGE_NS 100000000ull
 #define CTF_MAGIC 0xC1FC1FC1u
+#define FILE_MODE 0600 /* see "Files" above */
+#define DIR_MODE 0700
 
 typedef struct packet {
     uint8_t data[PKT_CAP];
     size_t size;
+    uint32_t events;
     uint64_t ts_begin, ts_end;
 } packet;
 
 typedef struct stream {
-    uint64_t tid;
+    uint64_t serial; /* the sink's (never changes): a thread finds its streams by it */
+    unsigned index;  /* stream_<index> */
     int fd;
     packet *ring;
     atomic_uint_fast64_t head; /* packets completed by the producer */
-    atomic_uint_fast64_t tail; /* packets written by the writer */
-    bool open;                 /* ring[head % RING] is being filled */
+    atomic_uint_fast64_t tail; /* packets written (or lost) by the writer */
+    /* the producer's (the thread that holds the stream) */
+    uint64_t tid;
+    bool open; /* ring[head % RING] is being filled */
     uint64_t seq;
     uint64_t discarded;
+    /* the consumer's */
+    off_t written;            /* bytes of whole packets in the file */
+    atomic_uint_fast64_t lost; /* events of packets that could not be written */
+    /* who holds it: `bind` guards sink and bound against the sink's close */
+    pthread_mutex_t bind;
+    struct tn_ctf *sink; /* NULL once the sink is closed: the holding thread frees the stream */
+    bool bound;          /* a thread holds it (it is on that thread's list) */
+    struct stream *next_of_thread, *next_free;
 } stream;
 
 struct tn_ctf {
     uint64_t serial;
     char dir[4096];
+    int dirfd;
     uint8_t uuid[16];
-    pthread_mutex_t lock; /* guards `streams` growth */
-    stream **streams;
-    atomic_size_t nstreams;
-    size_t cap;
+    pthread_mutex_t lock; /* guards taking streams and the free list */
+    stream *streams[MAX_STREAMS];
+    atomic_size_t nstreams; /* streams[0..nstreams) are set (stored after them) */
+    stream *free_streams;
     pthread_t writer;
     pthread_mutex_t drain_lock; /* one consumer at a time: the writer or a GC-end flush */
     pthread_mutex_t wlock;
@@ -69,11 +111,15 @@ struct tn_ctf {
 };
 
 static atomic_uint_fast64_t next_serial; /* identifies sinks in the per-thread cache */
+/* The stream the calling thread last used. The streams a thread holds
+ * (one per sink it emitted into) are on a list kept as the value of held_key, whose
+ * destructor gives them back when the thread exits. */
 static _Thread_local struct {
     uint64_t serial;
     stream *s;
-    uint64_t tid;
 } tls_cache;
+static pthread_key_t held_key;
+static pthread_once_t held_key_once = PTHREAD_ONCE_INIT;
 
 /* ---- metadata ---- */
 
@@ -114,12 +160,118 @@ static void write_event_class(FILE *f, const tenure_event_desc *d) {
     fprintf(f, "\t};\n};\n\n");
 }
 
-static bool write_metadata(tn_ctf *c) {
-    char path[4200], uuid[40];
-    snprintf(path, sizeof path, "%s/metadata", c->dir);
-    FILE *f = fopen(path, "w");
-    if (!f)
+/* ---- files (see "Files" above) ---- */
+
+static int create_file(int dirfd, const char *name) {
+    return openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, FILE_MODE);
+}
+
+static bool why(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* Open directory `name` in dirfd, creating it (DIR_MODE) if it is missing. */
+static int open_or_make_dir(int dirfd, const char *name) {
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && (mkdirat(dirfd, name, DIR_MODE) == 0 || errno == EEXIST))
+        fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return fd;
+}
+
+/* The directory that will hold the trace directory: the caller's path (it chose it: symbolic
+ * links are followed) up to the last component, missing directories created DIR_MODE.
+ * `path` has no trailing slash; leaf_at is the offset of its last component. */
+static int open_parent(const char *path, size_t leaf_at, char *err, size_t errlen) {
+    char walk[4096];
+    snprintf(walk, sizeof walk, "%.*s", (int)leaf_at, path);
+    int fd = open(walk[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        why(err, errlen, "%s: cannot open the directory: %s", walk[0] == '/' ? "/" : ".", strerror(errno));
+    for (char *comp = walk; fd >= 0 && *comp;) {
+        char *end = strchr(comp, '/');
+        if (end)
+            *end = 0;
+        if (*comp) {
+            int sub = open_or_make_dir(fd, comp), e = errno;
+            close(fd);
+            fd = sub;
+            if (fd < 0)
+                why(err, errlen, "%s: cannot open or create the directory: %s", walk, strerror(e));
+        }
+        if (!end)
+            break;
+        *end = '/';
+        comp = end + 1;
+    }
+    return fd;
+}
+
+static bool dir_is_empty(int dirfd) {
+    int fd = dup(dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
         return false;
+    }
+    bool empty = true;
+    for (struct dirent *e; empty && (e = readdir(d));)
+        empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+    closedir(d);
+    return empty;
+}
+
+/* Create the trace directory `leaf` in parent, or accept it if it is ours, private and
+ * empty: a descriptor on it, or -1 with the reason in err. */
+static int open_trace_dir(int parent, const char *path, const char *leaf, char *err, size_t errlen) {
+    if (!*leaf || !strcmp(leaf, ".") || !strcmp(leaf, "..")) {
+        why(err, errlen, "%s: does not name a new directory", path);
+        return -1;
+    }
+    bool created = mkdirat(parent, leaf, DIR_MODE) == 0;
+    if (!created && errno != EEXIST) {
+        why(err, errlen, "%s: mkdir: %s", path, strerror(errno));
+        return -1;
+    }
+    int fd = openat(parent, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        bool link = errno == ELOOP || errno == ENOTDIR;
+        why(err, errlen, "%s: %s", path,
+            link ? "exists and is a symbolic link or not a directory: refused" : strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    bool ok = fstat(fd, &st) == 0 ? true : why(err, errlen, "%s: fstat: %s", path, strerror(errno));
+    if (ok && st.st_uid != geteuid())
+        ok = why(err, errlen, "%s: exists and is owned by uid %u, not by this process's uid %u: refused", path,
+                 (unsigned)st.st_uid, (unsigned)geteuid());
+    if (ok && created && fchmod(fd, DIR_MODE) != 0) /* the umask may have taken our own bits */
+        ok = why(err, errlen, "%s: fchmod: %s", path, strerror(errno));
+    if (ok && (st.st_mode & (S_IWGRP | S_IWOTH)))
+        ok = why(err, errlen, "%s: exists and is writable by group or others (mode %03o): refused", path,
+                 (unsigned)(st.st_mode & 0777));
+    if (ok && !dir_is_empty(fd))
+        ok = why(err, errlen, "%s: exists and is not empty (an earlier trace?): refused", path);
+    if (!ok) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static bool write_metadata(tn_ctf *c) {
+    char uuid[40];
+    int fd = create_file(c->dirfd, "metadata");
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
     uuid_text(c->uuid, uuid);
     struct timespec rt, mono;
     clock_gettime(CLOCK_REALTIME, &rt);
@@ -167,6 +319,7 @@ static void begin_packet(tn_ctf *c, stream *s, uint64_t ts) {
     put_at(p->data + 4, c->uuid, 16);
     put_at(p->data + 20, &stream_id, 4);
     p->size = HEADER_SIZE + CONTEXT_SIZE;
+    p->events = 0;
     p->ts_begin = p->ts_end = ts;
     s->open = true;
 }
@@ -179,68 +332,132 @@ static void wake_writer(tn_ctf *c) {
 }
 
 /* Fill in the packet context and hand the packet to the writer. */
-static void complete_packet(tn_ctf *c, stream *s) {
+static void complete_packet(stream *s) {
     uint64_t head = atomic_load_explicit(&s->head, memory_order_relaxed);
     packet *p = &s->ring[head % RING];
-    uint64_t ctx[7] = {p->ts_begin, p->ts_end, (uint64_t)p->size * 8, (uint64_t)PKT_CAP * 8, s->seq++, s->discarded,
+    uint64_t discarded = s->discarded + atomic_load_explicit(&s->lost, memory_order_relaxed);
+    uint64_t ctx[7] = {p->ts_begin, p->ts_end, (uint64_t)p->size * 8, (uint64_t)PKT_CAP * 8, s->seq++, discarded,
                        s->tid};
     memset(p->data + p->size, 0, PKT_CAP - p->size); /* padding */
     put_at(p->data + HEADER_SIZE, ctx, sizeof ctx);
     s->open = false;
     atomic_store_explicit(&s->head, head + 1, memory_order_release);
-    (void)c;
 }
 
-static stream *new_stream(tn_ctf *c, uint64_t tid) {
+/* ---- streams: taken by a thread on its first event, given back when it exits ---- */
+
+static void free_stream(stream *s) {
+    pthread_mutex_destroy(&s->bind);
+    free(s);
+}
+
+static stream *new_stream(tn_ctf *c) {
+    size_t n = atomic_load(&c->nstreams);
     stream *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
+    char name[32];
+    snprintf(name, sizeof name, "stream_%zu", n);
     s->ring = malloc(RING * sizeof *s->ring);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/stream_%llu", c->dir, (unsigned long long)tid);
-    s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (!s->ring || s->fd < 0) {
-        if (s->fd >= 0)
-            close(s->fd);
+    s->fd = s->ring ? create_file(c->dirfd, name) : -1;
+    if (s->fd < 0) {
         free(s->ring);
         free(s);
         return NULL;
     }
-    s->tid = tid;
-    pthread_mutex_lock(&c->lock);
-    if (atomic_load(&c->nstreams) == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 8;
-        stream **n = realloc(c->streams, cap * sizeof *n);
-        if (!n) {
-            pthread_mutex_unlock(&c->lock);
-            close(s->fd);
-            free(s->ring);
-            free(s);
-            return NULL;
-        }
-        c->streams = n;
-        c->cap = cap;
-    }
-    c->streams[atomic_load(&c->nstreams)] = s;
-    atomic_fetch_add(&c->nstreams, 1);
-    pthread_mutex_unlock(&c->lock);
+    s->serial = c->serial;
+    s->index = (unsigned)n;
+    s->sink = c;
+    pthread_mutex_init(&s->bind, NULL);
+    c->streams[n] = s;
+    atomic_store(&c->nstreams, n + 1);
     return s;
 }
 
-/* The calling thread's stream in c (created on its first event). */
-static stream *my_stream(tn_ctf *c) {
-    if (tls_cache.serial == c->serial && tls_cache.s)
-        return tls_cache.s;
-    if (!tls_cache.tid)
-        tls_cache.tid = tn_trace_tid();
-    stream *s = NULL;
+/* Forget the streams of closed sinks that this thread still held (the sink left them to it). */
+static stream *drop_orphans(stream *list) {
+    stream **p = &list;
+    while (*p) {
+        stream *s = *p;
+        pthread_mutex_lock(&s->bind);
+        bool orphan = s->sink == NULL;
+        pthread_mutex_unlock(&s->bind);
+        if (orphan) {
+            *p = s->next_of_thread;
+            free_stream(s);
+        } else {
+            p = &s->next_of_thread;
+        }
+    }
+    return list;
+}
+
+/* Give a stream back: the thread that held it is gone. */
+static void unbind(stream *s) {
+    pthread_mutex_lock(&s->bind);
+    tn_ctf *c = s->sink;
+    if (c) {
+        if (s->open)
+            complete_packet(s);
+        s->bound = false;
+        pthread_mutex_lock(&c->lock);
+        s->next_free = c->free_streams;
+        c->free_streams = s;
+        pthread_mutex_unlock(&c->lock);
+    }
+    pthread_mutex_unlock(&s->bind);
+    if (!c)
+        free_stream(s);
+}
+
+static void give_back_held(void *list) {
+    for (stream *s = list, *next; s; s = next) {
+        next = s->next_of_thread;
+        unbind(s);
+    }
+    tls_cache.s = NULL;
+    tls_cache.serial = 0;
+}
+
+static void make_held_key(void) {
+    if (pthread_key_create(&held_key, give_back_held) != 0)
+        abort(); /* only when the process is out of keys: nothing sane to do */
+}
+
+/* A free stream of c for the calling thread, or a new one while there are fewer than
+ * MAX_STREAMS; NULL if none. */
+static stream *take_stream(tn_ctf *c) {
     pthread_mutex_lock(&c->lock);
-    for (size_t i = 0; i < atomic_load(&c->nstreams); i++)
-        if (c->streams[i]->tid == tls_cache.tid)
-            s = c->streams[i];
+    stream *s = c->free_streams;
+    if (s)
+        c->free_streams = s->next_free;
+    else if (atomic_load(&c->nstreams) < MAX_STREAMS)
+        s = new_stream(c);
     pthread_mutex_unlock(&c->lock);
-    if (!s)
-        s = new_stream(c, tls_cache.tid);
+    if (s) {
+        s->tid = tn_trace_tid();
+        s->bound = true; /* sinks are closed, and streams taken, with the instance lock held */
+    }
+    return s;
+}
+
+/* The calling thread's stream in c (taken on its first event). */
+static stream *my_stream(tn_ctf *c) {
+    if (tls_cache.serial == c->serial)
+        return tls_cache.s;
+    pthread_once(&held_key_once, make_held_key);
+    stream *held = pthread_getspecific(held_key), *s = held;
+    while (s && s->serial != c->serial)
+        s = s->next_of_thread;
+    if (!s) {
+        held = drop_orphans(held);
+        s = take_stream(c);
+        if (s) {
+            s->next_of_thread = held;
+            held = s;
+        }
+        pthread_setspecific(held_key, held);
+    }
     if (s) {
         tls_cache.serial = c->serial;
         tls_cache.s = s;
@@ -264,7 +481,7 @@ void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size
     }
     packet *p = s->open ? &s->ring[atomic_load_explicit(&s->head, memory_order_relaxed) % RING] : NULL;
     if (p && (p->size + need > PKT_CAP || ts - p->ts_begin > FLUSH_AGE_NS)) {
-        complete_packet(c, s);
+        complete_packet(s);
         wake_writer(c);
         p = NULL;
     }
@@ -285,6 +502,7 @@ void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size
     put_at(p->data + p->size + 2, &ts, 8);
     memcpy(p->data + p->size + EVENT_HEADER, payload, size);
     p->size += need;
+    p->events++;
     p->ts_end = ts;
 }
 
@@ -294,7 +512,7 @@ void tn_ctf_flush(tn_ctf *c) {
      * the ring with tiny packets and then drop events */
     if (s && s->open && atomic_load_explicit(&s->head, memory_order_relaxed) -
                                 atomic_load_explicit(&s->tail, memory_order_acquire) < RING - FLUSH_RESERVE)
-        complete_packet(c, s);
+        complete_packet(s);
     /* write what is complete now (waiting, at most, for the writer's write in progress): a
      * process killed after this GC leaves a trace that holds it */
     pthread_mutex_lock(&c->drain_lock);
@@ -306,28 +524,44 @@ uint64_t tn_ctf_discarded(const tn_ctf *c) { return atomic_load(&((tn_ctf *)c)->
 
 /* ---- the writer thread ---- */
 
-static void write_all(int fd, const uint8_t *p, size_t n) {
-    while (n) {
-        ssize_t w = write(fd, p, n);
+/* Write packet p at the end of s's file. A failed or short write (disk full, the file-size
+ * limit) is cut back to the last whole packet and its events are counted as discarded. */
+static void write_packet(tn_ctf *c, stream *s, const packet *p) {
+    size_t done = 0;
+    while (done < PKT_CAP) {
+        ssize_t w = pwrite(s->fd, p->data + done, PKT_CAP - done, s->written + (off_t)done);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
-            return; /* disk full or the like: the packet is lost; later ones still try */
-        p += w;
-        n -= (size_t)w;
+            break;
+        done += (size_t)w;
     }
+    if (done == PKT_CAP) {
+        s->written += PKT_CAP;
+        return;
+    }
+    if (done && ftruncate(s->fd, s->written) != 0) {
+        /* cannot cut the half packet off: write nothing more after it, so the file stays
+         * readable up to the packet before it */
+        s->written = -1;
+    }
+    atomic_fetch_add(&s->lost, p->events);
+    atomic_fetch_add(&c->discarded, p->events);
 }
 
 static void drain_locked(tn_ctf *c) {
     size_t n = atomic_load(&c->nstreams);
     for (size_t i = 0; i < n; i++) {
-        pthread_mutex_lock(&c->lock);
         stream *s = c->streams[i];
-        pthread_mutex_unlock(&c->lock);
         uint64_t head = atomic_load_explicit(&s->head, memory_order_acquire);
         for (uint64_t t = atomic_load_explicit(&s->tail, memory_order_relaxed); t < head; t++) {
             packet *p = &s->ring[t % RING];
-            write_all(s->fd, p->data, PKT_CAP);
+            if (s->written >= 0) {
+                write_packet(c, s, p);
+            } else {
+                atomic_fetch_add(&s->lost, p->events);
+                atomic_fetch_add(&c->discarded, p->events);
+            }
             atomic_store_explicit(&s->tail, t + 1, memory_order_release);
         }
     }
@@ -363,18 +597,6 @@ static void *writer_main(void *arg) {
     return NULL;
 }
 
-static bool make_dir(const char *dir) {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s", dir);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            mkdir(tmp, 0777);
-            *p = '/';
-        }
-    return mkdir(tmp, 0777) == 0 || errno == EEXIST;
-}
-
 static void random_uuid(uint8_t *u) {
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
     ssize_t got = fd >= 0 ? read(fd, u, 16) : -1;
@@ -389,41 +611,61 @@ static void random_uuid(uint8_t *u) {
     u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);
 }
 
+/* The trace directory, opened (created or checked): see "Files" above. */
+static int open_dir(const char *dir, char *err, size_t errlen) {
+    char path[4096];
+    size_t n = strlen(dir);
+    if (n >= sizeof path)
+        return why(err, errlen, "the path is %zu bytes long, more than %zu", n, sizeof path - 1), -1;
+    memcpy(path, dir, n + 1);
+    while (n > 1 && path[n - 1] == '/')
+        path[--n] = 0;
+    const char *slash = strrchr(path, '/');
+    size_t leaf_at = slash ? (size_t)(slash - path) + 1 : 0;
+    int parent = open_parent(path, leaf_at, err, errlen);
+    if (parent < 0)
+        return -1;
+    int fd = open_trace_dir(parent, path, path + leaf_at, err, errlen);
+    close(parent);
+    return fd;
+}
+
+static void free_sink(tn_ctf *c) {
+    if (c->dirfd >= 0)
+        close(c->dirfd);
+    pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&c->drain_lock);
+    pthread_mutex_destroy(&c->wlock);
+    pthread_cond_destroy(&c->wake);
+    free(c);
+}
+
 tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen) {
-    char probe[4200];
-    if (strlen(dir) >= 4000) {
-        snprintf(err, errlen, "path too long");
-        return NULL;
-    }
-    snprintf(probe, sizeof probe, "%s/metadata", dir);
-    if (access(probe, F_OK) == 0) {
-        snprintf(err, errlen, "%s already holds a trace", dir);
-        return NULL;
-    }
-    if (!make_dir(dir)) {
-        snprintf(err, errlen, "mkdir: %s", strerror(errno));
-        return NULL;
-    }
     tn_ctf *c = calloc(1, sizeof *c);
-    if (!c) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    c->serial = atomic_fetch_add(&next_serial, 1) + 1;
-    snprintf(c->dir, sizeof c->dir, "%s", dir);
-    random_uuid(c->uuid);
+    if (!c)
+        return why(err, errlen, "out of memory"), NULL;
+    c->dirfd = -1;
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->drain_lock, NULL);
     pthread_mutex_init(&c->wlock, NULL);
     pthread_cond_init(&c->wake, NULL);
-    if (!write_metadata(c)) {
-        snprintf(err, errlen, "cannot write %s/metadata: %s", dir, strerror(errno));
-        free(c);
+    c->serial = atomic_fetch_add(&next_serial, 1) + 1;
+    snprintf(c->dir, sizeof c->dir, "%s", dir);
+    random_uuid(c->uuid);
+    c->dirfd = open_dir(dir, err, errlen);
+    if (c->dirfd < 0) {
+        free_sink(c);
         return NULL;
     }
-    if (pthread_create(&c->writer, NULL, writer_main, c) != 0) {
-        snprintf(err, errlen, "cannot start the writer thread");
-        free(c);
+    if (!write_metadata(c)) {
+        why(err, errlen, "%s/metadata: cannot create or write: %s", c->dir, strerror(errno));
+        free_sink(c);
+        return NULL;
+    }
+    int e = pthread_create(&c->writer, NULL, writer_main, c);
+    if (e != 0) {
+        why(err, errlen, "cannot start the writer thread: pthread_create: %s", strerror(e));
+        free_sink(c);
         return NULL;
     }
     return c;
@@ -431,25 +673,56 @@ tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen) {
 
 void tn_ctf_close(tn_ctf *c) {
     size_t n = atomic_load(&c->nstreams);
-    for (size_t i = 0; i < n; i++)
-        if (c->streams[i]->open)
-            complete_packet(c, c->streams[i]);
+    for (size_t i = 0; i < n; i++) { /* no thread emits now (the instance lock is held) */
+        stream *s = c->streams[i];
+        pthread_mutex_lock(&s->bind); /* but a thread may be giving its stream back */
+        if (s->open)
+            complete_packet(s);
+        pthread_mutex_unlock(&s->bind);
+    }
     pthread_mutex_lock(&c->wlock);
     c->stop = true;
     pthread_cond_signal(&c->wake);
     pthread_mutex_unlock(&c->wlock);
     pthread_join(c->writer, NULL);
     for (size_t i = 0; i < n; i++) {
+        stream *s = c->streams[i];
+        close(s->fd);
+        free(s->ring);
+        pthread_mutex_lock(&s->bind);
+        s->sink = NULL;
+        bool held = s->bound; /* then the thread that holds it frees it */
+        pthread_mutex_unlock(&s->bind);
+        if (!held)
+            free_stream(s);
+    }
+    if (tls_cache.serial == c->serial)
+        tls_cache.s = NULL;
+    free_sink(c);
+}
+
+/* In the child of a fork: the writer thread is not there, the descriptors are the parent's
+ * files, other threads may have held the locks. Touch none of it: close this process's
+ * descriptors, free the memory, write nothing. */
+void tn_ctf_forked_child(tn_ctf *c) {
+    pthread_once(&held_key_once, make_held_key);
+    stream *held = pthread_getspecific(held_key), **link = &held;
+    while (*link) /* the forking thread's own list: the other threads are not in the child */
+        if ((*link)->serial == c->serial)
+            *link = (*link)->next_of_thread;
+        else
+            link = &(*link)->next_of_thread;
+    pthread_setspecific(held_key, held);
+    size_t n = atomic_load(&c->nstreams);
+    for (size_t i = 0; i < n; i++) {
         close(c->streams[i]->fd);
         free(c->streams[i]->ring);
         free(c->streams[i]);
     }
-    if (tls_cache.serial == c->serial)
+    if (tls_cache.serial == c->serial) {
         tls_cache.s = NULL;
-    free(c->streams);
-    pthread_mutex_destroy(&c->lock);
-    pthread_mutex_destroy(&c->drain_lock);
-    pthread_mutex_destroy(&c->wlock);
-    pthread_cond_destroy(&c->wake);
+        tls_cache.serial = 0;
+    }
+    close(c->dirfd);
     free(c);
 }

@@ -2,6 +2,8 @@
  * their dispatch. The CTF sink lives in ctf.c. */
 #include "runtime.h"
 #include "trace/trace.h"
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -253,12 +255,15 @@ uint64_t tn_trace_now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static _Thread_local uint64_t tid_cache; /* the OS thread id, once asked */
+
 uint64_t tn_trace_tid(void) {
-    static _Thread_local uint64_t tid; /* a per-thread cache of the OS thread id */
-    if (!tid)
-        tid = (uint64_t)syscall(SYS_gettid);
-    return tid;
+    if (!tid_cache)
+        tid_cache = (uint64_t)syscall(SYS_gettid);
+    return tid_cache;
 }
+
+void tn_trace_tid_forget(void) { tid_cache = 0; }
 
 static bool session_wants(const struct tn_session *s, const tenure_event_desc *d) {
     return (s->keywords & d->keywords) && d->level <= s->level;
@@ -327,27 +332,42 @@ tenure_session *tenure_session_start_listener(tenure_runtime *rt, uint64_t keywo
     return add_session(rt, s);
 }
 
-tenure_session *tenure_session_start_ctf(tenure_runtime *rt, uint64_t keywords, int level, const char *dir) {
-    static const char fn[] = "tenure_session_start_ctf";
+/* A trace that could not start says why: to the error hook, or on stderr without one. */
+static void start_failed(tenure_runtime *rt, tenure_result r, const char *what, const char *fmt, ...) {
+    char message[4600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    tn_api_fail(rt, r, what, "%s", message);
+    if (!rt->error_hook)
+        fprintf(stderr, "tenure: %s: %s\n", what, message);
+}
+
+/* `what` names the caller in messages: the function, or the variable TENURE_TRACE */
+static tenure_session *start_ctf(tenure_runtime *rt, uint64_t keywords, int level, const char *dir,
+                                 const char *what) {
     TN_LOCKED(rt);
-    if (!rt)
-        return NULL;
     if (!dir || check_level(level)) {
-        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "%s", dir ? check_level(level) : "NULL directory");
+        start_failed(rt, TENURE_INVALID_ARGUMENT, what, "%s", dir ? check_level(level) : "NULL directory");
         return NULL;
     }
     struct tn_session *s = calloc(1, sizeof *s);
-    char err[256] = "";
+    char err[4400] = "out of memory";
     if (s)
         s->ctf = tn_ctf_open(dir, err, sizeof err);
     if (!s || !s->ctf) {
         free(s);
-        tn_api_fail(rt, TENURE_OS, fn, "cannot open a trace in %s: %s", dir, err[0] ? err : "out of memory");
+        start_failed(rt, TENURE_OS, what, "could not start a trace: %s", err);
         return NULL;
     }
     s->keywords = keywords;
     s->level = level;
     return add_session(rt, s);
+}
+
+tenure_session *tenure_session_start_ctf(tenure_runtime *rt, uint64_t keywords, int level, const char *dir) {
+    return rt ? start_ctf(rt, keywords, level, dir, "tenure_session_start_ctf") : NULL;
 }
 
 static struct tn_session **find_session(tenure_runtime *rt, const tenure_session *session) {
@@ -423,19 +443,75 @@ void tn_trace_rundown(tenure_runtime *rt, struct tn_session *s) {
     }
 }
 
-/* TENURE_TRACE=<dir>: a CTF session on every instance, without a code change. */
+/* The keywords some event has: keywords outside them trace nothing. */
+static uint64_t known_keywords(void) {
+    uint64_t kw = 0;
+    for (size_t i = 0; i < TN_EV_COUNT; i++)
+        kw |= descs[i].keywords;
+    return kw;
+}
+
+static bool parse_u64(const char *text, int base, uint64_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, base);
+    if (errno || end == text || *end || text[strspn(text, " \t")] == '-')
+        return false;
+    *out = v;
+    return true;
+}
+
+/* TENURE_TRACE_KEYWORDS and TENURE_TRACE_LEVEL, or a message saying what is wrong with them */
+static bool trace_options_from_env(tenure_runtime *rt, uint64_t *keywords, int *level) {
+    const char *kw = tn_os_getenv("TENURE_TRACE_KEYWORDS"), *lv = tn_os_getenv("TENURE_TRACE_LEVEL");
+    uint64_t v;
+    *keywords = TENURE_KW_GC;
+    *level = TENURE_LEVEL_INFORMATIONAL;
+    if (kw && !(parse_u64(kw, 0, keywords) && (*keywords & known_keywords()))) {
+        start_failed(rt, TENURE_INVALID_ARGUMENT, "TENURE_TRACE_KEYWORDS",
+                     "'%s' is not a keyword mask that selects events (a number such as 0x1; the events' keywords "
+                     "are 0x%llx): no trace started",
+                     kw, (unsigned long long)known_keywords());
+        return false;
+    }
+    if (lv && !(parse_u64(lv, 10, &v) && v <= 5)) {
+        start_failed(rt, TENURE_INVALID_ARGUMENT, "TENURE_TRACE_LEVEL",
+                     "'%s' is not a level (0..5: 0 always, 1 critical, 2 error, 3 warning, 4 informational, "
+                     "5 verbose): no trace started",
+                     lv);
+        return false;
+    }
+    if (lv)
+        *level = (int)v;
+    return true;
+}
+
+/* TENURE_TRACE=<dir>: a CTF session on every instance, without a code change, in
+ * <dir>/tenure-<pid>-<instance> (see ctf.c for what is created and what is refused). */
 void tn_trace_init_from_env(tenure_runtime *rt) {
-    const char *dir = getenv("TENURE_TRACE");
-    if (!dir || !*dir)
+    const char *dir = tn_os_getenv("TENURE_TRACE");
+    uint64_t keywords;
+    int level;
+    if (!dir || !*dir || !trace_options_from_env(rt, &keywords, &level))
         return;
-    const char *kw = getenv("TENURE_TRACE_KEYWORDS"), *lv = getenv("TENURE_TRACE_LEVEL");
-    uint64_t keywords = kw ? strtoull(kw, NULL, 0) : TENURE_KW_GC;
-    int level = lv ? atoi(lv) : TENURE_LEVEL_INFORMATIONAL;
     char path[4096];
-    mkdir(dir, 0777);
-    snprintf(path, sizeof path, "%s/tenure-%ld-%u", dir, (long)getpid(), (unsigned)rt->instance_id);
-    if (!tenure_session_start_ctf(rt, keywords, level, path))
-        fprintf(stderr, "tenure: TENURE_TRACE=%s: could not start a trace in %s\n", dir, path);
+    if (snprintf(path, sizeof path, "%s/tenure-%ld-%u", dir, (long)getpid(), (unsigned)rt->instance_id) >=
+        (int)sizeof path) {
+        start_failed(rt, TENURE_INVALID_ARGUMENT, "TENURE_TRACE", "the path %s is too long: no trace started", dir);
+        return;
+    }
+    start_ctf(rt, keywords, level, path, "TENURE_TRACE");
+}
+
+void tn_trace_forked_child(tenure_runtime *rt) {
+    tn_trace_tid_forget();
+    for (struct tn_session *s = rt->sessions; s; s = s->next)
+        if (s->ctf) {
+            tn_ctf_forked_child(s->ctf);
+            s->ctf = NULL;
+            s->keywords = 0; /* inert: it wants nothing */
+        }
+    recompute_mask(rt);
 }
 
 void tn_trace_destroy(tenure_runtime *rt) {

@@ -62,6 +62,10 @@ TN_EVENTS(TN_EV_META)
 /* Lifecycle (events.c) */
 void tn_trace_init_from_env(struct tenure_runtime *rt);
 void tn_trace_destroy(struct tenure_runtime *rt);
+/* In the child of a fork (only the forking thread is there, the CTF writer threads are not):
+ * the CTF sessions become inert (they receive nothing, stopping them frees them and writes
+ * nothing: the files are the parent's); listener sessions go on. */
+void tn_trace_forked_child(struct tenure_runtime *rt);
 /* At every GC end: flush the sinks' buffered packets */
 void tn_trace_gc_end(struct tenure_runtime *rt);
 /* Segment rundown for one session: GCCreateSegment for every region in use */
@@ -69,13 +73,18 @@ void tn_trace_rundown(struct tenure_runtime *rt, struct tn_session *s);
 
 /* ---- sinks ---- */
 typedef struct tn_ctf tn_ctf;
+/* Create the trace directory `dir` (0700; an existing one only if it is ours, private and
+ * empty) and its metadata; NULL with the reason (path, call, errno text) in err. */
 tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen);
 /* Append one event (thread-safe per calling thread); false if it had to be dropped */
 void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size_t size);
 void tn_ctf_flush(tn_ctf *c); /* the calling thread's partial packet becomes whole; wake the writer */
 void tn_ctf_close(tn_ctf *c); /* flush everything, stop the writer, close the files */
-uint64_t tn_ctf_discarded(const tn_ctf *c);
+uint64_t tn_ctf_discarded(const tn_ctf *c); /* events dropped or lost in failed writes */
+/* In a forked child: free c without writing, waiting or locking (see tn_trace_forked_child) */
+void tn_ctf_forked_child(tn_ctf *c);
 uint64_t tn_trace_now_ns(void);
 uint64_t tn_trace_tid(void);
+void tn_trace_tid_forget(void); /* a forked child is another thread */
 
 #endif
