@@ -10,7 +10,11 @@
  *
  * Tracing by environment alone: TENURE_TRACE=<dir> starts a CTF session on every instance
  * created with tenure_create, with TENURE_TRACE_KEYWORDS (default 0x1) and
- * TENURE_TRACE_LEVEL (default 4). Each instance writes <dir>/tenure-<pid>-<instance id>/.
+ * TENURE_TRACE_LEVEL (default 4; 0..5). Each instance writes <dir>/tenure-<pid>-<instance id>/
+ * (as tenure_session_start_ctf: private, refused if someone planted it). A bad keyword mask or
+ * level, or a trace that cannot start, is reported (what, which path, why) to the error hook,
+ * on stderr without one; the instance then runs untraced. The variables are not read in
+ * setuid/setgid/capability programs. In a forked child, CTF sessions become inert.
  */
 #ifndef TENURE_EVENTS_H
 #define TENURE_EVENTS_H
@@ -102,12 +106,20 @@ typedef void (*tenure_event_listener)(const tenure_event *event, void *context);
 
 TENURE_API tenure_session *tenure_session_start_listener(tenure_runtime *rt, uint64_t keywords, int level,
                                                          tenure_event_listener listener, void *context);
-/* A CTF trace in directory `dir` (created if needed; it must not already hold a trace). */
+/* A CTF trace in directory `dir`. The directory is created mode 0700 (missing directories
+ * above it too), or, if it exists, used only when it is a directory (not a symbolic link)
+ * owned by the effective user, not writable by group or others, and empty; its files are
+ * created 0600 without following links (a trace holds heap addresses). Whatever the umask,
+ * nothing comes out writable by others. Each thread that emits takes one of at most 64 stream
+ * files (and a 1 MiB buffer) and gives it back when it exits. NULL on failure, with the path,
+ * the call and the reason reported to the error hook, or on stderr without one. */
 TENURE_API tenure_session *tenure_session_start_ctf(tenure_runtime *rt, uint64_t keywords, int level,
                                                     const char *dir);
 /* Stop a session: flush and close its sink. */
 TENURE_API tenure_result tenure_session_stop(tenure_runtime *rt, tenure_session *session);
-/* Events a session dropped because its buffers could not be written in time. */
+/* Events a session lost: dropped because its buffers could not be written in time or no stream
+ * was free, or in packets a write failed for (disk full, file-size limit: the file is cut back
+ * to its last whole packet). The packets written after a loss count it in events_discarded. */
 TENURE_API uint64_t tenure_session_discarded(const tenure_session *session);
 /* Write out what a CTF session has buffered (whole packets); also done at every GC end and
  * every 100 ms. */
