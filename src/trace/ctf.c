@@ -671,7 +671,29 @@ tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen) {
     return c;
 }
 
+/* Take c's stream off the calling thread's list (c is going away); the stream or NULL. */
+static stream *forget_mine(tn_ctf *c) {
+    pthread_once(&held_key_once, make_held_key);
+    stream *held = pthread_getspecific(held_key), **link = &held, *mine = NULL;
+    while (*link)
+        if ((*link)->serial == c->serial) {
+            mine = *link;
+            *link = mine->next_of_thread;
+        } else {
+            link = &(*link)->next_of_thread;
+        }
+    pthread_setspecific(held_key, held);
+    if (tls_cache.serial == c->serial) {
+        tls_cache.s = NULL;
+        tls_cache.serial = 0;
+    }
+    return mine;
+}
+
 void tn_ctf_close(tn_ctf *c) {
+    stream *mine = forget_mine(c);
+    if (mine)
+        mine->bound = false; /* freed below, not left to this thread */
     size_t n = atomic_load(&c->nstreams);
     for (size_t i = 0; i < n; i++) { /* no thread emits now (the instance lock is held) */
         stream *s = c->streams[i];
@@ -696,8 +718,6 @@ void tn_ctf_close(tn_ctf *c) {
         if (!held)
             free_stream(s);
     }
-    if (tls_cache.serial == c->serial)
-        tls_cache.s = NULL;
     free_sink(c);
 }
 
@@ -705,23 +725,12 @@ void tn_ctf_close(tn_ctf *c) {
  * files, other threads may have held the locks. Touch none of it: close this process's
  * descriptors, free the memory, write nothing. */
 void tn_ctf_forked_child(tn_ctf *c) {
-    pthread_once(&held_key_once, make_held_key);
-    stream *held = pthread_getspecific(held_key), **link = &held;
-    while (*link) /* the forking thread's own list: the other threads are not in the child */
-        if ((*link)->serial == c->serial)
-            *link = (*link)->next_of_thread;
-        else
-            link = &(*link)->next_of_thread;
-    pthread_setspecific(held_key, held);
+    forget_mine(c); /* the other threads (and their lists) are not in the child */
     size_t n = atomic_load(&c->nstreams);
     for (size_t i = 0; i < n; i++) {
         close(c->streams[i]->fd);
         free(c->streams[i]->ring);
         free(c->streams[i]);
-    }
-    if (tls_cache.serial == c->serial) {
-        tls_cache.s = NULL;
-        tls_cache.serial = 0;
     }
     close(c->dirfd);
     free(c);
