@@ -13,6 +13,7 @@
  *                descriptors, stream files and memory stay bounded, the host can open files
  *   loss DIR     a child with RLIMIT_FSIZE (SIGXFSZ ignored) traces past the limit: the lost
  *                events are counted, every stream file ends on a whole packet
+ *   enospc DIR   the same on a full file system (DIR/fs: a 192 KiB tmpfs the driver mounts)
  *   fork DIR     a traced program forks; the child (tn_trace_forked_child, as the fork handler
  *                calls it) collects, stops its sessions and destroys the instance without
  *                hanging (alarm) or writing into the parent's trace; prints CHILD <pid>
@@ -353,34 +354,26 @@ static void mode_threads(const char *tmp) {
 
 #define FSIZE_LIMIT 100000 /* not a whole number of 4 KiB packets: the cut falls inside one */
 
-static void mode_loss(const char *tmp) {
-    char dir[4096], p[4400];
-    snprintf(dir, sizeof dir, "%s/trace", tmp);
-    fflush(stdout);
-    pid_t pid = fork();
-    TT_CHECK(pid >= 0);
-    if (pid == 0) {
-        signal(SIGXFSZ, SIG_IGN);
-        struct rlimit rl = {FSIZE_LIMIT, FSIZE_LIMIT};
-        TT_CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
-        tenure_runtime *rt = new_instance(1);
-        const tenure_type *t = bytes_type(rt);
-        tenure_session *s = tenure_session_start_ctf(rt, TENURE_KW_GC, TENURE_LEVEL_VERBOSE, dir);
-        TT_CHECK(s != NULL);
-        for (int gc = 0; gc < 200; gc++) { /* a packet or more per GC: several times the limit */
-            churn(rt, t, 200 * 1024);
-            tenure_collect(rt, 0, 0);
-        }
-        uint64_t lost = tenure_session_discarded(s);
-        printf("loss: %" PRIu64 " events counted as discarded\n", lost);
-        TT_CHECK(tenure_session_stop(rt, s) == TENURE_OK);
-        tenure_destroy(rt);
-        TT_CHECK(lost > 0, " the events that did not fit under the file-size limit were not counted");
-        exit(0);
+/* Trace well past what the file system takes; the events lost, counted */
+static uint64_t trace_past_the_limit(const char *dir) {
+    tenure_runtime *rt = new_instance(1);
+    const tenure_type *t = bytes_type(rt);
+    tenure_session *s = tenure_session_start_ctf(rt, TENURE_KW_GC, TENURE_LEVEL_VERBOSE, dir);
+    TT_CHECK(s != NULL);
+    for (int gc = 0; gc < 200; gc++) { /* a packet or more per GC: several times the limit */
+        churn(rt, t, 200 * 1024);
+        tenure_collect(rt, 0, 0);
     }
-    int status;
-    TT_CHECK(waitpid(pid, &status, 0) == pid);
-    TT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, " the child failed (status %#x)", status);
+    uint64_t lost = tenure_session_discarded(s);
+    printf("loss: %" PRIu64 " events counted as discarded\n", lost);
+    TT_CHECK(tenure_session_stop(rt, s) == TENURE_OK);
+    tenure_destroy(rt);
+    return lost;
+}
+
+/* Every stream file of the trace in dir ends on a whole packet */
+static void check_whole_packets(const char *dir, off_t most) {
+    char p[4400];
     DIR *d = opendir(dir);
     TT_CHECK(d != NULL);
     size_t streams = 0;
@@ -392,11 +385,39 @@ static void mode_loss(const char *tmp) {
         TT_CHECK(stat(p, &st) == 0);
         printf("loss: %s: %lld bytes\n", e->d_name, (long long)st.st_size);
         TT_CHECK(st.st_size % 4096 == 0, " %s ends inside a packet (%lld bytes)", p, (long long)st.st_size);
-        TT_CHECK(st.st_size > 0 && st.st_size <= FSIZE_LIMIT);
+        TT_CHECK(st.st_size > 0 && st.st_size <= most);
         streams++;
     }
     closedir(d);
     TT_CHECK(streams > 0);
+}
+
+/* RLIMIT_FSIZE, in a child (SIGXFSZ ignored, as a program that writes under a limit must) */
+static void mode_loss(const char *tmp) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/trace", tmp);
+    fflush(stdout);
+    pid_t pid = fork();
+    TT_CHECK(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {FSIZE_LIMIT, FSIZE_LIMIT};
+        TT_CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+        TT_CHECK(trace_past_the_limit(dir) > 0, " the events that did not fit under the file-size limit were not counted");
+        exit(0);
+    }
+    int status;
+    TT_CHECK(waitpid(pid, &status, 0) == pid);
+    TT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, " the child failed (status %#x)", status);
+    check_whole_packets(dir, FSIZE_LIMIT);
+}
+
+/* A full file system: DIR/fs is a small tmpfs (trace_hardening.py mounts it) */
+static void mode_enospc(const char *tmp) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/fs/trace", tmp);
+    TT_CHECK(trace_past_the_limit(dir) > 0, " the events that did not fit on the full disk were not counted");
+    check_whole_packets(dir, 1 << 20);
 }
 
 /* ---- fork ---- */
@@ -454,7 +475,7 @@ static void mode_fork(const char *tmp, bool hook) {
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    TT_CHECK(argc == 3, " usage: %s files|errors|threads|loss|fork|fork-nohook DIR", argv[0]);
+    TT_CHECK(argc == 3, " usage: %s files|errors|threads|loss|enospc|fork|fork-nohook DIR", argv[0]);
     const char *m = argv[1], *dir = argv[2];
     if (!strcmp(m, "files"))
         mode_files(dir);
@@ -464,6 +485,8 @@ int main(int argc, char **argv) {
         mode_threads(dir);
     else if (!strcmp(m, "loss"))
         mode_loss(dir);
+    else if (!strcmp(m, "enospc"))
+        mode_enospc(dir);
     else if (!strcmp(m, "fork") || !strcmp(m, "fork-nohook"))
         mode_fork(dir, !strcmp(m, "fork"));
     else
