@@ -49,7 +49,7 @@ static const tenure_type *bytes_type(tenure_runtime *rt) {
 
 static tenure_runtime *new_instance(unsigned finalize_mode) {
     tenure_config c;
-    tenure_config_init(&c);
+    tt_config(&c); /* TENURE_HeapVerify / TENURE_GCStress apply */
     c.GCFinalizeMode = finalize_mode;
     tenure_result r;
     tenure_runtime *rt = tenure_create(&c, &r);
