@@ -174,11 +174,15 @@ static bool why(char *err, size_t errlen, const char *fmt, ...) {
     return false;
 }
 
+/* Directories above the trace directory are only looked in (O_PATH: no read permission
+ * needed, as for a path). */
+#define WALK_FLAGS (O_PATH | O_DIRECTORY | O_CLOEXEC)
+
 /* Open directory `name` in dirfd, creating it (DIR_MODE) if it is missing. */
 static int open_or_make_dir(int dirfd, const char *name) {
-    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = openat(dirfd, name, WALK_FLAGS);
     if (fd < 0 && errno == ENOENT && (mkdirat(dirfd, name, DIR_MODE) == 0 || errno == EEXIST))
-        fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        fd = openat(dirfd, name, WALK_FLAGS);
     return fd;
 }
 
@@ -188,7 +192,7 @@ static int open_or_make_dir(int dirfd, const char *name) {
 static int open_parent(const char *path, size_t leaf_at, char *err, size_t errlen) {
     char walk[4096];
     snprintf(walk, sizeof walk, "%.*s", (int)leaf_at, path);
-    int fd = open(walk[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = open(walk[0] == '/' ? "/" : ".", WALK_FLAGS);
     if (fd < 0)
         why(err, errlen, "%s: cannot open the directory: %s", walk[0] == '/' ? "/" : ".", strerror(errno));
     for (char *comp = walk; fd >= 0 && *comp;) {
@@ -441,27 +445,35 @@ static stream *take_stream(tn_ctf *c) {
     return s;
 }
 
-/* The calling thread's stream in c (taken on its first event). */
-static stream *my_stream(tn_ctf *c) {
+/* The stream the calling thread holds in c, or NULL. */
+static stream *held_stream(tn_ctf *c) {
     if (tls_cache.serial == c->serial)
         return tls_cache.s;
     pthread_once(&held_key_once, make_held_key);
-    stream *held = pthread_getspecific(held_key), *s = held;
+    stream *s = pthread_getspecific(held_key);
     while (s && s->serial != c->serial)
         s = s->next_of_thread;
-    if (!s) {
-        held = drop_orphans(held);
-        s = take_stream(c);
-        if (s) {
-            s->next_of_thread = held;
-            held = s;
-        }
-        pthread_setspecific(held_key, held);
-    }
     if (s) {
         tls_cache.serial = c->serial;
         tls_cache.s = s;
     }
+    return s;
+}
+
+/* The calling thread's stream in c (taken on its first event). */
+static stream *my_stream(tn_ctf *c) {
+    stream *s = held_stream(c);
+    if (s)
+        return s;
+    stream *held = drop_orphans(pthread_getspecific(held_key));
+    s = take_stream(c);
+    if (s) {
+        s->next_of_thread = held;
+        held = s;
+        tls_cache.serial = c->serial;
+        tls_cache.s = s;
+    }
+    pthread_setspecific(held_key, held);
     return s;
 }
 
@@ -507,7 +519,7 @@ void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size
 }
 
 void tn_ctf_flush(tn_ctf *c) {
-    stream *s = my_stream(c);
+    stream *s = held_stream(c);
     /* in a burst of GCs the writer may lag: keep filling the open packet rather than use up
      * the ring with tiny packets and then drop events */
     if (s && s->open && atomic_load_explicit(&s->head, memory_order_relaxed) -
