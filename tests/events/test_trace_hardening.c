@@ -10,7 +10,9 @@
  *   errors DIR   a trace that cannot start says why (path, call, errno text) on stderr, or to
  *                the error hook when there is one; a bad TENURE_TRACE_LEVEL/KEYWORDS is reported
  *   threads DIR  2000 short-lived threads emit into one session with RLIMIT_NOFILE at 256: the
- *                descriptors, stream files and memory stay bounded, the host can open files
+ *                descriptors, stream files and memory stay bounded, the host can open files;
+ *                80 threads at once: 64 streams, the others' events counted as discarded; a
+ *                thread that outlives two sessions
  *   loss DIR     a child with RLIMIT_FSIZE (SIGXFSZ ignored) traces past the limit: the lost
  *                events are counted, every stream file ends on a whole packet
  *   enospc DIR   the same on a full file system (DIR/fs: a 192 KiB tmpfs the driver mounts)
@@ -338,6 +340,38 @@ static void outlive_session(const char *tmp, tenure_session **s) {
     pthread_barrier_destroy(&outlive_barrier);
 }
 
+/* More threads emitting at the same time than a session has streams (64) */
+#define CROWD 80
+static pthread_barrier_t crowd_barrier;
+static void *crowd_member(void *arg) {
+    (void)arg;
+    TT_CHECK(tenure_thread_attach(threads_rt) == TENURE_OK);
+    churn(threads_rt, threads_t, 300 * 1024);
+    TT_CHECK(tenure_thread_detach(threads_rt) == TENURE_OK);
+    pthread_barrier_wait(&crowd_barrier); /* every one still holds what it took */
+    return NULL;
+}
+
+static void crowd(const char *dir, tenure_session *s) {
+    pthread_t th[CROWD];
+    uint64_t discarded0 = tenure_session_discarded(s);
+    pthread_barrier_init(&crowd_barrier, NULL, CROWD + 1);
+    for (int k = 0; k < CROWD; k++)
+        TT_CHECK(pthread_create(&th[k], NULL, crowd_member, NULL) == 0);
+    tenure_blocking_enter(threads_rt);
+    pthread_barrier_wait(&crowd_barrier);
+    size_t streams = count_entries(dir, "stream_");
+    for (int k = 0; k < CROWD; k++)
+        pthread_join(th[k], NULL);
+    tenure_blocking_leave(threads_rt);
+    pthread_barrier_destroy(&crowd_barrier);
+    uint64_t dropped = tenure_session_discarded(s) - discarded0;
+    printf("crowd: %d threads at once: %zu stream files, %" PRIu64 " events dropped and counted\n", CROWD, streams,
+           dropped);
+    TT_CHECK(streams == 64, " a session holds 64 streams at most");
+    TT_CHECK(dropped > 0, " the events of the threads without a stream were not counted");
+}
+
 static size_t open_fds(void) { return count_entries("/proc/self/fd", ""); }
 
 static void mode_threads(const char *tmp) {
@@ -381,6 +415,7 @@ static void mode_threads(const char *tmp) {
         TT_CHECK((files[k] = fopen("/dev/null", "r")) != NULL, " fopen: %s", strerror(errno));
     for (int k = 0; k < 64; k++)
         fclose(files[k]);
+    crowd(dir, s);
     outlive_session(tmp, &s);
     tenure_destroy(threads_rt);
 }
