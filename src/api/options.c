@@ -97,17 +97,22 @@ static const env_reader env_readers[] = {
 #undef TN_OPTION_READER
 };
 
-/* In a secure-execution process the variables are not read; say so once for those set. */
+/* In a secure-execution process the variables are not read; say so, in one line, for those
+ * that are set. */
 static void report_hidden_env(void) {
     if (!tn_os_secure_execution())
         return;
-    for (size_t k = 0; k < tenure_option_count(); k++) {
+    char names[1024] = "";
+    size_t used = 0;
+    for (size_t k = 0; k < tenure_option_count() && used < sizeof names; k++) {
         char var[64];
         snprintf(var, sizeof var, "TENURE_%s", option_infos[k].name);
         if (tn_os_env_present(var))
-            fprintf(stderr, "tenure: ignoring %s: the environment does not configure a secure-execution "
-                            "(setuid, setgid or capability) process\n", var);
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", var);
     }
+    if (used)
+        fprintf(stderr, "tenure: ignoring %s: the environment does not configure a secure-execution (setuid, "
+                        "setgid or capability) process\n", names);
 }
 
 tenure_result tn_config_from_env(tenure_config *config, char *why, size_t len) {
