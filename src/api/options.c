@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define TN_STR2(x) #x
 #define TN_STR(x) TN_STR2(x)
@@ -163,9 +164,11 @@ typedef struct checker {
 static tenure_result refuse(const checker *k, const char *name, const char *value, const char *rule) {
     char var[64];
     snprintf(var, sizeof var, "TENURE_%s", name);
-    bool env = k->from_env && tn_os_getenv(var) != NULL;
-    if (k->why && k->len)
-        snprintf(k->why, k->len, "%s=%s: %s", env ? var : name, value, rule);
+    const char *text = k->from_env ? tn_os_getenv(var) : NULL;
+    if (k->why && k->len && text && strcmp(text, value) != 0) /* as written, and as understood */
+        snprintf(k->why, k->len, "%s=%s (%s): %s", var, text, value, rule);
+    else if (k->why && k->len)
+        snprintf(k->why, k->len, "%s=%s: %s", text ? var : name, value, rule);
     return TENURE_INVALID_ARGUMENT;
 }
 
