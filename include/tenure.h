@@ -531,6 +531,16 @@ TENURE_API uint32_t tenure_identity_hash(tenure_runtime *rt, const void *obj);
  * tenure_destroy refuses (TENURE_STATE, the instance stays) while a thread other than the
  * caller and the finalizer thread is attached. Threads that allocate share nothing on the
  * fast paths: each has its own region to bump through.
+ *
+ * fork() without exec: the child gets a usable copy of every instance. The library's
+ * pthread_atfork handlers make the fork wait until no GC runs and no thread is changing an
+ * instance; in the child the instance has fresh locks, the threads that do not exist there are
+ * forgotten (with their shadow frames: objects only they kept alive are garbage in the child),
+ * a new finalizer thread is started (GCFinalizeMode 0; if none can start, finalizers run on
+ * the thread that waits for them), and trace sessions are repaired. The forking thread stays
+ * attached and may allocate, collect, wait for finalizers and tenure_destroy the instance. A
+ * finalizer that another thread was running at the fork is not run again in the child. A fork
+ * from a finalizer leaves a child that should only exec or _exit.
  * ---------------------------------------------------------------------------------------- */
 TENURE_API tenure_result tenure_thread_attach(tenure_runtime *rt);
 TENURE_API tenure_result tenure_thread_detach(tenure_runtime *rt);
