@@ -158,6 +158,7 @@ int main(void) {
     tenure_config cfg;
     tt_config(&cfg);
     cfg.GCFinalizeMode = 0;
+    cfg.GCConservativeStack = 0; /* exact: every unreachable finalizable object is finalized */
     tt_errlog log = {.fatal = 1};
     tenure_runtime *rt = tt_create(&cfg, &log);
     const tenure_type *node = tt_register_node(rt);
