@@ -553,6 +553,8 @@ size_t tn_gc_verify(tenure_runtime *rt, const char *when);
 /* GCGlobalHeapHistory_V4, GCPerHeapHistory_V3 / GCHeapStats_V2 of the GC just done (history.c) */
 void tn_gc_emit_history(tenure_runtime *rt);
 void tn_gc_emit_heap_stats(tenure_runtime *rt);
+/* Every card of every old region dirty (after fork(), in the child: cards.c). */
+void tn_gc_dirty_old_cards(tenure_runtime *rt);
 /* Record the crossing-table entries of an object placed in an old region. */
 void tn_gc_note_object(tenure_runtime *rt, char *o, size_t size);
 /* Visit the slots under one card of r / under every dirty card older than `condemned`. */

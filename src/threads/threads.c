@@ -424,9 +424,11 @@ void tn_threads_forked_child(tenure_runtime *rt) {
     pthread_mutex_lock(&rt->lock);
     became_owner(rt);
     rt->lock_depth = depth;
+    bool torn = false; /* a thread vanished while RUNNING: maybe inside a barrier */
     for (tn_mutator *m = rt->mutators; m; m = m->next) {
         if (is_mine(m))
             continue;
+        torn |= m->state == TN_MUT_RUNNING;
         /* SAFE and without roots: no stop of the world waits for it, no scan reads its stack */
         m->gone = true;
         m->state = TN_MUT_SAFE;
@@ -435,6 +437,8 @@ void tn_threads_forked_child(tenure_runtime *rt) {
         m->held[0] = m->held[1] = NULL;
         rt->fork_purge = true;
     }
+    if (torn) /* (never during a GC: all other threads were SAFE then) */
+        tn_gc_dirty_old_cards(rt);
 }
 
 bool tn_threads_init(tenure_runtime *rt) {
