@@ -76,7 +76,7 @@ static void *worker_main(void *arg) {
         tenure_write_ref(w->rt, n, &n->a, i % 64 ? head : NULL);
         tt_node_seal(n);
         head = n;
-        w->allocated++;
+        __atomic_fetch_add(&w->allocated, 1, __ATOMIC_RELAXED);
     }
     TENURE_FRAME_POP(w->rt, f);
     TT_CHECK_RESULT(tenure_thread_detach(w->rt), TENURE_OK);

@@ -223,6 +223,19 @@ int tn_finalize_start_thread(tenure_runtime *rt) {
     return err;
 }
 
+/* ThreadSanitizer cannot start a thread in the child of a multi-threaded fork (its registry
+ * still holds the threads that are gone): there the child runs finalizers as below. */
+#if defined(__SANITIZE_THREAD__)
+#define TN_FORK_RESTARTS_FINALIZER 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TN_FORK_RESTARTS_FINALIZER 0
+#endif
+#endif
+#ifndef TN_FORK_RESTARTS_FINALIZER
+#define TN_FORK_RESTARTS_FINALIZER 1
+#endif
+
 /* In the child of fork() (rt->lock held, the other threads gone): a new finalizer thread for
  * the child's copy of the instance. If none can be started, the finalizers run on the thread
  * that waits for them (tenure_wait_for_pending_finalizers, tenure_destroy), as in mode 1. */
@@ -231,8 +244,8 @@ void tn_finalize_forked_child(tenure_runtime *rt) {
     if (!rt->fin_started || (self && self->finalizer))
         return; /* no thread, or the finalizer thread itself forked: it goes on in the child */
     rt->fin_started = false;
-    if (rt->fin_stop)
-        return; /* forked while another thread destroyed the instance */
+    if (rt->fin_stop || !TN_FORK_RESTARTS_FINALIZER)
+        return; /* forked while another thread destroyed the instance, or under TSan */
     int err = pthread_create(&rt->fin_thread, NULL, finalizer_entry_detached_start, rt);
     if (err)
         fprintf(stderr, "tenure: after fork(): the finalizer thread could not be restarted (%s); finalizers "

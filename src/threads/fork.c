@@ -15,16 +15,23 @@
  *    thread (GCFinalizeMode 0) and lets tracing repair itself (tn_trace_forked_child).
  *
  * This needs the one process-wide list the library keeps besides the instance-id counter:
- * the handlers have no instance to start from. It is guarded by its own mutex, which is
- * always taken before any instance's lock. See docs/design/threads.md, "fork". */
+ * the handlers have no instance to start from. Its mutex is never held while an instance
+ * lock is taken; from prepare to parent the list is frozen (`forking`: registering and
+ * unregistering wait). See docs/design/threads.md, "fork". */
 #include "runtime.h"
 
 static pthread_mutex_t registry_mx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t registry_cv = PTHREAD_COND_INITIALIZER; /* a fork finished */
 static tenure_runtime *registry; /* live instances, linked through fork_next */
+static unsigned forking;         /* forks between prepare and parent: the list must not change */
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
 
+/* The registry's mutex is never held while an instance lock is taken: a fork from inside an
+ * instance (the error hook, a GC callback) holds that instance's lock when prepare runs. */
 static void prepare(void) {
     pthread_mutex_lock(&registry_mx);
+    forking++;
+    pthread_mutex_unlock(&registry_mx);
     for (tenure_runtime *rt = registry; rt; rt = rt->fork_next) {
         tn_lock(rt);
         pthread_mutex_lock(&rt->world_mx);
@@ -36,11 +43,16 @@ static void parent(void) {
         pthread_mutex_unlock(&rt->world_mx);
         tn_unlock(rt);
     }
+    pthread_mutex_lock(&registry_mx);
+    forking--;
+    pthread_cond_broadcast(&registry_cv);
     pthread_mutex_unlock(&registry_mx);
 }
 
 static void child(void) {
     pthread_mutex_init(&registry_mx, NULL);
+    pthread_cond_init(&registry_cv, NULL);
+    forking = 0;
     for (tenure_runtime *rt = registry; rt; rt = rt->fork_next) {
         tn_threads_forked_child(rt);
         tn_finalize_forked_child(rt);
@@ -51,17 +63,23 @@ static void child(void) {
 
 static void install_handlers(void) { pthread_atfork(prepare, parent, child); }
 
+/* The list changes only between forks. Called without any instance lock held. */
+static void registry_lock(void) {
+    pthread_mutex_lock(&registry_mx);
+    while (forking)
+        pthread_cond_wait(&registry_cv, &registry_mx);
+}
+
 void tn_fork_register(tenure_runtime *rt) {
     pthread_once(&handlers_once, install_handlers);
-    pthread_mutex_lock(&registry_mx);
+    registry_lock();
     rt->fork_next = registry;
     registry = rt;
     pthread_mutex_unlock(&registry_mx);
 }
 
-/* Called without rt->lock held (the registry's mutex comes first). */
 void tn_fork_unregister(tenure_runtime *rt) {
-    pthread_mutex_lock(&registry_mx);
+    registry_lock();
     for (tenure_runtime **p = &registry; *p; p = &(*p)->fork_next)
         if (*p == rt) {
             *p = rt->fork_next;
