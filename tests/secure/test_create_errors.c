@@ -219,6 +219,7 @@ static void test_hard_limit(void) {
 
 /* ---- D ---- */
 
+#ifndef TT_SANITIZED
 static uint64_t vm_bytes(void) {
     FILE *f = fopen("/proc/self/statm", "r");
     unsigned long pages = 0;
@@ -267,6 +268,8 @@ static void run_limited(uint64_t limit, uint64_t range, int expect_ok, const cha
     TT_CHECK(waitpid(pid, &status, 0) == pid);
     TT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the limited child failed (status 0x%x)", status);
 }
+
+#endif
 
 static void test_address_space_limit(void) {
 #ifdef TT_SANITIZED
