@@ -192,7 +192,10 @@ static void *finalizer_entry_detached_start(void *arg) {
     tn_mutator *m = tn_mutator_attach(rt, true);
     if (!m) {
         TN_LOCKED(rt);
+        if (rt->fin_stop)
+            return NULL; /* tenure_destroy is about to join it */
         rt->fin_started = false; /* finalizers run on the threads that wait for them */
+        pthread_detach(pthread_self()); /* and nobody joins this one */
         pthread_cond_broadcast(&rt->fin_idle);
         return NULL;
     }
@@ -268,10 +271,10 @@ static void join_finalizer(tenure_runtime *rt, void *unused) {
 }
 
 void tn_finalize_stop_thread(tenure_runtime *rt) {
-    if (!rt->fin_started)
-        return;
     {
         TN_LOCKED(rt);
+        if (!rt->fin_started)
+            return;
         if (!rt->config.GCFinalizeOnShutdown) /* discarded; a running one stays queued (F3) */
             for (size_t i = rt->ready_head + (rt->fin_runner ? 1 : 0); i < rt->ready.count; i++)
                 entries(&rt->ready)[i] = NULL;
