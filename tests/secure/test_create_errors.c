@@ -16,7 +16,9 @@
  *     a limit below the smallest reservation fails saying it retried (skipped under ASan and
  *     TSan, whose shadow memory needs the address space);
  *  E. the finalizer thread cannot start (pthread_create fails: interposed here): TENURE_OS,
- *     and the reason names GCFinalizeMode and the error.
+ *     and the reason names GCFinalizeMode and the error;
+ *  F. the child of a fork cannot restart the finalizer thread: it says so on stderr, and its
+ *     finalizers run on the thread that waits for them (no hang).
  */
 #define _GNU_SOURCE
 #include "test_util.h"
@@ -27,6 +29,9 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#if defined(__SANITIZE_THREAD__)
+#define TT_TSAN 1 /* the library never restarts the finalizer thread in a forked child */
+#endif
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define TT_SANITIZED 1
 #elif defined(__has_feature)
@@ -321,6 +326,64 @@ static void test_thread_start(void) {
     tenure_destroy(rt);
 }
 
+/* ---- F: after fork(), the finalizer thread cannot be restarted in the child ---- */
+
+typedef struct fin_obj {
+    tenure_header header;
+    long id;
+} fin_obj;
+
+static int finalized;
+
+static void count_finalize(tenure_runtime *rt, void *obj) {
+    (void)rt, (void)obj;
+    finalized++;
+}
+
+static void test_fork_without_threads(void) {
+    tenure_config c;
+    tenure_config_init(&c);
+    c.GCFinalizeMode = 0;
+    c.GCConservativeStack = 0;
+    tt_errlog log = {.fatal = 1};
+    tenure_runtime *rt = tt_create(&c, &log);
+    tenure_type_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = "fin_obj";
+    d.size = sizeof(fin_obj);
+    d.flags = TENURE_TYPE_FINALIZABLE | TENURE_TYPE_NO_REFS;
+    d.finalize = count_finalize;
+    const tenure_type *t = tenure_type_register(rt, &d);
+    TT_CHECK(t != NULL);
+    fflush(stdout);
+    fail_thread_creation = 1;
+    capture_begin();
+    pid_t pid = fork();
+    TT_CHECK(pid >= 0);
+    if (pid == 0) {
+        const char *err = capture_end();
+        alarm(30);
+#ifndef TT_TSAN
+        CHECK_HAS(err, "finalizer thread could not be restarted");
+#else
+        (void)err;
+#endif
+        for (int i = 0; i < 20; i++)
+            TT_CHECK(tenure_alloc(rt, t) != NULL);
+        TT_CHECK_RESULT(tenure_wait_for_pending_finalizers(rt), TENURE_OK);
+        TT_CHECK(finalized == 20, "%d of 20 finalizers ran in the child", finalized);
+        tenure_destroy(rt);
+        fflush(stdout);
+        _exit(0);
+    }
+    capture_end();
+    fail_thread_creation = 0;
+    int status = 0;
+    TT_CHECK(waitpid(pid, &status, 0) == pid);
+    TT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child failed (status 0x%x)", status);
+    tenure_destroy(rt);
+}
+
 int main(void) {
     tt_rng_init("create_errors");
     double t0 = tt_now();
@@ -335,5 +398,7 @@ int main(void) {
     printf("  D: address-space limits\n");
     test_thread_start();
     printf("  E: a finalizer thread that cannot start\n");
+    test_fork_without_threads();
+    printf("  F: a fork whose child cannot restart the finalizer thread: finalizers run on the waiting thread\n");
     return tt_finish("create_errors", t0);
 }
