@@ -378,7 +378,7 @@ size_t tenure_thread_count(tenure_runtime *rt) {
  * first object that is not whole, and zero the rest (a context's tail is zeroed memory). */
 static void cut_torn_context(tn_mutator *m) {
     char *o = (char *)m->ctx_start, *end = (char *)m->pub.alloc_ptr;
-    if (!m->alloc_region || o >= end)
+    if (!m->alloc_region || o > end)
         return;
     while (o < end) {
         size_t size = *(uintptr_t *)o ? tn_obj_size(o) : 0;
@@ -386,7 +386,10 @@ static void cut_torn_context(tn_mutator *m) {
             break;
         o += size;
     }
-    memset(o, 0, (size_t)(end - o));
+    /* and the header words just past the bump pointer: the fast path may have stored one
+     * before it moved the pointer */
+    char *tail = end + 2 * sizeof(uintptr_t) <= (char *)m->ctx_end ? end + 2 * sizeof(uintptr_t) : (char *)m->ctx_end;
+    memset(o, 0, (size_t)(tail - o));
     m->pub.alloc_ptr = (uintptr_t)o;
 }
 
