@@ -119,7 +119,7 @@ TENURE_API tenure_result tenure_config_from_env(tenure_config *config);
  * regions and at most 64 TiB; GCHeapHardLimit 0 or at least 3 regions (3 x GCRegionSize: with
  * fewer, every allocation fails or collects; each thread that allocates holds a gen0 region
  * of its own, so give a limit room for those); GCCompactMode, GCFinalizeMode 0..2;
- * GCStressGeneration -1..2; GCLOHThreshold >= 1024; GCMarkStackSize >= 1. */
+ * GCStressGeneration -1..2; GCLOHThreshold 1024..GCRegionSize; GCMarkStackSize 1..2^30. */
 TENURE_API tenure_result tenure_config_check(const tenure_config *config, char *why, size_t why_len);
 
 /* One row of the options table, for tools and docs. */

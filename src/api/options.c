@@ -142,6 +142,7 @@ tenure_result tenure_config_from_env(tenure_config *config) {
 
 #define TN_MIN_HARD_LIMIT_REGIONS 3
 #define TN_MAX_REGION_RANGE ((uint64_t)1 << 46)
+#define TN_MAX_MARK_STACK ((uint64_t)1 << 30) /* entries: 8 GiB */
 
 bool tn_config_range_is_automatic(const tenure_config *c) {
     tenure_config d;
@@ -191,8 +192,8 @@ static tenure_result check(const tenure_config *c, const checker *k) {
         REFUSE_U(k, "GCHeapHardLimit", c->GCHeapHardLimit,
                  "must be 0 (no limit) or at least 3 regions (3 x GCRegionSize): below that every allocation "
                  "fails or collects");
-    if (c->GCMarkStackSize < 1)
-        REFUSE_U(k, "GCMarkStackSize", c->GCMarkStackSize, "must be at least 1");
+    if (c->GCMarkStackSize < 1 || c->GCMarkStackSize > TN_MAX_MARK_STACK)
+        REFUSE_U(k, "GCMarkStackSize", c->GCMarkStackSize, "must be between 1 and 2^30 entries");
     if (c->GCCompactMode > 2)
         REFUSE_U(k, "GCCompactMode", c->GCCompactMode, "must be 0, 1 or 2");
     if (c->GCStressGeneration < -1 || c->GCStressGeneration > 2) {
@@ -202,6 +203,9 @@ static tenure_result check(const tenure_config *c, const checker *k) {
     }
     if (c->GCLOHThreshold < 1024)
         REFUSE_U(k, "GCLOHThreshold", c->GCLOHThreshold, "must be at least 1024");
+    if (c->GCLOHThreshold > rs)
+        REFUSE_U(k, "GCLOHThreshold", c->GCLOHThreshold,
+                 "must be at most GCRegionSize (a smaller object must fit in one region)");
     if (c->GCFinalizeMode > 2)
         REFUSE_U(k, "GCFinalizeMode", c->GCFinalizeMode, "must be 0, 1 or 2");
     return TENURE_OK;

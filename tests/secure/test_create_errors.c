@@ -125,6 +125,14 @@ static void test_config(void) {
     tenure_config_init(&c);
     c.GCLOHThreshold = 10;
     expect_refused(&c, (const char *const[]){"GCLOHThreshold=10", NULL});
+    /* larger than a region: a small object that fits in no region (allocation used to take
+     * every region of the range, committing them, until the OOM killer came) */
+    c.GCLOHThreshold = (uint64_t)1 << 30;
+    expect_refused(&c, (const char *const[]){"GCLOHThreshold=1073741824", "GCRegionSize", NULL});
+    /* a mark stack whose size in bytes overflows (memory corruption at the first GC) */
+    tenure_config_init(&c);
+    c.GCMarkStackSize = (uint64_t)1 << 62;
+    expect_refused(&c, (const char *const[]){"GCMarkStackSize=4611686018427387904", NULL});
     /* a short buffer is truncated, never overrun */
     tenure_config_init(&c);
     c.GCCompactMode = 3;
