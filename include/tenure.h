@@ -100,9 +100,27 @@ typedef struct tenure_config {
 
 /* Fill *config with the defaults of the options table. */
 TENURE_API void tenure_config_init(tenure_config *config);
-/* Override *config with every TENURE_<name> environment variable that is set. Returns
- * TENURE_INVALID_ARGUMENT (and leaves that option alone) for a value that does not parse. */
+/* Override *config with every TENURE_<name> environment variable that is set. A value that
+ * does not parse or does not fit the option's type is refused: the option keeps its value,
+ * the others are still applied, the result is TENURE_INVALID_ARGUMENT and each refusal is
+ * printed on stderr ("tenure: TENURE_GCgen0size=8x: not a valid uint64_t ...").
+ *
+ * The environment rule: the library reads TENURE_* variables (the options, TENURE_PROFILER,
+ * TENURE_TRACE...) through secure_getenv and nothing else. In a secure-execution process
+ * (setuid, setgid or file capabilities: AT_SECURE) none of them is read: the options keep the
+ * values the program chose, no trace starts, and no profiler library is ever loaded (a
+ * variable that is set there is reported on stderr as ignored). */
 TENURE_API tenure_result tenure_config_from_env(tenure_config *config);
+/* Check a configuration as tenure_create does, without creating anything: TENURE_OK, or
+ * TENURE_INVALID_ARGUMENT with the reason, which names the option, its value and the rule
+ * ("GCCompactMode=3: must be 0, 1 or 2"), written into why (why_len bytes, NUL-terminated,
+ * truncated; why may be NULL). tenure_create refuses exactly the configurations this refuses.
+ * Among the rules: GCRegionSize a power of two in 256 KiB..1 GiB; GCRegionRange at least 4
+ * regions and at most 64 TiB; GCHeapHardLimit 0 or at least 3 regions (3 x GCRegionSize: with
+ * fewer, every allocation fails or collects; each thread that allocates holds a gen0 region
+ * of its own, so give a limit room for those); GCCompactMode, GCFinalizeMode 0..2;
+ * GCStressGeneration -1..2; GCLOHThreshold 1024..GCRegionSize; GCMarkStackSize 1..2^30. */
+TENURE_API tenure_result tenure_config_check(const tenure_config *config, char *why, size_t why_len);
 
 /* One row of the options table, for tools and docs. */
 typedef struct tenure_option_info {
@@ -122,8 +140,25 @@ typedef struct tenure_runtime tenure_runtime;
 
 /* Create an instance. config NULL: defaults plus TENURE_* environment options. A non-NULL
  * config is used as given (call tenure_config_from_env yourself to add the environment).
- * Returns NULL on failure and sets *result (if result is not NULL). */
+ * Returns NULL on failure and sets *result (if result is not NULL).
+ *
+ * Every failure says why, on stderr (there is no instance, so no error hook yet):
+ * "tenure: tenure_create failed: <reason>". The reason names the option, its value and the
+ * rule or the OS error: an invalid configuration (tenure_config_check; with config NULL an
+ * environment value that does not parse or is out of range refuses the creation too, and the
+ * reason names the variable, TENURE_GCCompactMode=3), an address-space reservation the OS
+ * refuses (GCRegionRange, with the process's RLIMIT_AS), a finalizer thread that cannot start
+ * (GCFinalizeMode=0, with the pthread_create error). Results: TENURE_INVALID_ARGUMENT for a
+ * configuration, TENURE_NOMEM for memory and address space, TENURE_OS for a thread.
+ *
+ * GCRegionRange left at its default (32 GiB) is what the OS grants: when the reservation is
+ * refused (ulimit -v) it is halved, down to 256 MiB or 4 regions, before creation fails; a
+ * GCRegionRange set to anything else is reserved as asked or not at all. */
 TENURE_API tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result);
+/* tenure_create, with the reason of a failure written into why (why_len bytes, NUL-terminated,
+ * truncated) instead of printed on stderr; why NULL: printed, as tenure_create does. */
+TENURE_API tenure_runtime *tenure_create_ex(const tenure_config *config, tenure_result *result, char *why,
+                                            size_t why_len);
 /* Destroy an instance and give all its memory back. Handles, types and objects of the
  * instance are invalid afterwards. */
 TENURE_API void tenure_destroy(tenure_runtime *rt);
@@ -496,6 +531,16 @@ TENURE_API uint32_t tenure_identity_hash(tenure_runtime *rt, const void *obj);
  * tenure_destroy refuses (TENURE_STATE, the instance stays) while a thread other than the
  * caller and the finalizer thread is attached. Threads that allocate share nothing on the
  * fast paths: each has its own region to bump through.
+ *
+ * fork() without exec: the child gets a usable copy of every instance. The library's
+ * pthread_atfork handlers make the fork wait until no GC runs and no thread is changing an
+ * instance; in the child the instance has fresh locks, the threads that do not exist there are
+ * forgotten (with their shadow frames: objects only they kept alive are garbage in the child),
+ * a new finalizer thread is started (GCFinalizeMode 0; if none can start, finalizers run on
+ * the thread that waits for them), and trace sessions are repaired. The forking thread stays
+ * attached and may allocate, collect, wait for finalizers and tenure_destroy the instance. A
+ * finalizer that another thread was running at the fork is not run again in the child. A fork
+ * from a finalizer leaves a child that should only exec or _exit.
  * ---------------------------------------------------------------------------------------- */
 TENURE_API tenure_result tenure_thread_attach(tenure_runtime *rt);
 TENURE_API tenure_result tenure_thread_detach(tenure_runtime *rt);

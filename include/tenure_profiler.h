@@ -90,7 +90,9 @@ TENURE_API size_t tenure_generation_bounds(tenure_runtime *rt, tenure_generation
  * `int tenure_profiler_main(tenure_runtime *rt)`. The library calls the program's tenure
  * functions: the program must export them (link libtenure.so, or link statically with
  * -rdynamic); otherwise loading fails with "undefined symbol" and the program runs
- * unprofiled. */
+ * unprofiled. TENURE_PROFILER is never honoured in a secure-execution process (setuid,
+ * setgid or file capabilities): the variable is not read there, nothing is loaded, and that
+ * it was ignored is said on stderr. */
 typedef int (*tenure_profiler_main_fn)(tenure_runtime *rt);
 
 #ifdef __cplusplus

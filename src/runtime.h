@@ -106,6 +106,7 @@ typedef struct tn_mutator {
     char *safe_sp;             /* the stack below this is not scanned while SAFE */
     ucontext_t safe_regs;      /* the registers when it became SAFE (scanned conservatively) */
     const void *held[2];       /* objects passed to the call waiting for rt->lock: pinned */
+    bool gone;                 /* after fork(), in the child: its thread does not exist here */
 } tn_mutator;
 
 /* Handles */
@@ -276,6 +277,10 @@ struct tenure_runtime {
     size_t mutator_count;
     bool locks_ready;
     unsigned world_stops;    /* nesting of tn_world_stop (only the lock holder touches it) */
+    /* fork (threads/fork.c): the process-wide list of live instances, and, in a child, that
+     * mutators of threads gone with the fork wait to be forgotten (at the outermost unlock) */
+    struct tenure_runtime *fork_next;
+    bool fork_purge;
     /* the finalizer thread (lifetime/finalize.c); its conditions use rt->lock */
     pthread_t fin_thread;
     bool fin_started, fin_stop;
@@ -321,6 +326,21 @@ tenure_result tn_api_fail(tenure_runtime *rt, tenure_result r, const char *funct
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+
+/* ---- api/options.c ---- */
+/* Apply the TENURE_<name> variables (read through tn_os_getenv); the first refusal's reason
+ * goes to why (or every refusal to stderr when why is NULL). */
+tenure_result tn_config_from_env(tenure_config *config, char *why, size_t len);
+/* tenure_config_check; from_env: name the TENURE_ variable a value came from. */
+tenure_result tn_config_check(const tenure_config *c, bool from_env, char *why, size_t len);
+/* GCRegionRange was left at its default: a smaller reservation may be tried, down to
+ * tn_config_min_range. */
+bool tn_config_range_is_automatic(const tenure_config *c);
+uint64_t tn_config_min_range(const tenure_config *c);
+
+/* ---- threads/fork.c: the registry of live instances for the fork handlers ---- */
+void tn_fork_register(tenure_runtime *rt);
+void tn_fork_unregister(tenure_runtime *rt);
 
 /* ---- util (vec) in api/vec.c ---- */
 void tn_vec_init(tn_vec *v, size_t elem);
@@ -435,6 +455,10 @@ char *tn_thread_stack_base(void);
 bool tn_threads_may_destroy(tenure_runtime *rt);
 /* Detach the caller, free what is left and the locks. */
 void tn_threads_destroy(tenure_runtime *rt);
+/* In the child of fork() (the forking thread holds rt->lock and world_mx from the prepare
+ * handler): fresh locks and conditions, rt->lock held as before; every mutator of another
+ * thread is gone (forgotten at the outermost unlock, when no GC runs). */
+void tn_threads_forked_child(tenure_runtime *rt);
 tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer);
 void tn_mutator_detach(tenure_runtime *rt, tn_mutator *m);
 /* The calling thread's mutator for rt, or NULL if it is not attached. */
@@ -529,6 +553,8 @@ size_t tn_gc_verify(tenure_runtime *rt, const char *when);
 /* GCGlobalHeapHistory_V4, GCPerHeapHistory_V3 / GCHeapStats_V2 of the GC just done (history.c) */
 void tn_gc_emit_history(tenure_runtime *rt);
 void tn_gc_emit_heap_stats(tenure_runtime *rt);
+/* Every card of every old region dirty (after fork(), in the child: cards.c). */
+void tn_gc_dirty_old_cards(tenure_runtime *rt);
 /* Record the crossing-table entries of an object placed in an old region. */
 void tn_gc_note_object(tenure_runtime *rt, char *o, size_t size);
 /* Visit the slots under one card of r / under every dirty card older than `condemned`. */
@@ -557,7 +583,11 @@ void tn_finalize_safepoint(tenure_runtime *rt);
 void tn_finalize_notify(tenure_runtime *rt);
 /* GCFinalizeMode 0: start the instance's finalizer thread / drain or discard its queue
  * (GCFinalizeOnShutdown) and join it. */
-bool tn_finalize_start_thread(tenure_runtime *rt);
+int tn_finalize_start_thread(tenure_runtime *rt); /* 0 or the error of pthread_create */
+/* In the child of fork(): start a new finalizer thread (without waiting for it); forget the
+ * running finalizer of a thread gone with the fork. */
+void tn_finalize_forked_child(tenure_runtime *rt);
+void tn_finalize_forget_runner(tenure_runtime *rt, const tn_mutator *gone);
 void tn_finalize_stop_thread(tenure_runtime *rt);
 void tn_finalize_shutdown(tenure_runtime *rt);
 

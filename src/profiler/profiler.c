@@ -4,7 +4,6 @@
  * bounds query; TENURE_PROFILER loading. See ../shared/spec/profiler.md. */
 #include "runtime.h"
 #include "tenure_profiler.h"
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -239,15 +238,25 @@ void tn_prof_shutdown(tenure_runtime *rt) {
     rt->alloc_slow_always = false;
 }
 
-/* TENURE_PROFILER=<shared library>: load it and call its tenure_profiler_main(rt). */
+/* TENURE_PROFILER=<shared library>: load it and call its tenure_profiler_main(rt). Never in a
+ * secure-execution process (setuid, setgid, file capabilities): the variable belongs to the
+ * user who started the program, the library would run with the program's privileges. The
+ * refusal is reported on stderr (tenure_create runs this before any error hook can be set). */
 void tn_prof_load_from_env(tenure_runtime *rt) {
-    const char *path = getenv("TENURE_PROFILER");
+    if (tn_os_secure_execution()) {
+        if (tn_os_env_present("TENURE_PROFILER"))
+            fprintf(stderr, "tenure: TENURE_PROFILER ignored: a profiler is never loaded into a secure-execution "
+                            "(setuid, setgid or capability) process\n");
+        return;
+    }
+    const char *path = tn_os_getenv("TENURE_PROFILER");
     if (!path || !*path)
         return;
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    tenure_profiler_main_fn main_fn = lib ? (tenure_profiler_main_fn)dlsym(lib, "tenure_profiler_main") : NULL;
+    char err[512];
+    tenure_profiler_main_fn main_fn =
+        (tenure_profiler_main_fn)tn_os_load_library(path, "tenure_profiler_main", err, sizeof err);
     if (!main_fn) {
-        fprintf(stderr, "tenure: TENURE_PROFILER=%s: %s\n", path, dlerror());
+        fprintf(stderr, "tenure: TENURE_PROFILER=%s: not loaded: %s\n", path, err);
         return;
     }
     if (main_fn(rt) != 0)

@@ -62,6 +62,9 @@ TN_EVENTS(TN_EV_META)
 /* Lifecycle (events.c) */
 void tn_trace_init_from_env(struct tenure_runtime *rt);
 void tn_trace_destroy(struct tenure_runtime *rt);
+/* In the child of fork(), from the atfork child handler (rt->lock held, the other threads
+ * gone): make the instance's sessions safe to use or stop them (events.c). */
+void tn_trace_forked_child(struct tenure_runtime *rt);
 /* At every GC end: flush the sinks' buffered packets */
 void tn_trace_gc_end(struct tenure_runtime *rt);
 /* Segment rundown for one session: GCCreateSegment for every region in use */
