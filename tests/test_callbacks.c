@@ -39,24 +39,29 @@ static struct {
     tenure_handle *spare; /* a handle an operation may free */
     tt_errlog log;
     int op;     /* what the callback under test does */
+    int at;     /* which callback that is (AT_*) */
     int armed;  /* the callback does it once (atomic) */
     int ran, refused;
+    tenure_result last_error; /* after the operation */
     int calls;
     void (*fin_action)(tenure_runtime *rt, void *obj);
 } T;
 
-static void run_armed(void);
+/* Where the armed operation runs: only in the callback under test (a GC calls several). */
+enum { AT_HOOK, AT_LISTENER, AT_PROF_ALLOC, AT_PROF_HANDLE, AT_PROF_GC, AT_PROF_SHUTDOWN, AT_SCANNER, AT_TRACE,
+       AT_REFCOUNT, AT_GC_CALLBACK, AT_VISITOR, AT_FINALIZER };
+static void run_armed(int at);
 
 static void fin_fn(tenure_runtime *rt, void *obj) {
     if (T.fin_action)
         T.fin_action(rt, obj);
     else
-        run_armed();
+        run_armed(AT_FINALIZER);
 }
 
 static void trace_fn(void *obj, tenure_visitor *v) {
     tenure_visit(v, &((traced *)obj)->ref);
-    run_armed();
+    run_armed(AT_TRACE);
 }
 
 static void setup(unsigned finalize_mode) {
@@ -160,19 +165,26 @@ static bool do_op(int op) {
     case OP_HEAP_WALK: r = tenure_heap_walk(rt, count_visit, NULL); break;
     case OP_VERIFY: r = tenure_verify_heap(rt); break;
     }
-    return r == TENURE_STATE && made == NULL && tenure_last_error(rt) == TENURE_STATE;
+    if (op == OP_DESTROY && tenure_last_error(rt) != TENURE_STATE) {
+        T.rt = NULL; /* destroyed, as allowed */
+        T.last_error = TENURE_OK;
+        return false;
+    }
+    T.last_error = tenure_last_error(rt);
+    return r == TENURE_STATE && made == NULL && T.last_error == TENURE_STATE;
 }
 
-static void run_armed(void) {
-    if (!__atomic_exchange_n(&T.armed, 0, __ATOMIC_ACQ_REL))
+static void run_armed(int at) {
+    if (at != T.at || !__atomic_exchange_n(&T.armed, 0, __ATOMIC_ACQ_REL))
         return;
     bool refused = do_op(T.op);
     __atomic_store_n(&T.refused, refused, __ATOMIC_RELEASE);
     __atomic_store_n(&T.ran, 1, __ATOMIC_RELEASE);
 }
 
-static void arm(int op) {
+static void arm(int op, int at) {
     T.op = op;
+    T.at = at;
     T.ran = T.refused = 0;
     __atomic_store_n(&T.armed, 1, __ATOMIC_RELEASE);
 }
@@ -181,7 +193,7 @@ static void arm(int op) {
 
 static void op_hook(tenure_runtime *rt, tenure_result r, const char *fn, const char *msg, void *c) {
     (void)rt, (void)r, (void)fn, (void)msg, (void)c;
-    run_armed();
+    run_armed(AT_HOOK);
 }
 static void trigger_hook(void) {
     tenure_set_error_hook(T.rt, op_hook, NULL);
@@ -191,7 +203,7 @@ static void trigger_hook(void) {
 
 static void op_listener(const tenure_event *e, void *c) {
     if (!strcmp(e->desc->name, (const char *)c))
-        run_armed();
+        run_armed(AT_LISTENER);
 }
 static void trigger_listener(void) {
     tenure_session *s = tenure_session_start_listener(T.rt, TENURE_KW_GC_HANDLE, 4, op_listener, "SetGCHandle");
@@ -208,10 +220,10 @@ static void trigger_listener_gc(void) {
     TT_CHECK_RESULT(tenure_session_stop(T.rt, s), TENURE_OK);
 }
 
-static void op_allocated(void *c, void *obj, const tenure_type *t) { (void)c, (void)obj, (void)t, run_armed(); }
-static void op_handle_created(void *c, tenure_handle *h, void *obj) { (void)c, (void)h, (void)obj, run_armed(); }
-static void op_gc_started(void *c, const int g[5], tenure_gc_reason_kind k) { (void)c, (void)g, (void)k, run_armed(); }
-static void op_shutdown(void *c) { (void)c, run_armed(); }
+static void op_allocated(void *c, void *obj, const tenure_type *t) { (void)c, (void)obj, (void)t, run_armed(AT_PROF_ALLOC); }
+static void op_handle_created(void *c, tenure_handle *h, void *obj) { (void)c, (void)h, (void)obj, run_armed(AT_PROF_HANDLE); }
+static void op_gc_started(void *c, const int g[5], tenure_gc_reason_kind k) { (void)c, (void)g, (void)k, run_armed(AT_PROF_GC); }
+static void op_shutdown(void *c) { (void)c, run_armed(AT_PROF_SHUTDOWN); }
 
 static void trigger_profiler(unsigned mask, void (*trigger)(void)) {
     tenure_profiler_callbacks cb = {.object_allocated = op_allocated, .handle_created = op_handle_created,
@@ -238,7 +250,7 @@ static void trigger_prof_shutdown(void) {
     T.rt = NULL;
 }
 
-static void op_scan(tenure_runtime *rt, tenure_visitor *v, void *c) { (void)rt, (void)v, (void)c, run_armed(); }
+static void op_scan(tenure_runtime *rt, tenure_visitor *v, void *c) { (void)rt, (void)v, (void)c, run_armed(AT_SCANNER); }
 static void trigger_scanner(void) {
     tenure_root_scanner *s = tenure_root_scanner_add(T.rt, op_scan, NULL);
     TT_CHECK(s != NULL);
@@ -246,7 +258,7 @@ static void trigger_scanner(void) {
     TT_CHECK_RESULT(tenure_root_scanner_remove(T.rt, s), TENURE_OK);
 }
 static void trigger_trace(void) { collect_all(); }
-static int op_refcount(void *obj, void *c) { (void)obj, (void)c, run_armed(); return 1; }
+static int op_refcount(void *obj, void *c) { (void)obj, (void)c, run_armed(AT_REFCOUNT); return 1; }
 static void trigger_refcount(void) {
     tenure_set_refcount_callback(T.rt, op_refcount, NULL);
     tenure_handle *h = tenure_handle_new(T.rt, TENURE_HANDLE_REFCOUNTED, T.slots[0]);
@@ -255,7 +267,7 @@ static void trigger_refcount(void) {
     TT_CHECK_RESULT(tenure_handle_free(T.rt, h), TENURE_OK);
     tenure_set_refcount_callback(T.rt, NULL, NULL);
 }
-static void op_gc_callback(tenure_runtime *rt, const tenure_gc_info *i, void *c) { (void)rt, (void)i, (void)c, run_armed(); }
+static void op_gc_callback(tenure_runtime *rt, const tenure_gc_info *i, void *c) { (void)rt, (void)i, (void)c, run_armed(AT_GC_CALLBACK); }
 static void trigger_gc_callback(void) {
     tenure_set_gc_callback(T.rt, op_gc_callback, NULL);
     collect_all();
@@ -263,7 +275,7 @@ static void trigger_gc_callback(void) {
 }
 static int op_visit(void *o, const tenure_type *t, size_t s, int g, void *c) {
     (void)o, (void)t, (void)s, (void)g, (void)c;
-    run_armed();
+    run_armed(AT_VISITOR);
     return 0;
 }
 static void trigger_visitor(void) { TT_CHECK_RESULT(tenure_heap_walk(T.rt, op_visit, NULL), TENURE_OK); }
@@ -282,25 +294,26 @@ static void trigger_finalizer_thread(void) {
 enum { RULE_READ_ONLY, RULE_GC_TIME, RULE_FINALIZER };
 typedef struct site {
     const char *name;
+    int at;
     int rule;
     unsigned finalize_mode;
     void (*trigger)(void);
 } site;
 static const site sites[] = {
-    {"error_hook", RULE_READ_ONLY, 1, trigger_hook},
-    {"listener", RULE_READ_ONLY, 1, trigger_listener},
-    {"listener_in_gc", RULE_GC_TIME, 1, trigger_listener_gc},
-    {"profiler_object_allocated", RULE_READ_ONLY, 1, trigger_prof_alloc},
-    {"profiler_handle_created", RULE_READ_ONLY, 1, trigger_prof_handle},
-    {"profiler_gc_started", RULE_GC_TIME, 1, trigger_prof_gc},
-    {"profiler_shutdown", RULE_READ_ONLY, 1, trigger_prof_shutdown},
-    {"root_scanner", RULE_GC_TIME, 1, trigger_scanner},
-    {"type_trace", RULE_GC_TIME, 1, trigger_trace},
-    {"refcount", RULE_GC_TIME, 1, trigger_refcount},
-    {"gc_callback", RULE_GC_TIME, 1, trigger_gc_callback},
-    {"heap_visitor", RULE_READ_ONLY, 1, trigger_visitor},
-    {"finalizer", RULE_FINALIZER, 1, trigger_finalizer},
-    {"finalizer_thread", RULE_FINALIZER, 0, trigger_finalizer_thread},
+    {"error_hook", AT_HOOK, RULE_READ_ONLY, 1, trigger_hook},
+    {"listener", AT_LISTENER, RULE_READ_ONLY, 1, trigger_listener},
+    {"listener_in_gc", AT_LISTENER, RULE_GC_TIME, 1, trigger_listener_gc},
+    {"profiler_object_allocated", AT_PROF_ALLOC, RULE_READ_ONLY, 1, trigger_prof_alloc},
+    {"profiler_handle_created", AT_PROF_HANDLE, RULE_READ_ONLY, 1, trigger_prof_handle},
+    {"profiler_gc_started", AT_PROF_GC, RULE_GC_TIME, 1, trigger_prof_gc},
+    {"profiler_shutdown", AT_PROF_SHUTDOWN, RULE_READ_ONLY, 1, trigger_prof_shutdown},
+    {"root_scanner", AT_SCANNER, RULE_GC_TIME, 1, trigger_scanner},
+    {"type_trace", AT_TRACE, RULE_GC_TIME, 1, trigger_trace},
+    {"refcount", AT_REFCOUNT, RULE_GC_TIME, 1, trigger_refcount},
+    {"gc_callback", AT_GC_CALLBACK, RULE_GC_TIME, 1, trigger_gc_callback},
+    {"heap_visitor", AT_VISITOR, RULE_READ_ONLY, 1, trigger_visitor},
+    {"finalizer", AT_FINALIZER, RULE_FINALIZER, 1, trigger_finalizer},
+    {"finalizer_thread", AT_FINALIZER, RULE_FINALIZER, 0, trigger_finalizer_thread},
 };
 #define NSITES (sizeof sites / sizeof sites[0])
 
@@ -314,11 +327,24 @@ static bool forbidden(int rule, int op) {
 
 static void forbid_case(const site *s, int op) {
     setup(s->finalize_mode);
-    arm(op);
+    arm(op, s->at);
     s->trigger();
     TT_CHECK(__atomic_load_n(&T.ran, __ATOMIC_ACQUIRE), "the %s callback did not run", s->name);
     TT_CHECK(__atomic_load_n(&T.refused, __ATOMIC_ACQUIRE), "%s from the %s callback was not refused (TENURE_STATE)",
              op_names[op], s->name);
+    if (T.rt)
+        check_usable_and_destroy();
+}
+
+/* The calls a callback may make keep working (the pairs the rules allow: a finalizer's
+ * allocations, collections, handles...; a listener's or a hook's heap walk). */
+static void allow_case(const site *s, int op) {
+    setup(s->finalize_mode);
+    arm(op, s->at);
+    s->trigger();
+    TT_CHECK(__atomic_load_n(&T.ran, __ATOMIC_ACQUIRE), "the %s callback did not run", s->name);
+    TT_CHECK(!__atomic_load_n(&T.refused, __ATOMIC_ACQUIRE) && T.last_error == TENURE_OK,
+             "%s from the %s callback failed: %s", op_names[op], s->name, tenure_strerror(T.last_error));
     if (T.rt)
         check_usable_and_destroy();
 }
@@ -847,7 +873,13 @@ static const named_case named[] = {
 };
 #define NNAMED (sizeof named / sizeof named[0])
 
-/* Case i: the named ones, then forbid_<site>_<op> for every forbidden pair. */
+/* Case i: the named ones, then forbid_<site>_<op> for every forbidden pair, then
+ * allow_<site>_<op> for every other pair (but the finalizer's destroy: allowed from the
+ * finalizer of another instance only). */
+static bool allowed_pair(const site *s, int op) {
+    return !forbidden(s->rule, op) && op != OP_DESTROY;
+}
+
 static bool case_at(size_t i, char *name, size_t cap, const site **s, int *op, void (**fn)(void)) {
     if (i < NNAMED) {
         snprintf(name, cap, "%s", named[i].name);
@@ -864,14 +896,25 @@ static bool case_at(size_t i, char *name, size_t cap, const site **s, int *op, v
                 *op = o;
                 return true;
             }
+    for (size_t k = 0; k < NSITES; k++)
+        for (int o = 0; o < OP_COUNT; o++)
+            if (allowed_pair(&sites[k], o) && i-- == 0) {
+                snprintf(name, cap, "allow_%s_%s", sites[k].name, op_names[o]);
+                *s = &sites[k];
+                *op = o;
+                *fn = NULL;
+                return true;
+            }
     return false;
 }
 
 static void run_in_process(const site *s, int op, void (*fn)(void)) {
     if (fn)
         fn();
-    else
+    else if (forbidden(s->rule, op))
         forbid_case(s, op);
+    else
+        allow_case(s, op);
 }
 
 /* In a child, its output captured; true if it passed. */
