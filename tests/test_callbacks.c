@@ -8,6 +8,8 @@
  *                        root scanners, type trace callbacks, the refcount callback, the GC
  *                        callback, heap-walk visitors and finalizers (on the program's thread
  *                        and on the finalizer thread)
+ *   allow_<site>_<op>    every other pair: the call works (a finalizer allocates, collects,
+ *                        takes handles; a listener, a hook or a visitor walks the heap)
  *   bug_*                the re-entrancy bugs of issue 12 (finding 6)
  *   ok_*                 what callbacks may do keeps working (finalizers allocate and collect,
  *                        listeners and profilers query, removals from callbacks are deferred)
