@@ -52,7 +52,7 @@ extern "C" {
     X(INVALID_OBJECT, 4, "not an object of this instance")                                      \
     X(INVALID_HANDLE, 5, "not a live handle of this instance (freed, foreign or corrupt)")      \
     X(SIZE, 6, "impossible size or length")                                                     \
-    X(STATE, 7, "not allowed in the current state (for example from inside a collection)")      \
+    X(STATE, 7, "not allowed in the current state (inside a collection, or from a callback that may not call it)") \
     X(UNSUPPORTED, 8, "not supported by this version")                                          \
     X(OS, 9, "an operating system call failed")                                                 \
     X(HEAP_CORRUPT, 10, "the heap verifier found an inconsistency")
@@ -167,7 +167,10 @@ TENURE_API uint16_t tenure_instance_id(const tenure_runtime *rt);
 
 /* The error hook, called for every misuse and failure that is detected, before the function
  * returns its error. `function` is the public function that failed. The hook runs on the
- * calling thread and may not call back into the instance except tenure_strerror. */
+ * calling thread, with the instance locked, in the middle of the failing call: it may query
+ * (see "Callbacks" below), not allocate, collect, change or destroy the instance. A call the
+ * hook makes that fails does not call the hook again: it is printed to stderr (once per
+ * instance) and recorded in tenure_last_error. */
 typedef void (*tenure_error_hook)(tenure_runtime *rt, tenure_result result, const char *function,
                                   const char *message, void *context);
 TENURE_API void tenure_set_error_hook(tenure_runtime *rt, tenure_error_hook hook, void *context);
@@ -175,6 +178,46 @@ TENURE_API void tenure_set_error_hook(tenure_runtime *rt, tenure_error_hook hook
  * clear it. Functions that return pointers report failures this way. */
 TENURE_API tenure_result tenure_last_error(const tenure_runtime *rt);
 TENURE_API void tenure_clear_error(tenure_runtime *rt);
+
+/* ------------------------------------------------------------------------------------------
+ * Callbacks: what each may call. Enforced: a call a callback may not make is refused with
+ * TENURE_STATE through the error hook ("called from <the callback>, which may not ..."), and
+ * does nothing. The rules are per thread and per instance: a finalizer running on the
+ * finalizer thread does not restrict the program's threads, and a callback of one instance
+ * may use another instance freely.
+ *
+ *   callback                       may call                      may not
+ *   finalizer (tenure_type_desc)   anything else                 tenure_destroy,
+ *                                                                tenure_wait_for_pending_finalizers,
+ *                                                                tenure_thread_detach
+ *   error hook, event listener,    queries, removals (below),    allocate, collect, run or wait
+ *   profiler object_allocated,     tenure_heap_walk and          for finalizers, add memory
+ *   handle_created/destroyed and   tenure_verify_heap (outside   pressure, create/set/free handles,
+ *   shutdown, heap-walk visitor    a collection)                 add root areas/scanners, register
+ *                                                                types or frozen segments, start
+ *                                                                sessions, attach profilers, identity
+ *                                                                hashes, (re)register for finalization,
+ *                                                                attach/detach threads, tenure_destroy
+ *   root scanner, type trace,      queries, removals             the same, and walk or verify the heap
+ *   refcount callback, GC
+ *   callback, profiler GC
+ *   callbacks (gc_started ..
+ *   gc_finished), anything above
+ *   while it runs inside a GC
+ *
+ * Queries: tenure_object_type/size/generation, tenure_is_object, tenure_handle_get(_secondary),
+ * tenure_handle_count, tenure_get_stats, tenure_get_last_gc_info, tenure_generation_bounds,
+ * tenure_last_error, tenure_clear_error, tenure_strerror, the event readers, the setters of
+ * callbacks (tenure_set_error_hook, tenure_set_gc_callback, tenure_set_refcount_callback).
+ * Removals: tenure_session_stop, tenure_profiler_detach, tenure_root_scanner_remove and
+ * tenure_root_area_remove are allowed from every callback, the callback's own session,
+ * profiler or scanner included: what is removed gets no further call from that moment, and is
+ * freed once the loop that called it ends (a session stopped during a GC is closed, its trace
+ * flushed, when the GC ends).
+ * Why: every callback but a finalizer runs with the instance locked in the middle of one of
+ * its operations (an allocation, a handle change, a failing call, a heap walk, a collection):
+ * allocating there recursed or walked a moved heap, tenure_destroy there deadlocked or freed
+ * the instance under its caller. Callbacks must return normally (no longjmp out of them). */
 
 /* ------------------------------------------------------------------------------------------
  * Objects and types.
@@ -197,7 +240,8 @@ typedef struct tenure_visitor tenure_visitor;
 TENURE_API void tenure_visit(tenure_visitor *visitor, void **slot);
 
 /* A type's trace callback: visit every reference slot of obj. Runs during collections with the
- * world stopped: it must not allocate, store through the barrier or call the collector. */
+ * world stopped: it may only call tenure_visit and queries (see "Callbacks"), and must not
+ * store through the barrier. */
 typedef void (*tenure_trace_fn)(void *obj, tenure_visitor *visitor);
 
 enum {
@@ -221,8 +265,9 @@ typedef struct tenure_type_desc {
     /* TENURE_TYPE_FINALIZABLE: called for an object found unreachable (it is then kept alive,
      * with everything it reaches, until the finalizer has run: "resurrection"). It runs on the
      * finalizer thread or the embedder's (GCFinalizeMode, see tenure_run_pending_finalizers),
-     * may allocate, and may store obj somewhere reachable again; obj must be rooted (a frame)
-     * across an allocation unless GCConservativeStack is on. */
+     * may allocate, collect and use handles, and may store obj somewhere reachable again; obj
+     * must be rooted (a frame) across an allocation unless GCConservativeStack is on. It may not
+     * destroy the instance, wait for the finalizers or detach its thread (see "Callbacks"). */
     void (*finalize)(tenure_runtime *rt, void *obj);
 } tenure_type_desc;
 
@@ -417,7 +462,8 @@ TENURE_API tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slo
 TENURE_API tenure_result tenure_root_area_remove(tenure_runtime *rt, tenure_root_area *area);
 
 /* Root scanners: a callback that visits the embedder's own slots during every collection
- * (world stopped; must not allocate). */
+ * (world stopped; tenure_visit, queries and removals only: see "Callbacks"). A scanner may
+ * remove itself: it is not called again, and freed when the scan ends. */
 typedef void (*tenure_root_scan_fn)(tenure_runtime *rt, tenure_visitor *visitor, void *context);
 typedef struct tenure_root_scanner tenure_root_scanner;
 TENURE_API tenure_root_scanner *tenure_root_scanner_add(tenure_runtime *rt, tenure_root_scan_fn scan, void *context);
@@ -463,7 +509,7 @@ TENURE_API tenure_result tenure_handle_set_secondary(tenure_runtime *rt, tenure_
 /* A variable handle's kind: TENURE_HANDLE_WEAK_SHORT, WEAK_LONG, STRONG or PINNED. */
 TENURE_API tenure_result tenure_handle_set_variable_kind(tenure_runtime *rt, tenure_handle *handle,
                                                          tenure_handle_kind kind);
-/* RefCounted handles ask this at every GC (world stopped; must not allocate). */
+/* RefCounted handles ask this at every GC (world stopped; queries only: see "Callbacks"). */
 typedef int (*tenure_refcount_fn)(void *obj, void *context);
 TENURE_API void tenure_set_refcount_callback(tenure_runtime *rt, tenure_refcount_fn fn, void *context);
 /* SizedRef: the bytes of the objects reachable from the handle that no SizedRef handle marked
@@ -615,12 +661,13 @@ typedef struct tenure_gc_info {
 /* The last GC (index 0 if none yet). */
 TENURE_API void tenure_get_last_gc_info(const tenure_runtime *rt, tenure_gc_info *info);
 /* Called at the end of every GC, on the thread that ran it, before the mutator continues.
- * It must not allocate or call tenure_collect. NULL removes it. */
+ * Queries and removals only (see "Callbacks"). NULL removes it. */
 typedef void (*tenure_gc_callback)(tenure_runtime *rt, const tenure_gc_info *info, void *context);
 TENURE_API void tenure_set_gc_callback(tenure_runtime *rt, tenure_gc_callback callback, void *context);
 
 /* Walk the heap outside a collection: calls visit for every live or not-yet-collected object
- * (free space is skipped). Stops early if visit returns nonzero. Must not allocate. */
+ * (free space is skipped). Stops early if visit returns nonzero. The visitor may query (and walk
+ * again), not allocate or collect (refused: the heap never moves under a walk); see "Callbacks". */
 typedef int (*tenure_heap_visit_fn)(void *obj, const tenure_type *type, size_t size, int generation,
                                     void *context);
 TENURE_API tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context);

@@ -11,9 +11,12 @@
  * Records may arrive in several calls per GC (the buffer is bounded): accumulate them.
  *
  * Where callbacks run: on the thread that runs the GC, with every mutator stopped (GC
- * callbacks), or on the allocating / handle-creating thread (object_allocated, handle_*).
- * They must not allocate from the collector, call tenure_collect, or block on a mutator
- * thread. Queries (generation bounds, object generation/type/size) may be called from them.
+ * callbacks), or on the allocating / handle-creating thread (object_allocated, handle_*), with
+ * the instance locked. They may call queries (generation bounds, object generation/type/size)
+ * and tenure_profiler_detach (their own profiler too: it gets no further call and is freed when
+ * the callback loop ends); they must not allocate, collect, change or destroy the instance
+ * (refused with TENURE_STATE: see "Callbacks" in tenure.h), or block on a mutator thread.
+ * shutdown may also walk the heap; it may not destroy the instance (it is being destroyed).
  */
 #ifndef TENURE_PROFILER_H
 #define TENURE_PROFILER_H

@@ -180,6 +180,8 @@ tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result
 void tenure_destroy(tenure_runtime *rt) {
     if (!rt || rt->magic != TN_RUNTIME_MAGIC)
         return;
+    if (tn_cb_refused(rt, TN_OP_DESTROY, "tenure_destroy"))
+        return; /* from a callback: the instance is in use below it */
     if (!tn_threads_may_destroy(rt))
         return;
     tn_fork_unregister(rt); /* before its locks go; a fork from now on leaves it behind */
@@ -263,7 +265,10 @@ int tenure_object_generation(tenure_runtime *rt, const void *obj) {
     return tn_in_range(rt, obj) ? tn_region_of(rt, obj)->gen : TN_GEN2; /* frozen: as old as it gets */
 }
 
+/* The visitor cannot collect (refused: the heap must not move under the walk); should a GC
+ * happen anyway, the walk stops rather than read a moved heap. */
 static void walk_all(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context) {
+    uint64_t gc_count = rt->stats.gc_count;
     for (size_t f = 0; f < rt->frozen_count; f++)
         for (char *o = rt->frozen[f].start; o < rt->frozen[f].end; o += tn_obj_size(o))
             if (visit(o, &tn_obj_type(o)->pub, tn_obj_size(o), TN_GEN2, context))
@@ -278,6 +283,8 @@ static void walk_all(tenure_runtime *rt, tenure_heap_visit_fn visit, void *conte
             size_t size = tn_obj_size_t(t, o);
             if (t->kind != TN_TK_FREE && visit(o, &t->pub, size, r->gen, context))
                 return;
+            if (rt->stats.gc_count != gc_count)
+                return;
             o += size;
         }
     }
@@ -290,11 +297,16 @@ tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, v
         return TENURE_INVALID_ARGUMENT;
     if (!visit)
         return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_heap_walk", "NULL visit callback");
+    if (tn_cb_refused(rt, TN_OP_WALK, "tenure_heap_walk"))
+        return TENURE_STATE;
     if (rt->in_gc)
         return tn_api_fail(rt, TENURE_STATE, "tenure_heap_walk", "called during a collection");
     tn_world_stop(rt);
     tn_alloc_end_contexts(rt);
+    tn_cb_frame frame;
+    tn_cb_enter(&frame, rt, TN_CB_HEAP_VISITOR);
     walk_all(rt, visit, context);
+    tn_cb_leave(&frame);
     tn_world_restart(rt);
     return TENURE_OK;
 }

@@ -95,7 +95,10 @@ static size_t run_pending(tenure_runtime *rt) {
         if (obj) {
             void (*finalize)(tenure_runtime *, void *) = tn_obj_type(obj)->finalize;
             tn_unlock(rt); /* F2; obj stays queued meanwhile (F3) */
+            tn_cb_frame frame;
+            tn_cb_push(&frame, rt, TN_CB_FINALIZER);
             finalize(rt, obj);
+            tn_cb_pop(&frame);
             tn_lock(rt);
             ran++;
         }
@@ -109,7 +112,7 @@ static size_t run_pending(tenure_runtime *rt) {
 
 size_t tenure_run_pending_finalizers(tenure_runtime *rt) {
     static const char fn[] = "tenure_run_pending_finalizers";
-    if (!rt)
+    if (!rt || tn_cb_refused(rt, TN_OP_COLLECT, fn))
         return 0;
     if (rt->config.GCFinalizeMode == 0)
         return 0; /* the finalizer thread runs them */
@@ -305,6 +308,8 @@ static tenure_result collect_for_wait(tenure_runtime *rt, uint64_t *target) {
 tenure_result tenure_wait_for_pending_finalizers(tenure_runtime *rt) {
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
+    if (tn_cb_refused(rt, TN_OP_WAIT_FIN | TN_OP_COLLECT, "tenure_wait_for_pending_finalizers"))
+        return TENURE_STATE;
     uint64_t target = 0;
     tenure_result r = collect_for_wait(rt, &target);
     if (r != TENURE_OK)
@@ -342,6 +347,8 @@ tenure_result tenure_suppress_finalize(tenure_runtime *rt, void *obj) {
     static const char fn[] = "tenure_suppress_finalize";
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return TENURE_STATE;
     TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!check_finalizable(rt, obj, fn))
         return rt->last_error;
@@ -359,6 +366,8 @@ tenure_result tenure_reregister_for_finalize(tenure_runtime *rt, void *obj) {
     static const char fn[] = "tenure_reregister_for_finalize";
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return TENURE_STATE;
     TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!check_finalizable(rt, obj, fn))
         return rt->last_error;

@@ -342,6 +342,8 @@ void tn_mutator_detach(tenure_runtime *rt, tn_mutator *m) {
 tenure_result tenure_thread_attach(tenure_runtime *rt) {
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
+    if (tn_cb_refused(rt, TN_OP_CHANGE, "tenure_thread_attach"))
+        return TENURE_STATE;
     return tn_mutator_attach(rt, false) ? TENURE_OK
                                         : tn_api_fail(rt, TENURE_NOMEM, "tenure_thread_attach", "out of memory");
 }
@@ -349,6 +351,8 @@ tenure_result tenure_thread_attach(tenure_runtime *rt) {
 tenure_result tenure_thread_detach(tenure_runtime *rt) {
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
+    if (tn_cb_refused(rt, TN_OP_DETACH, "tenure_thread_detach"))
+        return TENURE_STATE;
     tn_mutator *m = tn_self(rt);
     if (!m)
         return tn_api_fail(rt, TENURE_STATE, "tenure_thread_detach", "the calling thread is not attached");
