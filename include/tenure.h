@@ -52,7 +52,7 @@ extern "C" {
     X(INVALID_OBJECT, 4, "not an object of this instance")                                      \
     X(INVALID_HANDLE, 5, "not a live handle of this instance (freed, foreign or corrupt)")      \
     X(SIZE, 6, "impossible size or length")                                                     \
-    X(STATE, 7, "not allowed in the current state (for example from inside a collection)")      \
+    X(STATE, 7, "not allowed in the current state (inside a collection, or from a callback that may not call it)") \
     X(UNSUPPORTED, 8, "not supported by this version")                                          \
     X(OS, 9, "an operating system call failed")                                                 \
     X(HEAP_CORRUPT, 10, "the heap verifier found an inconsistency")
@@ -100,9 +100,27 @@ typedef struct tenure_config {
 
 /* Fill *config with the defaults of the options table. */
 TENURE_API void tenure_config_init(tenure_config *config);
-/* Override *config with every TENURE_<name> environment variable that is set. Returns
- * TENURE_INVALID_ARGUMENT (and leaves that option alone) for a value that does not parse. */
+/* Override *config with every TENURE_<name> environment variable that is set. A value that
+ * does not parse or does not fit the option's type is refused: the option keeps its value,
+ * the others are still applied, the result is TENURE_INVALID_ARGUMENT and each refusal is
+ * printed on stderr ("tenure: TENURE_GCgen0size=8x: not a valid uint64_t ...").
+ *
+ * The environment rule: the library reads TENURE_* variables (the options, TENURE_PROFILER,
+ * TENURE_TRACE...) through secure_getenv and nothing else. In a secure-execution process
+ * (setuid, setgid or file capabilities: AT_SECURE) none of them is read: the options keep the
+ * values the program chose, no trace starts, and no profiler library is ever loaded (a
+ * variable that is set there is reported on stderr as ignored). */
 TENURE_API tenure_result tenure_config_from_env(tenure_config *config);
+/* Check a configuration as tenure_create does, without creating anything: TENURE_OK, or
+ * TENURE_INVALID_ARGUMENT with the reason, which names the option, its value and the rule
+ * ("GCCompactMode=3: must be 0, 1 or 2"), written into why (why_len bytes, NUL-terminated,
+ * truncated; why may be NULL). tenure_create refuses exactly the configurations this refuses.
+ * Among the rules: GCRegionSize a power of two in 256 KiB..1 GiB; GCRegionRange at least 4
+ * regions and at most 64 TiB; GCHeapHardLimit 0 or at least 3 regions (3 x GCRegionSize: with
+ * fewer, every allocation fails or collects; each thread that allocates holds a gen0 region
+ * of its own, so give a limit room for those); GCCompactMode, GCFinalizeMode 0..2;
+ * GCStressGeneration -1..2; GCLOHThreshold 1024..GCRegionSize; GCMarkStackSize 1..2^30. */
+TENURE_API tenure_result tenure_config_check(const tenure_config *config, char *why, size_t why_len);
 
 /* One row of the options table, for tools and docs. */
 typedef struct tenure_option_info {
@@ -122,8 +140,25 @@ typedef struct tenure_runtime tenure_runtime;
 
 /* Create an instance. config NULL: defaults plus TENURE_* environment options. A non-NULL
  * config is used as given (call tenure_config_from_env yourself to add the environment).
- * Returns NULL on failure and sets *result (if result is not NULL). */
+ * Returns NULL on failure and sets *result (if result is not NULL).
+ *
+ * Every failure says why, on stderr (there is no instance, so no error hook yet):
+ * "tenure: tenure_create failed: <reason>". The reason names the option, its value and the
+ * rule or the OS error: an invalid configuration (tenure_config_check; with config NULL an
+ * environment value that does not parse or is out of range refuses the creation too, and the
+ * reason names the variable, TENURE_GCCompactMode=3), an address-space reservation the OS
+ * refuses (GCRegionRange, with the process's RLIMIT_AS), a finalizer thread that cannot start
+ * (GCFinalizeMode=0, with the pthread_create error). Results: TENURE_INVALID_ARGUMENT for a
+ * configuration, TENURE_NOMEM for memory and address space, TENURE_OS for a thread.
+ *
+ * GCRegionRange left at its default (32 GiB) is what the OS grants: when the reservation is
+ * refused (ulimit -v) it is halved, down to 256 MiB or 4 regions, before creation fails; a
+ * GCRegionRange set to anything else is reserved as asked or not at all. */
 TENURE_API tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result);
+/* tenure_create, with the reason of a failure written into why (why_len bytes, NUL-terminated,
+ * truncated) instead of printed on stderr; why NULL: printed, as tenure_create does. */
+TENURE_API tenure_runtime *tenure_create_ex(const tenure_config *config, tenure_result *result, char *why,
+                                            size_t why_len);
 /* Destroy an instance and give all its memory back. Handles, types and objects of the
  * instance are invalid afterwards. */
 TENURE_API void tenure_destroy(tenure_runtime *rt);
@@ -132,7 +167,10 @@ TENURE_API uint16_t tenure_instance_id(const tenure_runtime *rt);
 
 /* The error hook, called for every misuse and failure that is detected, before the function
  * returns its error. `function` is the public function that failed. The hook runs on the
- * calling thread and may not call back into the instance except tenure_strerror. */
+ * calling thread, with the instance locked, in the middle of the failing call: it may query
+ * (see "Callbacks" below), not allocate, collect, change or destroy the instance. A call the
+ * hook makes that fails does not call the hook again: it is printed to stderr (once per
+ * instance) and recorded in tenure_last_error. */
 typedef void (*tenure_error_hook)(tenure_runtime *rt, tenure_result result, const char *function,
                                   const char *message, void *context);
 TENURE_API void tenure_set_error_hook(tenure_runtime *rt, tenure_error_hook hook, void *context);
@@ -140,6 +178,46 @@ TENURE_API void tenure_set_error_hook(tenure_runtime *rt, tenure_error_hook hook
  * clear it. Functions that return pointers report failures this way. */
 TENURE_API tenure_result tenure_last_error(const tenure_runtime *rt);
 TENURE_API void tenure_clear_error(tenure_runtime *rt);
+
+/* ------------------------------------------------------------------------------------------
+ * Callbacks: what each may call. Enforced: a call a callback may not make is refused with
+ * TENURE_STATE through the error hook ("called from <the callback>, which may not ..."), and
+ * does nothing. The rules are per thread and per instance: a finalizer running on the
+ * finalizer thread does not restrict the program's threads, and a callback of one instance
+ * may use another instance freely.
+ *
+ *   callback                       may call                      may not
+ *   finalizer (tenure_type_desc)   anything else                 tenure_destroy,
+ *                                                                tenure_wait_for_pending_finalizers,
+ *                                                                tenure_thread_detach
+ *   error hook, event listener,    queries, removals (below),    allocate, collect, run or wait
+ *   profiler object_allocated,     tenure_heap_walk and          for finalizers, add memory
+ *   handle_created/destroyed and   tenure_verify_heap (outside   pressure, create/set/free handles,
+ *   shutdown, heap-walk visitor    a collection)                 add root areas/scanners, register
+ *                                                                types or frozen segments, start
+ *                                                                sessions, attach profilers, identity
+ *                                                                hashes, (re)register for finalization,
+ *                                                                attach/detach threads, tenure_destroy
+ *   root scanner, type trace,      queries, removals             the same, and walk or verify the heap
+ *   refcount callback, GC
+ *   callback, profiler GC
+ *   callbacks (gc_started ..
+ *   gc_finished), anything above
+ *   while it runs inside a GC
+ *
+ * Queries: tenure_object_type/size/generation, tenure_is_object, tenure_handle_get(_secondary),
+ * tenure_handle_count, tenure_get_stats, tenure_get_last_gc_info, tenure_generation_bounds,
+ * tenure_last_error, tenure_clear_error, tenure_strerror, the event readers, the setters of
+ * callbacks (tenure_set_error_hook, tenure_set_gc_callback, tenure_set_refcount_callback).
+ * Removals: tenure_session_stop, tenure_profiler_detach, tenure_root_scanner_remove and
+ * tenure_root_area_remove are allowed from every callback, the callback's own session,
+ * profiler or scanner included: what is removed gets no further call from that moment, and is
+ * freed once the loop that called it ends (a session stopped during a GC is closed, its trace
+ * flushed, when the GC ends).
+ * Why: every callback but a finalizer runs with the instance locked in the middle of one of
+ * its operations (an allocation, a handle change, a failing call, a heap walk, a collection):
+ * allocating there recursed or walked a moved heap, tenure_destroy there deadlocked or freed
+ * the instance under its caller. Callbacks must return normally (no longjmp out of them). */
 
 /* ------------------------------------------------------------------------------------------
  * Objects and types.
@@ -162,7 +240,8 @@ typedef struct tenure_visitor tenure_visitor;
 TENURE_API void tenure_visit(tenure_visitor *visitor, void **slot);
 
 /* A type's trace callback: visit every reference slot of obj. Runs during collections with the
- * world stopped: it must not allocate, store through the barrier or call the collector. */
+ * world stopped: it may only call tenure_visit and queries (see "Callbacks"), and must not
+ * store through the barrier. */
 typedef void (*tenure_trace_fn)(void *obj, tenure_visitor *visitor);
 
 enum {
@@ -186,8 +265,9 @@ typedef struct tenure_type_desc {
     /* TENURE_TYPE_FINALIZABLE: called for an object found unreachable (it is then kept alive,
      * with everything it reaches, until the finalizer has run: "resurrection"). It runs on the
      * finalizer thread or the embedder's (GCFinalizeMode, see tenure_run_pending_finalizers),
-     * may allocate, and may store obj somewhere reachable again; obj must be rooted (a frame)
-     * across an allocation unless GCConservativeStack is on. */
+     * may allocate, collect and use handles, and may store obj somewhere reachable again; obj
+     * must be rooted (a frame) across an allocation unless GCConservativeStack is on. It may not
+     * destroy the instance, wait for the finalizers or detach its thread (see "Callbacks"). */
     void (*finalize)(tenure_runtime *rt, void *obj);
 } tenure_type_desc;
 
@@ -382,7 +462,8 @@ TENURE_API tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slo
 TENURE_API tenure_result tenure_root_area_remove(tenure_runtime *rt, tenure_root_area *area);
 
 /* Root scanners: a callback that visits the embedder's own slots during every collection
- * (world stopped; must not allocate). */
+ * (world stopped; tenure_visit, queries and removals only: see "Callbacks"). A scanner may
+ * remove itself: it is not called again, and freed when the scan ends. */
 typedef void (*tenure_root_scan_fn)(tenure_runtime *rt, tenure_visitor *visitor, void *context);
 typedef struct tenure_root_scanner tenure_root_scanner;
 TENURE_API tenure_root_scanner *tenure_root_scanner_add(tenure_runtime *rt, tenure_root_scan_fn scan, void *context);
@@ -428,7 +509,7 @@ TENURE_API tenure_result tenure_handle_set_secondary(tenure_runtime *rt, tenure_
 /* A variable handle's kind: TENURE_HANDLE_WEAK_SHORT, WEAK_LONG, STRONG or PINNED. */
 TENURE_API tenure_result tenure_handle_set_variable_kind(tenure_runtime *rt, tenure_handle *handle,
                                                          tenure_handle_kind kind);
-/* RefCounted handles ask this at every GC (world stopped; must not allocate). */
+/* RefCounted handles ask this at every GC (world stopped; queries only: see "Callbacks"). */
 typedef int (*tenure_refcount_fn)(void *obj, void *context);
 TENURE_API void tenure_set_refcount_callback(tenure_runtime *rt, tenure_refcount_fn fn, void *context);
 /* SizedRef: the bytes of the objects reachable from the handle that no SizedRef handle marked
@@ -496,6 +577,16 @@ TENURE_API uint32_t tenure_identity_hash(tenure_runtime *rt, const void *obj);
  * tenure_destroy refuses (TENURE_STATE, the instance stays) while a thread other than the
  * caller and the finalizer thread is attached. Threads that allocate share nothing on the
  * fast paths: each has its own region to bump through.
+ *
+ * fork() without exec: the child gets a usable copy of every instance. The library's
+ * pthread_atfork handlers make the fork wait until no GC runs and no thread is changing an
+ * instance; in the child the instance has fresh locks, the threads that do not exist there are
+ * forgotten (with their shadow frames: objects only they kept alive are garbage in the child),
+ * a new finalizer thread is started (GCFinalizeMode 0; if none can start, finalizers run on
+ * the thread that waits for them), and trace sessions are repaired. The forking thread stays
+ * attached and may allocate, collect, wait for finalizers and tenure_destroy the instance. A
+ * finalizer that another thread was running at the fork is not run again in the child. A fork
+ * from a finalizer leaves a child that should only exec or _exit.
  * ---------------------------------------------------------------------------------------- */
 TENURE_API tenure_result tenure_thread_attach(tenure_runtime *rt);
 TENURE_API tenure_result tenure_thread_detach(tenure_runtime *rt);
@@ -570,12 +661,13 @@ typedef struct tenure_gc_info {
 /* The last GC (index 0 if none yet). */
 TENURE_API void tenure_get_last_gc_info(const tenure_runtime *rt, tenure_gc_info *info);
 /* Called at the end of every GC, on the thread that ran it, before the mutator continues.
- * It must not allocate or call tenure_collect. NULL removes it. */
+ * Queries and removals only (see "Callbacks"). NULL removes it. */
 typedef void (*tenure_gc_callback)(tenure_runtime *rt, const tenure_gc_info *info, void *context);
 TENURE_API void tenure_set_gc_callback(tenure_runtime *rt, tenure_gc_callback callback, void *context);
 
 /* Walk the heap outside a collection: calls visit for every live or not-yet-collected object
- * (free space is skipped). Stops early if visit returns nonzero. Must not allocate. */
+ * (free space is skipped). Stops early if visit returns nonzero. The visitor may query (and walk
+ * again), not allocate or collect (refused: the heap never moves under a walk); see "Callbacks". */
 typedef int (*tenure_heap_visit_fn)(void *obj, const tenure_type *type, size_t size, int generation,
                                     void *context);
 TENURE_API tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context);

@@ -100,8 +100,11 @@ TENURE_API tenure_result tenure_event_read_element(const tenure_event *ev, const
 
 typedef struct tenure_session tenure_session;
 
-/* A listener runs on the thread that emits the event, sometimes with the world stopped
- * inside a GC: it must not allocate from the collector or call into it, and should be quick. */
+/* A listener runs on the thread that emits the event, with the instance locked, sometimes with
+ * the world stopped inside a GC: it may read events and query, not allocate or change the
+ * instance (refused: see "Callbacks" in tenure.h), and should be quick. It may stop sessions,
+ * its own included: a stopped session gets no further event and is closed once the dispatch
+ * (or the GC) ends. */
 typedef void (*tenure_event_listener)(const tenure_event *event, void *context);
 
 TENURE_API tenure_session *tenure_session_start_listener(tenure_runtime *rt, uint64_t keywords, int level,
@@ -115,7 +118,8 @@ TENURE_API tenure_session *tenure_session_start_listener(tenure_runtime *rt, uin
  * the call and the reason reported to the error hook, or on stderr without one. */
 TENURE_API tenure_session *tenure_session_start_ctf(tenure_runtime *rt, uint64_t keywords, int level,
                                                     const char *dir);
-/* Stop a session: flush and close its sink. */
+/* Stop a session: flush and close its sink. From a listener or during a GC the session gets no
+ * further event at once and is closed when the dispatch or the GC ends. */
 TENURE_API tenure_result tenure_session_stop(tenure_runtime *rt, tenure_session *session);
 /* Events a session lost: dropped because its buffers could not be written in time or no stream
  * was free, or in packets a write failed for (disk full, file-size limit: the file is cut back

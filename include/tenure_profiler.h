@@ -11,9 +11,12 @@
  * Records may arrive in several calls per GC (the buffer is bounded): accumulate them.
  *
  * Where callbacks run: on the thread that runs the GC, with every mutator stopped (GC
- * callbacks), or on the allocating / handle-creating thread (object_allocated, handle_*).
- * They must not allocate from the collector, call tenure_collect, or block on a mutator
- * thread. Queries (generation bounds, object generation/type/size) may be called from them.
+ * callbacks), or on the allocating / handle-creating thread (object_allocated, handle_*), with
+ * the instance locked. They may call queries (generation bounds, object generation/type/size)
+ * and tenure_profiler_detach (their own profiler too: it gets no further call and is freed when
+ * the callback loop ends); they must not allocate, collect, change or destroy the instance
+ * (refused with TENURE_STATE: see "Callbacks" in tenure.h), or block on a mutator thread.
+ * shutdown may also walk the heap; it may not destroy the instance (it is being destroyed).
  */
 #ifndef TENURE_PROFILER_H
 #define TENURE_PROFILER_H
@@ -90,7 +93,9 @@ TENURE_API size_t tenure_generation_bounds(tenure_runtime *rt, tenure_generation
  * `int tenure_profiler_main(tenure_runtime *rt)`. The library calls the program's tenure
  * functions: the program must export them (link libtenure.so, or link statically with
  * -rdynamic); otherwise loading fails with "undefined symbol" and the program runs
- * unprofiled. */
+ * unprofiled. TENURE_PROFILER is never honoured in a secure-execution process (setuid,
+ * setgid or file capabilities): the variable is not read there, nothing is loaded, and that
+ * it was ignored is said on stderr. */
 typedef int (*tenure_profiler_main_fn)(tenure_runtime *rt);
 
 #ifdef __cplusplus

@@ -106,6 +106,9 @@ typedef struct tn_mutator {
     char *safe_sp;             /* the stack below this is not scanned while SAFE */
     ucontext_t safe_regs;      /* the registers when it became SAFE (scanned conservatively) */
     const void *held[2];       /* objects passed to the call waiting for rt->lock: pinned */
+    bool gone;                 /* after fork(), in the child: its thread does not exist here */
+    unsigned callbacks_closed; /* callbacks that may not allocate running on this thread: while
+                                  nonzero its context stays closed (api/callbacks.c) */
 } tn_mutator;
 
 /* Handles */
@@ -144,6 +147,7 @@ struct tenure_root_scanner {
     uint32_t magic;
 };
 #define TN_ROOT_MAGIC 0x7007a7eau
+#define TN_ROOT_REMOVED 0x7007dea0u /* removed while the roots were walked: unlinked at the walk's end */
 
 struct tenure_visitor {
     void (*fn)(void **slot, void *ctx); /* a tn_slot_fn */
@@ -276,6 +280,10 @@ struct tenure_runtime {
     size_t mutator_count;
     bool locks_ready;
     unsigned world_stops;    /* nesting of tn_world_stop (only the lock holder touches it) */
+    /* fork (threads/fork.c): the process-wide list of live instances, and, in a child, that
+     * mutators of threads gone with the fork wait to be forgotten (at the outermost unlock) */
+    struct tenure_runtime *fork_next;
+    bool fork_purge;
     /* the finalizer thread (lifetime/finalize.c); its conditions use rt->lock */
     pthread_t fin_thread;
     bool fin_started, fin_stop;
@@ -311,6 +319,14 @@ struct tenure_runtime {
     bool alloc_slow_always; /* a profiler wants every allocation: no inline fast path */
     tenure_gc_callback gc_callback;
     void *gc_callback_context;
+    /* callbacks (api/callbacks.c): removals asked for while a list is walked wait for its end */
+    bool hook_failure_printed; /* a failure inside the error hook went to stderr (once) */
+    unsigned root_walks;       /* tn_roots_visit_embedder in progress (its callbacks may remove) */
+    bool roots_removed;        /* some root area or scanner waits to be unlinked */
+    unsigned prof_dispatches;  /* profiler callback loops in progress */
+    bool profilers_detached;   /* some profiler waits to be freed */
+    unsigned ev_dispatches;    /* listener dispatches (tn_trace_emit) in progress */
+    bool sessions_stopped;     /* some session waits to be closed */
     tenure_stats stats;
 };
 #define TN_RUNTIME_MAGIC 0x7e7e0001u
@@ -321,6 +337,107 @@ tenure_result tn_api_fail(tenure_runtime *rt, tenure_result r, const char *funct
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+
+/* ---- api/options.c ---- */
+/* Apply the TENURE_<name> variables (read through tn_os_getenv); the first refusal's reason
+ * goes to why (or every refusal to stderr when why is NULL). */
+tenure_result tn_config_from_env(tenure_config *config, char *why, size_t len);
+/* tenure_config_check; from_env: name the TENURE_ variable a value came from. */
+tenure_result tn_config_check(const tenure_config *c, bool from_env, char *why, size_t len);
+/* GCRegionRange was left at its default: a smaller reservation may be tried, down to
+ * tn_config_min_range. */
+bool tn_config_range_is_automatic(const tenure_config *c);
+uint64_t tn_config_min_range(const tenure_config *c);
+
+/* ---- threads/fork.c: the registry of live instances for the fork handlers ---- */
+void tn_fork_register(tenure_runtime *rt);
+void tn_fork_unregister(tenure_runtime *rt);
+/* ---- api/callbacks.c: which callback is running, and what it may call ----
+ *
+ * Every call out of the library into the embedder's code is bracketed by a callback frame: a
+ * record on the calling thread's own stack of frames (thread-local, no allocation) naming the
+ * instance and the kind of callback. Every public function that some callback must not call
+ * checks the frames at entry (tn_cb_refused: one thread-local load and a branch when no
+ * callback runs on the thread) and refuses with TENURE_STATE through the error hook. The rules
+ * (one row per kind, the table in callbacks.c and "Callbacks" in tenure.h):
+ *
+ *   kind                          may not (besides what the kind itself says)
+ *   finalizer                     destroy, wait for finalizers, detach its thread
+ *   error hook, event listener,   allocate, collect or run finalizers, change the instance
+ *   profiler object_allocated,    (handles, roots added, types, frozen segments, sessions or
+ *   handle_*, shutdown,           profilers started, identity hashes, finalization, threads),
+ *   heap-walk visitor             detach, destroy
+ *   root scanner, type trace,     the same, and walk or verify the heap
+ *   refcount, GC callback,
+ *   profiler GC callbacks
+ *
+ * Queries (object type/size/generation, stats, handles read, generation bounds, errors) and
+ * removals (tenure_root_area_remove, tenure_root_scanner_remove, tenure_profiler_detach,
+ * tenure_session_stop) are allowed from every callback: a removal asked for while the list
+ * it removes from is being walked marks the entry (it gets no further call) and the entry is
+ * unlinked and freed when the walk ends. The inline allocator needs no check: tn_cb_enter
+ * closes the calling thread's allocation context (the kinds that may not allocate and may run
+ * outside a collection), so allocation takes the slow path, which checks.
+ *
+ * A callback must return normally (a longjmp out of it leaves a dangling frame). */
+typedef enum tn_cb_kind {
+    TN_CB_ERROR_HOOK,
+    TN_CB_LISTENER,
+    TN_CB_PROF_ALLOC,    /* object_allocated */
+    TN_CB_PROF_HANDLE,   /* handle_created, handle_destroyed */
+    TN_CB_PROF_GC,       /* gc_started, moved/surviving/root references, finalizeable queued, gc_finished */
+    TN_CB_PROF_SHUTDOWN,
+    TN_CB_ROOT_SCANNER,
+    TN_CB_TRACE,         /* a type's trace callback */
+    TN_CB_REFCOUNT,
+    TN_CB_GC_CALLBACK,
+    TN_CB_HEAP_VISITOR,
+    TN_CB_FINALIZER,
+    TN_CB_KINDS
+} tn_cb_kind;
+
+/* What a public function does, for the check at its entry (a mask). */
+enum {
+    TN_OP_ALLOC = 1u << 0,
+    TN_OP_COLLECT = 1u << 1,  /* collect, run finalizers, add memory pressure */
+    TN_OP_WAIT_FIN = 1u << 2, /* tenure_wait_for_pending_finalizers */
+    TN_OP_CHANGE = 1u << 3,   /* handles, roots added, types, frozen segments, sessions and profilers
+                                 started, identity hashes, finalization registration, thread attach */
+    TN_OP_WALK = 1u << 4,     /* tenure_heap_walk, tenure_verify_heap */
+    TN_OP_DETACH = 1u << 5,   /* tenure_thread_detach */
+    TN_OP_DESTROY = 1u << 6
+};
+
+typedef struct tn_cb_frame {
+    struct tn_cb_frame *prev;        /* the thread's enclosing frame */
+    const struct tenure_runtime *rt;
+    tn_cb_kind kind;
+    struct tn_mutator *closed;       /* the thread's mutator whose context it closed, or NULL */
+} tn_cb_frame;
+
+extern __thread tn_cb_frame *tn_cb_top __attribute__((tls_model("initial-exec")));
+
+/* Push / pop a frame only (callbacks that run with every context ended: type trace). */
+static inline void tn_cb_push(tn_cb_frame *f, const struct tenure_runtime *rt, tn_cb_kind kind) {
+    f->prev = tn_cb_top;
+    f->rt = rt;
+    f->kind = kind;
+    f->closed = NULL;
+    tn_cb_top = f;
+}
+static inline void tn_cb_pop(tn_cb_frame *f) { tn_cb_top = f->prev; }
+/* Push a frame and, for a kind that may not allocate, close the calling thread's context for
+ * the call; tn_cb_leave reopens it. */
+void tn_cb_enter(tn_cb_frame *f, tenure_runtime *rt, tn_cb_kind kind);
+void tn_cb_leave(tn_cb_frame *f);
+/* True if a callback of `kind` for rt runs on the calling thread (in any enclosing frame). */
+bool tn_cb_inside(const tenure_runtime *rt, tn_cb_kind kind);
+/* The check at the entry of a public function doing `op`: true if some callback of rt running
+ * on this thread may not do it (then reported: TENURE_STATE, through the hook). */
+bool tn_cb_refuse(tenure_runtime *rt, unsigned op, const char *function);
+static inline bool tn_cb_refused(tenure_runtime *rt, unsigned op, const char *function) {
+    return TENURE__UNLIKELY(tn_cb_top != NULL) && tn_cb_refuse(rt, op, function);
+}
 
 /* ---- util (vec) in api/vec.c ---- */
 void tn_vec_init(tn_vec *v, size_t elem);
@@ -435,6 +552,10 @@ char *tn_thread_stack_base(void);
 bool tn_threads_may_destroy(tenure_runtime *rt);
 /* Detach the caller, free what is left and the locks. */
 void tn_threads_destroy(tenure_runtime *rt);
+/* In the child of fork() (the forking thread holds rt->lock and world_mx from the prepare
+ * handler): fresh locks and conditions, rt->lock held as before; every mutator of another
+ * thread is gone (forgotten at the outermost unlock, when no GC runs). */
+void tn_threads_forked_child(tenure_runtime *rt);
 tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer);
 void tn_mutator_detach(tenure_runtime *rt, tn_mutator *m);
 /* The calling thread's mutator for rt, or NULL if it is not attached. */
@@ -515,6 +636,9 @@ void tn_alloc_end_contexts(tenure_runtime *rt);
 size_t tn_alloc_uncounted(tenure_runtime *rt);
 /* A profiler now wants every allocation (or no longer): every context's limit is republished. */
 void tn_alloc_republish_limits(tenure_runtime *rt);
+/* m's inline allocation limit: closed (the slow path every time) under GCStress, for a
+ * profiler of allocations, or while a callback that may not allocate runs on m's thread. */
+void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m);
 
 /* ---- gc/ ---- */
 tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags);
@@ -529,6 +653,8 @@ size_t tn_gc_verify(tenure_runtime *rt, const char *when);
 /* GCGlobalHeapHistory_V4, GCPerHeapHistory_V3 / GCHeapStats_V2 of the GC just done (history.c) */
 void tn_gc_emit_history(tenure_runtime *rt);
 void tn_gc_emit_heap_stats(tenure_runtime *rt);
+/* Every card of every old region dirty (after fork(), in the child: cards.c). */
+void tn_gc_dirty_old_cards(tenure_runtime *rt);
 /* Record the crossing-table entries of an object placed in an old region. */
 void tn_gc_note_object(tenure_runtime *rt, char *o, size_t size);
 /* Visit the slots under one card of r / under every dirty card older than `condemned`. */
@@ -557,7 +683,11 @@ void tn_finalize_safepoint(tenure_runtime *rt);
 void tn_finalize_notify(tenure_runtime *rt);
 /* GCFinalizeMode 0: start the instance's finalizer thread / drain or discard its queue
  * (GCFinalizeOnShutdown) and join it. */
-bool tn_finalize_start_thread(tenure_runtime *rt);
+int tn_finalize_start_thread(tenure_runtime *rt); /* 0 or the error of pthread_create */
+/* In the child of fork(): start a new finalizer thread (without waiting for it); forget the
+ * running finalizer of a thread gone with the fork. */
+void tn_finalize_forked_child(tenure_runtime *rt);
+void tn_finalize_forget_runner(tenure_runtime *rt, const tn_mutator *gone);
 void tn_finalize_stop_thread(tenure_runtime *rt);
 void tn_finalize_shutdown(tenure_runtime *rt);
 

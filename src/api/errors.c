@@ -14,6 +14,22 @@ const char *tenure_strerror(tenure_result result) {
     return "unknown result";
 }
 
+/* The hook never runs inside itself (same instance, same thread): a call it makes that fails
+ * is printed to stderr, once per instance, instead of recursing into the hook again. */
+static void call_hook(tenure_runtime *rt, tenure_result r, const char *function, const char *message) {
+    if (tn_cb_inside(rt, TN_CB_ERROR_HOOK)) {
+        if (!rt->hook_failure_printed)
+            fprintf(stderr, "tenure: %s failed inside the error hook: %s (%s); failures inside the hook are "
+                            "not passed to it again, and this is printed once\n", function, message, tenure_strerror(r));
+        rt->hook_failure_printed = true;
+        return;
+    }
+    tn_cb_frame f;
+    tn_cb_enter(&f, rt, TN_CB_ERROR_HOOK);
+    rt->error_hook(rt, r, function, message, rt->error_context);
+    tn_cb_leave(&f);
+}
+
 tenure_result tn_api_fail(tenure_runtime *rt, tenure_result r, const char *function, const char *fmt, ...) {
     TN_LOCKED(rt);
     char message[256];
@@ -24,7 +40,7 @@ tenure_result tn_api_fail(tenure_runtime *rt, tenure_result r, const char *funct
     if (rt) {
         rt->last_error = r;
         if (rt->error_hook)
-            rt->error_hook(rt, r, function, message, rt->error_context);
+            call_hook(rt, r, function, message);
     }
     return r;
 }

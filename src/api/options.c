@@ -1,8 +1,10 @@
 /* options.c - the options table of tenure.h: defaults, environment parsing, descriptions. */
 #include "runtime.h"
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define TN_STR2(x) #x
 #define TN_STR(x) TN_STR2(x)
@@ -61,31 +63,166 @@ static bool parse_i64(const char *s, int64_t *out) {
 
 enum { tn_is_signed_uint64_t = 0, tn_is_signed_uint32_t = 0, tn_is_signed_int32_t = 1 };
 
-static bool parse_option(const char *text, uint64_t *u, int64_t *i, bool is_signed) {
+/* Parse `text` for an option of C type `type`: true with the value in *u or *i. */
+static bool parse_option(const char *text, bool is_signed, uint64_t *u, int64_t *i) {
     return is_signed ? parse_i64(text, i) : parse_u64(text, u);
 }
 
-tenure_result tenure_config_from_env(tenure_config *config) {
-    tenure_result result = TENURE_OK;
-    if (!config)
-        return TENURE_INVALID_ARGUMENT;
+/* One TENURE_<name> variable: applied if it parses and fits its type; otherwise the reason is
+ * written into why and the option keeps its value. Variables are read through tn_os_getenv:
+ * none is seen in a secure-execution process. */
 #define TN_OPTION_ENV(name, ctype, def, desc)                                                   \
-    {                                                                                           \
-        const char *text = getenv("TENURE_" #name);                                             \
+    static bool env_##name(tenure_config *config, char *why, size_t len) {                      \
+        const char *text = tn_os_getenv("TENURE_" #name);                                       \
         uint64_t u = 0;                                                                         \
         int64_t i = 0;                                                                          \
         bool is_signed = tn_is_signed_##ctype;                                                  \
-        if (text) {                                                                             \
-            if (parse_option(text, &u, &i, is_signed) &&                                        \
-                (is_signed ? (int64_t)(ctype)i == i : (uint64_t)(ctype)u == u))                 \
-                config->name = is_signed ? (ctype)i : (ctype)u;                                 \
-            else {                                                                              \
-                fprintf(stderr, "tenure: ignoring TENURE_%s=%s: not a valid %s\n", #name, text, #ctype); \
-                result = TENURE_INVALID_ARGUMENT;                                               \
-            }                                                                                   \
+        if (!text)                                                                              \
+            return true;                                                                        \
+        if (parse_option(text, is_signed, &u, &i) &&                                            \
+            (is_signed ? (int64_t)(ctype)i == i : (uint64_t)(ctype)u == u)) {                   \
+            config->name = is_signed ? (ctype)i : (ctype)u;                                     \
+            return true;                                                                        \
         }                                                                                       \
+        snprintf(why, len, "TENURE_%s=%s: not a valid %s (%s)", #name, text, #ctype,            \
+                 is_signed ? "a decimal or 0x number" : "a decimal or 0x number, k/m/g suffixes for sizes"); \
+        return false;                                                                           \
     }
-    TENURE_OPTIONS(TN_OPTION_ENV)
+TENURE_OPTIONS(TN_OPTION_ENV)
 #undef TN_OPTION_ENV
+
+typedef bool (*env_reader)(tenure_config *config, char *why, size_t len);
+static const env_reader env_readers[] = {
+#define TN_OPTION_READER(name, ctype, def, desc) env_##name,
+    TENURE_OPTIONS(TN_OPTION_READER)
+#undef TN_OPTION_READER
+};
+
+/* In a secure-execution process the variables are not read; say so, in one line, for those
+ * that are set. */
+static void report_hidden_env(void) {
+    if (!tn_os_secure_execution())
+        return;
+    char names[1024] = "";
+    size_t used = 0;
+    for (size_t k = 0; k < tenure_option_count() && used < sizeof names; k++) {
+        char var[64];
+        snprintf(var, sizeof var, "TENURE_%s", option_infos[k].name);
+        if (tn_os_env_present(var))
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", var);
+    }
+    if (used)
+        fprintf(stderr, "tenure: ignoring %s: the environment does not configure a secure-execution (setuid, "
+                        "setgid or capability) process\n", names);
+}
+
+tenure_result tn_config_from_env(tenure_config *config, char *why, size_t len) {
+    tenure_result result = TENURE_OK;
+    report_hidden_env();
+    for (size_t k = 0; k < tenure_option_count(); k++) {
+        char reason[256];
+        if (env_readers[k](config, reason, sizeof reason))
+            continue;
+        if (why && result == TENURE_OK)
+            snprintf(why, len, "%s", reason);
+        else if (!why)
+            fprintf(stderr, "tenure: %s; the option keeps its value\n", reason);
+        result = TENURE_INVALID_ARGUMENT;
+    }
     return result;
+}
+
+tenure_result tenure_config_from_env(tenure_config *config) {
+    if (!config)
+        return TENURE_INVALID_ARGUMENT;
+    return tn_config_from_env(config, NULL, 0);
+}
+
+/* ---- validation: every refusal names the option, its value and the rule ---- */
+
+#define TN_MIN_HARD_LIMIT_REGIONS 3
+#define TN_MAX_REGION_RANGE ((uint64_t)1 << 46)
+#define TN_MAX_MARK_STACK ((uint64_t)1 << 30) /* entries: 8 GiB */
+
+bool tn_config_range_is_automatic(const tenure_config *c) {
+    tenure_config d;
+    tenure_config_init(&d);
+    return c->GCRegionRange == d.GCRegionRange;
+}
+
+uint64_t tn_config_min_range(const tenure_config *c) {
+    uint64_t floor = (uint64_t)256 << 20, regions = 4 * c->GCRegionSize;
+    return regions > floor ? regions : floor;
+}
+
+typedef struct checker {
+    bool from_env; /* name the TENURE_ variable when the value came from it */
+    char *why;
+    size_t len;
+} checker;
+
+/* "GCCompactMode=3: must be 0, 1 or 2" (TENURE_GCCompactMode when the value came from there) */
+static tenure_result refuse(const checker *k, const char *name, const char *value, const char *rule) {
+    char var[64];
+    snprintf(var, sizeof var, "TENURE_%s", name);
+    const char *text = k->from_env ? tn_os_getenv(var) : NULL;
+    if (k->why && k->len && text && strcmp(text, value) != 0) /* as written, and as understood */
+        snprintf(k->why, k->len, "%s=%s (%s): %s", var, text, value, rule);
+    else if (k->why && k->len)
+        snprintf(k->why, k->len, "%s=%s: %s", text ? var : name, value, rule);
+    return TENURE_INVALID_ARGUMENT;
+}
+
+#define REFUSE_U(k, name, v, rule)                                                              \
+    do {                                                                                        \
+        char text_[32];                                                                         \
+        snprintf(text_, sizeof text_, "%" PRIu64, (uint64_t)(v));                               \
+        return refuse(k, name, text_, rule);                                                    \
+    } while (0)
+
+static tenure_result check(const tenure_config *c, const checker *k) {
+    uint64_t rs = c->GCRegionSize;
+    if (rs < (256u << 10) || (rs & (rs - 1)) || rs > ((uint64_t)1 << 30))
+        REFUSE_U(k, "GCRegionSize", rs, "must be a power of two between 256 KiB (262144) and 1 GiB");
+    if (c->GCRegionRange < 4 * rs)
+        REFUSE_U(k, "GCRegionRange", c->GCRegionRange, "must hold at least 4 regions (4 x GCRegionSize)");
+    if (c->GCRegionRange > TN_MAX_REGION_RANGE)
+        REFUSE_U(k, "GCRegionRange", c->GCRegionRange, "must be at most 64 TiB");
+    if (c->GCHeapHardLimit && c->GCHeapHardLimit < TN_MIN_HARD_LIMIT_REGIONS * rs)
+        REFUSE_U(k, "GCHeapHardLimit", c->GCHeapHardLimit,
+                 "must be 0 (no limit) or at least 3 regions (3 x GCRegionSize): below that every allocation "
+                 "fails or collects");
+    if (c->GCMarkStackSize < 1 || c->GCMarkStackSize > TN_MAX_MARK_STACK)
+        REFUSE_U(k, "GCMarkStackSize", c->GCMarkStackSize, "must be between 1 and 2^30 entries");
+    if (c->GCCompactMode > 2)
+        REFUSE_U(k, "GCCompactMode", c->GCCompactMode, "must be 0, 1 or 2");
+    if (c->GCStressGeneration < -1 || c->GCStressGeneration > 2) {
+        char text[16];
+        snprintf(text, sizeof text, "%d", (int)c->GCStressGeneration);
+        return refuse(k, "GCStressGeneration", text, "must be -1, 0, 1 or 2");
+    }
+    if (c->GCLOHThreshold < 1024)
+        REFUSE_U(k, "GCLOHThreshold", c->GCLOHThreshold, "must be at least 1024");
+    if (c->GCLOHThreshold > rs)
+        REFUSE_U(k, "GCLOHThreshold", c->GCLOHThreshold,
+                 "must be at most GCRegionSize (a smaller object must fit in one region)");
+    if (c->GCFinalizeMode > 2)
+        REFUSE_U(k, "GCFinalizeMode", c->GCFinalizeMode, "must be 0, 1 or 2");
+    return TENURE_OK;
+}
+
+tenure_result tn_config_check(const tenure_config *c, bool from_env, char *why, size_t len) {
+    checker k = {from_env, why, len};
+    if (why && len)
+        why[0] = '\0';
+    return check(c, &k);
+}
+
+tenure_result tenure_config_check(const tenure_config *config, char *why, size_t why_len) {
+    if (!config) {
+        if (why && why_len)
+            snprintf(why, why_len, "NULL config");
+        return TENURE_INVALID_ARGUMENT;
+    }
+    return tn_config_check(config, false, why, why_len);
 }

@@ -1,9 +1,12 @@
 /* runtime.c - creating and destroying an instance, and the queries about objects. */
 #include "runtime.h"
+#include <inttypes.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-static atomic_uint next_instance_id; /* the one piece of process-wide state: an id counter */
+static atomic_uint next_instance_id; /* process-wide: an id counter (the other is fork.c's list) */
 
 static uint64_t default_gen0_budget(void) {
     uint64_t l3 = tn_os_l3_cache_size();
@@ -13,25 +16,6 @@ static uint64_t default_gen0_budget(void) {
     if (b > (6u << 20))
         b = 6u << 20;
     return b;
-}
-
-static const char *check_config(const tenure_config *c) {
-    uint64_t rs = c->GCRegionSize;
-    if (rs < (256u << 10) || (rs & (rs - 1)) || rs > ((uint64_t)1 << 30))
-        return "GCRegionSize must be a power of two between 256 KiB and 1 GiB";
-    if (c->GCRegionRange < 4 * rs || c->GCRegionRange > ((uint64_t)1 << 46))
-        return "GCRegionRange must hold at least 4 regions and at most 64 TiB";
-    if (c->GCMarkStackSize < 1)
-        return "GCMarkStackSize must be at least 1";
-    if (c->GCCompactMode > 2)
-        return "GCCompactMode must be 0, 1 or 2";
-    if (c->GCStressGeneration < -1 || c->GCStressGeneration > 2)
-        return "GCStressGeneration must be -1, 0, 1 or 2";
-    if (c->GCLOHThreshold < 1024)
-        return "GCLOHThreshold must be at least 1024";
-    if (c->GCFinalizeMode > 2)
-        return "GCFinalizeMode must be 0, 1 or 2";
-    return NULL;
 }
 
 static void init_budgets(tenure_runtime *rt) {
@@ -45,28 +29,130 @@ static void init_budgets(tenure_runtime *rt) {
     rt->loh_budget = (size_t)8 << 20;
 }
 
-tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result) {
+/* A size for a message: "32 GiB" when it is a whole number of GiB, MiB or KiB. */
+static const char *size_text(uint64_t bytes, char *buf, size_t len) {
+    static const char *units[] = {"GiB", "MiB", "KiB"};
+    for (int u = 0; u < 3; u++) {
+        unsigned shift = 30 - 10 * u;
+        if (bytes && bytes % ((uint64_t)1 << shift) == 0) {
+            snprintf(buf, len, "%" PRIu64 " %s", bytes >> shift, units[u]);
+            return buf;
+        }
+    }
+    snprintf(buf, len, "%" PRIu64 " bytes", bytes);
+    return buf;
+}
+
+/* "; the process's address-space limit (RLIMIT_AS, ulimit -v) is 8 GiB" when there is one. */
+static const char *limit_note(char *buf, size_t len) {
+    uint64_t limit = tn_os_address_space_limit();
+    char l[32];
+    if (!limit)
+        return "";
+    snprintf(buf, len, "; the process's address-space limit (RLIMIT_AS, ulimit -v) is %s",
+             size_text(limit, l, sizeof l));
+    return buf;
+}
+
+/* The reserved range, its side tables and the collector's per-region tables. */
+static bool try_heap(tenure_runtime *rt) {
+    bool ok = tn_heap_init(rt);
+    for (int g = 0; ok && g < TN_NGEN; g++)
+        ok = (rt->plan_regions[g] = calloc(rt->max_units + 1, sizeof(tn_region *))) != NULL;
+    return ok;
+}
+
+static void undo_heap(tenure_runtime *rt) {
+    for (int g = 0; g < TN_NGEN; g++) {
+        free(rt->plan_regions[g]);
+        rt->plan_regions[g] = NULL;
+    }
+    tn_heap_destroy(rt);
+}
+
+/* Reserve the heap. GCRegionRange left at its default is what the OS grants: at most half the
+ * process's address-space limit (ulimit -v) if it has one, halved on each refusal down to
+ * tn_config_min_range; rt->config's
+ * GCRegionRange then says what was reserved. A range set explicitly is reserved as asked or
+ * not at all. */
+static bool reserve_heap(tenure_runtime *rt, char *why, size_t len) {
+    bool automatic = tn_config_range_is_automatic(&rt->config);
+    uint64_t asked = rt->config.GCRegionRange, floor = tn_config_min_range(&rt->config);
+    uint64_t limit = tn_os_address_space_limit();
+    while (automatic && limit && rt->config.GCRegionRange > limit / 2 && rt->config.GCRegionRange / 2 >= floor)
+        rt->config.GCRegionRange /= 2; /* leave the program half of its address space */
+    for (;;) {
+        if (try_heap(rt))
+            return true;
+        const char *os_error = tn_os_last_error();
+        char a[32], b[32], note[128];
+        undo_heap(rt);
+        if (automatic && rt->config.GCRegionRange / 2 >= floor) {
+            rt->config.GCRegionRange /= 2;
+            continue;
+        }
+        snprintf(why, len, "GCRegionRange=%s: reserving the heap's address space failed (%s)%s%s%s%s",
+                 size_text(asked, a, sizeof a), os_error, automatic ? "; retried down to " : "",
+                 automatic ? size_text(rt->config.GCRegionRange, b, sizeof b) : "", limit_note(note, sizeof note),
+                 "; raise the limit or lower GCRegionRange");
+        return false;
+    }
+}
+
+/* The instance's parts, in order; on failure the reason is in why. */
+static tenure_result build(tenure_runtime *rt, char *why, size_t len) {
+    char note[128];
+    if (!tn_threads_init(rt)) { /* the creating thread is attached */
+        snprintf(why, len, "out of memory (the instance's locks and its first thread)%s", limit_note(note, sizeof note));
+        return TENURE_NOMEM;
+    }
+    rt->head.barrier_slow = rt->config.HeapVerify ? 1 : 0;
+    rt->stress_countdown = (uint32_t)rt->config.GCStress;
+    init_budgets(rt);
+    if (!reserve_heap(rt, why, len))
+        return TENURE_NOMEM;
+    if (!tn_type_init_builtin(rt)) {
+        snprintf(why, len, "out of memory (the built-in types)%s", limit_note(note, sizeof note));
+        return TENURE_NOMEM;
+    }
+    int err = rt->config.GCFinalizeMode == 0 ? tn_finalize_start_thread(rt) : 0;
+    if (err) {
+        snprintf(why, len, "GCFinalizeMode=0: the finalizer thread could not be started (%s%s); GCFinalizeMode 1 "
+                 "or 2 runs finalizers on the program's own threads", strerror(err), limit_note(note, sizeof note));
+        return TENURE_OS;
+    }
+    tn_fork_register(rt);
+    return TENURE_OK;
+}
+
+static tenure_runtime *create_failed(tenure_result r, tenure_result *result, const char *reason, char *why,
+                                     size_t why_len) {
+    if (result)
+        *result = r;
+    if (why && why_len)
+        snprintf(why, why_len, "%s", reason);
+    else if (!why)
+        fprintf(stderr, "tenure: tenure_create failed: %s\n", reason);
+    return NULL;
+}
+
+tenure_runtime *tenure_create_ex(const tenure_config *config, tenure_result *result, char *why, size_t why_len) {
     tenure_config c;
+    char reason[512] = "";
     tenure_result r = TENURE_OK;
     if (config) {
         c = *config;
     } else {
         tenure_config_init(&c);
-        r = tenure_config_from_env(&c); /* invalid values are reported and ignored */
-        r = TENURE_OK;
+        r = tn_config_from_env(&c, reason, sizeof reason);
     }
-    const char *why = check_config(&c);
-    if (why) {
-        if (result)
-            *result = TENURE_INVALID_ARGUMENT;
-        return NULL;
-    }
+    if (r == TENURE_OK)
+        r = tn_config_check(&c, config == NULL, reason, sizeof reason);
+    if (r != TENURE_OK)
+        return create_failed(r, result, reason, why, why_len);
     tenure_runtime *rt = calloc(1, sizeof *rt);
-    if (!rt) {
-        if (result)
-            *result = TENURE_NOMEM;
-        return NULL;
-    }
+    if (!rt)
+        return create_failed(TENURE_NOMEM, result, "out of memory (the instance)", why, why_len);
     rt->magic = TN_RUNTIME_MAGIC;
     rt->config = c;
     rt->instance_id = (uint16_t)(atomic_fetch_add(&next_instance_id, 1) + 1);
@@ -75,42 +161,30 @@ tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result
     tn_vec_init(&rt->gaps, sizeof(tn_gap));
     tn_vec_init(&rt->finalizable, sizeof(void *));
     tn_vec_init(&rt->ready, sizeof(void *));
-    if (!tn_threads_init(rt)) { /* the creating thread is attached */
+    r = build(rt, reason, sizeof reason);
+    if (r != TENURE_OK) {
         tenure_destroy(rt);
-        if (result)
-            *result = TENURE_NOMEM;
-        return NULL;
-    }
-    rt->head.barrier_slow = c.HeapVerify ? 1 : 0;
-    rt->stress_countdown = (uint32_t)c.GCStress;
-    init_budgets(rt);
-    bool ok = tn_heap_init(rt) && tn_type_init_builtin(rt);
-    for (int g = 0; ok && g < TN_NGEN; g++)
-        ok = (rt->plan_regions[g] = calloc(rt->max_units + 1, sizeof(tn_region *))) != NULL;
-    if (!ok) {
-        tenure_destroy(rt);
-        if (result)
-            *result = TENURE_NOMEM;
-        return NULL;
-    }
-    if (c.GCFinalizeMode == 0 && !tn_finalize_start_thread(rt)) {
-        tenure_destroy(rt);
-        if (result)
-            *result = TENURE_OS;
-        return NULL;
+        return create_failed(r, result, reason, why, why_len);
     }
     tn_trace_init_from_env(rt);
     tn_prof_load_from_env(rt);
     if (result)
-        *result = r;
+        *result = TENURE_OK;
     return rt;
+}
+
+tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result) {
+    return tenure_create_ex(config, result, NULL, 0);
 }
 
 void tenure_destroy(tenure_runtime *rt) {
     if (!rt || rt->magic != TN_RUNTIME_MAGIC)
         return;
+    if (tn_cb_refused(rt, TN_OP_DESTROY, "tenure_destroy"))
+        return; /* from a callback: the instance is in use below it */
     if (!tn_threads_may_destroy(rt))
         return;
+    tn_fork_unregister(rt); /* before its locks go; a fork from now on leaves it behind */
     if (rt->locks_ready && !tn_self(rt))
         tn_mutator_attach(rt, false); /* pending finalizers may allocate on this thread */
     tn_finalize_stop_thread(rt);
@@ -191,7 +265,10 @@ int tenure_object_generation(tenure_runtime *rt, const void *obj) {
     return tn_in_range(rt, obj) ? tn_region_of(rt, obj)->gen : TN_GEN2; /* frozen: as old as it gets */
 }
 
+/* The visitor cannot collect (refused: the heap must not move under the walk); should a GC
+ * happen anyway, the walk stops rather than read a moved heap. */
 static void walk_all(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context) {
+    uint64_t gc_count = rt->stats.gc_count;
     for (size_t f = 0; f < rt->frozen_count; f++)
         for (char *o = rt->frozen[f].start; o < rt->frozen[f].end; o += tn_obj_size(o))
             if (visit(o, &tn_obj_type(o)->pub, tn_obj_size(o), TN_GEN2, context))
@@ -206,6 +283,8 @@ static void walk_all(tenure_runtime *rt, tenure_heap_visit_fn visit, void *conte
             size_t size = tn_obj_size_t(t, o);
             if (t->kind != TN_TK_FREE && visit(o, &t->pub, size, r->gen, context))
                 return;
+            if (rt->stats.gc_count != gc_count)
+                return;
             o += size;
         }
     }
@@ -218,11 +297,16 @@ tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, v
         return TENURE_INVALID_ARGUMENT;
     if (!visit)
         return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_heap_walk", "NULL visit callback");
+    if (tn_cb_refused(rt, TN_OP_WALK, "tenure_heap_walk"))
+        return TENURE_STATE;
     if (rt->in_gc)
         return tn_api_fail(rt, TENURE_STATE, "tenure_heap_walk", "called during a collection");
     tn_world_stop(rt);
     tn_alloc_end_contexts(rt);
+    tn_cb_frame frame;
+    tn_cb_enter(&frame, rt, TN_CB_HEAP_VISITOR);
     walk_all(rt, visit, context);
+    tn_cb_leave(&frame);
     tn_world_restart(rt);
     return TENURE_OK;
 }

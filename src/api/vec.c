@@ -1,5 +1,6 @@
 /* vec.c - a growable array for the collector's scratch lists (mark stack, pins, gaps). */
 #include "runtime.h"
+#include <stdint.h>
 #include <stdlib.h>
 
 void tn_vec_init(tn_vec *v, size_t elem) {
@@ -12,8 +13,10 @@ bool tn_vec_reserve(tn_vec *v, size_t cap) {
     if (cap <= v->cap)
         return true;
     size_t n = v->cap ? v->cap : 64;
-    while (n < cap)
+    while (n < cap && n <= SIZE_MAX / 2)
         n *= 2;
+    if (n < cap || n > SIZE_MAX / v->elem)
+        return false; /* the byte count would overflow */
     void *d = realloc(v->data, n * v->elem);
     if (!d)
         return false;

@@ -64,3 +64,18 @@ void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_
 void tn_gc_rebuild_region(tenure_runtime *rt, tn_region *r, bool set_cards) {
     tn_gc_rebuild_range(rt, r, r->start, set_cards);
 }
+
+/* Every card of every old region dirty ("may refer to gen0"): the next ephemeral GC scans the
+ * whole old heap once. For the child of a fork, where a thread that vanished may have stored
+ * a reference without marking its card yet (between the two stores of the barrier). */
+void tn_gc_dirty_old_cards(tenure_runtime *rt) {
+    for (size_t i = 0; i < rt->units_high; i++) {
+        tn_region *r = &rt->regions[i];
+        if (r->state != TN_RS_IN_USE || rt->unit_head[i] != i || r->gen == TN_GEN0)
+            continue;
+        size_t c0 = card_of(rt, r->start), c1 = card_of(rt, r->end);
+        memset(rt->cards + c0, 1, c1 - c0);
+        for (size_t b = c0 >> (TENURE__BUNDLE_SHIFT - TENURE__CARD_SHIFT); b << (TENURE__BUNDLE_SHIFT - TENURE__CARD_SHIFT) < c1; b++)
+            rt->card_bundles[b] = 1;
+    }
+}

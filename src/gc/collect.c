@@ -130,7 +130,10 @@ static void end_gc(tenure_runtime *rt) {
     if (rt->gc_callback) {
         tenure_gc_info info;
         tenure_get_last_gc_info(rt, &info);
+        tn_cb_frame frame;
+        tn_cb_enter(&frame, rt, TN_CB_GC_CALLBACK);
         rt->gc_callback(rt, &info, rt->gc_callback_context);
+        tn_cb_leave(&frame);
     }
 }
 
@@ -226,6 +229,8 @@ tenure_result tenure_collect(tenure_runtime *rt, int generation, unsigned flags)
     static const char fn[] = "tenure_collect";
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
+    if (tn_cb_refused(rt, TN_OP_COLLECT, fn))
+        return TENURE_STATE;
     if (generation < -1 || generation > TN_GEN2)
         return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "generation %d is not -1, 0, 1 or 2", generation);
     if (flags & ~(unsigned)(TENURE_COLLECT_OPTIMIZED | TENURE_COLLECT_COMPACT | TENURE_COLLECT_NONBLOCKING |

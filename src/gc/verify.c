@@ -139,6 +139,8 @@ static size_t verify(tenure_runtime *rt, const char *function, const char *when)
 size_t tn_gc_verify(tenure_runtime *rt, const char *when) { return verify(rt, "HeapVerify", when); }
 
 tenure_result tenure_verify_heap(tenure_runtime *rt) {
+    if (tn_cb_refused(rt, TN_OP_WALK, "tenure_verify_heap"))
+        return TENURE_STATE;
     TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;

@@ -52,16 +52,18 @@ size_t tn_alloc_uncounted(tenure_runtime *rt) {
     return m ? (size_t)(m->pub.alloc_ptr - m->ctx_start) : 0;
 }
 
-static void publish_limit(tenure_runtime *rt, tn_mutator *m) {
-    /* under GCStress every allocation takes the slow path, so that it can count them */
-    m->pub.alloc_limit = rt->config.GCStress || rt->alloc_slow_always ? m->pub.alloc_ptr : m->ctx_end;
+void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m) {
+    /* under GCStress every allocation takes the slow path, so that it can count them; inside a
+     * callback that may not allocate, so that it is refused */
+    bool closed = rt->config.GCStress || rt->alloc_slow_always || m->callbacks_closed;
+    m->pub.alloc_limit = closed ? m->pub.alloc_ptr : m->ctx_end;
 }
 
 void tn_alloc_republish_limits(tenure_runtime *rt) {
     TN_LOCKED(rt);
     tn_world_stop(rt);
     for (tn_mutator *m = rt->mutators; m; m = m->next)
-        publish_limit(rt, m);
+        tn_alloc_publish_limit(rt, m);
     tn_world_restart(rt);
 }
 
@@ -201,7 +203,7 @@ static void *alloc_small(tenure_runtime *rt, tn_mutator *m, const tn_type *t, si
         uintptr_t p = m->pub.alloc_ptr;
         if (size <= m->ctx_end - p) {
             m->pub.alloc_ptr = p + size;
-            publish_limit(rt, m);
+            tn_alloc_publish_limit(rt, m);
             init_header((void *)p, t, length);
             if (rt->tick_pending) {
                 rt->tick_pending = false;
@@ -357,6 +359,8 @@ static void *alloc_locked(tenure_runtime *rt, tn_mutator *m, const tn_type *t, s
 
 static void *alloc_sized(tenure_runtime *rt, const tn_type *t, size_t size, size_t length, bool pinned,
                          const char *fn) {
+    if (tn_cb_refused(rt, TN_OP_ALLOC, fn))
+        return NULL;
     tn_finalize_safepoint(rt); /* the program's objects are all rooted here: finalizers may run */
     tn_mutator *m = allocating_thread(rt, fn);
     return m ? alloc_locked(rt, m, t, size, length, pinned, fn) : NULL;

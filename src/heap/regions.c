@@ -59,6 +59,15 @@ void tn_heap_destroy(tenure_runtime *rt) {
     free(rt->regions);
     free(rt->unit_head);
     free(rt->unit_gen);
+    /* nothing is left to release twice (tenure_create retries a smaller range after this) */
+    rt->base = NULL;
+    rt->cards = rt->card_bundles = NULL;
+    rt->mark_bits = rt->pin_bits = rt->plug_bits = NULL;
+    rt->crossing = NULL;
+    rt->plug_bricks = NULL;
+    rt->regions = NULL;
+    rt->unit_head = NULL;
+    rt->unit_gen = NULL;
 }
 
 void tn_region_list_add(tenure_runtime *rt, tn_region *r) {

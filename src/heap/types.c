@@ -112,6 +112,8 @@ static const char *describe(tenure_runtime *rt, const tenure_type_desc *d, tn_ty
 
 const tenure_type *tenure_type_register(tenure_runtime *rt, const tenure_type_desc *desc) {
     static const char fn[] = "tenure_type_register";
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return NULL;
     TN_LOCKED(rt);
     if (!rt)
         return NULL;
@@ -167,7 +169,10 @@ const char *tenure_type_name(const tenure_type *type) {
 
 void tn_obj_visit_traced(void *obj, tn_slot_fn fn, void *ctx) {
     struct tenure_visitor v = {fn, ctx};
+    tn_cb_frame frame;
+    tn_cb_push(&frame, tn_obj_type(obj)->pub.tenure__owner, TN_CB_TRACE);
     tn_obj_type(obj)->trace(obj, &v);
+    tn_cb_pop(&frame);
 }
 
 void tenure_visit(tenure_visitor *visitor, void **slot) {

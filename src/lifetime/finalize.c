@@ -17,7 +17,10 @@
  *  F4 fin_done counts entries taken off the queue (run, suppressed or discarded); a waiter for
  *     the finalizers pending at some moment waits until fin_done reaches fin_queued then. */
 #include "runtime.h"
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void **entries(tn_vec *v) { return (void **)v->data; }
 
@@ -92,7 +95,10 @@ static size_t run_pending(tenure_runtime *rt) {
         if (obj) {
             void (*finalize)(tenure_runtime *, void *) = tn_obj_type(obj)->finalize;
             tn_unlock(rt); /* F2; obj stays queued meanwhile (F3) */
+            tn_cb_frame frame;
+            tn_cb_push(&frame, rt, TN_CB_FINALIZER);
             finalize(rt, obj);
+            tn_cb_pop(&frame);
             tn_lock(rt);
             ran++;
         }
@@ -106,7 +112,7 @@ static size_t run_pending(tenure_runtime *rt) {
 
 size_t tenure_run_pending_finalizers(tenure_runtime *rt) {
     static const char fn[] = "tenure_run_pending_finalizers";
-    if (!rt)
+    if (!rt || tn_cb_refused(rt, TN_OP_COLLECT, fn))
         return 0;
     if (rt->config.GCFinalizeMode == 0)
         return 0; /* the finalizer thread runs them */
@@ -182,27 +188,84 @@ static void *finalizer_entry(void *arg) {
     return m ? finalizer_main(rt) : NULL;
 }
 
+/* After fork(), in the child: nobody waits for the thread to attach (the forking thread holds
+ * rt->lock, which attaching takes). */
+static void *finalizer_entry_detached_start(void *arg) {
+    tenure_runtime *rt = arg;
+    tn_mutator *m = tn_mutator_attach(rt, true);
+    if (!m) {
+        TN_LOCKED(rt);
+        if (rt->fin_stop)
+            return NULL; /* tenure_destroy is about to join it */
+        rt->fin_started = false; /* finalizers run on the threads that wait for them */
+        pthread_detach(pthread_self()); /* and nobody joins this one */
+        pthread_cond_broadcast(&rt->fin_idle);
+        return NULL;
+    }
+    return finalizer_main(rt);
+}
+
 /* Called by tenure_create on the creating thread, before anything else can use rt. The
- * thread is attached before this returns, so tenure_thread_count counts it at once. */
-bool tn_finalize_start_thread(tenure_runtime *rt) {
+ * thread is attached before this returns, so tenure_thread_count counts it at once.
+ * Returns 0, or the error of pthread_create (ENOMEM when the thread could not attach). */
+int tn_finalize_start_thread(tenure_runtime *rt) {
     fin_start st = {.rt = rt, .state = 0};
     pthread_mutex_init(&st.mx, NULL);
     pthread_cond_init(&st.cv, NULL);
-    bool ok = pthread_create(&rt->fin_thread, NULL, finalizer_entry, &st) == 0;
-    if (ok) {
+    int err = pthread_create(&rt->fin_thread, NULL, finalizer_entry, &st);
+    if (!err) {
         pthread_mutex_lock(&st.mx);
         while (st.state == 0)
             pthread_cond_wait(&st.cv, &st.mx);
         pthread_mutex_unlock(&st.mx);
         if (st.state < 0) {
             pthread_join(rt->fin_thread, NULL);
-            ok = false;
+            err = ENOMEM;
         }
     }
     pthread_cond_destroy(&st.cv);
     pthread_mutex_destroy(&st.mx);
-    rt->fin_started = ok;
-    return ok;
+    rt->fin_started = err == 0;
+    return err;
+}
+
+/* ThreadSanitizer cannot start a thread in the child of a multi-threaded fork (its registry
+ * still holds the threads that are gone): there the child runs finalizers as below. */
+#if defined(__SANITIZE_THREAD__)
+#define TN_FORK_RESTARTS_FINALIZER 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TN_FORK_RESTARTS_FINALIZER 0
+#endif
+#endif
+#ifndef TN_FORK_RESTARTS_FINALIZER
+#define TN_FORK_RESTARTS_FINALIZER 1
+#endif
+
+/* In the child of fork() (rt->lock held, the other threads gone): a new finalizer thread for
+ * the child's copy of the instance. If none can be started, the finalizers run on the thread
+ * that waits for them (tenure_wait_for_pending_finalizers, tenure_destroy), as in mode 1. */
+void tn_finalize_forked_child(tenure_runtime *rt) {
+    tn_mutator *self = tn_self(rt);
+    if (!rt->fin_started || (self && self->finalizer))
+        return; /* no thread, or the finalizer thread itself forked: it goes on in the child */
+    rt->fin_started = false;
+    if (rt->fin_stop || !TN_FORK_RESTARTS_FINALIZER)
+        return; /* forked while another thread destroyed the instance, or under TSan */
+    int err = pthread_create(&rt->fin_thread, NULL, finalizer_entry_detached_start, rt);
+    if (err)
+        fprintf(stderr, "tenure: after fork(): the finalizer thread could not be restarted (%s); finalizers "
+                        "run in tenure_wait_for_pending_finalizers and tenure_destroy\n", strerror(err));
+    rt->fin_started = err == 0;
+}
+
+/* In the child of fork(), at the first moment no GC runs: the finalizer that a thread gone
+ * with the fork was running is not run again here (it completes in the parent). */
+void tn_finalize_forget_runner(tenure_runtime *rt, const tn_mutator *gone) {
+    if (!rt->fin_runner || rt->fin_runner != gone)
+        return;
+    rt->fin_runner = NULL;
+    entry_done(rt);
 }
 
 static void join_finalizer(tenure_runtime *rt, void *unused) {
@@ -211,10 +274,10 @@ static void join_finalizer(tenure_runtime *rt, void *unused) {
 }
 
 void tn_finalize_stop_thread(tenure_runtime *rt) {
-    if (!rt->fin_started)
-        return;
     {
         TN_LOCKED(rt);
+        if (!rt->fin_started)
+            return;
         if (!rt->config.GCFinalizeOnShutdown) /* discarded; a running one stays queued (F3) */
             for (size_t i = rt->ready_head + (rt->fin_runner ? 1 : 0); i < rt->ready.count; i++)
                 entries(&rt->ready)[i] = NULL;
@@ -223,6 +286,11 @@ void tn_finalize_stop_thread(tenure_runtime *rt) {
     }
     tn_while_safe(rt, join_finalizer, NULL); /* its last finalizers may collect meanwhile */
     rt->fin_started = false;
+}
+
+static bool finalizer_thread_running(tenure_runtime *rt) {
+    TN_LOCKED(rt);
+    return rt->fin_started;
 }
 
 /* Collect fully; the finalizers pending then are those up to fin_queued (F4). */
@@ -240,14 +308,16 @@ static tenure_result collect_for_wait(tenure_runtime *rt, uint64_t *target) {
 tenure_result tenure_wait_for_pending_finalizers(tenure_runtime *rt) {
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
+    if (tn_cb_refused(rt, TN_OP_WAIT_FIN | TN_OP_COLLECT, "tenure_wait_for_pending_finalizers"))
+        return TENURE_STATE;
     uint64_t target = 0;
     tenure_result r = collect_for_wait(rt, &target);
     if (r != TENURE_OK)
         return r;
-    if (rt->config.GCFinalizeMode != 0)
-        run_pending(rt);
+    if (rt->config.GCFinalizeMode != 0 || !finalizer_thread_running(rt))
+        run_pending(rt); /* mode 0 without its thread (it could not be restarted after fork) */
     TN_LOCKED(rt);
-    while (rt->fin_done < target) /* another thread runs them */
+    while (rt->fin_done < target && (rt->fin_runner || finalizer_thread_running(rt))) /* another thread runs them */
         tn_wait_safe(rt, &rt->fin_idle);
     return r;
 }
@@ -277,6 +347,8 @@ tenure_result tenure_suppress_finalize(tenure_runtime *rt, void *obj) {
     static const char fn[] = "tenure_suppress_finalize";
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return TENURE_STATE;
     TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!check_finalizable(rt, obj, fn))
         return rt->last_error;
@@ -294,6 +366,8 @@ tenure_result tenure_reregister_for_finalize(tenure_runtime *rt, void *obj) {
     static const char fn[] = "tenure_reregister_for_finalize";
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return TENURE_STATE;
     TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!check_finalizable(rt, obj, fn))
         return rt->last_error;

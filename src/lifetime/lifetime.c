@@ -20,6 +20,8 @@ static uint64_t pressure_budget(const tenure_runtime *rt) {
 
 tenure_result tenure_add_memory_pressure(tenure_runtime *rt, uint64_t bytes) {
     static const char fn[] = "tenure_add_memory_pressure";
+    if (tn_cb_refused(rt, TN_OP_COLLECT | TN_OP_CHANGE, fn))
+        return TENURE_STATE;
     TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
@@ -34,6 +36,8 @@ tenure_result tenure_add_memory_pressure(tenure_runtime *rt, uint64_t bytes) {
 }
 
 tenure_result tenure_remove_memory_pressure(tenure_runtime *rt, uint64_t bytes) {
+    if (tn_cb_refused(rt, TN_OP_CHANGE, "tenure_remove_memory_pressure"))
+        return TENURE_STATE;
     TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
@@ -94,6 +98,8 @@ static uint32_t next_hash(tenure_runtime *rt) {
 
 uint32_t tenure_identity_hash(tenure_runtime *rt, const void *obj) {
     static const char fn[] = "tenure_identity_hash";
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return 0;
     TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!rt)
         return 0;

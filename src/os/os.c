@@ -1,9 +1,13 @@
 /* os.c - POSIX implementation of os.h (Linux: mmap/mprotect/madvise). */
 #include "os/os.h"
+#include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -86,3 +90,26 @@ const char *tn_os_getenv(const char *name) {
 bool tn_os_secure_execution(void) {
     return getauxval(AT_SECURE) != 0;
 }
+
+bool tn_os_env_present(const char *name) {
+    return getenv(name) != NULL; /* presence only: the value is not used */
+}
+
+void *tn_os_load_library(const char *path, const char *symbol, char *err, size_t errlen) {
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *sym = lib ? dlsym(lib, symbol) : NULL;
+    if (!sym) {
+        const char *why = dlerror();
+        snprintf(err, errlen, "%s", why ? why : "symbol not found");
+    }
+    return sym;
+}
+
+uint64_t tn_os_address_space_limit(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    return (uint64_t)rl.rlim_cur;
+}
+
+const char *tn_os_last_error(void) { return strerror(errno); }

@@ -1,5 +1,6 @@
-/* os.h - the only operating-system code: virtual memory, clock, process memory figures.
- * Every other file asks this one. A fault-injection hook lets tests make commits fail. */
+/* os.h - the only operating-system code: virtual memory, clock, process memory figures, the
+ * environment, loading a shared library. Every other file asks this one (threads and their
+ * locks are pthreads, used directly). A fault-injection hook lets tests make commits fail. */
 #ifndef TENURE_OS_H
 #define TENURE_OS_H
 #include <stddef.h>
@@ -30,4 +31,14 @@ uint64_t tn_os_rss_bytes(void);        /* resident set size of the process */
 const char *tn_os_getenv(const char *name);
 /* true in a secure-execution process (AT_SECURE): the profiler is never loaded there. */
 bool tn_os_secure_execution(void);
+/* true if the variable is present in the environment, even where tn_os_getenv hides it: only
+ * to report that it was ignored; its value is never read. */
+bool tn_os_env_present(const char *name);
+/* Load the shared library at `path` (RTLD_NOW | RTLD_LOCAL, never unloaded) and return the
+ * address of `symbol` in it; NULL on failure, with the loader's reason in err. */
+void *tn_os_load_library(const char *path, const char *symbol, char *err, size_t errlen);
+/* The soft address-space limit of the process (RLIMIT_AS, `ulimit -v`) in bytes; 0 if none. */
+uint64_t tn_os_address_space_limit(void);
+/* The text of the last OS error (errno) for a message. */
+const char *tn_os_last_error(void);
 #endif

@@ -4,7 +4,6 @@
  * bounds query; TENURE_PROFILER loading. See ../shared/spec/profiler.md. */
 #include "runtime.h"
 #include "tenure_profiler.h"
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -16,6 +15,33 @@ struct tenure_profiler {
     void *context;
 };
 #define TN_PROFILER_MAGIC 0x9f0f11e5u
+#define TN_PROFILER_DETACHED 0x9f0fdeadu /* detached during a dispatch: freed at its end */
+
+/* Every loop that calls profilers is a dispatch: a callback frame of its kind, and a count, so
+ * that a profiler detached from a callback (its own, say) is only marked (mask 0: no further
+ * call) and freed when the outermost dispatch ends. */
+static void dispatch_begin(tenure_runtime *rt, tn_cb_frame *f, tn_cb_kind kind) {
+    tn_cb_enter(f, rt, kind);
+    rt->prof_dispatches++;
+}
+
+static void free_detached(tenure_runtime *rt) {
+    for (tenure_profiler **pp = &rt->profilers; *pp;)
+        if ((*pp)->magic == TN_PROFILER_DETACHED) {
+            tenure_profiler *p = *pp;
+            *pp = p->next;
+            free(p);
+        } else {
+            pp = &(*pp)->next;
+        }
+    rt->profilers_detached = false;
+}
+
+static void dispatch_end(tenure_runtime *rt, tn_cb_frame *f) {
+    tn_cb_leave(f);
+    if (--rt->prof_dispatches == 0 && rt->profilers_detached)
+        free_detached(rt);
+}
 
 static void recompute(tenure_runtime *rt) {
     unsigned mask = 0;
@@ -29,7 +55,7 @@ static void recompute(tenure_runtime *rt) {
 tenure_profiler *tenure_profiler_attach(tenure_runtime *rt, const tenure_profiler_callbacks *callbacks, unsigned mask,
                                         void *context) {
     static const char fn[] = "tenure_profiler_attach";
-    if (!rt)
+    if (!rt || tn_cb_refused(rt, TN_OP_CHANGE, fn))
         return NULL;
     TN_LOCKED(rt);
     if (!callbacks || (mask & ~(unsigned)(TENURE_PROFILE_GC | TENURE_PROFILE_ALLOCATIONS | TENURE_PROFILE_HANDLES))) {
@@ -59,13 +85,17 @@ tenure_result tenure_profiler_detach(tenure_runtime *rt, tenure_profiler *profil
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
     TN_LOCKED(rt);
-    if (rt->in_gc)
-        return tn_api_fail(rt, TENURE_STATE, "tenure_profiler_detach", "called during a collection");
     for (tenure_profiler **pp = &rt->profilers; *pp; pp = &(*pp)->next)
-        if (*pp == profiler) {
-            *pp = profiler->next;
-            profiler->magic = 0;
-            free(profiler);
+        if (*pp == profiler && profiler->magic == TN_PROFILER_MAGIC) {
+            if (rt->prof_dispatches) {
+                profiler->magic = TN_PROFILER_DETACHED;
+                profiler->mask = 0;
+                rt->profilers_detached = true;
+            } else {
+                *pp = profiler->next;
+                profiler->magic = 0;
+                free(profiler);
+            }
             recompute(rt);
             return TENURE_OK;
         }
@@ -84,48 +114,69 @@ void tn_prof_gc_started(tenure_runtime *rt) {
                                          r == TN_REASON_INDUCED_COMPACTING || r == TN_REASON_INDUCED_AGGRESSIVE
                                      ? TENURE_GC_REASON_INDUCED
                                      : TENURE_GC_REASON_OTHER;
+    tn_cb_frame frame;
+    dispatch_begin(rt, &frame, TN_CB_PROF_GC);
     EACH(rt, p, TENURE_PROFILE_GC)
     if (p->cb.gc_started)
         p->cb.gc_started(p->context, collected, kind);
+    dispatch_end(rt, &frame);
 }
 
 void tn_prof_moved(tenure_runtime *rt, size_t n, const uintptr_t *old, const uintptr_t *new_starts, const size_t *len) {
+    tn_cb_frame frame;
+    dispatch_begin(rt, &frame, TN_CB_PROF_GC);
     EACH(rt, p, TENURE_PROFILE_GC)
     if (p->cb.moved_references)
         p->cb.moved_references(p->context, n, old, new_starts, len);
+    dispatch_end(rt, &frame);
 }
 
 void tn_prof_surviving(tenure_runtime *rt, size_t n, const uintptr_t *starts, const size_t *len) {
+    tn_cb_frame frame;
+    dispatch_begin(rt, &frame, TN_CB_PROF_GC);
     EACH(rt, p, TENURE_PROFILE_GC)
     if (p->cb.surviving_references)
         p->cb.surviving_references(p->context, n, starts, len);
+    dispatch_end(rt, &frame);
 }
 
 void tn_prof_finalizeable_queued(tenure_runtime *rt, void *obj) {
+    tn_cb_frame frame;
+    dispatch_begin(rt, &frame, TN_CB_PROF_GC);
     EACH(rt, p, TENURE_PROFILE_GC)
     if (p->cb.finalizeable_object_queued)
         p->cb.finalizeable_object_queued(p->context, 0, obj);
+    dispatch_end(rt, &frame);
 }
 
 void tn_prof_gc_finished(tenure_runtime *rt) {
+    tn_cb_frame frame;
+    dispatch_begin(rt, &frame, TN_CB_PROF_GC);
     EACH(rt, p, TENURE_PROFILE_GC)
     if (p->cb.gc_finished)
         p->cb.gc_finished(p->context);
+    dispatch_end(rt, &frame);
 }
 
 void tn_prof_allocated(tenure_runtime *rt, void *obj, const tn_type *t) {
+    tn_cb_frame frame;
+    dispatch_begin(rt, &frame, TN_CB_PROF_ALLOC);
     EACH(rt, p, TENURE_PROFILE_ALLOCATIONS)
     if (p->cb.object_allocated)
         p->cb.object_allocated(p->context, obj, &t->pub);
+    dispatch_end(rt, &frame);
 }
 
 void tn_prof_handle(tenure_runtime *rt, tenure_handle *h, void *obj, bool created) {
+    tn_cb_frame frame;
+    dispatch_begin(rt, &frame, TN_CB_PROF_HANDLE);
     EACH(rt, p, TENURE_PROFILE_HANDLES) {
         if (created && p->cb.handle_created)
             p->cb.handle_created(p->context, h, obj);
         else if (!created && p->cb.handle_destroyed)
             p->cb.handle_destroyed(p->context, h);
     }
+    dispatch_end(rt, &frame);
 }
 
 /* ---- root_references: batched ---- */
@@ -146,9 +197,12 @@ typedef struct root_batch {
 static void flush_roots(root_batch *b) {
     if (!b->n)
         return;
+    tn_cb_frame frame;
+    dispatch_begin(b->rt, &frame, TN_CB_PROF_GC);
     EACH(b->rt, p, TENURE_PROFILE_GC)
     if (p->cb.root_references)
         p->cb.root_references(p->context, b->n, b->ids, b->kinds, b->flag, b->root_ids);
+    dispatch_end(b->rt, &frame);
     b->n = 0;
 }
 
@@ -227,27 +281,43 @@ size_t tenure_generation_bounds(tenure_runtime *rt, tenure_generation_range *out
 
 /* ---- lifecycle ---- */
 
+/* Each profiler's shutdown runs with all of them still attached (one may detach another: it
+ * then gets no shutdown call), then all are freed. */
 void tn_prof_shutdown(tenure_runtime *rt) {
+    tn_cb_frame frame;
+    dispatch_begin(rt, &frame, TN_CB_PROF_SHUTDOWN);
+    for (tenure_profiler *p = rt->profilers; p; p = p->next)
+        if (p->magic == TN_PROFILER_MAGIC && p->cb.shutdown)
+            p->cb.shutdown(p->context);
+    dispatch_end(rt, &frame);
     while (rt->profilers) {
         tenure_profiler *p = rt->profilers;
         rt->profilers = p->next;
-        if (p->cb.shutdown)
-            p->cb.shutdown(p->context);
         free(p);
     }
     rt->prof_mask = 0;
     rt->alloc_slow_always = false;
 }
 
-/* TENURE_PROFILER=<shared library>: load it and call its tenure_profiler_main(rt). */
+/* TENURE_PROFILER=<shared library>: load it and call its tenure_profiler_main(rt). Never in a
+ * secure-execution process (setuid, setgid, file capabilities): the variable belongs to the
+ * user who started the program, the library would run with the program's privileges. The
+ * refusal is reported on stderr (tenure_create runs this before any error hook can be set). */
 void tn_prof_load_from_env(tenure_runtime *rt) {
-    const char *path = getenv("TENURE_PROFILER");
+    if (tn_os_secure_execution()) {
+        if (tn_os_env_present("TENURE_PROFILER"))
+            fprintf(stderr, "tenure: TENURE_PROFILER ignored: a profiler is never loaded into a secure-execution "
+                            "(setuid, setgid or capability) process\n");
+        return;
+    }
+    const char *path = tn_os_getenv("TENURE_PROFILER");
     if (!path || !*path)
         return;
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    tenure_profiler_main_fn main_fn = lib ? (tenure_profiler_main_fn)dlsym(lib, "tenure_profiler_main") : NULL;
+    char err[512];
+    tenure_profiler_main_fn main_fn =
+        (tenure_profiler_main_fn)tn_os_load_library(path, "tenure_profiler_main", err, sizeof err);
     if (!main_fn) {
-        fprintf(stderr, "tenure: TENURE_PROFILER=%s: %s\n", path, dlerror());
+        fprintf(stderr, "tenure: TENURE_PROFILER=%s: not loaded: %s\n", path, err);
         return;
     }
     if (main_fn(rt) != 0)

@@ -56,6 +56,8 @@ size_t tenure_frozen_object_init(tenure_runtime *rt, void *at, const tenure_type
 
 tenure_result tenure_register_frozen_segment(tenure_runtime *rt, void *start, size_t size) {
     static const char fn[] = "tenure_register_frozen_segment";
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return TENURE_STATE;
     TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;

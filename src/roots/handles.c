@@ -148,6 +148,8 @@ static bool valid_target(tenure_runtime *rt, void *obj, const char *fn) {
 
 tenure_handle *tenure_handle_new(tenure_runtime *rt, tenure_handle_kind kind, void *obj) {
     static const char fn[] = "tenure_handle_new";
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return NULL;
     TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!rt)
         return NULL;
@@ -192,6 +194,8 @@ void *tenure_handle_get(tenure_runtime *rt, const tenure_handle *handle) {
 
 tenure_result tenure_handle_set(tenure_runtime *rt, tenure_handle *handle, void *obj) {
     static const char fn[] = "tenure_handle_set";
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return TENURE_STATE;
     TN_LOCKED_HOLDING(rt, obj, NULL);
     tn_handle_slot *h = live_slot(rt, handle, fn);
     if (!h)
@@ -204,6 +208,8 @@ tenure_result tenure_handle_set(tenure_runtime *rt, tenure_handle *handle, void 
 }
 
 tenure_result tenure_handle_free(tenure_runtime *rt, tenure_handle *handle) {
+    if (tn_cb_refused(rt, TN_OP_CHANGE, "tenure_handle_free"))
+        return TENURE_STATE;
     TN_LOCKED(rt);
     tn_handle_slot *h = live_slot(rt, handle, "tenure_handle_free");
     if (!h)
@@ -270,16 +276,21 @@ static void prepare_one(tn_handle_slot *h, void *c) {
 }
 
 void tn_handles_prepare(tenure_runtime *rt) {
+    tn_cb_frame frame;
+    tn_cb_enter(&frame, rt, TN_CB_REFCOUNT);
     for (tn_handle_slab *s = rt->handle_slabs; s; s = s->next)
         for (size_t i = 0; i < TN_HANDLES_PER_SLAB; i++)
             if (s->slots[i].kind != TN_HANDLE_FREE)
                 prepare_one(&s->slots[i], rt);
+    tn_cb_leave(&frame);
 }
 
 /* ---- the kinds with more to them ---- */
 
 tenure_handle *tenure_handle_new_dependent(tenure_runtime *rt, void *primary, void *secondary) {
     static const char fn[] = "tenure_handle_new_dependent";
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return NULL;
     TN_LOCKED_HOLDING(rt, primary, secondary);
     if (!rt)
         return NULL;
@@ -307,6 +318,8 @@ void *tenure_handle_get_secondary(tenure_runtime *rt, const tenure_handle *handl
 
 tenure_result tenure_handle_set_secondary(tenure_runtime *rt, tenure_handle *handle, void *secondary) {
     static const char fn[] = "tenure_handle_set_secondary";
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return TENURE_STATE;
     TN_LOCKED_HOLDING(rt, secondary, NULL);
     tn_handle_slot *h = live_slot(rt, handle, fn);
     if (!h)
@@ -321,6 +334,8 @@ tenure_result tenure_handle_set_secondary(tenure_runtime *rt, tenure_handle *han
 
 tenure_result tenure_handle_set_variable_kind(tenure_runtime *rt, tenure_handle *handle, tenure_handle_kind kind) {
     static const char fn[] = "tenure_handle_set_variable_kind";
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return TENURE_STATE;
     TN_LOCKED(rt);
     tn_handle_slot *h = live_slot(rt, handle, fn);
     if (!h)

@@ -11,6 +11,8 @@ void tenure__frame_pop_mismatch(tenure_runtime *rt, tenure_frame *frame) {
 
 tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slots, size_t count) {
     static const char fn[] = "tenure_root_area_add";
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return NULL;
     TN_LOCKED(rt);
     if (!rt)
         return NULL;
@@ -31,15 +33,48 @@ tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slots, size_t 
     return a;
 }
 
+/* While tn_roots_visit_embedder runs (a callback it made asks for the removal: its own
+ * scanner, say), an area or scanner is only marked: the walk skips it, and unlinks and frees
+ * it at its end. */
+static bool defer_removal(tenure_runtime *rt, uint32_t *magic) {
+    if (!rt->root_walks)
+        return false;
+    *magic = TN_ROOT_REMOVED;
+    rt->roots_removed = true;
+    return true;
+}
+
+static void unlink_removed(tenure_runtime *rt) {
+    for (tenure_root_area **p = &rt->areas; *p;)
+        if ((*p)->magic == TN_ROOT_REMOVED) {
+            tenure_root_area *a = *p;
+            *p = a->next;
+            free(a);
+        } else {
+            p = &(*p)->next;
+        }
+    for (tenure_root_scanner **p = &rt->scanners; *p;)
+        if ((*p)->magic == TN_ROOT_REMOVED) {
+            tenure_root_scanner *sc = *p;
+            *p = sc->next;
+            free(sc);
+        } else {
+            p = &(*p)->next;
+        }
+    rt->roots_removed = false;
+}
+
 tenure_result tenure_root_area_remove(tenure_runtime *rt, tenure_root_area *area) {
     TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
     for (tenure_root_area **p = &rt->areas; *p; p = &(*p)->next)
-        if (*p == area) {
-            *p = area->next;
-            area->magic = 0;
-            free(area);
+        if (*p == area && area->magic == TN_ROOT_MAGIC) {
+            if (!defer_removal(rt, &area->magic)) {
+                *p = area->next;
+                area->magic = 0;
+                free(area);
+            }
             return TENURE_OK;
         }
     return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_root_area_remove", "%p is not a root area of this instance",
@@ -48,6 +83,8 @@ tenure_result tenure_root_area_remove(tenure_runtime *rt, tenure_root_area *area
 
 tenure_root_scanner *tenure_root_scanner_add(tenure_runtime *rt, tenure_root_scan_fn scan, void *context) {
     static const char fn[] = "tenure_root_scanner_add";
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return NULL;
     TN_LOCKED(rt);
     if (!rt)
         return NULL;
@@ -73,10 +110,12 @@ tenure_result tenure_root_scanner_remove(tenure_runtime *rt, tenure_root_scanner
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
     for (tenure_root_scanner **p = &rt->scanners; *p; p = &(*p)->next)
-        if (*p == scanner) {
-            *p = scanner->next;
-            scanner->magic = 0;
-            free(scanner);
+        if (*p == scanner && scanner->magic == TN_ROOT_MAGIC) {
+            if (!defer_removal(rt, &scanner->magic)) {
+                *p = scanner->next;
+                scanner->magic = 0;
+                free(scanner);
+            }
             return TENURE_OK;
         }
     return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_root_scanner_remove",
@@ -93,12 +132,22 @@ void tn_roots_visit_embedder(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
         for (tenure_frame *f = m->pub.frames; f; f = f->prev)
             for (size_t i = 0; i < f->count; i++)
                 fn(f->slots[i], ctx);
+    /* fn may call a profiler (root references), which may remove an area: checked per slot */
+    rt->root_walks++;
     for (tenure_root_area *a = rt->areas; a; a = a->next)
-        for (size_t i = 0; i < a->count; i++)
+        for (size_t i = 0; i < a->count && a->magic == TN_ROOT_MAGIC; i++)
             fn(&a->slots[i], ctx);
-    struct tenure_visitor v = {fn, ctx};
-    for (tenure_root_scanner *s = rt->scanners; s; s = s->next)
-        s->scan(rt, &v, s->context);
+    if (rt->scanners) {
+        struct tenure_visitor v = {fn, ctx};
+        tn_cb_frame frame;
+        tn_cb_enter(&frame, rt, TN_CB_ROOT_SCANNER);
+        for (tenure_root_scanner *s = rt->scanners; s; s = s->next)
+            if (s->magic == TN_ROOT_MAGIC)
+                s->scan(rt, &v, s->context);
+        tn_cb_leave(&frame);
+    }
+    if (--rt->root_walks == 0 && rt->roots_removed)
+        unlink_removed(rt);
 }
 
 void tn_roots_destroy(tenure_runtime *rt) {

@@ -133,9 +133,13 @@ void tn_lock_holding(tenure_runtime *rt, const void *a, const void *b) {
     became_owner(rt);
 }
 
+static void forget_gone_mutators(tenure_runtime *rt);
+
 void tn_unlock(tenure_runtime *rt) {
     if (!rt->locks_ready)
         return;
+    if (rt->lock_depth == 1 && TENURE__UNLIKELY(rt->fork_purge))
+        forget_gone_mutators(rt); /* the child of a fork, outside any GC */
     if (--rt->lock_depth)
         return;
     __atomic_store_n(&rt->lock_owner, 0, __ATOMIC_RELAXED);
@@ -338,6 +342,8 @@ void tn_mutator_detach(tenure_runtime *rt, tn_mutator *m) {
 tenure_result tenure_thread_attach(tenure_runtime *rt) {
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
+    if (tn_cb_refused(rt, TN_OP_CHANGE, "tenure_thread_attach"))
+        return TENURE_STATE;
     return tn_mutator_attach(rt, false) ? TENURE_OK
                                         : tn_api_fail(rt, TENURE_NOMEM, "tenure_thread_attach", "out of memory");
 }
@@ -345,6 +351,8 @@ tenure_result tenure_thread_attach(tenure_runtime *rt) {
 tenure_result tenure_thread_detach(tenure_runtime *rt) {
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
+    if (tn_cb_refused(rt, TN_OP_DETACH, "tenure_thread_detach"))
+        return TENURE_STATE;
     tn_mutator *m = tn_self(rt);
     if (!m)
         return tn_api_fail(rt, TENURE_STATE, "tenure_thread_detach", "the calling thread is not attached");
@@ -365,6 +373,79 @@ size_t tenure_thread_count(tenure_runtime *rt) {
         return 0;
     TN_LOCKED(rt);
     return rt->mutator_count;
+}
+
+/* ---- fork ---- */
+
+/* The context of a thread that vanished at an arbitrary instruction: its last object may be
+ * half made (the bump pointer moved, the header not yet written). Cut the context at the
+ * first object that is not whole, and zero the rest (a context's tail is zeroed memory). */
+static void cut_torn_context(tn_mutator *m) {
+    char *o = (char *)m->ctx_start, *end = (char *)m->pub.alloc_ptr;
+    if (!m->alloc_region || o > end)
+        return;
+    while (o < end) {
+        size_t size = *(uintptr_t *)o ? tn_obj_size(o) : 0;
+        if (size < TN_ALIGN || size > (size_t)(end - o))
+            break;
+        o += size;
+    }
+    /* and the header words just past the bump pointer: the fast path may have stored one
+     * before it moved the pointer */
+    char *tail = end + 2 * sizeof(uintptr_t) <= (char *)m->ctx_end ? end + 2 * sizeof(uintptr_t) : (char *)m->ctx_end;
+    memset(o, 0, (size_t)(tail - o));
+    m->pub.alloc_ptr = (uintptr_t)o;
+}
+
+static void forget_gone_mutators(tenure_runtime *rt) {
+    rt->fork_purge = false;
+    for (tn_mutator **p = &rt->mutators; *p;) {
+        tn_mutator *m = *p;
+        if (!m->gone) {
+            p = &m->next;
+            continue;
+        }
+        tn_finalize_forget_runner(rt, m);
+        cut_torn_context(m);
+        tn_alloc_reset_context(rt, m);
+        *p = m->next;
+        rt->mutator_count--;
+        free(m);
+    }
+}
+
+static bool is_mine(const tn_mutator *m) {
+    for (tn_mutator *a = my_attachments; a; a = a->next_of_thread)
+        if (a == m)
+            return true;
+    return false;
+}
+
+void tn_threads_forked_child(tenure_runtime *rt) {
+    unsigned depth = rt->lock_depth; /* the prepare handler's level included */
+    pthread_mutex_init(&rt->lock, NULL);
+    pthread_mutex_init(&rt->world_mx, NULL);
+    pthread_cond_init(&rt->world_cv, NULL);
+    pthread_cond_init(&rt->fin_work, NULL);
+    pthread_cond_init(&rt->fin_idle, NULL);
+    pthread_mutex_lock(&rt->lock);
+    became_owner(rt);
+    rt->lock_depth = depth;
+    bool torn = false; /* a thread vanished while RUNNING: maybe inside a barrier */
+    for (tn_mutator *m = rt->mutators; m; m = m->next) {
+        if (is_mine(m))
+            continue;
+        torn |= m->state == TN_MUT_RUNNING;
+        /* SAFE and without roots: no stop of the world waits for it, no scan reads its stack */
+        m->gone = true;
+        m->state = TN_MUT_SAFE;
+        m->safe_sp = NULL;
+        m->pub.frames = NULL;
+        m->held[0] = m->held[1] = NULL;
+        rt->fork_purge = true;
+    }
+    if (torn) /* (never during a GC: all other threads were SAFE then) */
+        tn_gc_dirty_old_cards(rt);
 }
 
 bool tn_threads_init(tenure_runtime *rt) {

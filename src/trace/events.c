@@ -248,6 +248,7 @@ struct tn_session {
     tn_ctf *ctf;
 };
 #define TN_SESSION_MAGIC 0x5e55104eu
+#define TN_SESSION_STOPPING 0x5e55dea0u /* stopped during a dispatch or a GC: closed after it */
 
 uint64_t tn_trace_now_ns(void) {
     struct timespec ts;
@@ -276,6 +277,27 @@ static void recompute_mask(tenure_runtime *rt) {
             rt->ev_mask[l] |= s->keywords;
 }
 
+static void close_session(tenure_runtime *rt, struct tn_session **p) {
+    struct tn_session *s = *p;
+    *p = s->next;
+    recompute_mask(rt);
+    if (s->ctf)
+        tn_ctf_close(s->ctf);
+    s->magic = 0;
+    free(s);
+}
+
+/* Close the sessions stopped while events were dispatched or a GC ran (their listener may
+ * have been running, the GC's events are delivered whole). */
+static void close_stopped(tenure_runtime *rt) {
+    for (struct tn_session **p = &rt->sessions; *p;)
+        if ((*p)->magic == TN_SESSION_STOPPING)
+            close_session(rt, p);
+        else
+            p = &(*p)->next;
+    rt->sessions_stopped = false;
+}
+
 #define TN_EVENT_BUFFER 3800 /* an event fits in one CTF packet (4 KiB, less headers) */
 
 void tn_trace_emit(tenure_runtime *rt, unsigned index, const void *args, struct tn_session *only) {
@@ -286,17 +308,27 @@ void tn_trace_emit(tenure_runtime *rt, unsigned index, const void *args, struct 
         return; /* emitters split what could not fit (bulk ranges): nothing else gets here */
     const tenure_event_desc *d = &descs[index];
     tenure_event ev = {tn_trace_now_ns(), 0, d, buf, w.n};
+    tn_cb_frame frame;
+    bool framed = false;
+    rt->ev_dispatches++; /* a listener may stop sessions: see tenure_session_stop */
     for (struct tn_session *s = rt->sessions; s; s = s->next) {
         if ((only && s != only) || !session_wants(s, d))
             continue;
         if (s->ctf) {
             tn_ctf_write(s->ctf, ev.timestamp_ns, d->id, buf, w.n);
         } else {
-            if (!ev.thread_id)
+            if (!framed) {
                 ev.thread_id = tn_trace_tid();
+                tn_cb_enter(&frame, rt, TN_CB_LISTENER);
+                framed = true;
+            }
             s->listener(&ev, s->context);
         }
     }
+    if (framed)
+        tn_cb_leave(&frame);
+    if (--rt->ev_dispatches == 0 && rt->sessions_stopped && !rt->in_gc && !rt->world_stops)
+        close_stopped(rt);
 }
 
 static const char *check_level(int level) { return level < 0 || level > 5 ? "level must be 0..5" : NULL; }
@@ -313,6 +345,8 @@ static tenure_session *add_session(tenure_runtime *rt, struct tn_session *s) {
 tenure_session *tenure_session_start_listener(tenure_runtime *rt, uint64_t keywords, int level,
                                               tenure_event_listener listener, void *context) {
     static const char fn[] = "tenure_session_start_listener";
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return NULL;
     TN_LOCKED(rt);
     if (!rt)
         return NULL;
@@ -367,12 +401,15 @@ static tenure_session *start_ctf(tenure_runtime *rt, uint64_t keywords, int leve
 }
 
 tenure_session *tenure_session_start_ctf(tenure_runtime *rt, uint64_t keywords, int level, const char *dir) {
-    return rt ? start_ctf(rt, keywords, level, dir, "tenure_session_start_ctf") : NULL;
+    static const char fn[] = "tenure_session_start_ctf";
+    if (!rt || tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return NULL;
+    return start_ctf(rt, keywords, level, dir, fn);
 }
 
 static struct tn_session **find_session(tenure_runtime *rt, const tenure_session *session) {
     for (struct tn_session **p = &rt->sessions; *p; p = &(*p)->next)
-        if (*p == (const struct tn_session *)session)
+        if (*p == (const struct tn_session *)session && (*p)->magic == TN_SESSION_MAGIC)
             return p;
     return NULL;
 }
@@ -385,15 +422,14 @@ tenure_result tenure_session_stop(tenure_runtime *rt, tenure_session *session) {
     if (!p)
         return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_session_stop", "%p is not a session of this instance",
                            (void *)session);
-    if (rt->in_gc)
-        return tn_api_fail(rt, TENURE_STATE, "tenure_session_stop", "called during a collection");
-    struct tn_session *s = *p;
-    *p = s->next;
-    recompute_mask(rt);
-    if (s->ctf)
-        tn_ctf_close(s->ctf);
-    s->magic = 0;
-    free(s);
+    if (rt->ev_dispatches || rt->in_gc) { /* from a listener, or a GC: closed when it ends */
+        (*p)->magic = TN_SESSION_STOPPING;
+        (*p)->keywords = 0; /* no further event */
+        rt->sessions_stopped = true;
+        recompute_mask(rt);
+        return TENURE_OK;
+    }
+    close_session(rt, p);
     return TENURE_OK;
 }
 
@@ -419,6 +455,8 @@ void tn_trace_gc_end(tenure_runtime *rt) {
     for (struct tn_session *s = rt->sessions; s; s = s->next)
         if (s->ctf)
             tn_ctf_flush(s->ctf);
+    if (rt->sessions_stopped && !rt->ev_dispatches)
+        close_stopped(rt);
 }
 
 static int segment_type(const tn_region *r) {
@@ -515,6 +553,7 @@ void tn_trace_forked_child(tenure_runtime *rt) {
 }
 
 void tn_trace_destroy(tenure_runtime *rt) {
+    close_stopped(rt);
     while (rt->sessions)
         tenure_session_stop(rt, (tenure_session *)rt->sessions);
 }

@@ -62,9 +62,10 @@ TN_EVENTS(TN_EV_META)
 /* Lifecycle (events.c) */
 void tn_trace_init_from_env(struct tenure_runtime *rt);
 void tn_trace_destroy(struct tenure_runtime *rt);
-/* In the child of a fork (only the forking thread is there, the CTF writer threads are not):
- * the CTF sessions become inert (they receive nothing, stopping them frees them and writes
- * nothing: the files are the parent's); listener sessions go on. */
+/* In the child of fork(), from the atfork child handler (rt->lock held, only the forking
+ * thread there, the CTF writer threads gone): the CTF sessions become inert (they receive
+ * nothing; stopping them frees them and writes nothing: the files are the parent's); listener
+ * sessions go on. Idempotent. */
 void tn_trace_forked_child(struct tenure_runtime *rt);
 /* At every GC end: flush the sinks' buffered packets */
 void tn_trace_gc_end(struct tenure_runtime *rt);

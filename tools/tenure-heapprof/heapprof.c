@@ -21,6 +21,9 @@
 #include "tenure_objtrack.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -492,9 +495,14 @@ static FILE *open_out(const char *name, const char *suffix, unsigned nth, uint16
         snprintf(used, cap, "%s%s", name, suffix);
     else
         snprintf(used, cap, "%s%s.%u", name, suffix, (unsigned)instance);
-    FILE *f = fopen(used, "w");
-    if (!f)
-        fprintf(stderr, "tenure-heapprof: cannot write %s\n", used);
+    /* never through a symlink someone planted at the name; no wider than the umask allows */
+    int fd = open(used, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        fprintf(stderr, "tenure-heapprof: cannot write %s: %s\n", used, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+    }
     return f;
 }
 
@@ -555,7 +563,7 @@ static void report(heapprof *hp) {
     /* the table */
     char path[4096];
     FILE *f = stderr;
-    const char *out = getenv("TENURE_HEAPPROF_OUT");
+    const char *out = secure_getenv("TENURE_HEAPPROF_OUT");
     if (out && *out) {
         size_t l = strlen(out);
         FILE *o = open_out(out, l >= 4 && strcmp(out + l - 4, ".txt") == 0 ? "" : ".txt", nth, hp->instance, path,
@@ -588,7 +596,7 @@ static void report(heapprof *hp) {
         fflush(f);
 
     /* the JSON */
-    const char *json = getenv("TENURE_HEAPPROF_JSON");
+    const char *json = secure_getenv("TENURE_HEAPPROF_JSON");
     if (!json || !*json)
         json = hp->out_json;
     if (json && *json && (f = open_out(json, "", nth, hp->instance, path, sizeof path)) != NULL) {
@@ -702,7 +710,7 @@ int tenure_heapprof_attach(tenure_runtime *rt, const char *out_json) {
         return -1;
     hp->rt = rt;
     hp->instance = tenure_instance_id(rt);
-    const char *v = getenv("TENURE_HEAPPROF_VERIFY");
+    const char *v = secure_getenv("TENURE_HEAPPROF_VERIFY");
     hp->verify = v && *v && strcmp(v, "0") != 0;
     tenure_stats st;
     tenure_get_stats(rt, &st);

@@ -1,0 +1,102 @@
+/* callbacks.c - the callback frames and the table of what each kind of callback may call (see
+ * "api/callbacks.c" in runtime.h and "Callbacks" in tenure.h).
+ *
+ * Why these rules (those of a serious collector: .NET's finalizers, profiler callbacks and
+ * event listeners have the same shape):
+ *  - A finalizer runs like ordinary program code (no instance lock, objects valid), so it may
+ *    allocate, collect, take handles. It may not destroy the instance that runs it, wait for
+ *    the finalizers (it is one of them), or detach the thread running it.
+ *  - Every other callback runs with the instance lock held, in the middle of an operation of
+ *    the instance (an allocation, a handle change, a failing call, a heap walk, a collection).
+ *    It may read (queries) and remove (deferred), nothing more: an allocation there recursed
+ *    (object_allocated) or walked a moved heap (heap walk), tenure_destroy deadlocked or freed
+ *    the instance under the caller's feet. Adding roots, handles, sessions or profilers there
+ *    would change the lists being walked. Rules that are strict now can be relaxed later
+ *    without breaking a program; the reverse cannot.
+ *  - Callbacks of a collection (root scanners, type trace, refcount, GC callback, profiler GC
+ *    callbacks) also may not walk or verify the heap: it is being moved.
+ *  - Removals are always allowed: a callback that stops its own session or detaches its own
+ *    profiler is natural, and is made safe by deferring the free to the end of the walk. */
+#include "runtime.h"
+
+__thread tn_cb_frame *tn_cb_top __attribute__((tls_model("initial-exec")));
+
+#define TN_CB_READ_ONLY (TN_OP_ALLOC | TN_OP_COLLECT | TN_OP_WAIT_FIN | TN_OP_CHANGE | TN_OP_DETACH | TN_OP_DESTROY)
+#define TN_CB_GC_TIME (TN_CB_READ_ONLY | TN_OP_WALK)
+#define TN_CB_FINALIZING (TN_OP_WAIT_FIN | TN_OP_DETACH | TN_OP_DESTROY)
+
+static const struct tn_cb_rule {
+    const char *name;   /* for messages: "called from <name>" */
+    unsigned forbidden; /* TN_OP_* */
+} rules[TN_CB_KINDS] = {
+    [TN_CB_ERROR_HOOK] = {"the error hook", TN_CB_READ_ONLY},
+    [TN_CB_LISTENER] = {"an event listener", TN_CB_READ_ONLY},
+    [TN_CB_PROF_ALLOC] = {"the profiler's object_allocated callback", TN_CB_READ_ONLY},
+    [TN_CB_PROF_HANDLE] = {"a profiler's handle callback", TN_CB_READ_ONLY},
+    [TN_CB_PROF_GC] = {"a profiler's GC callback", TN_CB_GC_TIME},
+    [TN_CB_PROF_SHUTDOWN] = {"a profiler's shutdown callback", TN_CB_READ_ONLY},
+    [TN_CB_ROOT_SCANNER] = {"a root scanner", TN_CB_GC_TIME},
+    [TN_CB_TRACE] = {"a type's trace callback", TN_CB_GC_TIME},
+    [TN_CB_REFCOUNT] = {"the refcount callback", TN_CB_GC_TIME},
+    [TN_CB_GC_CALLBACK] = {"the GC callback", TN_CB_GC_TIME},
+    [TN_CB_HEAP_VISITOR] = {"a heap-walk visitor", TN_CB_READ_ONLY},
+    [TN_CB_FINALIZER] = {"a finalizer", TN_CB_FINALIZING},
+};
+
+static const char *op_text(unsigned op) {
+    if (op & TN_OP_DESTROY)
+        return "destroy the instance";
+    if (op & TN_OP_DETACH)
+        return "detach the thread";
+    if (op & TN_OP_WAIT_FIN)
+        return "wait for the finalizers";
+    if (op & TN_OP_ALLOC)
+        return "allocate";
+    if (op & TN_OP_COLLECT)
+        return "collect or run finalizers";
+    if (op & TN_OP_WALK)
+        return "walk or verify the heap while it is collected";
+    return "change the instance (handles, roots, types, sessions, profilers, finalization, threads)";
+}
+
+/* Only these kinds can run while the thread's context is open (outside a collection and a
+ * heap walk) and may not allocate: their frames close it. */
+static bool closes_context(tn_cb_kind kind) {
+    return kind != TN_CB_FINALIZER && kind != TN_CB_TRACE;
+}
+
+void tn_cb_enter(tn_cb_frame *f, tenure_runtime *rt, tn_cb_kind kind) {
+    tn_cb_push(f, rt, kind);
+    tn_mutator *m = closes_context(kind) && rt->locks_ready ? tn_self(rt) : NULL;
+    if (!m)
+        return;
+    f->closed = m;
+    m->callbacks_closed++;
+    m->pub.alloc_limit = m->pub.alloc_ptr;
+}
+
+void tn_cb_leave(tn_cb_frame *f) {
+    tn_cb_pop(f);
+    tn_mutator *m = f->closed;
+    if (m && --m->callbacks_closed == 0)
+        tn_alloc_publish_limit(m->rt, m);
+}
+
+bool tn_cb_inside(const tenure_runtime *rt, tn_cb_kind kind) {
+    for (const tn_cb_frame *f = tn_cb_top; f; f = f->prev)
+        if (f->rt == rt && f->kind == kind)
+            return true;
+    return false;
+}
+
+bool tn_cb_refuse(tenure_runtime *rt, unsigned op, const char *function) {
+    for (const tn_cb_frame *f = tn_cb_top; f; f = f->prev) {
+        if (f->rt != rt || !(rules[f->kind].forbidden & op))
+            continue;
+        tn_api_fail(rt, TENURE_STATE, function, "called from %s%s, which may not %s (see \"Callbacks\" in tenure.h)",
+                    rules[f->kind].name, rt->in_gc ? " during a collection" : "",
+                    op_text(rules[f->kind].forbidden & op));
+        return true;
+    }
+    return false;
+}
