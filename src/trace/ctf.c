@@ -671,6 +671,7 @@ tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen) {
     }
     if (!write_metadata(c)) {
         why(err, errlen, "%s/metadata: cannot create or write: %s", c->dir, strerror(errno));
+        unlinkat(c->dirfd, "metadata", 0); /* no half metadata left for a reader to choke on */
         free_sink(c);
         return NULL;
     }
