@@ -503,6 +503,8 @@ static bool parse_u64(const char *text, int base, uint64_t *out) {
 static bool trace_options_from_env(tenure_runtime *rt, uint64_t *keywords, int *level) {
     const char *kw = tn_os_getenv("TENURE_TRACE_KEYWORDS"), *lv = tn_os_getenv("TENURE_TRACE_LEVEL");
     uint64_t v;
+    kw = kw && *kw ? kw : NULL; /* set but empty: as if unset */
+    lv = lv && *lv ? lv : NULL;
     *keywords = TENURE_KW_GC;
     *level = TENURE_LEVEL_INFORMATIONAL;
     if (kw && !(parse_u64(kw, 0, keywords) && (*keywords & known_keywords()))) {
