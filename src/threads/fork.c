@@ -88,5 +88,3 @@ void tn_fork_unregister(tenure_runtime *rt) {
     pthread_mutex_unlock(&registry_mx);
 }
 
-/* Until trace/events.c provides it: tracing needs no repair. */
-__attribute__((weak)) void tn_trace_forked_child(struct tenure_runtime *rt) { (void)rt; }
