@@ -183,12 +183,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tr_model m;
     tr_result res;
     model_init(&m);
-    read_trace(trace_dir, &m, &res);
+    read_trace_inprocess(trace_dir, &m, &res);
     model_finish(&m);
-    if (res.status == TR_FULL && (m.incomplete || m.discarded_events || m.discarded_packets)) {
-        res.status = TR_PARTIAL;
-        snprintf(res.error, sizeof res.error, "partial");
-    }
+    model_status(&m, &res);
     print_text(devnull, trace_dir, &m, &res);
     print_json_trace(devnull, trace_dir, &m, &res, 1);
     fflush(devnull);
