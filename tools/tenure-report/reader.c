@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +24,14 @@ int reader_verbose;
 
 int reader_init(char *err, size_t errlen)
 {
+    /* a trace holds a stream file per thread, each open twice while it is read (guard.c keeps
+     * the file it checked open; libbabeltrace2 opens it again): the soft descriptor limit
+     * (often 1024) would be too few */
+    struct rlimit fds;
+    if (getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur < fds.rlim_max) {
+        fds.rlim_cur = fds.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &fds);
+    }
     if (bt_plugin_find("ctf", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_FALSE, &ctf_plugin) !=
             BT_PLUGIN_FIND_STATUS_OK ||
         bt_plugin_find("utils", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_FALSE, &utils_plugin) !=
@@ -398,10 +407,29 @@ static void layout_free(layout *l)
     memset(l, 0, sizeof *l);
 }
 
+/* Plain loops rather than strstr/strchr from each match on: those are linear in the rest of
+ * the text under ASan's interceptors (it measures the string every call), which made the
+ * recognition of a large metadata quadratic there. */
+static const char *find_str(const char *p, const char *s)
+{
+    for (; *p; p++) {
+        size_t k = 0;
+        while (s[k] && p[k] == s[k]) k++;
+        if (!s[k]) return p;
+    }
+    return NULL;
+}
+
+static const char *line_end(const char *p)
+{
+    while (*p && *p != '\n') p++;
+    return *p ? p : NULL;
+}
+
 static size_t count_str(const char *text, const char *s)
 {
     size_t n = 0, len = strlen(s);
-    for (const char *p = strstr(text, s); p; p = strstr(p + len, s)) n++;
+    for (const char *p = find_str(text, s); p; p = find_str(p + len, s)) n++;
     return n;
 }
 
@@ -414,7 +442,7 @@ static int ident_char(char c)
 static size_t count_defs(const char *text, const char *name)
 {
     size_t n = 0, len = strlen(name);
-    for (const char *p = strstr(text, name); p; p = strstr(p + 1, name)) {
+    for (const char *p = find_str(text, name); p; p = find_str(p + 1, name)) {
         if (ident_char(p[len]) || (p > text && ident_char(p[-1]))) continue;
         const char *q = p;
         while (q > text && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n' || q[-1] == '\r')) q--;
@@ -455,7 +483,7 @@ static const char *parse_fields(const char *p, layout *l, size_t *cap)
 {
     int have_count = 0;
     for (;;) {
-        const char *eol = strchr(p, '\n');
+        const char *eol = line_end(p);
         if (!eol) return NULL;
         if (strncmp(p, "\t};\n", 4) == 0) return p;
         if (strncmp(p, "\t\t", 2) != 0) return NULL;
@@ -467,7 +495,7 @@ static const char *parse_fields(const char *p, layout *l, size_t *cap)
             uint32_t rec = 0;
             const char *q = eol + 1;
             while (strncmp(q, "\t\t\tuint64_t ", 12) == 0) {
-                const char *e = strchr(q, '\n');
+                const char *e = line_end(q);
                 if (!e || e[-1] != ';') return NULL;
                 for (const char *c = q + 12; c < e - 1; c++)
                     if (!ident_char(*c)) return NULL;
@@ -475,7 +503,7 @@ static const char *parse_fields(const char *p, layout *l, size_t *cap)
                 q = e + 1;
             }
             if (strncmp(q, "\t\t} ", 4) != 0 || rec == 0) return NULL;
-            eol = strchr(q, '\n');
+            eol = line_end(q);
             if (!eol) return NULL;
             name = q + 4;
             f.kind = LF_SEQ;
@@ -518,11 +546,11 @@ static int parse_events(const char *text, layout *l)
     l->by_id = malloc(65536 * sizeof *l->by_id);
     if (!l->by_id) return -1;
     memset(l->by_id, 0xff, 65536 * sizeof *l->by_id); /* -1: no such event */
-    for (const char *p = strstr(text, "event {"); p; p = strstr(p + 1, "event {")) {
+    for (const char *p = find_str(text, "event {"); p; p = find_str(p + 1, "event {")) {
         if (p > text && p[-1] != '\n') return -1;
         const char *q = p + 7;
         if (strncmp(q, "\n\tname = \"", 10) != 0) return -1;
-        q = strchr(q + 10, '\n');
+        q = line_end(q + 10);
         if (!q || strncmp(q, "\n\tid = ", 7) != 0) return -1;
         uint64_t id = 0;
         int digits = 0;
