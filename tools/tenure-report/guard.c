@@ -518,11 +518,11 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Everything the child writes, until it closes the pipe or the deadline; 1 on timeout. */
-static int drain(int fd, char **buf, size_t *len, double deadline)
+/* `len` bytes from the child into buf: 0, -1 if it closed the pipe before, 1 past the deadline. */
+static int read_exact(int fd, void *buf, size_t len, double deadline)
 {
-    size_t cap = 0;
-    for (;;) {
+    size_t got = 0;
+    while (got < len) {
         int wait_ms = -1;
         if (deadline > 0) {
             double left = deadline - now_s();
@@ -533,18 +533,32 @@ static int drain(int fd, char **buf, size_t *len, double deadline)
         int r = poll(&p, 1, wait_ms);
         if (r < 0 && errno == EINTR) continue;
         if (r == 0) continue; /* the deadline is checked above */
-        if (*len == cap) {
-            size_t c = cap ? cap * 2 : 1 << 16;
-            char *b = realloc(*buf, c);
-            if (!b) return 0; /* the length check below refuses what came */
-            *buf = b;
-            cap = c;
-        }
-        ssize_t n = read(fd, *buf + *len, cap - *len);
+        ssize_t n = read(fd, (char *)buf + got, len - got);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return 0;
-        *len += (size_t)n;
+        if (n <= 0) return -1;
+        got += (size_t)n;
     }
+    return 0;
+}
+
+/* The child's model: its header, then exactly the GCs it says (the parent allocates no more
+ * than the child could hold under its own memory limit). */
+static int receive(int fd, wire *w, tr_gc **gcs, double deadline)
+{
+    *gcs = NULL;
+    int rc = read_exact(fd, w, sizeof *w, deadline);
+    if (rc != 0) return rc;
+    size_t limit = reader_max_memory_mb ? (size_t)(reader_max_memory_mb << 20) / sizeof(tr_gc) : SIZE_MAX / sizeof(tr_gc);
+    if (w->magic != WIRE_MAGIC || w->model.n > limit) return -1;
+    if (w->model.n == 0) return 0;
+    *gcs = malloc(w->model.n * sizeof **gcs);
+    if (!*gcs) return -1;
+    rc = read_exact(fd, *gcs, w->model.n * sizeof **gcs, deadline);
+    if (rc != 0) {
+        free(*gcs);
+        *gcs = NULL;
+    }
+    return rc;
 }
 
 static void decode_forked(const char *dir, tr_model *m, tr_result *res)
@@ -567,45 +581,34 @@ static void decode_forked(const char *dir, tr_model *m, tr_result *res)
         child(dir, p[1]);
     }
     close(p[1]);
-    double start = now_s();
-    char *buf = NULL;
-    size_t len = 0;
-    int timed_out = drain(p[0], &buf, &len, reader_timeout_s > 0 ? start + reader_timeout_s : 0);
+    wire w;
+    tr_gc *gcs = NULL;
+    int got = receive(p[0], &w, &gcs, reader_timeout_s > 0 ? now_s() + reader_timeout_s : 0);
     close(p[0]);
-    if (timed_out) kill(pid, SIGKILL);
+    if (got == 1) kill(pid, SIGKILL);
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
     }
-    wire w;
-    if (timed_out) {
+    if (got == 1) {
         fail(res, "decoding it took longer than %g s (--timeout)", reader_timeout_s);
     } else if (WIFSIGNALED(st)) {
         int sig = WTERMSIG(st);
         fail(res, "the decoder (libbabeltrace2, in a child process) died of signal %d (%s)", sig, strsignal(sig));
         res->library = 1;
-    } else if (len < sizeof w || (memcpy(&w, buf, sizeof w), w.magic != WIRE_MAGIC) ||
-               (len - sizeof w) / sizeof(tr_gc) != w.model.n || (len - sizeof w) % sizeof(tr_gc) != 0) {
+    } else if (got != 0) {
         fail(res, "the decoder (in a child process) exited (status %d) without a result",
              WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     } else {
         *res = w.res;
         res->error[sizeof res->error - 1] = '\0';
         *m = w.model;
-        m->gcs = NULL;
-        m->cap = 0;
-        if (m->n) {
-            m->gcs = malloc(m->n * sizeof *m->gcs);
-            if (m->gcs) {
-                memcpy(m->gcs, buf + sizeof w, m->n * sizeof *m->gcs);
-                m->cap = m->n;
-            } else {
-                m->n = 0;
-                fail(res, "out of memory");
-            }
-        }
+        m->gcs = gcs;
+        m->cap = m->n;
         m->alloc_source = "none";
+        m->cut_note[sizeof m->cut_note - 1] = '\0';
+        gcs = NULL;
     }
-    free(buf);
+    free(gcs);
 }
 
 /* The error text names the private copy: name the trace instead. */
