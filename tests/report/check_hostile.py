@@ -9,6 +9,9 @@ tests/report/CMakeLists.txt as report_hostile_*). Every case failed before the f
                SIGSEGV, SIGTRAP), and again with a metadata whose packet context differs from
                tenure's (no walk of the stream files at all: libbabeltrace2 itself crashes, in
                the child process): exit status 2 or 3 with a message, never a signal.
+  malformed    the damaged traces of tests/events/trace_malformed.py, behind a comment line in
+               the metadata: exit status 2 or 3 with a message, never a signal; the stream cut
+               in a packet is partial (exit 3).
   special      a FIFO, a symbolic link to a FIFO, to /dev/zero and to a regular file, a socket,
                a directory in the trace directory: refused (exit 2) naming the file, within a
                timeout (the old tool hung forever on the FIFO).
@@ -23,6 +26,7 @@ tests/report/CMakeLists.txt as report_hostile_*). Every case failed before the f
 """
 import json
 import os
+import random
 import shutil
 import socket
 import struct
@@ -160,6 +164,64 @@ def test_crashes(workdir, crashes, fuzz_metadata):
                 check("unreadable trace: the decoder" in text_out, "%s/%s: the child's death is not reported" % (variant, f))
 
 
+def test_malformed(good, workdir):
+    seed = 1234
+    print("seed %d" % seed)
+    rnd = random.Random(seed)
+
+    def variant(name, damage, allowed):
+        d = copy(good, workdir, "malformed-" + name.replace(" ", "_"))
+        m = os.path.join(d, "metadata")
+        text = add_comment(open(m, "rb").read())
+        open(m, "wb").write(text)
+        damage(d)
+        return report(d, "comment + " + name, allowed)
+
+    def cut_stream(d):
+        s = max(streams(d), key=os.path.getsize)
+        with open(s, "r+b") as f:
+            f.truncate(os.path.getsize(s) // 2 + 37)
+    rc, doc, text, _ = variant("stream cut mid-packet", cut_stream, (3,))
+    check(doc is None or doc.get("summary", {}).get("cut_packets") == 1, "stream cut mid-packet: cut_packets")
+
+    def garbage_metadata(d):
+        m = os.path.join(d, "metadata")
+        data = bytearray(open(m, "rb").read())
+        mid = len(data) // 2
+        data[mid:mid + 64] = bytes(rnd.randrange(256) for _ in range(64))
+        open(m, "wb").write(bytes(data))
+    variant("garbage in the metadata", garbage_metadata, (2,))
+
+    def metadata_syntax(d):
+        m = os.path.join(d, "metadata")
+        text = open(m, "rb").read().replace(b"event {", b"event {{ ] ;", 3)
+        open(m, "wb").write(text)
+    variant("metadata syntax error", metadata_syntax, (2,))
+    variant("empty metadata", lambda d: open(os.path.join(d, "metadata"), "w").close(), (2,))
+
+    def random_stream(d):
+        with open(streams(d)[0], "wb") as f:
+            f.write(bytes(rnd.randrange(256) for _ in range(5000)))
+    variant("stream of random bytes", random_stream, (2, 3))
+
+    def bad_magic(d):
+        with open(streams(d)[0], "r+b") as f:
+            f.write(b"\xde\xad\xbe\xef")
+    variant("wrong packet magic", bad_magic, (2, 3))
+
+    def huge_packet(d):
+        with open(streams(d)[0], "r+b") as f:
+            f.seek(PKT_CONTEXT + 16)
+            f.write((1 << 40).to_bytes(8, "little") * 2)
+    variant("packet size past the end", huge_packet, (2, 3))
+
+    def wrong_event_id(d):
+        with open(streams(d)[0], "r+b") as f:
+            f.seek(80)
+            f.write((60000).to_bytes(2, "little"))
+    variant("unknown event id", wrong_event_id, (0, 2, 3))
+
+
 def test_special(good, workdir):
     rc0, doc, _, _ = report(good, "good trace", (0,))
     fifo = os.path.join(workdir, "a-fifo")
@@ -284,7 +346,8 @@ def main():
         test_crashes(workdir, sys.argv[5], sys.argv[6])
     else:
         good, gcs = good_trace(workload, workdir)
-        {"special": lambda: test_special(good, workdir),
+        {"malformed": lambda: test_malformed(good, workdir),
+         "special": lambda: test_special(good, workdir),
          "metadata": lambda: test_metadata(good, workdir, gcs),
          "cut": lambda: test_cut(good, workdir, gcs),
          "discarded": lambda: test_discarded(good, workdir),
