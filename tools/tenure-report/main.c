@@ -1,5 +1,5 @@
 /*
- * tenure-report [--json] [--chrome FILE] [--html FILE] TRACE_DIR...
+ * tenure-report [--json] [--timeout S] [--max-memory M] [--chrome FILE] [--html FILE] TRACE_DIR...
  * tenure-report --compare [--json] TRACE_A TRACE_B
  *
  * Each argument is a CTF trace directory (it holds `metadata`) or a directory holding
@@ -20,7 +20,8 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: tenure-report [--json] [--verbose] [--chrome FILE] [--html FILE] TRACE_DIR...\n"
+            "usage: tenure-report [--json] [--verbose] [--timeout S] [--max-memory M] [--chrome FILE] [--html FILE]\n"
+            "                     TRACE_DIR...\n"
             "       tenure-report --compare [--json] [--verbose] TRACE_A TRACE_B\n"
             "  Rebuild the GCs of tenure CTF traces (the .NET GC events) and print PerfView's GCStats:\n"
             "  a summary, a rollup by generation and one row per GC.\n"
