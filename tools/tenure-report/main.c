@@ -1,5 +1,5 @@
 /*
- * tenure-report [--json] [--chrome FILE] [--html FILE] TRACE_DIR...
+ * tenure-report [--json] [--timeout S] [--max-memory M] [--chrome FILE] [--html FILE] TRACE_DIR...
  * tenure-report --compare [--json] TRACE_A TRACE_B
  *
  * Each argument is a CTF trace directory (it holds `metadata`) or a directory holding
@@ -20,7 +20,8 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: tenure-report [--json] [--verbose] [--chrome FILE] [--html FILE] TRACE_DIR...\n"
+            "usage: tenure-report [--json] [--verbose] [--timeout S] [--max-memory M] [--chrome FILE] [--html FILE]\n"
+            "                     TRACE_DIR...\n"
             "       tenure-report --compare [--json] [--verbose] TRACE_A TRACE_B\n"
             "  Rebuild the GCs of tenure CTF traces (the .NET GC events) and print PerfView's GCStats:\n"
             "  a summary, a rollup by generation and one row per GC.\n"
@@ -32,9 +33,12 @@ static void usage(FILE *out)
             "  --compare A B  two traces side by side (GC counts, pause percentiles, total pause, peak\n"
             "                 heap, allocated), the difference B vs A in %%; text, or JSON with --json\n"
             "  --verbose      babeltrace2's own diagnostics on stderr (where a damaged trace is damaged)\n"
+            "  --timeout S    give up a trace whose decoding takes more than S seconds (default %g; 0: never)\n"
+            "  --max-memory M the decoding process's memory limit in MiB (default %d; 0: none)\n"
             "  FILE - is stdout (then the text/JSON report is not printed)\n"
             "exit status: 0 full report, 3 partial report, 2 unreadable input or bad usage\n",
-            html_available() ? "" : " (not in this build: npm was missing or TENURE_REPORT_HTML=OFF)");
+            html_available() ? "" : " (not in this build: npm was missing or TENURE_REPORT_HTML=OFF)",
+            TR_DEFAULT_TIMEOUT_S, TR_DEFAULT_MAX_MEMORY_MB);
 }
 
 static int has_metadata(const char *dir)
@@ -114,17 +118,11 @@ static void load(const char *path, tr_model *m, tr_result *res)
 {
     read_trace(path, m, res);
     model_finish(m);
-    if (res->status == TR_FULL && (m->incomplete || m->discarded_events || m->discarded_packets)) {
-        res->status = TR_PARTIAL;
-        if (m->incomplete)
-            snprintf(res->error, sizeof res->error, "%zu GC(s) did not complete in the trace", m->incomplete);
-        else
-            snprintf(res->error, sizeof res->error, "events were discarded while tracing");
-    }
+    model_status(m, res);
     if (res->status != TR_FULL)
         fprintf(stderr, "tenure-report: %s: %s%s%s\n", path,
-                res->status == TR_UNREADABLE ? "cannot read the trace: " : "partial report: ", res->error,
-                reader_verbose || m->incomplete || m->discarded_events ? "" : " (--verbose for details)");
+                res->status == TR_UNREADABLE ? "unreadable trace: " : "partial report: ", res->error,
+                reader_verbose || !res->library ? "" : " (--verbose for details)");
 }
 
 static int worse(int worst, tr_status st)
@@ -210,6 +208,19 @@ int main(int argc, char **argv)
                 chrome_path = argv[++i];
             else
                 html_path = argv[++i];
+        } else if (strcmp(argv[i], "--timeout") == 0 || strcmp(argv[i], "--max-memory") == 0) {
+            char *end = NULL;
+            double v = i + 1 < argc ? strtod(argv[i + 1], &end) : -1;
+            if (!end || *end || end == argv[i + 1] || !(v >= 0 && v <= 1e9) ||
+                (argv[i][2] == 'm' && v != (double)(unsigned long)v)) {
+                fprintf(stderr, "tenure-report: %s needs a number of %s (0: no limit)\n", argv[i],
+                        argv[i][2] == 't' ? "seconds" : "MiB");
+                return 2;
+            }
+            if (argv[i++][2] == 't')
+                reader_timeout_s = v;
+            else
+                reader_max_memory_mb = (unsigned long)v;
         } else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0) {
             reader_verbose = 1;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {

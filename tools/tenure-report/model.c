@@ -380,3 +380,26 @@ void model_finish(tr_model *m)
         m->total_alloc_mb = sum_alloc_sizes;
     m->pause_pct = m->duration_ms > 0 ? 100.0 * m->total_pause_ms / m->duration_ms : 0;
 }
+
+/* What a report that read to the end still lacks, in res->error ("; " between). */
+static void add_reason(tr_result *res, const char *fmt, unsigned long long n, const char *more)
+{
+    size_t len = strlen(res->error);
+    if (len + 3 >= sizeof res->error) return;
+    if (len) len += (size_t)snprintf(res->error + len, sizeof res->error - len, "; ");
+    if (len < sizeof res->error) snprintf(res->error + len, sizeof res->error - len, fmt, n, more);
+}
+
+void model_status(const tr_model *m, tr_result *res)
+{
+    if (res->status == TR_UNREADABLE) return;
+    if (!m->incomplete && !m->discarded_events && !m->discarded_packets && !m->cut_packets) return;
+    if (res->status == TR_FULL) res->error[0] = '\0';
+    res->status = TR_PARTIAL;
+    if (m->cut_packets) add_reason(res, "%llu cut packet(s) left out: %s", m->cut_packets, m->cut_note);
+    if (m->discarded_packets)
+        add_reason(res, "%llu packet(s) lost while tracing%s", m->discarded_packets, "");
+    if (m->discarded_events)
+        add_reason(res, "%llu event(s) discarded while tracing%s", m->discarded_events, "");
+    if (m->incomplete) add_reason(res, "%llu GC(s) did not complete in the trace%s", m->incomplete, "");
+}

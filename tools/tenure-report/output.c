@@ -31,6 +31,10 @@ static void print_notes(FILE *out, const tr_model *m)
         fprintf(out, "note: the tracer discarded %llu event(s)\n", (unsigned long long)m->discarded_events);
     if (m->discarded_packets)
         fprintf(out, "note: %llu packet(s) are missing from the trace\n", (unsigned long long)m->discarded_packets);
+    if (m->cut_packets)
+        fprintf(out, "note: %llu packet(s) cut short (the writer was killed or a file-size limit cut it), "
+                     "reported up to the cut: %s\n",
+                (unsigned long long)m->cut_packets, m->cut_note);
 }
 
 void print_text(FILE *out, const char *path, const tr_model *m, const tr_result *res)
@@ -158,8 +162,10 @@ void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_r
     jnum3(out, "total_pause_ms", m->total_pause_ms, 1);
     jnum(out, "pause_pct", m->pause_pct, 1);
     jnum3(out, "max_heap_mb", m->max_heap_mb, 1);
-    fprintf(out, "\"incomplete_gcs\": %zu, \"discarded_events\": %llu, \"discarded_packets\": %llu},\n",
-            m->incomplete, (unsigned long long)m->discarded_events, (unsigned long long)m->discarded_packets);
+    fprintf(out, "\"incomplete_gcs\": %zu, \"discarded_events\": %llu, \"discarded_packets\": %llu, "
+                 "\"cut_packets\": %llu},\n",
+            m->incomplete, (unsigned long long)m->discarded_events, (unsigned long long)m->discarded_packets,
+            (unsigned long long)m->cut_packets);
 
     fputs("     \"generations\": [", out);
     static const char *labels[4] = {"0", "1", "2", "all"};

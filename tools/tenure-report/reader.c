@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +24,14 @@ int reader_verbose;
 
 int reader_init(char *err, size_t errlen)
 {
+    /* a trace holds a stream file per thread, each open twice while it is read (guard.c keeps
+     * the file it checked open; libbabeltrace2 opens it again): the soft descriptor limit
+     * (often 1024) would be too few */
+    struct rlimit fds;
+    if (getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur < fds.rlim_max) {
+        fds.rlim_cur = fds.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &fds);
+    }
     if (bt_plugin_find("ctf", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_FALSE, &ctf_plugin) !=
             BT_PLUGIN_FIND_STATUS_OK ||
         bt_plugin_find("utils", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_FALSE, &utils_plugin) !=
@@ -385,6 +394,7 @@ typedef struct lay_event {
 typedef struct layout {
     lay_event *ev;
     size_t nev;
+    int32_t *by_id; /* event id (u16: tenure's event header) -> index in ev, or -1 */
     lay_field *f;
     size_t nf;
 } layout;
@@ -393,13 +403,33 @@ static void layout_free(layout *l)
 {
     free(l->ev);
     free(l->f);
+    free(l->by_id);
     memset(l, 0, sizeof *l);
+}
+
+/* Plain loops rather than strstr/strchr from each match on: those are linear in the rest of
+ * the text under ASan's interceptors (it measures the string every call), which made the
+ * recognition of a large metadata quadratic there. */
+static const char *find_str(const char *p, const char *s)
+{
+    for (; *p; p++) {
+        size_t k = 0;
+        while (s[k] && p[k] == s[k]) k++;
+        if (!s[k]) return p;
+    }
+    return NULL;
+}
+
+static const char *line_end(const char *p)
+{
+    while (*p && *p != '\n') p++;
+    return *p ? p : NULL;
 }
 
 static size_t count_str(const char *text, const char *s)
 {
     size_t n = 0, len = strlen(s);
-    for (const char *p = strstr(text, s); p; p = strstr(p + len, s)) n++;
+    for (const char *p = find_str(text, s); p; p = find_str(p + len, s)) n++;
     return n;
 }
 
@@ -412,7 +442,7 @@ static int ident_char(char c)
 static size_t count_defs(const char *text, const char *name)
 {
     size_t n = 0, len = strlen(name);
-    for (const char *p = strstr(text, name); p; p = strstr(p + 1, name)) {
+    for (const char *p = find_str(text, name); p; p = find_str(p + 1, name)) {
         if (ident_char(p[len]) || (p > text && ident_char(p[-1]))) continue;
         const char *q = p;
         while (q > text && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n' || q[-1] == '\r')) q--;
@@ -453,7 +483,7 @@ static const char *parse_fields(const char *p, layout *l, size_t *cap)
 {
     int have_count = 0;
     for (;;) {
-        const char *eol = strchr(p, '\n');
+        const char *eol = line_end(p);
         if (!eol) return NULL;
         if (strncmp(p, "\t};\n", 4) == 0) return p;
         if (strncmp(p, "\t\t", 2) != 0) return NULL;
@@ -465,7 +495,7 @@ static const char *parse_fields(const char *p, layout *l, size_t *cap)
             uint32_t rec = 0;
             const char *q = eol + 1;
             while (strncmp(q, "\t\t\tuint64_t ", 12) == 0) {
-                const char *e = strchr(q, '\n');
+                const char *e = line_end(q);
                 if (!e || e[-1] != ';') return NULL;
                 for (const char *c = q + 12; c < e - 1; c++)
                     if (!ident_char(*c)) return NULL;
@@ -473,7 +503,7 @@ static const char *parse_fields(const char *p, layout *l, size_t *cap)
                 q = e + 1;
             }
             if (strncmp(q, "\t\t} ", 4) != 0 || rec == 0) return NULL;
-            eol = strchr(q, '\n');
+            eol = line_end(q);
             if (!eol) return NULL;
             name = q + 4;
             f.kind = LF_SEQ;
@@ -513,18 +543,20 @@ static const char *parse_fields(const char *p, layout *l, size_t *cap)
 static int parse_events(const char *text, layout *l)
 {
     size_t fcap = 0, ecap = 0;
-    for (const char *p = strstr(text, "event {"); p; p = strstr(p + 1, "event {")) {
+    l->by_id = malloc(65536 * sizeof *l->by_id);
+    if (!l->by_id) return -1;
+    memset(l->by_id, 0xff, 65536 * sizeof *l->by_id); /* -1: no such event */
+    for (const char *p = find_str(text, "event {"); p; p = find_str(p + 1, "event {")) {
         if (p > text && p[-1] != '\n') return -1;
         const char *q = p + 7;
         if (strncmp(q, "\n\tname = \"", 10) != 0) return -1;
-        q = strchr(q + 10, '\n');
+        q = line_end(q + 10);
         if (!q || strncmp(q, "\n\tid = ", 7) != 0) return -1;
         uint64_t id = 0;
         int digits = 0;
         for (q += 7; *q >= '0' && *q <= '9' && digits < 6; q++, digits++) id = id * 10 + (uint64_t)(*q - '0');
         if (!digits || strncmp(q, ";\n\tstream_id = 0;\n\tfields := struct {\n", 38) != 0) return -1;
-        for (size_t i = 0; i < l->nev; i++)
-            if (l->ev[i].id == id) return -1;
+        if (id > 65535 || l->by_id[id] >= 0) return -1;
         if (l->nev == ecap) {
             size_t c = ecap ? ecap * 2 : 32;
             lay_event *e = realloc(l->ev, c * sizeof *e);
@@ -535,16 +567,17 @@ static int parse_events(const char *text, layout *l)
         size_t first = l->nf;
         const char *end = parse_fields(q + 38, l, &fcap);
         if (!end || strncmp(end, "\t};\n};", 6) != 0) return -1;
+        l->by_id[id] = (int32_t)l->nev;
         l->ev[l->nev++] = (lay_event){id, first, l->nf - first};
     }
     return l->nev ? 0 : -1;
 }
 
-/* 0 and the event layouts when the metadata is tenure's: header magic u32, uuid[16],
+/* 0 and the event layouts when the metadata text (comments removed, guard.c) is tenure's: header magic u32, uuid[16],
  * stream_id u32; context timestamp_begin, timestamp_end, content_size (offset 40), packet_size
  * (offset 48), packet_seq_num, events_discarded, tid (u64 each); event header id u16,
  * timestamp u64; little-endian, byte-aligned. -1 otherwise. */
-static int tenure_layout(const char *dir, layout *l)
+static int tenure_layout(const char *text, layout *l)
 {
     static const char *const exact[] = {
         "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n",
@@ -567,36 +600,16 @@ static int tenure_layout(const char *dir, layout *l)
     static const char *const defs[] = {"uint8_t", "uint16_t", "uint32_t", "int32_t", "uint64_t", "ptr_t",
                                        "uint64_clock_monotonic_t"};
     memset(l, 0, sizeof *l);
-    char p[4200];
-    if (snprintf(p, sizeof p, "%s/metadata", dir) >= (int)sizeof p) return -1;
-    FILE *f = fopen(p, "rb");
-    if (!f) return -1;
-    size_t cap = 1 << 16, n = 0;
-    char *text = malloc(cap + 1);
-    int ok = 0;
-    while (text) {
-        n += fread(text + n, 1, cap - n, f);
-        if (n < cap || cap >= (16u << 20)) break;
-        char *t = realloc(text, cap * 2 + 1);
-        if (!t) break;
-        text = t;
-        cap *= 2;
-    }
-    if (text && n < cap && !ferror(f) && memchr(text, '\0', n) == NULL) {
-        text[n] = '\0';
-        ok = strncmp(text, "/* CTF 1.8 */", 13) == 0 && !strstr(text, "//") && !strstr(text, "typedef") &&
+    int ok = strncmp(text, "/* CTF 1.8 */", 13) == 0 && !strstr(text, "//") && !strstr(text, "typedef") &&
              !strstr(text, "event.context") && !strstr(text, "stream.event");
-        for (size_t i = 0; ok && i < sizeof exact / sizeof exact[0]; i++) ok = strstr(text, exact[i]) != NULL;
-        /* "align" once: the first typealias's; the others hold "align = 8;" too, counted below */
-        for (size_t i = 0; ok && i < sizeof once / sizeof once[0]; i++)
-            ok = strcmp(once[i], "align") == 0 ? count_str(text, "align") == count_str(text, "align = 8;")
-                                                : count_str(text, once[i]) == 1;
-        for (size_t i = 0; ok && i < sizeof defs / sizeof defs[0]; i++) ok = count_defs(text, defs[i]) == 1;
-        ok = ok && count_str(text, "typealias") == sizeof defs / sizeof defs[0];
-        ok = ok && parse_events(text, l) == 0;
-    }
-    fclose(f);
-    free(text);
+    for (size_t i = 0; ok && i < sizeof exact / sizeof exact[0]; i++) ok = strstr(text, exact[i]) != NULL;
+    /* "align" once: the first typealias's; the others hold "align = 8;" too, counted below */
+    for (size_t i = 0; ok && i < sizeof once / sizeof once[0]; i++)
+        ok = strcmp(once[i], "align") == 0 ? count_str(text, "align") == count_str(text, "align = 8;")
+                                            : count_str(text, once[i]) == 1;
+    for (size_t i = 0; ok && i < sizeof defs / sizeof defs[0]; i++) ok = count_defs(text, defs[i]) == 1;
+    ok = ok && count_str(text, "typealias") == sizeof defs / sizeof defs[0];
+    ok = ok && parse_events(text, l) == 0;
     if (!ok) layout_free(l);
     return ok ? 0 : -1;
 }
@@ -615,11 +628,9 @@ static int walk_events(const layout *l, const unsigned char *c, size_t n, uint64
     size_t off = 0;
     while (n - off >= 10) {
         *bad_at = off;
-        uint64_t id = le_uint(c + off, 2);
-        const lay_event *e = NULL;
-        for (size_t i = 0; i < l->nev && !e; i++)
-            if (l->ev[i].id == id) e = &l->ev[i];
-        if (!e) return 0;
+        int32_t k = l->by_id[le_uint(c + off, 2)];
+        if (k < 0) return 0;
+        const lay_event *e = &l->ev[k];
         off += 10;
         uint64_t count = 0;
         for (size_t k = 0; k < e->n; k++) {
@@ -643,85 +654,102 @@ static int walk_events(const layout *l, const unsigned char *c, size_t n, uint64
     return 0;
 }
 
-/* 0, or -1 with res->error set when a stream file has a packet the library would crash on */
-static int check_stream_files(const char *dir, tr_result *res)
+/* The packets of one stream file of tenure's layout: -1 with res->error set when one would
+ * crash the library; else f->usable ends at the last whole packet (the file may be cut in
+ * one: a killed writer, a file-size limit) and the walk counts what the packets say was lost. */
+static int walk_stream(const layout *l, tr_trace *t, tr_file *f, tr_result *res, unsigned char **buf, size_t *bufcap)
+{
+    uint64_t size = f->size, off = 0, packets = 0, last_seq = 0, discarded = 0;
+    unsigned char h[80];
+    while (off < size) {
+        if (size - off < sizeof h || pread(f->fd, h, sizeof h, (off_t)off) != (ssize_t)sizeof h) break; /* cut */
+        uint64_t content = le_uint(h + 40, 8), total = le_uint(h + 48, 8), at = 0;
+        if ((content | total) >> 63) {
+            seterr(res, "%s: the packet at offset %llu has a content or packet size of 2^63 bits or more", f->name,
+                   (unsigned long long)off);
+            return -1;
+        }
+        if (le_uint(h, 4) != 0xC1FC1FC1u || le_uint(h + 20, 4) != 0) return 0; /* the library reports it */
+        if (total == 0) { /* the library's index would add this packet again and again */
+            seterr(res, "%s: the packet at offset %llu has a packet size of 0", f->name, (unsigned long long)off);
+            return -1;
+        }
+        if (total % 8 == 0 && content <= total && content / 8 >= sizeof h && total / 8 > size - off)
+            break; /* a whole packet header that says more than the file holds: cut */
+        /* sizes that do not frame the packet: the library may decode events up to the end of
+         * the file (it does with a content_size of 0), so the walk does too, and stops there */
+        int framed = total % 8 == 0 && content % 8 == 0 && content <= total && content / 8 >= sizeof h &&
+                     total / 8 <= size - off;
+        uint64_t end = framed ? off + content / 8 : size;
+        if (end - off - sizeof h > (64u << 20)) end = off + sizeof h + (64u << 20);
+        size_t len = (size_t)(end - off - sizeof h);
+        if (len > *bufcap) {
+            unsigned char *b = realloc(*buf, len);
+            if (!b) return 0;
+            *buf = b;
+            *bufcap = len;
+        }
+        if (len && pread(f->fd, *buf, len, (off_t)(off + sizeof h)) != (ssize_t)len) return 0;
+        if (walk_events(l, *buf, len, &at) != 0) {
+            seterr(res, "%s: the event at offset %llu has a sequence longer than its packet", f->name,
+                   (unsigned long long)(off + sizeof h + at));
+            return -1;
+        }
+        if (!framed) return 0;
+        packets++;
+        last_seq = le_uint(h + 56, 8);
+        discarded = le_uint(h + 64, 8); /* the stream's count so far */
+        off += total / 8;
+    }
+    if (off < size) { /* a half packet at the end: left out, counted */
+        f->usable = off;
+        if (t->cut_packets++ == 0)
+            snprintf(t->cut_note, sizeof t->cut_note, "%s ends in a cut packet at offset %llu (%llu bytes left out)",
+                     f->name, (unsigned long long)off, (unsigned long long)(size - off));
+    }
+    /* packets are numbered from 0 in a stream: the ones missing before the last were lost */
+    if (packets && last_seq >= packets - 1 && last_seq - (packets - 1) < (1ull << 40))
+        t->lost_packets += last_seq - (packets - 1);
+    if (discarded < (1ull << 48)) t->discarded_events += discarded;
+    return 0;
+}
+
+int check_tenure_streams(tr_trace *t, tr_result *res)
 {
     layout l;
-    if (tenure_layout(dir, &l) != 0) return 0;
-    DIR *d = opendir(dir);
-    if (!d) {
-        layout_free(&l);
-        return 0;
-    }
-    int rc = 0;
+    t->walked = tenure_layout(t->metadata, &l) == 0;
+    if (!t->walked) return 0;
     unsigned char *buf = NULL;
     size_t bufcap = 0;
-    struct dirent *de;
-    while (rc == 0 && (de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.' || strcmp(de->d_name, "metadata") == 0) continue;
-        char p[4200];
-        if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) >= (int)sizeof p) continue;
-        int fd = open(p, O_RDONLY);
-        struct stat st;
-        if (fd < 0) continue;
-        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-            close(fd);
-            continue;
-        }
-        uint64_t size = (uint64_t)st.st_size, off = 0;
-        unsigned char h[80];
-        while (off + 80 <= size && pread(fd, h, sizeof h, (off_t)off) == (ssize_t)sizeof h) {
-            uint64_t content = le_uint(h + 40, 8), total = le_uint(h + 48, 8), at = 0;
-            if ((content | total) >> 63) {
-                seterr(res, "%s: the packet at offset %llu has a content or packet size of 2^63 bits or more",
-                       de->d_name, (unsigned long long)off);
-                rc = -1;
-                break;
-            }
-            if (le_uint(h, 4) != 0xC1FC1FC1u || le_uint(h + 20, 4) != 0) break; /* the library reports it */
-            if (total == 0) { /* the library's index would add this packet again and again */
-                seterr(res, "%s: the packet at offset %llu has a packet size of 0", de->d_name,
-                       (unsigned long long)off);
-                rc = -1;
-                break;
-            }
-            /* sizes that do not frame the packet: the library may decode events up to the end of
-             * the file (it does with a content_size of 0), so the walk does too, and stops there */
-            int framed = total % 8 == 0 && content % 8 == 0 && content <= total && content / 8 >= 80 &&
-                         total / 8 <= size - off;
-            uint64_t end = framed ? off + content / 8 : size;
-            if (end - off - 80 > (64u << 20)) end = off + 80 + (64u << 20);
-            size_t len = (size_t)(end - off - 80);
-            if (len > bufcap) {
-                unsigned char *b = realloc(buf, len);
-                if (!b) break;
-                buf = b;
-                bufcap = len;
-            }
-            if (len && pread(fd, buf, len, (off_t)(off + 80)) != (ssize_t)len) break;
-            if (walk_events(&l, buf, len, &at) != 0) {
-                seterr(res, "%s: the event at offset %llu has a sequence longer than its packet", de->d_name,
-                       (unsigned long long)(off + 80 + at));
-                rc = -1;
-                break;
-            }
-            if (!framed) break;
-            off += total / 8;
-        }
-        close(fd);
-    }
-    closedir(d);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < t->nfiles; i++)
+        if (strcmp(t->files[i].name, "metadata") != 0) rc = walk_stream(&l, t, &t->files[i], res, &buf, &bufcap);
     free(buf);
     layout_free(&l);
     return rc;
 }
 
+/* What the walk counted and the library may not have reported: libbabeltrace2 reports the
+ * events a packet discarded only as the difference from the stream's previous packet (not
+ * those counted in its first packet) and knows nothing of the cut packet left out. */
+void trace_account(const tr_trace *t, tr_model *m, tr_result *res)
+{
+    (void)res;
+    if (!t->walked) return;
+    if (t->discarded_events > m->discarded_events) m->discarded_events = t->discarded_events;
+    if (t->lost_packets > m->discarded_packets) m->discarded_packets = t->lost_packets;
+    m->cut_packets = t->cut_packets;
+    snprintf(m->cut_note, sizeof m->cut_note, "%s", t->cut_note);
+}
+
 int reader_checks_streams(const char *dir)
 {
-    layout l;
-    if (tenure_layout(dir, &l) != 0) return 0;
-    layout_free(&l);
-    return 1;
+    tr_trace t;
+    tr_result res;
+    if (trace_open(dir, &t, &res) != 0) return 0;
+    int walked = t.walked;
+    trace_free(&t);
+    return walked;
 }
 
 /* ---- the graph ------------------------------------------------------------------------- */
@@ -736,7 +764,8 @@ static const bt_port_input *free_input(const bt_component_filter *mux)
     return NULL;
 }
 
-void read_trace(const char *path, tr_model *m, tr_result *res)
+/* Decode the trace directory `path` (the private copy guard.c made) into the model. */
+void decode_trace(const char *path, tr_model *m, tr_result *res)
 {
     memset(res, 0, sizeof *res);
     res->status = TR_UNREADABLE;
@@ -748,7 +777,6 @@ void read_trace(const char *path, tr_model *m, tr_result *res)
         return;
     }
     s->model = m;
-    if (check_stream_files(path, res) != 0) goto out;
     const bt_component_class_source *fs_cls =
         bt_plugin_borrow_source_component_class_by_name_const(ctf_plugin, "fs");
     const bt_component_class_filter *mux_cls =
@@ -825,6 +853,7 @@ void read_trace(const char *path, tr_model *m, tr_result *res)
     }
 
 out:
+    res->library = res->status != TR_FULL;
     bt_value_put_ref(params);
     bt_graph_put_ref(graph);
     bt_current_thread_clear_error();

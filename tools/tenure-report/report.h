@@ -2,6 +2,8 @@
  * tenure-report: rebuild the GCs of a tenure CTF trace (the .NET runtime's GC events) and print
  * what PerfView's GCStats view shows.
  *
+ *   guard.c    every trace is hostile: the trace directory and the metadata checked and
+ *              capped, a private copy for libbabeltrace2, read in a child process
  *   reader.c   reads a trace with libbabeltrace2 (source.ctf.fs -> filter.utils.muxer -> a
  *              simple sink) and hands every event to the model as a tr_event
  *   model.c    rebuilds the GCs with the rules PerfView/TraceEvent use (../shared/spec/events.md)
@@ -106,6 +108,8 @@ typedef struct tr_model {
     int64_t first_ns, last_ns;
     int have_time;
     uint64_t events, discarded_events, discarded_packets;
+    uint64_t cut_packets; /* half packets at the end of stream files, left out (guard.c) */
+    char cut_note[400];   /* where, for the report */
     uint64_t nested_suspends; /* suspensions that began before the previous one ended */
     /* results (model_finish) */
     size_t completed, incomplete;
@@ -131,15 +135,65 @@ typedef enum tr_status { TR_FULL = 0, TR_PARTIAL = 3, TR_UNREADABLE = 2 } tr_sta
 typedef struct tr_result {
     tr_status status;
     char error[1024]; /* why the report is partial or missing; empty if full */
+    int library;      /* the reason came from libbabeltrace2 (--verbose shows its own messages) */
 } tr_result;
+/* After model_finish: a full read becomes partial when GCs did not complete, events were
+ * discarded, packets are missing or cut; res->error says which and how many. */
+void model_status(const tr_model *m, tr_result *res);
 
 extern int reader_verbose; /* --verbose: the ctf plugin logs its diagnostics to stderr */
 int reader_init(char *err, size_t errlen); /* loads the ctf and utils plugins */
 void reader_fini(void);
+/* Read one trace directory: checked and capped (guard.c), decoded by libbabeltrace2 in a child
+ * process; never crashes or hangs on a hostile trace (res: unreadable, with the reason). */
 void read_trace(const char *path, tr_model *m, tr_result *res);
-/* 1 when the trace's metadata has tenure's own layout: read_trace then checks the stream files
- * for the damage libbabeltrace2 2.0.4 crashes on before the library reads them (reader.c) */
+/* The same in this process (the fuzz target: sanitizers see the decoding). */
+void read_trace_inprocess(const char *path, tr_model *m, tr_result *res);
+/* 1 when the trace's metadata (without its comments) has tenure's own layout: read_trace
+ * then walks the stream files for the damage libbabeltrace2 2.0.4 crashes on (reader.c) */
 int reader_checks_streams(const char *dir);
+
+/* guard.c: the caps, applied to every trace before libbabeltrace2 sees it */
+#define TR_MAX_FILES 10000            /* files in a trace directory */
+#define TR_MAX_METADATA (16u << 20)   /* bytes of metadata */
+#define TR_MAX_TOKEN 16384            /* bytes of one metadata word or string (comments are removed) */
+#define TR_MAX_DEPTH 64               /* nesting of metadata blocks */
+#define TR_MAX_ITEMS 1024             /* declarations in one metadata block (struct, enum, ...) */
+#define TR_MAX_ALL_ITEMS 131072       /* declarations in the metadata */
+#define TR_MAX_EVENTS 8192            /* event classes */
+#define TR_DEFAULT_TIMEOUT_S 300.0    /* --timeout: the decoding process is killed after it */
+#define TR_DEFAULT_MAX_MEMORY_MB 2048 /* --max-memory: its data limit (RLIMIT_DATA) */
+#define TR_STR_(x) #x
+#define TR_STR(x) TR_STR_(x)
+extern double reader_timeout_s;            /* 0: none */
+extern unsigned long reader_max_memory_mb; /* 0: none */
+
+typedef struct tr_file {
+    char name[256];
+    int fd;          /* opened O_NOFOLLOW, a regular file */
+    uint64_t size;   /* bytes */
+    uint64_t usable; /* bytes given to libbabeltrace2: up to the last whole packet when cut */
+} tr_file;
+typedef struct tr_trace {
+    tr_file *files; /* sorted by name; one is "metadata" */
+    size_t nfiles;
+    char *metadata; /* the text, checked, comments removed */
+    size_t metadata_len;
+    char shadow[4096]; /* the private copy libbabeltrace2 reads */
+    /* found by the walk of tenure-layout stream files (reader.c) */
+    int walked;
+    uint64_t discarded_events, lost_packets, cut_packets;
+    char cut_note[400];
+} tr_trace;
+int trace_open(const char *path, tr_trace *t, tr_result *res);
+void trace_free(tr_trace *t);
+int shadow_create(tr_trace *t, tr_result *res);
+void shadow_remove(tr_trace *t);
+/* reader.c: the walk (0, or -1 with res set for damage the library would crash on), the
+ * counts it found into the model, and the libbabeltrace2 graph itself */
+int check_tenure_streams(tr_trace *t, tr_result *res);
+void trace_account(const tr_trace *t, tr_model *m, tr_result *res);
+void decode_trace(const char *dir, tr_model *m, tr_result *res);
 
 /* output.c */
 void print_text(FILE *out, const char *path, const tr_model *m, const tr_result *res);
