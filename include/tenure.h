@@ -90,7 +90,8 @@ TENURE_API const char *tenure_strerror(tenure_result result);
     X(GCStressGeneration, int32_t, -1, "generation of the GCs that GCStress forces (-1: the collector chooses)") \
     X(GCFinalizeMode, uint32_t, 0, "0: finalizers run on the instance's finalizer thread; 1: only in tenure_run_pending_finalizers; 2: on the allocating thread, at allocation slow paths and after tenure_collect") \
     X(GCFinalizeOnShutdown, uint32_t, 1, "1: tenure_destroy runs pending finalizers; 0: it discards them") \
-    X(GCFaultCommit, uint64_t, 0, "fault injection: N > 0 makes the Nth request to commit memory (and every Nth after it) fail")
+    X(GCFaultCommit, uint64_t, 0, "fault injection: N > 0 makes the Nth request to commit memory (and every Nth after it) fail") \
+    X(GCPoisonFreed, uint32_t, 0, "debug: 1: after every GC, fill the space objects moved out of and dead objects' space with 0xcc and make regions left empty inaccessible (PROT_NONE), so that a stale pointer crashes at its first use")
 
 typedef struct tenure_config {
 #define TENURE__OPTION_FIELD(name, ctype, def, desc) ctype name;
