@@ -77,6 +77,10 @@ void tn_region_list_remove(tenure_runtime *rt, tn_region *r) {
 
 /* Find `units` consecutive units not in use, preferring committed ones for single units. */
 static size_t find_units(tenure_runtime *rt, uint32_t units) {
+    /* GCPoisonFreed: fresh address space first, so that a region given back stays
+     * inaccessible (and a stale pointer into it faults) for as long as the range allows */
+    if (rt->config.GCPoisonFreed && (size_t)rt->units_high + units <= rt->max_units)
+        return rt->units_high;
     if (units == 1) {
         for (size_t i = 0; i < rt->units_high; i++)
             if (rt->regions[i].state == TN_RS_FREE)
