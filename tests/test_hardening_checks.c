@@ -410,10 +410,12 @@ static void stale_moved(void) {
 static void expect_fault(const char *name, void (*fn)(void)) {
     char err[4096], why[128];
     int status = run_child(fn, err, sizeof err);
-    TT_EXPECT(WIFSIGNALED(status) && (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGBUS),
+    /* under AddressSanitizer the fault is its report and exit code */
+    bool asan_fault = WIFEXITED(status) && WEXITSTATUS(status) != 0 && strstr(err, "AddressSanitizer: SEGV");
+    TT_EXPECT(asan_fault || (WIFSIGNALED(status) && (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGBUS)),
               "%s: the child %s instead of faulting; stderr:\n%s", name, describe_status(status, why, sizeof why),
               err);
-    printf("  %s: %s\n", name, describe_status(status, why, sizeof why));
+    printf("  %s: %s\n", name, asan_fault ? "AddressSanitizer: SEGV" : describe_status(status, why, sizeof why));
 }
 
 /* A region that stays in use (a pinned object keeps it): the dead object after the pinned
@@ -483,6 +485,7 @@ static void verify_cost(void) {
 
 static void verify_cost_child(void) {
     /* the first verification in a fresh process: nothing touched the bitmaps before */
+    tt_failures = 0; /* the parent's, inherited */
     verify_cost();
     exit(tt_failures ? 1 : 0);
 }
