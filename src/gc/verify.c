@@ -256,7 +256,7 @@ tenure_result tenure_verify_heap(tenure_runtime *rt) {
 }
 
 /* Checked with the instance lock held: the slot must lie inside obj, obj must be an object
- * and value NULL, an object, or outside the heap. */
+ * and value NULL or an object (of the heap or a frozen segment). */
 static bool barrier_arguments_valid(tenure_runtime *rt, void *obj, void *slot, void *value) {
     static const char fn[] = "tenure_write_ref";
     if (!tn_is_object(rt, obj)) {
@@ -267,7 +267,7 @@ static bool barrier_arguments_valid(tenure_runtime *rt, void *obj, void *slot, v
         tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "slot %p is not inside object %p", slot, obj);
         return false;
     }
-    if (value && tn_in_range(rt, value) && !tn_is_object(rt, value)) {
+    if (value && !tn_is_object(rt, value)) { /* outside the heap only frozen objects (H3) */
         tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "stored value %p is not an object of this instance", value);
         return false;
     }
