@@ -354,6 +354,23 @@ static void verify_reports(void) {
     tenure_destroy(rt);
 }
 
+/* The checked barrier (HeapVerify) refuses a value the verifier would call corrupt: a
+ * pointer outside the heap that is not a frozen object. */
+static void checked_barrier(void) {
+    tenure_runtime *rt = create(1, 0, 0);
+    const tenure_type *node = register_hnode(rt);
+    static uint64_t not_an_object[4];
+    hnode *n = tenure_alloc(rt, node);
+    TT_CHECK(n != NULL);
+    TENURE_FRAME(rt, f, n);
+    tenure_write_ref(rt, n, &n->ref, not_an_object);
+    EXPECT_REPORTED("barrier: value outside the heap", tenure_last_error(rt), TENURE_INVALID_OBJECT);
+    TT_CHECK(n->ref == NULL, "the store was done");
+    TT_CHECK(tenure_collect(rt, 0, 0) == TENURE_OK && log_.count == 0, "%s", log_.message);
+    TENURE_FRAME_POP(rt, f);
+    tenure_destroy(rt);
+}
+
 /* ---- finding 10: GCPoisonFreed ---- */
 
 /* Created with GCPoisonFreed from the environment (so that this file also builds, and runs,
@@ -500,6 +517,7 @@ int main(void) {
     expect_clean_exit("type descriptors", type_descriptors);
     printf("finding 9: HeapVerify is never silent\n");
     verify_reports();
+    expect_clean_exit("checked barrier refuses a value that is no object", checked_barrier);
     printf("finding 10: GCPoisonFreed\n");
     expect_fault("stale pointer to a dead object", stale_dead);
     expect_fault("stale pointer to a moved object", stale_moved);
