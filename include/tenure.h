@@ -85,12 +85,13 @@ TENURE_API const char *tenure_strerror(tenure_result result);
     X(GCLOHCompact, uint32_t, 0, "1: compact the large object heap in every full GC (else only on request)") \
     X(GCMarkStackSize, uint64_t, 1u << 16, "mark stack capacity in entries (overflow is handled)")  \
     X(GCRetainRegions, uint32_t, 2, "GCs a free region stays committed before it is decommitted")   \
-    X(HeapVerify, uint32_t, 0, "1: verify the whole heap before and after every GC")                \
+    X(HeapVerify, uint32_t, 0, "1: verify the whole heap before and after every GC (a problem goes to the error hook, or without one to stderr, and then aborts)") \
     X(GCStress, uint32_t, 0, "N > 0: a GC every N allocations")                                     \
     X(GCStressGeneration, int32_t, -1, "generation of the GCs that GCStress forces (-1: the collector chooses)") \
     X(GCFinalizeMode, uint32_t, 0, "0: finalizers run on the instance's finalizer thread; 1: only in tenure_run_pending_finalizers; 2: on the allocating thread, at allocation slow paths and after tenure_collect") \
     X(GCFinalizeOnShutdown, uint32_t, 1, "1: tenure_destroy runs pending finalizers; 0: it discards them") \
-    X(GCFaultCommit, uint64_t, 0, "fault injection: N > 0 makes the Nth request to commit memory (and every Nth after it) fail")
+    X(GCFaultCommit, uint64_t, 0, "fault injection: N > 0 makes the Nth request to commit memory (and every Nth after it) fail") \
+    X(GCPoisonFreed, uint32_t, 0, "debug: 1: after every GC, fill the space objects moved out of and dead objects' space with 0xcc and make regions left empty inaccessible (PROT_NONE), so that a stale pointer crashes at its first use")
 
 typedef struct tenure_config {
 #define TENURE__OPTION_FIELD(name, ctype, def, desc) ctype name;
@@ -673,7 +674,9 @@ typedef int (*tenure_heap_visit_fn)(void *obj, const tenure_type *type, size_t s
 TENURE_API tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context);
 
 /* Verify the heap now (what HeapVerify does around every GC). Returns TENURE_HEAP_CORRUPT and
- * reports each problem through the hook. */
+ * reports each problem (the address, the holder's type and field or element, the GC) through
+ * the hook, or on stderr when no hook is set. Around a GC (HeapVerify), a problem found with
+ * no hook set aborts the process; with a hook, the hook decides. */
 TENURE_API tenure_result tenure_verify_heap(tenure_runtime *rt);
 
 #ifdef __cplusplus

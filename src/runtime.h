@@ -525,6 +525,15 @@ char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r);
 bool tn_is_object(tenure_runtime *rt, const void *obj);
 /* Make [p, p+size) a free object (size >= 8). */
 void tn_make_free(tenure_runtime *rt, void *p, size_t size);
+/* GCPoisonFreed (a no-op when it is off): fill [p, p+size), space no object occupies any
+ * more, with TN_POISON_BYTE / the same for the free object [p, p+size) past its header and
+ * size words (the heap stays walkable). A word of poison is neither a type (a header read
+ * through a stale pointer fails every check) nor a canonical address (a reference read from
+ * it faults at its first use). Regions left empty are decommitted at once (PROT_NONE). */
+#define TN_POISON_BYTE 0xcc
+#define TN_POISON_WORD ((uintptr_t)0xccccccccccccccccull)
+void tn_heap_poison(tenure_runtime *rt, void *p, size_t size);
+void tn_heap_poison_free(tenure_runtime *rt, void *p, size_t size);
 
 /* ---- heap/alloc.c ---- */
 void tn_free_list_clear(tn_free_list *fl);
@@ -649,6 +658,9 @@ void tn_gc_rebuild_region(tenure_runtime *rt, tn_region *r, bool set_cards);
 void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_cards);
 /* The object that covers address p in a gen1+/LOH/POH region (via the crossing table). */
 char *tn_gc_find_object_start(tenure_runtime *rt, tn_region *r, char *p);
+/* HeapVerify around a GC (when: "before a GC" or "after a GC"): the number of problems,
+ * each reported through the error hook; without a hook they go to stderr and the process
+ * aborts. */
 size_t tn_gc_verify(tenure_runtime *rt, const char *when);
 /* GCGlobalHeapHistory_V4, GCPerHeapHistory_V3 / GCHeapStats_V2 of the GC just done (history.c) */
 void tn_gc_emit_history(tenure_runtime *rt);

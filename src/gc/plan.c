@@ -329,11 +329,15 @@ static void move_region(tenure_runtime *rt, tn_region *r) {
     }
 }
 
-static void finish_compacted(gen_plan *gp) {
+/* Every plug has moved: the space above each region's new end held objects that moved out
+ * (or died). A region left empty is released, and decommitted, later (GCPoisonFreed). */
+static void finish_compacted(tenure_runtime *rt, gen_plan *gp) {
     for (size_t i = 0; i < gp->nd; i++) {
         tn_region *r = gp->dests[i];
         if (r->zero_from < r->used)
             r->zero_from = r->used;
+        if (r->plan_used > r->start && r->plan_used < r->used)
+            tn_heap_poison(rt, r->plan_used, (size_t)(r->used - r->plan_used));
         r->used = r->plan_used;
         if (r->zero_from < r->used)
             r->zero_from = r->used;
@@ -350,6 +354,7 @@ static void sweep_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
         char *s = bit_addr(rt, b);
         if (s > p) {
             tn_make_free(rt, p, (size_t)(s - p));
+            tn_heap_poison_free(rt, p, (size_t)(s - p));
             if (fl)
                 tn_free_list_add(rt, fl, p, (size_t)(s - p));
             free_bytes += (size_t)(s - p);
@@ -360,12 +365,15 @@ static void sweep_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
     }
     if (fl && last_live_end < r->end) { /* large heaps keep the tail on the free list */
         tn_make_free(rt, last_live_end, (size_t)(r->end - last_live_end));
+        tn_heap_poison_free(rt, last_live_end, (size_t)(r->used - last_live_end));
         tn_free_list_add(rt, fl, last_live_end, (size_t)(r->end - last_live_end));
         free_bytes += (size_t)(r->end - last_live_end);
         last_live_end = r->end;
     }
     if (r->zero_from < r->used)
         r->zero_from = r->used;
+    if (last_live_end > r->start && last_live_end < r->used) /* dead objects at the end */
+        tn_heap_poison(rt, last_live_end, (size_t)(r->used - last_live_end));
     r->used = last_live_end;
     r->free_bytes = free_bytes;
 }
@@ -612,11 +620,12 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
         }
         for (size_t i = 0; i < gp->n; i++)
             move_region(rt, gp->regions[i]);
-        finish_compacted(gp);
+        finish_compacted(rt, gp);
     }
     for (size_t i = 0; i < rt->gaps.count; i++) {
         tn_gap *gap = tn_vec_at(&rt->gaps, i);
         tn_make_free(rt, gap->start, gap->size);
+        tn_heap_poison_free(rt, gap->start, gap->size);
         tn_region_of(rt, gap->start)->free_bytes += gap->size;
     }
     if (plans[TN_LOH].compact)

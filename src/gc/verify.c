@@ -1,22 +1,73 @@
 /* verify.c - the heap verifier (HeapVerify): checks invariants H1-H6 of runtime.h over every
- * region and every root, and reports each problem through the error hook. */
+ * region and every root. Each problem names what holds the bad word (an object with its type
+ * and field or element, or a kind of root), the GC (its index, before or after it) and the
+ * value. With an error hook, the hook gets each report and decides (the program goes on if it
+ * returns); without one, the reports go to stderr and a verification around a GC aborts the
+ * process: corruption is never silent. Its cost is proportional to the memory in use: the
+ * side bitmaps are checked and cleared only up to each region's used end. */
 #include "runtime.h"
+#include <stdio.h>
+#include <stdlib.h>
 
 #define MAX_REPORTS 20
 
 typedef struct verifier {
     tenure_runtime *rt;
     const char *function; /* reported as the failing function */
-    const char *when;
+    char when[48];        /* "before GC 12", "after GC 12", "on request after GC 12" */
     size_t problems;
-    const char *where; /* what is being checked: "object", "root" */
-    const void *holder;
+    const char *where;    /* what holds the slots being checked: "object", a kind of root */
+    const void *holder;   /* the object (or region) holding them, or NULL */
+    const void *previous; /* walking a region: the object before `holder` */
 } verifier;
 
-static void problem(verifier *v, const char *what, const void *at, const void *value) {
-    if (v->problems++ < MAX_REPORTS)
-        tn_api_fail(v->rt, TENURE_HEAP_CORRUPT, v->function, "%s: %s %p: %s (value %p)", v->when, v->where,
-                    v->holder ? v->holder : at, what, value);
+/* The type's name if t is a type of this instance, else "?". */
+static const char *type_name(const tenure_runtime *rt, const void *t) {
+    return tn_type_valid(rt, t) ? ((const tn_type *)t)->name : "?";
+}
+
+/* " of type T, field at offset N" / ", element I (offset N in the element)" for a slot of obj. */
+static void describe_slot(const verifier *v, const char *obj, const void *slot, char *out, size_t cap) {
+    const tn_type *t = tn_obj_type(obj);
+    if (!tn_type_valid(v->rt, t)) {
+        snprintf(out, cap, " (header %p is not a type)", (void *)t);
+        return;
+    }
+    size_t off = (size_t)((const char *)slot - obj);
+    if (!slot || slot == (const void *)obj)
+        snprintf(out, cap, " of type %s", t->name);
+    else if (t->kind == TN_TK_ARRAY && off >= t->size && t->elem_size)
+        snprintf(out, cap, " of type %s, element %zu (offset %zu in the element)", t->name,
+                 (off - t->size) / t->elem_size, (off - t->size) % t->elem_size);
+    else
+        snprintf(out, cap, " of type %s, field at offset %zu", t->name, off);
+}
+
+static void report(verifier *v, const char *message) {
+    tenure_runtime *rt = v->rt;
+    if (rt->error_hook) {
+        tn_api_fail(rt, TENURE_HEAP_CORRUPT, v->function, "%s", message);
+        return;
+    }
+    rt->last_error = TENURE_HEAP_CORRUPT;
+    fprintf(stderr, "tenure: %s: heap corruption: %s\n", v->function, message);
+}
+
+static void problem(verifier *v, const char *what, const void *slot, const void *value) {
+    if (v->problems++ >= MAX_REPORTS)
+        return;
+    char holder[200] = "", before[160] = "", message[512];
+    bool object = v->holder && strcmp(v->where, "object") == 0;
+    if (object)
+        describe_slot(v, v->holder, slot, holder, sizeof holder);
+    else if (slot && v->holder)
+        snprintf(holder, sizeof holder, " (slot %p)", slot);
+    if (object && v->previous)
+        snprintf(before, sizeof before, "; the object before it is %p of type %s", v->previous,
+                 type_name(v->rt, tn_obj_type(v->previous)));
+    snprintf(message, sizeof message, "%s: %s %p%s: %s (value %p)%s", v->when, v->where,
+             v->holder ? v->holder : slot, holder, what, value, before);
+    report(v, message);
 }
 
 static bool is_start(tenure_runtime *rt, const void *p) { return tn_bit_test(rt->mark_bits, tn_bit_index(rt, p)); }
@@ -58,17 +109,18 @@ static void walk_region(verifier *v, tn_region *r, bool record) {
     tenure_runtime *rt = v->rt;
     char *end = tn_region_walk_end(rt, r);
     v->where = "object";
+    v->previous = NULL;
     for (char *o = r->start; o < end;) {
         v->holder = o;
         tn_type *t = tn_obj_type(o);
         if (!tn_type_valid(rt, t)) {
             problem(v, "header is not a type of this instance", o, (void *)t);
-            return;
+            break;
         }
         size_t size = tn_obj_size_t(t, o);
         if (size < 8 || size % 8 || (t->kind != TN_TK_FREE && size < TN_MIN_OBJECT) || size > (size_t)(end - o)) {
             problem(v, "impossible size", o, (void *)size);
-            return;
+            break;
         }
         if (record) {
             tn_bit_set(rt->mark_bits, tn_bit_index(rt, o));
@@ -78,18 +130,34 @@ static void walk_region(verifier *v, tn_region *r, bool record) {
             if (cs < off + size && rt->crossing[cs >> TENURE__CARD_SHIFT] != (cs - off) / 8)
                 problem(v, "crossing table does not name the object covering a card", o, NULL);
         }
+        v->previous = o;
         o += size;
     }
+    v->previous = NULL;
+}
+
+/* The bit range of r that objects occupy: from its start to its used end, in whole bitmap
+ * words (64 bits, 512 bytes). Bits above it are never set outside a GC (a GC clears what it
+ * set up to zero_from), so this is all H4 and the cleanup need: work in proportion to the
+ * memory in use, not to the size of the regions. */
+static void used_bits(const tenure_runtime *rt, const tn_region *r, size_t *from, size_t *to) {
+    char *used = tn_region_walk_end(rt, r);
+    if (used < r->used)
+        used = r->used;
+    char *top = r->start + tn_align_up((size_t)(used - r->start), 64 * 8);
+    *from = tn_bit_index(rt, r->start);
+    *to = tn_bit_index(rt, top < r->end ? top : r->end);
 }
 
 static void check_bits_clear(verifier *v, tn_region *r) {
     tenure_runtime *rt = v->rt;
-    size_t from = tn_bit_index(rt, r->start), to = tn_bit_index(rt, r->end);
+    size_t from, to;
+    used_bits(rt, r, &from, &to);
     if (tn_bit_next(rt->mark_bits, from, to) != to || tn_bit_next(rt->pin_bits, from, to) != to ||
         tn_bit_next(rt->plug_bits, from, to) != to) {
         v->holder = r->start;
         v->where = "region";
-        problem(v, "side bitmaps not clear outside a GC", r->start, NULL);
+        problem(v, "side bitmaps not clear outside a GC", NULL, NULL);
     }
 }
 
@@ -108,35 +176,69 @@ static void check_objects(verifier *v, tn_region *r) {
     }
 }
 
+static void check_frozen_object(tenure_runtime *rt, char *obj, void *ctx) {
+    verifier *v = ctx;
+    v->where = "object"; /* of a frozen segment: its slots are roots (no cards) */
+    v->holder = obj;
+    tn_obj_visit_slots(rt, obj, check_root_slot, v);
+}
+
 #define FOR_EACH_REGION(rt, r)                                                                   \
     for (size_t i_ = 0; i_ < (rt)->units_high; i_++)                                             \
         for (tn_region *r = &(rt)->regions[i_]; r; r = NULL)                                     \
             if (r->state == TN_RS_IN_USE && (rt)->unit_head[i_] == i_)
 
-static size_t verify(tenure_runtime *rt, const char *function, const char *when) {
-    verifier v = {rt, function, when, 0, "object", NULL};
-    FOR_EACH_REGION(rt, r) check_bits_clear(&v, r);
-    if (v.problems)
-        return v.problems; /* the start bitmap below would be wrong */
-    FOR_EACH_REGION(rt, r) walk_region(&v, r, true);
-    FOR_EACH_REGION(rt, r) walk_region(&v, r, false);
-    if (!v.problems) /* objects can only be read once every header is sound */
-        FOR_EACH_REGION(rt, r) check_objects(&v, r);
-    v.where = "root";
-    v.holder = NULL;
-    tn_roots_visit_stack(rt, check_root_slot, &v);
-    tn_roots_visit_handles(rt, 0xffffffffu, check_root_slot, &v);
-    tn_roots_visit_secondaries(rt, check_root_slot, &v);
-    tn_finalize_visit_ready(rt, check_root_slot, &v);
-    tn_finalize_visit_registered(rt, check_root_slot, &v);
-    FOR_EACH_REGION(rt, r) {
-        size_t from = tn_bit_index(rt, r->start), to = tn_bit_index(rt, r->end);
-        tn_bits_clear(rt->mark_bits, from, to);
-    }
-    return v.problems;
+static void check_roots(verifier *v) {
+    tenure_runtime *rt = v->rt;
+    v->holder = NULL;
+    v->where = "root (shadow frame, root area or root scanner) slot";
+    tn_roots_visit_embedder(rt, check_root_slot, v);
+    tn_frozen_visit_objects(rt, check_frozen_object, v);
+    v->holder = NULL;
+    v->where = "handle slot";
+    tn_roots_visit_handles(rt, 0xffffffffu, check_root_slot, v);
+    v->where = "dependent handle's secondary slot";
+    tn_roots_visit_secondaries(rt, check_root_slot, v);
+    v->where = "finalizer queue slot (ready to finalize)";
+    tn_finalize_visit_ready(rt, check_root_slot, v);
+    v->where = "finalizer queue slot (registered)";
+    tn_finalize_visit_registered(rt, check_root_slot, v);
 }
 
-size_t tn_gc_verify(tenure_runtime *rt, const char *when) { return verify(rt, "HeapVerify", when); }
+static size_t verify(tenure_runtime *rt, verifier *v) {
+    FOR_EACH_REGION(rt, r) check_bits_clear(v, r);
+    if (v->problems)
+        return v->problems; /* the start bitmap below would be wrong */
+    FOR_EACH_REGION(rt, r) walk_region(v, r, true);
+    FOR_EACH_REGION(rt, r) walk_region(v, r, false);
+    if (!v->problems) /* objects can only be read once every header is sound */
+        FOR_EACH_REGION(rt, r) check_objects(v, r);
+    check_roots(v);
+    FOR_EACH_REGION(rt, r) {
+        size_t from, to;
+        used_bits(rt, r, &from, &to);
+        tn_bits_clear(rt->mark_bits, from, to);
+    }
+    return v->problems;
+}
+
+size_t tn_gc_verify(tenure_runtime *rt, const char *when) {
+    verifier v = {.rt = rt, .function = "HeapVerify", .where = "object"};
+    /* before a GC, the GC about to run is the next one */
+    bool before = strncmp(when, "before", 6) == 0;
+    snprintf(v.when, sizeof v.when, "%s GC %llu", before ? "before" : "after",
+             (unsigned long long)(rt->stats.gc_count + (before ? 1 : 0)));
+    size_t problems = verify(rt, &v);
+    if (problems && !rt->error_hook) {
+        fprintf(stderr,
+                "tenure: HeapVerify found %zu problem%s %s; aborting (an error hook set with "
+                "tenure_set_error_hook may decide otherwise)\n",
+                problems, problems == 1 ? "" : "s", v.when);
+        fflush(stderr);
+        abort();
+    }
+    return problems;
+}
 
 tenure_result tenure_verify_heap(tenure_runtime *rt) {
     if (tn_cb_refused(rt, TN_OP_WALK, "tenure_verify_heap"))
@@ -148,13 +250,15 @@ tenure_result tenure_verify_heap(tenure_runtime *rt) {
         return tn_api_fail(rt, TENURE_STATE, "tenure_verify_heap", "called during a collection");
     tn_world_stop(rt);
     tn_alloc_end_contexts(rt); /* the heap is walkable */
-    size_t problems = verify(rt, "tenure_verify_heap", "on request");
+    verifier v = {.rt = rt, .function = "tenure_verify_heap", .where = "object"};
+    snprintf(v.when, sizeof v.when, "on request after GC %llu", (unsigned long long)rt->stats.gc_count);
+    size_t problems = verify(rt, &v);
     tn_world_restart(rt);
     return problems ? TENURE_HEAP_CORRUPT : TENURE_OK;
 }
 
 /* Checked with the instance lock held: the slot must lie inside obj, obj must be an object
- * and value NULL, an object, or outside the heap. */
+ * and value NULL or an object (of the heap or a frozen segment). */
 static bool barrier_arguments_valid(tenure_runtime *rt, void *obj, void *slot, void *value) {
     static const char fn[] = "tenure_write_ref";
     if (!tn_is_object(rt, obj)) {
@@ -165,7 +269,7 @@ static bool barrier_arguments_valid(tenure_runtime *rt, void *obj, void *slot, v
         tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "slot %p is not inside object %p", slot, obj);
         return false;
     }
-    if (value && tn_in_range(rt, value) && !tn_is_object(rt, value)) {
+    if (value && !tn_is_object(rt, value)) { /* outside the heap only frozen objects (H3) */
         tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "stored value %p is not an object of this instance", value);
         return false;
     }

@@ -86,6 +86,10 @@ void tn_region_list_remove(tenure_runtime *rt, tn_region *r) {
 
 /* Find `units` consecutive units not in use, preferring committed ones for single units. */
 static size_t find_units(tenure_runtime *rt, uint32_t units) {
+    /* GCPoisonFreed: fresh address space first, so that a region given back stays
+     * inaccessible (and a stale pointer into it faults) for as long as the range allows */
+    if (rt->config.GCPoisonFreed && (size_t)rt->units_high + units <= rt->max_units)
+        return rt->units_high;
     if (units == 1) {
         for (size_t i = 0; i < rt->units_high; i++)
             if (rt->regions[i].state == TN_RS_FREE)
@@ -175,6 +179,17 @@ void tn_region_set_gen(tenure_runtime *rt, tn_region *r, int gen) {
     tn_region_list_add(rt, r);
 }
 
+/* A free unit goes back to the OS: PROT_NONE until a region takes it again (commit_units). */
+static void decommit_unit(tenure_runtime *rt, tn_region *u) {
+    tn_os_decommit(u->start, rt->unit_size);
+    tn_os_discard(rt->crossing + (((uintptr_t)u->start - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT),
+                  (rt->unit_size >> TENURE__CARD_SHIFT) * sizeof(uint32_t));
+    u->state = TN_RS_UNUSED;
+    u->committed = false;
+    u->zero_from = u->start;
+    rt->committed -= rt->unit_size;
+}
+
 /* The region leaves its generation list; its units become free (still committed). */
 void tn_region_release(tenure_runtime *rt, tn_region *r) {
     tn_region_list_remove(rt, r);
@@ -194,6 +209,8 @@ void tn_region_release(tenure_runtime *rt, tn_region *r) {
         u->next = NULL;
         rt->unit_head[i] = (uint32_t)i;
         rt->unit_gen[i] = 0;
+        if (rt->config.GCPoisonFreed)
+            decommit_unit(rt, u); /* a stale pointer into it faults at its first use */
     }
 }
 
@@ -204,14 +221,18 @@ void tn_regions_trim(tenure_runtime *rt, bool all) {
             continue;
         if (!all && rt->stats.gc_count - u->freed_at_gc < rt->config.GCRetainRegions)
             continue;
-        tn_os_decommit(u->start, rt->unit_size);
-        tn_os_discard(rt->crossing + (((uintptr_t)u->start - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT),
-                      (rt->unit_size >> TENURE__CARD_SHIFT) * sizeof(uint32_t));
-        u->state = TN_RS_UNUSED;
-        u->committed = false;
-        u->zero_from = u->start;
-        rt->committed -= rt->unit_size;
+        decommit_unit(rt, u);
     }
+}
+
+void tn_heap_poison(tenure_runtime *rt, void *p, size_t size) {
+    if (rt->config.GCPoisonFreed && size)
+        memset(p, TN_POISON_BYTE, size);
+}
+
+void tn_heap_poison_free(tenure_runtime *rt, void *p, size_t size) {
+    if (size > 2 * sizeof(uintptr_t))
+        tn_heap_poison(rt, (char *)p + 2 * sizeof(uintptr_t), size - 2 * sizeof(uintptr_t));
 }
 
 void tn_make_free(tenure_runtime *rt, void *p, size_t size) {

@@ -65,25 +65,53 @@ static size_t *copy_offsets(const size_t *src, size_t n) {
     return d;
 }
 
+#define TN_MAX_OBJECT_SIZE ((size_t)1 << 40)
+#define TN_TYPE_FLAGS (TENURE_TYPE_ARRAY | TENURE_TYPE_REF_ARRAY | TENURE_TYPE_FINALIZABLE | TENURE_TYPE_NO_REFS)
+
+/* Offsets of reference slots in [lo, hi): 8-byte aligned, inside, at most one per slot (the
+ * count is checked before a single offset is read). Duplicates are found after copying. */
 static const char *check_offsets(const size_t *offs, size_t n, size_t lo, size_t hi) {
     if (n && !offs)
         return "reference count without offsets";
+    if (n > hi / sizeof(void *))
+        return "more reference offsets than the object has slots";
     for (size_t i = 0; i < n; i++) {
         if (offs[i] % TN_ALIGN)
             return "reference offset not 8-byte aligned";
-        if (offs[i] < lo || offs[i] + sizeof(void *) > hi)
+        if (offs[i] < lo || hi < sizeof(void *) || offs[i] > hi - sizeof(void *))
             return "reference offset outside the object";
     }
+    return NULL;
+}
+
+/* Flags and fields that contradict each other, whatever the kind. */
+static const char *check_consistent(const tenure_type_desc *d, bool array) {
+    if (d->flags & ~(uint32_t)TN_TYPE_FLAGS)
+        return "unknown flags";
+    if (d->trace && (d->ref_count || d->elem_ref_count))
+        return "both a trace callback and reference offsets";
+    if (d->trace && (d->flags & TENURE_TYPE_REF_ARRAY))
+        return "both a trace callback and TENURE_TYPE_REF_ARRAY";
+    if ((d->flags & TENURE_TYPE_NO_REFS) &&
+        (d->trace || d->ref_count || d->elem_ref_count || (d->flags & TENURE_TYPE_REF_ARRAY)))
+        return "TENURE_TYPE_NO_REFS with references (offsets, a trace callback or TENURE_TYPE_REF_ARRAY)";
+    if ((d->flags & TENURE_TYPE_FINALIZABLE) && !d->finalize)
+        return "a finalizable type without a finalize callback";
+    if (array && d->ref_count)
+        return "an array type with ref_offsets (arrays use elem_ref_offsets)";
+    if (!array && d->elem_ref_count)
+        return "elem_ref_offsets on a type that is not an array";
+    if ((d->flags & TENURE_TYPE_REF_ARRAY) && d->elem_ref_count)
+        return "a reference array with elem_ref_offsets (its elements are the references)";
     return NULL;
 }
 
 /* Returns NULL if desc is valid, else why not. Fills kind/size fields of t. */
 static const char *describe(tenure_runtime *rt, const tenure_type_desc *d, tn_type *t) {
     bool array = (d->flags & (TENURE_TYPE_ARRAY | TENURE_TYPE_REF_ARRAY)) || d->elem_size;
-    if (d->trace && (d->ref_count || d->elem_ref_count))
-        return "both a trace callback and reference offsets";
-    if ((d->flags & TENURE_TYPE_FINALIZABLE) && !d->finalize)
-        return "a finalizable type without a finalize callback";
+    const char *why = check_consistent(d, array);
+    if (why)
+        return why;
     if (array) {
         t->kind = TN_TK_ARRAY;
         t->size = sizeof(tenure_array_header);
@@ -98,16 +126,44 @@ static const char *describe(tenure_runtime *rt, const tenure_type_desc *d, tn_ty
         }
         if (t->elem_size == 0)
             return "array type with elem_size 0";
+        if (t->elem_size > TN_MAX_OBJECT_SIZE)
+            return "impossible element size";
         if (d->elem_ref_count && t->elem_size % TN_ALIGN)
             return "elements with references must be a multiple of 8 bytes";
         return check_offsets(d->elem_ref_offsets, d->elem_ref_count, 0, t->elem_size);
     }
-    if (d->size < sizeof(tenure_header) || d->size > ((size_t)1 << 40))
+    if (d->size < sizeof(tenure_header) || d->size > TN_MAX_OBJECT_SIZE)
         return "impossible object size";
     t->kind = TN_TK_FIXED;
     t->size = tn_align_up(d->size < TN_MIN_OBJECT ? TN_MIN_OBJECT : d->size, TN_ALIGN);
     (void)rt;
     return check_offsets(d->ref_offsets, d->ref_count, sizeof(tenure_header), d->size);
+}
+
+static int by_value(const void *a, const void *b) {
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorts the copied offsets; true if one appears twice (its slot would be visited, and
+ * relocated, twice). */
+static bool has_duplicates(size_t *offs, size_t n) {
+    if (n < 2)
+        return false;
+    qsort(offs, n, sizeof *offs, by_value);
+    for (size_t i = 1; i < n; i++)
+        if (offs[i] == offs[i - 1])
+            return true;
+    return false;
+}
+
+/* Take back the type just added (the last one). */
+static void drop_last_type(tenure_runtime *rt, tn_type *t) {
+    free(t->name);
+    free(t->ref_offsets);
+    free(t->elem_ref_offsets);
+    memset(t, 0, sizeof *t);
+    rt->type_count--;
 }
 
 const tenure_type *tenure_type_register(tenure_runtime *rt, const tenure_type_desc *desc) {
@@ -152,8 +208,14 @@ const tenure_type *tenure_type_register(tenure_runtime *rt, const tenure_type_de
         t->elem_ref_offsets = copy_offsets(desc->elem_ref_offsets, desc->elem_ref_count);
     }
     if (!t->name || (t->ref_count && !t->ref_offsets) || (t->elem_ref_count && !t->elem_ref_offsets)) {
-        rt->type_count--;
+        drop_last_type(rt, t);
         tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory copying the descriptor");
+        return NULL;
+    }
+    if (has_duplicates(t->ref_offsets, t->ref_count) || has_duplicates(t->elem_ref_offsets, t->elem_ref_count)) {
+        drop_last_type(rt, t);
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "type %s: the same reference offset twice",
+                    desc->name ? desc->name : "?");
         return NULL;
     }
     bool small = t->size < rt->config.GCLOHThreshold;

@@ -13,13 +13,23 @@ static bool overlaps(const tenure_runtime *rt, const char *a, const char *b) {
     return false;
 }
 
+/* An object's size computed without overflow (a length near SIZE_MAX wraps the plain sum);
+ * 0 if no object can be that large. */
+static size_t checked_size(const tn_type *t, const char *o) {
+    if (t->kind != TN_TK_ARRAY)
+        return t->size;
+    return tn_array_size(t, ((const tenure_array_header *)o)->length);
+}
+
 /* Walk the proposed segment: every object must have a type of rt and fit. */
 static const char *check_objects(const tenure_runtime *rt, char *start, char *end, uint64_t *starts) {
     for (char *o = start; o < end;) {
+        if ((size_t)(end - o) < TN_MIN_OBJECT)
+            return "an object does not fit in the segment";
         const tn_type *t = tn_obj_type(o);
         if (!tn_type_valid(rt, t) || t->kind == TN_TK_FREE)
             return "an object's header is not a type of this instance";
-        size_t size = tn_obj_size_t(t, o);
+        size_t size = checked_size(t, o);
         if (size < TN_MIN_OBJECT || size > (size_t)(end - o))
             return "an object does not fit in the segment";
         size_t bit = (size_t)(o - start) / 8;
@@ -27,6 +37,38 @@ static const char *check_objects(const tenure_runtime *rt, char *start, char *en
         o += size;
     }
     return NULL;
+}
+
+/* The references of the segment's objects must be what a GC can follow (H3): NULL, an object
+ * of the heap, or an object of a frozen segment (this one included). */
+typedef struct ref_check {
+    tenure_runtime *rt;
+    const char *start, *end;
+    const uint64_t *starts;
+    const void *bad;
+} ref_check;
+
+static void check_ref(void **slot, void *c) {
+    ref_check *rc = c;
+    const char *v = *slot;
+    if (!v || rc->bad)
+        return;
+    bool ok;
+    if (v >= rc->start && v < rc->end) {
+        size_t bit = (size_t)(v - rc->start) / 8;
+        ok = ((uintptr_t)v & 7) == 0 && ((rc->starts[bit >> 6] >> (bit & 63)) & 1);
+    } else {
+        ok = tn_is_object(rc->rt, v);
+    }
+    if (!ok)
+        rc->bad = slot;
+}
+
+static const void *check_references(tenure_runtime *rt, char *start, char *end, const uint64_t *starts) {
+    ref_check rc = {rt, start, end, starts, NULL};
+    for (char *o = start; o < end && !rc.bad; o += tn_obj_size(o))
+        tn_obj_visit_slots(rt, o, check_ref, &rc);
+    return rc.bad;
 }
 
 size_t tenure_frozen_object_init(tenure_runtime *rt, void *at, const tenure_type *type, size_t length) {
@@ -40,6 +82,10 @@ size_t tenure_frozen_object_init(tenure_runtime *rt, void *at, const tenure_type
     }
     if (!at || ((uintptr_t)at & 7)) {
         tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "%p is not 8-byte aligned", at);
+        return 0;
+    }
+    if (tn_in_range(rt, at)) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "%p lies in the heap", at);
         return 0;
     }
     size_t size = t->kind == TN_TK_ARRAY ? tn_array_size(t, length) : t->size;
@@ -61,9 +107,11 @@ tenure_result tenure_register_frozen_segment(tenure_runtime *rt, void *start, si
     TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
-    char *a = start, *b = (char *)start + size;
-    if (!start || ((uintptr_t)start & 7) || (size & 7) || size == 0 || b < a)
+    if (!start || ((uintptr_t)start & 7) || (size & 7) || size == 0)
         return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "segment %p+%zu is not 8-byte aligned or empty", start, size);
+    if (size > UINTPTR_MAX - (uintptr_t)start)
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "segment %p+%zu wraps around the address space", start, size);
+    char *a = start, *b = (char *)start + size;
     if (rt->in_gc)
         return tn_api_fail(rt, TENURE_STATE, fn, "called during a collection");
     if (overlaps(rt, a, b))
@@ -81,6 +129,14 @@ tenure_result tenure_register_frozen_segment(tenure_runtime *rt, void *start, si
     if (why) {
         free(starts);
         return tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "segment %p+%zu: %s", start, size, why);
+    }
+    const void *bad = check_references(rt, a, b, starts);
+    if (bad) {
+        const void *value = *(void *const *)bad;
+        free(starts);
+        return tn_api_fail(rt, TENURE_INVALID_OBJECT, fn,
+                           "segment %p+%zu: the reference at %p (%p) is not NULL or an object of this instance",
+                           start, size, bad, value);
     }
     rt->frozen[rt->frozen_count++] = (struct tn_frozen){a, b, starts};
     TN_EMIT(rt, GCCreateSegment_V1, .Address = (uint64_t)(uintptr_t)a, .Size = size, .Type = TN_SEGMENT_FROZEN);

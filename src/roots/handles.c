@@ -31,8 +31,8 @@ static void slab_set_put(tn_slab_set *set, uintptr_t a) {
 
 static bool slab_set_has(const tenure_runtime *rt, uintptr_t a) {
     const tn_slab_set *set = __atomic_load_n(&rt->slab_set, __ATOMIC_ACQUIRE);
-    if (!set)
-        return false;
+    if (!set || a == 0)
+        return false; /* 0 is the empty marker: a pointer below the slab size is no handle */
     for (size_t i = slab_hash(a, set->cap);; i = (i + 1) & (set->cap - 1)) {
         uintptr_t e = __atomic_load_n(&set->addr[i], __ATOMIC_ACQUIRE);
         if (e == a)
@@ -117,6 +117,8 @@ static bool owns_slot(const tenure_runtime *rt, const tn_handle_slot *h) {
 
 static tn_handle_slot *live_slot(tenure_runtime *rt, const tenure_handle *handle, const char *fn) {
     tn_handle_slot *h = (tn_handle_slot *)handle;
+    if (!rt || rt->magic != TN_RUNTIME_MAGIC)
+        return NULL; /* no instance to report to */
 #ifdef TENURE_CHECKED
     if (!h || !owns_slot(rt, h) || h->magic != TN_HANDLE_MAGIC || h->kind == TN_HANDLE_FREE) {
         tn_api_fail(rt, TENURE_INVALID_HANDLE, fn, "%p is not a live handle of this instance", (const void *)handle);
@@ -197,6 +199,8 @@ tenure_result tenure_handle_set(tenure_runtime *rt, tenure_handle *handle, void 
     if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
         return TENURE_STATE;
     TN_LOCKED_HOLDING(rt, obj, NULL);
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
     tn_handle_slot *h = live_slot(rt, handle, fn);
     if (!h)
         return TENURE_INVALID_HANDLE;
@@ -211,6 +215,8 @@ tenure_result tenure_handle_free(tenure_runtime *rt, tenure_handle *handle) {
     if (tn_cb_refused(rt, TN_OP_CHANGE, "tenure_handle_free"))
         return TENURE_STATE;
     TN_LOCKED(rt);
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
     tn_handle_slot *h = live_slot(rt, handle, "tenure_handle_free");
     if (!h)
         return TENURE_INVALID_HANDLE;
@@ -321,6 +327,8 @@ tenure_result tenure_handle_set_secondary(tenure_runtime *rt, tenure_handle *han
     if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
         return TENURE_STATE;
     TN_LOCKED_HOLDING(rt, secondary, NULL);
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
     tn_handle_slot *h = live_slot(rt, handle, fn);
     if (!h)
         return TENURE_INVALID_HANDLE;
@@ -337,6 +345,8 @@ tenure_result tenure_handle_set_variable_kind(tenure_runtime *rt, tenure_handle 
     if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
         return TENURE_STATE;
     TN_LOCKED(rt);
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
     tn_handle_slot *h = live_slot(rt, handle, fn);
     if (!h)
         return TENURE_INVALID_HANDLE;
