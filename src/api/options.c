@@ -180,6 +180,19 @@ static tenure_result refuse(const checker *k, const char *name, const char *valu
         return refuse(k, name, text_, rule);                                                    \
     } while (0)
 
+/* The options that are switches: anything but 0 or 1 is a typo, not "on". */
+static tenure_result check_switches(const tenure_config *c, const checker *k) {
+    const struct { const char *name; uint32_t value; } switches[] = {
+        {"GCConservativeStack", c->GCConservativeStack}, {"GCLOHCompact", c->GCLOHCompact},
+        {"HeapVerify", c->HeapVerify}, {"GCFinalizeOnShutdown", c->GCFinalizeOnShutdown},
+        {"GCPoisonFreed", c->GCPoisonFreed},
+    };
+    for (size_t i = 0; i < sizeof switches / sizeof switches[0]; i++)
+        if (switches[i].value > 1)
+            REFUSE_U(k, switches[i].name, switches[i].value, "must be 0 or 1");
+    return TENURE_OK;
+}
+
 static tenure_result check(const tenure_config *c, const checker *k) {
     uint64_t rs = c->GCRegionSize;
     if (rs < (256u << 10) || (rs & (rs - 1)) || rs > ((uint64_t)1 << 30))
@@ -208,7 +221,7 @@ static tenure_result check(const tenure_config *c, const checker *k) {
                  "must be at most GCRegionSize (a smaller object must fit in one region)");
     if (c->GCFinalizeMode > 2)
         REFUSE_U(k, "GCFinalizeMode", c->GCFinalizeMode, "must be 0, 1 or 2");
-    return TENURE_OK;
+    return check_switches(c, k);
 }
 
 tenure_result tn_config_check(const tenure_config *c, bool from_env, char *why, size_t len) {

@@ -133,6 +133,13 @@ static void test_config(void) {
     tenure_config_init(&c);
     c.GCMarkStackSize = (uint64_t)1 << 62;
     expect_refused(&c, (const char *const[]){"GCMarkStackSize=4611686018427387904", NULL});
+    /* a switch set to anything but 0 or 1 is a typo, not "on" */
+    tenure_config_init(&c);
+    c.HeapVerify = 2;
+    expect_refused(&c, (const char *const[]){"HeapVerify=2", "0 or 1", NULL});
+    tenure_config_init(&c);
+    c.GCPoisonFreed = 7;
+    expect_refused(&c, (const char *const[]){"GCPoisonFreed=7", "0 or 1", NULL});
     /* a short buffer is truncated, never overrun */
     tenure_config_init(&c);
     c.GCCompactMode = 3;
@@ -166,6 +173,7 @@ static void expect_env_refused(const char *var, const char *value, const char *p
 static void test_env(void) {
     expect_env_refused("TENURE_GCCompactMode", "3", "0, 1 or 2");
     expect_env_refused("TENURE_GCRegionSize", "1000", "power of two");
+    expect_env_refused("TENURE_GCConservativeStack", "2", "0 or 1");
     expect_env_refused("TENURE_GCgen0size", "8x", "not a valid uint64_t");
     expect_env_refused("TENURE_GCStressGeneration", "abc", "not a valid int32_t");
     expect_env_refused("TENURE_GCFinalizeMode", "4294967296", "not a valid uint32_t");
