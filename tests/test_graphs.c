@@ -883,6 +883,16 @@ static void run_mode(int mode) {
         if (round % 25 == 0) TT_CHECK_RESULT(tenure_verify_heap(rt), TENURE_OK);
     }
 
+    if (mode == 1 && w->moved == 0) {
+        /* the random rounds made no hole below a list node (a seed with few list mutations, a
+         * short stress run): make some, then a full compacting GC must slide nodes down */
+        record_list_addresses(w);
+        for (int k = 0; k < 8; k++) mutate_list(w);
+        tt_collect(rt, -1, TENURE_COLLECT_COMPACT);
+        w->induced++;
+        w->moved += count_list_moves(w);
+        check_all(w);
+    }
     tenure_stats s = tt_stats(rt);
     printf("  mode %d: %zu rounds, %" PRIu64 " GCs (%" PRIu64 " induced, %" PRIu64
            " compacting, %" PRIu64 " sweeping), %" PRIu64 " list-node moves, live %" PRIu64
