@@ -114,7 +114,8 @@ TENURE_API tenure_session *tenure_session_start_listener(tenure_runtime *rt, uin
  * owned by the effective user, not writable by group or others, and empty; its files are
  * created 0600 without following links (a trace holds heap addresses). Whatever the umask,
  * nothing comes out writable by others. Each thread that emits takes one of at most 64 stream
- * files (and a 1 MiB buffer) and gives it back when it exits. NULL on failure, with the path,
+ * files (and a 1 MiB buffer) and gives it back when it exits; threads beyond those share one
+ * more stream under a lock (nothing is lost). NULL on failure, with the path,
  * the call and the reason reported to the error hook, or on stderr without one. */
 TENURE_API tenure_session *tenure_session_start_ctf(tenure_runtime *rt, uint64_t keywords, int level,
                                                     const char *dir);

@@ -7,9 +7,12 @@
  * completed and the stream goes on the sink's free list, where the next thread that emits
  * takes it and goes on appending packets to the same file (the packet context's tid says whose
  * packets they are; packet_seq_num and events_discarded go on counting). A sink holds at most
- * MAX_STREAMS streams: descriptors and ring memory are bounded by the threads that emit at the
- * same time, not by the threads that ever did; a thread that finds none free loses its events
- * and counts them (tenure_session_discarded). Files are named stream_<n>.
+ * MAX_STREAMS streams of its own: descriptors and ring memory are bounded by the threads that
+ * emit at the same time, not by the threads that ever did. A thread that finds none free writes
+ * into the sink's one shared stream under a lock (slower, but nothing is lost: a GC run by the
+ * 65th thread is still in the trace); each packet there is one thread's (a thread change
+ * completes the open packet, so the packet context's tid stays true). Files are named
+ * stream_<n>.
  *
  * A writer thread per session writes completed packets out (one consumer at a time). The
  * emitting thread never waits for the writer: when its ring is full it writes the ring out
@@ -99,9 +102,11 @@ struct tn_ctf {
     int dirfd;
     uint8_t uuid[16];
     pthread_mutex_t lock; /* guards taking streams and the free list */
-    stream *streams[MAX_STREAMS];
+    stream *streams[MAX_STREAMS + 1]; /* the threads' and the shared one */
     atomic_size_t nstreams; /* streams[0..nstreams) are set (stored after them) */
     stream *free_streams;
+    pthread_mutex_t shared_lock; /* the one producer of `shared` at a time */
+    stream *shared;              /* for threads beyond MAX_STREAMS (created when first needed) */
     pthread_t writer;
     pthread_mutex_t drain_lock; /* one consumer at a time: the writer or a GC-end flush */
     pthread_mutex_t wlock;
@@ -482,13 +487,12 @@ static bool ring_full(stream *s) {
                atomic_load_explicit(&s->tail, memory_order_acquire) >= RING;
 }
 
-void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size_t size) {
-    stream *s = my_stream(c);
+/* Append one event to s (whose producer the caller is). */
+static void append(tn_ctf *c, stream *s, uint64_t ts, uint16_t id, const void *payload, size_t size) {
     size_t need = EVENT_HEADER + size;
-    if (!s || need > PKT_CAP - HEADER_SIZE - CONTEXT_SIZE) {
+    if (need > PKT_CAP - HEADER_SIZE - CONTEXT_SIZE) {
         atomic_fetch_add(&c->discarded, 1);
-        if (s)
-            s->discarded++;
+        s->discarded++;
         return;
     }
     packet *p = s->open ? &s->ring[atomic_load_explicit(&s->head, memory_order_relaxed) % RING] : NULL;
@@ -518,13 +522,54 @@ void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size
     p->ts_end = ts;
 }
 
-void tn_ctf_flush(tn_ctf *c) {
-    stream *s = held_stream(c);
-    /* in a burst of GCs the writer may lag: keep filling the open packet rather than use up
-     * the ring with tiny packets and then drop events */
+/* No stream of its own was free: the sink's shared stream, one thread at a time, each packet
+ * one thread's. */
+static void append_shared(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size_t size) {
+    pthread_mutex_lock(&c->shared_lock);
+    stream *s = c->shared;
+    if (!s) {
+        pthread_mutex_lock(&c->lock);
+        s = c->shared = new_stream(c);
+        pthread_mutex_unlock(&c->lock);
+    }
+    if (s) {
+        uint64_t tid = tn_trace_tid();
+        if (s->tid != tid && s->open)
+            complete_packet(s);
+        s->tid = tid;
+        append(c, s, ts, id, payload, size);
+    } else {
+        atomic_fetch_add(&c->discarded, 1);
+    }
+    pthread_mutex_unlock(&c->shared_lock);
+}
+
+void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size_t size) {
+    stream *s = my_stream(c);
+    if (s)
+        append(c, s, ts, id, payload, size);
+    else
+        append_shared(c, ts, id, payload, size);
+}
+
+/* Complete s's open packet unless the ring is nearly full (in a burst of GCs the writer may
+ * lag: keep filling the open packet rather than use up the ring with tiny packets and then
+ * drop events). */
+static void complete_for_flush(stream *s) {
     if (s && s->open && atomic_load_explicit(&s->head, memory_order_relaxed) -
                                 atomic_load_explicit(&s->tail, memory_order_acquire) < RING - FLUSH_RESERVE)
         complete_packet(s);
+}
+
+void tn_ctf_flush(tn_ctf *c) {
+    stream *s = held_stream(c);
+    if (s) {
+        complete_for_flush(s);
+    } else { /* the GC ran on a thread that writes into the shared stream */
+        pthread_mutex_lock(&c->shared_lock);
+        complete_for_flush(c->shared);
+        pthread_mutex_unlock(&c->shared_lock);
+    }
     /* write what is complete now (waiting, at most, for the writer's write in progress): a
      * process killed after this GC leaves a trace that holds it */
     pthread_mutex_lock(&c->drain_lock);
@@ -646,6 +691,7 @@ static void free_sink(tn_ctf *c) {
     if (c->dirfd >= 0)
         close(c->dirfd);
     pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&c->shared_lock);
     pthread_mutex_destroy(&c->drain_lock);
     pthread_mutex_destroy(&c->wlock);
     pthread_cond_destroy(&c->wake);
@@ -658,6 +704,7 @@ tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen) {
         return why(err, errlen, "out of memory"), NULL;
     c->dirfd = -1;
     pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->shared_lock, NULL);
     pthread_mutex_init(&c->drain_lock, NULL);
     pthread_mutex_init(&c->wlock, NULL);
     pthread_cond_init(&c->wake, NULL);

@@ -73,8 +73,6 @@ def run_mode(a, tmp, env, failures):
         check = ["/usr/bin/python3", os.path.join(HERE, "trace_check.py"), "--quiet"]
         if a.mode in ("loss", "enospc"):
             check.append("--allow-truncated")
-        if a.mode == "threads":
-            check.append("--allow-gaps")  # the crowd beyond 64 streams drops (and counts) events
         c = subprocess.run(check + [trace], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
         if c.returncode != 0:
             failures.append("trace_check.py: exit %d\n%s" % (c.returncode, c.stdout.decode("utf-8", "replace")[-3000:]))
