@@ -215,12 +215,25 @@ static bool walk_record(const tenure_event *ev, const tenure_event_field *f, siz
     return *off <= ev->size;
 }
 
-/* Skip `count` records of field f from *off. */
+/* The size of one record of f, or 0 if it has a string or an array (a size of its own). */
+static size_t record_size(const tenure_event_field *f) {
+    size_t size = 0;
+    for (size_t k = 0; k < f->record_field_count; k++) {
+        size_t width = fixed_width(record_field_type(f, k));
+        if (!width)
+            return 0;
+        size += width;
+    }
+    return size;
+}
+
+/* Skip `count` records of field f from *off (in one step when records have one size). */
 static bool skip_records(const tenure_event *ev, const tenure_event_field *f, size_t *off, uint64_t count) {
-    if (!f->record_field_types) {
-        if (count > (ev->size - *off) / 8 / (f->record_field_count ? f->record_field_count : 1))
+    size_t size = record_size(f);
+    if (size || !f->record_field_count) {
+        if (size && count > (ev->size - *off) / size)
             return false;
-        *off += (size_t)count * f->record_field_count * 8;
+        *off += (size_t)count * size;
         return true;
     }
     for (uint64_t i = 0; i < count; i++)
