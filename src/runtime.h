@@ -370,9 +370,10 @@ void tn_fork_unregister(tenure_runtime *rt);
  *   profiler object_allocated,    (handles, roots added, types, frozen segments, sessions or
  *   handle_*, shutdown,           profilers started, identity hashes, finalization, threads),
  *   heap-walk visitor             detach, destroy
- *   root scanner, type trace,     the same, and walk or verify the heap
- *   refcount, GC callback,
+ *   root scanner, type trace,     the same, and walk or verify the heap (the first three also
+ *   refcount, GC callback,        tenure_object_references: TN_OP_READ_REFS)
  *   profiler GC callbacks
+ *   tenure_object_references fn   as a heap-walk visitor
  *
  * Queries (object type/size/generation, stats, handles read, generation bounds, errors) and
  * removals (tenure_root_area_remove, tenure_root_scanner_remove, tenure_profiler_detach,
