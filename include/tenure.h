@@ -205,8 +205,11 @@ TENURE_API void tenure_clear_error(tenure_runtime *rt);
  *   callbacks (gc_started ..
  *   gc_finished), anything above
  *   while it runs inside a GC
+ *   root scanner, type trace,                                    also tenure_object_references (they
+ *   refcount callback                                            may run while objects are half moved)
  *
- * Queries: tenure_object_type/size/generation, tenure_is_object, tenure_handle_get(_secondary),
+ * Queries: tenure_object_type/size/generation, tenure_is_object, tenure_object_references (with
+ * the exception above; its callback may call what a heap-walk visitor may), tenure_handle_get(_secondary),
  * tenure_handle_count, tenure_get_stats, tenure_get_last_gc_info, tenure_generation_bounds,
  * tenure_last_error, tenure_clear_error, tenure_strerror, the event readers, the setters of
  * callbacks (tenure_set_error_hook, tenure_set_gc_callback, tenure_set_refcount_callback).

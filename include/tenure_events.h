@@ -42,8 +42,8 @@ extern "C" {
 #define TENURE_LEVEL_VERBOSE 5
 
 /* Field types on the wire (little endian, packed). Array fields repeat Count times, Count
- * being the event's field named "Count"; record fields are Count records of several ptrs /
- * u64s (see tenure_event_field.record_fields). */
+ * being the event's field named "Count"; record fields are Count records of several fields
+ * (see tenure_event_field.record_fields and record_field_types). */
 typedef enum tenure_field_type {
     TENURE_FIELD_U16,
     TENURE_FIELD_U32,
@@ -52,15 +52,20 @@ typedef enum tenure_field_type {
     TENURE_FIELD_PTR,        /* pointer-sized (8 bytes here) */
     TENURE_FIELD_STRING,     /* NUL-terminated UTF-8 */
     TENURE_FIELD_U32_ARRAY,  /* Count x u32 */
-    TENURE_FIELD_RECORDS     /* Count x record */
+    TENURE_FIELD_RECORDS,    /* Count x record */
+    TENURE_FIELD_U8,         /* in records only */
+    TENURE_FIELD_U64_ARRAY   /* in records only: u64 x the value of the record field before it */
 } tenure_field_type;
 
 typedef struct tenure_event_field {
     const char *name;
     tenure_field_type type;
-    /* TENURE_FIELD_RECORDS: the record's fields (all 8 bytes wide) */
+    /* TENURE_FIELD_RECORDS: the record's fields ... */
     const char *const *record_fields;
     size_t record_field_count;
+    /* ... and their types; NULL: every one is a u64 (8 bytes). Records with a string or a
+     * U64_ARRAY have a size of their own: read them with tenure_event_read_element(_string). */
+    const tenure_field_type *record_field_types;
 } tenure_event_field;
 
 typedef struct tenure_event_desc {
@@ -94,9 +99,13 @@ typedef struct tenure_event {
  * field of that kind or the payload is too short. */
 TENURE_API tenure_result tenure_event_read_u64(const tenure_event *ev, const char *field, uint64_t *out);
 TENURE_API tenure_result tenure_event_read_string(const tenure_event *ev, const char *field, const char **out);
-/* Element i of an array field, or field `record_field` of record i of a records field. */
+/* Element i of an array field, or field `record_field` of record i of a records field (an
+ * integer field widened to 64 bits; a U64_ARRAY field gives its first element). */
 TENURE_API tenure_result tenure_event_read_element(const tenure_event *ev, const char *field, size_t i,
                                                    const char *record_field, uint64_t *out);
+/* A string field of record i of a records field (BulkType's Name), as a pointer into the payload. */
+TENURE_API tenure_result tenure_event_read_element_string(const tenure_event *ev, const char *field, size_t i,
+                                                          const char *record_field, const char **out);
 
 typedef struct tenure_session tenure_session;
 
@@ -129,6 +138,22 @@ TENURE_API uint64_t tenure_session_discarded(const tenure_session *session);
 /* Write out what a CTF session has buffered (whole packets); also done at every GC end and
  * every 100 ms. */
 TENURE_API tenure_result tenure_session_flush(tenure_runtime *rt, tenure_session *session);
+
+/* A heap dump (.NET's GCHeapDump keyword, what PerfView's heap snapshots read): a full
+ * blocking GC (reason Induced) during which every session that wants GCHeapDump events at
+ * level >= 4 receives the heap's graph, objects at their final addresses, between
+ * GCPerHeapHistory_V3 and GCEnd_V1: GCBulkRootEdge (every root: kind, flags, root id, as the
+ * profiler's root_references reports them), GCBulkNode (every object of the heap and of frozen
+ * segments, as tenure_heap_walk visits them: address, size, type id, edge count), GCBulkEdge
+ * (every non-NULL reference of each node, in node order, as tenure_object_references lists
+ * them; ReferencingFieldID is 0, as the .NET runtime writes), BulkType (keyword Type 0x80000:
+ * each type of a node once per dump: id, name, flags 0x8 array / 0x2 finalizable) and
+ * GCBulkRootConditionalWeakTableElementEdge (each dependent handle with a live primary: key =
+ * primary, value = secondary, root id = the handle). Each kind's Index counts its events from
+ * 0 in each dump. GCStart_V2's ClientSequenceNumber is the dump's number (1, 2, ...). Cost:
+ * about one heap walk plus the events (docs/design/profiler.md). Not from a callback that may
+ * not collect. */
+TENURE_API tenure_result tenure_heap_dump(tenure_runtime *rt);
 
 #ifdef __cplusplus
 }

@@ -88,6 +88,33 @@ typedef struct tenure_generation_range {
 /* The heap's ranges, by address. Writes at most `max` and returns how many there are. */
 TENURE_API size_t tenure_generation_bounds(tenure_runtime *rt, tenure_generation_range *out, size_t max);
 
+/* The references an object holds (.NET's ICorProfilerInfo::GetObjectReferences, or
+ * EnumerateObjectReferences): fn is called once for every non-NULL reference slot of obj, in
+ * the order the collector visits them (fields in ref_offsets order, array elements by index, a
+ * traced type's slots in its trace callback's order), with the referent and where it is held.
+ * fn returning nonzero stops the enumeration (the result is still TENURE_OK). A referent may be
+ * a frozen object (outside the heap). Returns TENURE_INVALID_OBJECT if obj is not an object of
+ * rt, TENURE_STATE from a callback that may not read objects (below).
+ *
+ * Where: outside a collection (the instance is locked for the call: nothing moves, but a field
+ * another thread stores to at that moment may be seen before or after the store), from a heap
+ * walk's visitor, and from every profiler callback: in gc_started, moved_references,
+ * surviving_references and finalizeable_object_queued objects are at their addresses before
+ * the GC (nothing has moved yet), in root_references and gc_finished at their final ones; also
+ * from the GC callback, event listeners, the error hook and finalizers. Refused from root
+ * scanners, type trace callbacks and the refcount callback (they run while the heap may be
+ * half moved). fn runs inside the call: it may do what its caller may do. */
+typedef struct tenure_object_reference {
+    void *target;   /* the object referred to (never NULL) */
+    size_t offset;  /* bytes from obj's start to the slot; SIZE_MAX if a trace callback visited
+                       a slot outside the object */
+    size_t element; /* arrays: the element's index; TENURE_NO_ELEMENT for other objects */
+} tenure_object_reference;
+#define TENURE_NO_ELEMENT SIZE_MAX
+typedef int (*tenure_object_reference_fn)(void *obj, const tenure_object_reference *ref, void *context);
+TENURE_API tenure_result tenure_object_references(tenure_runtime *rt, void *obj, tenure_object_reference_fn fn,
+                                                  void *context);
+
 /* Profilers loaded by environment: TENURE_PROFILER=<path of a shared library> makes every
  * tenure_create dlopen it (RTLD_LOCAL, never closed) and call its
  * `int tenure_profiler_main(tenure_runtime *rt)`. The library calls the program's tenure

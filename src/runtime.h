@@ -327,6 +327,9 @@ struct tenure_runtime {
     bool profilers_detached;   /* some profiler waits to be freed */
     unsigned ev_dispatches;    /* listener dispatches (tn_trace_emit) in progress */
     bool sessions_stopped;     /* some session waits to be closed */
+    /* heap dumps (profiler/references.c): the GC running now writes the heap's graph */
+    bool heap_dump_pending;
+    uint64_t heap_dumps;       /* dumps asked for so far (GCStart's ClientSequenceNumber) */
     tenure_stats stats;
 };
 #define TN_RUNTIME_MAGIC 0x7e7e0001u
@@ -367,9 +370,10 @@ void tn_fork_unregister(tenure_runtime *rt);
  *   profiler object_allocated,    (handles, roots added, types, frozen segments, sessions or
  *   handle_*, shutdown,           profilers started, identity hashes, finalization, threads),
  *   heap-walk visitor             detach, destroy
- *   root scanner, type trace,     the same, and walk or verify the heap
- *   refcount, GC callback,
+ *   root scanner, type trace,     the same, and walk or verify the heap (the first three also
+ *   refcount, GC callback,        tenure_object_references: TN_OP_READ_REFS)
  *   profiler GC callbacks
+ *   tenure_object_references fn   as a heap-walk visitor
  *
  * Queries (object type/size/generation, stats, handles read, generation bounds, errors) and
  * removals (tenure_root_area_remove, tenure_root_scanner_remove, tenure_profiler_detach,
@@ -393,6 +397,7 @@ typedef enum tn_cb_kind {
     TN_CB_GC_CALLBACK,
     TN_CB_HEAP_VISITOR,
     TN_CB_FINALIZER,
+    TN_CB_REFERENCE_FN,  /* tenure_object_references' callback */
     TN_CB_KINDS
 } tn_cb_kind;
 
@@ -405,7 +410,8 @@ enum {
                                  started, identity hashes, finalization registration, thread attach */
     TN_OP_WALK = 1u << 4,     /* tenure_heap_walk, tenure_verify_heap */
     TN_OP_DETACH = 1u << 5,   /* tenure_thread_detach */
-    TN_OP_DESTROY = 1u << 6
+    TN_OP_DESTROY = 1u << 6,
+    TN_OP_READ_REFS = 1u << 7 /* tenure_object_references: not while the heap may be half moved */
 };
 
 typedef struct tn_cb_frame {
@@ -714,6 +720,8 @@ void tn_prof_handle(tenure_runtime *rt, tenure_handle *h, void *obj, bool create
 void tn_prof_finalizeable_queued(tenure_runtime *rt, void *obj);
 void tn_prof_shutdown(tenure_runtime *rt);
 void tn_prof_load_from_env(tenure_runtime *rt);
+/* references.c: the heap dump's events, at the end of a GC asked for by tenure_heap_dump */
+void tn_heap_dump_emit(tenure_runtime *rt);
 #define TN_PROF_ON(rt, bit) ((rt)->prof_mask & (bit))
 
 /* GC reasons (events spec) */

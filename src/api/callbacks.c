@@ -23,6 +23,8 @@ __thread tn_cb_frame *tn_cb_top __attribute__((tls_model("initial-exec")));
 
 #define TN_CB_READ_ONLY (TN_OP_ALLOC | TN_OP_COLLECT | TN_OP_WAIT_FIN | TN_OP_CHANGE | TN_OP_DETACH | TN_OP_DESTROY)
 #define TN_CB_GC_TIME (TN_CB_READ_ONLY | TN_OP_WALK)
+/* callbacks that may run while objects are half moved (relocation) read no object's references */
+#define TN_CB_MID_GC (TN_CB_GC_TIME | TN_OP_READ_REFS)
 #define TN_CB_FINALIZING (TN_OP_WAIT_FIN | TN_OP_DETACH | TN_OP_DESTROY)
 
 static const struct tn_cb_rule {
@@ -35,12 +37,13 @@ static const struct tn_cb_rule {
     [TN_CB_PROF_HANDLE] = {"a profiler's handle callback", TN_CB_READ_ONLY},
     [TN_CB_PROF_GC] = {"a profiler's GC callback", TN_CB_GC_TIME},
     [TN_CB_PROF_SHUTDOWN] = {"a profiler's shutdown callback", TN_CB_READ_ONLY},
-    [TN_CB_ROOT_SCANNER] = {"a root scanner", TN_CB_GC_TIME},
-    [TN_CB_TRACE] = {"a type's trace callback", TN_CB_GC_TIME},
-    [TN_CB_REFCOUNT] = {"the refcount callback", TN_CB_GC_TIME},
+    [TN_CB_ROOT_SCANNER] = {"a root scanner", TN_CB_MID_GC},
+    [TN_CB_TRACE] = {"a type's trace callback", TN_CB_MID_GC},
+    [TN_CB_REFCOUNT] = {"the refcount callback", TN_CB_MID_GC},
     [TN_CB_GC_CALLBACK] = {"the GC callback", TN_CB_GC_TIME},
     [TN_CB_HEAP_VISITOR] = {"a heap-walk visitor", TN_CB_READ_ONLY},
     [TN_CB_FINALIZER] = {"a finalizer", TN_CB_FINALIZING},
+    [TN_CB_REFERENCE_FN] = {"a tenure_object_references callback", TN_CB_READ_ONLY},
 };
 
 static const char *op_text(unsigned op) {
@@ -56,6 +59,8 @@ static const char *op_text(unsigned op) {
         return "collect or run finalizers";
     if (op & TN_OP_WALK)
         return "walk or verify the heap while it is collected";
+    if (op & TN_OP_READ_REFS)
+        return "read an object's references while the heap may be half moved";
     return "change the instance (handles, roots, types, sessions, profilers, finalization, threads)";
 }
 

@@ -116,11 +116,13 @@ static void start_gc(tenure_runtime *rt, int condemned, int requested, uint32_t 
     if (TN_PROF_ON(rt, TENURE_PROFILE_GC))
         tn_prof_gc_started(rt);
     TN_EMIT(rt, GCStart_V2, .Count = (uint32_t)rt->last.index, .Depth = (uint32_t)condemned, .Reason = reason,
-            .Type = TN_GC_TYPE_BLOCKING, .ClientSequenceNumber = 0);
+            .Type = TN_GC_TYPE_BLOCKING, .ClientSequenceNumber = rt->heap_dump_pending ? rt->heap_dumps : 0);
 }
 
 static void end_gc(tenure_runtime *rt) {
     tn_gc_emit_history(rt);
+    if (rt->heap_dump_pending)
+        tn_heap_dump_emit(rt);
     if (TN_PROF_ON(rt, TENURE_PROFILE_GC)) {
         tn_prof_root_references(rt);
         tn_prof_gc_finished(rt);

@@ -130,6 +130,7 @@ static pthread_once_t held_key_once = PTHREAD_ONCE_INIT;
 
 static const char *ctf_type(tenure_field_type t) {
     switch (t) {
+    case TENURE_FIELD_U8: return "uint8_t";
     case TENURE_FIELD_U16: return "uint16_t";
     case TENURE_FIELD_U32: return "uint32_t";
     case TENURE_FIELD_I32: return "int32_t";
@@ -142,6 +143,18 @@ static const char *ctf_type(tenure_field_type t) {
 static void uuid_text(const uint8_t *u, char *out) {
     sprintf(out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4],
             u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+/* One field of a record: u64 unless the record says otherwise; a U64_ARRAY is a sequence whose
+ * length is the record field before it. */
+static void write_record_field(FILE *f, const tenure_event_field *fl, size_t k) {
+    tenure_field_type t = fl->record_field_types ? fl->record_field_types[k] : TENURE_FIELD_U64;
+    if (t == TENURE_FIELD_STRING)
+        fprintf(f, "\t\t\tstring %s;\n", fl->record_fields[k]);
+    else if (t == TENURE_FIELD_U64_ARRAY && k > 0)
+        fprintf(f, "\t\t\tuint64_t %s[%s];\n", fl->record_fields[k], fl->record_fields[k - 1]);
+    else
+        fprintf(f, "\t\t\t%s %s;\n", ctf_type(t) ? ctf_type(t) : "uint64_t", fl->record_fields[k]);
 }
 
 static void write_event_class(FILE *f, const tenure_event_desc *d) {
@@ -158,7 +171,7 @@ static void write_event_class(FILE *f, const tenure_event_desc *d) {
         } else {
             fprintf(f, "\t\tstruct {\n");
             for (size_t k = 0; k < fl->record_field_count; k++)
-                fprintf(f, "\t\t\tuint64_t %s;\n", fl->record_fields[k]);
+                write_record_field(f, fl, k);
             fprintf(f, "\t\t} %s[Count];\n", fl->name);
         }
     }

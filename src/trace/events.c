@@ -24,21 +24,39 @@
 #define TN_FTYPE_rec_gen TENURE_FIELD_RECORDS
 #define TN_FTYPE_rec_moved TENURE_FIELD_RECORDS
 #define TN_FTYPE_rec_surv TENURE_FIELD_RECORDS
+#define TN_FTYPE_rec_type TENURE_FIELD_RECORDS
+#define TN_FTYPE_rec_root TENURE_FIELD_RECORDS
+#define TN_FTYPE_rec_cwt TENURE_FIELD_RECORDS
+#define TN_FTYPE_rec_node TENURE_FIELD_RECORDS
+#define TN_FTYPE_rec_edge TENURE_FIELD_RECORDS
 
 static const char *const rec_gen_names[] = {TN_RECORD_FIELDS_rec_gen};
 static const char *const rec_moved_names[] = {TN_RECORD_FIELDS_rec_moved};
 static const char *const rec_surv_names[] = {TN_RECORD_FIELDS_rec_surv};
-#define TN_RECNAMES_u16 NULL, 0
-#define TN_RECNAMES_u32 NULL, 0
-#define TN_RECNAMES_i32 NULL, 0
-#define TN_RECNAMES_u64 NULL, 0
-#define TN_RECNAMES_ptr NULL, 0
-#define TN_RECNAMES_str NULL, 0
-#define TN_RECNAMES_cid NULL, 0
-#define TN_RECNAMES_arr32 NULL, 0
-#define TN_RECNAMES_rec_gen rec_gen_names, TN_RECORD_WIDTH_rec_gen
-#define TN_RECNAMES_rec_moved rec_moved_names, TN_RECORD_WIDTH_rec_moved
-#define TN_RECNAMES_rec_surv rec_surv_names, TN_RECORD_WIDTH_rec_surv
+#define TN_MIXED_RECORD(k)                                                                      \
+    static const char *const k##_names[] = {TN_RECORD_FIELDS_##k};                              \
+    static const tenure_field_type k##_types[] = {TN_RECORD_TYPES_##k};
+TN_MIXED_RECORD(rec_type)
+TN_MIXED_RECORD(rec_root)
+TN_MIXED_RECORD(rec_cwt)
+TN_MIXED_RECORD(rec_node)
+TN_MIXED_RECORD(rec_edge)
+#define TN_RECNAMES_u16 NULL, 0, NULL
+#define TN_RECNAMES_u32 NULL, 0, NULL
+#define TN_RECNAMES_i32 NULL, 0, NULL
+#define TN_RECNAMES_u64 NULL, 0, NULL
+#define TN_RECNAMES_ptr NULL, 0, NULL
+#define TN_RECNAMES_str NULL, 0, NULL
+#define TN_RECNAMES_cid NULL, 0, NULL
+#define TN_RECNAMES_arr32 NULL, 0, NULL
+#define TN_RECNAMES_rec_gen rec_gen_names, TN_RECORD_WIDTH_rec_gen, NULL
+#define TN_RECNAMES_rec_moved rec_moved_names, TN_RECORD_WIDTH_rec_moved, NULL
+#define TN_RECNAMES_rec_surv rec_surv_names, TN_RECORD_WIDTH_rec_surv, NULL
+#define TN_RECNAMES_rec_type rec_type_names, TN_RECORD_WIDTH_rec_type, rec_type_types
+#define TN_RECNAMES_rec_root rec_root_names, TN_RECORD_WIDTH_rec_root, rec_root_types
+#define TN_RECNAMES_rec_cwt rec_cwt_names, TN_RECORD_WIDTH_rec_cwt, rec_cwt_types
+#define TN_RECNAMES_rec_node rec_node_names, TN_RECORD_WIDTH_rec_node, rec_node_types
+#define TN_RECNAMES_rec_edge rec_edge_names, TN_RECORD_WIDTH_rec_edge, rec_edge_types
 
 #define TN_FIELD_DESC(type, field) {#field, TN_FTYPE_##type, TN_RECNAMES_##type},
 #define TN_EV_FIELDS(name, id, ver, level, kw, op) static const tenure_event_field fields_##name[] = {TN_FIELDS_##name(TN_FIELD_DESC)};
@@ -106,6 +124,11 @@ static void put_u64s(writer *w, const uint64_t *v, size_t count) {
         put(w, v, count * 8);
 }
 
+static void put_bytes(writer *w, tn_records r) {
+    if (r.size && r.data)
+        put(w, r.data, r.size);
+}
+
 #define TN_SER_u16(field) put_u16(w, a->field);
 #define TN_SER_u32(field) put_u32(w, a->field);
 #define TN_SER_i32(field) put_i32(w, a->field);
@@ -117,6 +140,11 @@ static void put_u64s(writer *w, const uint64_t *v, size_t count) {
 #define TN_SER_rec_gen(field) put_u64s(w, a->field, (size_t)a->Count * TN_RECORD_WIDTH_rec_gen);
 #define TN_SER_rec_moved(field) put_u64s(w, a->field, (size_t)a->Count * TN_RECORD_WIDTH_rec_moved);
 #define TN_SER_rec_surv(field) put_u64s(w, a->field, (size_t)a->Count * TN_RECORD_WIDTH_rec_surv);
+#define TN_SER_rec_type(field) put_bytes(w, a->field);
+#define TN_SER_rec_root(field) put_bytes(w, a->field);
+#define TN_SER_rec_cwt(field) put_bytes(w, a->field);
+#define TN_SER_rec_node(field) put_bytes(w, a->field);
+#define TN_SER_rec_edge(field) put_bytes(w, a->field);
 #define TN_SER_FIELD(type, field) TN_SER_##type(field)
 #define TN_EV_SER(name, id, ver, level, kw, op)                                                 \
     static void ser_##name(writer *w, const void *args, uint16_t cid) {                         \
@@ -135,6 +163,7 @@ static void (*const serializers[TN_EV_COUNT])(writer *, const void *, uint16_t) 
 
 static size_t fixed_width(tenure_field_type t) {
     switch (t) {
+    case TENURE_FIELD_U8: return 1;
     case TENURE_FIELD_U16: return 2;
     case TENURE_FIELD_U32:
     case TENURE_FIELD_I32: return 4;
@@ -153,6 +182,64 @@ static uint64_t read_int(const uint8_t *p, tenure_field_type t) {
     }
     memcpy(&v, p, fixed_width(t));
     return v;
+}
+
+static tenure_field_type record_field_type(const tenure_event_field *f, size_t k) {
+    return f->record_field_types ? f->record_field_types[k] : TENURE_FIELD_U64;
+}
+
+/* Walk a record's fields from payload offset *off: stop before field `stop` (or at the end of
+ * the record when stop is record_field_count). False if the payload is too short. */
+static bool walk_record(const tenure_event *ev, const tenure_event_field *f, size_t *off, size_t stop) {
+    const uint8_t *p = ev->payload;
+    uint64_t prev = 0;
+    for (size_t k = 0; k < stop; k++) {
+        tenure_field_type t = record_field_type(f, k);
+        size_t width = fixed_width(t);
+        if (width) {
+            if (*off + width > ev->size)
+                return false;
+            prev = read_int(p + *off, t);
+            *off += width;
+        } else if (t == TENURE_FIELD_STRING) {
+            const void *nul = *off < ev->size ? memchr(p + *off, 0, ev->size - *off) : NULL;
+            if (!nul)
+                return false;
+            *off = (size_t)((const uint8_t *)nul - p) + 1;
+        } else { /* U64_ARRAY: prev elements */
+            if (prev > (ev->size - *off) / 8)
+                return false;
+            *off += (size_t)prev * 8;
+        }
+    }
+    return *off <= ev->size;
+}
+
+/* The size of one record of f, or 0 if it has a string or an array (a size of its own). */
+static size_t record_size(const tenure_event_field *f) {
+    size_t size = 0;
+    for (size_t k = 0; k < f->record_field_count; k++) {
+        size_t width = fixed_width(record_field_type(f, k));
+        if (!width)
+            return 0;
+        size += width;
+    }
+    return size;
+}
+
+/* Skip `count` records of field f from *off (in one step when records have one size). */
+static bool skip_records(const tenure_event *ev, const tenure_event_field *f, size_t *off, uint64_t count) {
+    size_t size = record_size(f);
+    if (size || !f->record_field_count) {
+        if (size && count > (ev->size - *off) / size)
+            return false;
+        *off += (size_t)count * size;
+        return true;
+    }
+    for (uint64_t i = 0; i < count; i++)
+        if (!walk_record(ev, f, off, f->record_field_count))
+            return false;
+    return true;
 }
 
 /* Find field `name`: its descriptor and offset; the Count seen before it. */
@@ -180,8 +267,8 @@ static const tenure_event_field *locate(const tenure_event *ev, const char *name
             off = (size_t)((const uint8_t *)nul - p) + 1;
         } else if (f->type == TENURE_FIELD_U32_ARRAY) {
             off += (size_t)*count * 4;
-        } else {
-            off += (size_t)*count * f->record_field_count * 8;
+        } else if (!skip_records(ev, f, &off, *count)) {
+            return NULL;
         }
     }
     return NULL;
@@ -207,33 +294,60 @@ tenure_result tenure_event_read_string(const tenure_event *ev, const char *field
     return TENURE_OK;
 }
 
+/* The payload offset and type of field `record_field` of record i of records field `field`. */
+static bool locate_element(const tenure_event *ev, const char *field, size_t i, const char *record_field, size_t *at,
+                           tenure_field_type *type) {
+    size_t off;
+    uint64_t count;
+    const tenure_event_field *f = ev && field && record_field ? locate(ev, field, &off, &count) : NULL;
+    if (!f || f->type != TENURE_FIELD_RECORDS || i >= count)
+        return false;
+    for (size_t k = 0; k < f->record_field_count; k++) {
+        if (strcmp(f->record_fields[k], record_field))
+            continue;
+        if (!skip_records(ev, f, &off, i) || !walk_record(ev, f, &off, k))
+            return false;
+        *at = off;
+        *type = record_field_type(f, k);
+        return true;
+    }
+    return false;
+}
+
 tenure_result tenure_event_read_element(const tenure_event *ev, const char *field, size_t i, const char *record_field,
                                         uint64_t *out) {
     size_t off;
     uint64_t count;
     const tenure_event_field *f = ev && field && out ? locate(ev, field, &off, &count) : NULL;
-    if (!f || i >= count)
+    if (!f)
         return TENURE_INVALID_ARGUMENT;
-    size_t at;
     if (f->type == TENURE_FIELD_U32_ARRAY) {
-        at = off + i * 4;
-        if (at + 4 > ev->size)
+        if (i >= count || off + i * 4 + 4 > ev->size)
             return TENURE_INVALID_ARGUMENT;
-        *out = read_int((const uint8_t *)ev->payload + at, TENURE_FIELD_U32);
+        *out = read_int((const uint8_t *)ev->payload + off + i * 4, TENURE_FIELD_U32);
         return TENURE_OK;
     }
-    if (f->type != TENURE_FIELD_RECORDS || !record_field)
+    size_t at;
+    tenure_field_type t;
+    if (!locate_element(ev, field, i, record_field, &at, &t) || t == TENURE_FIELD_STRING)
         return TENURE_INVALID_ARGUMENT;
-    for (size_t k = 0; k < f->record_field_count; k++) {
-        if (strcmp(f->record_fields[k], record_field))
-            continue;
-        at = off + (i * f->record_field_count + k) * 8;
-        if (at + 8 > ev->size)
-            return TENURE_INVALID_ARGUMENT;
-        *out = read_int((const uint8_t *)ev->payload + at, TENURE_FIELD_U64);
-        return TENURE_OK;
-    }
-    return TENURE_INVALID_ARGUMENT;
+    if (t == TENURE_FIELD_U64_ARRAY)
+        t = TENURE_FIELD_U64;
+    if (at + fixed_width(t) > ev->size)
+        return TENURE_INVALID_ARGUMENT;
+    *out = read_int((const uint8_t *)ev->payload + at, t);
+    return TENURE_OK;
+}
+
+tenure_result tenure_event_read_element_string(const tenure_event *ev, const char *field, size_t i,
+                                               const char *record_field, const char **out) {
+    size_t at;
+    tenure_field_type t;
+    if (!out || !locate_element(ev, field, i, record_field, &at, &t) || t != TENURE_FIELD_STRING ||
+        at >= ev->size || !memchr((const uint8_t *)ev->payload + at, 0, ev->size - at))
+        return TENURE_INVALID_ARGUMENT;
+    *out = (const char *)ev->payload + at;
+    return TENURE_OK;
 }
 
 /* ---- sessions ---- */

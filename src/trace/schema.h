@@ -4,8 +4,9 @@
  * TN_FIELDS_<name>(F): F(type, field) for each field, in wire order.
  *
  * Field types: u16 u32 i32 u64 ptr str; cid (the u16 ClrInstanceID, filled from the
- * instance); arr32 (Count x u32); rec_gen, rec_moved, rec_surv (Count records, see
- * TN_RECORD_FIELDS_*). From this one table come the argument structs and serializers of the
+ * instance); arr32 (Count x u32); rec_gen, rec_moved, rec_surv (Count records of u64s, see
+ * TN_RECORD_FIELDS_*); rec_type, rec_root, rec_cwt, rec_node, rec_edge (Count records of
+ * mixed widths, TN_RECORD_TYPES_*, passed pre-encoded). From this one table come the argument structs and serializers of the
  * emitters (trace.h, events.c), the descriptors of the public schema (tenure_events.h), the
  * listener's field readers, the CTF metadata (ctf.c) and docs/events.md (tools/tenure-events-doc).
  * When an event is retired, keep its row: ids and versions are part of the contract. */
@@ -27,6 +28,11 @@
     E(GCTerminateConcurrentThread_V1, 12, 1, 4, 0x10001, 13)                                    \
     E(GCFinalizersEnd_V1, 13, 1, 4, 0x1, 15)                                                    \
     E(GCFinalizersBegin_V1, 14, 1, 4, 0x1, 19)                                                  \
+    E(BulkType, 15, 0, 4, 0x80000, 10)                                                          \
+    E(GCBulkRootEdge, 16, 0, 4, 0x100000, 20)                                                   \
+    E(GCBulkRootConditionalWeakTableElementEdge, 17, 0, 4, 0x100000, 21)                        \
+    E(GCBulkNode, 18, 0, 4, 0x100000, 22)                                                       \
+    E(GCBulkEdge, 19, 0, 4, 0x100000, 23)                                                       \
     E(GCBulkSurvivingObjectRanges, 21, 0, 5, 0x400000, 0)                                       \
     E(GCBulkMovedObjectRanges, 22, 0, 5, 0x400000, 0)                                           \
     E(SetGCHandle, 30, 0, 4, 0x2, 0)                                                            \
@@ -61,6 +67,14 @@
 #define TN_FIELDS_GCTerminateConcurrentThread_V1(F) F(cid, ClrInstanceID)
 #define TN_FIELDS_GCFinalizersEnd_V1(F) F(u32, Count) F(cid, ClrInstanceID)
 #define TN_FIELDS_GCFinalizersBegin_V1(F) F(cid, ClrInstanceID)
+/* The heap dump (GCHeapDump keyword; BulkType under the Type keyword), as the .NET manifest
+ * lays them out: records of mixed widths, pre-encoded by the emitter (profiler/references.c) */
+#define TN_FIELDS_BulkType(F) F(u32, Count) F(cid, ClrInstanceID) F(rec_type, Values)
+#define TN_FIELDS_GCBulkRootEdge(F) F(u32, Index) F(u32, Count) F(cid, ClrInstanceID) F(rec_root, Values)
+#define TN_FIELDS_GCBulkRootConditionalWeakTableElementEdge(F)                                  \
+    F(u32, Index) F(u32, Count) F(cid, ClrInstanceID) F(rec_cwt, Values)
+#define TN_FIELDS_GCBulkNode(F) F(u32, Index) F(u32, Count) F(cid, ClrInstanceID) F(rec_node, Values)
+#define TN_FIELDS_GCBulkEdge(F) F(u32, Index) F(u32, Count) F(cid, ClrInstanceID) F(rec_edge, Values)
 #define TN_FIELDS_GCBulkSurvivingObjectRanges(F) F(u32, Index) F(u32, Count) F(cid, ClrInstanceID) F(rec_surv, Values)
 #define TN_FIELDS_GCBulkMovedObjectRanges(F) F(u32, Index) F(u32, Count) F(cid, ClrInstanceID) F(rec_moved, Values)
 #define TN_FIELDS_SetGCHandle(F)                                                                \
@@ -93,6 +107,29 @@
 #define TN_RECORD_WIDTH_rec_moved 3
 #define TN_RECORD_FIELDS_rec_surv "RangeBase", "RangeLength"
 #define TN_RECORD_WIDTH_rec_surv 2
+/* Records of mixed widths: their fields' types too (TENURE_FIELD_*: U8, U32, U64, PTR, STRING,
+ * U64_ARRAY = u64 x the record field before it). Their bytes come pre-encoded (tn_records). */
+#define TN_RECORD_FIELDS_rec_type                                                               \
+    "TypeID", "ModuleID", "TypeNameID", "Flags", "CorElementType", "Name", "TypeParameterCount", "TypeParameters"
+#define TN_RECORD_TYPES_rec_type                                                                \
+    TENURE_FIELD_U64, TENURE_FIELD_U64, TENURE_FIELD_U32, TENURE_FIELD_U32, TENURE_FIELD_U8, TENURE_FIELD_STRING, \
+        TENURE_FIELD_U32, TENURE_FIELD_U64_ARRAY
+#define TN_RECORD_WIDTH_rec_type 8
+#define TN_RECORD_FIELDS_rec_root "RootedNodeAddress", "GCRootKind", "GCRootFlag", "GCRootID"
+#define TN_RECORD_TYPES_rec_root TENURE_FIELD_PTR, TENURE_FIELD_U8, TENURE_FIELD_U32, TENURE_FIELD_PTR
+#define TN_RECORD_WIDTH_rec_root 4
+#define TN_RECORD_FIELDS_rec_cwt "GCKeyNodeID", "GCValueNodeID", "GCRootID"
+#define TN_RECORD_TYPES_rec_cwt TENURE_FIELD_PTR, TENURE_FIELD_PTR, TENURE_FIELD_PTR
+#define TN_RECORD_WIDTH_rec_cwt 3
+#define TN_RECORD_FIELDS_rec_node "Address", "Size", "TypeID", "EdgeCount"
+#define TN_RECORD_TYPES_rec_node TENURE_FIELD_PTR, TENURE_FIELD_U64, TENURE_FIELD_U64, TENURE_FIELD_U64
+#define TN_RECORD_WIDTH_rec_node 4
+#define TN_RECORD_FIELDS_rec_edge "Value", "ReferencingFieldID"
+#define TN_RECORD_TYPES_rec_edge TENURE_FIELD_PTR, TENURE_FIELD_U32
+#define TN_RECORD_WIDTH_rec_edge 2
+/* BulkType flags and element types (the .NET runtime's TypeFlags, CorElementType) */
+enum { TN_BULKTYPE_FINALIZABLE = 0x2, TN_BULKTYPE_ARRAY = 0x8 };
+enum { TN_COR_ELEMENT_CLASS = 0x12, TN_COR_ELEMENT_SZARRAY = 0x1d };
 
 /* Enumerations of the spec that the collector writes */
 enum {

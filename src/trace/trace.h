@@ -7,6 +7,7 @@
 
 #include "tenure_events.h"
 #include "trace/schema.h"
+#include <stddef.h>
 #include <stdint.h>
 
 struct tenure_runtime;
@@ -23,6 +24,16 @@ struct tn_session;
 #define TN_CTYPE_rec_gen const uint64_t *
 #define TN_CTYPE_rec_moved const uint64_t *
 #define TN_CTYPE_rec_surv const uint64_t *
+/* records of mixed widths: the Count records' wire bytes, encoded by the emitter */
+typedef struct tn_records {
+    const void *data;
+    size_t size;
+} tn_records;
+#define TN_CTYPE_rec_type tn_records
+#define TN_CTYPE_rec_root tn_records
+#define TN_CTYPE_rec_cwt tn_records
+#define TN_CTYPE_rec_node tn_records
+#define TN_CTYPE_rec_edge tn_records
 
 enum {
 #define TN_EV_INDEX(name, id, ver, level, kw, op) TN_EVI_##name,

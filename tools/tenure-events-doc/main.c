@@ -14,6 +14,8 @@ static const char *type_name(tenure_field_type t) {
     case TENURE_FIELD_STRING: return "str";
     case TENURE_FIELD_U32_ARRAY: return "u32[Count]";
     case TENURE_FIELD_RECORDS: return "records[Count]";
+    case TENURE_FIELD_U8: return "u8";
+    case TENURE_FIELD_U64_ARRAY: return "u64[]";
     }
     return "?";
 }
@@ -33,8 +35,11 @@ int main(void) {
             printf("%s%s %s", f ? ", " : "", fl->name, type_name(fl->type));
             if (fl->type == TENURE_FIELD_RECORDS) {
                 printf(" {");
-                for (size_t k = 0; k < fl->record_field_count; k++)
+                for (size_t k = 0; k < fl->record_field_count; k++) {
                     printf("%s%s", k ? ", " : "", fl->record_fields[k]);
+                    if (fl->record_field_types) /* mixed widths: each field's type */
+                        printf(" %s", type_name(fl->record_field_types[k]));
+                }
                 printf("}");
             }
         }

@@ -752,6 +752,9 @@ int tenure_heapprof_report(tenure_runtime *rt) {
     if (!hp)
         return -1;
     report(hp);
+    const char *retained = secure_getenv("TENURE_HEAPPROF_RETAINED"); /* on demand only: it collects */
+    if (retained && *retained)
+        return tenure_heapprof_retained(rt, retained, NULL);
     return 0;
 }
 

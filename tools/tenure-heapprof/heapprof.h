@@ -53,6 +53,16 @@ TENURE_HEAPPROF_API uint32_t tenure_heapprof_get_site(void);
  * profiler callback. */
 TENURE_HEAPPROF_API int tenure_heapprof_report(tenure_runtime *rt);
 
+/* Retained sizes (what each object and each type keeps alive), from a heap dump: a full GC
+ * (tenure_heap_dump) whose graph a listener session reads, then the dominator tree of that
+ * graph from a virtual root over the strong roots (Lengauer-Tarjan). Writes, per type, the
+ * objects, shallow bytes and retained bytes (each object dominated by some object of the type
+ * counted once), and the top retainers: the table to text_path (NULL: stderr), JSON to
+ * json_path (NULL: none). Works with or without tenure_heapprof_attach. Returns 0, or -1 (out
+ * of memory, a file that cannot be written, the dump refused). Not from a callback. Also done
+ * by tenure_heapprof_report when TENURE_HEAPPROF_RETAINED names a JSON file. */
+TENURE_HEAPPROF_API int tenure_heapprof_retained(tenure_runtime *rt, const char *json_path, const char *text_path);
+
 /* The entry point TENURE_PROFILER loading calls: tenure_heapprof_attach(rt, NULL). */
 TENURE_HEAPPROF_API int tenure_profiler_main(tenure_runtime *rt);
 

@@ -1,0 +1,291 @@
+/* references.c - what objects refer to: tenure_object_references (one object's references,
+ * for profilers: .NET's GetObjectReferences) and the heap dump (tenure_heap_dump: the whole
+ * graph as the .NET runtime's GCHeapDump events, GCBulkRootEdge, GCBulkNode, GCBulkEdge,
+ * BulkType, GCBulkRootConditionalWeakTableElementEdge). Both visit a slot exactly as the
+ * collector does (tn_obj_visit_slots), so the graph is the one the collector follows. */
+#include "runtime.h"
+#include <stdlib.h>
+
+/* ---- one object ---- */
+
+typedef struct ref_walk {
+    char *obj;
+    size_t size;
+    const tn_type *type;
+    tenure_object_reference_fn fn;
+    void *context;
+    bool stopped;
+} ref_walk;
+
+static size_t element_of(const ref_walk *w, size_t offset) {
+    const tn_type *t = w->type;
+    if (t->kind != TN_TK_ARRAY || offset == SIZE_MAX || offset < t->size || !t->elem_size)
+        return TENURE_NO_ELEMENT;
+    return (offset - t->size) / t->elem_size;
+}
+
+static void report_slot(void **slot, void *c) {
+    ref_walk *w = c;
+    if (w->stopped || !*slot)
+        return;
+    uintptr_t offset = (uintptr_t)slot - (uintptr_t)w->obj;
+    tenure_object_reference ref = {*slot, offset < w->size ? (size_t)offset : SIZE_MAX, TENURE_NO_ELEMENT};
+    ref.element = element_of(w, ref.offset);
+    if (w->fn(w->obj, &ref, w->context))
+        w->stopped = true; /* a trace callback cannot be stopped: its further slots are ignored */
+}
+
+tenure_result tenure_object_references(tenure_runtime *rt, void *obj, tenure_object_reference_fn fn, void *context) {
+    static const char name[] = "tenure_object_references";
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
+    if (tn_cb_refused(rt, TN_OP_READ_REFS, name))
+        return TENURE_STATE;
+    TN_LOCKED_HOLDING(rt, obj, NULL);
+    if (!fn)
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, name, "NULL callback");
+    if (!tn_is_object(rt, obj))
+        return tn_api_fail(rt, TENURE_INVALID_OBJECT, name, "%p is not an object of this instance", obj);
+    ref_walk w = {obj, tn_obj_size(obj), tn_obj_type(obj), fn, context, false};
+    /* fn may query, not allocate or collect: the object must not move under the walk */
+    tn_cb_frame frame;
+    tn_cb_enter(&frame, rt, TN_CB_REFERENCE_FN);
+    tn_obj_visit_slots(rt, obj, report_slot, &w);
+    tn_cb_leave(&frame);
+    return TENURE_OK;
+}
+
+/* ---- the heap dump ---- */
+
+/* An event's records: at most this many bytes, so that it fits the emitter's buffer. */
+#define BULK_BYTES 3600
+#define TYPE_NAME_MAX 1023
+
+typedef struct bulk {
+    unsigned event; /* TN_EVI_* */
+    uint32_t index; /* events of this kind written in this dump */
+    uint32_t count;
+    size_t n;
+    uint8_t buf[BULK_BYTES];
+} bulk;
+
+typedef struct dump {
+    tenure_runtime *rt;
+    bulk roots, nodes, edges, types, cwt;
+    bool want_types;
+    uint8_t *type_seen; /* by type index: already in a BulkType record of this dump */
+    uint64_t edge_count;
+    tenure_root_kind kind; /* of the roots being visited */
+} dump;
+
+#define EMIT_INDEXED(name, b, r)                                                                 \
+    do {                                                                                         \
+        tn_ev_##name a_ = {.Index = (b)->index, .Count = (b)->count, .Values = (r)};             \
+        tn_trace_emit(d->rt, TN_EVI_##name, &a_, NULL);                                          \
+    } while (0)
+
+static void flush(dump *d, bulk *b) {
+    if (!b->count)
+        return;
+    tn_records r = {b->buf, b->n};
+    switch (b->event) {
+    case TN_EVI_GCBulkRootEdge: EMIT_INDEXED(GCBulkRootEdge, b, r); break;
+    case TN_EVI_GCBulkNode: EMIT_INDEXED(GCBulkNode, b, r); break;
+    case TN_EVI_GCBulkEdge: EMIT_INDEXED(GCBulkEdge, b, r); break;
+    case TN_EVI_GCBulkRootConditionalWeakTableElementEdge:
+        EMIT_INDEXED(GCBulkRootConditionalWeakTableElementEdge, b, r);
+        break;
+    default: {
+        tn_ev_BulkType a = {.Count = b->count, .Values = r};
+        tn_trace_emit(d->rt, TN_EVI_BulkType, &a, NULL);
+    }
+    }
+    b->index++;
+    b->count = 0;
+    b->n = 0;
+}
+
+/* Room for one record of `size` bytes (the batch goes out first when it is full). */
+static uint8_t *record(dump *d, bulk *b, size_t size) {
+    if (b->n + size > BULK_BYTES)
+        flush(d, b);
+    uint8_t *p = b->buf + b->n;
+    b->n += size;
+    b->count++;
+    return p;
+}
+
+static uint8_t *put(uint8_t *p, uint64_t v, size_t width) {
+    memcpy(p, &v, width); /* little endian, as the wire */
+    return p + width;
+}
+
+static void add_root(dump *d, void *obj, tenure_root_kind kind, uint32_t flags, uintptr_t root_id) {
+    uint8_t *p = record(d, &d->roots, 8 + 1 + 4 + 8);
+    p = put(p, (uintptr_t)obj, 8);
+    p = put(p, (uint64_t)kind, 1);
+    p = put(p, flags, 4);
+    put(p, root_id, 8);
+}
+
+static void root_slot(void **slot, void *c) {
+    dump *d = c;
+    if (*slot)
+        add_root(d, *slot, d->kind, 0, (uintptr_t)slot);
+}
+
+static void root_word(void *obj, void *word, void *c) {
+    uint32_t flags = TENURE_ROOT_FLAG_PINNING | (word != obj ? TENURE_ROOT_FLAG_INTERIOR : 0);
+    add_root(c, obj, TENURE_ROOT_KIND_STACK, flags, 0);
+}
+
+static uint32_t handle_flags(const tn_handle_slot *h) {
+    uint32_t e = h->effective, flags = 0;
+    if (e == TENURE_HANDLE_PINNED || e == TENURE_HANDLE_ASYNC_PINNED)
+        flags |= TENURE_ROOT_FLAG_PINNING;
+    if (e == TENURE_HANDLE_WEAK_SHORT || e == TENURE_HANDLE_WEAK_LONG || e == TENURE_HANDLE_DEPENDENT)
+        flags |= TENURE_ROOT_FLAG_WEAK;
+    if (h->kind == TENURE_HANDLE_REFCOUNTED)
+        flags |= TENURE_ROOT_FLAG_REFCOUNTED;
+    return flags;
+}
+
+static void root_handle(tn_handle_slot *h, void *c) {
+    if (h->object)
+        add_root(c, h->object, TENURE_ROOT_KIND_HANDLE, handle_flags(h), (uintptr_t)h);
+}
+
+static void dependent_pair(tn_handle_slot *h, void *c) {
+    dump *d = c;
+    if (!h->object || !h->secondary)
+        return;
+    uint8_t *p = record(d, &d->cwt, 24);
+    p = put(p, (uintptr_t)h->object, 8);
+    p = put(p, (uintptr_t)h->secondary, 8);
+    put(p, (uintptr_t)h, 8);
+}
+
+/* The roots, as the profiler's root_references reports them (profiler.c). */
+static void dump_roots(dump *d) {
+    tenure_runtime *rt = d->rt;
+    d->kind = TENURE_ROOT_KIND_STACK;
+    tn_roots_visit_embedder(rt, root_slot, d);
+    tn_roots_scan_conservative(rt, false, root_word, d);
+    d->kind = TENURE_ROOT_KIND_OTHER;
+    tn_frozen_visit_slots(rt, root_slot, d);
+    d->kind = TENURE_ROOT_KIND_FINALIZER;
+    tn_finalize_visit_ready(rt, root_slot, d);
+    tn_roots_visit_handle_slots(rt, UINT32_MAX, root_handle, d);
+    flush(d, &d->roots);
+}
+
+static void edge_slot(void **slot, void *c) {
+    dump *d = c;
+    if (!*slot)
+        return;
+    uint8_t *p = record(d, &d->edges, 8 + 4);
+    p = put(p, (uintptr_t)*slot, 8);
+    put(p, 0, 4); /* ReferencingFieldID: 0, as the .NET runtime writes */
+    d->edge_count++;
+}
+
+static void dump_type(dump *d, const tn_type *t) {
+    if (!d->want_types || d->type_seen[t->index])
+        return;
+    d->type_seen[t->index] = 1;
+    const char *name = t->name ? t->name : "";
+    size_t len = strnlen(name, TYPE_NAME_MAX);
+    uint8_t *p = record(d, &d->types, 8 + 8 + 4 + 4 + 1 + len + 1 + 4);
+    uint32_t flags = (t->kind == TN_TK_ARRAY ? TN_BULKTYPE_ARRAY : 0) |
+                     (t->flags & TENURE_TYPE_FINALIZABLE ? TN_BULKTYPE_FINALIZABLE : 0);
+    p = put(p, (uintptr_t)t, 8); /* TypeID: the type, as GCBulkNode's TypeID */
+    p = put(p, 0, 8);            /* ModuleID */
+    p = put(p, 0, 4);            /* TypeNameID */
+    p = put(p, flags, 4);
+    p = put(p, t->kind == TN_TK_ARRAY ? TN_COR_ELEMENT_SZARRAY : TN_COR_ELEMENT_CLASS, 1);
+    memcpy(p, name, len);
+    p[len] = 0;
+    put(p + len + 1, 0, 4); /* TypeParameterCount: no type parameters */
+}
+
+static void dump_object(dump *d, char *o) {
+    tn_type *t = tn_obj_type(o);
+    d->edge_count = 0;
+    tn_obj_visit_slots(d->rt, o, edge_slot, d);
+    uint8_t *p = record(d, &d->nodes, 32);
+    p = put(p, (uintptr_t)o, 8);
+    p = put(p, tn_obj_size_t(t, o), 8);
+    p = put(p, (uintptr_t)t, 8);
+    put(p, d->edge_count, 8);
+    dump_type(d, t);
+}
+
+/* Every object, in tenure_heap_walk's order: frozen segments, then the regions by address. */
+static void dump_objects(dump *d) {
+    tenure_runtime *rt = d->rt;
+    for (size_t f = 0; f < rt->frozen_count; f++)
+        for (char *o = rt->frozen[f].start; o < rt->frozen[f].end; o += tn_obj_size(o))
+            dump_object(d, o);
+    for (size_t i = 0; i < rt->units_high; i++) {
+        tn_region *r = &rt->regions[i];
+        if (r->state != TN_RS_IN_USE || rt->unit_head[i] != i)
+            continue;
+        char *end = tn_region_walk_end(rt, r);
+        for (char *o = r->start; o < end;) {
+            tn_type *t = tn_obj_type(o);
+            size_t size = tn_obj_size_t(t, o);
+            if (t->kind != TN_TK_FREE)
+                dump_object(d, o);
+            o += size;
+        }
+    }
+    flush(d, &d->edges);
+    flush(d, &d->nodes);
+    flush(d, &d->types);
+}
+
+/* At the end of the GC tenure_heap_dump asked for (collect.c), objects at their final
+ * addresses, before the profiler's root_references. */
+void tn_heap_dump_emit(tenure_runtime *rt) {
+    if (!TN_EV_ON(rt, GCBulkNode))
+        return;
+    dump *d = calloc(1, sizeof *d);
+    if (!d)
+        return; /* out of memory: no dump rather than a failed GC */
+    d->rt = rt;
+    d->roots.event = TN_EVI_GCBulkRootEdge;
+    d->nodes.event = TN_EVI_GCBulkNode;
+    d->edges.event = TN_EVI_GCBulkEdge;
+    d->types.event = TN_EVI_BulkType;
+    d->cwt.event = TN_EVI_GCBulkRootConditionalWeakTableElementEdge;
+    d->type_seen = TN_EV_ON(rt, BulkType) ? calloc(rt->type_count ? rt->type_count : 1, 1) : NULL;
+    d->want_types = d->type_seen != NULL;
+    dump_roots(d);
+    dump_objects(d);
+    tn_roots_visit_handle_slots(rt, 1u << TENURE_HANDLE_DEPENDENT, dependent_pair, d);
+    flush(d, &d->cwt);
+    free(d->type_seen);
+    free(d);
+}
+
+static tenure_result dump_locked(tenure_runtime *rt) {
+    TN_LOCKED(rt);
+    if (rt->in_gc)
+        return tn_api_fail(rt, TENURE_STATE, "tenure_heap_dump", "a collection is already in progress");
+    rt->heap_dumps++;
+    rt->heap_dump_pending = true;
+    tenure_result r = tn_gc_collect(rt, TN_GEN2, TN_REASON_INDUCED, 0);
+    rt->heap_dump_pending = false;
+    return r;
+}
+
+tenure_result tenure_heap_dump(tenure_runtime *rt) {
+    if (!rt)
+        return TENURE_INVALID_ARGUMENT;
+    if (tn_cb_refused(rt, TN_OP_COLLECT, "tenure_heap_dump"))
+        return TENURE_STATE;
+    tenure_result r = dump_locked(rt);
+    if (r == TENURE_OK)
+        tn_finalize_safepoint(rt); /* as after tenure_collect */
+    return r;
+}
