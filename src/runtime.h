@@ -372,8 +372,8 @@ void tn_fork_unregister(tenure_runtime *rt);
  *   kind                          may not (besides what the kind itself says)
  *   finalizer                     destroy, wait for finalizers, detach its thread
  *   error hook, event listener,   allocate, collect or run finalizers, change the instance
- *   profiler object_allocated,    (handles, roots added, types, frozen segments, sessions or
- *   handle_*, shutdown,           profilers started, identity hashes, finalization, threads),
+ *   profiler object_allocated(_   (handles, roots added, types, frozen segments, sessions or
+ *   sampled), handle_*, shutdown, profilers started, identity hashes, finalization, threads),
  *   heap-walk visitor             detach, destroy
  *   root scanner, type trace,     the same, and walk or verify the heap
  *   refcount, GC callback,
