@@ -26,7 +26,8 @@
  *    into tenure (a query) and must wait there: then a GC may run, and the object may move
  *    (reported by moved_references like any other) or, once the callback has returned and the
  *    program dropped it, die.
- *  - shutdown: on the thread in tenure_destroy, with the instance lock held.
+ *  - shutdown: on the thread in tenure_destroy, without the instance lock (no other thread is
+ *    attached any more).
  * Deadlock rule: a profiler must never call into tenure (any function: every call may wait for
  * the instance lock or for a collection) while it holds a lock that its own callbacks take.
  * Callbacks run with the instance locked, or hold up every collection, possibly on another

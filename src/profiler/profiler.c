@@ -45,8 +45,8 @@ static bool dispatches_idle(tenure_runtime *rt) {
     return rt->prof_dispatches == 0 && __atomic_load_n(&rt->prof_sample_dispatches, __ATOMIC_ACQUIRE) == 0;
 }
 
-/* With rt->lock held. */
 static void free_detached_if_idle(tenure_runtime *rt) {
+    TN_LOCKED(rt); /* (recursive: a GC or a locked dispatch holds it already) */
     tn_world_stop(rt);
     if (rt->profilers_detached && dispatches_idle(rt))
         free_detached(rt);
@@ -252,10 +252,8 @@ void tn_prof_handle_destroyed(tenure_runtime *rt, tenure_handle *h) {
 
 static void sample_dispatch_end(tenure_runtime *rt) {
     if (__atomic_sub_fetch(&rt->prof_sample_dispatches, 1, __ATOMIC_ACQ_REL) == 0 &&
-        __atomic_load_n(&rt->profilers_detached, __ATOMIC_ACQUIRE)) {
-        TN_LOCKED(rt);
+        __atomic_load_n(&rt->profilers_detached, __ATOMIC_ACQUIRE))
         free_detached_if_idle(rt);
-    }
 }
 
 void *tn_prof_sampled(tenure_runtime *rt, tn_mutator *m, void *obj, const tn_type *t, uint64_t since) {
