@@ -12,8 +12,11 @@
  * header word is part of them; Boehm and malloc get the same number of bytes).
  *
  * Usage: alloc_micro [--impl=tenure|boehm|malloc] [--sizes 16,32,48,64] [--count N] [--batch N]
+ *                    [--profile=none|sampled[:BYTES]|all]
  *        alloc_micro --list
  *   --count   allocations per size (default 25000000), after a warm-up of count/10
+ *   --profile tenure with a profiler attached: sampled allocations every BYTES (default
+ *             102400), or every allocation (object_allocated); the callbacks only count
  *
  * Output, per size:
  *   ALLOC impl=.. size=.. count=.. ns_per_alloc=.. gcs=.. gc_pause_ms=.. ns_per_alloc_excl_gc=..
@@ -27,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "tenure_profiler.h"
 
 #include "tenure.h"
 
@@ -86,6 +91,42 @@ static __attribute__((noinline)) void t_loop(const tenure_type *t, long count) {
     g_sink = acc;
 }
 
+/* --profile: what the profiler's callbacks saw */
+static const char *g_profile = "none";
+static uint64_t g_prof_calls, g_prof_bytes;
+
+static void on_sampled(void *c, void *o, const tenure_type *t, size_t size, uint64_t since) {
+    (void)c, (void)o, (void)t, (void)size;
+    g_prof_calls++;
+    g_prof_bytes += since;
+}
+
+static void on_allocated(void *c, void *o, const tenure_type *t) {
+    (void)c, (void)o, (void)t;
+    g_prof_calls++;
+}
+
+static void attach_profiler(tenure_runtime *rt) {
+    tenure_profiler_callbacks cb;
+    memset(&cb, 0, sizeof cb);
+    unsigned mask;
+    if (strncmp(g_profile, "sampled", 7) == 0) {
+        cb.object_allocated_sampled = on_sampled;
+        cb.sampling_interval = g_profile[7] == ':' ? (size_t)strtoull(g_profile + 8, NULL, 10) : 0;
+        mask = TENURE_PROFILE_ALLOCATIONS_SAMPLED;
+    } else if (strcmp(g_profile, "all") == 0) {
+        cb.object_allocated = on_allocated;
+        mask = TENURE_PROFILE_ALLOCATIONS;
+    } else if (strcmp(g_profile, "none") == 0) {
+        return;
+    } else {
+        fprintf(stderr, "alloc_micro: --profile is none, sampled[:BYTES] or all\n");
+        exit(2);
+    }
+    if (!tenure_profiler_attach2(rt, &cb, sizeof cb, mask, NULL))
+        die("tenure_profiler_attach2 failed");
+}
+
 static void run_tenure(void) {
     tenure_result res = TENURE_OK;
     g_rt = tenure_create(NULL, &res);
@@ -93,6 +134,7 @@ static void run_tenure(void) {
         fprintf(stderr, "alloc_micro: tenure_create failed: %s\n", tenure_strerror(res));
         exit(2);
     }
+    attach_profiler(g_rt);
     pause_rec rec;
     pause_rec_init(&rec, -1);
     pause_rec_attach_tenure(g_rt, &rec);
@@ -114,6 +156,9 @@ static void run_tenure(void) {
         uint64_t ns = bench_now_ns() - t0;
         report("tenure", g_sizes[k], g_count, ns, &rec, first);
     }
+    if (strcmp(g_profile, "none") != 0)
+        printf("PROFILE mode=%s calls=%llu sampled_bytes=%llu\n", g_profile, (unsigned long long)g_prof_calls,
+               (unsigned long long)g_prof_bytes);
     tenure_set_gc_callback(g_rt, NULL, NULL);
     tenure_destroy(g_rt);
     pause_rec_free(&rec);
@@ -188,6 +233,7 @@ static void run_malloc(void) {
 /* ---------------------------------------------------------------------------------------- */
 static void usage(FILE *out) {
     fprintf(out, "usage: alloc_micro [--impl=tenure|boehm|malloc] [--sizes 16,32,48,64] [--count N] [--batch N]\n"
+                 "                   [--profile=none|sampled[:BYTES]|all]\n"
                  "       alloc_micro --list\n");
 }
 
@@ -214,6 +260,7 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--count") == 0 && i + 1 < argc) g_count = parse_long(argv[++i], 1);
         else if (strncmp(a, "--batch=", 8) == 0) g_batch = parse_long(a + 8, 1);
         else if (strcmp(a, "--batch") == 0 && i + 1 < argc) g_batch = parse_long(argv[++i], 1);
+        else if (strncmp(a, "--profile=", 10) == 0) g_profile = a + 10;
         else if (strcmp(a, "--list") == 0) {
 #ifdef TENURE_BENCH_HAVE_BOEHM
             puts("tenure boehm malloc");

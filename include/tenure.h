@@ -193,8 +193,9 @@ TENURE_API void tenure_clear_error(tenure_runtime *rt);
  *                                                                tenure_thread_detach
  *   error hook, event listener,    queries, removals (below),    allocate, collect, run or wait
  *   profiler object_allocated,     tenure_heap_walk and          for finalizers, add memory
- *   handle_created/destroyed and   tenure_verify_heap (outside   pressure, create/set/free handles,
- *   shutdown, heap-walk visitor    a collection)                 add root areas/scanners, register
+ *   object_allocated_sampled,      tenure_verify_heap (outside   pressure, create/set/free handles,
+ *   handle_created/destroyed and   a collection)                 add root areas/scanners, register
+ *   shutdown, heap-walk visitor
  *                                                                types or frozen segments, start
  *                                                                sessions, attach profilers, identity
  *                                                                hashes, (re)register for finalization,
@@ -218,10 +219,12 @@ TENURE_API void tenure_clear_error(tenure_runtime *rt);
  * profiler or scanner included: what is removed gets no further call from that moment, and is
  * freed once the loop that called it ends (a session stopped during a GC is closed, its trace
  * flushed, when the GC ends).
- * Why: every callback but a finalizer runs with the instance locked in the middle of one of
- * its operations (an allocation, a handle change, a failing call, a heap walk, a collection):
- * allocating there recursed or walked a moved heap, tenure_destroy there deadlocked or freed
- * the instance under its caller. Callbacks must return normally (no longjmp out of them). */
+ * Why: every callback but a finalizer (and a profiler's object_allocated_sampled, which runs
+ * unlocked right after the allocation: see tenure_profiler.h) runs with the instance locked in
+ * the middle of one of its operations (an allocation, a handle change, a failing call, a heap
+ * walk, a collection): allocating there recursed or walked a moved heap, tenure_destroy there
+ * deadlocked or freed the instance under its caller. Callbacks must return normally (no
+ * longjmp out of them). */
 
 /* ------------------------------------------------------------------------------------------
  * Objects and types.

@@ -109,6 +109,11 @@ typedef struct tn_mutator {
     bool gone;                 /* after fork(), in the child: its thread does not exist here */
     unsigned callbacks_closed; /* callbacks that may not allocate running on this thread: while
                                   nonzero its context stays closed (api/callbacks.c) */
+    uint64_t os_tid;           /* the thread's OS id (gettid): profilers' thread of stack roots */
+    /* sampled allocations (profiler): bytes this thread allocated, counted (contexts are
+     * counted when they end or refill, large objects at once), and that count at its
+     * previous sample. Bytes since the sample: allocated + (alloc_ptr - ctx_start) - sampled_at */
+    uint64_t allocated, sampled_at;
 } tn_mutator;
 
 /* Handles */
@@ -317,6 +322,9 @@ struct tenure_runtime {
     struct tenure_profiler *profilers;
     unsigned prof_mask;
     bool alloc_slow_always; /* a profiler wants every allocation: no inline fast path */
+    size_t sample_interval; /* a profiler samples allocations every this many bytes (0: none) */
+    unsigned prof_sample_dispatches; /* sampled-allocation dispatches in progress (atomic: they
+                                        run without the lock) */
     tenure_gc_callback gc_callback;
     void *gc_callback_context;
     /* callbacks (api/callbacks.c): removals asked for while a list is walked wait for its end */
@@ -367,8 +375,8 @@ void tn_fork_unregister(tenure_runtime *rt);
  *   kind                          may not (besides what the kind itself says)
  *   finalizer                     destroy, wait for finalizers, detach its thread
  *   error hook, event listener,   allocate, collect or run finalizers, change the instance
- *   profiler object_allocated,    (handles, roots added, types, frozen segments, sessions or
- *   handle_*, shutdown,           profilers started, identity hashes, finalization, threads),
+ *   profiler object_allocated(_   (handles, roots added, types, frozen segments, sessions or
+ *   sampled), handle_*, shutdown, profilers started, identity hashes, finalization, threads),
  *   heap-walk visitor             detach, destroy
  *   root scanner, type trace,     the same, and walk or verify the heap (the first three also
  *   refcount, GC callback,        tenure_object_references: TN_OP_READ_REFS)
@@ -398,6 +406,7 @@ typedef enum tn_cb_kind {
     TN_CB_HEAP_VISITOR,
     TN_CB_FINALIZER,
     TN_CB_REFERENCE_FN,  /* tenure_object_references' callback */
+    TN_CB_PROF_SAMPLE,   /* object_allocated_sampled (runs without the instance lock) */
     TN_CB_KINDS
 } tn_cb_kind;
 
@@ -626,6 +635,13 @@ void tn_roots_scan_conservative(tenure_runtime *rt, bool condemned_only, tn_cons
 char *tn_roots_object_containing(tenure_runtime *rt, const void *p);
 /* Frames, root areas and root scanners only (no frozen segments) */
 void tn_roots_visit_embedder(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
+/* The same in two parts: one thread's shadow frames / root areas and scanners. */
+void tn_roots_visit_frames(tenure_runtime *rt, tn_mutator *m, tn_slot_fn fn, void *ctx);
+void tn_roots_visit_areas_and_scanners(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
+/* tn_roots_scan_conservative, calling thread(m, ctx) before the words of each thread (m NULL:
+ * the calling thread, not attached). */
+void tn_roots_scan_conservative_threads(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn,
+                                        void (*thread)(tn_mutator *m, void *ctx), void *ctx);
 /* Frozen segments (roots/frozen.c) */
 bool tn_frozen_is_object(const tenure_runtime *rt, const void *p);
 void tn_frozen_visit_slots(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
@@ -714,9 +730,21 @@ void tn_prof_gc_started(tenure_runtime *rt);
 void tn_prof_moved(tenure_runtime *rt, size_t n, const uintptr_t *old, const uintptr_t *new_starts, const size_t *len);
 void tn_prof_surviving(tenure_runtime *rt, size_t n, const uintptr_t *starts, const size_t *len);
 void tn_prof_root_references(tenure_runtime *rt);
+/* Every root as root_references reports it (object at its final address, kind, flags, root
+ * id, OS thread id of a stack root or 0): the one enumeration behind root_references and the
+ * heap dump's root edges. */
+typedef void (*tn_prof_root_fn)(void *obj, tenure_root_kind kind, uint32_t flags, uintptr_t root_id, uint64_t thread,
+                                void *ctx);
+void tn_prof_visit_roots(tenure_runtime *rt, tn_prof_root_fn fn, void *ctx);
 void tn_prof_gc_finished(tenure_runtime *rt);
 void tn_prof_allocated(tenure_runtime *rt, void *obj, const tn_type *t);
-void tn_prof_handle(tenure_runtime *rt, tenure_handle *h, void *obj, bool created);
+void tn_prof_handle_created(tenure_runtime *rt, tenure_handle *h, uint32_t kind, void *obj, void *secondary);
+void tn_prof_handle_destroyed(tenure_runtime *rt, tenure_handle *h);
+/* object_allocated_sampled, without rt->lock, on m's thread; returns obj (moved if a GC ran
+ * while a callback waited in a query: obj is rooted by m for the call). */
+void *tn_prof_sampled(tenure_runtime *rt, tn_mutator *m, void *obj, const tn_type *t, uint64_t since);
+/* Sampling turned on (interval changed): every thread's countdown starts now. World stopped. */
+void tn_alloc_restart_sampling(tenure_runtime *rt);
 void tn_prof_finalizeable_queued(tenure_runtime *rt, void *obj);
 void tn_prof_shutdown(tenure_runtime *rt);
 void tn_prof_load_from_env(tenure_runtime *rt);

@@ -44,6 +44,7 @@ static const struct tn_cb_rule {
     [TN_CB_HEAP_VISITOR] = {"a heap-walk visitor", TN_CB_READ_ONLY},
     [TN_CB_FINALIZER] = {"a finalizer", TN_CB_FINALIZING},
     [TN_CB_REFERENCE_FN] = {"a tenure_object_references callback", TN_CB_READ_ONLY},
+    [TN_CB_PROF_SAMPLE] = {"the profiler's object_allocated_sampled callback", TN_CB_READ_ONLY},
 };
 
 static const char *op_text(unsigned op) {

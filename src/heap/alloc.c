@@ -15,6 +15,7 @@
 
 static void account_context(tenure_runtime *rt, tn_mutator *m) {
     size_t used = (size_t)(m->pub.alloc_ptr - m->ctx_start);
+    m->allocated += used;
     rt->stats.bytes_allocated += used;
     rt->gen0_allocated += used;
     m->ctx_start = m->pub.alloc_ptr;
@@ -52,11 +53,46 @@ size_t tn_alloc_uncounted(tenure_runtime *rt) {
     return m ? (size_t)(m->pub.alloc_ptr - m->ctx_start) : 0;
 }
 
+/* ---- sampled allocations (profiler) ----
+ *
+ * Each thread counts down to its next sample: its published limit is lowered to the point
+ * where its bytes since the previous sample would pass the interval, so the inline fast path
+ * runs on untouched and only the allocation that crosses takes the slow path (as the .NET
+ * runtime lowers its allocation context's limit for AllocationTick). */
+
+/* Bytes m has allocated since its previous sample (the latest object included). */
+static uint64_t bytes_since_sample(const tn_mutator *m) {
+    return m->allocated + (m->pub.alloc_ptr - m->ctx_start) - m->sampled_at;
+}
+
+void tn_alloc_restart_sampling(tenure_runtime *rt) {
+    for (tn_mutator *m = rt->mutators; m; m = m->next)
+        m->sampled_at = m->allocated + (m->pub.alloc_ptr - m->ctx_start);
+}
+
+/* With rt->lock held, after an allocation by m: the bytes since m's previous sample if this
+ * allocation made them pass the interval (m's countdown starts again), else 0. */
+static uint64_t take_sample(tenure_runtime *rt, tn_mutator *m) {
+    uint64_t since = bytes_since_sample(m);
+    if (!rt->sample_interval || since <= rt->sample_interval)
+        return 0;
+    m->sampled_at += since;
+    tn_alloc_publish_limit(rt, m);
+    return since;
+}
+
 void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m) {
     /* under GCStress every allocation takes the slow path, so that it can count them; inside a
      * callback that may not allocate, so that it is refused */
     bool closed = rt->config.GCStress || rt->alloc_slow_always || m->callbacks_closed;
-    m->pub.alloc_limit = closed ? m->pub.alloc_ptr : m->ctx_end;
+    uintptr_t limit = closed ? m->pub.alloc_ptr : m->ctx_end;
+    if (rt->sample_interval && limit > m->pub.alloc_ptr) {
+        uint64_t since = bytes_since_sample(m);
+        uint64_t room = since < rt->sample_interval ? rt->sample_interval - since : 0;
+        if (room < limit - m->pub.alloc_ptr)
+            limit = m->pub.alloc_ptr + (uintptr_t)room;
+    }
+    m->pub.alloc_limit = limit;
 }
 
 void tn_alloc_republish_limits(tenure_runtime *rt) {
@@ -339,13 +375,19 @@ static tn_mutator *allocating_thread(tenure_runtime *rt, const char *fn) {
     return NULL;
 }
 
-/* NULL with the result code set: out of memory. */
+/* NULL with the result code set: out of memory. *sampled: the bytes since m's previous
+ * sample when this object is sampled, else 0. */
 static void *alloc_locked(tenure_runtime *rt, tn_mutator *m, const tn_type *t, size_t size, size_t length,
-                          bool pinned, const char *fn) {
+                          bool pinned, const char *fn, uint64_t *sampled) {
     TN_LOCKED(rt);
-    void *obj = pinned                                ? alloc_large(rt, t, size, length, TN_POH)
-                : size >= rt->config.GCLOHThreshold ? alloc_large(rt, t, size, length, TN_LOH)
-                                                      : alloc_small(rt, m, t, size, length);
+    bool large = pinned || size >= rt->config.GCLOHThreshold;
+    void *obj = pinned  ? alloc_large(rt, t, size, length, TN_POH)
+                : large ? alloc_large(rt, t, size, length, TN_LOH)
+                        : alloc_small(rt, m, t, size, length);
+    if (obj && large)
+        m->allocated += size;
+    if (obj)
+        *sampled = take_sample(rt, m);
     if (!obj) {
         tn_api_fail(rt, TENURE_NOMEM, fn, "no memory for %zu bytes of %s", size, t->name);
         return NULL;
@@ -363,7 +405,12 @@ static void *alloc_sized(tenure_runtime *rt, const tn_type *t, size_t size, size
         return NULL;
     tn_finalize_safepoint(rt); /* the program's objects are all rooted here: finalizers may run */
     tn_mutator *m = allocating_thread(rt, fn);
-    return m ? alloc_locked(rt, m, t, size, length, pinned, fn) : NULL;
+    if (!m)
+        return NULL;
+    uint64_t sampled = 0;
+    void *obj = alloc_locked(rt, m, t, size, length, pinned, fn, &sampled);
+    /* the sampled callback runs after the lock is released (see tenure_profiler.h) */
+    return obj && sampled ? tn_prof_sampled(rt, m, obj, t, sampled) : obj;
 }
 
 static void *alloc_fixed(tenure_runtime *rt, const tenure_type *type, bool pinned, const char *fn) {

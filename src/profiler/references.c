@@ -75,7 +75,6 @@ typedef struct dump {
     bool want_types;
     uint8_t *type_seen; /* by type index: already in a BulkType record of this dump */
     uint64_t edge_count;
-    tenure_root_kind kind; /* of the roots being visited */
 } dump;
 
 #define EMIT_INDEXED(name, b, r)                                                                 \
@@ -120,39 +119,14 @@ static uint8_t *put(uint8_t *p, uint64_t v, size_t width) {
     return p + width;
 }
 
-static void add_root(dump *d, void *obj, tenure_root_kind kind, uint32_t flags, uintptr_t root_id) {
+static void add_root(void *obj, tenure_root_kind kind, uint32_t flags, uintptr_t root_id, uint64_t thread, void *c) {
+    dump *d = c;
+    (void)thread; /* GCBulkRootEdge names no thread */
     uint8_t *p = record(d, &d->roots, 8 + 1 + 4 + 8);
     p = put(p, (uintptr_t)obj, 8);
     p = put(p, (uint64_t)kind, 1);
     p = put(p, flags, 4);
     put(p, root_id, 8);
-}
-
-static void root_slot(void **slot, void *c) {
-    dump *d = c;
-    if (*slot)
-        add_root(d, *slot, d->kind, 0, (uintptr_t)slot);
-}
-
-static void root_word(void *obj, void *word, void *c) {
-    uint32_t flags = TENURE_ROOT_FLAG_PINNING | (word != obj ? TENURE_ROOT_FLAG_INTERIOR : 0);
-    add_root(c, obj, TENURE_ROOT_KIND_STACK, flags, 0);
-}
-
-static uint32_t handle_flags(const tn_handle_slot *h) {
-    uint32_t e = h->effective, flags = 0;
-    if (e == TENURE_HANDLE_PINNED || e == TENURE_HANDLE_ASYNC_PINNED)
-        flags |= TENURE_ROOT_FLAG_PINNING;
-    if (e == TENURE_HANDLE_WEAK_SHORT || e == TENURE_HANDLE_WEAK_LONG || e == TENURE_HANDLE_DEPENDENT)
-        flags |= TENURE_ROOT_FLAG_WEAK;
-    if (h->kind == TENURE_HANDLE_REFCOUNTED)
-        flags |= TENURE_ROOT_FLAG_REFCOUNTED;
-    return flags;
-}
-
-static void root_handle(tn_handle_slot *h, void *c) {
-    if (h->object)
-        add_root(c, h->object, TENURE_ROOT_KIND_HANDLE, handle_flags(h), (uintptr_t)h);
 }
 
 static void dependent_pair(tn_handle_slot *h, void *c) {
@@ -165,17 +139,9 @@ static void dependent_pair(tn_handle_slot *h, void *c) {
     put(p, (uintptr_t)h, 8);
 }
 
-/* The roots, as the profiler's root_references reports them (profiler.c). */
+/* The roots, exactly as the profiler's root_references reports them (one enumeration). */
 static void dump_roots(dump *d) {
-    tenure_runtime *rt = d->rt;
-    d->kind = TENURE_ROOT_KIND_STACK;
-    tn_roots_visit_embedder(rt, root_slot, d);
-    tn_roots_scan_conservative(rt, false, root_word, d);
-    d->kind = TENURE_ROOT_KIND_OTHER;
-    tn_frozen_visit_slots(rt, root_slot, d);
-    d->kind = TENURE_ROOT_KIND_FINALIZER;
-    tn_finalize_visit_ready(rt, root_slot, d);
-    tn_roots_visit_handle_slots(rt, UINT32_MAX, root_handle, d);
+    tn_prof_visit_roots(d->rt, add_root, d);
     flush(d, &d->roots);
 }
 

@@ -95,13 +95,24 @@ TN_NOINLINE static void scan_this_thread(tenure_runtime *rt, bool condemned_only
 /* The objects given to calls that wait for the instance lock are pinned whatever
  * GCConservativeStack says (tn_lock_holding); stacks and registers only when it is set. */
 void tn_roots_scan_conservative(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn, void *ctx) {
-    for (tn_mutator *m = rt->mutators; m; m = m->next)
-        scan_range(rt, (char *)m->held, (char *)(m->held + 2), condemned_only, fn, ctx);
-    if (!rt->config.GCConservativeStack)
-        return;
+    tn_roots_scan_conservative_threads(rt, condemned_only, fn, NULL, ctx);
+}
+
+/* Thread by thread (a profiler reports whose stack each root came from). */
+void tn_roots_scan_conservative_threads(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn,
+                                        void (*thread)(tn_mutator *m, void *ctx), void *ctx) {
+    bool stacks = rt->config.GCConservativeStack;
     tn_mutator *self = tn_self(rt);
-    for (tn_mutator *m = rt->mutators; m; m = m->next)
-        if (m != self && m->state == TN_MUT_SAFE)
+    for (tn_mutator *m = rt->mutators; m; m = m->next) {
+        if (thread)
+            thread(m, ctx);
+        scan_range(rt, (char *)m->held, (char *)(m->held + 2), condemned_only, fn, ctx);
+        if (stacks && m != self && m->state == TN_MUT_SAFE)
             scan_stopped_thread(rt, m, condemned_only, fn, ctx);
+    }
+    if (!stacks)
+        return;
+    if (thread)
+        thread(self, ctx);
     scan_this_thread(rt, condemned_only, fn, ctx);
 }

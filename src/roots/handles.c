@@ -148,6 +148,31 @@ static bool valid_target(tenure_runtime *rt, void *obj, const char *fn) {
     return false;
 }
 
+/* A new handle, complete (kind, object, secondary) before anyone hears of it: the
+ * SetGCHandle event and the profilers' handle_created see what it really is. */
+static tenure_handle *new_handle(tenure_runtime *rt, uint32_t kind, void *obj, void *secondary, const char *fn) {
+    if (!rt->handle_free_head && !grow(rt)) {
+        tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory for handles");
+        return NULL;
+    }
+    tn_handle_slot *h = rt->handle_free_head;
+    rt->handle_free_head = h->next_free;
+    if (!rt->handle_free_head)
+        rt->handle_free_tail = NULL;
+    h->next_free = NULL;
+    h->kind = kind;
+    h->object = obj;
+    h->secondary = secondary;
+    h->variable_kind = TENURE_HANDLE_STRONG;
+    h->effective = default_effective(h->kind);
+    h->sized_bytes = 0;
+    rt->handle_count++;
+    emit_set(rt, h);
+    if (TN_PROF_ON(rt, TENURE_PROFILE_HANDLES))
+        tn_prof_handle_created(rt, (tenure_handle *)h, kind, obj, secondary);
+    return (tenure_handle *)h;
+}
+
 tenure_handle *tenure_handle_new(tenure_runtime *rt, tenure_handle_kind kind, void *obj) {
     static const char fn[] = "tenure_handle_new";
     if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
@@ -165,26 +190,7 @@ tenure_handle *tenure_handle_new(tenure_runtime *rt, tenure_handle_kind kind, vo
     }
     if (!valid_target(rt, obj, fn))
         return NULL;
-    if (!rt->handle_free_head && !grow(rt)) {
-        tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory for handles");
-        return NULL;
-    }
-    tn_handle_slot *h = rt->handle_free_head;
-    rt->handle_free_head = h->next_free;
-    if (!rt->handle_free_head)
-        rt->handle_free_tail = NULL;
-    h->next_free = NULL;
-    h->kind = (uint32_t)kind;
-    h->object = obj;
-    h->secondary = NULL;
-    h->variable_kind = TENURE_HANDLE_STRONG;
-    h->effective = default_effective(h->kind);
-    h->sized_bytes = 0;
-    rt->handle_count++;
-    emit_set(rt, h);
-    if (TN_PROF_ON(rt, TENURE_PROFILE_HANDLES))
-        tn_prof_handle(rt, (tenure_handle *)h, obj, true);
-    return (tenure_handle *)h;
+    return new_handle(rt, (uint32_t)kind, obj, NULL, fn);
 }
 
 /* Without the instance lock: a running thread sees no GC, slots are never freed before the
@@ -222,7 +228,7 @@ tenure_result tenure_handle_free(tenure_runtime *rt, tenure_handle *handle) {
         return TENURE_INVALID_HANDLE;
     TN_EMIT(rt, DestroyGCHandle, .HandleID = (uint64_t)(uintptr_t)h);
     if (TN_PROF_ON(rt, TENURE_PROFILE_HANDLES))
-        tn_prof_handle(rt, (tenure_handle *)h, NULL, false);
+        tn_prof_handle_destroyed(rt, (tenure_handle *)h);
     release_slot(rt, h);
     rt->handle_count--;
     return TENURE_OK;
@@ -302,15 +308,7 @@ tenure_handle *tenure_handle_new_dependent(tenure_runtime *rt, void *primary, vo
         return NULL;
     if (!valid_target(rt, primary, fn) || !valid_target(rt, secondary, fn))
         return NULL;
-    tenure_handle *h = tenure_handle_new(rt, TENURE_HANDLE_STRONG, NULL);
-    if (!h)
-        return NULL;
-    tn_handle_slot *s = (tn_handle_slot *)h;
-    s->kind = s->effective = TENURE_HANDLE_DEPENDENT;
-    s->object = primary;
-    s->secondary = secondary;
-    emit_set(rt, s);
-    return h;
+    return new_handle(rt, TENURE_HANDLE_DEPENDENT, primary, secondary, fn);
 }
 
 void *tenure_handle_get_secondary(tenure_runtime *rt, const tenure_handle *handle) {

@@ -129,9 +129,18 @@ void tn_roots_visit_stack(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
 
 void tn_roots_visit_embedder(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
     for (tn_mutator *m = rt->mutators; m; m = m->next)
-        for (tenure_frame *f = m->pub.frames; f; f = f->prev)
-            for (size_t i = 0; i < f->count; i++)
-                fn(f->slots[i], ctx);
+        tn_roots_visit_frames(rt, m, fn, ctx);
+    tn_roots_visit_areas_and_scanners(rt, fn, ctx);
+}
+
+void tn_roots_visit_frames(tenure_runtime *rt, tn_mutator *m, tn_slot_fn fn, void *ctx) {
+    (void)rt;
+    for (tenure_frame *f = m->pub.frames; f; f = f->prev)
+        for (size_t i = 0; i < f->count; i++)
+            fn(f->slots[i], ctx);
+}
+
+void tn_roots_visit_areas_and_scanners(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
     /* fn may call a profiler (root references), which may remove an area: checked per slot */
     rt->root_walks++;
     for (tenure_root_area *a = rt->areas; a; a = a->next)

@@ -304,6 +304,7 @@ tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer) {
     m->attach_count = 1;
     m->finalizer = finalizer;
     m->stack_high = tn_thread_stack_base();
+    m->os_tid = tn_trace_tid();
     m->state = TN_MUT_RUNNING;
     tn_lock(rt); /* not SAFE yet: the GC does not know this thread until it is in the list */
     m->next = rt->mutators;
@@ -433,8 +434,11 @@ void tn_threads_forked_child(tenure_runtime *rt) {
     rt->lock_depth = depth;
     bool torn = false; /* a thread vanished while RUNNING: maybe inside a barrier */
     for (tn_mutator *m = rt->mutators; m; m = m->next) {
-        if (is_mine(m))
+        if (is_mine(m)) {
+            tn_trace_tid_forget(); /* the child is another thread */
+            m->os_tid = tn_trace_tid();
             continue;
+        }
         torn |= m->state == TN_MUT_RUNNING;
         /* SAFE and without roots: no stop of the world waits for it, no scan reads its stack */
         m->gone = true;
