@@ -538,6 +538,11 @@ void tn_regions_trim(tenure_runtime *rt, bool all);
 char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r);
 /* tenure_is_object for callers that hold rt->lock (or run with the world stopped). */
 bool tn_is_object(tenure_runtime *rt, const void *obj);
+/* Call fn on every object (free objects left out): frozen segments (as generation 2), then the
+ * regions by address; fn returns true to stop (then so does this). With rt->lock held and every
+ * allocation context ended (the heap walk, the heap dump). */
+typedef bool (*tn_object_fn)(char *obj, tn_type *t, size_t size, int gen, void *ctx);
+bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx);
 /* Make [p, p+size) a free object (size >= 8). */
 void tn_make_free(tenure_runtime *rt, void *p, size_t size);
 /* GCPoisonFreed (a no-op when it is off): fill [p, p+size), space no object occupies any

@@ -265,29 +265,23 @@ int tenure_object_generation(tenure_runtime *rt, const void *obj) {
     return tn_in_range(rt, obj) ? tn_region_of(rt, obj)->gen : TN_GEN2; /* frozen: as old as it gets */
 }
 
+typedef struct heap_walk {
+    tenure_runtime *rt;
+    tenure_heap_visit_fn visit;
+    void *context;
+    uint64_t gc_count;
+} heap_walk;
+
 /* The visitor cannot collect (refused: the heap must not move under the walk); should a GC
  * happen anyway, the walk stops rather than read a moved heap. */
+static bool walk_one(char *obj, tn_type *t, size_t size, int gen, void *ctx) {
+    heap_walk *w = ctx;
+    return w->visit(obj, &t->pub, size, gen, w->context) || w->rt->stats.gc_count != w->gc_count;
+}
+
 static void walk_all(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context) {
-    uint64_t gc_count = rt->stats.gc_count;
-    for (size_t f = 0; f < rt->frozen_count; f++)
-        for (char *o = rt->frozen[f].start; o < rt->frozen[f].end; o += tn_obj_size(o))
-            if (visit(o, &tn_obj_type(o)->pub, tn_obj_size(o), TN_GEN2, context))
-                return;
-    for (size_t i = 0; i < rt->units_high; i++) {
-        tn_region *r = &rt->regions[i];
-        if (r->state != TN_RS_IN_USE || rt->unit_head[i] != i)
-            continue;
-        char *end = tn_region_walk_end(rt, r);
-        for (char *o = r->start; o < end;) {
-            tn_type *t = tn_obj_type(o);
-            size_t size = tn_obj_size_t(t, o);
-            if (t->kind != TN_TK_FREE && visit(o, &t->pub, size, r->gen, context))
-                return;
-            if (rt->stats.gc_count != gc_count)
-                return;
-            o += size;
-        }
-    }
+    heap_walk w = {rt, visit, context, rt->stats.gc_count};
+    tn_heap_visit_objects(rt, walk_one, &w);
 }
 
 /* The walk runs with every other thread stopped and every allocation context ended. */

@@ -244,3 +244,24 @@ void tn_make_free(tenure_runtime *rt, void *p, size_t size) {
     w[0] = (uintptr_t)rt->free_type;
     w[1] = size;
 }
+
+bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx) {
+    for (size_t f = 0; f < rt->frozen_count; f++)
+        for (char *o = rt->frozen[f].start; o < rt->frozen[f].end; o += tn_obj_size(o))
+            if (fn(o, tn_obj_type(o), tn_obj_size(o), TN_GEN2, ctx))
+                return true;
+    for (size_t i = 0; i < rt->units_high; i++) {
+        tn_region *r = &rt->regions[i];
+        if (r->state != TN_RS_IN_USE || rt->unit_head[i] != i)
+            continue;
+        char *end = tn_region_walk_end(rt, r);
+        for (char *o = r->start; o < end;) {
+            tn_type *t = tn_obj_type(o);
+            size_t size = tn_obj_size_t(t, o);
+            if (t->kind != TN_TK_FREE && fn(o, t, size, r->gen, ctx))
+                return true;
+            o += size;
+        }
+    }
+    return false;
+}

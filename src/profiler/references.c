@@ -174,37 +174,23 @@ static void dump_type(dump *d, const tn_type *t) {
     put(p + len + 1, 0, 4); /* TypeParameterCount: no type parameters */
 }
 
-static void dump_object(dump *d, char *o) {
-    tn_type *t = tn_obj_type(o);
+static bool dump_object(char *o, tn_type *t, size_t size, int gen, void *c) {
+    dump *d = c;
+    (void)gen;
     d->edge_count = 0;
     tn_obj_visit_slots(d->rt, o, edge_slot, d);
     uint8_t *p = record(d, &d->nodes, 32);
     p = put(p, (uintptr_t)o, 8);
-    p = put(p, tn_obj_size_t(t, o), 8);
+    p = put(p, size, 8);
     p = put(p, (uintptr_t)t, 8);
     put(p, d->edge_count, 8);
     dump_type(d, t);
+    return false;
 }
 
 /* Every object, in tenure_heap_walk's order: frozen segments, then the regions by address. */
 static void dump_objects(dump *d) {
-    tenure_runtime *rt = d->rt;
-    for (size_t f = 0; f < rt->frozen_count; f++)
-        for (char *o = rt->frozen[f].start; o < rt->frozen[f].end; o += tn_obj_size(o))
-            dump_object(d, o);
-    for (size_t i = 0; i < rt->units_high; i++) {
-        tn_region *r = &rt->regions[i];
-        if (r->state != TN_RS_IN_USE || rt->unit_head[i] != i)
-            continue;
-        char *end = tn_region_walk_end(rt, r);
-        for (char *o = r->start; o < end;) {
-            tn_type *t = tn_obj_type(o);
-            size_t size = tn_obj_size_t(t, o);
-            if (t->kind != TN_TK_FREE)
-                dump_object(d, o);
-            o += size;
-        }
-    }
+    tn_heap_visit_objects(d->rt, dump_object, d);
     flush(d, &d->edges);
     flush(d, &d->nodes);
     flush(d, &d->types);
