@@ -121,6 +121,7 @@ typedef struct worker {
     uint64_t next_id, allocs;
     uint64_t bytes; /* atomic: read by the progress line */
     int ok, done;   /* done: atomic */
+    double end;     /* when it finished (now_s), written before done */
     /* checksum of the survivors at the end (the ports in bench/peers print the same) */
     uint64_t survivors, idsum, refsum;
 } worker;
@@ -296,6 +297,7 @@ static void *worker_main(void *arg) {
     }
     w->ok = check(w);
     tenure_thread_detach(rt);
+    w->end = now_s();
     __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
@@ -324,9 +326,14 @@ static double run_workers(sim *s, worker *ws) {
             next_progress += 1;
         }
     }
-    for (unsigned i = 0; i < n; i++)
+    /* the run ends when the last worker ends, not at the next look of this 100 ms loop */
+    double end = t0;
+    for (unsigned i = 0; i < n; i++) {
         pthread_join(ws[i].thread, NULL);
-    double elapsed = now_s() - t0;
+        if (ws[i].end > end)
+            end = ws[i].end;
+    }
+    double elapsed = end - t0;
     tenure_thread_attach(s->rt);
     progress(s, bytes_allocated(ws, n), elapsed, 1);
     return elapsed;
