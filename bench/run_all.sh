@@ -545,7 +545,7 @@ run_row() {
     if [ -f "$o.pl" ]; then
         st=$(pause_stats "$o.pl")
         for k in $st; do add "$key,${k%%=*}" "${k#*=}"; done
-        add "$key,pct" "$(awk -v t="$(field total "$st")" -v w="$wall" 'BEGIN { if (w + 0 > 0) printf "%.2f", 100 * t / w }')"
+        add "$key,pct" "$(awk -v t="$(field total "$st")" -v w="$wall" 'BEGIN { if (w + 0 > 0) printf "%.2f", t / (10 * w) }')"
     fi
     if [ -f "$o.perf" ]; then
         add "$key,instr" "$(awk -F, '$3 ~ /^instructions/ && $1 ~ /^[0-9]+$/ { print $1 }' "$o.perf" | head -n 1)"
@@ -796,7 +796,14 @@ write_compare() {
     echo ""
 }
 
+compare_notes_done=0
 compare_notes() {
+    if [ $compare_notes_done = 1 ]; then
+        echo "Columns as in the first such table above."
+        echo ""
+        return
+    fi
+    compare_notes_done=1
     echo "Wall: measured by the program from the start of its work to its end (no process start-up,"
     echo "no JVM or Mono start); process wall, CPU (user + sys, every thread: JIT and parallel GC"
     echo "threads included) and peak RSS: /usr/bin/time of the process. % time in GC: the sum of the"
@@ -862,7 +869,7 @@ write_steady() {
     echo "numbers, sizes and stop rule, the same checksum of the survivors. A sim.c object is one"
     echo "tenure array; a port's is a node and a long[] payload (8 bytes more with HotSpot's"
     echo "compressed references, 32 bytes more on Mono). tenure's GCs by generation"
-    echo "(gen0/gen1/gen2): $(get steady,tenure,gc_line cat | tr '\n' ' ')."
+    echo "(gen0/gen1/gen2) in each run: $(get steady,tenure,gc_line cat | paste -sd, - | sed 's/,/, /g')."
     echo ""
     write_compare steady
     echo "tenure gen0 pauses alone: median $(fmt "$(get steady,tenure,g0_med)" "%.3f") ms, p95 $(fmt "$(get steady,tenure,g0_p95)" "%.3f") ms, max $(fmt "$(get steady,tenure,g0_max maximum)" "%.3f") ms ($(fmt "$(get steady,tenure,g0_n)" "%.0f") GCs)."
