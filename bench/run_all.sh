@@ -673,6 +673,28 @@ for sec in $all_sections; do
 done
 t_end=$(date +%s)
 
+# every row that ran must have given its main figure: a parser that no longer matches its
+# program's output is a failure, not an empty cell
+row_parsed() { # row_parsed SECTION WORKLOAD IMPL
+    local k="$2,$3"
+    case "$1" in
+        trees|gcbench|steady) has "$k,wall" && { [ "$3" = malloc ] || has "$k,gcs"; } ;;
+        threads) has "$k,wall" ;;
+        gen0) [ -n "${gen0_keys:-}" ] ;;
+        alloc) has "$k,${alloc_sizes%%,*},ns" ;;
+        events) if [ "$2" = event_cost ]; then has ev,ctf,event; else has "$k,wall"; fi ;;
+        mark) has "mk,$3,build" && [ -n "$(printf '%s\n' "${!vals[@]}" | grep "^mk,$3,.*,mbps$")" ] ;;
+        sim) has "$k,sgcs" ;;
+        *) true ;;
+    esac
+}
+for ((i = 0; i < nrows; i++)); do
+    want "${R_SEC[$i]}" || continue
+    [ -n "${row_failed[${R_WL[$i]},${R_IMPL[$i]}]:-}" ] && continue
+    row_parsed "${R_SEC[$i]}" "${R_WL[$i]}" "${R_IMPL[$i]}" ||
+        note_failure "${R_SEC[$i]}: nothing parsed from $(label "${R_IMPL[$i]}") on ${R_WL[$i]} (its output changed?)"
+done
+
 # ---------------------------------------------------------------------------------------------
 # RESULTS.md
 # ---------------------------------------------------------------------------------------------
