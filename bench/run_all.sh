@@ -113,7 +113,7 @@ while [ $# -gt 0 ]; do
     case "$opt" in
         --quick) shift; continue ;;
         --list) list_only=1; shift; continue ;;
-        -h|--help) sed -n '2,58p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
         --*=*) val=${opt#*=}; opt=${opt%%=*}; shift ;;
         --*|-n) [ $# -ge 2 ] || die "$opt needs a value"; val=$2; shift 2 ;;
         *) die "unknown argument: $opt (see --help)" ;;
