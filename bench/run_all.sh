@@ -257,7 +257,7 @@ if command -v perf >/dev/null 2>&1; then
     if perf stat -x, -e instructions true 2>&1 | grep -q '^[0-9][0-9]*,'; then
         perf_note=yes
     else
-        perf_note="\`perf stat -e instructions\` is not supported here (the hardware counters are not visible to this machine): no instruction counts"
+        perf_note="\`perf stat -e instructions\` answers <not supported> on this machine (no hardware counters in this VM)"
     fi
 else
     perf_note="perf is not installed: no instruction counts"
