@@ -51,7 +51,7 @@ test-tsan: deps
 	cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|objtrack|callbacks'
 
 # Every benchmark, tenure against the Boehm collector, malloc/free, HotSpot (Serial, Parallel,
-# G1) and Mono SGen in the same run: writes bench/RESULTS.md (about 25 minutes on 2 cores; run
+# G1) and Mono SGen in the same run: writes bench/RESULTS.md (about 12 minutes on 2 cores; run
 # it on a quiet machine). The JDK and Mono are installed for this target only (bench-deps).
 bench-deps:
 	@scripts/deps.sh --bench
