@@ -4,7 +4,7 @@ JOBS ?= 2
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test test-release test-stress test-asan bench clean
+.PHONY: all deps build run test test-release test-stress test-asan bench bench-deps clean
 
 all: build
 
@@ -42,8 +42,6 @@ test-asan: deps
 	cmake --build $(BUILD)/asan -j $(JOBS)
 	cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest -j $(JOBS) --output-on-failure
 
-# Every benchmark, tenure against the Boehm collector and malloc/free in the same run:
-# writes bench/RESULTS.md (about 3 minutes; run it on a quiet machine).
 # ThreadSanitizer over the code that has threads: attached mutator threads and the finalizer
 # thread, the trace writer thread, several instances on several threads, lifetime services,
 # profilers and the object tracker.
@@ -52,7 +50,14 @@ test-tsan: deps
 	cmake --build $(BUILD)/tsan -j $(JOBS)
 	cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|objtrack|callbacks'
 
-bench: build
+# Every benchmark, tenure against the Boehm collector, malloc/free, HotSpot (Serial, Parallel,
+# G1) and Mono SGen in the same run: writes bench/RESULTS.md (about 12 minutes on 2 cores; run
+# it on a quiet machine). The JDK and Mono are installed for this target only (bench-deps).
+bench-deps:
+	@scripts/deps.sh --bench
+
+bench: bench-deps
+	$(MAKE) build
 	bench/run_all.sh --bindir $(BUILD)/release/bench
 
 clean:

@@ -52,6 +52,7 @@ static inline long bench_maxrss_kb(void) {
  * ---------------------------------------------------------------------------------------- */
 typedef struct pause_rec {
     uint64_t *ns;          /* the recorded pauses, in GC order */
+    uint8_t *gen;          /* the generation each condemned (PAUSE_REC_FULL: Boehm's full GCs) */
     size_t n, cap;
     int only_generation;   /* >= 0: record only the GCs that condemned this generation */
     uint64_t by_gen[3];    /* GCs seen per condemned generation (all, recorded or not) */
@@ -65,13 +66,21 @@ static inline void pause_rec_init(pause_rec *r, int only_generation) {
     r->only_generation = only_generation;
     r->cap = 4096;
     r->ns = malloc(r->cap * sizeof *r->ns);
-    if (r->ns == NULL)
+    r->gen = malloc(r->cap * sizeof *r->gen);
+    if (r->ns == NULL || r->gen == NULL) {
+        free(r->ns);
+        free(r->gen);
+        r->ns = NULL;
+        r->gen = NULL;
         r->cap = 0;
+    }
 }
 
 static inline void pause_rec_free(pause_rec *r) {
     free(r->ns);
+    free(r->gen);
     r->ns = NULL;
+    r->gen = NULL;
     r->n = r->cap = 0;
 }
 
@@ -81,18 +90,47 @@ static inline void pause_rec_reset(pause_rec *r) {
     r->promoted_gen0 = 0;
 }
 
-static inline void pause_rec_push(pause_rec *r, uint64_t ns) {
+#define PAUSE_REC_FULL 3 /* a collector without generations (Boehm): every GC is a full one */
+
+static inline void pause_rec_push_gen(pause_rec *r, uint64_t ns, int gen) {
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 4096;
         uint64_t *p = realloc(r->ns, cap * sizeof *p);
-        if (p == NULL) {
+        if (p != NULL)
+            r->ns = p;
+        uint8_t *g = p != NULL ? realloc(r->gen, cap * sizeof *g) : NULL;
+        if (g == NULL) {
             r->failed = 1;
             return;
         }
-        r->ns = p;
+        r->gen = g;
         r->cap = cap;
     }
+    r->gen[r->n] = (uint8_t)gen;
     r->ns[r->n++] = ns;
+}
+
+static inline void pause_rec_push(pause_rec *r, uint64_t ns) {
+    pause_rec_push_gen(r, ns, PAUSE_REC_FULL);
+}
+
+/* TENURE_BENCH_PAUSE_LOG=FILE: every recorded pause, one line per GC in GC order,
+ * "gen0|gen1|gen2|full <milliseconds>", for bench/run_all.sh (which reads the other runtimes'
+ * own GC logs into the same form). Written once, after the run, so it costs no pause time. */
+static inline void pause_rec_write_log(const pause_rec *r) {
+    const char *path = getenv("TENURE_BENCH_PAUSE_LOG");
+    if (path == NULL || *path == '\0')
+        return;
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "bench: cannot write %s\n", path);
+        return;
+    }
+    static const char *const kind[] = {"gen0", "gen1", "gen2", "full"};
+    for (size_t i = 0; i < r->n; i++)
+        fprintf(f, "%s %.4f\n", kind[r->gen[i] <= PAUSE_REC_FULL ? r->gen[i] : PAUSE_REC_FULL],
+                (double)r->ns[i] / 1e6);
+    fclose(f);
 }
 
 static int pause_rec_cmp_u64(const void *a, const void *b) {
@@ -152,7 +190,7 @@ static void pause_rec_tenure_cb(tenure_runtime *rt, const tenure_gc_info *info, 
     if (r->only_generation >= 0 && info->generation != r->only_generation)
         return;
     r->promoted_gen0 += info->promoted[0];
-    pause_rec_push(r, info->pause_ns);
+    pause_rec_push_gen(r, info->pause_ns, info->generation >= 0 && info->generation <= 2 ? info->generation : 2);
 }
 
 static inline void pause_rec_attach_tenure(tenure_runtime *rt, pause_rec *r) {

@@ -180,6 +180,7 @@ static void tenure_report_and_destroy(void) {
     /* The pause distribution comes from the GC callback (every GC's pause_ns); total_pause_ms
      * and max_pause_ms stay the collector's own totals (tenure_get_stats). */
     pause_summary ps = pause_rec_summary(&g_pauses);
+    pause_rec_write_log(&g_pauses);
     if (ps.count != st.gc_count)
         fprintf(stderr, "binary_trees: the GC callback saw %zu GCs, tenure_get_stats says %llu\n",
                 ps.count, (unsigned long long)st.gc_count);
@@ -230,6 +231,7 @@ static void run_boehm(int max_depth) {
 
 static void boehm_report(void) {
     pause_summary ps = pause_rec_summary(&g_pauses);
+    pause_rec_write_log(&g_pauses);
     printf("STATS impl=boehm gcs=%lu total_pause_ms=%lu heap_mb=%.1f median_pause_ms=%.4f "
            "p95_pause_ms=%.4f p99_pause_ms=%.4f max_pause_ms=%.4f event_total_pause_ms=%.3f\n",
            (unsigned long)GC_get_gc_no(), (unsigned long)GC_get_full_gc_total_time(),

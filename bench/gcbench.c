@@ -290,6 +290,7 @@ static void tenure_report_and_destroy(void) {
     tenure_destroy(g_rt);
     g_rt = NULL;
     pause_summary ps = pause_rec_summary(&g_pauses);
+    pause_rec_write_log(&g_pauses);
     if (ps.count != st.gc_count)
         fprintf(stderr, "gcbench: the GC callback saw %zu GCs, tenure_get_stats says %llu\n", ps.count,
                 (unsigned long long)st.gc_count);
@@ -416,6 +417,7 @@ static void run_boehm(void) {
 
 static void boehm_report(void) {
     pause_summary ps = pause_rec_summary(&g_pauses);
+    pause_rec_write_log(&g_pauses);
     printf("STATS impl=boehm gcs=%lu full_gc_total_ms=%lu total_pause_ms=%.3f", (unsigned long)GC_get_gc_no(),
            (unsigned long)GC_get_full_gc_total_time(), ps.total_ms);
     pause_summary_print(stdout, "", &ps);

@@ -2,6 +2,8 @@
 # deps.sh - make sure the Debian packages tenure's build, tests and benchmarks need are here.
 # As root it installs what is missing with apt-get; otherwise it prints the exact command.
 set -euo pipefail
+# `scripts/deps.sh --bench` (make bench) also wants the peers of the benchmarks: HotSpot
+# (java, javac) and Mono SGen (mono, mcs); make build / make test / CI do not need them.
 
 # command-or-file:package pairs
 needs=(
@@ -17,10 +19,20 @@ needs=(
   "npm:npm"
   "chromium:chromium"
 )
+bench_needs=(
+  "java:openjdk-17-jdk-headless"
+  "javac:openjdk-17-jdk-headless"
+  "mono:mono-runtime"
+  "mcs:mono-mcs"
+)
+if [[ ${1:-} == --bench ]]; then
+  needs+=("${bench_needs[@]}")
+fi
 
 missing=()
 for pair in "${needs[@]}"; do
   what=${pair%%:*} pkg=${pair##*:}
+  [[ " ${missing[*]:-} " == *" $pkg "* ]] && continue
   if [[ $what == /* ]]; then
     [[ -e $what ]] || missing+=("$pkg")
   else

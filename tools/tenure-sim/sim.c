@@ -101,6 +101,7 @@ typedef struct sim {
     const tenure_type *node, *fnode;
     const tenure_type *table_type;
     double *pauses;
+    unsigned char *pause_gens; /* the generation each GC condemned, beside pauses */
     size_t npauses, cap_pauses;
     uint64_t seen_gcs;    /* atomic: read by the progress line */
 } sim;
@@ -120,6 +121,9 @@ typedef struct worker {
     uint64_t next_id, allocs;
     uint64_t bytes; /* atomic: read by the progress line */
     int ok, done;   /* done: atomic */
+    double end;     /* when it finished (now_s), written before done */
+    /* checksum of the survivors at the end (the ports in bench/peers print the same) */
+    uint64_t survivors, idsum, refsum;
 } worker;
 
 /* Finalizers check the object they get and count; they run on the finalizer thread (the
@@ -168,8 +172,13 @@ static void on_gc(tenure_runtime *rt, const tenure_gc_info *info, void *context)
         if (!p)
             return;
         s->pauses = p;
+        unsigned char *g = realloc(s->pause_gens, cap * sizeof *g);
+        if (!g)
+            return;
+        s->pause_gens = g;
         s->cap_pauses = cap;
     }
+    s->pause_gens[s->npauses] = (unsigned char)info->generation;
     s->pauses[s->npauses++] = info->pause_ns / 1e6;
     __atomic_store_n(&s->seen_gcs, info->index, __ATOMIC_RELAXED);
 }
@@ -214,6 +223,9 @@ static int check(worker *w) {
             bad++;
             continue;
         }
+        w->survivors++;
+        w->idsum += o->id;
+        w->refsum += (o->ref[0] ? o->ref[0]->id : 0) + (o->ref[1] ? o->ref[1]->id : 0);
         for (size_t k = 0; k < payload_words(o) && k < 8; k++)
             bad += o->payload[k] != word_for(o->id, k);
         for (int k = 0; k < 2; k++)
@@ -285,6 +297,7 @@ static void *worker_main(void *arg) {
     }
     w->ok = check(w);
     tenure_thread_detach(rt);
+    w->end = now_s();
     __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
@@ -313,9 +326,14 @@ static double run_workers(sim *s, worker *ws) {
             next_progress += 1;
         }
     }
-    for (unsigned i = 0; i < n; i++)
+    /* the run ends when the last worker ends, not at the next look of this 100 ms loop */
+    double end = t0;
+    for (unsigned i = 0; i < n; i++) {
         pthread_join(ws[i].thread, NULL);
-    double elapsed = now_s() - t0;
+        if (ws[i].end > end)
+            end = ws[i].end;
+    }
+    double elapsed = end - t0;
     tenure_thread_attach(s->rt);
     progress(s, bytes_allocated(ws, n), elapsed, 1);
     return elapsed;
@@ -354,6 +372,38 @@ static void report(const sim *s, const worker *ws, double elapsed) {
                (unsigned long long)st.finalization_promoted_count);
 }
 
+/* TENURE_BENCH_PAUSE_LOG=FILE: every GC's pause, "gen<N> <ms>" per line in GC order, for
+ * bench/run_all.sh (as the benchmarks in bench/ write it). */
+static void write_pause_log(const sim *s) {
+    const char *path = getenv("TENURE_BENCH_PAUSE_LOG");
+    if (!path || !*path)
+        return;
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "tenure-sim: cannot write %s\n", path);
+        return;
+    }
+    for (size_t i = 0; i < s->npauses; i++)
+        fprintf(f, "gen%u %.4f\n", (unsigned)s->pause_gens[i], s->pauses[i]);
+    fclose(f);
+}
+
+/* What the survivors hold at the end: with one thread and --total-mb, the same numbers as the
+ * ports of the steady preset in bench/peers (they show the peers did the same work). */
+static void print_checksum(const worker *ws, unsigned n) {
+    uint64_t allocs = 0, bytes = 0, survivors = 0, idsum = 0, refsum = 0;
+    for (unsigned i = 0; i < n; i++) {
+        allocs += ws[i].allocs;
+        bytes += ws[i].bytes;
+        survivors += ws[i].survivors;
+        idsum += ws[i].idsum;
+        refsum += ws[i].refsum;
+    }
+    printf("checksum: allocs=%llu bytes=%llu survivors=%llu idsum=%llu refsum=%llu\n", (unsigned long long)allocs,
+           (unsigned long long)bytes, (unsigned long long)survivors, (unsigned long long)idsum,
+           (unsigned long long)refsum);
+}
+
 static int run(sim_opts o) {
     sim s;
     memset(&s, 0, sizeof s);
@@ -387,8 +437,10 @@ static int run(sim_opts o) {
     int ok = 1;
     for (unsigned i = 0; i < o.threads; i++)
         ok &= ws[i].ok;
+    write_pause_log(&s);
     qsort(s.pauses, s.npauses, sizeof *s.pauses, cmp_double);
     report(&s, ws, elapsed);
+    print_checksum(ws, o.threads);
     for (unsigned i = 0; i < o.threads; i++)
         tenure_handle_free(s.rt, ws[i].table_root);
     tenure_destroy(s.rt); /* runs the pending finalizers */
@@ -398,6 +450,7 @@ static int run(sim_opts o) {
         free(ws[i].pins);
     free(ws);
     free(s.pauses);
+    free(s.pause_gens);
     return ok ? 0 : 2;
 }
 
