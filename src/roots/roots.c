@@ -20,6 +20,24 @@ tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slots, size_t 
         tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "NULL slots");
         return NULL;
     }
+    /* count slots must fit the address space; they must be aligned; and they may not lie in
+     * the heap, whose memory moves (the GC would update slots of whatever object came there) */
+    uintptr_t lo = (uintptr_t)slots, base = (uintptr_t)rt->base;
+    if (count > (UINTPTR_MAX - lo) / sizeof(void *)) {
+        tn_api_fail(rt, TENURE_SIZE, fn, "%zu slots from %p wrap around the address space", count, (void *)slots);
+        return NULL;
+    }
+    uintptr_t hi = lo + count * sizeof(void *);
+    if (lo & (sizeof(void *) - 1)) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "slots %p are not aligned to a pointer", (void *)slots);
+        return NULL;
+    }
+    if (count && lo < base + rt->range && hi > base) {
+        tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn,
+                    "slots %p..%p lie in the heap, whose objects move (use a handle or a frame)", (void *)lo,
+                    (void *)hi);
+        return NULL;
+    }
     tenure_root_area *a = malloc(sizeof *a);
     if (!a) {
         tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory");

@@ -277,11 +277,18 @@ char *tn_thread_stack_base(void) {
     return err ? NULL : (char *)addr + size;
 }
 
-/* A thread that exits while attached is detached (its attachments are freed with it). */
+/* A thread that exits while attached is detached (its attachments are freed with it). Its
+ * shadow frames lived on the stack that is being unwound (pthread_exit, or a return without
+ * TENURE_FRAME_POP): they are forgotten before the detach can wait for the lock (SAFE), or a
+ * GC on another thread would visit them. Forgetting them needs the thread RUNNING (T2): one
+ * that exits inside a blocking section leaves it first. */
 static void detach_at_exit(void *unused) {
     (void)unused;
     while (my_attachments) {
         tn_mutator *m = my_attachments;
+        if (m->state != TN_MUT_RUNNING)
+            become_running(m->rt, m);
+        m->pub.frames = NULL;
         m->attach_count = 1;
         tn_mutator_detach(m->rt, m);
     }

@@ -24,6 +24,9 @@
  *     an abort or a hang inside the library becomes "unreadable trace: ..." (exit status 2),
  *     never a crash of tenure-report. The child sends the built model back through a pipe.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* SEEK_DATA, SEEK_HOLE */
+#endif
 #include "report.h"
 
 #include <dirent.h>
@@ -401,17 +404,42 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-static int copy_prefix(int from, int to, uint64_t len)
+/* The first len bytes of `from`, holes kept as holes: a hostile trace can give a packet a
+ * packet_size of a terabyte over a sparse file that holds 4 KiB, and a copy that wrote the hole
+ * out filled TMPDIR for hours before any time limit applied. Only the bytes the file really
+ * holds are copied (SEEK_DATA/SEEK_HOLE; a file system without them gets a plain copy). */
+static int copy_range(int from, int to, uint64_t off, uint64_t end)
 {
     char buf[1 << 16];
-    for (uint64_t off = 0; off < len;) {
-        size_t n = len - off < sizeof buf ? (size_t)(len - off) : sizeof buf;
+    while (off < end) {
+        size_t n = end - off < sizeof buf ? (size_t)(end - off) : sizeof buf;
         ssize_t r = pread(from, buf, n, (off_t)off);
         if (r < 0 && errno == EINTR) continue;
-        if (r <= 0 || write_all(to, buf, (size_t)r) != 0) return -1;
+        if (r <= 0) return -1;
+        for (ssize_t done = 0; done < r;) {
+            ssize_t w = pwrite(to, buf + done, (size_t)(r - done), (off_t)(off + (uint64_t)done));
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) return -1;
+            done += w;
+        }
         off += (uint64_t)r;
     }
     return 0;
+}
+
+static int copy_prefix(int from, int to, uint64_t len)
+{
+    for (uint64_t off = 0; off < len;) {
+        off_t data = lseek(from, (off_t)off, SEEK_DATA);
+        if (data < 0 && errno == ENXIO) break; /* a hole up to the end of the file */
+        if (data < 0) return copy_range(from, to, off, len); /* no SEEK_DATA here */
+        if ((uint64_t)data >= len) break;
+        off_t hole = lseek(from, data, SEEK_HOLE);
+        uint64_t end = hole < 0 || (uint64_t)hole > len ? len : (uint64_t)hole;
+        if (copy_range(from, to, (uint64_t)data, end) != 0) return -1;
+        off = end;
+    }
+    return ftruncate(to, (off_t)len);
 }
 
 static int put_file(int dfd, const char *name, const char *text, size_t len, int from, uint64_t prefix)
@@ -449,17 +477,36 @@ int shadow_create(tr_trace *t, tr_result *res)
     int proc = access("/proc/self/fd", X_OK) == 0;
     int dfd = open(t->shadow, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int rc = dfd >= 0 && put_file(dfd, "metadata", t->metadata, t->metadata_len, -1, 0) == 0 ? 0 : -1;
+    /* files copied so far, by inode: hard links to one file (up to TR_MAX_FILES names) are
+     * copied once and the other names link to that copy, so the copy holds no more bytes than
+     * the trace directory itself */
+    struct copied { dev_t dev; ino_t ino; size_t file; } *copies = calloc(t->nfiles ? t->nfiles : 1, sizeof *copies);
+    size_t ncopies = 0;
+    if (!copies) rc = -1;
     for (size_t i = 0; rc == 0 && i < t->nfiles; i++) {
         tr_file *f = &t->files[i];
         char link[64];
         if (strcmp(f->name, "metadata") == 0 || f->usable == 0) continue; /* nothing to read in it */
-        if (f->usable < f->size || !proc)
+        if (f->usable < f->size || !proc) {
+            struct stat st;
+            size_t c = 0;
+            if (fstat(f->fd, &st) != 0) {
+                rc = -1;
+                break;
+            }
+            while (c < ncopies && (copies[c].dev != st.st_dev || copies[c].ino != st.st_ino)) c++;
+            if (c < ncopies) { /* the same inode, hence the same size and the same cut */
+                rc = symlinkat(t->files[copies[c].file].name, dfd, f->name);
+                continue;
+            }
+            copies[ncopies++] = (struct copied){st.st_dev, st.st_ino, i};
             rc = put_file(dfd, f->name, NULL, 0, f->fd, f->usable);
-        else {
+        } else {
             snprintf(link, sizeof link, "/proc/self/fd/%d", f->fd);
             rc = symlinkat(link, dfd, f->name);
         }
     }
+    free(copies);
     if (dfd >= 0) close(dfd);
     if (rc != 0) {
         fail(res, "cannot write the private copy of the trace under %s: %s", tmp, strerror(errno));
