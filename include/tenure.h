@@ -185,7 +185,10 @@ TENURE_API void tenure_clear_error(tenure_runtime *rt);
  * TENURE_STATE through the error hook ("called from <the callback>, which may not ..."), and
  * does nothing. The rules are per thread and per instance: a finalizer running on the
  * finalizer thread does not restrict the program's threads, and a callback of one instance
- * may use another instance freely.
+ * may use another instance freely, except a callback that runs inside a collection (the
+ * GC-time kinds below): it must not call into another instance (a GC never waits for another
+ * instance: that keeps threads attached to several instances free of deadlocks, see
+ * docs/design/threads.md T4; not checked).
  *
  *   callback                       may call                      may not
  *   finalizer (tenure_type_desc)   anything else                 tenure_destroy,

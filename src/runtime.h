@@ -107,6 +107,7 @@ typedef struct tn_mutator {
     ucontext_t safe_regs;      /* the registers when it became SAFE (scanned conservatively) */
     const void *held[2];       /* objects passed to the call waiting for rt->lock: pinned */
     bool gone;                 /* after fork(), in the child: its thread does not exist here */
+    bool parked;               /* SAFE because its thread waits in another instance (threads.c) */
     unsigned callbacks_closed; /* callbacks that may not allocate running on this thread: while
                                   nonzero its context stays closed (api/callbacks.c) */
     uint64_t os_tid;           /* the thread's OS id (gettid): profilers' thread of stack roots */

@@ -22,6 +22,13 @@
  *     other than the collecting one is SAFE and touches no object, context or frame.
  *  T3 A thread waits for rt->lock only while SAFE (if attached): no GC waits for a thread
  *     that waits for the GC's lock.
+ *  T4 A thread attached to several instances that waits inside one of them (for its lock, its
+ *     finalizers, the finalizer thread, a world stop, or while it collects it) is SAFE in the
+ *     others too ("parked"), except in those whose lock it holds; it becomes RUNNING in them
+ *     again all at once, when none of them is stopping its world. So a GC of one instance never
+ *     waits for a thread that waits for another instance. A GC never waits for another
+ *     instance (GC-time callbacks do not call into other instances), which keeps these waits
+ *     free of cycles.
  */
 #include "runtime.h"
 #include <stdlib.h>
@@ -68,16 +75,92 @@ static void become_running(tenure_runtime *rt, tn_mutator *m) {
     pthread_mutex_unlock(&rt->world_mx);
 }
 
-/* SAFE for the duration of wait(rt, arg). Not inlined, so that this frame (with the
- * callee-saved registers pushed into it) outlives the wait. */
+static void park_others(tenure_runtime *rt, char *sp);
+static void unpark_others(tenure_runtime *rt, bool release_lock);
+
+/* SAFE for the duration of wait(rt, arg), and parked in the thread's other instances (T4);
+ * holds_lock: wait returns with rt->lock taken (it is let go while the thread waits for
+ * another instance's restart). Not inlined, so that this frame (with the callee-saved
+ * registers pushed into it) outlives the wait. */
 __attribute__((noinline)) static void while_safe(tenure_runtime *rt, tn_mutator *m,
-                                                 void (*wait)(tenure_runtime *, void *), void *arg) {
+                                                 void (*wait)(tenure_runtime *, void *), void *arg,
+                                                 bool holds_lock) {
     volatile char here = 0;
     __builtin_unwind_init();
     become_safe(rt, m, (char *)&here);
+    park_others(rt, (char *)&here);
     wait(rt, arg);
+    unpark_others(rt, holds_lock);
     become_running(rt, m);
     (void)here;
+}
+
+/* ---- parking: SAFE in the thread's other instances while it waits in one (T4) ---- */
+
+static void wait_for_restart(tenure_runtime *rt, void *arg);
+
+/* Park the thread's attachments other than rt's that are RUNNING and whose lock it does not
+ * hold; sp: a live frame of the caller (their GCs scan from there up). */
+static void park_others(tenure_runtime *rt, char *sp) {
+    for (tn_mutator *o = my_attachments; o; o = o->next_of_thread)
+        if (o->rt != rt && o->state == TN_MUT_RUNNING && !o->parked && !o->gone && !tn_lock_held(o->rt)) {
+            o->parked = true;
+            become_safe(o->rt, o, sp);
+        }
+}
+
+#define TN_MAX_PARKED 64 /* instances one thread is attached to, unparked at once */
+
+/* The parked attachments, by instance address (the order their world_mx are taken in). */
+static size_t parked_in_order(tn_mutator **out) {
+    size_t n = 0;
+    for (tn_mutator *o = my_attachments; o && n < TN_MAX_PARKED; o = o->next_of_thread) {
+        if (!o->parked)
+            continue;
+        size_t i = n++;
+        while (i > 0 && (uintptr_t)out[i - 1]->rt > (uintptr_t)o->rt) {
+            out[i] = out[i - 1];
+            i--;
+        }
+        out[i] = o;
+    }
+    return n;
+}
+
+/* RUNNING again in every parked attachment at once, at a moment when none of their instances
+ * is stopping its world (all their world_mx held); while one is, wait for its restart, with
+ * rt's lock let go meanwhile if the caller holds it and may (release_lock). */
+static void unpark_others(tenure_runtime *rt, bool release_lock) {
+    tn_mutator *parked[TN_MAX_PARKED];
+    for (;;) {
+        size_t n = parked_in_order(parked);
+        if (!n)
+            return;
+        for (size_t i = 0; i < n; i++)
+            pthread_mutex_lock(&parked[i]->rt->world_mx);
+        tenure_runtime *stopping = NULL;
+        for (size_t i = 0; i < n && !stopping; i++)
+            if (__atomic_load_n(&parked[i]->rt->head.stop_requested, __ATOMIC_ACQUIRE))
+                stopping = parked[i]->rt;
+        for (size_t i = 0; i < n && !stopping; i++) {
+            parked[i]->state = TN_MUT_RUNNING;
+            parked[i]->parked = false;
+        }
+        for (size_t i = n; i-- > 0;)
+            pthread_mutex_unlock(&parked[i]->rt->world_mx);
+        if (!stopping)
+            return;
+        uintptr_t owner = __atomic_load_n(&rt->lock_owner, __ATOMIC_RELAXED);
+        if (release_lock) {
+            __atomic_store_n(&rt->lock_owner, 0, __ATOMIC_RELAXED);
+            pthread_mutex_unlock(&rt->lock);
+        }
+        wait_for_restart(stopping, NULL);
+        if (release_lock) {
+            pthread_mutex_lock(&rt->lock);
+            __atomic_store_n(&rt->lock_owner, owner, __ATOMIC_RELAXED);
+        }
+    }
 }
 
 static void wait_for_lock(tenure_runtime *rt, void *arg) {
@@ -88,7 +171,7 @@ static void wait_for_lock(tenure_runtime *rt, void *arg) {
 /* The lock is taken: by a thread that had to wait (m: its mutator, or NULL), SAFE meanwhile. */
 static void lock_contended(tenure_runtime *rt, tn_mutator *m) {
     if (m && m->state == TN_MUT_RUNNING)
-        while_safe(rt, m, wait_for_lock, NULL);
+        while_safe(rt, m, wait_for_lock, NULL, true);
     else
         pthread_mutex_lock(&rt->lock);
 }
@@ -155,7 +238,7 @@ static void wait_on_cond(tenure_runtime *rt, void *cond) {
 void tn_while_safe(tenure_runtime *rt, void (*wait)(tenure_runtime *, void *), void *arg) {
     tn_mutator *m = tn_self(rt);
     if (m && m->state == TN_MUT_RUNNING && !tn_lock_held(rt))
-        while_safe(rt, m, wait, arg);
+        while_safe(rt, m, wait, arg, false);
     else
         wait(rt, arg);
 }
@@ -164,7 +247,7 @@ void tn_wait_safe(tenure_runtime *rt, pthread_cond_t *cond) {
     unsigned depth = rt->lock_depth;
     tn_mutator *m = tn_self(rt);
     if (m && m->state == TN_MUT_RUNNING)
-        while_safe(rt, m, wait_on_cond, cond);
+        while_safe(rt, m, wait_on_cond, cond, true);
     else
         wait_on_cond(rt, cond);
     rt->lock_depth = depth;
@@ -179,10 +262,22 @@ static bool others_safe(tenure_runtime *rt, const tn_mutator *self) {
     return true;
 }
 
+/* The collector is parked in its other instances from its stop of rt's world to the restart
+ * (T4: it touches no object of theirs meanwhile, and two threads collecting one instance each
+ * must not wait for each other). Its registers are saved here; its callers' frames stay live
+ * during the GC, so the other instances' GCs scan from this frame up. */
+__attribute__((noinline)) static void park_collector(tenure_runtime *rt) {
+    volatile char here = 0;
+    __builtin_unwind_init();
+    park_others(rt, (char *)&here);
+    (void)here;
+}
+
 void tn_world_stop(tenure_runtime *rt) {
     if (rt->world_stops++)
         return;
     tn_mutator *self = tn_self(rt);
+    park_collector(rt);
     pthread_mutex_lock(&rt->world_mx);
     __atomic_store_n(&rt->head.stop_requested, 1, __ATOMIC_RELEASE);
     while (!others_safe(rt, self))
@@ -197,6 +292,7 @@ void tn_world_restart(tenure_runtime *rt) {
     __atomic_store_n(&rt->head.stop_requested, 0, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&rt->world_cv);
     pthread_mutex_unlock(&rt->world_mx);
+    unpark_others(rt, false); /* rt's lock stays held: the collection is not over */
 }
 
 static void wait_for_restart(tenure_runtime *rt, void *arg) {
@@ -210,7 +306,7 @@ static void wait_for_restart(tenure_runtime *rt, void *arg) {
 void tenure__safepoint_slow(tenure_runtime *rt) {
     tn_mutator *m = rt ? tn_self(rt) : NULL;
     if (m && m->state == TN_MUT_RUNNING && !tn_lock_held(rt))
-        while_safe(rt, m, wait_for_restart, NULL);
+        while_safe(rt, m, wait_for_restart, NULL, false);
 }
 
 /* A blocking section: the thread stays SAFE until it leaves. */
