@@ -10,7 +10,7 @@
  *  C. two threads each allocate in both instances (GCs of both, triggered by either) and keep
  *     their objects in frames of both: every object stays valid (the parked thread's frames and
  *     stack are scanned by the other instance's GCs).
- * Red-team pass after issue 12 (redteam/cross_instance_finalizer.c, two_inst_collect.c). */
+ * Found by the red-team pass after issue 12 (docs/design/security.md). */
 #include "test_util.h"
 #include <pthread.h>
 #include <sys/wait.h>
