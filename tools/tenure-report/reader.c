@@ -385,7 +385,8 @@ static void take_bt_error(tr_result *res)
 enum { LF_FIXED, LF_STRING, LF_SEQ };
 typedef struct lay_field {
     unsigned char kind, is_count;
-    uint32_t size; /* bytes: the field, or one sequence element */
+    uint32_t size; /* bytes: the field, or one sequence element (0: a record of variable size) */
+    uint32_t sub_first, sub_n; /* a record of variable size: its fields, l->sub[first .. first + n) */
 } lay_field;
 typedef struct lay_event {
     uint64_t id;
@@ -397,12 +398,15 @@ typedef struct layout {
     int32_t *by_id; /* event id (u16: tenure's event header) -> index in ev, or -1 */
     lay_field *f;
     size_t nf;
+    lay_field *sub; /* the fields of records of variable size (strings, counted arrays) */
+    size_t nsub, subcap;
 } layout;
 
 static void layout_free(layout *l)
 {
     free(l->ev);
     free(l->f);
+    free(l->sub);
     free(l->by_id);
     memset(l, 0, sizeof *l);
 }
@@ -463,17 +467,66 @@ static uint32_t type_size(const char *s, size_t len)
     return 0;
 }
 
-static int add_field(layout *l, size_t *cap, lay_field f)
+static int push_field(lay_field **v, size_t *n, size_t *cap, lay_field f)
 {
-    if (l->nf == *cap) {
+    if (*n == *cap) {
         size_t c = *cap ? *cap * 2 : 64;
-        lay_field *p = realloc(l->f, c * sizeof *p);
+        lay_field *p = realloc(*v, c * sizeof *p);
         if (!p) return -1;
-        l->f = p;
+        *v = p;
         *cap = c;
     }
-    l->f[l->nf++] = f;
+    (*v)[(*n)++] = f;
     return 0;
+}
+
+static int add_field(layout *l, size_t *cap, lay_field f) { return push_field(&l->f, &l->nf, cap, f); }
+
+/* The lines of a record (`\t\t\tT name;`, `\t\t\tstring name;`, `\t\t\tT name[Prev];`
+ * where Prev is the line before) up to `\t\t} `: into rec (all fixed: its size in rec->size)
+ * or, when a string or a counted array makes its size vary, into l->sub. The closing line, or
+ * NULL if a line is anything else. */
+static const char *parse_record(const char *q, layout *l, lay_field *rec)
+{
+    size_t first = l->nsub;
+    int variable = 0;
+    const char *prev_name = NULL;
+    size_t prev_len = 0;
+    while (strncmp(q, "\t\t\t", 3) == 0) {
+        const char *e = line_end(q), *s = q + 3, *sp = e ? memchr(s, ' ', (size_t)(e - s)) : NULL;
+        if (!e || !sp || e[-1] != ';') return NULL;
+        lay_field f = {LF_FIXED, 0, 0, 0, 0};
+        if ((size_t)(sp - s) == 6 && strncmp(s, "string", 6) == 0) f.kind = LF_STRING;
+        else if (!(f.size = type_size(s, (size_t)(sp - s)))) return NULL;
+        const char *name = sp + 1, *c = name;
+        while (c < e && ident_char(*c)) c++;
+        if (c == name) return NULL;
+        if (*c == '[') { /* counted by the field before it, which is a fixed integer */
+            if (f.kind != LF_FIXED || !prev_name || (size_t)(e - c) != prev_len + 3 ||
+                strncmp(c + 1, prev_name, prev_len) != 0 || strncmp(c + 1 + prev_len, "];", 2) != 0 ||
+                l->sub[l->nsub - 1].kind != LF_FIXED)
+                return NULL;
+            l->sub[l->nsub - 1].is_count = 1;
+            f.kind = LF_SEQ;
+        } else if (c + 1 != e) {
+            return NULL;
+        }
+        variable |= f.kind != LF_FIXED;
+        rec->size += f.size;
+        if (push_field(&l->sub, &l->nsub, &l->subcap, f) != 0) return NULL;
+        prev_name = name;
+        prev_len = (size_t)(c - name);
+        q = e + 1;
+    }
+    if (strncmp(q, "\t\t} ", 4) != 0 || l->nsub == first) return NULL;
+    if (variable) {
+        rec->size = 0;
+        rec->sub_first = (uint32_t)first;
+        rec->sub_n = (uint32_t)(l->nsub - first);
+    } else {
+        l->nsub = first; /* a fixed record needs only its size */
+    }
+    return q;
 }
 
 /* One `fields := struct { ... }` body, line by line, as tenure writes it: `T name;`,
@@ -489,25 +542,13 @@ static const char *parse_fields(const char *p, layout *l, size_t *cap)
         if (strncmp(p, "\t\t", 2) != 0) return NULL;
         const char *s = p + 2, *sp = memchr(s, ' ', (size_t)(eol - s));
         if (!sp) return NULL;
-        lay_field f = {LF_FIXED, 0, 0};
+        lay_field f = {LF_FIXED, 0, 0, 0, 0};
         const char *name = sp + 1;
         if (strncmp(s, "struct {\n", 9) == 0) {
-            uint32_t rec = 0;
-            const char *q = eol + 1;
-            while (strncmp(q, "\t\t\tuint64_t ", 12) == 0) {
-                const char *e = line_end(q);
-                if (!e || e[-1] != ';') return NULL;
-                for (const char *c = q + 12; c < e - 1; c++)
-                    if (!ident_char(*c)) return NULL;
-                rec += 8;
-                q = e + 1;
-            }
-            if (strncmp(q, "\t\t} ", 4) != 0 || rec == 0) return NULL;
-            eol = line_end(q);
-            if (!eol) return NULL;
+            const char *q = parse_record(eol + 1, l, &f);
+            if (!q || !(eol = line_end(q))) return NULL;
             name = q + 4;
             f.kind = LF_SEQ;
-            f.size = rec;
         } else if ((size_t)(sp - s) == 6 && strncmp(s, "string", 6) == 0) {
             f.kind = LF_STRING;
         } else if (!(f.size = type_size(s, (size_t)(sp - s)))) {
@@ -621,6 +662,33 @@ static uint64_t le_uint(const unsigned char *b, uint32_t size)
     return v;
 }
 
+/* count records of variable size (fields l->sub[f->sub_first ..]) at c + *off: 0 and *off past
+ * them, 1: damage the library reports itself, -1: a sequence longer than the packet. */
+static int walk_records(const layout *l, const lay_field *f, uint64_t count, const unsigned char *c, size_t n,
+                        size_t *off)
+{
+    if (count > (uint64_t)(n - *off)) return -1; /* every record holds a byte at least */
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t inner = 0;
+        for (uint32_t k = 0; k < f->sub_n; k++) {
+            const lay_field *s = &l->sub[f->sub_first + k];
+            if (s->kind == LF_STRING) {
+                const unsigned char *z = memchr(c + *off, '\0', n - *off);
+                if (!z) return 1;
+                *off = (size_t)(z - c) + 1;
+            } else if (s->kind == LF_SEQ) {
+                if (inner > (uint64_t)(n - *off) / s->size) return -1;
+                *off += (size_t)(inner * s->size);
+            } else {
+                if (n - *off < s->size) return 1;
+                if (s->is_count) inner = le_uint(c + *off, s->size);
+                *off += s->size;
+            }
+        }
+    }
+    return 0;
+}
+
 /* The events of one packet's content (after the packet context). 0: fine, or damage the
  * library reports itself (the walk stops there); -1: a sequence longer than the packet. */
 static int walk_events(const layout *l, const unsigned char *c, size_t n, uint64_t *bad_at)
@@ -639,6 +707,11 @@ static int walk_events(const layout *l, const unsigned char *c, size_t n, uint64
                 const unsigned char *z = memchr(c + off, '\0', n - off);
                 if (!z) return 0;
                 off = (size_t)(z - c) + 1;
+                continue;
+            }
+            if (f->kind == LF_SEQ && f->sub_n) {
+                int r = walk_records(l, f, count, c, n, &off);
+                if (r) return r < 0 ? -1 : 0;
                 continue;
             }
             if (f->kind == LF_SEQ) {
