@@ -275,7 +275,7 @@ typedef struct mhandle {
 #define ROOTARR_LEN 48
 #define MAX_FROZEN_SEGS 4
 
-typedef struct state {
+typedef struct program_state {
     tenure_runtime *rt;
     tenure_config cfg;
     const params *P;
@@ -328,16 +328,33 @@ typedef struct state {
     int got_err;
     int diffs;
     uint64_t allocs, since_verify, nomem;
-} state;
-static state S;
+    int in_fork; /* die: _exit in a child process, exit with --no-fork */
+    /* scratch of the checks: the work queue's fill and scan positions, the marking of the
+     * model's live set (mk_c: the condemned generations; mk_count: add the bytes marked to
+     * mk_bytes), what the modelled GC queued for finalization, the union of the SizedRef graphs */
+    uint32_t qn, qdone;
+    int mk_count, mk_c;
+    uint64_t mk_bytes;
+    uint64_t gc_queued_n, gc_queued_bytes;
+    uint64_t sized_union;
+    uint32_t *srcq, srcn, srccap;          /* objects reached in the real heap, to scan */
+    tenure_handle **trk_dead;              /* trackers of reclaimed objects, freed after the GC */
+    uint32_t ntrk_dead, captrk_dead;
+    uintptr_t *hkeys;                      /* the full check's address -> object number table */
+    uint32_t *hvals;
+    size_t hcap;
+    int walk_unexpected;                   /* the heap walk's visitor */
+    const char *walk_where;
+    char desc[4][160];                     /* odesc: four descriptions may be in use at once */
+    int desc_turn;
+} program_state;
 
 /* ------------------------------------------------------------------------------------------
  * Failure reporting
  * ---------------------------------------------------------------------------------------- */
-static int in_fork = 1;
 
-static void print_config(FILE *f) {
-    const tenure_config *c = &S.cfg;
+static void print_config(program_state *s, FILE *f) {
+    const tenure_config *c = &s->cfg;
     fprintf(f,
             "  config: GCRegionSize=%" PRIu64 " GCgen0size=%" PRIu64 " GCgen1size=%" PRIu64
             " GCgen0MaxBudget=%" PRIu64 " GCCompactMode=%u GCLOHCompact=%u GCMarkStackSize=%" PRIu64
@@ -348,52 +365,52 @@ static void print_config(FILE *f) {
 }
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
+__attribute__((format(printf, 2, 3)))
 #endif
-static void diff(const char *fmt, ...) {
+static void diff(program_state *s, const char *fmt, ...) {
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (S.diffs == 0 && S.sh) {
-        snprintf(S.sh->msg, sizeof S.sh->msg, "%s", buf);
-        S.sh->failed = 1;
+    if (s->diffs == 0 && s->sh) {
+        snprintf(s->sh->msg, sizeof s->sh->msg, "%s", buf);
+        s->sh->failed = 1;
     }
-    if (S.diffs < 25)
-        fprintf(stderr, "seed %" PRIu64 " op %ld: %s\n", S.P->seed, S.op, buf);
-    else if (S.diffs == 25)
-        fprintf(stderr, "seed %" PRIu64 " op %ld: (more differences not shown)\n", S.P->seed, S.op);
-    S.diffs++;
+    if (s->diffs < 25)
+        fprintf(stderr, "seed %" PRIu64 " op %ld: %s\n", s->P->seed, s->op, buf);
+    else if (s->diffs == 25)
+        fprintf(stderr, "seed %" PRIu64 " op %ld: (more differences not shown)\n", s->P->seed, s->op);
+    s->diffs++;
 }
 
-static void die(const char *where) {
-    fprintf(stderr, "seed %" PRIu64 " op %ld: FAILED %s (%d differences, %" PRIu64 " GCs)\n", S.P->seed,
-            S.op, where, S.diffs, S.gcs);
-    print_config(stderr);
+static void die(program_state *s, const char *where) {
+    fprintf(stderr, "seed %" PRIu64 " op %ld: FAILED %s (%d differences, %" PRIu64 " GCs)\n", s->P->seed,
+            s->op, where, s->diffs, s->gcs);
+    print_config(s, stderr);
     fflush(stderr);
-    if (S.sh) {
-        S.sh->gcs = S.gcs;
-        S.sh->failed = 1;
+    if (s->sh) {
+        s->sh->gcs = s->gcs;
+        s->sh->failed = 1;
     }
-    if (in_fork)
+    if (s->in_fork)
         _exit(1);
     exit(1);
 }
 
-static void check_end(const char *where) {
-    if (S.diffs)
-        die(where);
+static void check_end(program_state *s, const char *where) {
+    if (s->diffs)
+        die(s, where);
 }
 
 static void hook(tenure_runtime *rt, tenure_result r, const char *fn, const char *msg, void *ctx) {
     (void)rt;
-    (void)ctx;
-    if (S.expect_err != TENURE_OK && r == S.expect_err) {
-        S.got_err++;
+    program_state *s = ctx;
+    if (s->expect_err != TENURE_OK && r == s->expect_err) {
+        s->got_err++;
         return;
     }
-    diff("unexpected error %d (%s) from %s: %s", (int)r, tenure_strerror(r), fn ? fn : "?", msg ? msg : "?");
+    diff(s, "unexpected error %d (%s) from %s: %s", (int)r, tenure_strerror(r), fn ? fn : "?", msg ? msg : "?");
 }
 
 static void *xcalloc(size_t n, size_t sz) {
@@ -416,20 +433,20 @@ static void *xrealloc(void *p, size_t sz) {
 /* ------------------------------------------------------------------------------------------
  * Object helpers
  * ---------------------------------------------------------------------------------------- */
-static const char *odesc(uint32_t j) {
-    static char buf[4][160];
-    static int turn;
-    char *b = buf[turn++ & 3];
+static const char *odesc(program_state *s, uint32_t j) {
+    char *b = s->desc[s->desc_turn++ & 3];
     if (j == 0) {
         snprintf(b, 160, "NULL");
         return b;
     }
-    mobj *o = &S.objs[j];
-    ttype *t = &S.types[o->tix];
-    snprintf(b, 160, "#%u (%s%s%s%s, %zu bytes, gen %d, born op %ld%s)", j, t->name,
+    mobj *o = &s->objs[j];
+    ttype *t = &s->types[o->tix];
+    char d[sizeof s->desc[0]]; /* t->name lies in *s too: format into a buffer of our own */
+    snprintf(d, sizeof d, "#%u (%s%s%s%s, %zu bytes, gen %d, born op %ld%s)", j, t->name,
              o->flags & F_LARGE ? " large" : "", o->flags & F_POH ? " pinned-heap" : "",
              o->flags & F_FROZEN ? " frozen" : "", o->size, o->gen, o->born,
-             j == S.rootarr ? ", the root array" : "");
+             j == s->rootarr ? ", the root array" : "");
+    memcpy(b, d, sizeof d);
     return b;
 }
 
@@ -442,8 +459,8 @@ static size_t arr_size(int kind, size_t len) {
     return 0;
 }
 
-static void **slot_at(uintptr_t base, int tix, unsigned i) {
-    ttype *t = &S.types[tix];
+static void **slot_at(program_state *s, uintptr_t base, int tix, unsigned i) {
+    ttype *t = &s->types[tix];
     char *p = (char *)base;
     switch (t->kind) {
     case K_FIX: return (void **)(p + t->ref_off + 8 * i);
@@ -459,9 +476,9 @@ static int gen_class(const mobj *o) {
 }
 
 /* write the number and payload of object j at p */
-static void init_payload(uint32_t j, char *p) {
-    mobj *o = &S.objs[j];
-    ttype *t = &S.types[o->tix];
+static void init_payload(program_state *s, uint32_t j, char *p) {
+    mobj *o = &s->objs[j];
+    ttype *t = &s->types[o->tix];
     switch (t->kind) {
     case K_FIX:
         *(uint64_t *)(p + 8) = IDW(j);
@@ -493,29 +510,29 @@ static void init_payload(uint32_t j, char *p) {
  * the payload; 1: everything, a sample of large payloads; 0 (an object that did not move since it
  * was last checked): its length, number and a sample of its payload, read without asking the
  * collector. Returns 0 (after a diff) if p cannot be read as object j. */
-static int check_obj(uint32_t j, uintptr_t pa, int level, const char *where) {
-    mobj *o = &S.objs[j];
-    ttype *t = &S.types[o->tix];
+static int check_obj(program_state *s, uint32_t j, uintptr_t pa, int level, const char *where) {
+    mobj *o = &s->objs[j];
+    ttype *t = &s->types[o->tix];
     char *p = (char *)pa;
     int full = level >= 2;
     if (level >= 1) {
-        if (!tenure_is_object(S.rt, p)) {
-            diff("%s: %s at %p is not an object", where, odesc(j), (void *)p);
+        if (!tenure_is_object(s->rt, p)) {
+            diff(s, "%s: %s at %p is not an object", where, odesc(s, j), (void *)p);
             return 0;
         }
-        const tenure_type *ty = tenure_object_type(S.rt, p);
+        const tenure_type *ty = tenure_object_type(s->rt, p);
         if (ty != t->t) {
-            diff("%s: %s at %p has type %s", where, odesc(j), (void *)p, ty ? tenure_type_name(ty) : "?");
+            diff(s, "%s: %s at %p has type %s", where, odesc(s, j), (void *)p, ty ? tenure_type_name(ty) : "?");
             return 0;
         }
-        size_t sz = tenure_object_size(S.rt, p);
+        size_t sz = tenure_object_size(s->rt, p);
         if (sz != o->size) {
-            diff("%s: %s at %p has size %zu", where, odesc(j), (void *)p, sz);
+            diff(s, "%s: %s at %p has size %zu", where, odesc(s, j), (void *)p, sz);
             return 0;
         }
     }
     if (t->kind != K_FIX && tenure_array_length(p) != o->length) {
-        diff("%s: %s at %p has length %zu, expected %zu", where, odesc(j), (void *)p, tenure_array_length(p),
+        diff(s, "%s: %s at %p has length %zu, expected %zu", where, odesc(s, j), (void *)p, tenure_array_length(p),
              o->length);
         return 0;
     }
@@ -524,13 +541,13 @@ static int check_obj(uint32_t j, uintptr_t pa, int level, const char *where) {
     case K_FIX: {
         uint64_t id = *(uint64_t *)(p + 8);
         if (id != IDW(j)) {
-            diff("%s: %s at %p holds the number of #%" PRIu64 " (word %#" PRIx64 ")", where, odesc(j), (void *)p,
+            diff(s, "%s: %s at %p holds the number of #%" PRIu64 " (word %#" PRIx64 ")", where, odesc(s, j), (void *)p,
                  (uint64_t)(id & 0xffffffffffffull), id);
             return 0;
         }
         for (unsigned w = 0; w < t->p; w++)
             if (((uint64_t *)(p + t->pay_off))[w] != pw(j, o->seed, w)) {
-                diff("%s: %s at %p: payload word %u is %#" PRIx64 ", expected %#" PRIx64, where, odesc(j),
+                diff(s, "%s: %s at %p: payload word %u is %#" PRIx64 ", expected %#" PRIx64, where, odesc(s, j),
                      (void *)p, w, ((uint64_t *)(p + t->pay_off))[w], pw(j, o->seed, w));
                 return 1;
             }
@@ -542,7 +559,7 @@ static int check_obj(uint32_t j, uintptr_t pa, int level, const char *where) {
                 i = o->length - 1;
             uint64_t tag = *(uint64_t *)(p + 16 + 16 * i);
             if (tag != pw(j, o->seed, i)) {
-                diff("%s: %s at %p: record %zu tag is %#" PRIx64 ", expected %#" PRIx64, where, odesc(j), (void *)p,
+                diff(s, "%s: %s at %p: record %zu tag is %#" PRIx64 ", expected %#" PRIx64, where, odesc(s, j), (void *)p,
                      i, tag, pw(j, o->seed, i));
                 return i == 0 ? 0 : 1;
             }
@@ -553,7 +570,7 @@ static int check_obj(uint32_t j, uintptr_t pa, int level, const char *where) {
         uint64_t id;
         memcpy(&id, d, 8);
         if (id != IDW(j)) {
-            diff("%s: %s at %p holds the number of #%" PRIu64 " (word %#" PRIx64 ")", where, odesc(j), (void *)p,
+            diff(s, "%s: %s at %p holds the number of #%" PRIu64 " (word %#" PRIx64 ")", where, odesc(s, j), (void *)p,
                  (uint64_t)(id & 0xffffffffffffull), id);
             return 0;
         }
@@ -567,7 +584,7 @@ static int check_obj(uint32_t j, uintptr_t pa, int level, const char *where) {
             if (n < 8)
                 w &= ((uint64_t)1 << (8 * n)) - 1;
             if (got != w) {
-                diff("%s: %s at %p: payload bytes at %zu are %#" PRIx64 ", expected %#" PRIx64, where, odesc(j),
+                diff(s, "%s: %s at %p: payload bytes at %zu are %#" PRIx64 ", expected %#" PRIx64, where, odesc(s, j),
                      (void *)p, off, got, w);
                 return 1;
             }
@@ -582,16 +599,16 @@ static int check_obj(uint32_t j, uintptr_t pa, int level, const char *where) {
 /* ------------------------------------------------------------------------------------------
  * Model bookkeeping
  * ---------------------------------------------------------------------------------------- */
-static uint32_t model_new(int tix, uint8_t flags, size_t length, size_t size, uintptr_t addr, int gen,
+static uint32_t model_new(program_state *s, int tix, uint8_t flags, size_t length, size_t size, uintptr_t addr, int gen,
                           uint64_t seed) {
-    if (S.nobj == S.capobj) {
-        S.capobj = S.capobj ? S.capobj * 2 : 1024;
-        S.objs = xrealloc(S.objs, S.capobj * sizeof *S.objs);
+    if (s->nobj == s->capobj) {
+        s->capobj = s->capobj ? s->capobj * 2 : 1024;
+        s->objs = xrealloc(s->objs, s->capobj * sizeof *s->objs);
     }
-    uint32_t j = S.nobj++;
-    mobj *o = &S.objs[j];
+    uint32_t j = s->nobj++;
+    mobj *o = &s->objs[j];
     memset(o, 0, sizeof *o);
-    ttype *t = &S.types[tix];
+    ttype *t = &s->types[tix];
     o->tix = (uint16_t)tix;
     o->flags = flags;
     o->length = length;
@@ -599,33 +616,33 @@ static uint32_t model_new(int tix, uint8_t flags, size_t length, size_t size, ui
     o->addr = addr;
     o->gen = gen;
     o->seed = seed;
-    o->born = S.op;
+    o->born = s->op;
     o->nrefs = t->kind == K_FIX ? t->k : (t->kind == K_REFARR || t->kind == K_RECARR) ? (uint32_t)length : 0;
     o->refs = o->nrefs ? xcalloc(o->nrefs, sizeof(uint32_t)) : NULL;
     return j;
 }
 
-static void queue_reserve(uint32_t n) {
-    if (n > S.capqueue) {
-        S.capqueue = n + n / 2 + 64;
-        S.queue = xrealloc(S.queue, S.capqueue * sizeof *S.queue);
+static void queue_reserve(program_state *s, uint32_t n) {
+    if (n > s->capqueue) {
+        s->capqueue = n + n / 2 + 64;
+        s->queue = xrealloc(s->queue, s->capqueue * sizeof *s->queue);
     }
 }
 
-static int is_fin(uint32_t j) { return j && S.types[S.objs[j].tix].fin; }
+static int is_fin(program_state *s, uint32_t j) { return j && s->types[s->objs[j].tix].fin; }
 
 /* what a handle behaves as in the next GC (the collector works this out at each GC's start) */
-static int h_eff(const mhandle *m) {
+static int h_eff(program_state *s, const mhandle *m) {
     switch (m->kind) {
     case TENURE_HANDLE_VARIABLE: return m->vkind;
     case TENURE_HANDLE_REFCOUNTED:
-        return m->obj && S.objs[m->obj].rc ? TENURE_HANDLE_STRONG : TENURE_HANDLE_WEAK_SHORT;
+        return m->obj && s->objs[m->obj].rc ? TENURE_HANDLE_STRONG : TENURE_HANDLE_WEAK_SHORT;
     default: return m->kind;
     }
 }
 /* keeps its object alive */
-static int h_strong(const mhandle *m) {
-    int e = h_eff(m);
+static int h_strong(program_state *s, const mhandle *m) {
+    int e = h_eff(s, m);
     return e == TENURE_HANDLE_STRONG || e == TENURE_HANDLE_PINNED || e == TENURE_HANDLE_SIZED_REF ||
            e == TENURE_HANDLE_ASYNC_PINNED;
 }
@@ -639,182 +656,178 @@ static void vec_push(uint32_t **v, uint32_t *n, uint32_t *cap, uint32_t x) {
 }
 
 /* the registry (tn_finalize_register / tenure_reregister_for_finalize append) */
-static void model_register(uint32_t j) {
-    if (S.objs[j].registered)
+static void model_register(program_state *s, uint32_t j) {
+    if (s->objs[j].registered)
         return;
-    S.objs[j].registered = 1;
-    vec_push(&S.reg, &S.nreg, &S.capreg, j);
+    s->objs[j].registered = 1;
+    vec_push(&s->reg, &s->nreg, &s->capreg, j);
 }
 
 /* tenure_suppress_finalize, as documented: the finalizer will not run until reregistered (the
  * registration goes, and so does a queued run that has not started) */
-static void model_suppress(uint32_t j) {
-    if (S.objs[j].registered) {
-        for (uint32_t i = 0; i < S.nreg; i++)
-            if (S.reg[i] == j) {
-                S.reg[i] = S.reg[--S.nreg];
+static void model_suppress(program_state *s, uint32_t j) {
+    if (s->objs[j].registered) {
+        for (uint32_t i = 0; i < s->nreg; i++)
+            if (s->reg[i] == j) {
+                s->reg[i] = s->reg[--s->nreg];
                 break;
             }
-        S.objs[j].registered = 0;
+        s->objs[j].registered = 0;
     }
-    for (uint32_t i = S.fqhead; i < S.nfq; i++)
-        if (S.fq[i] == j) S.fq[i] = 0;
-    S.reach_dirty = 1;
+    for (uint32_t i = s->fqhead; i < s->nfq; i++)
+        if (s->fq[i] == j) s->fq[i] = 0;
+    s->reach_dirty = 1;
 }
 
 /* visit the model's roots: f(object) for every strongly held object */
-static void model_roots(void (*f)(uint32_t)) {
-    for (int i = 0; i < S.nframes; i++)
-        for (unsigned k = 0; k < S.frames[i]->n; k++)
-            if (S.frames[i]->obj[k]) f(S.frames[i]->obj[k]);
+static void model_roots(program_state *s, void (*f)(program_state *, uint32_t)) {
+    for (int i = 0; i < s->nframes; i++)
+        for (unsigned k = 0; k < s->frames[i]->n; k++)
+            if (s->frames[i]->obj[k]) f(s, s->frames[i]->obj[k]);
     for (int a = 0; a < 2; a++)
-        if (S.areas[a].active)
+        if (s->areas[a].active)
             for (int k = 0; k < AREA_SLOTS; k++)
-                if (S.areas[a].obj[k]) f(S.areas[a].obj[k]);
+                if (s->areas[a].obj[k]) f(s, s->areas[a].obj[k]);
     for (int k = 0; k < SCAN_SLOTS; k++)
-        if (S.scan_obj[k]) f(S.scan_obj[k]);
+        if (s->scan_obj[k]) f(s, s->scan_obj[k]);
     for (int h = 0; h < MAX_HANDLES; h++)
-        if (S.handles[h].active && S.handles[h].obj && h_strong(&S.handles[h]))
-            f(S.handles[h].obj);
-    for (uint32_t i = 0; i < S.nfrozen; i++) f(S.frozen[i]);
+        if (s->handles[h].active && s->handles[h].obj && h_strong(s, &s->handles[h]))
+            f(s, s->handles[h].obj);
+    for (uint32_t i = 0; i < s->nfrozen; i++) f(s, s->frozen[i]);
     /* the ready queue (the entry whose finalizer runs included) */
-    for (uint32_t i = S.fqhead; i < S.nfq; i++)
-        if (S.fq[i]) f(S.fq[i]);
+    for (uint32_t i = s->fqhead; i < s->nfq; i++)
+        if (s->fq[i]) f(s, s->fq[i]);
 }
 
-static uint32_t qn;
-static void reach_mark(uint32_t j) {
-    mobj *o = &S.objs[j];
-    if (o->rmark == S.reach_epoch)
+static void reach_mark(program_state *s, uint32_t j) {
+    mobj *o = &s->objs[j];
+    if (o->rmark == s->reach_epoch)
         return;
-    o->rmark = S.reach_epoch;
-    S.queue[qn++] = j;
+    o->rmark = s->reach_epoch;
+    s->queue[s->qn++] = j;
 }
 
-/* the strongly reachable objects, into S.reach */
-static void compute_reach(void) {
-    S.reach_epoch++;
-    queue_reserve(S.nobj + 16);
-    qn = 0;
-    model_roots(reach_mark);
+/* the strongly reachable objects, into s->reach */
+static void compute_reach(program_state *s) {
+    s->reach_epoch++;
+    queue_reserve(s, s->nobj + 16);
+    s->qn = 0;
+    model_roots(s, reach_mark);
     uint32_t q = 0;
     for (;;) {
-        for (; q < qn; q++) {
-            mobj *o = &S.objs[S.queue[q]];
+        for (; q < s->qn; q++) {
+            mobj *o = &s->objs[s->queue[q]];
             for (uint32_t i = 0; i < o->nrefs; i++)
-                if (o->refs[i]) reach_mark(o->refs[i]);
+                if (o->refs[i]) reach_mark(s, o->refs[i]);
         }
         /* secondaries of reachable primaries */
         for (int h = 0; h < MAX_HANDLES; h++) {
-            mhandle *m = &S.handles[h];
+            mhandle *m = &s->handles[h];
             if (m->active && m->kind == TENURE_HANDLE_DEPENDENT && m->obj && m->sec &&
-                S.objs[m->obj].rmark == S.reach_epoch)
-                reach_mark(m->sec);
+                s->objs[m->obj].rmark == s->reach_epoch)
+                reach_mark(s, m->sec);
         }
-        if (q == qn)
+        if (q == s->qn)
             break;
     }
-    if (qn > S.capreach) {
-        S.capreach = qn + qn / 2 + 64;
-        S.reach = xrealloc(S.reach, S.capreach * sizeof *S.reach);
+    if (s->qn > s->capreach) {
+        s->capreach = s->qn + s->qn / 2 + 64;
+        s->reach = xrealloc(s->reach, s->capreach * sizeof *s->reach);
     }
-    memcpy(S.reach, S.queue, qn * sizeof *S.reach);
-    S.nreach = qn;
-    S.reach_dirty = 0;
+    memcpy(s->reach, s->queue, s->qn * sizeof *s->reach);
+    s->nreach = s->qn;
+    s->reach_dirty = 0;
 }
 
-static void reach_add(uint32_t j) {
-    if (S.reach_dirty)
+static void reach_add(program_state *s, uint32_t j) {
+    if (s->reach_dirty)
         return;
-    if (S.nreach == S.capreach) {
-        S.capreach = S.capreach * 2 + 64;
-        S.reach = xrealloc(S.reach, S.capreach * sizeof *S.reach);
+    if (s->nreach == s->capreach) {
+        s->capreach = s->capreach * 2 + 64;
+        s->reach = xrealloc(s->reach, s->capreach * sizeof *s->reach);
     }
-    S.reach[S.nreach++] = j;
-    S.objs[j].rmark = S.reach_epoch;
+    s->reach[s->nreach++] = j;
+    s->objs[j].rmark = s->reach_epoch;
 }
 
-static int is_reachable(uint32_t j) {
-    if (S.reach_dirty)
-        compute_reach();
-    return j && S.objs[j].rmark == S.reach_epoch;
+static int is_reachable(program_state *s, uint32_t j) {
+    if (s->reach_dirty)
+        compute_reach(s);
+    return j && s->objs[j].rmark == s->reach_epoch;
 }
 
-static uint32_t pick_reachable(rng *r) {
-    if (S.reach_dirty)
-        compute_reach();
-    return S.nreach ? S.reach[rbelow(r, S.nreach)] : 0;
+static uint32_t pick_reachable(program_state *s, rng *r) {
+    if (s->reach_dirty)
+        compute_reach(s);
+    return s->nreach ? s->reach[rbelow(r, s->nreach)] : 0;
 }
 /* a reachable object or NULL */
-static uint32_t pick_target(rng *r, unsigned null_percent) {
+static uint32_t pick_target(program_state *s, rng *r, unsigned null_percent) {
     if (rchance(r, null_percent))
         return 0;
-    return pick_reachable(r);
+    return pick_reachable(s, r);
 }
 /* a reachable object with reference slots (the root array if none found) */
-static uint32_t pick_source(rng *r) {
+static uint32_t pick_source(program_state *s, rng *r) {
     for (int tries = 0; tries < 12; tries++) {
-        uint32_t j = pick_reachable(r);
-        if (j && S.objs[j].nrefs)
+        uint32_t j = pick_reachable(s, r);
+        if (j && s->objs[j].nrefs)
             return j;
     }
-    return S.rootarr;
+    return s->rootarr;
 }
 
 /* store a reference through the barrier and in the model */
-static void set_ref(uint32_t src, unsigned slot, uint32_t dst) {
-    mobj *s = &S.objs[src];
-    if (slot >= s->nrefs || s->reclaimed) {
-        diff("tool bug: set_ref(%s, slot %u)", odesc(src), slot);
-        die("set_ref");
+static void set_ref(program_state *s, uint32_t src, unsigned slot, uint32_t dst) {
+    mobj *from = &s->objs[src];
+    if (slot >= from->nrefs || from->reclaimed) {
+        diff(s, "tool bug: set_ref(s, %s, slot %u)", odesc(s, src), slot);
+        die(s, "set_ref");
     }
-    void *val = dst ? (void *)S.objs[dst].addr : NULL;
-    if (S.P->inject == 1)
-        *slot_at(s->addr, s->tix, slot) = val; /* self-test: a store that misses the barrier */
+    void *val = dst ? (void *)s->objs[dst].addr : NULL;
+    if (s->P->inject == 1)
+        *slot_at(s, from->addr, from->tix, slot) = val; /* self-test: a store that misses the barrier */
     else
-        tenure_write_ref(S.rt, (void *)s->addr, slot_at(s->addr, s->tix, slot), val);
-    if (s->refs[slot] && s->refs[slot] != dst)
-        S.reach_dirty = 1;
-    s->refs[slot] = dst;
+        tenure_write_ref(s->rt, (void *)from->addr, slot_at(s, from->addr, from->tix, slot), val);
+    if (from->refs[slot] && from->refs[slot] != dst)
+        s->reach_dirty = 1;
+    from->refs[slot] = dst;
 }
 
 /* ------------------------------------------------------------------------------------------
  * The check after every GC (from the GC callback)
  * ---------------------------------------------------------------------------------------- */
-static uint32_t qdone;
-static int mk_count, mk_c;
-static uint64_t mk_bytes;
-static void live_mark(uint32_t j) {
-    mobj *o = &S.objs[j];
-    if (o->mark2 == S.epoch)
+static void live_mark(program_state *s, uint32_t j) {
+    mobj *o = &s->objs[j];
+    if (o->mark2 == s->epoch)
         return;
-    o->mark2 = S.epoch;
-    if (mk_count && gen_class(o) <= mk_c)
-        mk_bytes += o->size;
-    S.queue[qn++] = j;
+    o->mark2 = s->epoch;
+    if (s->mk_count && gen_class(o) <= s->mk_c)
+        s->mk_bytes += o->size;
+    s->queue[s->qn++] = j;
 }
-static void live_close(void) {
-    for (; qdone < qn; qdone++) {
-        mobj *o = &S.objs[S.queue[qdone]];
+static void live_close(program_state *s) {
+    for (; s->qdone < s->qn; s->qdone++) {
+        mobj *o = &s->objs[s->queue[s->qdone]];
         for (uint32_t i = 0; i < o->nrefs; i++)
-            if (o->refs[i]) live_mark(o->refs[i]);
+            if (o->refs[i]) live_mark(s, o->refs[i]);
     }
 }
-/* survives the GC being modelled (condemned generations <= mk_c) */
-static int m_alive(uint32_t j) {
-    mobj *o = &S.objs[j];
-    return gen_class(o) > mk_c || o->mark2 == S.epoch;
+/* survives the GC being modelled (condemned generations <= s->mk_c) */
+static int m_alive(program_state *s, uint32_t j) {
+    mobj *o = &s->objs[j];
+    return gen_class(o) > s->mk_c || o->mark2 == s->epoch;
 }
 /* DependentHandle: secondaries of surviving primaries, to a fixed point */
-static void model_dep_fix(void) {
+static void model_dep_fix(program_state *s) {
     for (int changed = 1; changed;) {
         changed = 0;
         for (int h = 0; h < MAX_HANDLES; h++) {
-            mhandle *m = &S.handles[h];
-            if (m->active && m->kind == TENURE_HANDLE_DEPENDENT && m->obj && m->sec && m_alive(m->obj) &&
-                !m_alive(m->sec)) {
-                live_mark(m->sec);
-                live_close();
+            mhandle *m = &s->handles[h];
+            if (m->active && m->kind == TENURE_HANDLE_DEPENDENT && m->obj && m->sec && m_alive(s, m->obj) &&
+                !m_alive(s, m->sec)) {
+                live_mark(s, m->sec);
+                live_close(s);
                 changed = 1;
             }
         }
@@ -823,49 +836,48 @@ static void model_dep_fix(void) {
 
 /* SizedRef (full GCs): each handle's graph (frozen objects are not in the heap: neither counted
  * nor traced); the union of all graphs; which graphs share objects */
-static uint64_t sized_union;
-static void model_sized(void) {
-    sized_union = 0;
-    queue_reserve(S.nobj + 16);
+static void model_sized(program_state *s) {
+    s->sized_union = 0;
+    queue_reserve(s, s->nobj + 16);
     for (int h = 0; h < MAX_HANDLES; h++) {
-        mhandle *m = &S.handles[h];
+        mhandle *m = &s->handles[h];
         if (m->active && m->kind == TENURE_HANDLE_SIZED_REF) m->sized_overlap = 0;
     }
     for (int h = 0; h < MAX_HANDLES; h++) {
-        mhandle *m = &S.handles[h];
+        mhandle *m = &s->handles[h];
         if (!m->active || m->kind != TENURE_HANDLE_SIZED_REF)
             continue;
         uint64_t own = 0;
-        S.epoch++;
+        s->epoch++;
         uint32_t n = 0;
-        if (m->obj && !(S.objs[m->obj].flags & F_FROZEN)) {
-            S.objs[m->obj].mark = S.epoch;
-            S.queue[n++] = m->obj;
+        if (m->obj && !(s->objs[m->obj].flags & F_FROZEN)) {
+            s->objs[m->obj].mark = s->epoch;
+            s->queue[n++] = m->obj;
         }
         for (uint32_t q = 0; q < n; q++) {
-            uint32_t j = S.queue[q];
-            mobj *o = &S.objs[j];
+            uint32_t j = s->queue[q];
+            mobj *o = &s->objs[j];
             own += o->size;
-            if (o->sref_stamp != (uint32_t)S.gcs) {
-                o->sref_stamp = (uint32_t)S.gcs;
+            if (o->sref_stamp != (uint32_t)s->gcs) {
+                o->sref_stamp = (uint32_t)s->gcs;
                 o->sref_owner = h;
-                sized_union += o->size;
+                s->sized_union += o->size;
             } else if (o->sref_owner != h) {
                 m->sized_overlap = 1;
-                S.handles[o->sref_owner].sized_overlap = 1;
+                s->handles[o->sref_owner].sized_overlap = 1;
             }
             for (uint32_t i = 0; i < o->nrefs; i++) {
                 uint32_t t = o->refs[i];
-                if (t && S.objs[t].mark != S.epoch && !(S.objs[t].flags & F_FROZEN)) {
-                    S.objs[t].mark = S.epoch;
-                    S.queue[n++] = t;
+                if (t && s->objs[t].mark != s->epoch && !(s->objs[t].flags & F_FROZEN)) {
+                    s->objs[t].mark = s->epoch;
+                    s->queue[n++] = t;
                 }
             }
         }
         m->sized_own = own;
     }
     for (int h = 0; h < MAX_HANDLES; h++) {
-        mhandle *m = &S.handles[h];
+        mhandle *m = &s->handles[h];
         if (m->active && m->kind == TENURE_HANDLE_SIZED_REF) {
             m->sized_hi = m->sized_own;
             m->sized_lo = m->sized_overlap ? 0 : m->sized_own;
@@ -873,16 +885,16 @@ static void model_sized(void) {
     }
 }
 
-static void check_sized(const char *where) {
+static void check_sized(program_state *s, const char *where) {
     for (int h = 0; h < MAX_HANDLES; h++) {
-        mhandle *m = &S.handles[h];
+        mhandle *m = &s->handles[h];
         if (!m->active || m->kind != TENURE_HANDLE_SIZED_REF)
             continue;
-        uint64_t b = tenure_handle_sized_ref_bytes(S.rt, m->h);
+        uint64_t b = tenure_handle_sized_ref_bytes(s->rt, m->h);
         if (b < m->sized_lo || b > m->sized_hi)
-            diff("%s: SizedRef handle %d to %s says %" PRIu64 " bytes, the model expected [%" PRIu64 ", %" PRIu64
+            diff(s, "%s: SizedRef handle %d to %s says %" PRIu64 " bytes, the model expected [%" PRIu64 ", %" PRIu64
                  "] (its graph at the last full GC: %" PRIu64 " bytes%s)",
-                 where, h, odesc(m->obj), b, m->sized_lo, m->sized_hi, m->sized_own,
+                 where, h, odesc(s, m->obj), b, m->sized_lo, m->sized_hi, m->sized_own,
                  m->sized_overlap ? ", shared with another SizedRef graph" : "");
     }
 }
@@ -893,538 +905,529 @@ static const char *hkind_name(int k) {
     return k >= 0 && k <= 8 ? n[k] : "?";
 }
 
-static uint32_t *srcq;
-static uint32_t srcn, srccap;
-static void src_push(uint32_t j) {
-    if (srcn == srccap) {
-        srccap = srccap * 2 + 256;
-        srcq = xrealloc(srcq, srccap * sizeof *srcq);
+static void src_push(program_state *s, uint32_t j) {
+    if (s->srcn == s->srccap) {
+        s->srccap = s->srccap * 2 + 256;
+        s->srcq = xrealloc(s->srcq, s->srccap * sizeof *s->srcq);
     }
-    srcq[srcn++] = j;
+    s->srcq[s->srcn++] = j;
 }
 
 /* an edge from a real slot holding p that the model says holds object j */
-static void edge(const char *what, unsigned idx, uint32_t from, uint32_t j, void *p) {
+static void edge(program_state *s, const char *what, unsigned idx, uint32_t from, uint32_t j, void *p) {
     if (j == 0) {
         if (p != NULL)
-            diff("after GC %" PRIu64 ": %s %u%s%s holds %p, the model says NULL", S.gcs, what, idx,
-                 from ? " of " : "", from ? odesc(from) : "", p);
+            diff(s, "after GC %" PRIu64 ": %s %u%s%s holds %p, the model says NULL", s->gcs, what, idx,
+                 from ? " of " : "", from ? odesc(s, from) : "", p);
         return;
     }
-    mobj *o = &S.objs[j];
+    mobj *o = &s->objs[j];
     if (o->reclaimed) {
-        diff("after GC %" PRIu64 ": model inconsistency: %s %u refers to reclaimed %s", S.gcs, what, idx, odesc(j));
+        diff(s, "after GC %" PRIu64 ": model inconsistency: %s %u refers to reclaimed %s", s->gcs, what, idx, odesc(s, j));
         return;
     }
     if (o->new_addr) {
         if ((uintptr_t)p != o->new_addr)
-            diff("after GC %" PRIu64 ": %s %u%s%s holds %p, expected %s at %#" PRIxPTR, S.gcs, what, idx,
-                 from ? " of " : "", from ? odesc(from) : "", p, odesc(j), o->new_addr);
+            diff(s, "after GC %" PRIu64 ": %s %u%s%s holds %p, expected %s at %#" PRIxPTR, s->gcs, what, idx,
+                 from ? " of " : "", from ? odesc(s, from) : "", p, odesc(s, j), o->new_addr);
         return;
     }
     if (p == NULL) {
-        diff("after GC %" PRIu64 ": %s %u%s%s is NULL, expected %s (was at %#" PRIxPTR ")", S.gcs, what, idx,
-             from ? " of " : "", from ? odesc(from) : "", odesc(j), o->addr);
+        diff(s, "after GC %" PRIu64 ": %s %u%s%s is NULL, expected %s (was at %#" PRIxPTR ")", s->gcs, what, idx,
+             from ? " of " : "", from ? odesc(s, from) : "", odesc(s, j), o->addr);
         return;
     }
-    if (o->mark2 != S.epoch)
-        diff("after GC %" PRIu64 ": model inconsistency: %s not live but referenced", S.gcs, odesc(j));
+    if (o->mark2 != s->epoch)
+        diff(s, "after GC %" PRIu64 ": model inconsistency: %s not live but referenced", s->gcs, odesc(s, j));
     o->new_addr = (uintptr_t)p;
-    src_push(j);
+    src_push(s, j);
 }
 
-static tenure_handle **trk_dead;
-static uint32_t ntrk_dead, captrk_dead;
-static uint64_t gc_queued_n, gc_queued_bytes;
 
-static void gc_check(const tenure_gc_info *info) {
+static void gc_check(program_state *s, const tenure_gc_info *info) {
     int c = info->generation;
     if (c == 2)
-        model_sized();
+        model_sized(s);
     /* 1. the model's live set, in the collector's marking order: the roots (the ready queue
      *    and every handle that is strong now included), what existing objects of generations
      *    older than the condemned ones refer to (cards), closed over references; dependent
      *    handles to a fixed point; weak short handles of dead objects are cleared; registered
      *    finalizable objects found dead are queued and marked through; dependent handles again;
      *    weak long handles of dead objects are cleared, dependent handles of dead primaries too */
-    S.epoch++;
-    queue_reserve(S.nobj + 16);
-    qn = qdone = 0;
-    mk_count = 0;
-    mk_c = c;
-    model_roots(live_mark);
-    for (uint32_t j = 1; j < S.nobj; j++) {
-        mobj *o = &S.objs[j];
+    s->epoch++;
+    queue_reserve(s, s->nobj + 16);
+    s->qn = s->qdone = 0;
+    s->mk_count = 0;
+    s->mk_c = c;
+    model_roots(s, live_mark);
+    for (uint32_t j = 1; j < s->nobj; j++) {
+        mobj *o = &s->objs[j];
         if (o->reclaimed || gen_class(o) <= c)
             continue;
         for (uint32_t i = 0; i < o->nrefs; i++)
-            if (o->refs[i]) live_mark(o->refs[i]);
+            if (o->refs[i]) live_mark(s, o->refs[i]);
     }
-    live_close();
-    model_dep_fix();
+    live_close(s);
+    model_dep_fix(s);
     for (int h = 0; h < MAX_HANDLES; h++) {
-        mhandle *m = &S.handles[h];
-        if (m->active && m->obj && h_eff(m) == TENURE_HANDLE_WEAK_SHORT && !m_alive(m->obj))
+        mhandle *m = &s->handles[h];
+        if (m->active && m->obj && h_eff(s, m) == TENURE_HANDLE_WEAK_SHORT && !m_alive(s, m->obj))
             m->obj = 0;
     }
-    uint32_t kept = 0, first = S.nfq;
-    for (uint32_t i = 0; i < S.nreg; i++) {
-        uint32_t j = S.reg[i];
-        if (m_alive(j)) {
-            S.reg[kept++] = j;
+    uint32_t kept = 0, first = s->nfq;
+    for (uint32_t i = 0; i < s->nreg; i++) {
+        uint32_t j = s->reg[i];
+        if (m_alive(s, j)) {
+            s->reg[kept++] = j;
             continue;
         }
-        S.objs[j].registered = 0;
-        vec_push(&S.fq, &S.nfq, &S.capfq, j);
-        if (S.P->trace)
-            fprintf(stderr, "  GC %" PRIu64 " queues %s\n", S.gcs, odesc(j));
+        s->objs[j].registered = 0;
+        vec_push(&s->fq, &s->nfq, &s->capfq, j);
+        if (s->P->trace)
+            fprintf(stderr, "  GC %" PRIu64 " queues %s\n", s->gcs, odesc(s, j));
     }
-    S.nreg = kept;
-    gc_queued_n = S.nfq - first;
-    S.queued_total += gc_queued_n;
-    mk_count = 1;
-    mk_bytes = 0;
-    for (uint32_t i = first; i < S.nfq; i++) live_mark(S.fq[i]);
-    live_close();
-    mk_count = 0;
-    gc_queued_bytes = mk_bytes;
-    if (gc_queued_n)
-        model_dep_fix();
+    s->nreg = kept;
+    s->gc_queued_n = s->nfq - first;
+    s->queued_total += s->gc_queued_n;
+    s->mk_count = 1;
+    s->mk_bytes = 0;
+    for (uint32_t i = first; i < s->nfq; i++) live_mark(s, s->fq[i]);
+    live_close(s);
+    s->mk_count = 0;
+    s->gc_queued_bytes = s->mk_bytes;
+    if (s->gc_queued_n)
+        model_dep_fix(s);
     for (int h = 0; h < MAX_HANDLES; h++) {
-        mhandle *m = &S.handles[h];
+        mhandle *m = &s->handles[h];
         if (!m->active)
             continue;
         if (m->kind == TENURE_HANDLE_DEPENDENT) {
-            if (m->obj && !m_alive(m->obj))
+            if (m->obj && !m_alive(s, m->obj))
                 m->obj = m->sec = 0;
-            else if (!m->obj && m->sec && !m_alive(m->sec))
+            else if (!m->obj && m->sec && !m_alive(s, m->sec))
                 m->sec = 0; /* no primary keeps it: it dies (the handle must not dangle) */
-        } else if (m->obj && h_eff(m) == TENURE_HANDLE_WEAK_LONG && !m_alive(m->obj))
+        } else if (m->obj && h_eff(s, m) == TENURE_HANDLE_WEAK_LONG && !m_alive(s, m->obj))
             m->obj = 0;
     }
     /* 2. traverse the real heap from the real roots */
-    srcn = 0;
-    for (uint32_t j = 1; j < S.nobj; j++) {
-        mobj *o = &S.objs[j];
+    s->srcn = 0;
+    for (uint32_t j = 1; j < s->nobj; j++) {
+        mobj *o = &s->objs[j];
         o->new_addr = 0;
         if (!o->reclaimed && gen_class(o) > c) {
             o->new_addr = o->addr; /* not condemned: must not move */
-            src_push(j);
+            src_push(s, j);
         }
     }
-    for (int i = 0; i < S.nframes; i++)
-        for (unsigned k = 0; k < S.frames[i]->n; k++) edge("frame slot", k, 0, S.frames[i]->obj[k], S.frames[i]->vars[k]);
+    for (int i = 0; i < s->nframes; i++)
+        for (unsigned k = 0; k < s->frames[i]->n; k++) edge(s, "frame slot", k, 0, s->frames[i]->obj[k], s->frames[i]->vars[k]);
     for (int a = 0; a < 2; a++)
-        if (S.areas[a].active)
-            for (unsigned k = 0; k < AREA_SLOTS; k++) edge("root area slot", k, 0, S.areas[a].obj[k], S.areas[a].slots[k]);
-    for (unsigned k = 0; k < SCAN_SLOTS; k++) edge("scanner slot", k, 0, S.scan_obj[k], S.scan_slots[k]);
+        if (s->areas[a].active)
+            for (unsigned k = 0; k < AREA_SLOTS; k++) edge(s, "root area slot", k, 0, s->areas[a].obj[k], s->areas[a].slots[k]);
+    for (unsigned k = 0; k < SCAN_SLOTS; k++) edge(s, "scanner slot", k, 0, s->scan_obj[k], s->scan_slots[k]);
     /* every handle (weak ones: cleared exactly when the model says), every secondary */
     char what[96];
     for (unsigned h = 0; h < MAX_HANDLES; h++) {
-        mhandle *m = &S.handles[h];
+        mhandle *m = &s->handles[h];
         if (!m->active)
             continue;
         snprintf(what, sizeof what, "%s handle%s", hkind_name(m->kind),
                  m->kind == TENURE_HANDLE_VARIABLE || m->kind == TENURE_HANDLE_REFCOUNTED
-                     ? (h_eff(m) == TENURE_HANDLE_STRONG ? " (strong now)"
-                        : h_eff(m) == TENURE_HANDLE_PINNED ? " (pinned now)"
-                        : h_eff(m) == TENURE_HANDLE_WEAK_LONG ? " (weak long now)" : " (weak short now)")
+                     ? (h_eff(s, m) == TENURE_HANDLE_STRONG ? " (strong now)"
+                        : h_eff(s, m) == TENURE_HANDLE_PINNED ? " (pinned now)"
+                        : h_eff(s, m) == TENURE_HANDLE_WEAK_LONG ? " (weak long now)" : " (weak short now)")
                      : "");
-        edge(what, h, 0, m->obj, tenure_handle_get(S.rt, m->h));
+        edge(s, what, h, 0, m->obj, tenure_handle_get(s->rt, m->h));
         if (m->kind == TENURE_HANDLE_DEPENDENT)
-            edge("the secondary of dependent handle", h, 0, m->sec, tenure_handle_get_secondary(S.rt, m->h));
+            edge(s, "the secondary of dependent handle", h, 0, m->sec, tenure_handle_get_secondary(s->rt, m->h));
     }
     /* finalizable objects through their weak long trackers: the queued ones are found here */
-    for (uint32_t i = 0; i < S.nfobjs; i++) {
-        uint32_t j = S.fobjs[i];
-        snprintf(what, sizeof what, "the weak long handle that tracks %.60s:", odesc(j));
-        edge(what, j, 0, m_alive(j) ? j : 0, tenure_handle_get(S.rt, S.objs[j].trk));
+    for (uint32_t i = 0; i < s->nfobjs; i++) {
+        uint32_t j = s->fobjs[i];
+        snprintf(what, sizeof what, "the weak long handle that tracks %.60s:", odesc(s, j));
+        edge(s, what, j, 0, m_alive(s, j) ? j : 0, tenure_handle_get(s->rt, s->objs[j].trk));
     }
-    snprintf(what, sizeof what, "after GC %" PRIu64, S.gcs);
-    for (uint32_t q = 0; q < srcn; q++) {
-        uint32_t j = srcq[q];
-        mobj *o = &S.objs[j];
-        if (!check_obj(j, o->new_addr, o->new_addr != o->addr, what))
+    snprintf(what, sizeof what, "after GC %" PRIu64, s->gcs);
+    for (uint32_t q = 0; q < s->srcn; q++) {
+        uint32_t j = s->srcq[q];
+        mobj *o = &s->objs[j];
+        if (!check_obj(s, j, o->new_addr, o->new_addr != o->addr, what))
             continue;
         for (uint32_t i = 0; i < o->nrefs; i++) {
-            void *p = *slot_at(o->new_addr, o->tix, i);
-            edge("slot", i, j, o->refs[i], p);
+            void *p = *slot_at(s, o->new_addr, o->tix, i);
+            edge(s, "slot", i, j, o->refs[i], p);
         }
     }
     /* 3. movement, generations, reclamation */
     int loh_move_ok = (info->compacted & 8) != 0;
-    S.epoch++; /* pinned marks in mark: pinned handles (variable ones too), async pinned handles
+    s->epoch++; /* pinned marks in mark: pinned handles (variable ones too), async pinned handles
                   and the elements of their reference arrays */
     for (unsigned h = 0; h < MAX_HANDLES; h++) {
-        mhandle *m = &S.handles[h];
+        mhandle *m = &s->handles[h];
         if (!m->active || !m->obj)
             continue;
-        int e = h_eff(m);
+        int e = h_eff(s, m);
         if (e == TENURE_HANDLE_PINNED || e == TENURE_HANDLE_ASYNC_PINNED)
-            S.objs[m->obj].mark = S.epoch;
-        if (e == TENURE_HANDLE_ASYNC_PINNED && S.objs[m->obj].tix == S.tix_refarr)
-            for (uint32_t i = 0; i < S.objs[m->obj].nrefs; i++)
-                if (S.objs[m->obj].refs[i]) S.objs[S.objs[m->obj].refs[i]].mark = S.epoch;
+            s->objs[m->obj].mark = s->epoch;
+        if (e == TENURE_HANDLE_ASYNC_PINNED && s->objs[m->obj].tix == s->tix_refarr)
+            for (uint32_t i = 0; i < s->objs[m->obj].nrefs; i++)
+                if (s->objs[m->obj].refs[i]) s->objs[s->objs[m->obj].refs[i]].mark = s->epoch;
     }
-    uint32_t live_epoch = S.epoch - 1;
-    for (uint32_t j = 1; j < S.nobj; j++) {
-        mobj *o = &S.objs[j];
+    uint32_t live_epoch = s->epoch - 1;
+    for (uint32_t j = 1; j < s->nobj; j++) {
+        mobj *o = &s->objs[j];
         if (o->reclaimed)
             continue;
         int live = o->mark2 == live_epoch;
         if (gen_class(o) > c)
             continue; /* checked by the edges (new_addr preset) */
         if (!live) {
-            if (!S.reach_dirty && o->rmark == S.reach_epoch)
-                diff("tool bug: reclaimed %s is in the list of reachable objects", odesc(j));
+            if (!s->reach_dirty && o->rmark == s->reach_epoch)
+                diff(s, "tool bug: reclaimed %s is in the list of reachable objects", odesc(s, j));
             if (o->registered)
-                diff("model inconsistency: reclaimed %s is registered for finalization", odesc(j));
+                diff(s, "model inconsistency: reclaimed %s is registered for finalization", odesc(s, j));
             o->reclaimed = 1;
             free(o->refs);
             o->refs = NULL;
             o->nrefs = 0;
             if (o->trk) {
-                if (ntrk_dead == captrk_dead) {
-                    captrk_dead = captrk_dead * 2 + 64;
-                    trk_dead = xrealloc(trk_dead, captrk_dead * sizeof *trk_dead);
+                if (s->ntrk_dead == s->captrk_dead) {
+                    s->captrk_dead = s->captrk_dead * 2 + 64;
+                    s->trk_dead = xrealloc(s->trk_dead, s->captrk_dead * sizeof *s->trk_dead);
                 }
-                trk_dead[ntrk_dead++] = o->trk;
+                s->trk_dead[s->ntrk_dead++] = o->trk;
                 o->trk = NULL;
             }
             continue;
         }
         if (!o->new_addr) {
-            diff("after GC %" PRIu64 ": live %s was never reached", S.gcs, odesc(j));
+            diff(s, "after GC %" PRIu64 ": live %s was never reached", s->gcs, odesc(s, j));
             continue;
         }
         if (o->new_addr != o->addr) {
-            if (o->mark == S.epoch)
-                diff("after GC %" PRIu64 ": %s held by a pinned or async pinned handle moved from %#" PRIxPTR
-                     " to %#" PRIxPTR, S.gcs, odesc(j), o->addr, o->new_addr);
+            if (o->mark == s->epoch)
+                diff(s, "after GC %" PRIu64 ": %s held by a pinned or async pinned handle moved from %#" PRIxPTR
+                     " to %#" PRIxPTR, s->gcs, odesc(s, j), o->addr, o->new_addr);
             else if (o->flags & F_POH)
-                diff("after GC %" PRIu64 ": pinned-heap %s moved from %#" PRIxPTR " to %#" PRIxPTR, S.gcs, odesc(j),
+                diff(s, "after GC %" PRIu64 ": pinned-heap %s moved from %#" PRIxPTR " to %#" PRIxPTR, s->gcs, odesc(s, j),
                      o->addr, o->new_addr);
             else if (o->gen == 3 && !loh_move_ok)
-                diff("after GC %" PRIu64 ": large %s moved from %#" PRIxPTR " to %#" PRIxPTR
+                diff(s, "after GC %" PRIu64 ": large %s moved from %#" PRIxPTR " to %#" PRIxPTR
                      " although the LOH was not compacted (mask %#x)",
-                     S.gcs, odesc(j), o->addr, o->new_addr, (unsigned)info->compacted);
+                     s->gcs, odesc(s, j), o->addr, o->new_addr, (unsigned)info->compacted);
             else if (o->gen <= 2 && !(info->compacted & (1 << o->gen)))
-                diff("after GC %" PRIu64 ": %s moved from %#" PRIxPTR " to %#" PRIxPTR
+                diff(s, "after GC %" PRIu64 ": %s moved from %#" PRIxPTR " to %#" PRIxPTR
                      " although its generation was swept (compacted mask %#x)",
-                     S.gcs, odesc(j), o->addr, o->new_addr, (unsigned)info->compacted);
+                     s->gcs, odesc(s, j), o->addr, o->new_addr, (unsigned)info->compacted);
         }
-        int g = tenure_object_generation(S.rt, (void *)o->new_addr);
+        int g = tenure_object_generation(s->rt, (void *)o->new_addr);
         if (o->gen <= 2 ? (g < o->gen || g > 2) : g != o->gen)
-            diff("after GC %" PRIu64 " (gen %d): %s is now in generation %d", S.gcs, c, odesc(j), g);
+            diff(s, "after GC %" PRIu64 " (gen %d): %s is now in generation %d", s->gcs, c, odesc(s, j), g);
         o->addr = o->new_addr;
         o->gen = g;
     }
     /* the finalizable objects that still exist */
     uint32_t nf = 0;
-    for (uint32_t i = 0; i < S.nfobjs; i++)
-        if (!S.objs[S.fobjs[i]].reclaimed) S.fobjs[nf++] = S.fobjs[i];
-    S.nfobjs = nf;
+    for (uint32_t i = 0; i < s->nfobjs; i++)
+        if (!s->objs[s->fobjs[i]].reclaimed) s->fobjs[nf++] = s->fobjs[i];
+    s->nfobjs = nf;
     /* 4. the collector's own figures: finalization, SizedRef, identity hashes */
     tenure_stats st;
-    tenure_get_stats(S.rt, &st);
-    if (st.finalization_promoted_count != gc_queued_n || st.finalization_promoted_bytes != gc_queued_bytes)
-        diff("after GC %" PRIu64 " (gen %d): %" PRIu64 " objects (%" PRIu64 " bytes) were kept for finalization, the "
+    tenure_get_stats(s->rt, &st);
+    if (st.finalization_promoted_count != s->gc_queued_n || st.finalization_promoted_bytes != s->gc_queued_bytes)
+        diff(s, "after GC %" PRIu64 " (gen %d): %" PRIu64 " objects (%" PRIu64 " bytes) were kept for finalization, the "
              "model says %" PRIu64 " queued (%" PRIu64 " bytes marked from them)",
-             S.gcs, c, st.finalization_promoted_count, st.finalization_promoted_bytes, gc_queued_n, gc_queued_bytes);
+             s->gcs, c, st.finalization_promoted_count, st.finalization_promoted_bytes, s->gc_queued_n, s->gc_queued_bytes);
     uint64_t hashed = 0;
-    for (uint32_t j = 1; j < S.nobj; j++) hashed += S.objs[j].hash && !S.objs[j].reclaimed;
+    for (uint32_t j = 1; j < s->nobj; j++) hashed += s->objs[j].hash && !s->objs[j].reclaimed;
     if (st.sync_blocks != hashed)
-        diff("after GC %" PRIu64 ": the identity hash table has %" PRIu64 " entries, the model has %" PRIu64
-             " live hashed objects", S.gcs, st.sync_blocks, hashed);
+        diff(s, "after GC %" PRIu64 ": the identity hash table has %" PRIu64 " entries, the model has %" PRIu64
+             " live hashed objects", s->gcs, st.sync_blocks, hashed);
     if (c == 2) {
         uint64_t sum = 0;
         for (int h = 0; h < MAX_HANDLES; h++)
-            if (S.handles[h].active && S.handles[h].kind == TENURE_HANDLE_SIZED_REF)
-                sum += tenure_handle_sized_ref_bytes(S.rt, S.handles[h].h);
-        if (sum != sized_union)
-            diff("after GC %" PRIu64 ": the SizedRef handles say %" PRIu64 " bytes in all, the union of their graphs "
-                 "has %" PRIu64, S.gcs, sum, sized_union);
-        snprintf(what, sizeof what, "after GC %" PRIu64, S.gcs);
-        check_sized(what);
+            if (s->handles[h].active && s->handles[h].kind == TENURE_HANDLE_SIZED_REF)
+                sum += tenure_handle_sized_ref_bytes(s->rt, s->handles[h].h);
+        if (sum != s->sized_union)
+            diff(s, "after GC %" PRIu64 ": the SizedRef handles say %" PRIu64 " bytes in all, the union of their graphs "
+                 "has %" PRIu64, s->gcs, sum, s->sized_union);
+        snprintf(what, sizeof what, "after GC %" PRIu64, s->gcs);
+        check_sized(s, what);
     }
 }
 
-static int cmp_addr(const void *a, const void *b) {
-    uintptr_t x = S.objs[*(const uint32_t *)a].addr, y = S.objs[*(const uint32_t *)b].addr;
+static int cmp_addr(const void *a, const void *b, void *ctx) {
+    const program_state *s = ctx;
+    uintptr_t x = s->objs[*(const uint32_t *)a].addr, y = s->objs[*(const uint32_t *)b].addr;
     return x < y ? -1 : x > y;
 }
 
 /* existing objects do not overlap */
-static void check_overlap(const char *where) {
-    queue_reserve(S.nobj + 16);
+static void check_overlap(program_state *s, const char *where) {
+    queue_reserve(s, s->nobj + 16);
     uint32_t n = 0;
-    for (uint32_t j = 1; j < S.nobj; j++)
-        if (!S.objs[j].reclaimed) S.queue[n++] = j;
-    qsort(S.queue, n, sizeof *S.queue, cmp_addr);
+    for (uint32_t j = 1; j < s->nobj; j++)
+        if (!s->objs[j].reclaimed) s->queue[n++] = j;
+    qsort_r(s->queue, n, sizeof *s->queue, cmp_addr, s);
     for (uint32_t i = 1; i < n; i++) {
-        mobj *a = &S.objs[S.queue[i - 1]], *b = &S.objs[S.queue[i]];
+        mobj *a = &s->objs[s->queue[i - 1]], *b = &s->objs[s->queue[i]];
         if (a->addr + a->size > b->addr)
-            diff("%s: %s at %#" PRIxPTR " overlaps %s at %#" PRIxPTR, where, odesc(S.queue[i - 1]), a->addr,
-                 odesc(S.queue[i]), b->addr);
+            diff(s, "%s: %s at %#" PRIxPTR " overlaps %s at %#" PRIxPTR, where, odesc(s, s->queue[i - 1]), a->addr,
+                 odesc(s, s->queue[i]), b->addr);
     }
 }
 
 static void gc_callback(tenure_runtime *rt, const tenure_gc_info *info, void *ctx) {
     (void)rt;
-    (void)ctx;
-    S.gcs++;
-    if (S.sh)
-        S.sh->gcs = S.gcs;
-    if (S.P->trace)
-        fprintf(stderr, "  GC %" PRIu64 ": gen %d reason %u compacted %#x\n", S.gcs, info->generation, info->reason,
+    program_state *s = ctx;
+    s->gcs++;
+    if (s->sh)
+        s->sh->gcs = s->gcs;
+    if (s->P->trace)
+        fprintf(stderr, "  GC %" PRIu64 ": gen %d reason %u compacted %#x\n", s->gcs, info->generation, info->reason,
                 (unsigned)info->compacted);
-    if (info->index != S.gcs)
-        diff("GC callback: index %" PRIu64 ", expected %" PRIu64, info->index, S.gcs);
+    if (info->index != s->gcs)
+        diff(s, "GC callback: index %" PRIu64 ", expected %" PRIu64, info->index, s->gcs);
     if (info->generation < 0 || info->generation > 2) {
-        diff("GC callback: condemned generation %d", info->generation);
-        die("in the GC callback");
+        diff(s, "GC callback: condemned generation %d", info->generation);
+        die(s, "in the GC callback");
     }
-    if (S.wait_gc) {
-        S.wait_gc = 0;
+    if (s->wait_gc) {
+        s->wait_gc = 0;
         if (info->generation != 2 || info->reason != 1)
-            diff("tenure_wait_for_pending_finalizers: its GC condemned generation %d with reason %u (expected 2, 1)",
+            diff(s, "tenure_wait_for_pending_finalizers: its GC condemned generation %d with reason %u (expected 2, 1)",
                  info->generation, info->reason);
     }
-    if (S.pressure_call) {
-        S.pressure_gcs++;
-        if (S.pressure_gcs > 1 || info->generation != 2 || info->reason != 1 || S.press_since < (8u << 20))
-            diff("tenure_add_memory_pressure: GC %d of the call condemned generation %d with reason %u (expected "
+    if (s->pressure_call) {
+        s->pressure_gcs++;
+        if (s->pressure_gcs > 1 || info->generation != 2 || info->reason != 1 || s->press_since < (8u << 20))
+            diff(s, "tenure_add_memory_pressure: GC %d of the call condemned generation %d with reason %u (expected "
                  "one GC of generation 2, reason 1) with %" PRIu64 " bytes of pressure added since the last gen2 GC "
                  "(the budget is at least 8 MiB)",
-                 S.pressure_gcs, info->generation, info->reason, S.press_since);
+                 s->pressure_gcs, info->generation, info->reason, s->press_since);
     }
     if (info->generation == 2)
-        S.press_since = 0;
-    if (S.induced) {
-        S.induced_seen++;
-        if (S.induced_seen > 1)
-            diff("tenure_collect ran %d GCs", S.induced_seen);
-        if (info->generation != S.induced_gen)
-            diff("tenure_collect(gen %d, flags %#x) condemned generation %d", S.induced_gen, S.induced_flags,
+        s->press_since = 0;
+    if (s->induced) {
+        s->induced_seen++;
+        if (s->induced_seen > 1)
+            diff(s, "tenure_collect ran %d GCs", s->induced_seen);
+        if (info->generation != s->induced_gen)
+            diff(s, "tenure_collect(gen %d, flags %#x) condemned generation %d", s->induced_gen, s->induced_flags,
                  info->generation);
-        unsigned f = S.induced_flags;
+        unsigned f = s->induced_flags;
         uint32_t want = (f & TENURE_COLLECT_AGGRESSIVE) ? 17u
                         : (f & TENURE_COLLECT_OPTIMIZED) ? 7u
                         : (f & TENURE_COLLECT_COMPACT) ? 10u : 1u;
         if (info->reason != want)
-            diff("tenure_collect(flags %#x): GC reason %u, expected %u", f, info->reason, want);
+            diff(s, "tenure_collect(flags %#x): GC reason %u, expected %u", f, info->reason, want);
     }
     int forced = info->reason == 5 || info->reason == 6 || info->reason == 10 || info->reason == 17 ||
-                 S.cfg.GCCompactMode == 1 || (S.induced && (S.induced_flags & TENURE_COLLECT_COMPACT));
+                 s->cfg.GCCompactMode == 1 || (s->induced && (s->induced_flags & TENURE_COLLECT_COMPACT));
     /* compacted: bit g for the condemned generations of the small object heap, bit 3 the LOH */
     unsigned allowed = ((1u << (info->generation + 1)) - 1) | (info->generation == 2 ? 8u : 0u);
     unsigned cm = (unsigned)info->compacted;
-    if (S.cfg.GCCompactMode == 2 && !forced && (cm & 7u) != 0)
-        diff("GC %" PRIu64 ": GCCompactMode=2 but compacted mask %#x (reason %u)", S.gcs, cm, info->reason);
+    if (s->cfg.GCCompactMode == 2 && !forced && (cm & 7u) != 0)
+        diff(s, "GC %" PRIu64 ": GCCompactMode=2 but compacted mask %#x (reason %u)", s->gcs, cm, info->reason);
     if (cm & ~allowed)
-        diff("GC %" PRIu64 ": compacted mask %#x has generations that were not condemned (gen %d)", S.gcs, cm,
+        diff(s, "GC %" PRIu64 ": compacted mask %#x has generations that were not condemned (gen %d)", s->gcs, cm,
              info->generation);
-    int loh_ok = S.cfg.GCLOHCompact ||
-                 (S.induced && (S.induced_flags & (TENURE_COLLECT_COMPACT_LOH | TENURE_COLLECT_AGGRESSIVE)));
+    int loh_ok = s->cfg.GCLOHCompact ||
+                 (s->induced && (s->induced_flags & (TENURE_COLLECT_COMPACT_LOH | TENURE_COLLECT_AGGRESSIVE)));
     if ((cm & 8u) && !loh_ok)
-        diff("GC %" PRIu64 " (reason %u): the LOH was compacted although no one asked (compacted mask %#x)", S.gcs,
+        diff(s, "GC %" PRIu64 " (reason %u): the LOH was compacted although no one asked (compacted mask %#x)", s->gcs,
              info->reason, cm);
-    gc_check(info);
+    gc_check(s, info);
     char where[64];
-    snprintf(where, sizeof where, "after GC %" PRIu64, S.gcs);
-    check_overlap(where);
-    snprintf(where, sizeof where, "in the check after GC %" PRIu64 " (gen %d, reason %u)", S.gcs, info->generation,
+    snprintf(where, sizeof where, "after GC %" PRIu64, s->gcs);
+    check_overlap(s, where);
+    snprintf(where, sizeof where, "in the check after GC %" PRIu64 " (gen %d, reason %u)", s->gcs, info->generation,
              info->reason);
-    check_end(where);
+    check_end(s, where);
 }
 
 /* ------------------------------------------------------------------------------------------
  * The full check
  * ---------------------------------------------------------------------------------------- */
-static uintptr_t *hkeys;
-static uint32_t *hvals;
-static size_t hcap;
-static size_t hslot(uintptr_t k) { return (size_t)(mix64(k) & (hcap - 1)); }
-static void hash_build(void) {
+static size_t hslot(program_state *s, uintptr_t k) { return (size_t)(mix64(k) & (s->hcap - 1)); }
+static void hash_build(program_state *s) {
     size_t n = 0;
-    for (uint32_t j = 1; j < S.nobj; j++) n += !S.objs[j].reclaimed;
+    for (uint32_t j = 1; j < s->nobj; j++) n += !s->objs[j].reclaimed;
     size_t cap = 64;
     while (cap < 2 * n + 2) cap *= 2;
-    if (cap > hcap) {
-        hcap = cap;
-        hkeys = xrealloc(hkeys, hcap * sizeof *hkeys);
-        hvals = xrealloc(hvals, hcap * sizeof *hvals);
+    if (cap > s->hcap) {
+        s->hcap = cap;
+        s->hkeys = xrealloc(s->hkeys, s->hcap * sizeof *s->hkeys);
+        s->hvals = xrealloc(s->hvals, s->hcap * sizeof *s->hvals);
     }
-    memset(hkeys, 0, hcap * sizeof *hkeys);
-    for (uint32_t j = 1; j < S.nobj; j++) {
-        if (S.objs[j].reclaimed)
+    memset(s->hkeys, 0, s->hcap * sizeof *s->hkeys);
+    for (uint32_t j = 1; j < s->nobj; j++) {
+        if (s->objs[j].reclaimed)
             continue;
-        size_t s = hslot(S.objs[j].addr);
-        while (hkeys[s] && hkeys[s] != S.objs[j].addr) s = (s + 1) & (hcap - 1);
-        if (hkeys[s])
-            diff("model: %s and %s share address %#" PRIxPTR, odesc(hvals[s]), odesc(j), S.objs[j].addr);
-        hkeys[s] = S.objs[j].addr;
-        hvals[s] = j;
+        size_t at = hslot(s, s->objs[j].addr);
+        while (s->hkeys[at] && s->hkeys[at] != s->objs[j].addr) at = (at + 1) & (s->hcap - 1);
+        if (s->hkeys[at])
+            diff(s, "model: %s and %s share address %#" PRIxPTR, odesc(s, s->hvals[at]), odesc(s, j), s->objs[j].addr);
+        s->hkeys[at] = s->objs[j].addr;
+        s->hvals[at] = j;
     }
 }
-static uint32_t hash_get(uintptr_t k) {
-    for (size_t s = hslot(k); hkeys[s]; s = (s + 1) & (hcap - 1))
-        if (hkeys[s] == k) return hvals[s];
+static uint32_t hash_get(program_state *s, uintptr_t k) {
+    for (size_t at = hslot(s, k); s->hkeys[at]; at = (at + 1) & (s->hcap - 1))
+        if (s->hkeys[at] == k) return s->hvals[at];
     return 0;
 }
 
-static int walk_unexpected;
-static const char *walk_where;
 static int walk_visit(void *obj, const tenure_type *type, size_t size, int generation, void *ctx) {
-    (void)ctx;
-    uint32_t j = hash_get((uintptr_t)obj);
+    program_state *s = ctx;
+    uint32_t j = hash_get(s, (uintptr_t)obj);
     if (!j) {
-        if (walk_unexpected++ < 8)
-            diff("%s: the heap walk found %p (%s, %zu bytes, gen %d) where the model has no existing object", walk_where,
+        if (s->walk_unexpected++ < 8)
+            diff(s, "%s: the heap walk found %p (%s, %zu bytes, gen %d) where the model has no existing object", s->walk_where,
                  obj, type ? tenure_type_name(type) : "?", size, generation);
         return 0;
     }
-    mobj *o = &S.objs[j];
-    if (o->mark == S.epoch)
-        diff("%s: the heap walk visited %s twice", walk_where, odesc(j));
-    o->mark = S.epoch;
-    if (type != S.types[o->tix].t || size != o->size)
-        diff("%s: the heap walk says %s is a %s of %zu bytes", walk_where, odesc(j), type ? tenure_type_name(type) : "?",
+    mobj *o = &s->objs[j];
+    if (o->mark == s->epoch)
+        diff(s, "%s: the heap walk visited %s twice", s->walk_where, odesc(s, j));
+    o->mark = s->epoch;
+    if (type != s->types[o->tix].t || size != o->size)
+        diff(s, "%s: the heap walk says %s is a %s of %zu bytes", s->walk_where, odesc(s, j), type ? tenure_type_name(type) : "?",
              size);
     int want = (o->flags & F_FROZEN) ? 2 : o->gen;
     if (generation != want)
-        diff("%s: the heap walk says %s is in generation %d", walk_where, odesc(j), generation);
+        diff(s, "%s: the heap walk says %s is in generation %d", s->walk_where, odesc(s, j), generation);
     return 0;
 }
 
 /* free the trackers of reclaimed finalizable objects (not from inside the GC callback) */
-static void flush_trk(void) {
-    for (uint32_t i = 0; i < ntrk_dead; i++) {
-        tenure_result r = tenure_handle_free(S.rt, trk_dead[i]);
+static void flush_trk(program_state *s) {
+    for (uint32_t i = 0; i < s->ntrk_dead; i++) {
+        tenure_result r = tenure_handle_free(s->rt, s->trk_dead[i]);
         if (r != TENURE_OK)
-            diff("tenure_handle_free(a tracker): %s", tenure_strerror(r));
+            diff(s, "tenure_handle_free(a tracker): %s", tenure_strerror(r));
     }
-    ntrk_dead = 0;
+    s->ntrk_dead = 0;
 }
 
-static void full_check(const char *where) {
-    S.since_verify = 0;
-    flush_trk();
-    tenure_result r = tenure_verify_heap(S.rt);
+static void full_check(program_state *s, const char *where) {
+    s->since_verify = 0;
+    flush_trk(s);
+    tenure_result r = tenure_verify_heap(s->rt);
     if (r != TENURE_OK)
-        diff("%s: tenure_verify_heap: %s", where, tenure_strerror(r));
-    check_end(where);
+        diff(s, "%s: tenure_verify_heap: %s", where, tenure_strerror(r));
+    check_end(s, where);
     /* every existing object, and its references */
-    for (uint32_t j = 1; j < S.nobj; j++) {
-        mobj *o = &S.objs[j];
+    for (uint32_t j = 1; j < s->nobj; j++) {
+        mobj *o = &s->objs[j];
         if (o->reclaimed)
             continue;
-        if (!check_obj(j, o->addr, 2, where))
+        if (!check_obj(s, j, o->addr, 2, where))
             continue;
-        int g = tenure_object_generation(S.rt, (void *)o->addr);
+        int g = tenure_object_generation(s->rt, (void *)o->addr);
         int want = (o->flags & F_FROZEN) ? 2 : o->gen;
         if (g != want)
-            diff("%s: %s: tenure_object_generation says %d", where, odesc(j), g);
+            diff(s, "%s: %s: tenure_object_generation says %d", where, odesc(s, j), g);
         for (uint32_t i = 0; i < o->nrefs; i++) {
-            void *p = *slot_at(o->addr, o->tix, i);
+            void *p = *slot_at(s, o->addr, o->tix, i);
             uint32_t t = o->refs[i];
-            if (t && S.objs[t].reclaimed)
-                diff("%s: model inconsistency: %s refers to reclaimed %s", where, odesc(j), odesc(t));
-            void *e = t ? (void *)S.objs[t].addr : NULL;
+            if (t && s->objs[t].reclaimed)
+                diff(s, "%s: model inconsistency: %s refers to reclaimed %s", where, odesc(s, j), odesc(s, t));
+            void *e = t ? (void *)s->objs[t].addr : NULL;
             if (p != e)
-                diff("%s: slot %u of %s holds %p, expected %s at %p", where, i, odesc(j), p, odesc(t), e);
+                diff(s, "%s: slot %u of %s holds %p, expected %s at %p", where, i, odesc(s, j), p, odesc(s, t), e);
         }
     }
     /* roots */
-    for (int i = 0; i < S.nframes; i++)
-        for (unsigned k = 0; k < S.frames[i]->n; k++) {
-            uint32_t t = S.frames[i]->obj[k];
-            void *e = t ? (void *)S.objs[t].addr : NULL;
-            if (S.frames[i]->vars[k] != e)
-                diff("%s: frame %d slot %u holds %p, expected %s at %p", where, i, k, S.frames[i]->vars[k], odesc(t), e);
+    for (int i = 0; i < s->nframes; i++)
+        for (unsigned k = 0; k < s->frames[i]->n; k++) {
+            uint32_t t = s->frames[i]->obj[k];
+            void *e = t ? (void *)s->objs[t].addr : NULL;
+            if (s->frames[i]->vars[k] != e)
+                diff(s, "%s: frame %d slot %u holds %p, expected %s at %p", where, i, k, s->frames[i]->vars[k], odesc(s, t), e);
         }
     for (int a = 0; a < 2; a++)
-        if (S.areas[a].active)
+        if (s->areas[a].active)
             for (unsigned k = 0; k < AREA_SLOTS; k++) {
-                uint32_t t = S.areas[a].obj[k];
-                void *e = t ? (void *)S.objs[t].addr : NULL;
-                if (S.areas[a].slots[k] != e)
-                    diff("%s: root area %d slot %u holds %p, expected %s at %p", where, a, k, S.areas[a].slots[k],
-                         odesc(t), e);
+                uint32_t t = s->areas[a].obj[k];
+                void *e = t ? (void *)s->objs[t].addr : NULL;
+                if (s->areas[a].slots[k] != e)
+                    diff(s, "%s: root area %d slot %u holds %p, expected %s at %p", where, a, k, s->areas[a].slots[k],
+                         odesc(s, t), e);
             }
     for (unsigned k = 0; k < SCAN_SLOTS; k++) {
-        uint32_t t = S.scan_obj[k];
-        void *e = t ? (void *)S.objs[t].addr : NULL;
-        if (S.scan_slots[k] != e)
-            diff("%s: scanner slot %u holds %p, expected %s at %p", where, k, S.scan_slots[k], odesc(t), e);
+        uint32_t t = s->scan_obj[k];
+        void *e = t ? (void *)s->objs[t].addr : NULL;
+        if (s->scan_slots[k] != e)
+            diff(s, "%s: scanner slot %u holds %p, expected %s at %p", where, k, s->scan_slots[k], odesc(s, t), e);
     }
     size_t nh = 0;
     for (unsigned h = 0; h < MAX_HANDLES; h++) {
-        mhandle *m = &S.handles[h];
+        mhandle *m = &s->handles[h];
         if (!m->active)
             continue;
         nh++;
-        void *got = tenure_handle_get(S.rt, m->h);
-        if (m->obj && S.objs[m->obj].reclaimed)
-            diff("%s: model inconsistency: handle %u holds reclaimed %s", where, h, odesc(m->obj));
-        void *e = m->obj ? (void *)S.objs[m->obj].addr : NULL;
+        void *got = tenure_handle_get(s->rt, m->h);
+        if (m->obj && s->objs[m->obj].reclaimed)
+            diff(s, "%s: model inconsistency: handle %u holds reclaimed %s", where, h, odesc(s, m->obj));
+        void *e = m->obj ? (void *)s->objs[m->obj].addr : NULL;
         if (got != e)
-            diff("%s: %s handle %u to %s holds %p, expected %p", where, hkind_name(m->kind), h, odesc(m->obj), got, e);
+            diff(s, "%s: %s handle %u to %s holds %p, expected %p", where, hkind_name(m->kind), h, odesc(s, m->obj), got, e);
         if (m->kind == TENURE_HANDLE_DEPENDENT) {
-            got = tenure_handle_get_secondary(S.rt, m->h);
-            e = m->sec ? (void *)S.objs[m->sec].addr : NULL;
-            if (got != e || (m->sec && S.objs[m->sec].reclaimed))
-                diff("%s: the secondary of dependent handle %u (primary %s) is %p, expected %s at %p", where, h,
-                     odesc(m->obj), got, odesc(m->sec), e);
+            got = tenure_handle_get_secondary(s->rt, m->h);
+            e = m->sec ? (void *)s->objs[m->sec].addr : NULL;
+            if (got != e || (m->sec && s->objs[m->sec].reclaimed))
+                diff(s, "%s: the secondary of dependent handle %u (primary %s) is %p, expected %s at %p", where, h,
+                     odesc(s, m->obj), got, odesc(s, m->sec), e);
         }
     }
-    for (uint32_t i = 0; i < S.nfobjs; i++) {
-        uint32_t j = S.fobjs[i];
-        void *got = tenure_handle_get(S.rt, S.objs[j].trk);
-        if (got != (void *)S.objs[j].addr)
-            diff("%s: the weak long handle that tracks %s holds %p", where, odesc(j), got);
+    for (uint32_t i = 0; i < s->nfobjs; i++) {
+        uint32_t j = s->fobjs[i];
+        void *got = tenure_handle_get(s->rt, s->objs[j].trk);
+        if (got != (void *)s->objs[j].addr)
+            diff(s, "%s: the weak long handle that tracks %s holds %p", where, odesc(s, j), got);
     }
-    nh += S.nfobjs;
-    check_sized(where);
-    if (tenure_pending_finalizers(S.rt) != S.nfq - S.fqhead)
-        diff("%s: tenure_pending_finalizers says %zu, the model has %u queued", where, tenure_pending_finalizers(S.rt),
-             S.nfq - S.fqhead);
-    if (tenure_memory_pressure(S.rt) != S.pressure)
-        diff("%s: tenure_memory_pressure says %" PRIu64 ", the model %" PRIu64, where, tenure_memory_pressure(S.rt),
-             S.pressure);
-    for (uint32_t j = 1; j < S.nobj; j++) {
-        mobj *o = &S.objs[j];
+    nh += s->nfobjs;
+    check_sized(s, where);
+    if (tenure_pending_finalizers(s->rt) != s->nfq - s->fqhead)
+        diff(s, "%s: tenure_pending_finalizers says %zu, the model has %u queued", where, tenure_pending_finalizers(s->rt),
+             s->nfq - s->fqhead);
+    if (tenure_memory_pressure(s->rt) != s->pressure)
+        diff(s, "%s: tenure_memory_pressure says %" PRIu64 ", the model %" PRIu64, where, tenure_memory_pressure(s->rt),
+             s->pressure);
+    for (uint32_t j = 1; j < s->nobj; j++) {
+        mobj *o = &s->objs[j];
         if (o->hash && !o->reclaimed) {
-            uint32_t hv = tenure_identity_hash(S.rt, (void *)o->addr);
+            uint32_t hv = tenure_identity_hash(s->rt, (void *)o->addr);
             if (hv != o->hash)
-                diff("%s: the identity hash of %s is %#x, it was %#x", where, odesc(j), hv, o->hash);
+                diff(s, "%s: the identity hash of %s is %#x, it was %#x", where, odesc(s, j), hv, o->hash);
         }
     }
-    if (tenure_handle_count(S.rt) != nh)
-        diff("%s: tenure_handle_count says %zu, the model has %zu", where, tenure_handle_count(S.rt), nh);
+    if (tenure_handle_count(s->rt) != nh)
+        diff(s, "%s: tenure_handle_count says %zu, the model has %zu", where, tenure_handle_count(s->rt), nh);
     /* the heap walk lists exactly the existing objects */
-    hash_build();
-    S.epoch++;
-    walk_unexpected = 0;
-    walk_where = where;
-    r = tenure_heap_walk(S.rt, walk_visit, NULL);
+    hash_build(s);
+    s->epoch++;
+    s->walk_unexpected = 0;
+    s->walk_where = where;
+    r = tenure_heap_walk(s->rt, walk_visit, s);
     if (r != TENURE_OK)
-        diff("%s: tenure_heap_walk: %s", where, tenure_strerror(r));
-    if (walk_unexpected > 8)
-        diff("%s: the heap walk found %d unexpected objects in all", where, walk_unexpected);
+        diff(s, "%s: tenure_heap_walk: %s", where, tenure_strerror(r));
+    if (s->walk_unexpected > 8)
+        diff(s, "%s: the heap walk found %d unexpected objects in all", where, s->walk_unexpected);
     int missing = 0;
-    for (uint32_t j = 1; j < S.nobj; j++)
-        if (!S.objs[j].reclaimed && S.objs[j].mark != S.epoch && missing++ < 8)
-            diff("%s: the heap walk did not visit %s at %#" PRIxPTR, where, odesc(j), S.objs[j].addr);
+    for (uint32_t j = 1; j < s->nobj; j++)
+        if (!s->objs[j].reclaimed && s->objs[j].mark != s->epoch && missing++ < 8)
+            diff(s, "%s: the heap walk did not visit %s at %#" PRIxPTR, where, odesc(s, j), s->objs[j].addr);
     tenure_stats st;
-    tenure_get_stats(S.rt, &st);
-    if (st.gc_count != S.gcs)
-        diff("%s: stats say %" PRIu64 " GCs, the callback saw %" PRIu64, where, st.gc_count, S.gcs);
-    if (st.finalizers_run != S.fin_runs_total)
-        diff("%s: stats say %" PRIu64 " finalizers ran, the model counted %" PRIu64, where, st.finalizers_run,
-             S.fin_runs_total);
-    check_overlap(where);
-    check_end(where);
+    tenure_get_stats(s->rt, &st);
+    if (st.gc_count != s->gcs)
+        diff(s, "%s: stats say %" PRIu64 " GCs, the callback saw %" PRIu64, where, st.gc_count, s->gcs);
+    if (st.finalizers_run != s->fin_runs_total)
+        diff(s, "%s: stats say %" PRIu64 " finalizers ran, the model counted %" PRIu64, where, st.finalizers_run,
+             s->fin_runs_total);
+    check_overlap(s, where);
+    check_end(s, where);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -1436,84 +1439,84 @@ typedef struct aspec {
     int pinned;
 } aspec;
 
-static size_t spec_size(const aspec *a) {
-    ttype *t = &S.types[a->tix];
+static size_t spec_size(program_state *s, const aspec *a) {
+    ttype *t = &s->types[a->tix];
     return t->kind == K_FIX ? t->size : arr_size(t->kind, a->length);
 }
 
-static void after_alloc_check(void) {
-    if (S.P->verify_every > 0 && S.since_verify >= (uint64_t)S.P->verify_every)
-        full_check("periodic full check");
+static void after_alloc_check(program_state *s) {
+    if (s->P->verify_every > 0 && s->since_verify >= (uint64_t)s->P->verify_every)
+        full_check(s, "periodic full check");
 }
 
 /* allocate per spec; returns the object number or 0 (NOMEM with a hard limit) */
-static uint32_t do_alloc(const aspec *a) {
-    ttype *t = &S.types[a->tix];
-    S.expect_err = S.P->hard_limit ? TENURE_NOMEM : TENURE_OK;
-    S.got_err = 0;
+static uint32_t do_alloc(program_state *s, const aspec *a) {
+    ttype *t = &s->types[a->tix];
+    s->expect_err = s->P->hard_limit ? TENURE_NOMEM : TENURE_OK;
+    s->got_err = 0;
     void *p;
     if (t->kind == K_FIX)
-        p = a->pinned ? tenure_alloc_pinned(S.rt, t->t) : tenure_alloc(S.rt, t->t);
+        p = a->pinned ? tenure_alloc_pinned(s->rt, t->t) : tenure_alloc(s->rt, t->t);
     else
-        p = a->pinned ? tenure_alloc_array_pinned(S.rt, t->t, a->length) : tenure_alloc_array(S.rt, t->t, a->length);
-    S.expect_err = TENURE_OK;
-    S.allocs++;
-    S.since_verify++;
-    if (S.sh)
-        S.sh->allocs = S.allocs;
-    size_t size = spec_size(a);
+        p = a->pinned ? tenure_alloc_array_pinned(s->rt, t->t, a->length) : tenure_alloc_array(s->rt, t->t, a->length);
+    s->expect_err = TENURE_OK;
+    s->allocs++;
+    s->since_verify++;
+    if (s->sh)
+        s->sh->allocs = s->allocs;
+    size_t size = spec_size(s, a);
     if (!p) {
-        tenure_result e = tenure_last_error(S.rt);
-        if (!S.P->hard_limit || e != TENURE_NOMEM)
-            diff("allocating a %s%s of %zu bytes returned NULL: %s", t->name, a->pinned ? " (pinned)" : "", size,
+        tenure_result e = tenure_last_error(s->rt);
+        if (!s->P->hard_limit || e != TENURE_NOMEM)
+            diff(s, "allocating a %s%s of %zu bytes returned NULL: %s", t->name, a->pinned ? " (pinned)" : "", size,
                  tenure_strerror(e));
-        else if (!S.got_err)
-            diff("allocation failed with NOMEM but the error hook was not called");
-        check_end("allocation");
-        tenure_clear_error(S.rt);
-        S.nomem++;
-        if (S.sh)
-            S.sh->nomem = S.nomem;
+        else if (!s->got_err)
+            diff(s, "allocation failed with NOMEM but the error hook was not called");
+        check_end(s, "allocation");
+        tenure_clear_error(s->rt);
+        s->nomem++;
+        if (s->sh)
+            s->sh->nomem = s->nomem;
         return 0;
     }
     /* a fresh object: an object of its type, size and generation (asked of the collector for
      * every array, large and pinned object and every 8th small one: the lookups are not free),
      * zeroed */
-    int ask = t->kind != K_FIX || a->pinned || (S.allocs & 7) == 0;
-    if (ask && (!tenure_is_object(S.rt, p) || tenure_object_type(S.rt, p) != t->t || tenure_object_size(S.rt, p) != size))
-        diff("new %s%s (length %zu) at %p: is_object %d, type %s, size %zu (expected %zu)", t->name,
-             a->pinned ? " (pinned)" : "", a->length, p, tenure_is_object(S.rt, p),
-             tenure_object_type(S.rt, p) ? tenure_type_name(tenure_object_type(S.rt, p)) : "?",
-             tenure_object_size(S.rt, p), size);
-    check_end("allocation");
-    int g = ask ? tenure_object_generation(S.rt, p) : 0;
-    int want = a->pinned ? 4 : size >= S.cfg.GCLOHThreshold ? 3 : 0;
+    int ask = t->kind != K_FIX || a->pinned || (s->allocs & 7) == 0;
+    if (ask && (!tenure_is_object(s->rt, p) || tenure_object_type(s->rt, p) != t->t || tenure_object_size(s->rt, p) != size))
+        diff(s, "new %s%s (length %zu) at %p: is_object %d, type %s, size %zu (expected %zu)", t->name,
+             a->pinned ? " (pinned)" : "", a->length, p, tenure_is_object(s->rt, p),
+             tenure_object_type(s->rt, p) ? tenure_type_name(tenure_object_type(s->rt, p)) : "?",
+             tenure_object_size(s->rt, p), size);
+    check_end(s, "allocation");
+    int g = ask ? tenure_object_generation(s->rt, p) : 0;
+    int want = a->pinned ? 4 : size >= s->cfg.GCLOHThreshold ? 3 : 0;
     if (g != want)
-        diff("new %s of %zu bytes%s is in generation %d, expected %d", t->name, size, a->pinned ? " (pinned)" : "", g,
+        diff(s, "new %s of %zu bytes%s is in generation %d, expected %d", t->name, size, a->pinned ? " (pinned)" : "", g,
              want);
     size_t from = t->kind == K_FIX ? 8 : 16;
     if (t->kind != K_FIX && tenure_array_length(p) != a->length)
-        diff("new %s has length %zu, expected %zu", t->name, tenure_array_length(p), a->length);
+        diff(s, "new %s has length %zu, expected %zu", t->name, tenure_array_length(p), a->length);
     for (size_t off = from; off < size; off += 8)
         if (*(uint64_t *)((char *)p + off) != 0) {
-            diff("new %s of %zu bytes at %p is not zeroed at offset %zu (%#" PRIx64 ")", t->name, size, p, off,
+            diff(s, "new %s of %zu bytes at %p is not zeroed at offset %zu (%#" PRIx64 ")", t->name, size, p, off,
                  *(uint64_t *)((char *)p + off));
             break;
         }
-    check_end("allocation");
-    uint8_t flags = (uint8_t)((a->pinned ? F_POH : 0) | (size >= S.cfg.GCLOHThreshold && !a->pinned ? F_LARGE : 0));
-    uint32_t j = model_new(a->tix, flags, a->length, size, (uintptr_t)p, g, rnext(&(rng){S.allocs * 77 + 5}));
-    init_payload(j, p);
+    check_end(s, "allocation");
+    uint8_t flags = (uint8_t)((a->pinned ? F_POH : 0) | (size >= s->cfg.GCLOHThreshold && !a->pinned ? F_LARGE : 0));
+    uint32_t j = model_new(s, a->tix, flags, a->length, size, (uintptr_t)p, g, rnext(&(rng){s->allocs * 77 + 5}));
+    init_payload(s, j, p);
     if (t->fin) {
-        model_register(j);
-        tenure_handle *tk = tenure_handle_new(S.rt, TENURE_HANDLE_WEAK_LONG, p);
+        model_register(s, j);
+        tenure_handle *tk = tenure_handle_new(s->rt, TENURE_HANDLE_WEAK_LONG, p);
         if (!tk)
-            diff("tenure_handle_new(WEAK_LONG) for a tracker failed: %s", tenure_strerror(tenure_last_error(S.rt)));
-        S.objs[j].trk = tk;
-        vec_push(&S.fobjs, &S.nfobjs, &S.capfobjs, j);
+            diff(s, "tenure_handle_new(WEAK_LONG) for a tracker failed: %s", tenure_strerror(tenure_last_error(s->rt)));
+        s->objs[j].trk = tk;
+        vec_push(&s->fobjs, &s->nfobjs, &s->capfobjs, j);
     }
-    if (S.P->trace)
-        fprintf(stderr, "  new %s at %p\n", odesc(j), p);
+    if (s->P->trace)
+        fprintf(stderr, "  new %s at %p\n", odesc(s, j), p);
     return j;
 }
 
@@ -1529,16 +1532,16 @@ typedef struct dest {
     int hkind;
 } dest;
 
-static int free_handle_index(void) {
+static int free_handle_index(program_state *s) {
     for (int h = 1; h < MAX_HANDLES; h++)
-        if (!S.handles[h].active) return h;
+        if (!s->handles[h].active) return h;
     return -1;
 }
 
 static const int handle_kinds[4] = {TENURE_HANDLE_STRONG, TENURE_HANDLE_PINNED, TENURE_HANDLE_WEAK_SHORT,
                                     TENURE_HANDLE_WEAK_LONG};
 
-static dest choose_dest(rng *r, int strong_only) {
+static dest choose_dest(program_state *s, rng *r, int strong_only) {
     dest d;
     memset(&d, 0, sizeof d);
     for (;;) {
@@ -1547,13 +1550,13 @@ static dest choose_dest(rng *r, int strong_only) {
             d.kind = D_ROOTARR;
             d.slot = (unsigned)rbelow(r, ROOTARR_LEN);
         } else if (x < 30) {
-            if (!S.nframes) continue;
+            if (!s->nframes) continue;
             d.kind = D_FRAME;
-            d.a = (int)rbelow(r, (uint64_t)S.nframes);
-            d.slot = (unsigned)rbelow(r, S.frames[d.a]->n);
+            d.a = (int)rbelow(r, (uint64_t)s->nframes);
+            d.slot = (unsigned)rbelow(r, s->frames[d.a]->n);
         } else if (x < 38) {
             d.a = (int)rbelow(r, 2);
-            if (!S.areas[d.a].active) continue;
+            if (!s->areas[d.a].active) continue;
             d.kind = D_AREA;
             d.slot = (unsigned)rbelow(r, AREA_SLOTS);
         } else if (x < 44) {
@@ -1561,12 +1564,12 @@ static dest choose_dest(rng *r, int strong_only) {
             d.slot = (unsigned)rbelow(r, SCAN_SLOTS);
         } else if (x < 82) {
             d.kind = D_FIELD;
-            d.src = pick_source(r);
-            d.slot = (unsigned)rbelow(r, S.objs[d.src].nrefs);
+            d.src = pick_source(s, r);
+            d.slot = (unsigned)rbelow(r, s->objs[d.src].nrefs);
         } else if (x < 92) {
             d.kind = D_HANDLE;
             d.hkind = handle_kinds[strong_only ? rbelow(r, 2) : rbelow(r, 4)];
-            if (free_handle_index() < 0) continue;
+            if (free_handle_index(s) < 0) continue;
         } else {
             if (strong_only) continue;
             d.kind = D_NONE;
@@ -1575,237 +1578,237 @@ static dest choose_dest(rng *r, int strong_only) {
     }
 }
 
-static void set_root_slot(void **slot, uint32_t *model, uint32_t j) {
+static void set_root_slot(program_state *s, void **slot, uint32_t *model, uint32_t j) {
     if (*model && *model != j)
-        S.reach_dirty = 1;
-    *slot = j ? (void *)S.objs[j].addr : NULL;
+        s->reach_dirty = 1;
+    *slot = j ? (void *)s->objs[j].addr : NULL;
     *model = j;
 }
 
-static int handle_new(int kind, uint32_t j) {
-    int h = free_handle_index();
+static int handle_new(program_state *s, int kind, uint32_t j) {
+    int h = free_handle_index(s);
     if (h < 0)
         return -1;
-    int real_kind = S.P->inject == 2 && kind == TENURE_HANDLE_WEAK_LONG ? TENURE_HANDLE_STRONG : kind;
-    if (S.P->inject == 3 && kind == TENURE_HANDLE_WEAK_SHORT && is_fin(j))
+    int real_kind = s->P->inject == 2 && kind == TENURE_HANDLE_WEAK_LONG ? TENURE_HANDLE_STRONG : kind;
+    if (s->P->inject == 3 && kind == TENURE_HANDLE_WEAK_SHORT && is_fin(s, j))
         real_kind = TENURE_HANDLE_WEAK_LONG; /* self-test: the model expects it cleared when j is queued */
-    tenure_handle *hd = tenure_handle_new(S.rt, (tenure_handle_kind)real_kind, j ? (void *)S.objs[j].addr : NULL);
+    tenure_handle *hd = tenure_handle_new(s->rt, (tenure_handle_kind)real_kind, j ? (void *)s->objs[j].addr : NULL);
     if (!hd) {
-        diff("tenure_handle_new(kind %d, %s) failed: %s", kind, odesc(j), tenure_strerror(tenure_last_error(S.rt)));
-        check_end("handle_new");
+        diff(s, "tenure_handle_new(kind %d, %s) failed: %s", kind, odesc(s, j), tenure_strerror(tenure_last_error(s->rt)));
+        check_end(s, "handle_new");
     }
-    S.handles[h] = (mhandle){hd, kind, j, 1, TENURE_HANDLE_STRONG, 0, 0, 0, 0, 0};
+    s->handles[h] = (mhandle){hd, kind, j, 1, TENURE_HANDLE_STRONG, 0, 0, 0, 0, 0};
     return h;
 }
 
-static void handle_free(int h) {
-    mhandle *m = &S.handles[h];
-    tenure_result r = tenure_handle_free(S.rt, m->h);
+static void handle_free(program_state *s, int h) {
+    mhandle *m = &s->handles[h];
+    tenure_result r = tenure_handle_free(s->rt, m->h);
     if (r != TENURE_OK)
-        diff("tenure_handle_free(handle %d): %s", h, tenure_strerror(r));
-    if ((m->obj && h_strong(m)) || m->kind == TENURE_HANDLE_DEPENDENT)
-        S.reach_dirty = 1;
+        diff(s, "tenure_handle_free(handle %d): %s", h, tenure_strerror(r));
+    if ((m->obj && h_strong(s, m)) || m->kind == TENURE_HANDLE_DEPENDENT)
+        s->reach_dirty = 1;
     memset(m, 0, sizeof *m);
 }
 
-static void handle_set(int h, uint32_t j) {
-    mhandle *m = &S.handles[h];
-    tenure_result r = tenure_handle_set(S.rt, m->h, j ? (void *)S.objs[j].addr : NULL);
+static void handle_set(program_state *s, int h, uint32_t j) {
+    mhandle *m = &s->handles[h];
+    tenure_result r = tenure_handle_set(s->rt, m->h, j ? (void *)s->objs[j].addr : NULL);
     if (r != TENURE_OK)
-        diff("tenure_handle_set(handle %d, %s): %s", h, odesc(j), tenure_strerror(r));
-    if (m->obj && m->obj != j && (h_strong(m) || m->kind == TENURE_HANDLE_DEPENDENT))
-        S.reach_dirty = 1;
+        diff(s, "tenure_handle_set(handle %d, %s): %s", h, odesc(s, j), tenure_strerror(r));
+    if (m->obj && m->obj != j && (h_strong(s, m) || m->kind == TENURE_HANDLE_DEPENDENT))
+        s->reach_dirty = 1;
     m->obj = j;
 }
 
-static void store_dest(const dest *d, uint32_t j) {
+static void store_dest(program_state *s, const dest *d, uint32_t j) {
     switch (d->kind) {
-    case D_ROOTARR: set_ref(S.rootarr, d->slot, j); break;
-    case D_FIELD: set_ref(d->src, d->slot, j); break;
-    case D_FRAME: set_root_slot(&S.frames[d->a]->vars[d->slot], &S.frames[d->a]->obj[d->slot], j); break;
-    case D_AREA: set_root_slot(&S.areas[d->a].slots[d->slot], &S.areas[d->a].obj[d->slot], j); break;
-    case D_SCAN: set_root_slot(&S.scan_slots[d->slot], &S.scan_obj[d->slot], j); break;
-    case D_HANDLE: handle_new(d->hkind, j); break;
+    case D_ROOTARR: set_ref(s, s->rootarr, d->slot, j); break;
+    case D_FIELD: set_ref(s, d->src, d->slot, j); break;
+    case D_FRAME: set_root_slot(s, &s->frames[d->a]->vars[d->slot], &s->frames[d->a]->obj[d->slot], j); break;
+    case D_AREA: set_root_slot(s, &s->areas[d->a].slots[d->slot], &s->areas[d->a].obj[d->slot], j); break;
+    case D_SCAN: set_root_slot(s, &s->scan_slots[d->slot], &s->scan_obj[d->slot], j); break;
+    case D_HANDLE: handle_new(s, d->hkind, j); break;
     default: break;
     }
     int strong = d->kind != D_NONE &&
                  !(d->kind == D_HANDLE && (d->hkind == TENURE_HANDLE_WEAK_SHORT || d->hkind == TENURE_HANDLE_WEAK_LONG));
     if (strong)
-        reach_add(j);
+        reach_add(s, j);
 }
 
 /* ------------------------------------------------------------------------------------------
  * Out of memory: verify, drop data, allocation must work again
  * ---------------------------------------------------------------------------------------- */
-static void drop_roots(rng *r, unsigned percent) {
-    for (int i = 0; i < S.nframes; i++)
-        for (unsigned k = 0; k < S.frames[i]->n; k++)
-            if (rchance(r, percent)) set_root_slot(&S.frames[i]->vars[k], &S.frames[i]->obj[k], 0);
+static void drop_roots(program_state *s, rng *r, unsigned percent) {
+    for (int i = 0; i < s->nframes; i++)
+        for (unsigned k = 0; k < s->frames[i]->n; k++)
+            if (rchance(r, percent)) set_root_slot(s, &s->frames[i]->vars[k], &s->frames[i]->obj[k], 0);
     for (int a = 0; a < 2; a++)
-        if (S.areas[a].active)
+        if (s->areas[a].active)
             for (unsigned k = 0; k < AREA_SLOTS; k++)
-                if (rchance(r, percent)) set_root_slot(&S.areas[a].slots[k], &S.areas[a].obj[k], 0);
+                if (rchance(r, percent)) set_root_slot(s, &s->areas[a].slots[k], &s->areas[a].obj[k], 0);
     for (unsigned k = 0; k < SCAN_SLOTS; k++)
-        if (rchance(r, percent)) set_root_slot(&S.scan_slots[k], &S.scan_obj[k], 0);
+        if (rchance(r, percent)) set_root_slot(s, &s->scan_slots[k], &s->scan_obj[k], 0);
     for (unsigned k = 0; k < ROOTARR_LEN; k++)
-        if (rchance(r, percent)) set_ref(S.rootarr, k, 0);
+        if (rchance(r, percent)) set_ref(s, s->rootarr, k, 0);
     for (int h = 1; h < MAX_HANDLES; h++)
-        if (S.handles[h].active && rchance(r, percent)) handle_free(h);
-    for (uint32_t i = 0; i < S.nfrozen; i++) {
-        mobj *o = &S.objs[S.frozen[i]];
+        if (s->handles[h].active && rchance(r, percent)) handle_free(s, h);
+    for (uint32_t i = 0; i < s->nfrozen; i++) {
+        mobj *o = &s->objs[s->frozen[i]];
         for (uint32_t k = 0; k < o->nrefs; k++)
-            if (o->refs[k] && rchance(r, percent)) set_ref(S.frozen[i], k, 0);
+            if (o->refs[k] && rchance(r, percent)) set_ref(s, s->frozen[i], k, 0);
     }
-    S.reach_dirty = 1;
+    s->reach_dirty = 1;
 }
 
-static void run_finalizers(void);
-static void induced_collect(int gen, unsigned flags, const char *where);
+static void run_finalizers(program_state *s);
+static void induced_collect(program_state *s, int gen, unsigned flags, const char *where);
 
 /* allocate; on NOMEM check the heap, drop data and retry (which must then work for sizes well
  * below the limit) */
-static uint32_t alloc_oom(const aspec *a, rng *r) {
-    uint32_t j = do_alloc(a);
-    if (j || !S.P->hard_limit)
+static uint32_t alloc_oom(program_state *s, const aspec *a, rng *r) {
+    uint32_t j = do_alloc(s, a);
+    if (j || !s->P->hard_limit)
         return j;
-    full_check("full check after an allocation failed with NOMEM");
+    full_check(s, "full check after an allocation failed with NOMEM");
     if (rchance(r, 50))
         return 0; /* go on with the full heap for a while */
-    size_t size = spec_size(a);
-    drop_roots(r, 50);
-    j = do_alloc(a);
+    size_t size = spec_size(s, a);
+    drop_roots(s, r, 50);
+    j = do_alloc(s, a);
     if (j)
         return j;
-    full_check("full check after NOMEM with half the roots dropped");
-    drop_roots(r, 100);
+    full_check(s, "full check after NOMEM with half the roots dropped");
+    drop_roots(s, r, 100);
     /* what finalization keeps (the queue, and registered garbage the next GC would queue) goes
      * too: run the finalizers, queue the rest with a full GC, run those (they may resurrect:
      * drop again) */
-    for (int round = 0; round < 3 && !S.in_fin && (S.nreg || S.nfq - S.fqhead); round++) {
-        run_finalizers();
-        drop_roots(r, 100);
-        if (S.nreg)
-            induced_collect(2, 0, "a full GC to queue finalizable garbage after NOMEM");
+    for (int round = 0; round < 3 && !s->in_fin && (s->nreg || s->nfq - s->fqhead); round++) {
+        run_finalizers(s);
+        drop_roots(s, r, 100);
+        if (s->nreg)
+            induced_collect(s, 2, 0, "a full GC to queue finalizable garbage after NOMEM");
     }
-    j = do_alloc(a);
-    if (!j && size <= S.P->hard_limit / 4) {
+    j = do_alloc(s, a);
+    if (!j && size <= s->P->hard_limit / 4) {
         tenure_stats st;
-        tenure_get_stats(S.rt, &st);
-        diff("allocating %zu bytes (%s%s) still fails with NOMEM after dropping every root (limit %" PRIu64
+        tenure_get_stats(s->rt, &st);
+        diff(s, "allocating %zu bytes (%s%s) still fails with NOMEM after dropping every root (limit %" PRIu64
              ", committed %" PRIu64 ", heap %" PRIu64 ", live after the last GC %" PRIu64 ")",
-             size, S.types[a->tix].name, a->pinned ? ", pinned" : "", S.P->hard_limit, st.committed_bytes,
+             size, s->types[a->tix].name, a->pinned ? ", pinned" : "", s->P->hard_limit, st.committed_bytes,
              st.heap_bytes, st.live_bytes_after_gc);
-        check_end("allocation after dropping all data");
+        check_end(s, "allocation after dropping all data");
     }
     if (j)
-        full_check("full check after recovering from NOMEM");
+        full_check(s, "full check after recovering from NOMEM");
     return j;
 }
 
 /* ------------------------------------------------------------------------------------------
  * Operations
  * ---------------------------------------------------------------------------------------- */
-static aspec small_fixed(rng *r) {
-    aspec a = {(int)rbelow(r, (uint64_t)S.nfix), 0, 0};
+static aspec small_fixed(program_state *s, rng *r) {
+    aspec a = {(int)rbelow(r, (uint64_t)s->nfix), 0, 0};
     return a;
 }
 
-static aspec small_array(rng *r) {
+static aspec small_array(program_state *s, rng *r) {
     aspec a = {0, 0, 0};
     unsigned x = (unsigned)rbelow(r, 100);
     if (x < 35) {
-        a.tix = S.tix_refarr;
+        a.tix = s->tix_refarr;
         a.length = rchance(r, 90) ? rbelow(r, 41) : rrange(r, 41, 2000);
     } else if (x < 60) {
-        a.tix = rchance(r, 50) ? S.tix_recarr : S.tix_recarr_tr;
+        a.tix = rchance(r, 50) ? s->tix_recarr : s->tix_recarr_tr;
         a.length = rchance(r, 90) ? rrange(r, 1, 20) : rrange(r, 21, 1000);
     } else {
-        a.tix = S.tix_bytes;
+        a.tix = s->tix_bytes;
         unsigned y = (unsigned)rbelow(r, 100);
         a.length = y < 80 ? rrange(r, 8, 400) : y < 95 ? rrange(r, 401, 8000) : rrange(r, 8001, 84000 - 16);
         /* just below, at and just above the LOH threshold */
         if (rchance(r, 3))
-            a.length = (size_t)(S.cfg.GCLOHThreshold - 16 - 8 * rbelow(r, 3));
+            a.length = (size_t)(s->cfg.GCLOHThreshold - 16 - 8 * rbelow(r, 3));
     }
     return a;
 }
 
-static aspec large_spec(rng *r) {
-    aspec a = {S.tix_bytes, 0, 0};
-    size_t th = (size_t)S.cfg.GCLOHThreshold;
+static aspec large_spec(program_state *s, rng *r) {
+    aspec a = {s->tix_bytes, 0, 0};
+    size_t th = (size_t)s->cfg.GCLOHThreshold;
     unsigned x = (unsigned)rbelow(r, 100);
     size_t bytes = x < 15 ? th + 8 * rbelow(r, 4) : x < 85 ? rrange(r, th, 2 * th) : x < 97 ? rrange(r, 2 * th, 1 << 20)
                                                                                           : rrange(r, 1 << 20, 3 << 20);
-    if (S.oom_mode && rchance(r, 30))
+    if (s->oom_mode && rchance(r, 30))
         bytes = rrange(r, 1 << 20, 4 << 20);
     unsigned y = (unsigned)rbelow(r, 100);
     if (y < 70) {
-        a.tix = S.tix_bytes;
+        a.tix = s->tix_bytes;
         a.length = bytes - 16;
     } else if (y < 90) {
-        a.tix = S.tix_refarr;
+        a.tix = s->tix_refarr;
         a.length = (bytes - 16 + 7) / 8;
         if (a.length > 40000) a.length = 40000;
     } else {
-        a.tix = rchance(r, 50) ? S.tix_recarr : S.tix_recarr_tr;
+        a.tix = rchance(r, 50) ? s->tix_recarr : s->tix_recarr_tr;
         a.length = (bytes - 16 + 15) / 16;
         if (a.length > 20000) a.length = 20000;
     }
-    if (arr_size(S.types[a.tix].kind, a.length) < th)
-        a.length += (th - arr_size(S.types[a.tix].kind, a.length) + 7) / 8 + 1;
+    if (arr_size(s->types[a.tix].kind, a.length) < th)
+        a.length += (th - arr_size(s->types[a.tix].kind, a.length) + 7) / 8 + 1;
     return a;
 }
 
 /* fill a few reference slots of a new object j with reachable objects */
-static void prelink(rng *r, uint32_t j) {
-    mobj *o = &S.objs[j];
+static void prelink(program_state *s, rng *r, uint32_t j) {
+    mobj *o = &s->objs[j];
     if (!o->nrefs || rchance(r, 50))
         return;
     unsigned n = (unsigned)rrange(r, 1, o->nrefs < 4 ? o->nrefs : 4);
     for (unsigned k = 0; k < n; k++) {
-        unsigned slot = (unsigned)rbelow(r, S.objs[j].nrefs);
-        uint32_t t = pick_target(r, 10);
-        set_ref(j, slot, t);
+        unsigned slot = (unsigned)rbelow(r, s->objs[j].nrefs);
+        uint32_t t = pick_target(s, r, 10);
+        set_ref(s, j, slot, t);
     }
 }
 
-static void op_alloc_with(rng *r, aspec a) {
-    dest d = choose_dest(r, 0);
-    uint32_t j = alloc_oom(&a, r);
+static void op_alloc_with(program_state *s, rng *r, aspec a) {
+    dest d = choose_dest(s, r, 0);
+    uint32_t j = alloc_oom(s, &a, r);
     if (!j)
         return;
-    if (d.kind == D_FIELD && !is_reachable(d.src))
+    if (d.kind == D_FIELD && !is_reachable(s, d.src))
         d.kind = D_ROOTARR, d.slot %= ROOTARR_LEN; /* the source was dropped by alloc_oom */
-    if (d.kind == D_HANDLE && free_handle_index() < 0)
+    if (d.kind == D_HANDLE && free_handle_index(s) < 0)
         d.kind = D_NONE;
     if (d.kind != D_NONE && d.kind != D_HANDLE)
-        prelink(r, j);
-    store_dest(&d, j);
+        prelink(s, r, j);
+    store_dest(s, &d, j);
 }
 
-static void op_chain(rng *r) {
+static void op_chain(program_state *s, rng *r) {
     unsigned n = (unsigned)rrange(r, 2, rchance(r, 20) ? 400 : 60);
-    dest d = choose_dest(r, 1);
-    aspec a = small_fixed(r);
+    dest d = choose_dest(s, r, 1);
+    aspec a = small_fixed(s, r);
     /* a head with references */
-    for (int tries = 0; tries < 20 && S.types[a.tix].k == 0; tries++) a = small_fixed(r);
-    if (S.types[a.tix].k == 0)
-        a = (aspec){S.tix_refarr, 4, 0};
-    uint32_t head = alloc_oom(&a, r);
+    for (int tries = 0; tries < 20 && s->types[a.tix].k == 0; tries++) a = small_fixed(s, r);
+    if (s->types[a.tix].k == 0)
+        a = (aspec){s->tix_refarr, 4, 0};
+    uint32_t head = alloc_oom(s, &a, r);
     if (!head)
         return;
-    if (d.kind == D_FIELD && !is_reachable(d.src))
+    if (d.kind == D_FIELD && !is_reachable(s, d.src))
         d.kind = D_ROOTARR, d.slot %= ROOTARR_LEN;
-    if (d.kind == D_HANDLE && free_handle_index() < 0)
+    if (d.kind == D_HANDLE && free_handle_index(s) < 0)
         d.kind = D_ROOTARR, d.slot %= ROOTARR_LEN;
-    store_dest(&d, head);
+    store_dest(s, &d, head);
     uint32_t *nodes = xcalloc(n, sizeof *nodes);
     unsigned nn = 0;
     nodes[nn++] = head;
     int wide = rchance(r, 30);
     for (unsigned i = 1; i < n; i++) {
-        aspec b = rchance(r, 85) ? small_fixed(r) : small_array(r);
-        uint32_t j = alloc_oom(&b, r);
+        aspec b = rchance(r, 85) ? small_fixed(s, r) : small_array(s, r);
+        uint32_t j = alloc_oom(s, &b, r);
         if (!j)
             break;
         /* attach it to a node of the chain that is still reachable and has references: the
@@ -1813,13 +1816,13 @@ static void op_chain(rng *r) {
         uint32_t parent = 0;
         for (int tries = 0; tries < 8 && !parent; tries++) {
             uint32_t c = wide ? nodes[rbelow(r, nn)] : nodes[tries < (int)nn ? nn - 1 - (unsigned)tries : 0];
-            if (S.objs[c].nrefs && is_reachable(c))
+            if (s->objs[c].nrefs && is_reachable(s, c))
                 parent = c;
         }
         if (!parent)
             break; /* j stays garbage */
-        set_ref(parent, (unsigned)rbelow(r, S.objs[parent].nrefs), j);
-        reach_add(j);
+        set_ref(s, parent, (unsigned)rbelow(r, s->objs[parent].nrefs), j);
+        reach_add(s, j);
         nodes[nn++] = j;
     }
     free(nodes);
@@ -1827,162 +1830,162 @@ static void op_chain(rng *r) {
 
 /* a burst of garbage: objects that refer to each other (while no GC intervened) and to live
  * objects, and are referenced by nothing that is reachable */
-static void op_garbage(rng *r) {
+static void op_garbage(program_state *s, rng *r) {
     unsigned n = (unsigned)rrange(r, 5, rchance(r, 20) ? 1000 : 150);
     uint32_t *nodes = xcalloc(n, sizeof *nodes);
     unsigned nn = 0;
-    uint64_t gcs = S.gcs;
+    uint64_t gcs = s->gcs;
     for (unsigned i = 0; i < n; i++) {
-        aspec a = rchance(r, 80) ? small_fixed(r) : small_array(r);
-        uint32_t j = alloc_oom(&a, r);
+        aspec a = rchance(r, 80) ? small_fixed(s, r) : small_array(s, r);
+        uint32_t j = alloc_oom(s, &a, r);
         if (!j)
             break;
-        if (S.gcs != gcs) {
+        if (s->gcs != gcs) {
             nn = 0; /* the earlier ones may be gone */
-            gcs = S.gcs;
+            gcs = s->gcs;
         }
-        mobj *o = &S.objs[j];
+        mobj *o = &s->objs[j];
         for (uint32_t k = 0; k < o->nrefs && k < 4; k++) {
             unsigned x = (unsigned)rbelow(r, 100);
-            uint32_t t = x < 50 && nn ? nodes[rbelow(r, nn)] : x < 70 ? pick_reachable(r) : 0;
+            uint32_t t = x < 50 && nn ? nodes[rbelow(r, nn)] : x < 70 ? pick_reachable(s, r) : 0;
             if (t)
-                set_ref(j, k, t);
+                set_ref(s, j, k, t);
         }
         nodes[nn++] = j;
     }
     free(nodes);
 }
 
-static void op_link(rng *r) {
-    uint32_t s = pick_source(r);
-    unsigned slot = (unsigned)rbelow(r, S.objs[s].nrefs);
-    uint32_t t = pick_target(r, 15);
-    set_ref(s, slot, t);
+static void op_link(program_state *s, rng *r) {
+    uint32_t src = pick_source(s, r);
+    unsigned slot = (unsigned)rbelow(r, s->objs[src].nrefs);
+    uint32_t t = pick_target(s, r, 15);
+    set_ref(s, src, slot, t);
 }
 
-static void op_unlink(rng *r) {
-    uint32_t s = pick_source(r);
-    mobj *o = &S.objs[s];
+static void op_unlink(program_state *s, rng *r) {
+    uint32_t src = pick_source(s, r);
+    mobj *o = &s->objs[src];
     unsigned start = (unsigned)rbelow(r, o->nrefs);
     for (unsigned k = 0; k < o->nrefs && k < 64; k++) {
         unsigned slot = (start + k) % o->nrefs;
         if (o->refs[slot]) {
-            set_ref(s, slot, 0);
+            set_ref(s, src, slot, 0);
             return;
         }
     }
 }
 
-static void op_root(rng *r) {
+static void op_root(program_state *s, rng *r) {
     unsigned x = (unsigned)rbelow(r, 4);
-    uint32_t t = pick_target(r, 40);
-    if (x == 0 && S.nframes) {
-        mframe *f = S.frames[rbelow(r, (uint64_t)S.nframes)];
+    uint32_t t = pick_target(s, r, 40);
+    if (x == 0 && s->nframes) {
+        mframe *f = s->frames[rbelow(r, (uint64_t)s->nframes)];
         unsigned k = (unsigned)rbelow(r, f->n);
-        set_root_slot(&f->vars[k], &f->obj[k], t);
+        set_root_slot(s, &f->vars[k], &f->obj[k], t);
     } else if (x == 1) {
         int a = (int)rbelow(r, 2);
-        if (!S.areas[a].active)
+        if (!s->areas[a].active)
             return;
         unsigned k = (unsigned)rbelow(r, AREA_SLOTS);
-        set_root_slot(&S.areas[a].slots[k], &S.areas[a].obj[k], t);
+        set_root_slot(s, &s->areas[a].slots[k], &s->areas[a].obj[k], t);
     } else if (x == 2) {
         unsigned k = (unsigned)rbelow(r, SCAN_SLOTS);
-        set_root_slot(&S.scan_slots[k], &S.scan_obj[k], t);
+        set_root_slot(s, &s->scan_slots[k], &s->scan_obj[k], t);
     } else {
-        set_ref(S.rootarr, (unsigned)rbelow(r, ROOTARR_LEN), t);
+        set_ref(s, s->rootarr, (unsigned)rbelow(r, ROOTARR_LEN), t);
     }
 }
 
-static int random_handle(rng *r, int kind_filter) {
+static int random_handle(program_state *s, rng *r, int kind_filter) {
     int idx[MAX_HANDLES], n = 0;
     for (int h = 1; h < MAX_HANDLES; h++)
-        if (S.handles[h].active && (kind_filter < 0 || S.handles[h].kind == kind_filter)) idx[n++] = h;
+        if (s->handles[h].active && (kind_filter < 0 || s->handles[h].kind == kind_filter)) idx[n++] = h;
     return n ? idx[rbelow(r, (uint64_t)n)] : -1;
 }
 
-static void op_handle(rng *r) {
+static void op_handle(program_state *s, rng *r) {
     unsigned x = (unsigned)rbelow(r, 100);
     if (x < 45) {
-        handle_new(handle_kinds[rbelow(r, 4)], pick_target(r, 8));
+        handle_new(s, handle_kinds[rbelow(r, 4)], pick_target(s, r, 8));
     } else if (x < 75) {
-        int h = random_handle(r, -1);
+        int h = random_handle(s, r, -1);
         if (h > 0) {
-            uint32_t t = pick_target(r, 20);
-            if (S.handles[h].kind == TENURE_HANDLE_DEPENDENT && !t)
-                t = S.handles[h].sec; /* a primary that is its own secondary (NULL only without one) */
-            handle_set(h, t);
+            uint32_t t = pick_target(s, r, 20);
+            if (s->handles[h].kind == TENURE_HANDLE_DEPENDENT && !t)
+                t = s->handles[h].sec; /* a primary that is its own secondary (NULL only without one) */
+            handle_set(s, h, t);
         }
     } else {
-        int h = random_handle(r, -1);
-        if (h > 0) handle_free(h);
+        int h = random_handle(s, r, -1);
+        if (h > 0) handle_free(s, h);
     }
 }
 
-static void op_pin(rng *r) {
+static void op_pin(program_state *s, rng *r) {
     if (rchance(r, 55)) {
-        uint32_t t = pick_reachable(r);
+        uint32_t t = pick_reachable(s, r);
         /* prefer objects of the small object heap (the ones that could move) */
-        for (int tries = 0; tries < 4 && t && (S.objs[t].flags & (F_POH | F_FROZEN | F_LARGE)); tries++)
-            t = pick_reachable(r);
-        handle_new(TENURE_HANDLE_PINNED, t);
+        for (int tries = 0; tries < 4 && t && (s->objs[t].flags & (F_POH | F_FROZEN | F_LARGE)); tries++)
+            t = pick_reachable(s, r);
+        handle_new(s, TENURE_HANDLE_PINNED, t);
     } else {
-        int h = random_handle(r, TENURE_HANDLE_PINNED);
-        if (h > 0) handle_free(h);
+        int h = random_handle(s, r, TENURE_HANDLE_PINNED);
+        if (h > 0) handle_free(s, h);
     }
 }
 
-static void frame_push(rng *r) {
+static void frame_push(program_state *s, rng *r) {
     mframe *f = xcalloc(1, sizeof *f);
     f->n = (unsigned)rrange(r, 1, FRAME_SLOTS);
     for (unsigned k = 0; k < f->n; k++) {
         f->slots[k] = &f->vars[k];
-        uint32_t t = pick_target(r, 50);
+        uint32_t t = pick_target(s, r, 50);
         f->obj[k] = t;
-        f->vars[k] = t ? (void *)S.objs[t].addr : NULL;
+        f->vars[k] = t ? (void *)s->objs[t].addr : NULL;
     }
     f->f.prev = NULL;
     f->f.count = f->n;
     f->f.slots = (void **const *)f->slots;
-    tenure_frame_push(S.rt, &f->f);
-    S.frames[S.nframes++] = f;
+    tenure_frame_push(s->rt, &f->f);
+    s->frames[s->nframes++] = f;
 }
 
-static void frame_pop(void) {
-    mframe *f = S.frames[--S.nframes];
-    tenure_frame_pop(S.rt, &f->f);
+static void frame_pop(program_state *s) {
+    mframe *f = s->frames[--s->nframes];
+    tenure_frame_pop(s->rt, &f->f);
     for (unsigned k = 0; k < f->n; k++)
-        if (f->obj[k]) S.reach_dirty = 1;
+        if (f->obj[k]) s->reach_dirty = 1;
     free(f);
 }
 
-static void op_frame(rng *r) {
-    if (S.nframes < MAX_FRAMES && (S.nframes == 0 || rchance(r, 50)))
-        frame_push(r);
-    else if (S.nframes > 0)
-        frame_pop();
+static void op_frame(program_state *s, rng *r) {
+    if (s->nframes < MAX_FRAMES && (s->nframes == 0 || rchance(r, 50)))
+        frame_push(s, r);
+    else if (s->nframes > 0)
+        frame_pop(s);
 }
 
-static void area_add(rng *r, int a) {
-    marea *m = &S.areas[a];
+static void area_add(program_state *s, rng *r, int a) {
+    marea *m = &s->areas[a];
     for (unsigned k = 0; k < AREA_SLOTS; k++) {
-        uint32_t t = r ? pick_target(r, 60) : 0;
+        uint32_t t = r ? pick_target(s, r, 60) : 0;
         m->obj[k] = t;
-        m->slots[k] = t ? (void *)S.objs[t].addr : NULL;
+        m->slots[k] = t ? (void *)s->objs[t].addr : NULL;
     }
-    m->ra = tenure_root_area_add(S.rt, m->slots, AREA_SLOTS);
+    m->ra = tenure_root_area_add(s->rt, m->slots, AREA_SLOTS);
     if (!m->ra)
-        diff("tenure_root_area_add failed: %s", tenure_strerror(tenure_last_error(S.rt)));
+        diff(s, "tenure_root_area_add failed: %s", tenure_strerror(tenure_last_error(s->rt)));
     m->active = 1;
 }
 
-static void area_remove(int a) {
-    marea *m = &S.areas[a];
-    tenure_result res = tenure_root_area_remove(S.rt, m->ra);
+static void area_remove(program_state *s, int a) {
+    marea *m = &s->areas[a];
+    tenure_result res = tenure_root_area_remove(s->rt, m->ra);
     if (res != TENURE_OK)
-        diff("tenure_root_area_remove: %s", tenure_strerror(res));
+        diff(s, "tenure_root_area_remove: %s", tenure_strerror(res));
     for (unsigned k = 0; k < AREA_SLOTS; k++) {
-        if (m->obj[k]) S.reach_dirty = 1;
+        if (m->obj[k]) s->reach_dirty = 1;
         m->obj[k] = 0;
         m->slots[k] = NULL;
     }
@@ -1990,29 +1993,29 @@ static void area_remove(int a) {
     m->ra = NULL;
 }
 
-static void op_area(rng *r) {
+static void op_area(program_state *s, rng *r) {
     int a = (int)rbelow(r, 2);
-    if (S.areas[a].active)
-        area_remove(a);
+    if (s->areas[a].active)
+        area_remove(s, a);
     else
-        area_add(r, a);
+        area_add(s, r, a);
 }
 
-static void induced_collect(int gen, unsigned flags, const char *where) {
-    S.induced = 1;
-    S.induced_gen = (gen < 0 || (flags & TENURE_COLLECT_AGGRESSIVE)) ? 2 : gen;
-    S.induced_flags = flags;
-    S.induced_seen = 0;
-    tenure_result res = tenure_collect(S.rt, gen, flags);
-    S.induced = 0;
+static void induced_collect(program_state *s, int gen, unsigned flags, const char *where) {
+    s->induced = 1;
+    s->induced_gen = (gen < 0 || (flags & TENURE_COLLECT_AGGRESSIVE)) ? 2 : gen;
+    s->induced_flags = flags;
+    s->induced_seen = 0;
+    tenure_result res = tenure_collect(s->rt, gen, flags);
+    s->induced = 0;
     if (res != TENURE_OK)
-        diff("tenure_collect(%d, %#x): %s", gen, flags, tenure_strerror(res));
-    if (S.induced_seen == 0 && !(flags & TENURE_COLLECT_OPTIMIZED))
-        diff("tenure_collect(%d, %#x) ran no GC", gen, flags);
-    check_end(where);
+        diff(s, "tenure_collect(%d, %#x): %s", gen, flags, tenure_strerror(res));
+    if (s->induced_seen == 0 && !(flags & TENURE_COLLECT_OPTIMIZED))
+        diff(s, "tenure_collect(%d, %#x) ran no GC", gen, flags);
+    check_end(s, where);
 }
 
-static void op_collect(rng *r) {
+static void op_collect(program_state *s, rng *r) {
     static const int gens[] = {-1, 0, 0, 1, 1, 2};
     int gen = gens[rbelow(r, 6)];
     unsigned flags = 0;
@@ -2021,12 +2024,12 @@ static void op_collect(rng *r) {
     if (rchance(r, 15)) flags |= TENURE_COLLECT_COMPACT_LOH;
     if (rchance(r, 10)) flags |= TENURE_COLLECT_NONBLOCKING;
     if (rchance(r, 6) && !(flags & TENURE_COLLECT_OPTIMIZED)) flags |= TENURE_COLLECT_AGGRESSIVE;
-    induced_collect(gen, flags, "induced GC");
-    full_check("full check after an induced GC");
+    induced_collect(s, gen, flags, "induced GC");
+    full_check(s, "full check after an induced GC");
 }
 
-static void op_frozen(rng *r) {
-    if (S.nfrozen_segs >= MAX_FROZEN_SEGS)
+static void op_frozen(program_state *s, rng *r) {
+    if (s->nfrozen_segs >= MAX_FROZEN_SEGS)
         return;
     unsigned n = (unsigned)rrange(r, 1, 12);
     aspec specs[12];
@@ -2034,14 +2037,14 @@ static void op_frozen(rng *r) {
     for (unsigned i = 0; i < n; i++) {
         unsigned x = (unsigned)rbelow(r, 100);
         if (x < 60)
-            specs[i] = small_fixed(r);
+            specs[i] = small_fixed(s, r);
         else if (x < 75)
-            specs[i] = (aspec){S.tix_refarr, rbelow(r, 9), 0};
+            specs[i] = (aspec){s->tix_refarr, rbelow(r, 9), 0};
         else if (x < 90)
-            specs[i] = (aspec){rchance(r, 50) ? S.tix_recarr : S.tix_recarr_tr, rrange(r, 1, 6), 0};
+            specs[i] = (aspec){rchance(r, 50) ? s->tix_recarr : s->tix_recarr_tr, rrange(r, 1, 6), 0};
         else
-            specs[i] = (aspec){S.tix_bytes, rrange(r, 8, 100), 0};
-        total += spec_size(&specs[i]);
+            specs[i] = (aspec){s->tix_bytes, rrange(r, 8, 100), 0};
+        total += spec_size(s, &specs[i]);
     }
     char *mem = aligned_alloc(8, total);
     if (!mem) {
@@ -2050,537 +2053,542 @@ static void op_frozen(rng *r) {
     }
     memset(mem, 0xcd, total);
     char *at = mem;
-    uint32_t first = S.nobj;
+    uint32_t first = s->nobj;
     for (unsigned i = 0; i < n; i++) {
-        ttype *t = &S.types[specs[i].tix];
-        size_t sz = tenure_frozen_object_init(S.rt, at, t->t, specs[i].length);
-        if (sz != spec_size(&specs[i]))
-            diff("tenure_frozen_object_init(%s, length %zu) returned %zu, expected %zu", t->name, specs[i].length, sz,
-                 spec_size(&specs[i]));
-        check_end("frozen segment");
-        uint32_t j = model_new(specs[i].tix, F_FROZEN, specs[i].length, sz, (uintptr_t)at, 2, rnext(r));
-        init_payload(j, at);
+        ttype *t = &s->types[specs[i].tix];
+        size_t sz = tenure_frozen_object_init(s->rt, at, t->t, specs[i].length);
+        if (sz != spec_size(s, &specs[i]))
+            diff(s, "tenure_frozen_object_init(%s, length %zu) returned %zu, expected %zu", t->name, specs[i].length, sz,
+                 spec_size(s, &specs[i]));
+        check_end(s, "frozen segment");
+        uint32_t j = model_new(s, specs[i].tix, F_FROZEN, specs[i].length, sz, (uintptr_t)at, 2, rnext(r));
+        init_payload(s, j, at);
         /* references to heap objects (plain stores: the block is not registered yet) */
-        mobj *o = &S.objs[j];
+        mobj *o = &s->objs[j];
         for (uint32_t k = 0; k < o->nrefs; k++) {
             if (!rchance(r, 70))
                 continue;
-            uint32_t tgt = pick_target(r, 10);
-            *slot_at(o->addr, o->tix, k) = tgt ? (void *)S.objs[tgt].addr : NULL;
+            uint32_t tgt = pick_target(s, r, 10);
+            *slot_at(s, o->addr, o->tix, k) = tgt ? (void *)s->objs[tgt].addr : NULL;
             o->refs[k] = tgt;
         }
         at += sz;
     }
-    tenure_result res = tenure_register_frozen_segment(S.rt, mem, total);
+    tenure_result res = tenure_register_frozen_segment(s->rt, mem, total);
     if (res != TENURE_OK)
-        diff("tenure_register_frozen_segment(%zu bytes, %u objects): %s", total, n, tenure_strerror(res));
-    check_end("frozen segment");
-    S.frozen_mem[S.nfrozen_segs++] = mem;
-    for (uint32_t j = first; j < S.nobj; j++) {
-        if (S.nfrozen == S.capfrozen) {
-            S.capfrozen = S.capfrozen * 2 + 16;
-            S.frozen = xrealloc(S.frozen, S.capfrozen * sizeof *S.frozen);
+        diff(s, "tenure_register_frozen_segment(%zu bytes, %u objects): %s", total, n, tenure_strerror(res));
+    check_end(s, "frozen segment");
+    s->frozen_mem[s->nfrozen_segs++] = mem;
+    for (uint32_t j = first; j < s->nobj; j++) {
+        if (s->nfrozen == s->capfrozen) {
+            s->capfrozen = s->capfrozen * 2 + 16;
+            s->frozen = xrealloc(s->frozen, s->capfrozen * sizeof *s->frozen);
         }
-        S.frozen[S.nfrozen++] = j;
+        s->frozen[s->nfrozen++] = j;
     }
-    S.reach_dirty = 1;
+    s->reach_dirty = 1;
 }
 
-static void op_payload(rng *r) {
+static void op_payload(program_state *s, rng *r) {
     for (int tries = 0; tries < 8; tries++) {
-        uint32_t j = pick_reachable(r);
+        uint32_t j = pick_reachable(s, r);
         if (!j) return;
-        mobj *o = &S.objs[j];
-        ttype *t = &S.types[o->tix];
+        mobj *o = &s->objs[j];
+        ttype *t = &s->types[o->tix];
         if ((t->kind == K_FIX && t->p) || t->kind == K_BYTES || t->kind == K_RECARR) {
             o->seed = rnext(r);
-            init_payload(j, (char *)o->addr);
+            init_payload(s, j, (char *)o->addr);
             return;
         }
     }
 }
 
-static void op_misc(rng *r) {
+static void op_misc(program_state *s, rng *r) {
     unsigned x = (unsigned)rbelow(r, 4);
     if (x == 0) {
         /* dependent handles come only from tenure_handle_new_dependent */
-        S.expect_err = TENURE_INVALID_ARGUMENT;
-        S.got_err = 0;
-        tenure_handle *h = tenure_handle_new(S.rt, TENURE_HANDLE_DEPENDENT, NULL);
-        S.expect_err = TENURE_OK;
-        if (h != NULL || tenure_last_error(S.rt) != TENURE_INVALID_ARGUMENT || !S.got_err)
-            diff("tenure_handle_new(DEPENDENT) returned %p, last error %s, hook calls %d (expected NULL, "
+        s->expect_err = TENURE_INVALID_ARGUMENT;
+        s->got_err = 0;
+        tenure_handle *h = tenure_handle_new(s->rt, TENURE_HANDLE_DEPENDENT, NULL);
+        s->expect_err = TENURE_OK;
+        if (h != NULL || tenure_last_error(s->rt) != TENURE_INVALID_ARGUMENT || !s->got_err)
+            diff(s, "tenure_handle_new(DEPENDENT) returned %p, last error %s, hook calls %d (expected NULL, "
                  "INVALID_ARGUMENT)",
-                 (void *)h, tenure_strerror(tenure_last_error(S.rt)), S.got_err);
-        tenure_clear_error(S.rt);
+                 (void *)h, tenure_strerror(tenure_last_error(s->rt)), s->got_err);
+        tenure_clear_error(s->rt);
     } else if (x == 1) {
         /* OPTIMIZED with AGGRESSIVE is refused */
-        S.expect_err = TENURE_INVALID_ARGUMENT;
-        uint64_t before = S.gcs;
-        tenure_result res = tenure_collect(S.rt, 2, TENURE_COLLECT_OPTIMIZED | TENURE_COLLECT_AGGRESSIVE);
-        S.expect_err = TENURE_OK;
-        if (res != TENURE_INVALID_ARGUMENT || S.gcs != before)
-            diff("tenure_collect(OPTIMIZED|AGGRESSIVE) returned %s and ran %" PRIu64 " GCs", tenure_strerror(res),
-                 S.gcs - before);
-        tenure_clear_error(S.rt);
+        s->expect_err = TENURE_INVALID_ARGUMENT;
+        uint64_t before = s->gcs;
+        tenure_result res = tenure_collect(s->rt, 2, TENURE_COLLECT_OPTIMIZED | TENURE_COLLECT_AGGRESSIVE);
+        s->expect_err = TENURE_OK;
+        if (res != TENURE_INVALID_ARGUMENT || s->gcs != before)
+            diff(s, "tenure_collect(OPTIMIZED|AGGRESSIVE) returned %s and ran %" PRIu64 " GCs", tenure_strerror(res),
+                 s->gcs - before);
+        tenure_clear_error(s->rt);
     } else {
         /* queries on a reachable object */
-        uint32_t j = pick_reachable(r);
+        uint32_t j = pick_reachable(s, r);
         if (j)
-            check_obj(j, S.objs[j].addr, 2, "object query");
+            check_obj(s, j, s->objs[j].addr, 2, "object query");
         tenure_stats st;
-        tenure_get_stats(S.rt, &st);
-        if (st.gc_count != S.gcs)
-            diff("stats say %" PRIu64 " GCs, the callback saw %" PRIu64, st.gc_count, S.gcs);
+        tenure_get_stats(s->rt, &st);
+        if (st.gc_count != s->gcs)
+            diff(s, "stats say %" PRIu64 " GCs, the callback saw %" PRIu64, st.gc_count, s->gcs);
     }
-    check_end("misc");
+    check_end(s, "misc");
 }
 
 /* ------------------------------------------------------------------------------------------
  * Lifetime services: finalization, dependent / variable / refcounted / async pinned / sized ref
  * handles, memory pressure, identity hashes
  * ---------------------------------------------------------------------------------------- */
-static aspec fin_spec(rng *r) {
-    aspec a = {S.tix_fin[rbelow(r, 3)], 0, rchance(r, 12)};
+static aspec fin_spec(program_state *s, rng *r) {
+    aspec a = {s->tix_fin[rbelow(r, 3)], 0, rchance(r, 12)};
     return a;
 }
 
 /* a random object that exists (reachable or not: it is an object until the next GC reclaims it) */
-static uint32_t pick_existing(rng *r) {
-    for (int tries = 0; tries < 8 && S.nobj > 1; tries++) {
-        uint32_t j = (uint32_t)rrange(r, 1, S.nobj - 1);
-        if (!S.objs[j].reclaimed)
+static uint32_t pick_existing(program_state *s, rng *r) {
+    for (int tries = 0; tries < 8 && s->nobj > 1; tries++) {
+        uint32_t j = (uint32_t)rrange(r, 1, s->nobj - 1);
+        if (!s->objs[j].reclaimed)
             return j;
     }
-    return pick_reachable(r);
+    return pick_reachable(s, r);
 }
 
-static int random_dependent_secondary(rng *r) {
-    int h = random_handle(r, TENURE_HANDLE_DEPENDENT);
-    return h > 0 ? (int)S.handles[h].sec : 0;
+static int random_dependent_secondary(program_state *s, rng *r) {
+    int h = random_handle(s, r, TENURE_HANDLE_DEPENDENT);
+    return h > 0 ? (int)s->handles[h].sec : 0;
 }
 
 /* NULL, a reachable object, the secondary of a dependent handle (chains, cycles) or any object */
-static uint32_t pick_any(rng *r, unsigned null_percent) {
+static uint32_t pick_any(program_state *s, rng *r, unsigned null_percent) {
     if (rchance(r, null_percent))
         return 0;
     unsigned x = (unsigned)rbelow(r, 100);
     uint32_t j = 0;
     if (x < 45)
-        j = pick_reachable(r);
+        j = pick_reachable(s, r);
     else if (x < 70)
-        j = (uint32_t)random_dependent_secondary(r);
-    else if (x < 80 && S.nfobjs)
-        j = S.fobjs[rbelow(r, S.nfobjs)];
+        j = (uint32_t)random_dependent_secondary(s, r);
+    else if (x < 80 && s->nfobjs)
+        j = s->fobjs[rbelow(r, s->nfobjs)];
     if (!j)
-        j = pick_existing(r);
+        j = pick_existing(s, r);
     return j;
 }
 
 /* the finalizer of every finalizable type: it must be the head of the model's queue; what it
  * does is decided by the seed, the object number and the object's run count */
+/* the finalize callback of tenure_type_desc has no context pointer: the program that runs
+ * (one per process at a time) */
+static program_state *finalizing_program;
+
 static void fin_cb(tenure_runtime *rt, void *obj) {
     (void)rt;
-    if (S.destroying)
+    program_state *s = finalizing_program;
+    if (s->destroying)
         return;
-    if (!S.in_run)
-        diff("a finalizer ran for %p outside tenure_run_pending_finalizers / tenure_wait_for_pending_finalizers", obj);
-    if (S.in_fin)
-        diff("finalizers nest (%p while #%u runs)", obj, S.fq[S.fqhead]);
-    while (S.fqhead < S.nfq && S.fq[S.fqhead] == 0) S.fqhead++;
-    if (S.fqhead >= S.nfq) {
-        diff("a finalizer ran for %p, the model has nothing queued", obj);
-        check_end("finalizer");
+    if (!s->in_run)
+        diff(s, "a finalizer ran for %p outside tenure_run_pending_finalizers / tenure_wait_for_pending_finalizers", obj);
+    if (s->in_fin)
+        diff(s, "finalizers nest (%p while #%u runs)", obj, s->fq[s->fqhead]);
+    while (s->fqhead < s->nfq && s->fq[s->fqhead] == 0) s->fqhead++;
+    if (s->fqhead >= s->nfq) {
+        diff(s, "a finalizer ran for %p, the model has nothing queued", obj);
+        check_end(s, "finalizer");
     }
-    uint32_t j = S.fq[S.fqhead];
-    if ((uintptr_t)obj != S.objs[j].addr) {
-        uint64_t id = tenure_is_object(S.rt, obj) && is_fin(j) ? *(uint64_t *)((char *)obj + 8) : 0;
-        diff("a finalizer ran for %p (number word %#" PRIx64 "), the model expected %s at %#" PRIxPTR
+    uint32_t j = s->fq[s->fqhead];
+    if ((uintptr_t)obj != s->objs[j].addr) {
+        uint64_t id = tenure_is_object(s->rt, obj) && is_fin(s, j) ? *(uint64_t *)((char *)obj + 8) : 0;
+        diff(s, "a finalizer ran for %p (number word %#" PRIx64 "), the model expected %s at %#" PRIxPTR
              " (queue position %u of %u)",
-             obj, id, odesc(j), S.objs[j].addr, S.fqhead, S.nfq);
-        check_end("finalizer");
+             obj, id, odesc(s, j), s->objs[j].addr, s->fqhead, s->nfq);
+        check_end(s, "finalizer");
     }
-    check_obj(j, S.objs[j].addr, 2, "finalizer");
-    check_end("finalizer");
-    S.in_fin = 1;
-    S.objs[j].fin_runs++;
-    S.ran_in_run++;
-    S.fin_runs_total++;
-    if (S.P->trace)
-        fprintf(stderr, "  finalizer of %s (run %u)\n", odesc(j), S.objs[j].fin_runs);
-    rng r = {mix64(S.P->seed * 0x2545f4914f6cdd1dull ^ mix64(((uint64_t)j << 16) + S.objs[j].fin_runs))};
-    if (!S.final_phase) {
+    check_obj(s, j, s->objs[j].addr, 2, "finalizer");
+    check_end(s, "finalizer");
+    s->in_fin = 1;
+    s->objs[j].fin_runs++;
+    s->ran_in_run++;
+    s->fin_runs_total++;
+    if (s->P->trace)
+        fprintf(stderr, "  finalizer of %s (run %u)\n", odesc(s, j), s->objs[j].fin_runs);
+    rng r = {mix64(s->P->seed * 0x2545f4914f6cdd1dull ^ mix64(((uint64_t)j << 16) + s->objs[j].fin_runs))};
+    if (!s->final_phase) {
         if (rchance(&r, 35)) { /* allocate (a GC may run: obj stays queued and may move) */
-            aspec a = rchance(&r, 20) ? fin_spec(&r) : small_fixed(&r);
+            aspec a = rchance(&r, 20) ? fin_spec(s, &r) : small_fixed(s, &r);
             a.pinned = 0;
-            uint32_t n = do_alloc(&a);
-            if (n && S.objs[j].nrefs)
-                set_ref(j, (unsigned)rbelow(&r, S.objs[j].nrefs), n);
+            uint32_t n = do_alloc(s, &a);
+            if (n && s->objs[j].nrefs)
+                set_ref(s, j, (unsigned)rbelow(&r, s->objs[j].nrefs), n);
         }
         if (rchance(&r, 10)) { /* no nesting: a run from a finalizer runs nothing */
-            size_t k = tenure_run_pending_finalizers(S.rt);
+            size_t k = tenure_run_pending_finalizers(s->rt);
             if (k != 0)
-                diff("tenure_run_pending_finalizers from a finalizer ran %zu", k);
+                diff(s, "tenure_run_pending_finalizers from a finalizer ran %zu", k);
         }
         if (rchance(&r, 20)) { /* resurrection */
             unsigned k = (unsigned)rbelow(&r, SCAN_SLOTS);
-            set_root_slot(&S.scan_slots[k], &S.scan_obj[k], j);
+            set_root_slot(s, &s->scan_slots[k], &s->scan_obj[k], j);
         }
         if (rchance(&r, 12)) {
-            tenure_result res = tenure_reregister_for_finalize(S.rt, (void *)S.objs[j].addr);
+            tenure_result res = tenure_reregister_for_finalize(s->rt, (void *)s->objs[j].addr);
             if (res != TENURE_OK)
-                diff("tenure_reregister_for_finalize(%s) from its finalizer: %s", odesc(j), tenure_strerror(res));
-            model_register(j);
+                diff(s, "tenure_reregister_for_finalize(%s) from its finalizer: %s", odesc(s, j), tenure_strerror(res));
+            model_register(s, j);
         }
     }
-    S.in_fin = 0;
-    S.fqhead++; /* the entry leaves the queue when the finalizer returns */
-    S.reach_dirty = 1;
-    check_end("finalizer");
+    s->in_fin = 0;
+    s->fqhead++; /* the entry leaves the queue when the finalizer returns */
+    s->reach_dirty = 1;
+    check_end(s, "finalizer");
 }
 
 /* the refcount callback: the model's count of the object of a refcounted handle */
 static int rc_cb(void *obj, void *ctx) {
-    (void)ctx;
+    program_state *s = ctx;
     for (int h = 0; h < MAX_HANDLES; h++) {
-        mhandle *m = &S.handles[h];
-        if (m->active && m->kind == TENURE_HANDLE_REFCOUNTED && m->obj && S.objs[m->obj].addr == (uintptr_t)obj)
-            return S.objs[m->obj].rc;
+        mhandle *m = &s->handles[h];
+        if (m->active && m->kind == TENURE_HANDLE_REFCOUNTED && m->obj && s->objs[m->obj].addr == (uintptr_t)obj)
+            return s->objs[m->obj].rc;
     }
-    diff("the refcount callback was asked about %p, which no refcounted handle holds", obj);
+    diff(s, "the refcount callback was asked about %p, which no refcounted handle holds", obj);
     return 0;
 }
 
-static void check_pending(const char *where) {
-    size_t p = tenure_pending_finalizers(S.rt);
-    if (p != S.nfq - S.fqhead)
-        diff("%s: tenure_pending_finalizers says %zu, the model has %u queued", where, p, S.nfq - S.fqhead);
+static void check_pending(program_state *s, const char *where) {
+    size_t p = tenure_pending_finalizers(s->rt);
+    if (p != s->nfq - s->fqhead)
+        diff(s, "%s: tenure_pending_finalizers says %zu, the model has %u queued", where, p, s->nfq - s->fqhead);
 }
 
-static void after_run(const char *what, size_t ran) {
-    if (ran != S.ran_in_run)
-        diff("%s returned %zu, %" PRIu64 " finalizers ran", what, ran, S.ran_in_run);
-    while (S.fqhead < S.nfq && S.fq[S.fqhead] == 0) S.fqhead++;
-    if (S.fqhead != S.nfq)
-        diff("after %s the model still has %u queued, the first %s", what, S.nfq - S.fqhead, odesc(S.fq[S.fqhead]));
-    S.nfq = S.fqhead = 0;
-    check_pending(what);
-    S.reach_dirty = 1;
-    check_end(what);
+static void after_run(program_state *s, const char *what, size_t ran) {
+    if (ran != s->ran_in_run)
+        diff(s, "%s returned %zu, %" PRIu64 " finalizers ran", what, ran, s->ran_in_run);
+    while (s->fqhead < s->nfq && s->fq[s->fqhead] == 0) s->fqhead++;
+    if (s->fqhead != s->nfq)
+        diff(s, "after %s the model still has %u queued, the first %s", what, s->nfq - s->fqhead, odesc(s, s->fq[s->fqhead]));
+    s->nfq = s->fqhead = 0;
+    check_pending(s, what);
+    s->reach_dirty = 1;
+    check_end(s, what);
 }
 
-static void run_finalizers(void) {
-    check_pending("before tenure_run_pending_finalizers");
-    S.in_run = 1;
-    S.ran_in_run = 0;
-    size_t n = tenure_run_pending_finalizers(S.rt);
-    S.in_run = 0;
-    after_run("tenure_run_pending_finalizers", n);
+static void run_finalizers(program_state *s) {
+    check_pending(s, "before tenure_run_pending_finalizers");
+    s->in_run = 1;
+    s->ran_in_run = 0;
+    size_t n = tenure_run_pending_finalizers(s->rt);
+    s->in_run = 0;
+    after_run(s, "tenure_run_pending_finalizers", n);
 }
 
-static void wait_finalizers(void) {
-    S.in_run = 1;
-    S.ran_in_run = 0;
-    S.wait_gc = 1;
-    uint64_t before = S.gcs;
-    tenure_result res = tenure_wait_for_pending_finalizers(S.rt);
-    S.in_run = 0;
-    if (res != TENURE_OK || S.gcs == before || S.wait_gc)
-        diff("tenure_wait_for_pending_finalizers: %s, %" PRIu64 " GCs", tenure_strerror(res), S.gcs - before);
-    S.wait_gc = 0;
-    after_run("tenure_wait_for_pending_finalizers", S.ran_in_run);
+static void wait_finalizers(program_state *s) {
+    s->in_run = 1;
+    s->ran_in_run = 0;
+    s->wait_gc = 1;
+    uint64_t before = s->gcs;
+    tenure_result res = tenure_wait_for_pending_finalizers(s->rt);
+    s->in_run = 0;
+    if (res != TENURE_OK || s->gcs == before || s->wait_gc)
+        diff(s, "tenure_wait_for_pending_finalizers: %s, %" PRIu64 " GCs", tenure_strerror(res), s->gcs - before);
+    s->wait_gc = 0;
+    after_run(s, "tenure_wait_for_pending_finalizers", s->ran_in_run);
 }
 
-static void weak_to(rng *r, uint32_t j) {
-    if (free_handle_index() > 0)
-        handle_new(rchance(r, 50) ? TENURE_HANDLE_WEAK_SHORT : TENURE_HANDLE_WEAK_LONG, j);
+static void weak_to(program_state *s, rng *r, uint32_t j) {
+    if (free_handle_index(s) > 0)
+        handle_new(s, rchance(r, 50) ? TENURE_HANDLE_WEAK_SHORT : TENURE_HANDLE_WEAK_LONG, j);
 }
 
-static void op_final(rng *r) {
+static void op_final(program_state *s, rng *r) {
     if (rchance(r, 65)) {
-        aspec a = fin_spec(r);
-        dest d = rchance(r, 45) ? (dest){.kind = D_NONE} : choose_dest(r, 0);
-        uint32_t j = alloc_oom(&a, r);
+        aspec a = fin_spec(s, r);
+        dest d = rchance(r, 45) ? (dest){.kind = D_NONE} : choose_dest(s, r, 0);
+        uint32_t j = alloc_oom(s, &a, r);
         if (!j)
             return;
-        if (d.kind == D_FIELD && !is_reachable(d.src))
+        if (d.kind == D_FIELD && !is_reachable(s, d.src))
             d.kind = D_ROOTARR, d.slot %= ROOTARR_LEN;
-        if (d.kind == D_HANDLE && free_handle_index() < 0)
+        if (d.kind == D_HANDLE && free_handle_index(s) < 0)
             d.kind = D_NONE;
         if (d.kind != D_HANDLE)
-            prelink(r, j);
-        store_dest(&d, j);
+            prelink(s, r, j);
+        store_dest(s, &d, j);
         if (rchance(r, 35))
-            weak_to(r, j);
+            weak_to(s, r, j);
         return;
     }
     /* a cluster of finalizable garbage that refers to itself and to other objects */
     unsigned n = (unsigned)rrange(r, 2, 8);
     uint32_t nodes[8];
     unsigned nn = 0;
-    uint64_t gcs = S.gcs;
+    uint64_t gcs = s->gcs;
     for (unsigned i = 0; i < n; i++) {
-        aspec a = rchance(r, 70) ? fin_spec(r) : small_fixed(r);
+        aspec a = rchance(r, 70) ? fin_spec(s, r) : small_fixed(s, r);
         a.pinned = 0;
-        uint32_t j = alloc_oom(&a, r);
+        uint32_t j = alloc_oom(s, &a, r);
         if (!j)
             break;
-        if (S.gcs != gcs) {
+        if (s->gcs != gcs) {
             nn = 0;
-            gcs = S.gcs;
+            gcs = s->gcs;
         }
-        mobj *o = &S.objs[j];
+        mobj *o = &s->objs[j];
         for (uint32_t k = 0; k < o->nrefs; k++) {
             unsigned x = (unsigned)rbelow(r, 100);
-            uint32_t t = x < 60 && nn ? nodes[rbelow(r, nn)] : x < 75 ? pick_reachable(r) : 0;
+            uint32_t t = x < 60 && nn ? nodes[rbelow(r, nn)] : x < 75 ? pick_reachable(s, r) : 0;
             if (t)
-                set_ref(j, k, t);
+                set_ref(s, j, k, t);
         }
         if (rchance(r, 20))
-            weak_to(r, j);
+            weak_to(s, r, j);
         nodes[nn++] = j;
     }
 }
 
-static void op_finop(rng *r) {
+static void op_finop(program_state *s, rng *r) {
     unsigned x = (unsigned)rbelow(r, 100);
     if (x < 30) {
-        run_finalizers();
+        run_finalizers(s);
     } else if (x < 36) {
-        wait_finalizers();
-        full_check("full check after tenure_wait_for_pending_finalizers");
+        wait_finalizers(s);
+        full_check(s, "full check after tenure_wait_for_pending_finalizers");
     } else if (x < 88) {
-        if (!S.nfobjs)
+        if (!s->nfobjs)
             return;
-        uint32_t j = S.fobjs[rbelow(r, S.nfobjs)];
-        void *p = (void *)S.objs[j].addr;
+        uint32_t j = s->fobjs[rbelow(r, s->nfobjs)];
+        void *p = (void *)s->objs[j].addr;
         if (x < 62) {
-            if (S.P->trace)
-                fprintf(stderr, "  suppress %s%s\n", odesc(j), S.objs[j].registered ? " (registered)" : "");
-            tenure_result res = tenure_suppress_finalize(S.rt, p);
+            if (s->P->trace)
+                fprintf(stderr, "  suppress %s%s\n", odesc(s, j), s->objs[j].registered ? " (registered)" : "");
+            tenure_result res = tenure_suppress_finalize(s->rt, p);
             if (res != TENURE_OK)
-                diff("tenure_suppress_finalize(%s): %s", odesc(j), tenure_strerror(res));
-            model_suppress(j);
+                diff(s, "tenure_suppress_finalize(%s): %s", odesc(s, j), tenure_strerror(res));
+            model_suppress(s, j);
         } else {
-            if (S.P->trace)
-                fprintf(stderr, "  reregister %s%s\n", odesc(j), S.objs[j].registered ? " (registered)" : "");
-            tenure_result res = tenure_reregister_for_finalize(S.rt, p);
+            if (s->P->trace)
+                fprintf(stderr, "  reregister %s%s\n", odesc(s, j), s->objs[j].registered ? " (registered)" : "");
+            tenure_result res = tenure_reregister_for_finalize(s->rt, p);
             if (res != TENURE_OK)
-                diff("tenure_reregister_for_finalize(%s): %s", odesc(j), tenure_strerror(res));
-            model_register(j);
+                diff(s, "tenure_reregister_for_finalize(%s): %s", odesc(s, j), tenure_strerror(res));
+            model_register(s, j);
         }
     } else if (x < 94) {
         /* not finalizable: refused */
-        uint32_t j = pick_reachable(r);
-        if (!j || is_fin(j))
+        uint32_t j = pick_reachable(s, r);
+        if (!j || is_fin(s, j))
             return;
-        S.expect_err = TENURE_INVALID_TYPE;
-        S.got_err = 0;
-        tenure_result res = rchance(r, 50) ? tenure_suppress_finalize(S.rt, (void *)S.objs[j].addr)
-                                           : tenure_reregister_for_finalize(S.rt, (void *)S.objs[j].addr);
-        S.expect_err = TENURE_OK;
-        if (res != TENURE_INVALID_TYPE || !S.got_err)
-            diff("suppress / reregister of not finalizable %s: %s (hook calls %d)", odesc(j), tenure_strerror(res),
-                 S.got_err);
-        tenure_clear_error(S.rt);
+        s->expect_err = TENURE_INVALID_TYPE;
+        s->got_err = 0;
+        tenure_result res = rchance(r, 50) ? tenure_suppress_finalize(s->rt, (void *)s->objs[j].addr)
+                                           : tenure_reregister_for_finalize(s->rt, (void *)s->objs[j].addr);
+        s->expect_err = TENURE_OK;
+        if (res != TENURE_INVALID_TYPE || !s->got_err)
+            diff(s, "suppress / reregister of not finalizable %s: %s (hook calls %d)", odesc(s, j), tenure_strerror(res),
+                 s->got_err);
+        tenure_clear_error(s->rt);
     } else {
-        check_pending("pending finalizers");
+        check_pending(s, "pending finalizers");
     }
 }
 
-static void op_depend(rng *r) {
+static void op_depend(program_state *s, rng *r) {
     unsigned x = (unsigned)rbelow(r, 100);
     if (x < 40) {
-        if (free_handle_index() < 0)
+        if (free_handle_index(s) < 0)
             return;
         uint32_t sec = 0;
         if (rchance(r, 50)) { /* a new object held only by the handle */
-            aspec a = rchance(r, 80) ? small_fixed(r) : small_array(r);
+            aspec a = rchance(r, 80) ? small_fixed(s, r) : small_array(s, r);
             if (rchance(r, 10))
-                a = fin_spec(r);
-            sec = alloc_oom(&a, r);
+                a = fin_spec(s, r);
+            sec = alloc_oom(s, &a, r);
         } else
-            sec = pick_any(r, 10);
-        uint32_t prim = pick_any(r, sec ? 0 : 5);
-        int h = free_handle_index();
+            sec = pick_any(s, r, 10);
+        uint32_t prim = pick_any(s, r, sec ? 0 : 5);
+        int h = free_handle_index(s);
         if (h < 0)
             return;
-        tenure_handle *hd = tenure_handle_new_dependent(S.rt, prim ? (void *)S.objs[prim].addr : NULL,
-                                                        sec ? (void *)S.objs[sec].addr : NULL);
+        tenure_handle *hd = tenure_handle_new_dependent(s->rt, prim ? (void *)s->objs[prim].addr : NULL,
+                                                        sec ? (void *)s->objs[sec].addr : NULL);
         if (!hd) {
-            diff("tenure_handle_new_dependent(%s, %s) failed: %s", odesc(prim), odesc(sec),
-                 tenure_strerror(tenure_last_error(S.rt)));
+            diff(s, "tenure_handle_new_dependent(%s, %s) failed: %s", odesc(s, prim), odesc(s, sec),
+                 tenure_strerror(tenure_last_error(s->rt)));
             return;
         }
-        S.handles[h] = (mhandle){hd, TENURE_HANDLE_DEPENDENT, prim, 1, 0, sec, 0, 0, 0, 0};
+        s->handles[h] = (mhandle){hd, TENURE_HANDLE_DEPENDENT, prim, 1, 0, sec, 0, 0, 0, 0};
         return;
     }
-    int h = random_handle(r, TENURE_HANDLE_DEPENDENT);
+    int h = random_handle(s, r, TENURE_HANDLE_DEPENDENT);
     if (h <= 0)
         return;
-    mhandle *m = &S.handles[h];
+    mhandle *m = &s->handles[h];
     if (x < 60) {
-        uint32_t sec = pick_any(r, 10);
+        uint32_t sec = pick_any(s, r, 10);
         if (!m->obj && sec)
             sec = 0; /* see below: a secondary without a primary */
-        tenure_result res = tenure_handle_set_secondary(S.rt, m->h, sec ? (void *)S.objs[sec].addr : NULL);
+        tenure_result res = tenure_handle_set_secondary(s->rt, m->h, sec ? (void *)s->objs[sec].addr : NULL);
         if (res != TENURE_OK)
-            diff("tenure_handle_set_secondary(handle %d, %s): %s", h, odesc(sec), tenure_strerror(res));
+            diff(s, "tenure_handle_set_secondary(handle %d, %s): %s", h, odesc(s, sec), tenure_strerror(res));
         if (m->sec && m->sec != sec)
-            S.reach_dirty = 1;
+            s->reach_dirty = 1;
         m->sec = sec;
     } else if (x < 75) {
-        handle_set(h, pick_any(r, m->sec ? 0 : 5));
+        handle_set(s, h, pick_any(s, r, m->sec ? 0 : 5));
     } else if (x < 90) {
-        void *p = tenure_handle_get(S.rt, m->h), *q = tenure_handle_get_secondary(S.rt, m->h);
-        if (p != (m->obj ? (void *)S.objs[m->obj].addr : NULL) || q != (m->sec ? (void *)S.objs[m->sec].addr : NULL))
-            diff("dependent handle %d holds %p / %p, expected %s / %s", h, p, q, odesc(m->obj), odesc(m->sec));
+        void *p = tenure_handle_get(s->rt, m->h), *q = tenure_handle_get_secondary(s->rt, m->h);
+        if (p != (m->obj ? (void *)s->objs[m->obj].addr : NULL) || q != (m->sec ? (void *)s->objs[m->sec].addr : NULL))
+            diff(s, "dependent handle %d holds %p / %p, expected %s / %s", h, p, q, odesc(s, m->obj), odesc(s, m->sec));
     } else {
-        handle_free(h);
+        handle_free(s, h);
     }
 }
 
-static int count_kind(int kind) {
+static int count_kind(program_state *s, int kind) {
     int n = 0;
-    for (int h = 1; h < MAX_HANDLES; h++) n += S.handles[h].active && S.handles[h].kind == kind;
+    for (int h = 1; h < MAX_HANDLES; h++) n += s->handles[h].active && s->handles[h].kind == kind;
     return n;
 }
 
-static void set_vkind(int h, int k) {
-    mhandle *m = &S.handles[h];
-    int was_strong = h_strong(m);
-    tenure_result res = tenure_handle_set_variable_kind(S.rt, m->h, (tenure_handle_kind)k);
+static void set_vkind(program_state *s, int h, int k) {
+    mhandle *m = &s->handles[h];
+    int was_strong = h_strong(s, m);
+    tenure_result res = tenure_handle_set_variable_kind(s->rt, m->h, (tenure_handle_kind)k);
     if (res != TENURE_OK)
-        diff("tenure_handle_set_variable_kind(handle %d, %d): %s", h, k, tenure_strerror(res));
+        diff(s, "tenure_handle_set_variable_kind(handle %d, %d): %s", h, k, tenure_strerror(res));
     m->vkind = k;
-    if (was_strong && !h_strong(m))
-        S.reach_dirty = 1;
+    if (was_strong && !h_strong(s, m))
+        s->reach_dirty = 1;
 }
 
-static void set_rc(uint32_t j, unsigned rc) {
+static void set_rc(program_state *s, uint32_t j, unsigned rc) {
     if (!j)
         return;
-    if (S.objs[j].rc && !rc)
-        S.reach_dirty = 1;
-    S.objs[j].rc = (uint8_t)rc;
+    if (s->objs[j].rc && !rc)
+        s->reach_dirty = 1;
+    s->objs[j].rc = (uint8_t)rc;
 }
 
-static void op_xhandle(rng *r) {
+static void op_xhandle(program_state *s, rng *r) {
     static const int vk[4] = {TENURE_HANDLE_WEAK_SHORT, TENURE_HANDLE_WEAK_LONG, TENURE_HANDLE_STRONG,
                               TENURE_HANDLE_PINNED};
     unsigned x = (unsigned)rbelow(r, 100);
     if (x < 20) {
-        int h = handle_new(TENURE_HANDLE_VARIABLE, pick_any(r, 10));
+        int h = handle_new(s, TENURE_HANDLE_VARIABLE, pick_any(s, r, 10));
         if (h > 0 && rchance(r, 60))
-            set_vkind(h, vk[rbelow(r, 4)]);
+            set_vkind(s, h, vk[rbelow(r, 4)]);
     } else if (x < 35) {
-        int h = random_handle(r, TENURE_HANDLE_VARIABLE);
+        int h = random_handle(s, r, TENURE_HANDLE_VARIABLE);
         if (h > 0)
-            set_vkind(h, vk[rbelow(r, 4)]);
+            set_vkind(s, h, vk[rbelow(r, 4)]);
     } else if (x < 48) {
-        uint32_t t = pick_any(r, 10);
-        if (free_handle_index() > 0 && t)
-            set_rc(t, (unsigned)rbelow(r, 3));
-        handle_new(TENURE_HANDLE_REFCOUNTED, t);
+        uint32_t t = pick_any(s, r, 10);
+        if (free_handle_index(s) > 0 && t)
+            set_rc(s, t, (unsigned)rbelow(r, 3));
+        handle_new(s, TENURE_HANDLE_REFCOUNTED, t);
     } else if (x < 60) {
-        int h = random_handle(r, TENURE_HANDLE_REFCOUNTED);
-        if (h > 0 && S.handles[h].obj) {
-            unsigned rc = S.objs[S.handles[h].obj].rc;
-            set_rc(S.handles[h].obj, rc && (rc == 3 || rchance(r, 50)) ? rc - 1 : rc + 1);
+        int h = random_handle(s, r, TENURE_HANDLE_REFCOUNTED);
+        if (h > 0 && s->handles[h].obj) {
+            unsigned rc = s->objs[s->handles[h].obj].rc;
+            set_rc(s, s->handles[h].obj, rc && (rc == 3 || rchance(r, 50)) ? rc - 1 : rc + 1);
         }
     } else if (x < 72) {
         uint32_t t = 0;
         for (int tries = 0; tries < 6 && !t; tries++) {
-            uint32_t c = pick_reachable(r);
-            if (c && S.objs[c].tix == S.tix_refarr && c != S.rootarr)
+            uint32_t c = pick_reachable(s, r);
+            if (c && s->objs[c].tix == s->tix_refarr && c != s->rootarr)
                 t = c;
         }
         if (!t)
-            t = pick_any(r, 10);
-        handle_new(TENURE_HANDLE_ASYNC_PINNED, t);
+            t = pick_any(s, r, 10);
+        handle_new(s, TENURE_HANDLE_ASYNC_PINNED, t);
     } else if (x < 82) {
-        if (count_kind(TENURE_HANDLE_SIZED_REF) < MAX_SIZED)
-            handle_new(TENURE_HANDLE_SIZED_REF, rchance(r, 8) ? 0 : pick_reachable(r));
+        if (count_kind(s, TENURE_HANDLE_SIZED_REF) < MAX_SIZED)
+            handle_new(s, TENURE_HANDLE_SIZED_REF, rchance(r, 8) ? 0 : pick_reachable(s, r));
     } else if (x < 94) {
         static const int kinds[4] = {TENURE_HANDLE_VARIABLE, TENURE_HANDLE_REFCOUNTED, TENURE_HANDLE_ASYNC_PINNED,
                                      TENURE_HANDLE_SIZED_REF};
-        int h = random_handle(r, kinds[rbelow(r, 4)]);
+        int h = random_handle(s, r, kinds[rbelow(r, 4)]);
         if (h > 0)
-            handle_set(h, pick_any(r, 10));
+            handle_set(s, h, pick_any(s, r, 10));
     } else {
-        check_sized("sized ref query");
+        check_sized(s, "sized ref query");
         /* a dependent-only query on another kind is refused */
-        int h = random_handle(r, TENURE_HANDLE_VARIABLE);
+        int h = random_handle(s, r, TENURE_HANDLE_VARIABLE);
         if (h > 0) {
-            S.expect_err = TENURE_INVALID_HANDLE;
-            S.got_err = 0;
-            void *q = tenure_handle_get_secondary(S.rt, S.handles[h].h);
-            S.expect_err = TENURE_OK;
-            if (q || !S.got_err)
-                diff("tenure_handle_get_secondary of a variable handle: %p, hook calls %d", q, S.got_err);
-            tenure_clear_error(S.rt);
+            s->expect_err = TENURE_INVALID_HANDLE;
+            s->got_err = 0;
+            void *q = tenure_handle_get_secondary(s->rt, s->handles[h].h);
+            s->expect_err = TENURE_OK;
+            if (q || !s->got_err)
+                diff(s, "tenure_handle_get_secondary of a variable handle: %p, hook calls %d", q, s->got_err);
+            tenure_clear_error(s->rt);
         }
     }
 }
 
-static void op_pressure(rng *r) {
-    if (S.pressure < (48u << 20) && rchance(r, 60)) {
+static void op_pressure(program_state *s, rng *r) {
+    if (s->pressure < (48u << 20) && rchance(r, 60)) {
         uint64_t b = rchance(r, 80) ? rrange(r, 1, 3u << 20) : rrange(r, 3u << 20, 9u << 20);
-        uint64_t before = S.gcs;
-        S.pressure += b;
-        S.press_since += b;
-        uint64_t since = S.press_since;
-        S.pressure_call = 1;
-        S.pressure_gcs = 0;
-        tenure_result res = tenure_add_memory_pressure(S.rt, b);
-        S.pressure_call = 0;
+        uint64_t before = s->gcs;
+        s->pressure += b;
+        s->press_since += b;
+        uint64_t since = s->press_since;
+        s->pressure_call = 1;
+        s->pressure_gcs = 0;
+        tenure_result res = tenure_add_memory_pressure(s->rt, b);
+        s->pressure_call = 0;
         if (res != TENURE_OK)
-            diff("tenure_add_memory_pressure(%" PRIu64 "): %s", b, tenure_strerror(res));
-        if (S.gcs != before && S.pressure_gcs == 0)
-            diff("tenure_add_memory_pressure(%" PRIu64 ") ran a GC the callback did not see", b);
+            diff(s, "tenure_add_memory_pressure(%" PRIu64 "): %s", b, tenure_strerror(res));
+        if (s->gcs != before && s->pressure_gcs == 0)
+            diff(s, "tenure_add_memory_pressure(%" PRIu64 ") ran a GC the callback did not see", b);
         (void)since;
-    } else if (rchance(r, 90) || !S.pressure) {
-        uint64_t b = rbelow(r, S.pressure + 1);
-        tenure_result res = tenure_remove_memory_pressure(S.rt, b);
+    } else if (rchance(r, 90) || !s->pressure) {
+        uint64_t b = rbelow(r, s->pressure + 1);
+        tenure_result res = tenure_remove_memory_pressure(s->rt, b);
         if (res != TENURE_OK)
-            diff("tenure_remove_memory_pressure(%" PRIu64 " of %" PRIu64 "): %s", b, S.pressure, tenure_strerror(res));
-        S.pressure -= b;
+            diff(s, "tenure_remove_memory_pressure(%" PRIu64 " of %" PRIu64 "): %s", b, s->pressure, tenure_strerror(res));
+        s->pressure -= b;
     } else {
-        S.expect_err = TENURE_INVALID_ARGUMENT;
-        S.got_err = 0;
-        tenure_result res = tenure_remove_memory_pressure(S.rt, S.pressure + 1);
-        S.expect_err = TENURE_OK;
-        if (res != TENURE_INVALID_ARGUMENT || !S.got_err)
-            diff("removing more pressure than was added: %s, hook calls %d", tenure_strerror(res), S.got_err);
-        tenure_clear_error(S.rt);
+        s->expect_err = TENURE_INVALID_ARGUMENT;
+        s->got_err = 0;
+        tenure_result res = tenure_remove_memory_pressure(s->rt, s->pressure + 1);
+        s->expect_err = TENURE_OK;
+        if (res != TENURE_INVALID_ARGUMENT || !s->got_err)
+            diff(s, "removing more pressure than was added: %s, hook calls %d", tenure_strerror(res), s->got_err);
+        tenure_clear_error(s->rt);
     }
-    if (tenure_memory_pressure(S.rt) != S.pressure)
-        diff("tenure_memory_pressure says %" PRIu64 ", the model %" PRIu64, tenure_memory_pressure(S.rt), S.pressure);
+    if (tenure_memory_pressure(s->rt) != s->pressure)
+        diff(s, "tenure_memory_pressure says %" PRIu64 ", the model %" PRIu64, tenure_memory_pressure(s->rt), s->pressure);
 }
 
-static void op_hash(rng *r) {
+static void op_hash(program_state *s, rng *r) {
     for (int i = 0, n = (int)rrange(r, 1, 4); i < n; i++) {
-        uint32_t j = rchance(r, 70) ? pick_reachable(r) : pick_existing(r);
-        if (!j || (S.objs[j].flags & F_FROZEN))
+        uint32_t j = rchance(r, 70) ? pick_reachable(s, r) : pick_existing(s, r);
+        if (!j || (s->objs[j].flags & F_FROZEN))
             continue;
-        uint32_t h = tenure_identity_hash(S.rt, (void *)S.objs[j].addr);
-        if (!h || (S.objs[j].hash && h != S.objs[j].hash))
-            diff("tenure_identity_hash(%s) is %#x, it was %#x", odesc(j), h, S.objs[j].hash);
-        S.objs[j].hash = h;
+        uint32_t h = tenure_identity_hash(s->rt, (void *)s->objs[j].addr);
+        if (!h || (s->objs[j].hash && h != s->objs[j].hash))
+            diff(s, "tenure_identity_hash(%s) is %#x, it was %#x", odesc(s, j), h, s->objs[j].hash);
+        s->objs[j].hash = h;
     }
 }
 
 /* ------------------------------------------------------------------------------------------
  * A program
  * ---------------------------------------------------------------------------------------- */
-static void register_types(void) {
+static void register_types(program_state *s) {
     static const unsigned pays[4] = {0, 1, 3, 7};
     int n = 0;
     tenure_type_desc d;
     /* layout A: header, id, refs[k], payload[p] (offsets) */
     for (unsigned k = 0; k <= 4; k++)
         for (unsigned pi = 0; pi < 4; pi++) {
-            ttype *t = &S.types[n++];
+            ttype *t = &s->types[n++];
             t->kind = K_FIX;
             t->k = k;
             t->p = pays[pi];
@@ -2592,7 +2600,7 @@ static void register_types(void) {
     /* layout B: header, id, payload[p], refs[k]: offsets (p = 1), trace callbacks (p = 2) */
     for (unsigned k = 1; k <= 4; k++)
         for (unsigned p = 1; p <= 2; p++) {
-            ttype *t = &S.types[n++];
+            ttype *t = &s->types[n++];
             t->kind = K_FIX;
             t->k = k;
             t->p = p;
@@ -2601,9 +2609,9 @@ static void register_types(void) {
             t->size = 16 + 8 * (size_t)k + 8 * (size_t)p;
             snprintf(t->name, sizeof t->name, p == 2 ? "fixB_r%u_traced" : "fixB_r%u", k);
         }
-    S.nfix = n;
+    s->nfix = n;
     for (int i = 0; i < n; i++) {
-        ttype *t = &S.types[i];
+        ttype *t = &s->types[i];
         size_t offs[4];
         for (unsigned k = 0; k < t->k; k++) offs[k] = t->ref_off + 8 * k;
         memset(&d, 0, sizeof d);
@@ -2617,46 +2625,46 @@ static void register_types(void) {
         }
         if (t->k == 0)
             d.flags = TENURE_TYPE_NO_REFS;
-        t->t = tenure_type_register(S.rt, &d);
+        t->t = tenure_type_register(s->rt, &d);
     }
     static const size_t rec_off[1] = {8};
-    S.tix_refarr = n++;
-    S.types[S.tix_refarr] = (ttype){.kind = K_REFARR, .name = "refs"};
+    s->tix_refarr = n++;
+    s->types[s->tix_refarr] = (ttype){.kind = K_REFARR, .name = "refs"};
     memset(&d, 0, sizeof d);
     d.name = "refs";
     d.size = sizeof(tenure_array_header);
     d.elem_size = sizeof(void *);
     d.flags = TENURE_TYPE_ARRAY | TENURE_TYPE_REF_ARRAY;
-    S.types[S.tix_refarr].t = tenure_type_register(S.rt, &d);
-    S.tix_recarr = n++;
-    S.types[S.tix_recarr] = (ttype){.kind = K_RECARR, .name = "records"};
+    s->types[s->tix_refarr].t = tenure_type_register(s->rt, &d);
+    s->tix_recarr = n++;
+    s->types[s->tix_recarr] = (ttype){.kind = K_RECARR, .name = "records"};
     memset(&d, 0, sizeof d);
     d.name = "records";
     d.elem_size = 16;
     d.elem_ref_offsets = rec_off;
     d.elem_ref_count = 1;
     d.flags = TENURE_TYPE_ARRAY;
-    S.types[S.tix_recarr].t = tenure_type_register(S.rt, &d);
-    S.tix_recarr_tr = n++;
-    S.types[S.tix_recarr_tr] = (ttype){.kind = K_RECARR, .name = "records_traced"};
+    s->types[s->tix_recarr].t = tenure_type_register(s->rt, &d);
+    s->tix_recarr_tr = n++;
+    s->types[s->tix_recarr_tr] = (ttype){.kind = K_RECARR, .name = "records_traced"};
     memset(&d, 0, sizeof d);
     d.name = "records_traced";
     d.elem_size = 16;
     d.trace = trace_recs;
     d.flags = TENURE_TYPE_ARRAY;
-    S.types[S.tix_recarr_tr].t = tenure_type_register(S.rt, &d);
-    S.tix_bytes = n++;
-    S.types[S.tix_bytes] = (ttype){.kind = K_BYTES, .name = "bytes"};
+    s->types[s->tix_recarr_tr].t = tenure_type_register(s->rt, &d);
+    s->tix_bytes = n++;
+    s->types[s->tix_bytes] = (ttype){.kind = K_BYTES, .name = "bytes"};
     memset(&d, 0, sizeof d);
     d.name = "bytes";
     d.size = sizeof(tenure_array_header);
     d.elem_size = 1;
     d.flags = TENURE_TYPE_ARRAY | TENURE_TYPE_NO_REFS;
-    S.types[S.tix_bytes].t = tenure_type_register(S.rt, &d);
+    s->types[s->tix_bytes].t = tenure_type_register(s->rt, &d);
     /* finalizable: layout A, 0, 2 or 4 references, one payload word */
     for (unsigned f = 0; f < 3; f++) {
-        int ix = S.tix_fin[f] = n++;
-        ttype *t = &S.types[ix];
+        int ix = s->tix_fin[f] = n++;
+        ttype *t = &s->types[ix];
         t->kind = K_FIX;
         t->k = 2 * f;
         t->p = 1;
@@ -2674,20 +2682,20 @@ static void register_types(void) {
         d.ref_count = t->k;
         d.flags = TENURE_TYPE_FINALIZABLE | (t->k ? 0 : TENURE_TYPE_NO_REFS);
         d.finalize = fin_cb;
-        t->t = tenure_type_register(S.rt, &d);
+        t->t = tenure_type_register(s->rt, &d);
     }
-    S.ntypes = n;
+    s->ntypes = n;
     for (int i = 0; i < n; i++)
-        if (!S.types[i].t) {
-            diff("registering type %s failed", S.types[i].name);
-            check_end("type registration");
+        if (!s->types[i].t) {
+            diff(s, "registering type %s failed", s->types[i].name);
+            check_end(s, "type registration");
         }
 }
 
 static void scan_fn(tenure_runtime *rt, tenure_visitor *v, void *ctx) {
     (void)rt;
-    (void)ctx;
-    for (int k = 0; k < SCAN_SLOTS; k++) tenure_visit(v, &S.scan_slots[k]);
+    program_state *s = ctx;
+    for (int k = 0; k < SCAN_SLOTS; k++) tenure_visit(v, &s->scan_slots[k]);
 }
 
 static void random_config(tenure_config *c, uint64_t seed, uint64_t hard_limit) {
@@ -2712,56 +2720,57 @@ static void random_config(tenure_config *c, uint64_t seed, uint64_t hard_limit) 
         c->GCHeapHardLimit = hard_limit;
 }
 
-static void run_program(const params *P, shres *sh) {
-    memset(&S, 0, sizeof S);
-    ntrk_dead = 0;
-    S.P = P;
-    S.sh = sh;
-    S.op = -1;
-    S.oom_mode = P->hard_limit != 0;
+static void run_program(const params *P, shres *sh, int in_fork) {
+    program_state *s = xcalloc(1, sizeof *s);
+    finalizing_program = s;
+    s->in_fork = in_fork;
+    s->P = P;
+    s->sh = sh;
+    s->op = -1;
+    s->oom_mode = P->hard_limit != 0;
     if (sh)
         sh->op = -1;
-    S.nobj = 1;
-    S.capobj = 1024;
-    S.objs = xcalloc(S.capobj, sizeof *S.objs);
-    random_config(&S.cfg, P->seed, P->hard_limit);
+    s->nobj = 1;
+    s->capobj = 1024;
+    s->objs = xcalloc(s->capobj, sizeof *s->objs);
+    random_config(&s->cfg, P->seed, P->hard_limit);
     tenure_result res = TENURE_OK;
-    S.rt = tenure_create(&S.cfg, &res);
-    if (!S.rt) {
-        diff("tenure_create failed: %s", tenure_strerror(res));
-        check_end("setup");
+    s->rt = tenure_create(&s->cfg, &res);
+    if (!s->rt) {
+        diff(s, "tenure_create failed: %s", tenure_strerror(res));
+        check_end(s, "setup");
     }
-    tenure_set_error_hook(S.rt, hook, NULL);
-    tenure_set_gc_callback(S.rt, gc_callback, NULL);
-    tenure_set_refcount_callback(S.rt, rc_cb, NULL);
-    register_types();
+    tenure_set_error_hook(s->rt, hook, s);
+    tenure_set_gc_callback(s->rt, gc_callback, s);
+    tenure_set_refcount_callback(s->rt, rc_cb, s);
+    register_types(s);
     /* the root array, held by handle 0 */
-    aspec ra = {S.tix_refarr, ROOTARR_LEN, 0};
-    S.rootarr = do_alloc(&ra);
-    if (!S.rootarr) {
-        diff("allocating the root array failed");
-        check_end("setup");
+    aspec ra = {s->tix_refarr, ROOTARR_LEN, 0};
+    s->rootarr = do_alloc(s, &ra);
+    if (!s->rootarr) {
+        diff(s, "allocating the root array failed");
+        check_end(s, "setup");
     }
-    tenure_handle *h0 = tenure_handle_new(S.rt, TENURE_HANDLE_STRONG, (void *)S.objs[S.rootarr].addr);
+    tenure_handle *h0 = tenure_handle_new(s->rt, TENURE_HANDLE_STRONG, (void *)s->objs[s->rootarr].addr);
     if (!h0) {
-        diff("tenure_handle_new(STRONG) failed");
-        check_end("setup");
+        diff(s, "tenure_handle_new(STRONG) failed");
+        check_end(s, "setup");
     }
-    S.handles[0] = (mhandle){h0, TENURE_HANDLE_STRONG, S.rootarr, 1, TENURE_HANDLE_STRONG, 0, 0, 0, 0, 0};
-    S.scanner = tenure_root_scanner_add(S.rt, scan_fn, NULL);
-    if (!S.scanner)
-        diff("tenure_root_scanner_add failed");
-    area_add(NULL, 0);
-    S.reach_dirty = 1;
+    s->handles[0] = (mhandle){h0, TENURE_HANDLE_STRONG, s->rootarr, 1, TENURE_HANDLE_STRONG, 0, 0, 0, 0, 0};
+    s->scanner = tenure_root_scanner_add(s->rt, scan_fn, s);
+    if (!s->scanner)
+        diff(s, "tenure_root_scanner_add failed");
+    area_add(s, NULL, 0);
+    s->reach_dirty = 1;
     rng r0 = {P->seed};
-    frame_push(&r0);
-    check_end("setup");
+    frame_push(s, &r0);
+    check_end(s, "setup");
 
-    int mode = S.oom_mode ? 1 : 0;
+    int mode = s->oom_mode ? 1 : 0;
     unsigned total = 0;
     for (int k = 0; k < OP_COUNT; k++) total += op_weight[mode][k];
     for (long i = 0; i < P->ops; i++) {
-        S.op = i;
+        s->op = i;
         if (sh)
             sh->op = i;
         rng r = {mix64(P->seed * 0x100000001b3ull ^ mix64((uint64_t)i + 0x51ed27u))};
@@ -2770,100 +2779,106 @@ static void run_program(const params *P, shres *sh) {
         while (x >= op_weight[mode][kind]) x -= op_weight[mode][kind++];
         if (P->drop_mask & (1u << kind))
             continue;
-        flush_trk();
+        flush_trk(s);
         if (P->trace)
-            fprintf(stderr, "op %ld: %s (objects %u, GCs %" PRIu64 ")\n", i, op_names[kind], S.nobj - 1, S.gcs);
+            fprintf(stderr, "op %ld: %s (objects %u, GCs %" PRIu64 ")\n", i, op_names[kind], s->nobj - 1, s->gcs);
         switch (kind) {
-        case OP_ALLOC: op_alloc_with(&r, small_fixed(&r)); break;
-        case OP_ARRAY: op_alloc_with(&r, small_array(&r)); break;
-        case OP_LARGE: op_alloc_with(&r, large_spec(&r)); break;
+        case OP_ALLOC: op_alloc_with(s, &r, small_fixed(s, &r)); break;
+        case OP_ARRAY: op_alloc_with(s, &r, small_array(s, &r)); break;
+        case OP_LARGE: op_alloc_with(s, &r, large_spec(s, &r)); break;
         case OP_PINNED: {
-            aspec a = rchance(&r, 60) ? small_fixed(&r) : small_array(&r);
-            if (rchance(&r, 10)) a = large_spec(&r);
+            aspec a = rchance(&r, 60) ? small_fixed(s, &r) : small_array(s, &r);
+            if (rchance(&r, 10)) a = large_spec(s, &r);
             a.pinned = 1;
-            op_alloc_with(&r, a);
+            op_alloc_with(s, &r, a);
             break;
         }
-        case OP_CHAIN: op_chain(&r); break;
-        case OP_GARBAGE: op_garbage(&r); break;
-        case OP_LINK: op_link(&r); break;
-        case OP_UNLINK: op_unlink(&r); break;
-        case OP_ROOT: op_root(&r); break;
-        case OP_HANDLE: op_handle(&r); break;
-        case OP_PIN: op_pin(&r); break;
-        case OP_FRAME: op_frame(&r); break;
-        case OP_AREA: op_area(&r); break;
-        case OP_COLLECT: op_collect(&r); break;
-        case OP_FROZEN: op_frozen(&r); break;
-        case OP_PAYLOAD: op_payload(&r); break;
-        case OP_MISC: op_misc(&r); break;
-        case OP_VERIFY: full_check("full check (verify op)"); break;
-        case OP_FINAL: op_final(&r); break;
-        case OP_FINOP: op_finop(&r); break;
-        case OP_DEPEND: op_depend(&r); break;
-        case OP_XHANDLE: op_xhandle(&r); break;
-        case OP_PRESSURE: op_pressure(&r); break;
-        case OP_HASH: op_hash(&r); break;
+        case OP_CHAIN: op_chain(s, &r); break;
+        case OP_GARBAGE: op_garbage(s, &r); break;
+        case OP_LINK: op_link(s, &r); break;
+        case OP_UNLINK: op_unlink(s, &r); break;
+        case OP_ROOT: op_root(s, &r); break;
+        case OP_HANDLE: op_handle(s, &r); break;
+        case OP_PIN: op_pin(s, &r); break;
+        case OP_FRAME: op_frame(s, &r); break;
+        case OP_AREA: op_area(s, &r); break;
+        case OP_COLLECT: op_collect(s, &r); break;
+        case OP_FROZEN: op_frozen(s, &r); break;
+        case OP_PAYLOAD: op_payload(s, &r); break;
+        case OP_MISC: op_misc(s, &r); break;
+        case OP_VERIFY: full_check(s, "full check (verify op)"); break;
+        case OP_FINAL: op_final(s, &r); break;
+        case OP_FINOP: op_finop(s, &r); break;
+        case OP_DEPEND: op_depend(s, &r); break;
+        case OP_XHANDLE: op_xhandle(s, &r); break;
+        case OP_PRESSURE: op_pressure(s, &r); break;
+        case OP_HASH: op_hash(s, &r); break;
         }
-        check_end(op_names[kind]);
+        check_end(s, op_names[kind]);
         if (P->paranoid) {
             char w[64];
             snprintf(w, sizeof w, "full check after op %ld (%s)", i, op_names[kind]);
-            full_check(w);
+            full_check(s, w);
         }
-        after_alloc_check();
+        after_alloc_check(s);
     }
     /* the end: check, drop every root, collect everything: only what frozen objects reach stays */
-    S.op = P->ops;
+    s->op = P->ops;
     if (sh)
         sh->op = P->ops;
-    full_check("final full check");
-    while (S.nframes) frame_pop();
+    full_check(s, "final full check");
+    while (s->nframes) frame_pop(s);
     for (int a = 0; a < 2; a++)
-        if (S.areas[a].active) area_remove(a);
-    for (int k = 0; k < SCAN_SLOTS; k++) set_root_slot(&S.scan_slots[k], &S.scan_obj[k], 0);
+        if (s->areas[a].active) area_remove(s, a);
+    for (int k = 0; k < SCAN_SLOTS; k++) set_root_slot(s, &s->scan_slots[k], &s->scan_obj[k], 0);
     for (int h = 0; h < MAX_HANDLES; h++)
-        if (S.handles[h].active) handle_free(h);
-    res = tenure_root_scanner_remove(S.rt, S.scanner);
+        if (s->handles[h].active) handle_free(s, h);
+    res = tenure_root_scanner_remove(s->rt, s->scanner);
     if (res != TENURE_OK)
-        diff("tenure_root_scanner_remove: %s", tenure_strerror(res));
-    check_end("dropping every root");
-    induced_collect(2, 0, "the final full GC");
-    full_check("full check after dropping every root and a full GC");
+        diff(s, "tenure_root_scanner_remove: %s", tenure_strerror(res));
+    check_end(s, "dropping every root");
+    induced_collect(s, 2, 0, "the final full GC");
+    full_check(s, "full check after dropping every root and a full GC");
     /* the finalizers of what that GC queued (they neither resurrect nor allocate now), then
      * everything but what frozen objects reach goes */
-    S.final_phase = 1;
-    for (int round = 0; round < 3 && S.nfq; round++) {
+    s->final_phase = 1;
+    for (int round = 0; round < 3 && s->nfq; round++) {
         /* (an object reregistered while queued is queued again by the next GC) */
-        run_finalizers();
-        induced_collect(2, 0, "the full GC after the last finalizers");
-        full_check("full check after the last finalizers and a full GC");
+        run_finalizers(s);
+        induced_collect(s, 2, 0, "the full GC after the last finalizers");
+        full_check(s, "full check after the last finalizers and a full GC");
     }
-    if (S.nfq)
-        diff("finalizers are still pending at the end (%u)", S.nfq - S.fqhead);
-    check_end("the end");
+    if (s->nfq)
+        diff(s, "finalizers are still pending at the end (%u)", s->nfq - s->fqhead);
+    check_end(s, "the end");
     uint32_t left = 0;
-    for (uint32_t j = 1; j < S.nobj; j++) left += !S.objs[j].reclaimed && !(S.objs[j].flags & F_FROZEN);
+    for (uint32_t j = 1; j < s->nobj; j++) left += !s->objs[j].reclaimed && !(s->objs[j].flags & F_FROZEN);
     if (P->verbose)
         fprintf(stderr, "seed %" PRIu64 ": %" PRIu64 " GCs, %u objects, %" PRIu64 " allocations, %" PRIu64
                         " NOMEM, %u left (reached from frozen segments), %" PRIu64 " queued for finalization, %" PRIu64
                         " finalizers run\n",
-                P->seed, S.gcs, S.nobj - 1, S.allocs, S.nomem, left, S.queued_total, S.fin_runs_total);
-    S.destroying = 1;
-    tenure_destroy(S.rt);
-    free(S.reg);
-    free(S.fq);
-    free(S.fobjs);
-    for (int i = 0; i < S.nfrozen_segs; i++) free(S.frozen_mem[i]);
-    for (uint32_t j = 1; j < S.nobj; j++) free(S.objs[j].refs);
-    free(S.objs);
-    free(S.reach);
-    free(S.queue);
-    free(S.frozen);
+                P->seed, s->gcs, s->nobj - 1, s->allocs, s->nomem, left, s->queued_total, s->fin_runs_total);
+    s->destroying = 1;
+    tenure_destroy(s->rt);
+    free(s->reg);
+    free(s->fq);
+    free(s->fobjs);
+    for (int i = 0; i < s->nfrozen_segs; i++) free(s->frozen_mem[i]);
+    for (uint32_t j = 1; j < s->nobj; j++) free(s->objs[j].refs);
+    free(s->objs);
+    free(s->reach);
+    free(s->queue);
+    free(s->frozen);
+    free(s->srcq);
+    free(s->trk_dead);
+    free(s->hkeys);
+    free(s->hvals);
     if (sh) {
-        sh->gcs = S.gcs;
+        sh->gcs = s->gcs;
         sh->done = 1;
     }
+    finalizing_program = NULL;
+    free(s);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -2899,13 +2914,12 @@ static pid_t spawn(const params *P, shres *sh, int quiet) {
         exit(2);
     }
     if (pid == 0) {
-        in_fork = 1;
         if (quiet) {
             int fd = open("/dev/null", O_WRONLY);
             if (fd >= 0) dup2(fd, 2);
         }
         alarm((unsigned)opt_timeout);
-        run_program(P, sh);
+        run_program(P, sh, 1);
         _exit(0);
     }
     return pid;
@@ -2938,9 +2952,8 @@ static void run_one(const params *P, int quiet, outcome *out) {
     if (!sh)
         sh = shres_new();
     if (opt_nofork) {
-        in_fork = 0;
         memset((void *)sh, 0, sizeof *sh);
-        run_program(P, sh);
+        run_program(P, sh, 0);
         collect_outcome(0, P, sh, out);
         return;
     }
