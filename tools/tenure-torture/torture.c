@@ -2180,12 +2180,16 @@ static uint32_t pick_any(program_state *s, rng *r, unsigned null_percent) {
     return j;
 }
 
-/* the finalizer of every finalizable type: it must be the head of the model's queue; what it
- * does is decided by the seed, the object number and the object's run count */
 /* the finalize callback of tenure_type_desc has no context pointer: the program that runs
  * (one per process at a time) */
 static program_state *finalizing_program;
 
+void finalizers_attach(program_state *s) {
+    finalizing_program = s;
+}
+
+/* the finalizer of every finalizable type: it must be the head of the model's queue; what it
+ * does is decided by the seed, the object number and the object's run count */
 static void fin_cb(tenure_runtime *rt, void *obj) {
     (void)rt;
     program_state *s = finalizing_program;
@@ -2722,7 +2726,7 @@ static void random_config(tenure_config *c, uint64_t seed, uint64_t hard_limit) 
 
 static void run_program(const params *P, shres *sh, int in_fork) {
     program_state *s = xcalloc(1, sizeof *s);
-    finalizing_program = s;
+    finalizers_attach(s);
     s->in_fork = in_fork;
     s->P = P;
     s->sh = sh;
@@ -2877,7 +2881,7 @@ static void run_program(const params *P, shres *sh, int in_fork) {
         sh->gcs = s->gcs;
         sh->done = 1;
     }
-    finalizing_program = NULL;
+    finalizers_attach(NULL);
     free(s);
 }
 
@@ -2892,8 +2896,12 @@ typedef struct outcome {
     char msg[600];
 } outcome;
 
-static int opt_timeout = 120;
-static int opt_nofork;
+/* how programs run (--timeout, --no-fork), and the result page run_one reuses */
+typedef struct driver {
+    int timeout;
+    int nofork;
+    shres *sh;
+} driver;
 
 static shres *shres_new(void) {
     void *p = mmap(NULL, sizeof(shres), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -2904,7 +2912,7 @@ static shres *shres_new(void) {
     return p;
 }
 
-static pid_t spawn(const params *P, shres *sh, int quiet) {
+static pid_t spawn(const driver *d, const params *P, shres *sh, int quiet) {
     memset((void *)sh, 0, sizeof *sh);
     fflush(stdout);
     fflush(stderr);
@@ -2918,7 +2926,7 @@ static pid_t spawn(const params *P, shres *sh, int quiet) {
             int fd = open("/dev/null", O_WRONLY);
             if (fd >= 0) dup2(fd, 2);
         }
-        alarm((unsigned)opt_timeout);
+        alarm((unsigned)d->timeout);
         run_program(P, sh, 1);
         _exit(0);
     }
@@ -2947,17 +2955,17 @@ static void collect_outcome(int status, const params *P, shres *sh, outcome *out
         out->op = P->ops;
 }
 
-static void run_one(const params *P, int quiet, outcome *out) {
-    static shres *sh;
-    if (!sh)
-        sh = shres_new();
-    if (opt_nofork) {
+static void run_one(driver *d, const params *P, int quiet, outcome *out) {
+    if (!d->sh)
+        d->sh = shres_new();
+    shres *sh = d->sh;
+    if (d->nofork) {
         memset((void *)sh, 0, sizeof *sh);
         run_program(P, sh, 0);
         collect_outcome(0, P, sh, out);
         return;
     }
-    pid_t pid = spawn(P, sh, quiet);
+    pid_t pid = spawn(d, P, sh, quiet);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
@@ -3015,14 +3023,14 @@ static int same_class(const outcome *a, const outcome *b) {
     return strcmp(x, y) == 0;
 }
 
-static void reduce(const params *orig, const outcome *first) {
+static void reduce(driver *d, const params *orig, const outcome *first) {
     params P = *orig;
     outcome o, best = *first;
     const char *env_hv = getenv("TENURE_HeapVerify"), *env_gs = getenv("TENURE_GCStress");
     printf("reducing seed %" PRIu64 " (failed at op %ld: %s)\n", P.seed, first->op, first->msg);
     if (first->op >= 0 && first->op < P.ops) {
         P.ops = first->op + 1;
-        run_one(&P, 1, &o);
+        run_one(d, &P, 1, &o);
         if (!o.failed) {
             P.ops = orig->ops; /* not reproducible with a shorter prefix (or flaky) */
             printf("  (the prefix of %ld ops does not fail)\n", first->op + 1);
@@ -3035,7 +3043,7 @@ static void reduce(const params *orig, const outcome *first) {
                 continue;
             params Q = P;
             Q.drop_mask |= 1u << k;
-            run_one(&Q, 1, &o);
+            run_one(d, &Q, 1, &o);
             if (o.failed && same_class(&o, first)) {
                 P = Q;
                 best = o;
@@ -3049,7 +3057,7 @@ static void reduce(const params *orig, const outcome *first) {
         Q.ops = P.ops - step;
         if (Q.ops < 1)
             continue;
-        run_one(&Q, 1, &o);
+        run_one(d, &Q, 1, &o);
         if (o.failed && same_class(&o, first)) {
             P = Q;
             best = o;
@@ -3104,6 +3112,7 @@ int main(int argc, char **argv) {
     memset(&P, 0, sizeof P);
     P.ops = 300;
     P.verify_every = 200;
+    driver drv = {.timeout = 120};
     long programs = 1;
     double minutes = 0;
     int do_reduce = 0, jobs = 1, have_seed = 0;
@@ -3160,9 +3169,9 @@ int main(int argc, char **argv) {
             if (jobs > 64) jobs = 64;
         } else if (!strcmp(a, "--timeout")) {
             NEEDV();
-            opt_timeout = (int)strtol(v, NULL, 0);
+            drv.timeout = (int)strtol(v, NULL, 0);
         } else if (!strcmp(a, "--no-fork")) {
-            opt_nofork = 1;
+            drv.nofork = 1;
         } else if (!strcmp(a, "--inject")) {
             NEEDV();
             P.inject = (int)strtol(v, NULL, 0);
@@ -3194,7 +3203,7 @@ int main(int argc, char **argv) {
     }
     if (P.ops < 0)
         P.ops = 0;
-    if (opt_nofork)
+    if (drv.nofork)
         jobs = 1;
     setvbuf(stdout, NULL, _IOLBF, 0);
     char cmd[512];
@@ -3227,9 +3236,9 @@ int main(int argc, char **argv) {
             slots[s].p = P;
             slots[s].p.seed = P.seed + (uint64_t)started;
             started++;
-            if (opt_nofork) {
+            if (drv.nofork) {
                 outcome o;
-                run_one(&slots[s].p, 0, &o);
+                run_one(&drv, &slots[s].p, 0, &o);
                 finished++;
                 total_gcs += o.gcs;
                 total_nomem += o.nomem;
@@ -3238,7 +3247,7 @@ int main(int argc, char **argv) {
             }
             if (!slots[s].sh)
                 slots[s].sh = shres_new();
-            slots[s].pid = spawn(&slots[s].p, slots[s].sh, 0);
+            slots[s].pid = spawn(&drv, &slots[s].p, slots[s].sh, 0);
             running++;
             more = minutes > 0 ? now_s() < deadline : started < programs;
         }
@@ -3276,8 +3285,8 @@ int main(int argc, char **argv) {
         if (P.verbose && !o.failed)
             printf("seed %" PRIu64 ": ok, %" PRIu64 " GCs\n", slots[s].p.seed, o.gcs);
     }
-    if (do_reduce && !opt_nofork)
-        for (int i = 0; i < nfailed_kept; i++) reduce(&failed_params[i], &failed_out[i]);
+    if (do_reduce && !drv.nofork)
+        for (int i = 0; i < nfailed_kept; i++) reduce(&drv, &failed_params[i], &failed_out[i]);
     printf("%ld programs, %" PRIu64 " GCs, %ld failures", finished, total_gcs, failures);
     if (P.hard_limit)
         printf(", %" PRIu64 " allocations refused with NOMEM", total_nomem);
