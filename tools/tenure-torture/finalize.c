@@ -1,0 +1,214 @@
+/*
+ * tenure-torture: finalization
+ * The finalizer callback against the model's ready queue, runs and waits, suppress and
+ * reregister, finalizable garbage and weakly held finalizable objects.
+ */
+#include "torture.h"
+
+/* the finalize callback of tenure_type_desc has no context pointer: the program that runs
+ * (one per process at a time) */
+static program_state *finalizing_program;
+
+void finalizers_attach(program_state *s) {
+    finalizing_program = s;
+}
+
+/* the finalizer of every finalizable type: it must be the head of the model's queue; what it
+ * does is decided by the seed, the object number and the object's run count */
+void fin_cb(tenure_runtime *rt, void *obj) {
+    (void)rt;
+    program_state *s = finalizing_program;
+    if (s->destroying)
+        return;
+    if (!s->in_run)
+        diff(s, "a finalizer ran for %p outside tenure_run_pending_finalizers / tenure_wait_for_pending_finalizers", obj);
+    if (s->in_fin)
+        diff(s, "finalizers nest (%p while #%u runs)", obj, s->fq[s->fqhead]);
+    while (s->fqhead < s->nfq && s->fq[s->fqhead] == 0) s->fqhead++;
+    if (s->fqhead >= s->nfq) {
+        diff(s, "a finalizer ran for %p, the model has nothing queued", obj);
+        check_end(s, "finalizer");
+    }
+    uint32_t j = s->fq[s->fqhead];
+    if ((uintptr_t)obj != s->objs[j].addr) {
+        uint64_t id = tenure_is_object(s->rt, obj) && is_fin(s, j) ? *(uint64_t *)((char *)obj + 8) : 0;
+        diff(s, "a finalizer ran for %p (number word %#" PRIx64 "), the model expected %s at %#" PRIxPTR
+             " (queue position %u of %u)",
+             obj, id, odesc(s, j), s->objs[j].addr, s->fqhead, s->nfq);
+        check_end(s, "finalizer");
+    }
+    check_obj(s, j, s->objs[j].addr, 2, "finalizer");
+    check_end(s, "finalizer");
+    s->in_fin = 1;
+    s->objs[j].fin_runs++;
+    s->ran_in_run++;
+    s->fin_runs_total++;
+    if (s->P->trace)
+        fprintf(stderr, "  finalizer of %s (run %u)\n", odesc(s, j), s->objs[j].fin_runs);
+    rng r = {mix64(s->P->seed * 0x2545f4914f6cdd1dull ^ mix64(((uint64_t)j << 16) + s->objs[j].fin_runs))};
+    if (!s->final_phase) {
+        if (rchance(&r, 35)) { /* allocate (a GC may run: obj stays queued and may move) */
+            aspec a = rchance(&r, 20) ? fin_spec(s, &r) : small_fixed(s, &r);
+            a.pinned = 0;
+            uint32_t n = do_alloc(s, &a);
+            if (n && s->objs[j].nrefs)
+                set_ref(s, j, (unsigned)rbelow(&r, s->objs[j].nrefs), n);
+        }
+        if (rchance(&r, 10)) { /* no nesting: a run from a finalizer runs nothing */
+            size_t k = tenure_run_pending_finalizers(s->rt);
+            if (k != 0)
+                diff(s, "tenure_run_pending_finalizers from a finalizer ran %zu", k);
+        }
+        if (rchance(&r, 20)) { /* resurrection */
+            unsigned k = (unsigned)rbelow(&r, SCAN_SLOTS);
+            set_root_slot(s, &s->scan_slots[k], &s->scan_obj[k], j);
+        }
+        if (rchance(&r, 12)) {
+            tenure_result res = tenure_reregister_for_finalize(s->rt, (void *)s->objs[j].addr);
+            if (res != TENURE_OK)
+                diff(s, "tenure_reregister_for_finalize(%s) from its finalizer: %s", odesc(s, j), tenure_strerror(res));
+            model_register(s, j);
+        }
+    }
+    s->in_fin = 0;
+    s->fqhead++; /* the entry leaves the queue when the finalizer returns */
+    s->reach_dirty = 1;
+    check_end(s, "finalizer");
+}
+
+static void check_pending(program_state *s, const char *where) {
+    size_t p = tenure_pending_finalizers(s->rt);
+    if (p != s->nfq - s->fqhead)
+        diff(s, "%s: tenure_pending_finalizers says %zu, the model has %u queued", where, p, s->nfq - s->fqhead);
+}
+
+static void after_run(program_state *s, const char *what, size_t ran) {
+    if (ran != s->ran_in_run)
+        diff(s, "%s returned %zu, %" PRIu64 " finalizers ran", what, ran, s->ran_in_run);
+    while (s->fqhead < s->nfq && s->fq[s->fqhead] == 0) s->fqhead++;
+    if (s->fqhead != s->nfq)
+        diff(s, "after %s the model still has %u queued, the first %s", what, s->nfq - s->fqhead, odesc(s, s->fq[s->fqhead]));
+    s->nfq = s->fqhead = 0;
+    check_pending(s, what);
+    s->reach_dirty = 1;
+    check_end(s, what);
+}
+
+void run_finalizers(program_state *s) {
+    check_pending(s, "before tenure_run_pending_finalizers");
+    s->in_run = 1;
+    s->ran_in_run = 0;
+    size_t n = tenure_run_pending_finalizers(s->rt);
+    s->in_run = 0;
+    after_run(s, "tenure_run_pending_finalizers", n);
+}
+
+static void wait_finalizers(program_state *s) {
+    s->in_run = 1;
+    s->ran_in_run = 0;
+    s->wait_gc = 1;
+    uint64_t before = s->gcs;
+    tenure_result res = tenure_wait_for_pending_finalizers(s->rt);
+    s->in_run = 0;
+    if (res != TENURE_OK || s->gcs == before || s->wait_gc)
+        diff(s, "tenure_wait_for_pending_finalizers: %s, %" PRIu64 " GCs", tenure_strerror(res), s->gcs - before);
+    s->wait_gc = 0;
+    after_run(s, "tenure_wait_for_pending_finalizers", s->ran_in_run);
+}
+
+static void weak_to(program_state *s, rng *r, uint32_t j) {
+    if (free_handle_index(s) > 0)
+        handle_new(s, rchance(r, 50) ? TENURE_HANDLE_WEAK_SHORT : TENURE_HANDLE_WEAK_LONG, j);
+}
+
+void op_final(program_state *s, rng *r) {
+    if (rchance(r, 65)) {
+        aspec a = fin_spec(s, r);
+        dest d = rchance(r, 45) ? (dest){.kind = D_NONE} : choose_dest(s, r, 0);
+        uint32_t j = alloc_oom(s, &a, r);
+        if (!j)
+            return;
+        if (d.kind == D_FIELD && !is_reachable(s, d.src))
+            d.kind = D_ROOTARR, d.slot %= ROOTARR_LEN;
+        if (d.kind == D_HANDLE && free_handle_index(s) < 0)
+            d.kind = D_NONE;
+        if (d.kind != D_HANDLE)
+            prelink(s, r, j);
+        store_dest(s, &d, j);
+        if (rchance(r, 35))
+            weak_to(s, r, j);
+        return;
+    }
+    /* a cluster of finalizable garbage that refers to itself and to other objects */
+    unsigned n = (unsigned)rrange(r, 2, 8);
+    uint32_t nodes[8];
+    unsigned nn = 0;
+    uint64_t gcs = s->gcs;
+    for (unsigned i = 0; i < n; i++) {
+        aspec a = rchance(r, 70) ? fin_spec(s, r) : small_fixed(s, r);
+        a.pinned = 0;
+        uint32_t j = alloc_oom(s, &a, r);
+        if (!j)
+            break;
+        if (s->gcs != gcs) {
+            nn = 0;
+            gcs = s->gcs;
+        }
+        mobj *o = &s->objs[j];
+        for (uint32_t k = 0; k < o->nrefs; k++) {
+            unsigned x = (unsigned)rbelow(r, 100);
+            uint32_t t = x < 60 && nn ? nodes[rbelow(r, nn)] : x < 75 ? pick_reachable(s, r) : 0;
+            if (t)
+                set_ref(s, j, k, t);
+        }
+        if (rchance(r, 20))
+            weak_to(s, r, j);
+        nodes[nn++] = j;
+    }
+}
+
+void op_finop(program_state *s, rng *r) {
+    unsigned x = (unsigned)rbelow(r, 100);
+    if (x < 30) {
+        run_finalizers(s);
+    } else if (x < 36) {
+        wait_finalizers(s);
+        full_check(s, "full check after tenure_wait_for_pending_finalizers");
+    } else if (x < 88) {
+        if (!s->nfobjs)
+            return;
+        uint32_t j = s->fobjs[rbelow(r, s->nfobjs)];
+        void *p = (void *)s->objs[j].addr;
+        if (x < 62) {
+            if (s->P->trace)
+                fprintf(stderr, "  suppress %s%s\n", odesc(s, j), s->objs[j].registered ? " (registered)" : "");
+            tenure_result res = tenure_suppress_finalize(s->rt, p);
+            if (res != TENURE_OK)
+                diff(s, "tenure_suppress_finalize(%s): %s", odesc(s, j), tenure_strerror(res));
+            model_suppress(s, j);
+        } else {
+            if (s->P->trace)
+                fprintf(stderr, "  reregister %s%s\n", odesc(s, j), s->objs[j].registered ? " (registered)" : "");
+            tenure_result res = tenure_reregister_for_finalize(s->rt, p);
+            if (res != TENURE_OK)
+                diff(s, "tenure_reregister_for_finalize(%s): %s", odesc(s, j), tenure_strerror(res));
+            model_register(s, j);
+        }
+    } else if (x < 94) {
+        /* not finalizable: refused */
+        uint32_t j = pick_reachable(s, r);
+        if (!j || is_fin(s, j))
+            return;
+        s->expect_err = TENURE_INVALID_TYPE;
+        s->got_err = 0;
+        tenure_result res = rchance(r, 50) ? tenure_suppress_finalize(s->rt, (void *)s->objs[j].addr)
+                                           : tenure_reregister_for_finalize(s->rt, (void *)s->objs[j].addr);
+        s->expect_err = TENURE_OK;
+        if (res != TENURE_INVALID_TYPE || !s->got_err)
+            diff(s, "suppress / reregister of not finalizable %s: %s (hook calls %d)", odesc(s, j), tenure_strerror(res),
+                 s->got_err);
+        tenure_clear_error(s->rt);
+    } else {
+        check_pending(s, "pending finalizers");
+    }
+}

@@ -1,0 +1,234 @@
+/*
+ * tenure-torture: the mutator's operations on the object graph
+ * Allocations to random places, chains and trees, garbage bursts, stores, payload
+ * rewrites, frozen segments and the queries and refused calls of op misc.
+ */
+#include "torture.h"
+
+/* fill a few reference slots of a new object j with reachable objects */
+void prelink(program_state *s, rng *r, uint32_t j) {
+    mobj *o = &s->objs[j];
+    if (!o->nrefs || rchance(r, 50))
+        return;
+    unsigned n = (unsigned)rrange(r, 1, o->nrefs < 4 ? o->nrefs : 4);
+    for (unsigned k = 0; k < n; k++) {
+        unsigned slot = (unsigned)rbelow(r, s->objs[j].nrefs);
+        uint32_t t = pick_target(s, r, 10);
+        set_ref(s, j, slot, t);
+    }
+}
+
+void op_alloc_with(program_state *s, rng *r, aspec a) {
+    dest d = choose_dest(s, r, 0);
+    uint32_t j = alloc_oom(s, &a, r);
+    if (!j)
+        return;
+    if (d.kind == D_FIELD && !is_reachable(s, d.src))
+        d.kind = D_ROOTARR, d.slot %= ROOTARR_LEN; /* the source was dropped by alloc_oom */
+    if (d.kind == D_HANDLE && free_handle_index(s) < 0)
+        d.kind = D_NONE;
+    if (d.kind != D_NONE && d.kind != D_HANDLE)
+        prelink(s, r, j);
+    store_dest(s, &d, j);
+}
+
+void op_chain(program_state *s, rng *r) {
+    unsigned n = (unsigned)rrange(r, 2, rchance(r, 20) ? 400 : 60);
+    dest d = choose_dest(s, r, 1);
+    aspec a = small_fixed(s, r);
+    /* a head with references */
+    for (int tries = 0; tries < 20 && s->types[a.tix].k == 0; tries++) a = small_fixed(s, r);
+    if (s->types[a.tix].k == 0)
+        a = (aspec){s->tix_refarr, 4, 0};
+    uint32_t head = alloc_oom(s, &a, r);
+    if (!head)
+        return;
+    if (d.kind == D_FIELD && !is_reachable(s, d.src))
+        d.kind = D_ROOTARR, d.slot %= ROOTARR_LEN;
+    if (d.kind == D_HANDLE && free_handle_index(s) < 0)
+        d.kind = D_ROOTARR, d.slot %= ROOTARR_LEN;
+    store_dest(s, &d, head);
+    uint32_t *nodes = xcalloc(n, sizeof *nodes);
+    unsigned nn = 0;
+    nodes[nn++] = head;
+    int wide = rchance(r, 30);
+    for (unsigned i = 1; i < n; i++) {
+        aspec b = rchance(r, 85) ? small_fixed(s, r) : small_array(s, r);
+        uint32_t j = alloc_oom(s, &b, r);
+        if (!j)
+            break;
+        /* attach it to a node of the chain that is still reachable and has references: the
+         * newest (a list) or any (a tree; overwriting a slot drops a subtree) */
+        uint32_t parent = 0;
+        for (int tries = 0; tries < 8 && !parent; tries++) {
+            uint32_t c = wide ? nodes[rbelow(r, nn)] : nodes[tries < (int)nn ? nn - 1 - (unsigned)tries : 0];
+            if (s->objs[c].nrefs && is_reachable(s, c))
+                parent = c;
+        }
+        if (!parent)
+            break; /* j stays garbage */
+        set_ref(s, parent, (unsigned)rbelow(r, s->objs[parent].nrefs), j);
+        reach_add(s, j);
+        nodes[nn++] = j;
+    }
+    free(nodes);
+}
+
+/* a burst of garbage: objects that refer to each other (while no GC intervened) and to live
+ * objects, and are referenced by nothing that is reachable */
+void op_garbage(program_state *s, rng *r) {
+    unsigned n = (unsigned)rrange(r, 5, rchance(r, 20) ? 1000 : 150);
+    uint32_t *nodes = xcalloc(n, sizeof *nodes);
+    unsigned nn = 0;
+    uint64_t gcs = s->gcs;
+    for (unsigned i = 0; i < n; i++) {
+        aspec a = rchance(r, 80) ? small_fixed(s, r) : small_array(s, r);
+        uint32_t j = alloc_oom(s, &a, r);
+        if (!j)
+            break;
+        if (s->gcs != gcs) {
+            nn = 0; /* the earlier ones may be gone */
+            gcs = s->gcs;
+        }
+        mobj *o = &s->objs[j];
+        for (uint32_t k = 0; k < o->nrefs && k < 4; k++) {
+            unsigned x = (unsigned)rbelow(r, 100);
+            uint32_t t = x < 50 && nn ? nodes[rbelow(r, nn)] : x < 70 ? pick_reachable(s, r) : 0;
+            if (t)
+                set_ref(s, j, k, t);
+        }
+        nodes[nn++] = j;
+    }
+    free(nodes);
+}
+
+void op_link(program_state *s, rng *r) {
+    uint32_t src = pick_source(s, r);
+    unsigned slot = (unsigned)rbelow(r, s->objs[src].nrefs);
+    uint32_t t = pick_target(s, r, 15);
+    set_ref(s, src, slot, t);
+}
+
+void op_unlink(program_state *s, rng *r) {
+    uint32_t src = pick_source(s, r);
+    mobj *o = &s->objs[src];
+    unsigned start = (unsigned)rbelow(r, o->nrefs);
+    for (unsigned k = 0; k < o->nrefs && k < 64; k++) {
+        unsigned slot = (start + k) % o->nrefs;
+        if (o->refs[slot]) {
+            set_ref(s, src, slot, 0);
+            return;
+        }
+    }
+}
+
+void op_frozen(program_state *s, rng *r) {
+    if (s->nfrozen_segs >= MAX_FROZEN_SEGS)
+        return;
+    unsigned n = (unsigned)rrange(r, 1, 12);
+    aspec specs[12];
+    size_t total = 0;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned x = (unsigned)rbelow(r, 100);
+        if (x < 60)
+            specs[i] = small_fixed(s, r);
+        else if (x < 75)
+            specs[i] = (aspec){s->tix_refarr, rbelow(r, 9), 0};
+        else if (x < 90)
+            specs[i] = (aspec){rchance(r, 50) ? s->tix_recarr : s->tix_recarr_tr, rrange(r, 1, 6), 0};
+        else
+            specs[i] = (aspec){s->tix_bytes, rrange(r, 8, 100), 0};
+        total += spec_size(s, &specs[i]);
+    }
+    char *mem = aligned_alloc(8, total);
+    if (!mem) {
+        fprintf(stderr, "tenure-torture: out of memory (frozen segment)\n");
+        exit(2);
+    }
+    memset(mem, 0xcd, total);
+    char *at = mem;
+    uint32_t first = s->nobj;
+    for (unsigned i = 0; i < n; i++) {
+        ttype *t = &s->types[specs[i].tix];
+        size_t sz = tenure_frozen_object_init(s->rt, at, t->t, specs[i].length);
+        if (sz != spec_size(s, &specs[i]))
+            diff(s, "tenure_frozen_object_init(%s, length %zu) returned %zu, expected %zu", t->name, specs[i].length, sz,
+                 spec_size(s, &specs[i]));
+        check_end(s, "frozen segment");
+        uint32_t j = model_new(s, specs[i].tix, F_FROZEN, specs[i].length, sz, (uintptr_t)at, 2, rnext(r));
+        init_payload(s, j, at);
+        /* references to heap objects (plain stores: the block is not registered yet) */
+        mobj *o = &s->objs[j];
+        for (uint32_t k = 0; k < o->nrefs; k++) {
+            if (!rchance(r, 70))
+                continue;
+            uint32_t tgt = pick_target(s, r, 10);
+            *slot_at(s, o->addr, o->tix, k) = tgt ? (void *)s->objs[tgt].addr : NULL;
+            o->refs[k] = tgt;
+        }
+        at += sz;
+    }
+    tenure_result res = tenure_register_frozen_segment(s->rt, mem, total);
+    if (res != TENURE_OK)
+        diff(s, "tenure_register_frozen_segment(%zu bytes, %u objects): %s", total, n, tenure_strerror(res));
+    check_end(s, "frozen segment");
+    s->frozen_mem[s->nfrozen_segs++] = mem;
+    for (uint32_t j = first; j < s->nobj; j++) {
+        if (s->nfrozen == s->capfrozen) {
+            s->capfrozen = s->capfrozen * 2 + 16;
+            s->frozen = xrealloc(s->frozen, s->capfrozen * sizeof *s->frozen);
+        }
+        s->frozen[s->nfrozen++] = j;
+    }
+    s->reach_dirty = 1;
+}
+
+void op_payload(program_state *s, rng *r) {
+    for (int tries = 0; tries < 8; tries++) {
+        uint32_t j = pick_reachable(s, r);
+        if (!j) return;
+        mobj *o = &s->objs[j];
+        ttype *t = &s->types[o->tix];
+        if ((t->kind == K_FIX && t->p) || t->kind == K_BYTES || t->kind == K_RECARR) {
+            o->seed = rnext(r);
+            init_payload(s, j, (char *)o->addr);
+            return;
+        }
+    }
+}
+
+void op_misc(program_state *s, rng *r) {
+    unsigned x = (unsigned)rbelow(r, 4);
+    if (x == 0) {
+        /* dependent handles come only from tenure_handle_new_dependent */
+        s->expect_err = TENURE_INVALID_ARGUMENT;
+        s->got_err = 0;
+        tenure_handle *h = tenure_handle_new(s->rt, TENURE_HANDLE_DEPENDENT, NULL);
+        s->expect_err = TENURE_OK;
+        if (h != NULL || tenure_last_error(s->rt) != TENURE_INVALID_ARGUMENT || !s->got_err)
+            diff(s, "tenure_handle_new(DEPENDENT) returned %p, last error %s, hook calls %d (expected NULL, "
+                 "INVALID_ARGUMENT)",
+                 (void *)h, tenure_strerror(tenure_last_error(s->rt)), s->got_err);
+        tenure_clear_error(s->rt);
+    } else if (x == 1) {
+        /* OPTIMIZED with AGGRESSIVE is refused */
+        s->expect_err = TENURE_INVALID_ARGUMENT;
+        uint64_t before = s->gcs;
+        tenure_result res = tenure_collect(s->rt, 2, TENURE_COLLECT_OPTIMIZED | TENURE_COLLECT_AGGRESSIVE);
+        s->expect_err = TENURE_OK;
+        if (res != TENURE_INVALID_ARGUMENT || s->gcs != before)
+            diff(s, "tenure_collect(OPTIMIZED|AGGRESSIVE) returned %s and ran %" PRIu64 " GCs", tenure_strerror(res),
+                 s->gcs - before);
+        tenure_clear_error(s->rt);
+    } else {
+        /* queries on a reachable object */
+        uint32_t j = pick_reachable(s, r);
+        if (j)
+            check_obj(s, j, s->objs[j].addr, 2, "object query");
+        tenure_stats st;
+        tenure_get_stats(s->rt, &st);
+        if (st.gc_count != s->gcs)
+            diff(s, "stats say %" PRIu64 " GCs, the callback saw %" PRIu64, st.gc_count, s->gcs);
+    }
+    check_end(s, "misc");
+}
