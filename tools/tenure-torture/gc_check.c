@@ -83,16 +83,13 @@ static void edge(program_state *s, const char *what, unsigned idx, uint32_t from
     src_push(s, j);
 }
 
-void gc_check(program_state *s, const tenure_gc_info *info) {
-    int c = info->generation;
-    if (c == 2)
-        model_sized(s);
-    /* 1. the model's live set, in the collector's marking order: the roots (the ready queue
-     *    and every handle that is strong now included), what existing objects of generations
-     *    older than the condemned ones refer to (cards), closed over references; dependent
-     *    handles to a fixed point; weak short handles of dead objects are cleared; registered
-     *    finalizable objects found dead are queued and marked through; dependent handles again;
-     *    weak long handles of dead objects are cleared, dependent handles of dead primaries too */
+/* 1. the model's live set, in the collector's marking order: the roots (the ready queue and
+ *    every handle that is strong now included), what existing objects of generations older
+ *    than the condemned ones refer to (cards), closed over references; dependent handles to a
+ *    fixed point; weak short handles of dead objects are cleared; registered finalizable
+ *    objects found dead are queued and marked through; dependent handles again; weak long
+ *    handles of dead objects are cleared, dependent handles of dead primaries too */
+static void mark_strong(program_state *s, int c) {
     s->epoch++;
     queue_reserve(s, s->nobj + 16);
     s->qn = s->qdone = 0;
@@ -108,11 +105,19 @@ void gc_check(program_state *s, const tenure_gc_info *info) {
     }
     live_close(s);
     model_dep_fix(s);
+}
+
+static void clear_weak_short(program_state *s) {
     for (int h = 0; h < MAX_HANDLES; h++) {
         mhandle *m = &s->handles[h];
         if (m->active && m->obj && h_eff(s, m) == TENURE_HANDLE_WEAK_SHORT && !m_alive(s, m->obj))
             m->obj = 0;
     }
+}
+
+/* registered objects found dead go to the ready queue (in registry order) and are marked
+ * through; what that marks is the stats' FinalizationPromotedCount/Size */
+static void queue_finalizable(program_state *s) {
     uint32_t kept = 0, first = s->nfq;
     for (uint32_t i = 0; i < s->nreg; i++) {
         uint32_t j = s->reg[i];
@@ -136,6 +141,9 @@ void gc_check(program_state *s, const tenure_gc_info *info) {
     s->gc_queued_bytes = s->mk_bytes;
     if (s->gc_queued_n)
         model_dep_fix(s);
+}
+
+static void clear_weak_long(program_state *s) {
     for (int h = 0; h < MAX_HANDLES; h++) {
         mhandle *m = &s->handles[h];
         if (!m->active)
@@ -148,7 +156,55 @@ void gc_check(program_state *s, const tenure_gc_info *info) {
         } else if (m->obj && h_eff(s, m) == TENURE_HANDLE_WEAK_LONG && !m_alive(s, m->obj))
             m->obj = 0;
     }
-    /* 2. traverse the real heap from the real roots */
+}
+
+static void model_live_set(program_state *s, int c) {
+    mark_strong(s, c);
+    clear_weak_short(s);
+    queue_finalizable(s);
+    clear_weak_long(s);
+}
+
+/* 2. traverse the real heap from the real roots */
+static void edges_of_roots(program_state *s) {
+    for (int i = 0; i < s->nframes; i++)
+        for (unsigned k = 0; k < s->frames[i]->n; k++) edge(s, "frame slot", k, 0, s->frames[i]->obj[k], s->frames[i]->vars[k]);
+    for (int a = 0; a < 2; a++)
+        if (s->areas[a].active)
+            for (unsigned k = 0; k < AREA_SLOTS; k++) edge(s, "root area slot", k, 0, s->areas[a].obj[k], s->areas[a].slots[k]);
+    for (unsigned k = 0; k < SCAN_SLOTS; k++) edge(s, "scanner slot", k, 0, s->scan_obj[k], s->scan_slots[k]);
+}
+
+static const char *now_behaves_as(program_state *s, const mhandle *m) {
+    if (m->kind != TENURE_HANDLE_VARIABLE && m->kind != TENURE_HANDLE_REFCOUNTED)
+        return "";
+    int e = h_eff(s, m);
+    return e == TENURE_HANDLE_STRONG ? " (strong now)"
+           : e == TENURE_HANDLE_PINNED ? " (pinned now)"
+           : e == TENURE_HANDLE_WEAK_LONG ? " (weak long now)" : " (weak short now)";
+}
+
+/* every handle (weak ones: cleared exactly when the model says), every secondary; finalizable
+ * objects through their weak long trackers: the queued ones are found here */
+static void edges_of_handles(program_state *s) {
+    char what[96];
+    for (unsigned h = 0; h < MAX_HANDLES; h++) {
+        mhandle *m = &s->handles[h];
+        if (!m->active)
+            continue;
+        snprintf(what, sizeof what, "%s handle%s", hkind_name(m->kind), now_behaves_as(s, m));
+        edge(s, what, h, 0, m->obj, tenure_handle_get(s->rt, m->h));
+        if (m->kind == TENURE_HANDLE_DEPENDENT)
+            edge(s, "the secondary of dependent handle", h, 0, m->sec, tenure_handle_get_secondary(s->rt, m->h));
+    }
+    for (uint32_t i = 0; i < s->nfobjs; i++) {
+        uint32_t j = s->fobjs[i];
+        snprintf(what, sizeof what, "the weak long handle that tracks %.60s:", odesc(s, j));
+        edge(s, what, j, 0, m_alive(s, j) ? j : 0, tenure_handle_get(s->rt, s->objs[j].trk));
+    }
+}
+
+static void traverse_real_heap(program_state *s, int c) {
     s->srcn = 0;
     for (uint32_t j = 1; j < s->nobj; j++) {
         mobj *o = &s->objs[j];
@@ -158,34 +214,9 @@ void gc_check(program_state *s, const tenure_gc_info *info) {
             src_push(s, j);
         }
     }
-    for (int i = 0; i < s->nframes; i++)
-        for (unsigned k = 0; k < s->frames[i]->n; k++) edge(s, "frame slot", k, 0, s->frames[i]->obj[k], s->frames[i]->vars[k]);
-    for (int a = 0; a < 2; a++)
-        if (s->areas[a].active)
-            for (unsigned k = 0; k < AREA_SLOTS; k++) edge(s, "root area slot", k, 0, s->areas[a].obj[k], s->areas[a].slots[k]);
-    for (unsigned k = 0; k < SCAN_SLOTS; k++) edge(s, "scanner slot", k, 0, s->scan_obj[k], s->scan_slots[k]);
-    /* every handle (weak ones: cleared exactly when the model says), every secondary */
+    edges_of_roots(s);
+    edges_of_handles(s);
     char what[96];
-    for (unsigned h = 0; h < MAX_HANDLES; h++) {
-        mhandle *m = &s->handles[h];
-        if (!m->active)
-            continue;
-        snprintf(what, sizeof what, "%s handle%s", hkind_name(m->kind),
-                 m->kind == TENURE_HANDLE_VARIABLE || m->kind == TENURE_HANDLE_REFCOUNTED
-                     ? (h_eff(s, m) == TENURE_HANDLE_STRONG ? " (strong now)"
-                        : h_eff(s, m) == TENURE_HANDLE_PINNED ? " (pinned now)"
-                        : h_eff(s, m) == TENURE_HANDLE_WEAK_LONG ? " (weak long now)" : " (weak short now)")
-                     : "");
-        edge(s, what, h, 0, m->obj, tenure_handle_get(s->rt, m->h));
-        if (m->kind == TENURE_HANDLE_DEPENDENT)
-            edge(s, "the secondary of dependent handle", h, 0, m->sec, tenure_handle_get_secondary(s->rt, m->h));
-    }
-    /* finalizable objects through their weak long trackers: the queued ones are found here */
-    for (uint32_t i = 0; i < s->nfobjs; i++) {
-        uint32_t j = s->fobjs[i];
-        snprintf(what, sizeof what, "the weak long handle that tracks %.60s:", odesc(s, j));
-        edge(s, what, j, 0, m_alive(s, j) ? j : 0, tenure_handle_get(s->rt, s->objs[j].trk));
-    }
     snprintf(what, sizeof what, "after GC %" PRIu64, s->gcs);
     for (uint32_t q = 0; q < s->srcn; q++) {
         uint32_t j = s->srcq[q];
@@ -197,10 +228,13 @@ void gc_check(program_state *s, const tenure_gc_info *info) {
             edge(s, "slot", i, j, o->refs[i], p);
         }
     }
-    /* 3. movement, generations, reclamation */
-    int loh_move_ok = (info->compacted & 8) != 0;
-    s->epoch++; /* pinned marks in mark: pinned handles (variable ones too), async pinned handles
-                  and the elements of their reference arrays */
+}
+
+/* 3. movement, generations, reclamation */
+/* pinned marks in mark: pinned handles (variable ones too), async pinned handles and the
+ * elements of their reference arrays */
+static void mark_pinned(program_state *s) {
+    s->epoch++;
     for (unsigned h = 0; h < MAX_HANDLES; h++) {
         mhandle *m = &s->handles[h];
         if (!m->active || !m->obj)
@@ -212,53 +246,68 @@ void gc_check(program_state *s, const tenure_gc_info *info) {
             for (uint32_t i = 0; i < s->objs[m->obj].nrefs; i++)
                 if (s->objs[m->obj].refs[i]) s->objs[s->objs[m->obj].refs[i]].mark = s->epoch;
     }
+}
+
+static void reclaim(program_state *s, uint32_t j) {
+    mobj *o = &s->objs[j];
+    if (!s->reach_dirty && o->rmark == s->reach_epoch)
+        diff(s, "tool bug: reclaimed %s is in the list of reachable objects", odesc(s, j));
+    if (o->registered)
+        diff(s, "model inconsistency: reclaimed %s is registered for finalization", odesc(s, j));
+    o->reclaimed = 1;
+    free(o->refs);
+    o->refs = NULL;
+    o->nrefs = 0;
+    if (o->trk) {
+        if (s->ntrk_dead == s->captrk_dead) {
+            s->captrk_dead = s->captrk_dead * 2 + 64;
+            s->trk_dead = xrealloc(s->trk_dead, s->captrk_dead * sizeof *s->trk_dead);
+        }
+        s->trk_dead[s->ntrk_dead++] = o->trk;
+        o->trk = NULL;
+    }
+}
+
+/* a survivor moved: only where the GC could move it */
+static void check_move(program_state *s, uint32_t j, const tenure_gc_info *info) {
+    mobj *o = &s->objs[j];
+    int loh_move_ok = (info->compacted & 8) != 0;
+    if (o->mark == s->epoch)
+        diff(s, "after GC %" PRIu64 ": %s held by a pinned or async pinned handle moved from %#" PRIxPTR
+             " to %#" PRIxPTR, s->gcs, odesc(s, j), o->addr, o->new_addr);
+    else if (o->flags & F_POH)
+        diff(s, "after GC %" PRIu64 ": pinned-heap %s moved from %#" PRIxPTR " to %#" PRIxPTR, s->gcs, odesc(s, j),
+             o->addr, o->new_addr);
+    else if (o->gen == 3 && !loh_move_ok)
+        diff(s, "after GC %" PRIu64 ": large %s moved from %#" PRIxPTR " to %#" PRIxPTR
+             " although the LOH was not compacted (mask %#x)",
+             s->gcs, odesc(s, j), o->addr, o->new_addr, (unsigned)info->compacted);
+    else if (o->gen <= 2 && !(info->compacted & (1 << o->gen)))
+        diff(s, "after GC %" PRIu64 ": %s moved from %#" PRIxPTR " to %#" PRIxPTR
+             " although its generation was swept (compacted mask %#x)",
+             s->gcs, odesc(s, j), o->addr, o->new_addr, (unsigned)info->compacted);
+}
+
+static void check_survivors(program_state *s, const tenure_gc_info *info) {
+    int c = info->generation;
+    mark_pinned(s);
     uint32_t live_epoch = s->epoch - 1;
     for (uint32_t j = 1; j < s->nobj; j++) {
         mobj *o = &s->objs[j];
         if (o->reclaimed)
             continue;
-        int live = o->mark2 == live_epoch;
         if (gen_class(o) > c)
             continue; /* checked by the edges (new_addr preset) */
-        if (!live) {
-            if (!s->reach_dirty && o->rmark == s->reach_epoch)
-                diff(s, "tool bug: reclaimed %s is in the list of reachable objects", odesc(s, j));
-            if (o->registered)
-                diff(s, "model inconsistency: reclaimed %s is registered for finalization", odesc(s, j));
-            o->reclaimed = 1;
-            free(o->refs);
-            o->refs = NULL;
-            o->nrefs = 0;
-            if (o->trk) {
-                if (s->ntrk_dead == s->captrk_dead) {
-                    s->captrk_dead = s->captrk_dead * 2 + 64;
-                    s->trk_dead = xrealloc(s->trk_dead, s->captrk_dead * sizeof *s->trk_dead);
-                }
-                s->trk_dead[s->ntrk_dead++] = o->trk;
-                o->trk = NULL;
-            }
+        if (o->mark2 != live_epoch) {
+            reclaim(s, j);
             continue;
         }
         if (!o->new_addr) {
             diff(s, "after GC %" PRIu64 ": live %s was never reached", s->gcs, odesc(s, j));
             continue;
         }
-        if (o->new_addr != o->addr) {
-            if (o->mark == s->epoch)
-                diff(s, "after GC %" PRIu64 ": %s held by a pinned or async pinned handle moved from %#" PRIxPTR
-                     " to %#" PRIxPTR, s->gcs, odesc(s, j), o->addr, o->new_addr);
-            else if (o->flags & F_POH)
-                diff(s, "after GC %" PRIu64 ": pinned-heap %s moved from %#" PRIxPTR " to %#" PRIxPTR, s->gcs, odesc(s, j),
-                     o->addr, o->new_addr);
-            else if (o->gen == 3 && !loh_move_ok)
-                diff(s, "after GC %" PRIu64 ": large %s moved from %#" PRIxPTR " to %#" PRIxPTR
-                     " although the LOH was not compacted (mask %#x)",
-                     s->gcs, odesc(s, j), o->addr, o->new_addr, (unsigned)info->compacted);
-            else if (o->gen <= 2 && !(info->compacted & (1 << o->gen)))
-                diff(s, "after GC %" PRIu64 ": %s moved from %#" PRIxPTR " to %#" PRIxPTR
-                     " although its generation was swept (compacted mask %#x)",
-                     s->gcs, odesc(s, j), o->addr, o->new_addr, (unsigned)info->compacted);
-        }
+        if (o->new_addr != o->addr)
+            check_move(s, j, info);
         int g = tenure_object_generation(s->rt, (void *)o->new_addr);
         if (o->gen <= 2 ? (g < o->gen || g > 2) : g != o->gen)
             diff(s, "after GC %" PRIu64 " (gen %d): %s is now in generation %d", s->gcs, c, odesc(s, j), g);
@@ -270,7 +319,10 @@ void gc_check(program_state *s, const tenure_gc_info *info) {
     for (uint32_t i = 0; i < s->nfobjs; i++)
         if (!s->objs[s->fobjs[i]].reclaimed) s->fobjs[nf++] = s->fobjs[i];
     s->nfobjs = nf;
-    /* 4. the collector's own figures: finalization, SizedRef, identity hashes */
+}
+
+/* 4. the collector's own figures: finalization, SizedRef, identity hashes */
+static void check_figures(program_state *s, int c) {
     tenure_stats st;
     tenure_get_stats(s->rt, &st);
     if (st.finalization_promoted_count != s->gc_queued_n || st.finalization_promoted_bytes != s->gc_queued_bytes)
@@ -282,17 +334,17 @@ void gc_check(program_state *s, const tenure_gc_info *info) {
     if (st.sync_blocks != hashed)
         diff(s, "after GC %" PRIu64 ": the identity hash table has %" PRIu64 " entries, the model has %" PRIu64
              " live hashed objects", s->gcs, st.sync_blocks, hashed);
-    if (c == 2) {
-        uint64_t sum = 0;
-        for (int h = 0; h < MAX_HANDLES; h++)
-            if (s->handles[h].active && s->handles[h].kind == TENURE_HANDLE_SIZED_REF)
-                sum += tenure_handle_sized_ref_bytes(s->rt, s->handles[h].h);
-        if (sum != s->sized_union)
-            diff(s, "after GC %" PRIu64 ": the SizedRef handles say %" PRIu64 " bytes in all, the union of their graphs "
-                 "has %" PRIu64, s->gcs, sum, s->sized_union);
-        snprintf(what, sizeof what, "after GC %" PRIu64, s->gcs);
-        check_sized(s, what);
-    }
+    if (c == 2)
+        check_sized_after_full_gc(s);
+}
+
+void gc_check(program_state *s, const tenure_gc_info *info) {
+    if (info->generation == 2)
+        model_sized(s);
+    model_live_set(s, info->generation);
+    traverse_real_heap(s, info->generation);
+    check_survivors(s, info);
+    check_figures(s, info->generation);
 }
 
 static int cmp_addr(const void *a, const void *b, void *ctx) {

@@ -68,3 +68,18 @@ void check_sized(program_state *s, const char *where) {
                  m->sized_overlap ? ", shared with another SizedRef graph" : "");
     }
 }
+
+/* after a full GC: the handles' bytes add up to the union of their graphs, and each is in the
+ * range the model expects */
+void check_sized_after_full_gc(program_state *s) {
+    uint64_t sum = 0;
+    for (int h = 0; h < MAX_HANDLES; h++)
+        if (s->handles[h].active && s->handles[h].kind == TENURE_HANDLE_SIZED_REF)
+            sum += tenure_handle_sized_ref_bytes(s->rt, s->handles[h].h);
+    if (sum != s->sized_union)
+        diff(s, "after GC %" PRIu64 ": the SizedRef handles say %" PRIu64 " bytes in all, the union of their graphs "
+             "has %" PRIu64, s->gcs, sum, s->sized_union);
+    char what[96];
+    snprintf(what, sizeof what, "after GC %" PRIu64, s->gcs);
+    check_sized(s, what);
+}

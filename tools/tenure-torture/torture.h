@@ -402,6 +402,7 @@ void gc_callback(tenure_runtime *rt, const tenure_gc_info *info, void *ctx);
 /* sized_ref.c */
 void model_sized(program_state *s);
 void check_sized(program_state *s, const char *where);
+void check_sized_after_full_gc(program_state *s);
 
 /* full_check.c */
 void flush_trk(program_state *s);
