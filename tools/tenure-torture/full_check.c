@@ -68,14 +68,8 @@ void flush_trk(program_state *s) {
     s->ntrk_dead = 0;
 }
 
-void full_check(program_state *s, const char *where) {
-    s->since_verify = 0;
-    flush_trk(s);
-    tenure_result r = tenure_verify_heap(s->rt);
-    if (r != TENURE_OK)
-        diff(s, "%s: tenure_verify_heap: %s", where, tenure_strerror(r));
-    check_end(s, where);
-    /* every existing object, and its references */
+/* every existing object, and its references */
+static void check_objects(program_state *s, const char *where) {
     for (uint32_t j = 1; j < s->nobj; j++) {
         mobj *o = &s->objs[j];
         if (o->reclaimed)
@@ -96,7 +90,9 @@ void full_check(program_state *s, const char *where) {
                 diff(s, "%s: slot %u of %s holds %p, expected %s at %p", where, i, odesc(s, j), p, odesc(s, t), e);
         }
     }
-    /* roots */
+}
+
+static void check_roots(program_state *s, const char *where) {
     for (int i = 0; i < s->nframes; i++)
         for (unsigned k = 0; k < s->frames[i]->n; k++) {
             uint32_t t = s->frames[i]->obj[k];
@@ -119,6 +115,10 @@ void full_check(program_state *s, const char *where) {
         if (s->scan_slots[k] != e)
             diff(s, "%s: scanner slot %u holds %p, expected %s at %p", where, k, s->scan_slots[k], odesc(s, t), e);
     }
+}
+
+/* every handle and tracker; returns how many the model has */
+static size_t check_handles(program_state *s, const char *where) {
     size_t nh = 0;
     for (unsigned h = 0; h < MAX_HANDLES; h++) {
         mhandle *m = &s->handles[h];
@@ -146,6 +146,11 @@ void full_check(program_state *s, const char *where) {
             diff(s, "%s: the weak long handle that tracks %s holds %p", where, odesc(s, j), got);
     }
     nh += s->nfobjs;
+    return nh;
+}
+
+/* what the collector says of SizedRef handles, pending finalizers, pressure, identity hashes */
+static void check_services(program_state *s, const char *where) {
     check_sized(s, where);
     if (tenure_pending_finalizers(s->rt) != s->nfq - s->fqhead)
         diff(s, "%s: tenure_pending_finalizers says %zu, the model has %u queued", where, tenure_pending_finalizers(s->rt),
@@ -161,14 +166,15 @@ void full_check(program_state *s, const char *where) {
                 diff(s, "%s: the identity hash of %s is %#x, it was %#x", where, odesc(s, j), hv, o->hash);
         }
     }
-    if (tenure_handle_count(s->rt) != nh)
-        diff(s, "%s: tenure_handle_count says %zu, the model has %zu", where, tenure_handle_count(s->rt), nh);
-    /* the heap walk lists exactly the existing objects */
+}
+
+/* the heap walk lists exactly the existing objects */
+static void check_heap_walk(program_state *s, const char *where) {
     hash_build(s);
     s->epoch++;
     s->walk_unexpected = 0;
     s->walk_where = where;
-    r = tenure_heap_walk(s->rt, walk_visit, s);
+    tenure_result r = tenure_heap_walk(s->rt, walk_visit, s);
     if (r != TENURE_OK)
         diff(s, "%s: tenure_heap_walk: %s", where, tenure_strerror(r));
     if (s->walk_unexpected > 8)
@@ -177,6 +183,9 @@ void full_check(program_state *s, const char *where) {
     for (uint32_t j = 1; j < s->nobj; j++)
         if (!s->objs[j].reclaimed && s->objs[j].mark != s->epoch && missing++ < 8)
             diff(s, "%s: the heap walk did not visit %s at %#" PRIxPTR, where, odesc(s, j), s->objs[j].addr);
+}
+
+static void check_stats(program_state *s, const char *where) {
     tenure_stats st;
     tenure_get_stats(s->rt, &st);
     if (st.gc_count != s->gcs)
@@ -184,6 +193,23 @@ void full_check(program_state *s, const char *where) {
     if (st.finalizers_run != s->fin_runs_total)
         diff(s, "%s: stats say %" PRIu64 " finalizers ran, the model counted %" PRIu64, where, st.finalizers_run,
              s->fin_runs_total);
+}
+
+void full_check(program_state *s, const char *where) {
+    s->since_verify = 0;
+    flush_trk(s);
+    tenure_result r = tenure_verify_heap(s->rt);
+    if (r != TENURE_OK)
+        diff(s, "%s: tenure_verify_heap: %s", where, tenure_strerror(r));
+    check_end(s, where);
+    check_objects(s, where);
+    check_roots(s, where);
+    size_t nh = check_handles(s, where);
+    check_services(s, where);
+    if (tenure_handle_count(s->rt) != nh)
+        diff(s, "%s: tenure_handle_count says %zu, the model has %zu", where, tenure_handle_count(s->rt), nh);
+    check_heap_walk(s, where);
+    check_stats(s, where);
     check_overlap(s, where);
     check_end(s, where);
 }
