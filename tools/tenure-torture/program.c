@@ -41,19 +41,8 @@ static void random_config(tenure_config *c, uint64_t seed, uint64_t hard_limit) 
         c->GCHeapHardLimit = hard_limit;
 }
 
-void run_program(const params *P, shres *sh, int in_fork) {
-    program_state *s = xcalloc(1, sizeof *s);
-    finalizers_attach(s);
-    s->in_fork = in_fork;
-    s->P = P;
-    s->sh = sh;
-    s->op = -1;
-    s->oom_mode = P->hard_limit != 0;
-    if (sh)
-        sh->op = -1;
-    s->nobj = 1;
-    s->capobj = 1024;
-    s->objs = xcalloc(s->capobj, sizeof *s->objs);
+/* the instance, its callbacks and types, and the roots every program starts with */
+static void program_setup(program_state *s, const params *P) {
     random_config(&s->cfg, P->seed, P->hard_limit);
     tenure_result res = TENURE_OK;
     s->rt = tenure_create(&s->cfg, &res);
@@ -86,7 +75,45 @@ void run_program(const params *P, shres *sh, int in_fork) {
     rng r0 = {P->seed};
     frame_push(s, &r0);
     check_end(s, "setup");
+}
 
+static void run_op(program_state *s, int kind, rng *r) {
+    switch (kind) {
+    case OP_ALLOC: op_alloc_with(s, r, small_fixed(s, r)); break;
+    case OP_ARRAY: op_alloc_with(s, r, small_array(s, r)); break;
+    case OP_LARGE: op_alloc_with(s, r, large_spec(s, r)); break;
+    case OP_PINNED: {
+        aspec a = rchance(r, 60) ? small_fixed(s, r) : small_array(s, r);
+        if (rchance(r, 10)) a = large_spec(s, r);
+        a.pinned = 1;
+        op_alloc_with(s, r, a);
+        break;
+    }
+    case OP_CHAIN: op_chain(s, r); break;
+    case OP_GARBAGE: op_garbage(s, r); break;
+    case OP_LINK: op_link(s, r); break;
+    case OP_UNLINK: op_unlink(s, r); break;
+    case OP_ROOT: op_root(s, r); break;
+    case OP_HANDLE: op_handle(s, r); break;
+    case OP_PIN: op_pin(s, r); break;
+    case OP_FRAME: op_frame(s, r); break;
+    case OP_AREA: op_area(s, r); break;
+    case OP_COLLECT: op_collect(s, r); break;
+    case OP_FROZEN: op_frozen(s, r); break;
+    case OP_PAYLOAD: op_payload(s, r); break;
+    case OP_MISC: op_misc(s, r); break;
+    case OP_VERIFY: full_check(s, "full check (verify op)"); break;
+    case OP_FINAL: op_final(s, r); break;
+    case OP_FINOP: op_finop(s, r); break;
+    case OP_DEPEND: op_depend(s, r); break;
+    case OP_XHANDLE: op_xhandle(s, r); break;
+    case OP_PRESSURE: op_pressure(s, r); break;
+    case OP_HASH: op_hash(s, r); break;
+    }
+}
+
+/* the ops, drawn from the seed (the weights: normal or --hard-limit) */
+static void run_ops(program_state *s, const params *P, shres *sh) {
     int mode = s->oom_mode ? 1 : 0;
     unsigned total = 0;
     for (int k = 0; k < OP_COUNT; k++) total += op_weight[mode][k];
@@ -103,38 +130,7 @@ void run_program(const params *P, shres *sh, int in_fork) {
         flush_trk(s);
         if (P->trace)
             fprintf(stderr, "op %ld: %s (objects %u, GCs %" PRIu64 ")\n", i, op_names[kind], s->nobj - 1, s->gcs);
-        switch (kind) {
-        case OP_ALLOC: op_alloc_with(s, &r, small_fixed(s, &r)); break;
-        case OP_ARRAY: op_alloc_with(s, &r, small_array(s, &r)); break;
-        case OP_LARGE: op_alloc_with(s, &r, large_spec(s, &r)); break;
-        case OP_PINNED: {
-            aspec a = rchance(&r, 60) ? small_fixed(s, &r) : small_array(s, &r);
-            if (rchance(&r, 10)) a = large_spec(s, &r);
-            a.pinned = 1;
-            op_alloc_with(s, &r, a);
-            break;
-        }
-        case OP_CHAIN: op_chain(s, &r); break;
-        case OP_GARBAGE: op_garbage(s, &r); break;
-        case OP_LINK: op_link(s, &r); break;
-        case OP_UNLINK: op_unlink(s, &r); break;
-        case OP_ROOT: op_root(s, &r); break;
-        case OP_HANDLE: op_handle(s, &r); break;
-        case OP_PIN: op_pin(s, &r); break;
-        case OP_FRAME: op_frame(s, &r); break;
-        case OP_AREA: op_area(s, &r); break;
-        case OP_COLLECT: op_collect(s, &r); break;
-        case OP_FROZEN: op_frozen(s, &r); break;
-        case OP_PAYLOAD: op_payload(s, &r); break;
-        case OP_MISC: op_misc(s, &r); break;
-        case OP_VERIFY: full_check(s, "full check (verify op)"); break;
-        case OP_FINAL: op_final(s, &r); break;
-        case OP_FINOP: op_finop(s, &r); break;
-        case OP_DEPEND: op_depend(s, &r); break;
-        case OP_XHANDLE: op_xhandle(s, &r); break;
-        case OP_PRESSURE: op_pressure(s, &r); break;
-        case OP_HASH: op_hash(s, &r); break;
-        }
+        run_op(s, kind, &r);
         check_end(s, op_names[kind]);
         if (P->paranoid) {
             char w[64];
@@ -143,21 +139,28 @@ void run_program(const params *P, shres *sh, int in_fork) {
         }
         after_alloc_check(s);
     }
-    /* the end: check, drop every root, collect everything: only what frozen objects reach stays */
-    s->op = P->ops;
-    if (sh)
-        sh->op = P->ops;
-    full_check(s, "final full check");
+}
+
+static void drop_every_root(program_state *s) {
     while (s->nframes) frame_pop(s);
     for (int a = 0; a < 2; a++)
         if (s->areas[a].active) area_remove(s, a);
     for (int k = 0; k < SCAN_SLOTS; k++) set_root_slot(s, &s->scan_slots[k], &s->scan_obj[k], 0);
     for (int h = 0; h < MAX_HANDLES; h++)
         if (s->handles[h].active) handle_free(s, h);
-    res = tenure_root_scanner_remove(s->rt, s->scanner);
+    tenure_result res = tenure_root_scanner_remove(s->rt, s->scanner);
     if (res != TENURE_OK)
         diff(s, "tenure_root_scanner_remove: %s", tenure_strerror(res));
     check_end(s, "dropping every root");
+}
+
+/* the end: check, drop every root, collect everything: only what frozen objects reach stays */
+static void program_end(program_state *s, const params *P, shres *sh) {
+    s->op = P->ops;
+    if (sh)
+        sh->op = P->ops;
+    full_check(s, "final full check");
+    drop_every_root(s);
     induced_collect(s, 2, 0, "the final full GC");
     full_check(s, "full check after dropping every root and a full GC");
     /* the finalizers of what that GC queued (they neither resurrect nor allocate now), then
@@ -179,6 +182,9 @@ void run_program(const params *P, shres *sh, int in_fork) {
                         " NOMEM, %u left (reached from frozen segments), %" PRIu64 " queued for finalization, %" PRIu64
                         " finalizers run\n",
                 P->seed, s->gcs, s->nobj - 1, s->allocs, s->nomem, left, s->queued_total, s->fin_runs_total);
+}
+
+static void program_free(program_state *s, shres *sh) {
     s->destroying = 1;
     tenure_destroy(s->rt);
     free(s->reg);
@@ -200,4 +206,23 @@ void run_program(const params *P, shres *sh, int in_fork) {
     }
     finalizers_attach(NULL);
     free(s);
+}
+
+void run_program(const params *P, shres *sh, int in_fork) {
+    program_state *s = xcalloc(1, sizeof *s);
+    finalizers_attach(s);
+    s->in_fork = in_fork;
+    s->P = P;
+    s->sh = sh;
+    s->op = -1;
+    s->oom_mode = P->hard_limit != 0;
+    if (sh)
+        sh->op = -1;
+    s->nobj = 1;
+    s->capobj = 1024;
+    s->objs = xcalloc(s->capobj, sizeof *s->objs);
+    program_setup(s, P);
+    run_ops(s, P, sh);
+    program_end(s, P, sh);
+    program_free(s, sh);
 }
