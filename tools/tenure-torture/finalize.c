@@ -128,10 +128,7 @@ void op_final(program_state *s, rng *r) {
         uint32_t j = alloc_oom(s, &a, r);
         if (!j)
             return;
-        if (d.kind == D_FIELD && !is_reachable(s, d.src))
-            d.kind = D_ROOTARR, d.slot %= ROOTARR_LEN;
-        if (d.kind == D_HANDLE && free_handle_index(s) < 0)
-            d.kind = D_NONE;
+        dest_recheck(s, &d, D_NONE);
         if (d.kind != D_HANDLE)
             prelink(s, r, j);
         store_dest(s, &d, j);
@@ -140,31 +137,36 @@ void op_final(program_state *s, rng *r) {
         return;
     }
     /* a cluster of finalizable garbage that refers to itself and to other objects */
+    static const cluster_links links = {UINT32_MAX, 60, 75};
     unsigned n = (unsigned)rrange(r, 2, 8);
     uint32_t nodes[8];
-    unsigned nn = 0;
-    uint64_t gcs = s->gcs;
+    cluster c = {nodes, 0, s->gcs};
     for (unsigned i = 0; i < n; i++) {
         aspec a = rchance(r, 70) ? fin_spec(s, r) : small_fixed(s, r);
         a.pinned = 0;
         uint32_t j = alloc_oom(s, &a, r);
         if (!j)
             break;
-        if (s->gcs != gcs) {
-            nn = 0;
-            gcs = s->gcs;
-        }
-        mobj *o = &s->objs[j];
-        for (uint32_t k = 0; k < o->nrefs; k++) {
-            unsigned x = (unsigned)rbelow(r, 100);
-            uint32_t t = x < 60 && nn ? nodes[rbelow(r, nn)] : x < 75 ? pick_reachable(s, r) : 0;
-            if (t)
-                set_ref(s, j, k, t);
-        }
+        cluster_add(s, r, &c, j, &links);
         if (rchance(r, 20))
             weak_to(s, r, j);
-        nodes[nn++] = j;
     }
+}
+
+/* tenure_suppress_finalize or tenure_reregister_for_finalize of j, and the same in the model */
+static void suppress_or_reregister(program_state *s, uint32_t j, int suppress) {
+    void *p = (void *)s->objs[j].addr;
+    if (s->P->trace)
+        fprintf(stderr, "  %s %s%s\n", suppress ? "suppress" : "reregister", odesc(s, j),
+                s->objs[j].registered ? " (registered)" : "");
+    tenure_result res = suppress ? tenure_suppress_finalize(s->rt, p) : tenure_reregister_for_finalize(s->rt, p);
+    if (res != TENURE_OK)
+        diff(s, "%s(%s): %s", suppress ? "tenure_suppress_finalize" : "tenure_reregister_for_finalize", odesc(s, j),
+             tenure_strerror(res));
+    if (suppress)
+        model_suppress(s, j);
+    else
+        model_register(s, j);
 }
 
 void op_finop(program_state *s, rng *r) {
@@ -177,23 +179,7 @@ void op_finop(program_state *s, rng *r) {
     } else if (x < 88) {
         if (!s->nfobjs)
             return;
-        uint32_t j = s->fobjs[rbelow(r, s->nfobjs)];
-        void *p = (void *)s->objs[j].addr;
-        if (x < 62) {
-            if (s->P->trace)
-                fprintf(stderr, "  suppress %s%s\n", odesc(s, j), s->objs[j].registered ? " (registered)" : "");
-            tenure_result res = tenure_suppress_finalize(s->rt, p);
-            if (res != TENURE_OK)
-                diff(s, "tenure_suppress_finalize(%s): %s", odesc(s, j), tenure_strerror(res));
-            model_suppress(s, j);
-        } else {
-            if (s->P->trace)
-                fprintf(stderr, "  reregister %s%s\n", odesc(s, j), s->objs[j].registered ? " (registered)" : "");
-            tenure_result res = tenure_reregister_for_finalize(s->rt, p);
-            if (res != TENURE_OK)
-                diff(s, "tenure_reregister_for_finalize(%s): %s", odesc(s, j), tenure_strerror(res));
-            model_register(s, j);
-        }
+        suppress_or_reregister(s, s->fobjs[rbelow(r, s->nfobjs)], x < 62);
     } else if (x < 94) {
         /* not finalizable: refused */
         uint32_t j = pick_reachable(s, r);

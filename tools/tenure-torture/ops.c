@@ -23,10 +23,7 @@ void op_alloc_with(program_state *s, rng *r, aspec a) {
     uint32_t j = alloc_oom(s, &a, r);
     if (!j)
         return;
-    if (d.kind == D_FIELD && !is_reachable(s, d.src))
-        d.kind = D_ROOTARR, d.slot %= ROOTARR_LEN; /* the source was dropped by alloc_oom */
-    if (d.kind == D_HANDLE && free_handle_index(s) < 0)
-        d.kind = D_NONE;
+    dest_recheck(s, &d, D_NONE);
     if (d.kind != D_NONE && d.kind != D_HANDLE)
         prelink(s, r, j);
     store_dest(s, &d, j);
@@ -43,10 +40,7 @@ void op_chain(program_state *s, rng *r) {
     uint32_t head = alloc_oom(s, &a, r);
     if (!head)
         return;
-    if (d.kind == D_FIELD && !is_reachable(s, d.src))
-        d.kind = D_ROOTARR, d.slot %= ROOTARR_LEN;
-    if (d.kind == D_HANDLE && free_handle_index(s) < 0)
-        d.kind = D_ROOTARR, d.slot %= ROOTARR_LEN;
+    dest_recheck(s, &d, D_ROOTARR);
     store_dest(s, &d, head);
     uint32_t *nodes = xcalloc(n, sizeof *nodes);
     unsigned nn = 0;
@@ -76,30 +70,37 @@ void op_chain(program_state *s, rng *r) {
 
 /* a burst of garbage: objects that refer to each other (while no GC intervened) and to live
  * objects, and are referenced by nothing that is reachable */
+/* new object j joins the cluster (which starts again after a GC: the earlier members may be
+ * gone); its first max_refs slots refer to a member (x < member_percent), a reachable object
+ * (x < reachable_percent) or nothing */
+void cluster_add(program_state *s, rng *r, cluster *c, uint32_t j, const cluster_links *l) {
+    if (s->gcs != c->gcs) {
+        c->n = 0;
+        c->gcs = s->gcs;
+    }
+    mobj *o = &s->objs[j];
+    for (uint32_t k = 0; k < o->nrefs && k < l->max_refs; k++) {
+        unsigned x = (unsigned)rbelow(r, 100);
+        uint32_t t = x < l->member_percent && c->n ? c->nodes[rbelow(r, c->n)]
+                     : x < l->reachable_percent ? pick_reachable(s, r) : 0;
+        if (t)
+            set_ref(s, j, k, t);
+    }
+    c->nodes[c->n++] = j;
+}
+
 void op_garbage(program_state *s, rng *r) {
+    static const cluster_links links = {4, 50, 70};
     unsigned n = (unsigned)rrange(r, 5, rchance(r, 20) ? 1000 : 150);
-    uint32_t *nodes = xcalloc(n, sizeof *nodes);
-    unsigned nn = 0;
-    uint64_t gcs = s->gcs;
+    cluster c = {xcalloc(n, sizeof *c.nodes), 0, s->gcs};
     for (unsigned i = 0; i < n; i++) {
         aspec a = rchance(r, 80) ? small_fixed(s, r) : small_array(s, r);
         uint32_t j = alloc_oom(s, &a, r);
         if (!j)
             break;
-        if (s->gcs != gcs) {
-            nn = 0; /* the earlier ones may be gone */
-            gcs = s->gcs;
-        }
-        mobj *o = &s->objs[j];
-        for (uint32_t k = 0; k < o->nrefs && k < 4; k++) {
-            unsigned x = (unsigned)rbelow(r, 100);
-            uint32_t t = x < 50 && nn ? nodes[rbelow(r, nn)] : x < 70 ? pick_reachable(s, r) : 0;
-            if (t)
-                set_ref(s, j, k, t);
-        }
-        nodes[nn++] = j;
+        cluster_add(s, r, &c, j, &links);
     }
-    free(nodes);
+    free(c.nodes);
 }
 
 void op_link(program_state *s, rng *r) {

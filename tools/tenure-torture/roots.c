@@ -49,6 +49,15 @@ void set_root_slot(program_state *s, void **slot, uint32_t *model, uint32_t j) {
     *model = j;
 }
 
+/* after the allocation of what goes there: a field whose source alloc_oom dropped becomes a
+ * root array slot; a handle when none is free any more becomes no_handle (D_NONE or D_ROOTARR) */
+void dest_recheck(program_state *s, dest *d, int no_handle) {
+    if (d->kind == D_FIELD && !is_reachable(s, d->src))
+        d->kind = D_ROOTARR, d->slot %= ROOTARR_LEN;
+    if (d->kind == D_HANDLE && free_handle_index(s) < 0)
+        d->kind = no_handle, d->slot %= ROOTARR_LEN;
+}
+
 void store_dest(program_state *s, const dest *d, uint32_t j) {
     switch (d->kind) {
     case D_ROOTARR: set_ref(s, s->rootarr, d->slot, j); break;

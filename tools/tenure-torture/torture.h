@@ -328,6 +328,18 @@ typedef struct dest {
     int hkind;
 } dest;
 
+/* a burst of new objects that refer to each other (ops.c: cluster_add) */
+typedef struct cluster {
+    uint32_t *nodes; /* the members since the last GC */
+    unsigned n;
+    uint64_t gcs; /* the GC count when the members were made */
+} cluster;
+typedef struct cluster_links {
+    uint32_t max_refs;          /* slots of a new member that may be linked */
+    unsigned member_percent;    /* x < this: a member */
+    unsigned reachable_percent; /* else x < this: a reachable object; else nothing */
+} cluster_links;
+
 /* the kinds of handle a destination or op handle picks from (strong ones first) */
 extern const int handle_kinds[4];
 
@@ -423,6 +435,7 @@ uint32_t alloc_oom(program_state *s, const aspec *a, rng *r);
 /* roots.c */
 dest choose_dest(program_state *s, rng *r, int strong_only);
 void set_root_slot(program_state *s, void **slot, uint32_t *model, uint32_t j);
+void dest_recheck(program_state *s, dest *d, int no_handle);
 void store_dest(program_state *s, const dest *d, uint32_t j);
 void op_root(program_state *s, rng *r);
 void frame_push(program_state *s, rng *r);
@@ -458,6 +471,7 @@ void op_finop(program_state *s, rng *r);
 void prelink(program_state *s, rng *r, uint32_t j);
 void op_alloc_with(program_state *s, rng *r, aspec a);
 void op_chain(program_state *s, rng *r);
+void cluster_add(program_state *s, rng *r, cluster *c, uint32_t j, const cluster_links *l);
 void op_garbage(program_state *s, rng *r);
 void op_link(program_state *s, rng *r);
 void op_unlink(program_state *s, rng *r);
