@@ -17,14 +17,13 @@ void after_alloc_check(program_state *s) {
 /* allocate per spec; returns the object number or 0 (NOMEM with a hard limit) */
 uint32_t do_alloc(program_state *s, const aspec *a) {
     ttype *t = &s->types[a->tix];
-    s->expect_err = s->P->hard_limit ? TENURE_NOMEM : TENURE_OK;
-    s->got_err = 0;
+    expect_error(s, s->P->hard_limit ? TENURE_NOMEM : TENURE_OK);
     void *p;
     if (t->kind == K_FIX)
         p = a->pinned ? tenure_alloc_pinned(s->rt, t->t) : tenure_alloc(s->rt, t->t);
     else
         p = a->pinned ? tenure_alloc_array_pinned(s->rt, t->t, a->length) : tenure_alloc_array(s->rt, t->t, a->length);
-    s->expect_err = TENURE_OK;
+    expect_done(s);
     s->allocs++;
     s->since_verify++;
     if (s->sh)

@@ -185,11 +185,10 @@ void op_finop(program_state *s, rng *r) {
         uint32_t j = pick_reachable(s, r);
         if (!j || is_fin(s, j))
             return;
-        s->expect_err = TENURE_INVALID_TYPE;
-        s->got_err = 0;
+        expect_error(s, TENURE_INVALID_TYPE);
         tenure_result res = rchance(r, 50) ? tenure_suppress_finalize(s->rt, (void *)s->objs[j].addr)
                                            : tenure_reregister_for_finalize(s->rt, (void *)s->objs[j].addr);
-        s->expect_err = TENURE_OK;
+        expect_done(s);
         if (res != TENURE_INVALID_TYPE || !s->got_err)
             diff(s, "suppress / reregister of not finalizable %s: %s (hook calls %d)", odesc(s, j), tenure_strerror(res),
                  s->got_err);

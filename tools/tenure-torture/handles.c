@@ -172,10 +172,9 @@ void op_xhandle(program_state *s, rng *r) {
         /* a dependent-only query on another kind is refused */
         int h = random_handle(s, r, TENURE_HANDLE_VARIABLE);
         if (h > 0) {
-            s->expect_err = TENURE_INVALID_HANDLE;
-            s->got_err = 0;
+            expect_error(s, TENURE_INVALID_HANDLE);
             void *q = tenure_handle_get_secondary(s->rt, s->handles[h].h);
-            s->expect_err = TENURE_OK;
+            expect_done(s);
             if (q || !s->got_err)
                 diff(s, "tenure_handle_get_secondary of a variable handle: %p, hook calls %d", q, s->got_err);
             tenure_clear_error(s->rt);

@@ -202,10 +202,9 @@ void op_misc(program_state *s, rng *r) {
     unsigned x = (unsigned)rbelow(r, 4);
     if (x == 0) {
         /* dependent handles come only from tenure_handle_new_dependent */
-        s->expect_err = TENURE_INVALID_ARGUMENT;
-        s->got_err = 0;
+        expect_error(s, TENURE_INVALID_ARGUMENT);
         tenure_handle *h = tenure_handle_new(s->rt, TENURE_HANDLE_DEPENDENT, NULL);
-        s->expect_err = TENURE_OK;
+        expect_done(s);
         if (h != NULL || tenure_last_error(s->rt) != TENURE_INVALID_ARGUMENT || !s->got_err)
             diff(s, "tenure_handle_new(DEPENDENT) returned %p, last error %s, hook calls %d (expected NULL, "
                  "INVALID_ARGUMENT)",
@@ -213,10 +212,10 @@ void op_misc(program_state *s, rng *r) {
         tenure_clear_error(s->rt);
     } else if (x == 1) {
         /* OPTIMIZED with AGGRESSIVE is refused */
-        s->expect_err = TENURE_INVALID_ARGUMENT;
+        expect_error(s, TENURE_INVALID_ARGUMENT);
         uint64_t before = s->gcs;
         tenure_result res = tenure_collect(s->rt, 2, TENURE_COLLECT_OPTIMIZED | TENURE_COLLECT_AGGRESSIVE);
-        s->expect_err = TENURE_OK;
+        expect_done(s);
         if (res != TENURE_INVALID_ARGUMENT || s->gcs != before)
             diff(s, "tenure_collect(OPTIMIZED|AGGRESSIVE) returned %s and ran %" PRIu64 " GCs", tenure_strerror(res),
                  s->gcs - before);

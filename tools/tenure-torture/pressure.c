@@ -27,10 +27,9 @@ void op_pressure(program_state *s, rng *r) {
             diff(s, "tenure_remove_memory_pressure(%" PRIu64 " of %" PRIu64 "): %s", b, s->pressure, tenure_strerror(res));
         s->pressure -= b;
     } else {
-        s->expect_err = TENURE_INVALID_ARGUMENT;
-        s->got_err = 0;
+        expect_error(s, TENURE_INVALID_ARGUMENT);
         tenure_result res = tenure_remove_memory_pressure(s->rt, s->pressure + 1);
-        s->expect_err = TENURE_OK;
+        expect_done(s);
         if (res != TENURE_INVALID_ARGUMENT || !s->got_err)
             diff(s, "removing more pressure than was added: %s, hook calls %d", tenure_strerror(res), s->got_err);
         tenure_clear_error(s->rt);

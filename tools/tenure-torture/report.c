@@ -54,6 +54,17 @@ void check_end(program_state *s, const char *where) {
         die(s, where);
 }
 
+/* the calls that follow may report err (and only err) to the error hook, which counts it in
+ * s->got_err; expect_done ends that */
+void expect_error(program_state *s, tenure_result err) {
+    s->expect_err = err;
+    s->got_err = 0;
+}
+
+void expect_done(program_state *s) {
+    s->expect_err = TENURE_OK;
+}
+
 void hook(tenure_runtime *rt, tenure_result r, const char *fn, const char *msg, void *ctx) {
     (void)rt;
     program_state *s = ctx;

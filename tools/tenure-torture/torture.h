@@ -369,6 +369,8 @@ __attribute__((format(printf, 2, 3)))
 void diff(program_state *s, const char *fmt, ...);
 void die(program_state *s, const char *where);
 void check_end(program_state *s, const char *where);
+void expect_error(program_state *s, tenure_result err);
+void expect_done(program_state *s);
 void hook(tenure_runtime *rt, tenure_result r, const char *fn, const char *msg, void *ctx);
 void *xcalloc(size_t n, size_t sz);
 void *xrealloc(void *p, size_t sz);
