@@ -89,6 +89,90 @@ void init_payload(program_state *s, uint32_t j, char *p) {
     }
 }
 
+/* what the collector says p is: an object of j's type and size (0 after a diff if not) */
+static int check_identity(program_state *s, uint32_t j, char *p, const char *where) {
+    mobj *o = &s->objs[j];
+    if (!tenure_is_object(s->rt, p)) {
+        diff(s, "%s: %s at %p is not an object", where, odesc(s, j), (void *)p);
+        return 0;
+    }
+    const tenure_type *ty = tenure_object_type(s->rt, p);
+    if (ty != s->types[o->tix].t) {
+        diff(s, "%s: %s at %p has type %s", where, odesc(s, j), (void *)p, ty ? tenure_type_name(ty) : "?");
+        return 0;
+    }
+    size_t sz = tenure_object_size(s->rt, p);
+    if (sz != o->size) {
+        diff(s, "%s: %s at %p has size %zu", where, odesc(s, j), (void *)p, sz);
+        return 0;
+    }
+    return 1;
+}
+
+static int check_number(program_state *s, uint32_t j, char *p, uint64_t id, const char *where) {
+    if (id == IDW(j))
+        return 1;
+    diff(s, "%s: %s at %p holds the number of #%" PRIu64 " (word %#" PRIx64 ")", where, odesc(s, j), (void *)p,
+         (uint64_t)(id & 0xffffffffffffull), id);
+    return 0;
+}
+
+static int check_fixed(program_state *s, uint32_t j, char *p, const char *where) {
+    mobj *o = &s->objs[j];
+    ttype *t = &s->types[o->tix];
+    if (!check_number(s, j, p, *(uint64_t *)(p + 8), where))
+        return 0;
+    for (unsigned w = 0; w < t->p; w++)
+        if (((uint64_t *)(p + t->pay_off))[w] != pw(j, o->seed, w)) {
+            diff(s, "%s: %s at %p: payload word %u is %#" PRIx64 ", expected %#" PRIx64, where, odesc(s, j),
+                 (void *)p, w, ((uint64_t *)(p + t->pay_off))[w], pw(j, o->seed, w));
+            return 1;
+        }
+    return 1;
+}
+
+/* sample: the first 16 records and the last */
+static int check_records(program_state *s, uint32_t j, char *p, int sample, const char *where) {
+    mobj *o = &s->objs[j];
+    for (size_t i = 0; i < o->length; i++) {
+        if (sample && i == 16 && o->length > 17)
+            i = o->length - 1;
+        uint64_t tag = *(uint64_t *)(p + 16 + 16 * i);
+        if (tag != pw(j, o->seed, i)) {
+            diff(s, "%s: %s at %p: record %zu tag is %#" PRIx64 ", expected %#" PRIx64, where, odesc(s, j), (void *)p,
+                 i, tag, pw(j, o->seed, i));
+            return i == 0 ? 0 : 1;
+        }
+    }
+    return 1;
+}
+
+/* sample: the first 16 words and the last */
+static int check_bytes(program_state *s, uint32_t j, char *p, int sample, const char *where) {
+    mobj *o = &s->objs[j];
+    unsigned char *d = (unsigned char *)p + 16;
+    uint64_t id;
+    memcpy(&id, d, 8);
+    if (!check_number(s, j, p, id, where))
+        return 0;
+    uint64_t base = pw(j, o->seed, 0);
+    for (size_t off = 8; off < o->length; off += 8) {
+        if (sample && off == 8 * 16 && o->length > 8 * 18)
+            off = ((o->length - 1) / 8) * 8;
+        uint64_t w = bw(base, off / 8), got = 0;
+        size_t n = o->length - off < 8 ? o->length - off : 8;
+        memcpy(&got, d + off, n);
+        if (n < 8)
+            w &= ((uint64_t)1 << (8 * n)) - 1;
+        if (got != w) {
+            diff(s, "%s: %s at %p: payload bytes at %zu are %#" PRIx64 ", expected %#" PRIx64, where, odesc(s, j),
+                 (void *)p, off, got, w);
+            return 1;
+        }
+    }
+    return 1;
+}
+
 /* check that p is object j (type, size, length, number, payload). level 2: everything, all of
  * the payload; 1: everything, a sample of large payloads; 0 (an object that did not move since it
  * was last checked): its length, number and a sample of its payload, read without asking the
@@ -97,86 +181,20 @@ int check_obj(program_state *s, uint32_t j, uintptr_t pa, int level, const char 
     mobj *o = &s->objs[j];
     ttype *t = &s->types[o->tix];
     char *p = (char *)pa;
-    int full = level >= 2;
-    if (level >= 1) {
-        if (!tenure_is_object(s->rt, p)) {
-            diff(s, "%s: %s at %p is not an object", where, odesc(s, j), (void *)p);
-            return 0;
-        }
-        const tenure_type *ty = tenure_object_type(s->rt, p);
-        if (ty != t->t) {
-            diff(s, "%s: %s at %p has type %s", where, odesc(s, j), (void *)p, ty ? tenure_type_name(ty) : "?");
-            return 0;
-        }
-        size_t sz = tenure_object_size(s->rt, p);
-        if (sz != o->size) {
-            diff(s, "%s: %s at %p has size %zu", where, odesc(s, j), (void *)p, sz);
-            return 0;
-        }
-    }
+    if (level >= 1 && !check_identity(s, j, p, where))
+        return 0;
     if (t->kind != K_FIX && tenure_array_length(p) != o->length) {
         diff(s, "%s: %s at %p has length %zu, expected %zu", where, odesc(s, j), (void *)p, tenure_array_length(p),
              o->length);
         return 0;
     }
-    int sample = !full && o->size > 4096;
+    int sample = level < 2 && o->size > 4096;
     switch (t->kind) {
-    case K_FIX: {
-        uint64_t id = *(uint64_t *)(p + 8);
-        if (id != IDW(j)) {
-            diff(s, "%s: %s at %p holds the number of #%" PRIu64 " (word %#" PRIx64 ")", where, odesc(s, j), (void *)p,
-                 (uint64_t)(id & 0xffffffffffffull), id);
-            return 0;
-        }
-        for (unsigned w = 0; w < t->p; w++)
-            if (((uint64_t *)(p + t->pay_off))[w] != pw(j, o->seed, w)) {
-                diff(s, "%s: %s at %p: payload word %u is %#" PRIx64 ", expected %#" PRIx64, where, odesc(s, j),
-                     (void *)p, w, ((uint64_t *)(p + t->pay_off))[w], pw(j, o->seed, w));
-                return 1;
-            }
-        break;
+    case K_FIX: return check_fixed(s, j, p, where);
+    case K_RECARR: return check_records(s, j, p, sample, where);
+    case K_BYTES: return check_bytes(s, j, p, sample, where);
+    default: return 1;
     }
-    case K_RECARR:
-        for (size_t i = 0; i < o->length; i++) {
-            if (sample && i == 16 && o->length > 17)
-                i = o->length - 1;
-            uint64_t tag = *(uint64_t *)(p + 16 + 16 * i);
-            if (tag != pw(j, o->seed, i)) {
-                diff(s, "%s: %s at %p: record %zu tag is %#" PRIx64 ", expected %#" PRIx64, where, odesc(s, j), (void *)p,
-                     i, tag, pw(j, o->seed, i));
-                return i == 0 ? 0 : 1;
-            }
-        }
-        break;
-    case K_BYTES: {
-        unsigned char *d = (unsigned char *)p + 16;
-        uint64_t id;
-        memcpy(&id, d, 8);
-        if (id != IDW(j)) {
-            diff(s, "%s: %s at %p holds the number of #%" PRIu64 " (word %#" PRIx64 ")", where, odesc(s, j), (void *)p,
-                 (uint64_t)(id & 0xffffffffffffull), id);
-            return 0;
-        }
-        uint64_t base = pw(j, o->seed, 0);
-        for (size_t off = 8; off < o->length; off += 8) {
-            if (sample && off == 8 * 16 && o->length > 8 * 18)
-                off = ((o->length - 1) / 8) * 8;
-            uint64_t w = bw(base, off / 8), got = 0;
-            size_t n = o->length - off < 8 ? o->length - off : 8;
-            memcpy(&got, d + off, n);
-            if (n < 8)
-                w &= ((uint64_t)1 << (8 * n)) - 1;
-            if (got != w) {
-                diff(s, "%s: %s at %p: payload bytes at %zu are %#" PRIx64 ", expected %#" PRIx64, where, odesc(s, j),
-                     (void *)p, off, got, w);
-                return 1;
-            }
-        }
-        break;
-    }
-    default: break;
-    }
-    return 1;
 }
 
 const char *hkind_name(int k) {
