@@ -15,37 +15,34 @@ void after_alloc_check(program_state *s) {
 }
 
 /* allocate per spec; returns the object number or 0 (NOMEM with a hard limit) */
-uint32_t do_alloc(program_state *s, const aspec *a) {
+static void *alloc_call(program_state *s, const aspec *a) {
     ttype *t = &s->types[a->tix];
-    expect_error(s, s->P->hard_limit ? TENURE_NOMEM : TENURE_OK);
-    void *p;
     if (t->kind == K_FIX)
-        p = a->pinned ? tenure_alloc_pinned(s->rt, t->t) : tenure_alloc(s->rt, t->t);
-    else
-        p = a->pinned ? tenure_alloc_array_pinned(s->rt, t->t, a->length) : tenure_alloc_array(s->rt, t->t, a->length);
-    expect_done(s);
-    s->allocs++;
-    s->since_verify++;
+        return a->pinned ? tenure_alloc_pinned(s->rt, t->t) : tenure_alloc(s->rt, t->t);
+    return a->pinned ? tenure_alloc_array_pinned(s->rt, t->t, a->length) : tenure_alloc_array(s->rt, t->t, a->length);
+}
+
+/* NULL: only NOMEM under a hard limit, reported to the hook */
+static void alloc_failed(program_state *s, const aspec *a, size_t size) {
+    ttype *t = &s->types[a->tix];
+    tenure_result e = tenure_last_error(s->rt);
+    if (!s->P->hard_limit || e != TENURE_NOMEM)
+        diff(s, "allocating a %s%s of %zu bytes returned NULL: %s", t->name, a->pinned ? " (pinned)" : "", size,
+             tenure_strerror(e));
+    else if (!s->got_err)
+        diff(s, "allocation failed with NOMEM but the error hook was not called");
+    check_end(s, "allocation");
+    tenure_clear_error(s->rt);
+    s->nomem++;
     if (s->sh)
-        s->sh->allocs = s->allocs;
-    size_t size = spec_size(s, a);
-    if (!p) {
-        tenure_result e = tenure_last_error(s->rt);
-        if (!s->P->hard_limit || e != TENURE_NOMEM)
-            diff(s, "allocating a %s%s of %zu bytes returned NULL: %s", t->name, a->pinned ? " (pinned)" : "", size,
-                 tenure_strerror(e));
-        else if (!s->got_err)
-            diff(s, "allocation failed with NOMEM but the error hook was not called");
-        check_end(s, "allocation");
-        tenure_clear_error(s->rt);
-        s->nomem++;
-        if (s->sh)
-            s->sh->nomem = s->nomem;
-        return 0;
-    }
-    /* a fresh object: an object of its type, size and generation (asked of the collector for
-     * every array, large and pinned object and every 8th small one: the lookups are not free),
-     * zeroed */
+        s->sh->nomem = s->nomem;
+}
+
+/* a fresh object: an object of its type, size and generation (asked of the collector for every
+ * array, large and pinned object and every 8th small one: the lookups are not free), zeroed;
+ * returns its generation (0 when not asked) */
+static int check_fresh(program_state *s, const aspec *a, void *p, size_t size) {
+    ttype *t = &s->types[a->tix];
     int ask = t->kind != K_FIX || a->pinned || (s->allocs & 7) == 0;
     if (ask && (!tenure_is_object(s->rt, p) || tenure_object_type(s->rt, p) != t->t || tenure_object_size(s->rt, p) != size))
         diff(s, "new %s%s (length %zu) at %p: is_object %d, type %s, size %zu (expected %zu)", t->name,
@@ -68,17 +65,38 @@ uint32_t do_alloc(program_state *s, const aspec *a) {
             break;
         }
     check_end(s, "allocation");
+    return g;
+}
+
+/* a finalizable object is registered, and tracked by a weak long handle of the model's own */
+static void track_finalizable(program_state *s, uint32_t j, void *p) {
+    model_register(s, j);
+    tenure_handle *tk = tenure_handle_new(s->rt, TENURE_HANDLE_WEAK_LONG, p);
+    if (!tk)
+        diff(s, "tenure_handle_new(WEAK_LONG) for a tracker failed: %s", tenure_strerror(tenure_last_error(s->rt)));
+    s->objs[j].trk = tk;
+    vec_push(&s->fobjs, &s->nfobjs, &s->capfobjs, j);
+}
+
+uint32_t do_alloc(program_state *s, const aspec *a) {
+    expect_error(s, s->P->hard_limit ? TENURE_NOMEM : TENURE_OK);
+    void *p = alloc_call(s, a);
+    expect_done(s);
+    s->allocs++;
+    s->since_verify++;
+    if (s->sh)
+        s->sh->allocs = s->allocs;
+    size_t size = spec_size(s, a);
+    if (!p) {
+        alloc_failed(s, a, size);
+        return 0;
+    }
+    int g = check_fresh(s, a, p, size);
     uint8_t flags = (uint8_t)((a->pinned ? F_POH : 0) | (size >= s->cfg.GCLOHThreshold && !a->pinned ? F_LARGE : 0));
     uint32_t j = model_new(s, a->tix, flags, a->length, size, (uintptr_t)p, g, rnext(&(rng){s->allocs * 77 + 5}));
     init_payload(s, j, p);
-    if (t->fin) {
-        model_register(s, j);
-        tenure_handle *tk = tenure_handle_new(s->rt, TENURE_HANDLE_WEAK_LONG, p);
-        if (!tk)
-            diff(s, "tenure_handle_new(WEAK_LONG) for a tracker failed: %s", tenure_strerror(tenure_last_error(s->rt)));
-        s->objs[j].trk = tk;
-        vec_push(&s->fobjs, &s->nfobjs, &s->capfobjs, j);
-    }
+    if (s->types[a->tix].fin)
+        track_finalizable(s, j, p);
     if (s->P->trace)
         fprintf(stderr, "  new %s at %p\n", odesc(s, j), p);
     return j;
