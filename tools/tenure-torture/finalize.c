@@ -15,11 +15,9 @@ void finalizers_attach(program_state *s) {
 
 /* the finalizer of every finalizable type: it must be the head of the model's queue; what it
  * does is decided by the seed, the object number and the object's run count */
-void fin_cb(tenure_runtime *rt, void *obj) {
-    (void)rt;
-    program_state *s = finalizing_program;
-    if (s->destroying)
-        return;
+/* the finalizer must run for the head of the model's queue (suppressed entries skipped), inside
+ * a run, not nested; returns the object's number */
+static uint32_t finalizer_head(program_state *s, void *obj) {
     if (!s->in_run)
         diff(s, "a finalizer ran for %p outside tenure_run_pending_finalizers / tenure_wait_for_pending_finalizers", obj);
     if (s->in_fin)
@@ -39,37 +37,52 @@ void fin_cb(tenure_runtime *rt, void *obj) {
     }
     check_obj(s, j, s->objs[j].addr, 2, "finalizer");
     check_end(s, "finalizer");
+    return j;
+}
+
+/* what a finalizer does, decided by the seed, the object number and its run count: allocate
+ * (a GC may run: the object stays queued and may move) and store the new object into its
+ * object, try a nested run, resurrect its object into a scanner slot, reregister it */
+static void finalizer_acts(program_state *s, uint32_t j) {
+    rng r = {mix64(s->P->seed * 0x2545f4914f6cdd1dull ^ mix64(((uint64_t)j << 16) + s->objs[j].fin_runs))};
+    if (rchance(&r, 35)) {
+        aspec a = rchance(&r, 20) ? fin_spec(s, &r) : small_fixed(s, &r);
+        a.pinned = 0;
+        uint32_t n = do_alloc(s, &a);
+        if (n && s->objs[j].nrefs)
+            set_ref(s, j, (unsigned)rbelow(&r, s->objs[j].nrefs), n);
+    }
+    if (rchance(&r, 10)) { /* no nesting: a run from a finalizer runs nothing */
+        size_t k = tenure_run_pending_finalizers(s->rt);
+        if (k != 0)
+            diff(s, "tenure_run_pending_finalizers from a finalizer ran %zu", k);
+    }
+    if (rchance(&r, 20)) {
+        unsigned k = (unsigned)rbelow(&r, SCAN_SLOTS);
+        set_root_slot(s, &s->scan_slots[k], &s->scan_obj[k], j);
+    }
+    if (rchance(&r, 12)) {
+        tenure_result res = tenure_reregister_for_finalize(s->rt, (void *)s->objs[j].addr);
+        if (res != TENURE_OK)
+            diff(s, "tenure_reregister_for_finalize(%s) from its finalizer: %s", odesc(s, j), tenure_strerror(res));
+        model_register(s, j);
+    }
+}
+
+void fin_cb(tenure_runtime *rt, void *obj) {
+    (void)rt;
+    program_state *s = finalizing_program;
+    if (s->destroying)
+        return;
+    uint32_t j = finalizer_head(s, obj);
     s->in_fin = 1;
     s->objs[j].fin_runs++;
     s->ran_in_run++;
     s->fin_runs_total++;
     if (s->P->trace)
         fprintf(stderr, "  finalizer of %s (run %u)\n", odesc(s, j), s->objs[j].fin_runs);
-    rng r = {mix64(s->P->seed * 0x2545f4914f6cdd1dull ^ mix64(((uint64_t)j << 16) + s->objs[j].fin_runs))};
-    if (!s->final_phase) {
-        if (rchance(&r, 35)) { /* allocate (a GC may run: obj stays queued and may move) */
-            aspec a = rchance(&r, 20) ? fin_spec(s, &r) : small_fixed(s, &r);
-            a.pinned = 0;
-            uint32_t n = do_alloc(s, &a);
-            if (n && s->objs[j].nrefs)
-                set_ref(s, j, (unsigned)rbelow(&r, s->objs[j].nrefs), n);
-        }
-        if (rchance(&r, 10)) { /* no nesting: a run from a finalizer runs nothing */
-            size_t k = tenure_run_pending_finalizers(s->rt);
-            if (k != 0)
-                diff(s, "tenure_run_pending_finalizers from a finalizer ran %zu", k);
-        }
-        if (rchance(&r, 20)) { /* resurrection */
-            unsigned k = (unsigned)rbelow(&r, SCAN_SLOTS);
-            set_root_slot(s, &s->scan_slots[k], &s->scan_obj[k], j);
-        }
-        if (rchance(&r, 12)) {
-            tenure_result res = tenure_reregister_for_finalize(s->rt, (void *)s->objs[j].addr);
-            if (res != TENURE_OK)
-                diff(s, "tenure_reregister_for_finalize(%s) from its finalizer: %s", odesc(s, j), tenure_strerror(res));
-            model_register(s, j);
-        }
-    }
+    if (!s->final_phase)
+        finalizer_acts(s, j);
     s->in_fin = 0;
     s->fqhead++; /* the entry leaves the queue when the finalizer returns */
     s->reach_dirty = 1;

@@ -1,7 +1,7 @@
 /*
  * tenure-torture: the mutator's operations on the object graph
  * Allocations to random places, chains and trees, garbage bursts, stores, payload
- * rewrites, frozen segments and the queries and refused calls of op misc.
+ * rewrites and the queries and refused calls of op misc.
  */
 #include "torture.h"
 
@@ -121,67 +121,6 @@ void op_unlink(program_state *s, rng *r) {
             return;
         }
     }
-}
-
-void op_frozen(program_state *s, rng *r) {
-    if (s->nfrozen_segs >= MAX_FROZEN_SEGS)
-        return;
-    unsigned n = (unsigned)rrange(r, 1, 12);
-    aspec specs[12];
-    size_t total = 0;
-    for (unsigned i = 0; i < n; i++) {
-        unsigned x = (unsigned)rbelow(r, 100);
-        if (x < 60)
-            specs[i] = small_fixed(s, r);
-        else if (x < 75)
-            specs[i] = (aspec){s->tix_refarr, rbelow(r, 9), 0};
-        else if (x < 90)
-            specs[i] = (aspec){rchance(r, 50) ? s->tix_recarr : s->tix_recarr_tr, rrange(r, 1, 6), 0};
-        else
-            specs[i] = (aspec){s->tix_bytes, rrange(r, 8, 100), 0};
-        total += spec_size(s, &specs[i]);
-    }
-    char *mem = aligned_alloc(8, total);
-    if (!mem) {
-        fprintf(stderr, "tenure-torture: out of memory (frozen segment)\n");
-        exit(2);
-    }
-    memset(mem, 0xcd, total);
-    char *at = mem;
-    uint32_t first = s->nobj;
-    for (unsigned i = 0; i < n; i++) {
-        ttype *t = &s->types[specs[i].tix];
-        size_t sz = tenure_frozen_object_init(s->rt, at, t->t, specs[i].length);
-        if (sz != spec_size(s, &specs[i]))
-            diff(s, "tenure_frozen_object_init(%s, length %zu) returned %zu, expected %zu", t->name, specs[i].length, sz,
-                 spec_size(s, &specs[i]));
-        check_end(s, "frozen segment");
-        uint32_t j = model_new(s, specs[i].tix, F_FROZEN, specs[i].length, sz, (uintptr_t)at, 2, rnext(r));
-        init_payload(s, j, at);
-        /* references to heap objects (plain stores: the block is not registered yet) */
-        mobj *o = &s->objs[j];
-        for (uint32_t k = 0; k < o->nrefs; k++) {
-            if (!rchance(r, 70))
-                continue;
-            uint32_t tgt = pick_target(s, r, 10);
-            *slot_at(s, o->addr, o->tix, k) = tgt ? (void *)s->objs[tgt].addr : NULL;
-            o->refs[k] = tgt;
-        }
-        at += sz;
-    }
-    tenure_result res = tenure_register_frozen_segment(s->rt, mem, total);
-    if (res != TENURE_OK)
-        diff(s, "tenure_register_frozen_segment(%zu bytes, %u objects): %s", total, n, tenure_strerror(res));
-    check_end(s, "frozen segment");
-    s->frozen_mem[s->nfrozen_segs++] = mem;
-    for (uint32_t j = first; j < s->nobj; j++) {
-        if (s->nfrozen == s->capfrozen) {
-            s->capfrozen = s->capfrozen * 2 + 16;
-            s->frozen = xrealloc(s->frozen, s->capfrozen * sizeof *s->frozen);
-        }
-        s->frozen[s->nfrozen++] = j;
-    }
-    s->reach_dirty = 1;
 }
 
 void op_payload(program_state *s, rng *r) {

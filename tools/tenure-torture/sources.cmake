@@ -5,6 +5,7 @@ set(TENURE_TORTURE_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/dependent.c
     ${CMAKE_CURRENT_LIST_DIR}/driver.c
     ${CMAKE_CURRENT_LIST_DIR}/finalize.c
+    ${CMAKE_CURRENT_LIST_DIR}/frozen.c
     ${CMAKE_CURRENT_LIST_DIR}/full_check.c
     ${CMAKE_CURRENT_LIST_DIR}/gc_callback.c
     ${CMAKE_CURRENT_LIST_DIR}/gc_check.c

@@ -54,7 +54,7 @@
  * The files, one concern each: main.c (the command line), driver.c (child processes,
  * reduction), program.c (one program: configuration, setup, the ops, the end), types.c,
  * object.c (layouts, numbers, payloads), model.c (the model's bookkeeping and reachability),
- * alloc.c, oom.c, roots.c, handles.c, dependent.c, finalize.c, ops.c, collect.c, pressure.c,
+ * alloc.c, oom.c, roots.c, handles.c, dependent.c, finalize.c, ops.c, frozen.c, collect.c, pressure.c,
  * identity_hash.c (the operations and the services they model), gc_callback.c and gc_check.c
  * (the check after every GC), sized_ref.c, full_check.c, report.c (differences and failure).
  * Every function that touches a program's state takes it as `program_state *s`.
@@ -477,9 +477,11 @@ void cluster_add(program_state *s, rng *r, cluster *c, uint32_t j, const cluster
 void op_garbage(program_state *s, rng *r);
 void op_link(program_state *s, rng *r);
 void op_unlink(program_state *s, rng *r);
-void op_frozen(program_state *s, rng *r);
 void op_payload(program_state *s, rng *r);
 void op_misc(program_state *s, rng *r);
+
+/* frozen.c */
+void op_frozen(program_state *s, rng *r);
 
 /* collect.c */
 void induced_collect(program_state *s, int gen, unsigned flags, const char *where);
