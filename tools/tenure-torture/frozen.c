@@ -39,7 +39,7 @@ static size_t frozen_object(program_state *s, rng *r, const aspec *spec, char *a
         if (!rchance(r, 70))
             continue;
         uint32_t tgt = pick_target(s, r, 10);
-        *slot_at(s, o->addr, o->tix, k) = tgt ? (void *)s->objs[tgt].addr : NULL;
+        *slot_at(s, o->addr, o->tix, k) = obj_ptr(s, tgt);
         o->refs[k] = tgt;
     }
     return sz;

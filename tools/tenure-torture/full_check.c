@@ -85,7 +85,7 @@ static void check_objects(program_state *s, const char *where) {
             uint32_t t = o->refs[i];
             if (t && s->objs[t].reclaimed)
                 diff(s, "%s: model inconsistency: %s refers to reclaimed %s", where, odesc(s, j), odesc(s, t));
-            void *e = t ? (void *)s->objs[t].addr : NULL;
+            void *e = obj_ptr(s, t);
             if (p != e)
                 diff(s, "%s: slot %u of %s holds %p, expected %s at %p", where, i, odesc(s, j), p, odesc(s, t), e);
         }
@@ -96,7 +96,7 @@ static void check_roots(program_state *s, const char *where) {
     for (int i = 0; i < s->nframes; i++)
         for (unsigned k = 0; k < s->frames[i]->n; k++) {
             uint32_t t = s->frames[i]->obj[k];
-            void *e = t ? (void *)s->objs[t].addr : NULL;
+            void *e = obj_ptr(s, t);
             if (s->frames[i]->vars[k] != e)
                 diff(s, "%s: frame %d slot %u holds %p, expected %s at %p", where, i, k, s->frames[i]->vars[k], odesc(s, t), e);
         }
@@ -104,14 +104,14 @@ static void check_roots(program_state *s, const char *where) {
         if (s->areas[a].active)
             for (unsigned k = 0; k < AREA_SLOTS; k++) {
                 uint32_t t = s->areas[a].obj[k];
-                void *e = t ? (void *)s->objs[t].addr : NULL;
+                void *e = obj_ptr(s, t);
                 if (s->areas[a].slots[k] != e)
                     diff(s, "%s: root area %d slot %u holds %p, expected %s at %p", where, a, k, s->areas[a].slots[k],
                          odesc(s, t), e);
             }
     for (unsigned k = 0; k < SCAN_SLOTS; k++) {
         uint32_t t = s->scan_obj[k];
-        void *e = t ? (void *)s->objs[t].addr : NULL;
+        void *e = obj_ptr(s, t);
         if (s->scan_slots[k] != e)
             diff(s, "%s: scanner slot %u holds %p, expected %s at %p", where, k, s->scan_slots[k], odesc(s, t), e);
     }
@@ -128,12 +128,12 @@ static size_t check_handles(program_state *s, const char *where) {
         void *got = tenure_handle_get(s->rt, m->h);
         if (m->obj && s->objs[m->obj].reclaimed)
             diff(s, "%s: model inconsistency: handle %u holds reclaimed %s", where, h, odesc(s, m->obj));
-        void *e = m->obj ? (void *)s->objs[m->obj].addr : NULL;
+        void *e = obj_ptr(s, m->obj);
         if (got != e)
             diff(s, "%s: %s handle %u to %s holds %p, expected %p", where, hkind_name(m->kind), h, odesc(s, m->obj), got, e);
         if (m->kind == TENURE_HANDLE_DEPENDENT) {
             got = tenure_handle_get_secondary(s->rt, m->h);
-            e = m->sec ? (void *)s->objs[m->sec].addr : NULL;
+            e = obj_ptr(s, m->sec);
             if (got != e || (m->sec && s->objs[m->sec].reclaimed))
                 diff(s, "%s: the secondary of dependent handle %u (primary %s) is %p, expected %s at %p", where, h,
                      odesc(s, m->obj), got, odesc(s, m->sec), e);

@@ -21,7 +21,7 @@ int handle_new(program_state *s, int kind, uint32_t j) {
     int real_kind = s->P->inject == 2 && kind == TENURE_HANDLE_WEAK_LONG ? TENURE_HANDLE_STRONG : kind;
     if (s->P->inject == 3 && kind == TENURE_HANDLE_WEAK_SHORT && is_fin(s, j))
         real_kind = TENURE_HANDLE_WEAK_LONG; /* self-test: the model expects it cleared when j is queued */
-    tenure_handle *hd = tenure_handle_new(s->rt, (tenure_handle_kind)real_kind, j ? (void *)s->objs[j].addr : NULL);
+    tenure_handle *hd = tenure_handle_new(s->rt, (tenure_handle_kind)real_kind, obj_ptr(s, j));
     if (!hd) {
         diff(s, "tenure_handle_new(kind %d, %s) failed: %s", kind, odesc(s, j), tenure_strerror(tenure_last_error(s->rt)));
         check_end(s, "handle_new");
@@ -42,7 +42,7 @@ void handle_free(program_state *s, int h) {
 
 void handle_set(program_state *s, int h, uint32_t j) {
     mhandle *m = &s->handles[h];
-    tenure_result r = tenure_handle_set(s->rt, m->h, j ? (void *)s->objs[j].addr : NULL);
+    tenure_result r = tenure_handle_set(s->rt, m->h, obj_ptr(s, j));
     if (r != TENURE_OK)
         diff(s, "tenure_handle_set(handle %d, %s): %s", h, odesc(s, j), tenure_strerror(r));
     if (m->obj && m->obj != j && (h_strong(s, m) || m->kind == TENURE_HANDLE_DEPENDENT))
@@ -125,59 +125,83 @@ int rc_cb(void *obj, void *ctx) {
     return 0;
 }
 
-void op_xhandle(program_state *s, rng *r) {
+/* a variable handle that behaves as weak short, weak long, strong or pinned (new or changed) */
+static void xhandle_variable(program_state *s, rng *r, int new_one) {
     static const int vk[4] = {TENURE_HANDLE_WEAK_SHORT, TENURE_HANDLE_WEAK_LONG, TENURE_HANDLE_STRONG,
                               TENURE_HANDLE_PINNED};
-    unsigned x = (unsigned)rbelow(r, 100);
-    if (x < 20) {
+    if (new_one) {
         int h = handle_new(s, TENURE_HANDLE_VARIABLE, pick_any(s, r, 10));
         if (h > 0 && rchance(r, 60))
             set_vkind(s, h, vk[rbelow(r, 4)]);
-    } else if (x < 35) {
+    } else {
         int h = random_handle(s, r, TENURE_HANDLE_VARIABLE);
         if (h > 0)
             set_vkind(s, h, vk[rbelow(r, 4)]);
-    } else if (x < 48) {
+    }
+}
+
+/* a refcounted handle (strong while the model's count of its object is not 0), or a count
+ * changed */
+static void xhandle_refcounted(program_state *s, rng *r, int new_one) {
+    if (new_one) {
         uint32_t t = pick_any(s, r, 10);
         if (free_handle_index(s) > 0 && t)
             set_rc(s, t, (unsigned)rbelow(r, 3));
         handle_new(s, TENURE_HANDLE_REFCOUNTED, t);
+        return;
+    }
+    int h = random_handle(s, r, TENURE_HANDLE_REFCOUNTED);
+    if (h > 0 && s->handles[h].obj) {
+        unsigned rc = s->objs[s->handles[h].obj].rc;
+        set_rc(s, s->handles[h].obj, rc && (rc == 3 || rchance(r, 50)) ? rc - 1 : rc + 1);
+    }
+}
+
+/* an async pinned handle, preferably to a reference array (its elements are pinned too) */
+static void xhandle_async_pinned(program_state *s, rng *r) {
+    uint32_t t = 0;
+    for (int tries = 0; tries < 6 && !t; tries++) {
+        uint32_t c = pick_reachable(s, r);
+        if (c && s->objs[c].tix == s->tix_refarr && c != s->rootarr)
+            t = c;
+    }
+    if (!t)
+        t = pick_any(s, r, 10);
+    handle_new(s, TENURE_HANDLE_ASYNC_PINNED, t);
+}
+
+/* SizedRef bytes, and a dependent-only query on another kind, which is refused */
+static void xhandle_queries(program_state *s, rng *r) {
+    check_sized(s, "sized ref query");
+    int h = random_handle(s, r, TENURE_HANDLE_VARIABLE);
+    if (h > 0) {
+        expect_error(s, TENURE_INVALID_HANDLE);
+        void *q = tenure_handle_get_secondary(s->rt, s->handles[h].h);
+        expect_done(s);
+        if (q || !s->got_err)
+            diff(s, "tenure_handle_get_secondary of a variable handle: %p, hook calls %d", q, s->got_err);
+        tenure_clear_error(s->rt);
+    }
+}
+
+void op_xhandle(program_state *s, rng *r) {
+    static const int kinds[4] = {TENURE_HANDLE_VARIABLE, TENURE_HANDLE_REFCOUNTED, TENURE_HANDLE_ASYNC_PINNED,
+                                 TENURE_HANDLE_SIZED_REF};
+    unsigned x = (unsigned)rbelow(r, 100);
+    if (x < 35) {
+        xhandle_variable(s, r, x < 20);
     } else if (x < 60) {
-        int h = random_handle(s, r, TENURE_HANDLE_REFCOUNTED);
-        if (h > 0 && s->handles[h].obj) {
-            unsigned rc = s->objs[s->handles[h].obj].rc;
-            set_rc(s, s->handles[h].obj, rc && (rc == 3 || rchance(r, 50)) ? rc - 1 : rc + 1);
-        }
+        xhandle_refcounted(s, r, x < 48);
     } else if (x < 72) {
-        uint32_t t = 0;
-        for (int tries = 0; tries < 6 && !t; tries++) {
-            uint32_t c = pick_reachable(s, r);
-            if (c && s->objs[c].tix == s->tix_refarr && c != s->rootarr)
-                t = c;
-        }
-        if (!t)
-            t = pick_any(s, r, 10);
-        handle_new(s, TENURE_HANDLE_ASYNC_PINNED, t);
+        xhandle_async_pinned(s, r);
     } else if (x < 82) {
         if (count_kind(s, TENURE_HANDLE_SIZED_REF) < MAX_SIZED)
             handle_new(s, TENURE_HANDLE_SIZED_REF, rchance(r, 8) ? 0 : pick_reachable(s, r));
     } else if (x < 94) {
-        static const int kinds[4] = {TENURE_HANDLE_VARIABLE, TENURE_HANDLE_REFCOUNTED, TENURE_HANDLE_ASYNC_PINNED,
-                                     TENURE_HANDLE_SIZED_REF};
         int h = random_handle(s, r, kinds[rbelow(r, 4)]);
         if (h > 0)
             handle_set(s, h, pick_any(s, r, 10));
     } else {
-        check_sized(s, "sized ref query");
-        /* a dependent-only query on another kind is refused */
-        int h = random_handle(s, r, TENURE_HANDLE_VARIABLE);
-        if (h > 0) {
-            expect_error(s, TENURE_INVALID_HANDLE);
-            void *q = tenure_handle_get_secondary(s->rt, s->handles[h].h);
-            expect_done(s);
-            if (q || !s->got_err)
-                diff(s, "tenure_handle_get_secondary of a variable handle: %p, hook calls %d", q, s->got_err);
-            tenure_clear_error(s->rt);
-        }
+        xhandle_queries(s, r);
     }
 }

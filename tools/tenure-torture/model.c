@@ -225,7 +225,7 @@ void set_ref(program_state *s, uint32_t src, unsigned slot, uint32_t dst) {
         diff(s, "tool bug: set_ref(s, %s, slot %u)", odesc(s, src), slot);
         die(s, "set_ref");
     }
-    void *val = dst ? (void *)s->objs[dst].addr : NULL;
+    void *val = obj_ptr(s, dst);
     if (s->P->inject == 1)
         *slot_at(s, from->addr, from->tix, slot) = val; /* self-test: a store that misses the barrier */
     else

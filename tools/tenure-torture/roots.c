@@ -45,7 +45,7 @@ dest choose_dest(program_state *s, rng *r, int strong_only) {
 void set_root_slot(program_state *s, void **slot, uint32_t *model, uint32_t j) {
     if (*model && *model != j)
         s->reach_dirty = 1;
-    *slot = j ? (void *)s->objs[j].addr : NULL;
+    *slot = obj_ptr(s, j);
     *model = j;
 }
 
@@ -102,7 +102,7 @@ void frame_push(program_state *s, rng *r) {
         f->slots[k] = &f->vars[k];
         uint32_t t = pick_target(s, r, 50);
         f->obj[k] = t;
-        f->vars[k] = t ? (void *)s->objs[t].addr : NULL;
+        f->vars[k] = obj_ptr(s, t);
     }
     f->f.prev = NULL;
     f->f.count = f->n;
@@ -131,7 +131,7 @@ void area_add(program_state *s, rng *r, int a) {
     for (unsigned k = 0; k < AREA_SLOTS; k++) {
         uint32_t t = r ? pick_target(s, r, 60) : 0;
         m->obj[k] = t;
-        m->slots[k] = t ? (void *)s->objs[t].addr : NULL;
+        m->slots[k] = obj_ptr(s, t);
     }
     m->ra = tenure_root_area_add(s->rt, m->slots, AREA_SLOTS);
     if (!m->ra)

@@ -340,6 +340,11 @@ typedef struct cluster_links {
     unsigned reachable_percent; /* else x < this: a reachable object; else nothing */
 } cluster_links;
 
+/* where object j is now (NULL for 0) */
+static inline void *obj_ptr(const program_state *s, uint32_t j) {
+    return j ? (void *)s->objs[j].addr : NULL;
+}
+
 /* the kinds of handle a destination or op handle picks from (strong ones first) */
 extern const int handle_kinds[4];
 
