@@ -130,49 +130,63 @@ static int same_class(const outcome *a, const outcome *b) {
     return strcmp(x, y) == 0;
 }
 
-void reduce(driver *d, const params *orig, const outcome *first) {
-    params P = *orig;
-    outcome o, best = *first;
-    const char *env_hv = getenv("TENURE_HeapVerify"), *env_gs = getenv("TENURE_GCStress");
-    printf("reducing seed %" PRIu64 " (failed at op %ld: %s)\n", P.seed, first->op, first->msg);
-    if (first->op >= 0 && first->op < P.ops) {
-        P.ops = first->op + 1;
-        run_one(d, &P, 1, &o);
-        if (!o.failed) {
-            P.ops = orig->ops; /* not reproducible with a shorter prefix (or flaky) */
-            printf("  (the prefix of %ld ops does not fail)\n", first->op + 1);
-        } else
-            best = o;
+/* a reduction so far: the parameters and the failure they give */
+typedef struct reduction {
+    params P;
+    outcome best;
+} reduction;
+
+/* keep Q if it fails the same way */
+static void reduce_try(driver *d, reduction *red, const params *Q, const outcome *first, int shorten) {
+    outcome o;
+    run_one(d, Q, 1, &o);
+    if (o.failed && same_class(&o, first)) {
+        red->P = *Q;
+        red->best = o;
+        if (shorten && o.op >= 0 && o.op < red->P.ops) red->P.ops = o.op + 1;
     }
+}
+
+/* the ops up to the one that failed */
+static void reduce_prefix(driver *d, reduction *red, const params *orig, const outcome *first) {
+    if (first->op < 0 || first->op >= red->P.ops)
+        return;
+    outcome o;
+    red->P.ops = first->op + 1;
+    run_one(d, &red->P, 1, &o);
+    if (!o.failed) {
+        red->P.ops = orig->ops; /* not reproducible with a shorter prefix (or flaky) */
+        printf("  (the prefix of %ld ops does not fail)\n", first->op + 1);
+    } else
+        red->best = o;
+}
+
+void reduce(driver *d, const params *orig, const outcome *first) {
+    reduction red = {*orig, *first};
+    const char *env_hv = getenv("TENURE_HeapVerify"), *env_gs = getenv("TENURE_GCStress");
+    printf("reducing seed %" PRIu64 " (failed at op %ld: %s)\n", red.P.seed, first->op, first->msg);
+    reduce_prefix(d, &red, orig, first);
+    /* without each op kind in turn, twice */
     for (int pass = 0; pass < 2; pass++)
         for (int k = 0; k < OP_COUNT; k++) {
-            if (P.drop_mask & (1u << k))
+            if (red.P.drop_mask & (1u << k))
                 continue;
-            params Q = P;
+            params Q = red.P;
             Q.drop_mask |= 1u << k;
-            run_one(d, &Q, 1, &o);
-            if (o.failed && same_class(&o, first)) {
-                P = Q;
-                best = o;
-                if (o.op >= 0 && o.op < P.ops) P.ops = o.op + 1;
-            }
+            reduce_try(d, &red, &Q, first, 1);
         }
     /* shorter still: halve the ops while the failure persists (prefixes differ when ops drop
      * out of the middle, so retry a few lengths) */
-    for (long step = P.ops / 2; step >= 1; step /= 2) {
-        params Q = P;
-        Q.ops = P.ops - step;
+    for (long step = red.P.ops / 2; step >= 1; step /= 2) {
+        params Q = red.P;
+        Q.ops = red.P.ops - step;
         if (Q.ops < 1)
             continue;
-        run_one(d, &Q, 1, &o);
-        if (o.failed && same_class(&o, first)) {
-            P = Q;
-            best = o;
-        }
+        reduce_try(d, &red, &Q, first, 0);
     }
     char cmd[512];
-    command_line(&P, cmd, sizeof cmd);
+    command_line(&red.P, cmd, sizeof cmd);
     printf("  reduced: %s%s%s%s%s%s%s\n", env_hv ? "TENURE_HeapVerify=" : "", env_hv ? env_hv : "", env_hv ? " " : "",
            env_gs ? "TENURE_GCStress=" : "", env_gs ? env_gs : "", env_gs ? " " : "", cmd);
-    printf("  (fails at op %ld of %ld: %s)\n", best.op, P.ops, best.msg);
+    printf("  (fails at op %ld of %ld: %s)\n", red.best.op, red.P.ops, red.best.msg);
 }
