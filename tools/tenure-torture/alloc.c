@@ -44,7 +44,8 @@ static void alloc_failed(program_state *s, const aspec *a, size_t size) {
 static int check_fresh(program_state *s, const aspec *a, void *p, size_t size) {
     ttype *t = &s->types[a->tix];
     int ask = t->kind != K_FIX || a->pinned || (s->allocs & 7) == 0;
-    if (ask && (!tenure_is_object(s->rt, p) || tenure_object_type(s->rt, p) != t->t || tenure_object_size(s->rt, p) != size))
+    if (ask &&
+        (!tenure_is_object(s->rt, p) || tenure_object_type(s->rt, p) != t->t || tenure_object_size(s->rt, p) != size))
         diff(s, "new %s%s (length %zu) at %p: is_object %d, type %s, size %zu (expected %zu)", t->name,
              a->pinned ? " (pinned)" : "", a->length, p, tenure_is_object(s->rt, p),
              tenure_object_type(s->rt, p) ? tenure_type_name(tenure_object_type(s->rt, p)) : "?",
@@ -53,8 +54,8 @@ static int check_fresh(program_state *s, const aspec *a, void *p, size_t size) {
     int g = ask ? tenure_object_generation(s->rt, p) : 0;
     int want = a->pinned ? 4 : size >= s->cfg.GCLOHThreshold ? 3 : 0;
     if (g != want)
-        diff(s, "new %s of %zu bytes%s is in generation %d, expected %d", t->name, size, a->pinned ? " (pinned)" : "", g,
-             want);
+        diff(s, "new %s of %zu bytes%s is in generation %d, expected %d", t->name, size, a->pinned ? " (pinned)" : "",
+             g, want);
     size_t from = t->kind == K_FIX ? 8 : 16;
     if (t->kind != K_FIX && tenure_array_length(p) != a->length)
         diff(s, "new %s has length %zu, expected %zu", t->name, tenure_array_length(p), a->length);

@@ -19,7 +19,8 @@ void finalizers_attach(program_state *s) {
  * a run, not nested; returns the object's number */
 static uint32_t finalizer_head(program_state *s, void *obj) {
     if (!s->in_run)
-        diff(s, "a finalizer ran for %p outside tenure_run_pending_finalizers / tenure_wait_for_pending_finalizers", obj);
+        diff(s, "a finalizer ran for %p outside tenure_run_pending_finalizers / tenure_wait_for_pending_finalizers",
+             obj);
     if (s->in_fin)
         diff(s, "finalizers nest (%p while #%u runs)", obj, s->fq[s->fqhead]);
     while (s->fqhead < s->nfq && s->fq[s->fqhead] == 0) s->fqhead++;
@@ -100,7 +101,8 @@ static void after_run(program_state *s, const char *what, size_t ran) {
         diff(s, "%s returned %zu, %" PRIu64 " finalizers ran", what, ran, s->ran_in_run);
     while (s->fqhead < s->nfq && s->fq[s->fqhead] == 0) s->fqhead++;
     if (s->fqhead != s->nfq)
-        diff(s, "after %s the model still has %u queued, the first %s", what, s->nfq - s->fqhead, odesc(s, s->fq[s->fqhead]));
+        diff(s, "after %s the model still has %u queued, the first %s", what, s->nfq - s->fqhead,
+             odesc(s, s->fq[s->fqhead]));
     s->nfq = s->fqhead = 0;
     check_pending(s, what);
     s->reach_dirty = 1;
@@ -203,8 +205,8 @@ void op_finop(program_state *s, rng *r) {
                                            : tenure_reregister_for_finalize(s->rt, (void *)s->objs[j].addr);
         expect_done(s);
         if (res != TENURE_INVALID_TYPE || !s->got_err)
-            diff(s, "suppress / reregister of not finalizable %s: %s (hook calls %d)", odesc(s, j), tenure_strerror(res),
-                 s->got_err);
+            diff(s, "suppress / reregister of not finalizable %s: %s (hook calls %d)", odesc(s, j),
+                 tenure_strerror(res), s->got_err);
         tenure_clear_error(s->rt);
     } else {
         check_pending(s, "pending finalizers");

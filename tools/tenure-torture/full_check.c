@@ -41,8 +41,8 @@ static int walk_visit(void *obj, const tenure_type *type, size_t size, int gener
     uint32_t j = hash_get(s, (uintptr_t)obj);
     if (!j) {
         if (s->walk_unexpected++ < 8)
-            diff(s, "%s: the heap walk found %p (%s, %zu bytes, gen %d) where the model has no existing object", s->walk_where,
-                 obj, type ? tenure_type_name(type) : "?", size, generation);
+            diff(s, "%s: the heap walk found %p (%s, %zu bytes, gen %d) where the model has no existing object",
+                 s->walk_where, obj, type ? tenure_type_name(type) : "?", size, generation);
         return 0;
     }
     mobj *o = &s->objs[j];
@@ -50,8 +50,8 @@ static int walk_visit(void *obj, const tenure_type *type, size_t size, int gener
         diff(s, "%s: the heap walk visited %s twice", s->walk_where, odesc(s, j));
     o->mark = s->epoch;
     if (type != s->types[o->tix].t || size != o->size)
-        diff(s, "%s: the heap walk says %s is a %s of %zu bytes", s->walk_where, odesc(s, j), type ? tenure_type_name(type) : "?",
-             size);
+        diff(s, "%s: the heap walk says %s is a %s of %zu bytes", s->walk_where, odesc(s, j),
+             type ? tenure_type_name(type) : "?", size);
     int want = (o->flags & F_FROZEN) ? 2 : o->gen;
     if (generation != want)
         diff(s, "%s: the heap walk says %s is in generation %d", s->walk_where, odesc(s, j), generation);
@@ -98,7 +98,8 @@ static void check_roots(program_state *s, const char *where) {
             uint32_t t = s->frames[i]->obj[k];
             void *e = obj_ptr(s, t);
             if (s->frames[i]->vars[k] != e)
-                diff(s, "%s: frame %d slot %u holds %p, expected %s at %p", where, i, k, s->frames[i]->vars[k], odesc(s, t), e);
+                diff(s, "%s: frame %d slot %u holds %p, expected %s at %p", where, i, k, s->frames[i]->vars[k],
+                     odesc(s, t), e);
         }
     for (int a = 0; a < 2; a++)
         if (s->areas[a].active)
@@ -130,7 +131,8 @@ static size_t check_handles(program_state *s, const char *where) {
             diff(s, "%s: model inconsistency: handle %u holds reclaimed %s", where, h, odesc(s, m->obj));
         void *e = obj_ptr(s, m->obj);
         if (got != e)
-            diff(s, "%s: %s handle %u to %s holds %p, expected %p", where, hkind_name(m->kind), h, odesc(s, m->obj), got, e);
+            diff(s, "%s: %s handle %u to %s holds %p, expected %p", where, hkind_name(m->kind), h, odesc(s, m->obj),
+                 got, e);
         if (m->kind == TENURE_HANDLE_DEPENDENT) {
             got = tenure_handle_get_secondary(s->rt, m->h);
             e = obj_ptr(s, m->sec);
@@ -153,8 +155,8 @@ static size_t check_handles(program_state *s, const char *where) {
 static void check_services(program_state *s, const char *where) {
     check_sized(s, where);
     if (tenure_pending_finalizers(s->rt) != s->nfq - s->fqhead)
-        diff(s, "%s: tenure_pending_finalizers says %zu, the model has %u queued", where, tenure_pending_finalizers(s->rt),
-             s->nfq - s->fqhead);
+        diff(s, "%s: tenure_pending_finalizers says %zu, the model has %u queued", where,
+             tenure_pending_finalizers(s->rt), s->nfq - s->fqhead);
     if (tenure_memory_pressure(s->rt) != s->pressure)
         diff(s, "%s: tenure_memory_pressure says %" PRIu64 ", the model %" PRIu64, where, tenure_memory_pressure(s->rt),
              s->pressure);

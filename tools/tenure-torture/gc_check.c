@@ -63,7 +63,8 @@ static void edge(program_state *s, const char *what, unsigned idx, uint32_t from
     }
     mobj *o = &s->objs[j];
     if (o->reclaimed) {
-        diff(s, "after GC %" PRIu64 ": model inconsistency: %s %u refers to reclaimed %s", s->gcs, what, idx, odesc(s, j));
+        diff(s, "after GC %" PRIu64 ": model inconsistency: %s %u refers to reclaimed %s", s->gcs, what, idx,
+             odesc(s, j));
         return;
     }
     if (o->new_addr) {
@@ -168,10 +169,12 @@ static void model_live_set(program_state *s, int c) {
 /* 2. traverse the real heap from the real roots */
 static void edges_of_roots(program_state *s) {
     for (int i = 0; i < s->nframes; i++)
-        for (unsigned k = 0; k < s->frames[i]->n; k++) edge(s, "frame slot", k, 0, s->frames[i]->obj[k], s->frames[i]->vars[k]);
+        for (unsigned k = 0; k < s->frames[i]->n; k++)
+            edge(s, "frame slot", k, 0, s->frames[i]->obj[k], s->frames[i]->vars[k]);
     for (int a = 0; a < 2; a++)
         if (s->areas[a].active)
-            for (unsigned k = 0; k < AREA_SLOTS; k++) edge(s, "root area slot", k, 0, s->areas[a].obj[k], s->areas[a].slots[k]);
+            for (unsigned k = 0; k < AREA_SLOTS; k++)
+                edge(s, "root area slot", k, 0, s->areas[a].obj[k], s->areas[a].slots[k]);
     for (unsigned k = 0; k < SCAN_SLOTS; k++) edge(s, "scanner slot", k, 0, s->scan_obj[k], s->scan_slots[k]);
 }
 
@@ -326,9 +329,11 @@ static void check_figures(program_state *s, int c) {
     tenure_stats st;
     tenure_get_stats(s->rt, &st);
     if (st.finalization_promoted_count != s->gc_queued_n || st.finalization_promoted_bytes != s->gc_queued_bytes)
-        diff(s, "after GC %" PRIu64 " (gen %d): %" PRIu64 " objects (%" PRIu64 " bytes) were kept for finalization, the "
+        diff(s,
+             "after GC %" PRIu64 " (gen %d): %" PRIu64 " objects (%" PRIu64 " bytes) were kept for finalization, the "
              "model says %" PRIu64 " queued (%" PRIu64 " bytes marked from them)",
-             s->gcs, c, st.finalization_promoted_count, st.finalization_promoted_bytes, s->gc_queued_n, s->gc_queued_bytes);
+             s->gcs, c, st.finalization_promoted_count, st.finalization_promoted_bytes, s->gc_queued_n,
+             s->gc_queued_bytes);
     uint64_t hashed = 0;
     for (uint32_t j = 1; j < s->nobj; j++) hashed += s->objs[j].hash && !s->objs[j].reclaimed;
     if (st.sync_blocks != hashed)

@@ -23,7 +23,8 @@ int handle_new(program_state *s, int kind, uint32_t j) {
         real_kind = TENURE_HANDLE_WEAK_LONG; /* self-test: the model expects it cleared when j is queued */
     tenure_handle *hd = tenure_handle_new(s->rt, (tenure_handle_kind)real_kind, obj_ptr(s, j));
     if (!hd) {
-        diff(s, "tenure_handle_new(kind %d, %s) failed: %s", kind, odesc(s, j), tenure_strerror(tenure_last_error(s->rt)));
+        diff(s, "tenure_handle_new(kind %d, %s) failed: %s", kind, odesc(s, j),
+             tenure_strerror(tenure_last_error(s->rt)));
         check_end(s, "handle_new");
     }
     s->handles[h] = (mhandle){hd, kind, j, 1, TENURE_HANDLE_STRONG, 0, 0, 0, 0, 0};

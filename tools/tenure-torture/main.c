@@ -181,8 +181,8 @@ static void print_banner(const cli *c) {
     char cmd[512];
     command_line(P, cmd, sizeof cmd);
     if (c->minutes > 0)
-        printf("tenure-torture: seed %" PRIu64 ", %ld ops per program, for %.1f minutes (replay program i: seed %" PRIu64
-               "+i)\n",
+        printf("tenure-torture: seed %" PRIu64
+               ", %ld ops per program, for %.1f minutes (replay program i: seed %" PRIu64 "+i)\n",
                P->seed, P->ops, c->minutes, P->seed);
     else
         printf("tenure-torture: seed %" PRIu64 ", %ld program%s of %ld ops (replay: %s)\n", P->seed, c->programs,

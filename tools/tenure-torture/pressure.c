@@ -24,7 +24,8 @@ void op_pressure(program_state *s, rng *r) {
         uint64_t b = rbelow(r, s->pressure + 1);
         tenure_result res = tenure_remove_memory_pressure(s->rt, b);
         if (res != TENURE_OK)
-            diff(s, "tenure_remove_memory_pressure(%" PRIu64 " of %" PRIu64 "): %s", b, s->pressure, tenure_strerror(res));
+            diff(s, "tenure_remove_memory_pressure(%" PRIu64 " of %" PRIu64 "): %s", b, s->pressure,
+                 tenure_strerror(res));
         s->pressure -= b;
     } else {
         expect_error(s, TENURE_INVALID_ARGUMENT);
@@ -35,5 +36,6 @@ void op_pressure(program_state *s, rng *r) {
         tenure_clear_error(s->rt);
     }
     if (tenure_memory_pressure(s->rt) != s->pressure)
-        diff(s, "tenure_memory_pressure says %" PRIu64 ", the model %" PRIu64, tenure_memory_pressure(s->rt), s->pressure);
+        diff(s, "tenure_memory_pressure says %" PRIu64 ", the model %" PRIu64, tenure_memory_pressure(s->rt),
+             s->pressure);
 }

@@ -24,7 +24,8 @@ static void random_config(tenure_config *c, uint64_t seed, uint64_t hard_limit) 
     tenure_config_init(c);
     static const uint64_t regions[] = {256u << 10, 256u << 10, 256u << 10, 256u << 10, 512u << 10, 1u << 20};
     c->GCRegionSize = regions[rbelow(&r, 6)];
-    static const uint64_t g0[] = {8u << 10, 16u << 10, 32u << 10, 32u << 10, 64u << 10, 128u << 10, 256u << 10, 1u << 20};
+    static const uint64_t g0[] = {8u << 10,  16u << 10,  32u << 10,  32u << 10,
+                                  64u << 10, 128u << 10, 256u << 10, 1u << 20};
     c->GCgen0size = g0[rbelow(&r, 8)];
     c->GCgen1size = rchance(&r, 50) ? 0 : c->GCgen0size * rrange(&r, 1, 4);
     c->GCgen0MaxBudget = rchance(&r, 70) ? 0 : c->GCgen0size * rrange(&r, 1, 3);

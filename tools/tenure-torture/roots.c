@@ -68,8 +68,8 @@ void store_dest(program_state *s, const dest *d, uint32_t j) {
     case D_HANDLE: handle_new(s, d->hkind, j); break;
     default: break;
     }
-    int strong = d->kind != D_NONE &&
-                 !(d->kind == D_HANDLE && (d->hkind == TENURE_HANDLE_WEAK_SHORT || d->hkind == TENURE_HANDLE_WEAK_LONG));
+    int strong = d->kind != D_NONE && !(d->kind == D_HANDLE &&
+                                        (d->hkind == TENURE_HANDLE_WEAK_SHORT || d->hkind == TENURE_HANDLE_WEAK_LONG));
     if (strong)
         reach_add(s, j);
 }

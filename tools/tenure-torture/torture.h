@@ -53,11 +53,13 @@
  *
  * The files, one concern each: main.c (the command line), driver.c (child processes,
  * reduction), program.c (one program: configuration, setup, the ops, the end), types.c,
- * object.c (layouts, numbers, payloads), model.c (the model's bookkeeping and reachability),
- * alloc.c, oom.c, roots.c, handles.c, dependent.c, finalize.c, ops.c, frozen.c, collect.c, pressure.c,
- * identity_hash.c (the operations and the services they model), gc_callback.c and gc_check.c
- * (the check after every GC), sized_ref.c, full_check.c, report.c (differences and failure).
- * Every function that touches a program's state takes it as `program_state *s`.
+ * object.c (layouts, numbers, payloads), model.c (the model's bookkeeping and reachability);
+ * the operations and the services they model: alloc.c, oom.c, roots.c, handles.c, dependent.c,
+ * finalize.c, ops.c, frozen.c, collect.c, pressure.c, identity_hash.c; the checks:
+ * gc_callback.c and gc_check.c (after every GC), sized_ref.c, full_check.c; report.c
+ * (differences and failure). Every function that touches a program's state takes it as
+ * `program_state *s`; the one file-scope variable is finalize.c's (the finalizer callback has
+ * no context pointer).
  */
 #ifndef TENURE_TORTURE_H
 #define TENURE_TORTURE_H
@@ -393,7 +395,8 @@ const char *hkind_name(int k);
 void register_types(program_state *s);
 
 /* model.c */
-uint32_t model_new(program_state *s, int tix, uint8_t flags, size_t length, size_t size, uintptr_t addr, int gen, uint64_t seed);
+uint32_t model_new(program_state *s, int tix, uint8_t flags, size_t length, size_t size, uintptr_t addr, int gen,
+                   uint64_t seed);
 void queue_reserve(program_state *s, uint32_t n);
 int is_fin(program_state *s, uint32_t j);
 int h_eff(program_state *s, const mhandle *m);

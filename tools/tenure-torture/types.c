@@ -100,8 +100,10 @@ static void register_array_types(program_state *s, int *n) {
                                       &(tenure_type_desc){.name = "records_traced", .elem_size = 16,
                                                           .trace = trace_recs, .flags = TENURE_TYPE_ARRAY});
     s->tix_bytes = register_array(s, n, K_BYTES,
-                                  &(tenure_type_desc){.name = "bytes", .size = sizeof(tenure_array_header),
-                                                      .elem_size = 1, .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_NO_REFS});
+                                  &(tenure_type_desc){.name = "bytes",
+                                                      .size = sizeof(tenure_array_header),
+                                                      .elem_size = 1,
+                                                      .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_NO_REFS});
 }
 
 /* finalizable: layout A, 0, 2 or 4 references, one payload word */
