@@ -280,6 +280,7 @@ static void run_programs(cli *c, tally *t, double deadline) {
         collect_outcome(status, &slots[k].p, slots[k].sh, &o);
         count_outcome(c, t, &slots[k].p, &o);
     }
+    free(slots);
 }
 
 int main(int argc, char **argv) {
