@@ -1,0 +1,25 @@
+# tenure-torture's sources (tools/CMakeLists.txt builds the tool, tests/torture/CMakeLists.txt a copy)
+set(TENURE_TORTURE_SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/alloc.c
+    ${CMAKE_CURRENT_LIST_DIR}/collect.c
+    ${CMAKE_CURRENT_LIST_DIR}/dependent.c
+    ${CMAKE_CURRENT_LIST_DIR}/driver.c
+    ${CMAKE_CURRENT_LIST_DIR}/finalize.c
+    ${CMAKE_CURRENT_LIST_DIR}/frozen.c
+    ${CMAKE_CURRENT_LIST_DIR}/full_check.c
+    ${CMAKE_CURRENT_LIST_DIR}/gc_callback.c
+    ${CMAKE_CURRENT_LIST_DIR}/gc_check.c
+    ${CMAKE_CURRENT_LIST_DIR}/handles.c
+    ${CMAKE_CURRENT_LIST_DIR}/identity_hash.c
+    ${CMAKE_CURRENT_LIST_DIR}/main.c
+    ${CMAKE_CURRENT_LIST_DIR}/model.c
+    ${CMAKE_CURRENT_LIST_DIR}/object.c
+    ${CMAKE_CURRENT_LIST_DIR}/oom.c
+    ${CMAKE_CURRENT_LIST_DIR}/ops.c
+    ${CMAKE_CURRENT_LIST_DIR}/pressure.c
+    ${CMAKE_CURRENT_LIST_DIR}/program.c
+    ${CMAKE_CURRENT_LIST_DIR}/report.c
+    ${CMAKE_CURRENT_LIST_DIR}/roots.c
+    ${CMAKE_CURRENT_LIST_DIR}/sized_ref.c
+    ${CMAKE_CURRENT_LIST_DIR}/types.c
+)
