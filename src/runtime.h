@@ -445,6 +445,29 @@ static inline bool tn_cb_refused(tenure_runtime *rt, unsigned op, const char *fu
     return TENURE__UNLIKELY(tn_cb_top != NULL) && tn_cb_refuse(rt, op, function);
 }
 
+/* ---- api/mem.c: the library's own allocations (never malloc, calloc, realloc, strdup
+ * directly: these check that no allocation happens inside a GC pause, in checked builds, and
+ * let tests inject faults) ---- */
+#define TN_HERE_STR_(x) #x
+#define TN_HERE_STR(x) TN_HERE_STR_(x)
+#define TN_HERE __FILE__ ":" TN_HERE_STR(__LINE__)
+void *tn_malloc_at(size_t size, const char *where);
+void *tn_calloc_at(size_t count, size_t size, const char *where);
+void *tn_realloc_at(void *p, size_t size, const char *where);
+char *tn_strdup_at(const char *s, const char *where);
+#define tn_malloc(size) tn_malloc_at((size), TN_HERE)
+#define tn_calloc(count, size) tn_calloc_at((count), (size), TN_HERE)
+#define tn_realloc(p, size) tn_realloc_at((p), (size), TN_HERE)
+#define tn_strdup(s) tn_strdup_at((s), TN_HERE)
+/* The GC pause of rt runs on the calling thread from begin to end (collect.c): internal
+ * allocations there are a bug (checked builds abort), except inside callbacks it calls. */
+void tn_mem_pause_begin(const tenure_runtime *rt);
+void tn_mem_pause_end(void);
+bool tn_mem_in_pause(void);
+/* Tests only: the nth internal allocation of the calling thread from now fails (1: the next
+ * one), and with and_after every one after it too; tn_mem_fault(0, false) turns it off. */
+void tn_mem_fault(uint64_t nth, bool and_after);
+
 /* ---- util (vec) in api/vec.c ---- */
 void tn_vec_init(tn_vec *v, size_t elem);
 bool tn_vec_reserve(tn_vec *v, size_t cap);

@@ -17,7 +17,7 @@ bool tn_vec_reserve(tn_vec *v, size_t cap) {
         n *= 2;
     if (n < cap || n > SIZE_MAX / v->elem)
         return false; /* the byte count would overflow */
-    void *d = realloc(v->data, n * v->elem);
+    void *d = tn_realloc(v->data, n * v->elem);
     if (!d)
         return false;
     v->data = d;

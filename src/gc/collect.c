@@ -146,6 +146,7 @@ static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, 
     int condemned = generation < 0 || generation > TN_GEN2 ? TN_GEN2 : generation;
     uint64_t queued_before = rt->fin_queued;
     suspend(rt, reason);
+    tn_mem_pause_begin(rt);
     rt->in_gc = true;
     verify_if_asked(rt, "before a GC");
     start_gc(rt, condemned, generation, reason);
@@ -163,6 +164,7 @@ static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, 
     verify_if_asked(rt, "after a GC");
     end_gc(rt);
     rt->in_gc = false;
+    tn_mem_pause_end();
     restart(rt);
     if (rt->fin_queued != queued_before)
         tn_finalize_notify(rt);

@@ -536,7 +536,7 @@ static void report_ranges(tenure_runtime *rt, gen_plan *plans, int condemned) {
     if (!moved_on && !surv_on && !prof)
         return;
     static const int order[TN_NGEN] = {TN_GEN0, TN_GEN1, TN_GEN2, TN_LOH, TN_POH};
-    range_batch *moved = malloc(sizeof *moved), *surv = malloc(sizeof *surv);
+    range_batch *moved = tn_malloc(sizeof *moved), *surv = tn_malloc(sizeof *surv);
     if (!moved || !surv) {
         free(moved);
         free(surv);

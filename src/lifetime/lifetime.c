@@ -74,7 +74,7 @@ static bool put(tn_sync_entry *table, size_t cap, uintptr_t key, uint32_t hash) 
 }
 
 static bool grow(tenure_runtime *rt, size_t cap) {
-    tn_sync_entry *t = calloc(cap, sizeof *t);
+    tn_sync_entry *t = tn_calloc(cap, sizeof *t);
     if (!t)
         return false;
     for (size_t i = 0; i < rt->sync_cap; i++)
@@ -131,7 +131,7 @@ void tn_lifetime_update_sync(tenure_runtime *rt, char *(*forward)(tenure_runtime
         return;
     tn_sync_entry *old = rt->sync;
     size_t cap = rt->sync_cap;
-    tn_sync_entry *fresh = calloc(cap, sizeof *fresh);
+    tn_sync_entry *fresh = tn_calloc(cap, sizeof *fresh);
     if (!fresh)
         return; /* cannot happen often; if it does, entries keep old keys until the next GC */
     size_t n = 0;

@@ -66,7 +66,7 @@ tenure_profiler *tenure_profiler_attach(tenure_runtime *rt, const tenure_profile
         tn_api_fail(rt, TENURE_STATE, fn, "called during a collection");
         return NULL;
     }
-    tenure_profiler *p = calloc(1, sizeof *p);
+    tenure_profiler *p = tn_calloc(1, sizeof *p);
     if (!p) {
         tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory");
         return NULL;
@@ -239,7 +239,7 @@ void tn_prof_root_references(tenure_runtime *rt) {
     wanted |= p->cb.root_references != NULL;
     if (!wanted)
         return;
-    root_batch *b = malloc(sizeof *b);
+    root_batch *b = tn_malloc(sizeof *b);
     if (!b)
         return; /* the profiler misses one GC's roots rather than the GC failing */
     b->rt = rt;

@@ -249,7 +249,7 @@ static void dump_objects(dump *d) {
 void tn_heap_dump_emit(tenure_runtime *rt) {
     if (!TN_EV_ON(rt, GCBulkNode))
         return;
-    dump *d = calloc(1, sizeof *d);
+    dump *d = tn_calloc(1, sizeof *d);
     if (!d)
         return; /* out of memory: no dump rather than a failed GC */
     d->rt = rt;
@@ -258,7 +258,7 @@ void tn_heap_dump_emit(tenure_runtime *rt) {
     d->edges.event = TN_EVI_GCBulkEdge;
     d->types.event = TN_EVI_BulkType;
     d->cwt.event = TN_EVI_GCBulkRootConditionalWeakTableElementEdge;
-    d->type_seen = TN_EV_ON(rt, BulkType) ? calloc(rt->type_count ? rt->type_count : 1, 1) : NULL;
+    d->type_seen = TN_EV_ON(rt, BulkType) ? tn_calloc(rt->type_count ? rt->type_count : 1, 1) : NULL;
     d->want_types = d->type_seen != NULL;
     dump_roots(d);
     dump_objects(d);

@@ -47,7 +47,7 @@ static bool slab_set_add(tenure_runtime *rt, uintptr_t a) {
     tn_slab_set *set = rt->slab_set;
     if (!set || 2 * (rt->slab_count + 1) > set->cap) {
         size_t cap = set ? 2 * set->cap : 64;
-        tn_slab_set *bigger = calloc(1, sizeof *bigger + cap * sizeof bigger->addr[0]);
+        tn_slab_set *bigger = tn_calloc(1, sizeof *bigger + cap * sizeof bigger->addr[0]);
         if (!bigger)
             return false;
         bigger->cap = cap;

@@ -375,12 +375,12 @@ static void free_stream(stream *s) {
 
 static stream *new_stream(tn_ctf *c) {
     size_t n = atomic_load(&c->nstreams);
-    stream *s = calloc(1, sizeof *s);
+    stream *s = tn_calloc(1, sizeof *s);
     if (!s)
         return NULL;
     char name[32];
     snprintf(name, sizeof name, "stream_%zu", n);
-    s->ring = malloc(RING * sizeof *s->ring);
+    s->ring = tn_malloc(RING * sizeof *s->ring);
     s->fd = s->ring ? create_file(c->dirfd, name) : -1;
     if (s->fd < 0) {
         free(s->ring);
@@ -712,7 +712,7 @@ static void free_sink(tn_ctf *c) {
 }
 
 tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen) {
-    tn_ctf *c = calloc(1, sizeof *c);
+    tn_ctf *c = tn_calloc(1, sizeof *c);
     if (!c)
         return why(err, errlen, "out of memory"), NULL;
     c->dirfd = -1;
