@@ -203,6 +203,7 @@ typedef struct tn_gc_record {
     uint32_t condemn_reasons_gen, condemn_reasons_condition; /* as the .NET collector packs them */
     int compact_reason;           /* -1: nothing compacted */
     bool demoted;                 /* regions holding only pinned plugs stayed in their generation */
+    bool scratch_short;           /* some scratch reserved before the pause was too small (gc/scratch.c) */
     uint32_t phase_us[5];         /* mark, plan, relocate, compact or sweep, promote */
     uint64_t pause_ns;
 } tn_gc_record;
@@ -301,9 +302,14 @@ struct tenure_runtime {
     tn_vec mark_stack;   /* void * */
     bool mark_overflow;
     char *overflow_lo, *overflow_hi;
-    tn_vec pins;         /* tn_pin */
-    tn_vec gaps;         /* tn_gap */
-    bool plan_failed;    /* a plan list could not grow: the generation is swept instead */
+    tn_vec pins;         /* tn_pin: reserved before the pause (gc/scratch.c), never grown in it */
+    tn_vec gaps;         /* tn_gap: as many as pins (a gap lies in front of a pinned plug) */
+    bool plan_failed;    /* a plan list was full: the generation is swept instead */
+    size_t pins_seen;    /* pinned plugs plan found in this GC, kept in pins or not */
+    size_t pins_needed;  /* the most any GC found: pins and gaps are reserved for twice that */
+    void *pause_scratch; /* reserved before the pause for the range reports, the profiler's root
+                            batch and the heap dump (used one after the other: gc/scratch.c) */
+    size_t pause_scratch_size;
     tn_region **plan_regions[TN_NGEN]; /* per generation: max_units + 1 slots for plan */
     size_t marked_bytes;
     size_t overflow_marked; /* bytes marked while recovering from mark stack overflow */
@@ -472,6 +478,7 @@ void tn_mem_fault(uint64_t nth, bool and_after);
 void tn_vec_init(tn_vec *v, size_t elem);
 bool tn_vec_reserve(tn_vec *v, size_t cap);
 void *tn_vec_push(tn_vec *v); /* NULL if out of memory */
+void *tn_vec_push_reserved(tn_vec *v); /* NULL if full: never allocates (inside a GC pause) */
 void tn_vec_free(tn_vec *v);
 static inline void *tn_vec_at(const tn_vec *v, size_t i) { return (char *)v->data + i * v->elem; }
 
@@ -679,6 +686,15 @@ void tn_alloc_republish_limits(tenure_runtime *rt);
 void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m);
 
 /* ---- gc/ ---- */
+/* scratch.c: before the pause, reserve what the GC will need (mark stack, pin and gap lists,
+ * the pause scratch, this thread's trace streams) so that the pause allocates nothing. */
+void tn_gc_reserve_scratch(tenure_runtime *rt);
+/* The pause scratch (at least `size` bytes, or NULL if it could not be reserved: the user
+ * does without and the GC counts a shortfall). */
+void *tn_gc_pause_scratch(tenure_runtime *rt, size_t size);
+void tn_gc_scratch_destroy(tenure_runtime *rt);
+/* Bytes of pause scratch the range reports (plan.c) need. */
+size_t tn_gc_range_scratch_bytes(void);
 tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags);
 void tn_gc_mark(tenure_runtime *rt, int condemned);
 void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags);
@@ -745,6 +761,10 @@ void tn_prof_shutdown(tenure_runtime *rt);
 void tn_prof_load_from_env(tenure_runtime *rt);
 /* references.c: the heap dump's events, at the end of a GC asked for by tenure_heap_dump */
 void tn_heap_dump_emit(tenure_runtime *rt);
+/* Bytes of pause scratch the GC about to start needs for its heap dump / the profilers'
+ * root batch (0 if none is asked for). */
+size_t tn_heap_dump_scratch_bytes(const tenure_runtime *rt);
+size_t tn_prof_roots_scratch_bytes(const tenure_runtime *rt);
 #define TN_PROF_ON(rt, bit) ((rt)->prof_mask & (bit))
 
 /* GC reasons (events spec) */

@@ -196,9 +196,7 @@ void tenure_destroy(tenure_runtime *rt) {
     tn_roots_destroy(rt);
     tn_type_free_all(rt);
     tn_heap_destroy(rt);
-    tn_vec_free(&rt->mark_stack);
-    tn_vec_free(&rt->pins);
-    tn_vec_free(&rt->gaps);
+    tn_gc_scratch_destroy(rt);
     for (int g = 0; g < TN_NGEN; g++)
         free(rt->plan_regions[g]);
     rt->magic = 0;

@@ -233,15 +233,21 @@ static void handle_roots(root_batch *b, uint32_t kinds, uint32_t flags) {
     tn_roots_visit_handles(b->rt, kinds, root_slot, b);
 }
 
-void tn_prof_root_references(tenure_runtime *rt) {
+static bool roots_wanted(const tenure_runtime *rt) {
     bool wanted = false;
     EACH(rt, p, TENURE_PROFILE_GC)
     wanted |= p->cb.root_references != NULL;
-    if (!wanted)
+    return wanted;
+}
+
+size_t tn_prof_roots_scratch_bytes(const tenure_runtime *rt) { return roots_wanted(rt) ? sizeof(root_batch) : 0; }
+
+void tn_prof_root_references(tenure_runtime *rt) {
+    if (!roots_wanted(rt))
         return;
-    root_batch *b = tn_malloc(sizeof *b);
+    root_batch *b = tn_gc_pause_scratch(rt, sizeof *b); /* reserved before the pause */
     if (!b)
-        return; /* the profiler misses one GC's roots rather than the GC failing */
+        return; /* the profiler misses one GC's roots rather than the GC failing (counted) */
     b->rt = rt;
     b->n = 0;
     b->kind = TENURE_ROOT_KIND_STACK;
@@ -257,7 +263,6 @@ void tn_prof_root_references(tenure_runtime *rt) {
     handle_roots(b, 1u << TENURE_HANDLE_WEAK_SHORT | 1u << TENURE_HANDLE_WEAK_LONG | 1u << TENURE_HANDLE_DEPENDENT,
                  TENURE_ROOT_FLAG_WEAK);
     flush_roots(b);
-    free(b);
 }
 
 /* ---- queries ---- */

@@ -557,6 +557,20 @@ static void append_shared(tn_ctf *c, uint64_t ts, uint16_t id, const void *paylo
     pthread_mutex_unlock(&c->shared_lock);
 }
 
+/* Take the calling thread's stream now, or make sure the shared one exists: what its first
+ * tn_ctf_write would do, done before a GC's pause (no allocation inside it). */
+void tn_ctf_thread_ready(tn_ctf *c) {
+    if (my_stream(c))
+        return;
+    pthread_mutex_lock(&c->shared_lock);
+    if (!c->shared) {
+        pthread_mutex_lock(&c->lock);
+        c->shared = new_stream(c);
+        pthread_mutex_unlock(&c->lock);
+    }
+    pthread_mutex_unlock(&c->shared_lock);
+}
+
 void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size_t size) {
     stream *s = my_stream(c);
     if (s)

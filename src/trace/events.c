@@ -565,6 +565,12 @@ tenure_result tenure_session_flush(tenure_runtime *rt, tenure_session *session) 
     return TENURE_OK;
 }
 
+void tn_trace_pause_prepare(tenure_runtime *rt) {
+    for (struct tn_session *s = rt->sessions; s; s = s->next)
+        if (s->ctf && s->magic == TN_SESSION_MAGIC && (s->keywords & TENURE_KW_GC))
+            tn_ctf_thread_ready(s->ctf);
+}
+
 void tn_trace_gc_end(tenure_runtime *rt) {
     for (struct tn_session *s = rt->sessions; s; s = s->next)
         if (s->ctf)
