@@ -26,7 +26,7 @@ typedef struct mem_thread {
     bool fail_after;                /* ... and every one after it fails too */
 } mem_thread;
 
-static __thread mem_thread mem_tls;
+static __thread mem_thread mem_tls __attribute__((tls_model("initial-exec"))); /* no lazy TLS allocation */
 
 void tn_mem_pause_begin(const tenure_runtime *rt) {
     mem_tls.pause = rt;
