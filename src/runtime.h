@@ -451,8 +451,8 @@ static inline bool tn_cb_refused(tenure_runtime *rt, unsigned op, const char *fu
     return TENURE__UNLIKELY(tn_cb_top != NULL) && tn_cb_refuse(rt, op, function);
 }
 
-/* ---- api/mem.c: the library's own allocations (never malloc, calloc, realloc, strdup
- * directly: these check that no allocation happens inside a GC pause, in checked builds, and
+/* ---- api/mem.c: the library's own allocations (never malloc, calloc, realloc, strdup,
+ * aligned_alloc directly: these check that no allocation happens inside a GC pause, in checked builds, and
  * let tests inject faults) ---- */
 #define TN_HERE_STR_(x) #x
 #define TN_HERE_STR(x) TN_HERE_STR_(x)
@@ -460,11 +460,13 @@ static inline bool tn_cb_refused(tenure_runtime *rt, unsigned op, const char *fu
 void *tn_malloc_at(size_t size, const char *where);
 void *tn_calloc_at(size_t count, size_t size, const char *where);
 void *tn_realloc_at(void *p, size_t size, const char *where);
+void *tn_aligned_alloc_at(size_t alignment, size_t size, const char *where);
 char *tn_strdup_at(const char *s, const char *where);
 #define tn_malloc(size) tn_malloc_at((size), TN_HERE)
 #define tn_calloc(count, size) tn_calloc_at((count), (size), TN_HERE)
 #define tn_realloc(p, size) tn_realloc_at((p), (size), TN_HERE)
 #define tn_strdup(s) tn_strdup_at((s), TN_HERE)
+#define tn_aligned_alloc(alignment, size) tn_aligned_alloc_at((alignment), (size), TN_HERE)
 /* The GC pause of rt runs on the calling thread from begin to end (collect.c): internal
  * allocations there are a bug (checked builds abort), except inside callbacks it calls. */
 void tn_mem_pause_begin(const tenure_runtime *rt);

@@ -1,5 +1,5 @@
-/* mem.c - the library's own allocations from libc (tn_malloc, tn_calloc, tn_realloc; free is
- * plain free), for two checks:
+/* mem.c - the library's own allocations from libc (tn_malloc, tn_calloc, tn_realloc,
+ * tn_aligned_alloc, tn_strdup; free is plain free), for two checks:
  *
  *  - No allocation inside a GC pause. From the stop of the world to its restart the collector
  *    works only in scratch reserved before the pause, or degrades in a defined way when the
@@ -84,6 +84,10 @@ void *tn_calloc_at(size_t count, size_t size, const char *where) {
 
 void *tn_realloc_at(void *p, size_t size, const char *where) {
     return refused(size, where) ? NULL : realloc(p, size);
+}
+
+void *tn_aligned_alloc_at(size_t alignment, size_t size, const char *where) {
+    return refused(size, where) ? NULL : aligned_alloc(alignment, size);
 }
 
 char *tn_strdup_at(const char *s, const char *where) {

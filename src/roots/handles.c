@@ -85,7 +85,7 @@ static void release_slot(tenure_runtime *rt, tn_handle_slot *h) {
 }
 
 static bool grow(tenure_runtime *rt) {
-    tn_handle_slab *s = aligned_alloc(TN_HANDLE_SLAB_BYTES, TN_HANDLE_SLAB_BYTES);
+    tn_handle_slab *s = tn_aligned_alloc(TN_HANDLE_SLAB_BYTES, TN_HANDLE_SLAB_BYTES);
     if (!s)
         return false;
     if (!slab_set_add(rt, (uintptr_t)s)) {
