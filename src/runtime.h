@@ -209,6 +209,7 @@ typedef struct tn_gc_record {
     uint32_t condemn_reasons_gen, condemn_reasons_condition; /* as the .NET collector packs them */
     int compact_reason;           /* -1: nothing compacted */
     bool demoted;                 /* regions holding only pinned plugs stayed in their generation */
+    bool scratch_short;           /* some scratch reserved before the pause was too small (gc/scratch.c) */
     uint32_t phase_us[5];         /* mark, plan, relocate, compact or sweep, promote */
     uint64_t pause_ns;
 } tn_gc_record;
@@ -307,9 +308,14 @@ struct tenure_runtime {
     tn_vec mark_stack;   /* void * */
     bool mark_overflow;
     char *overflow_lo, *overflow_hi;
-    tn_vec pins;         /* tn_pin */
-    tn_vec gaps;         /* tn_gap */
-    bool plan_failed;    /* a plan list could not grow: the generation is swept instead */
+    tn_vec pins;         /* tn_pin: reserved before the pause (gc/scratch.c), never grown in it */
+    tn_vec gaps;         /* tn_gap: as many as pins (a gap lies in front of a pinned plug) */
+    bool plan_failed;    /* a plan list was full: the generation is swept instead */
+    size_t pins_seen;    /* pinned plugs plan found in this GC, kept in pins or not */
+    size_t pins_needed;  /* the most any GC found: pins and gaps are reserved for twice that */
+    void *pause_scratch; /* reserved before the pause for the range reports, the profiler's root
+                            batch and the heap dump (used one after the other: gc/scratch.c) */
+    size_t pause_scratch_size;
     tn_region **plan_regions[TN_NGEN]; /* per generation: max_units + 1 slots for plan */
     size_t marked_bytes;
     size_t overflow_marked; /* bytes marked while recovering from mark stack overflow */
@@ -455,10 +461,36 @@ static inline bool tn_cb_refused(tenure_runtime *rt, unsigned op, const char *fu
     return TENURE__UNLIKELY(tn_cb_top != NULL) && tn_cb_refuse(rt, op, function);
 }
 
+/* ---- api/mem.c: the library's own allocations (never malloc, calloc, realloc, strdup,
+ * aligned_alloc directly: these check that no allocation happens inside a GC pause, in checked builds, and
+ * let tests inject faults) ---- */
+#define TN_HERE_STR_(x) #x
+#define TN_HERE_STR(x) TN_HERE_STR_(x)
+#define TN_HERE __FILE__ ":" TN_HERE_STR(__LINE__)
+void *tn_malloc_at(size_t size, const char *where);
+void *tn_calloc_at(size_t count, size_t size, const char *where);
+void *tn_realloc_at(void *p, size_t size, const char *where);
+void *tn_aligned_alloc_at(size_t alignment, size_t size, const char *where);
+char *tn_strdup_at(const char *s, const char *where);
+#define tn_malloc(size) tn_malloc_at((size), TN_HERE)
+#define tn_calloc(count, size) tn_calloc_at((count), (size), TN_HERE)
+#define tn_realloc(p, size) tn_realloc_at((p), (size), TN_HERE)
+#define tn_strdup(s) tn_strdup_at((s), TN_HERE)
+#define tn_aligned_alloc(alignment, size) tn_aligned_alloc_at((alignment), (size), TN_HERE)
+/* The GC pause of rt runs on the calling thread from begin to end (collect.c): internal
+ * allocations there are a bug (checked builds abort), except inside callbacks it calls. */
+void tn_mem_pause_begin(const tenure_runtime *rt);
+void tn_mem_pause_end(void);
+bool tn_mem_in_pause(void);
+/* Tests only: the nth internal allocation of the calling thread from now fails (1: the next
+ * one), and with and_after every one after it too; tn_mem_fault(0, false) turns it off. */
+void tn_mem_fault(uint64_t nth, bool and_after);
+
 /* ---- util (vec) in api/vec.c ---- */
 void tn_vec_init(tn_vec *v, size_t elem);
 bool tn_vec_reserve(tn_vec *v, size_t cap);
 void *tn_vec_push(tn_vec *v); /* NULL if out of memory */
+void *tn_vec_push_reserved(tn_vec *v); /* NULL if full: never allocates (inside a GC pause) */
 void tn_vec_free(tn_vec *v);
 static inline void *tn_vec_at(const tn_vec *v, size_t i) { return (char *)v->data + i * v->elem; }
 
@@ -678,6 +710,15 @@ void tn_alloc_republish_limits(tenure_runtime *rt);
 void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m);
 
 /* ---- gc/ ---- */
+/* scratch.c: before the pause, reserve what the GC will need (mark stack, pin and gap lists,
+ * the pause scratch, this thread's trace streams) so that the pause allocates nothing. */
+void tn_gc_reserve_scratch(tenure_runtime *rt);
+/* The pause scratch (at least `size` bytes, or NULL if it could not be reserved: the user
+ * does without and the GC counts a shortfall). */
+void *tn_gc_pause_scratch(tenure_runtime *rt, size_t size);
+void tn_gc_scratch_destroy(tenure_runtime *rt);
+/* Bytes of pause scratch the range reports (plan.c) need. */
+size_t tn_gc_range_scratch_bytes(void);
 tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags);
 void tn_gc_mark(tenure_runtime *rt, int condemned);
 void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags);
@@ -756,6 +797,10 @@ void tn_prof_shutdown(tenure_runtime *rt);
 void tn_prof_load_from_env(tenure_runtime *rt);
 /* references.c: the heap dump's events, at the end of a GC asked for by tenure_heap_dump */
 void tn_heap_dump_emit(tenure_runtime *rt);
+/* Bytes of pause scratch the GC about to start needs for its heap dump / the profilers'
+ * root batch (0 if none is asked for). */
+size_t tn_heap_dump_scratch_bytes(const tenure_runtime *rt);
+size_t tn_prof_roots_scratch_bytes(const tenure_runtime *rt);
 #define TN_PROF_ON(rt, bit) ((rt)->prof_mask & (bit))
 
 /* GC reasons (events spec) */

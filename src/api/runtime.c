@@ -58,7 +58,7 @@ static const char *limit_note(char *buf, size_t len) {
 static bool try_heap(tenure_runtime *rt) {
     bool ok = tn_heap_init(rt);
     for (int g = 0; ok && g < TN_NGEN; g++)
-        ok = (rt->plan_regions[g] = calloc(rt->max_units + 1, sizeof(tn_region *))) != NULL;
+        ok = (rt->plan_regions[g] = tn_calloc(rt->max_units + 1, sizeof(tn_region *))) != NULL;
     return ok;
 }
 
@@ -150,7 +150,7 @@ tenure_runtime *tenure_create_ex(const tenure_config *config, tenure_result *res
         r = tn_config_check(&c, config == NULL, reason, sizeof reason);
     if (r != TENURE_OK)
         return create_failed(r, result, reason, why, why_len);
-    tenure_runtime *rt = calloc(1, sizeof *rt);
+    tenure_runtime *rt = tn_calloc(1, sizeof *rt);
     if (!rt)
         return create_failed(TENURE_NOMEM, result, "out of memory (the instance)", why, why_len);
     rt->magic = TN_RUNTIME_MAGIC;
@@ -196,9 +196,7 @@ void tenure_destroy(tenure_runtime *rt) {
     tn_roots_destroy(rt);
     tn_type_free_all(rt);
     tn_heap_destroy(rt);
-    tn_vec_free(&rt->mark_stack);
-    tn_vec_free(&rt->pins);
-    tn_vec_free(&rt->gaps);
+    tn_gc_scratch_destroy(rt);
     for (int g = 0; g < TN_NGEN; g++)
         free(rt->plan_regions[g]);
     rt->magic = 0;

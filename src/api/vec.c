@@ -17,7 +17,7 @@ bool tn_vec_reserve(tn_vec *v, size_t cap) {
         n *= 2;
     if (n < cap || n > SIZE_MAX / v->elem)
         return false; /* the byte count would overflow */
-    void *d = realloc(v->data, n * v->elem);
+    void *d = tn_realloc(v->data, n * v->elem);
     if (!d)
         return false;
     v->data = d;
@@ -29,6 +29,10 @@ void *tn_vec_push(tn_vec *v) {
     if (v->count == v->cap && !tn_vec_reserve(v, v->count + 1))
         return NULL;
     return tn_vec_at(v, v->count++);
+}
+
+void *tn_vec_push_reserved(tn_vec *v) {
+    return v->count < v->cap ? tn_vec_at(v, v->count++) : NULL;
 }
 
 void tn_vec_free(tn_vec *v) {

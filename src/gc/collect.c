@@ -145,7 +145,9 @@ static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, 
     uint64_t t0 = tn_os_now_ns();
     int condemned = generation < 0 || generation > TN_GEN2 ? TN_GEN2 : generation;
     uint64_t queued_before = rt->fin_queued;
+    tn_gc_reserve_scratch(rt);
     suspend(rt, reason);
+    tn_mem_pause_begin(rt);
     rt->in_gc = true;
     verify_if_asked(rt, "before a GC");
     start_gc(rt, condemned, generation, reason);
@@ -162,7 +164,10 @@ static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, 
     tn_regions_trim(rt, (flags & TENURE_COLLECT_AGGRESSIVE) != 0);
     verify_if_asked(rt, "after a GC");
     end_gc(rt);
+    if (rt->last.scratch_short)
+        rt->stats.gc_scratch_shortfalls++;
     rt->in_gc = false;
+    tn_mem_pause_end();
     restart(rt);
     if (rt->fin_queued != queued_before)
         tn_finalize_notify(rt);

@@ -1,23 +1,30 @@
 /* history.c - what a GC reports at its end: GCGlobalHeapHistory_V4, GCPerHeapHistory_V3 and
  * GCHeapStats_V2, from the GC's record (tn_gc_record) and the heap's own accounting. */
 #include "runtime.h"
-#include <stdio.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
 
-/* Memory load in percent (MemAvailable against MemTotal), as .NET's MemoryPressure. */
+/* The kB value of `field` in /proc/meminfo's text, 0 if absent. */
+static unsigned long long meminfo_field(const char *text, const char *field) {
+    const char *p = strstr(text, field);
+    return p ? strtoull(p + strlen(field), NULL, 10) : 0;
+}
+
+/* Memory load in percent (MemAvailable against MemTotal), as .NET's MemoryPressure. Read
+ * with read() into the stack: stdio would malloc a FILE inside the GC's pause. */
 static uint32_t memory_load(void) {
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f)
+    char text[4096];
+    int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return 0;
-    char line[256];
-    unsigned long long total = 0, avail = 0, v;
-    while (fgets(line, sizeof line, f)) {
-        if (sscanf(line, "MemTotal: %llu", &v) == 1)
-            total = v;
-        else if (sscanf(line, "MemAvailable: %llu", &v) == 1)
-            avail = v;
-    }
-    fclose(f);
-    return total ? (uint32_t)((total - avail) * 100 / total) : 0;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    text[n] = 0;
+    unsigned long long total = meminfo_field(text, "MemTotal:"), avail = meminfo_field(text, "MemAvailable:");
+    return total && avail <= total ? (uint32_t)((total - avail) * 100 / total) : 0;
 }
 
 static bool any_compacted(const tn_gc_record *g) {

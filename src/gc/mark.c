@@ -327,9 +327,7 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
     rt->overflow_seen = false;
     rt->pinned_objects = 0;
     rt->mark_overflow = false;
-    rt->mark_stack.count = 0;
-    if (!tn_vec_reserve(&rt->mark_stack, rt->config.GCMarkStackSize))
-        tn_vec_reserve(&rt->mark_stack, 64);
+    rt->mark_stack.count = 0; /* reserved before the pause (scratch.c): it never grows */
 
     tn_handles_prepare(rt);
     /* SizedRef (full GCs): each handle's graph first, one handle after the other */

@@ -13,7 +13,6 @@
  * See docs/design/collector.md.
  */
 #include "runtime.h"
-#include <stdlib.h>
 
 typedef struct gen_plan {
     tn_region **regions; /* condemned regions of the generation, by address */
@@ -33,9 +32,29 @@ typedef struct cursor {
     size_t pin; /* index in rt->pins of the next pinned plug in that region */
 } cursor;
 
-static int by_address(const void *a, const void *b) {
-    const tn_region *x = *(tn_region *const *)a, *y = *(tn_region *const *)b;
-    return x->start < y->start ? -1 : x->start > y->start;
+/* Heap sort by address: in place, unlike the C library's qsort, which may malloc (no
+ * allocation inside a pause). */
+static void sift_down(tn_region **a, size_t i, size_t n) {
+    for (size_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && a[c + 1]->start > a[c]->start)
+            c++;
+        if (a[i]->start >= a[c]->start)
+            return;
+        tn_region *t = a[i];
+        a[i] = a[c];
+        a[c] = t;
+    }
+}
+
+static void sort_by_address(tn_region **a, size_t n) {
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(a, i, n);
+    for (size_t end = n; end-- > 1;) {
+        tn_region *t = a[0];
+        a[0] = a[end];
+        a[end] = t;
+        sift_down(a, 0, end);
+    }
 }
 
 /* The generation's regions, sorted by address, in storage reserved at creation (no malloc
@@ -46,7 +65,7 @@ static void collect_regions(tenure_runtime *rt, int gen, gen_plan *gp) {
     gp->n = 0;
     for (tn_region *r = rt->gens[gen]; r; r = r->next)
         gp->regions[gp->n++] = r;
-    qsort(gp->regions, gp->n, sizeof *gp->regions, by_address);
+    sort_by_address(gp->regions, gp->n);
     gp->tail = NULL;
     gp->dests = gp->regions;
     gp->nd = gp->n;
@@ -108,9 +127,9 @@ static inline intptr_t plug_delta(tn_region *r, char *s) {
 static void add_gap(tenure_runtime *rt, char *start, size_t size) {
     if (size == 0)
         return;
-    tn_gap *g = tn_vec_push(&rt->gaps);
+    tn_gap *g = tn_vec_push_reserved(&rt->gaps);
     if (!g) {
-        rt->plan_failed = true; /* the generation will be swept instead */
+        rt->plan_failed = true; /* the generation will be swept instead (scratch.c) */
         return;
     }
     g->start = start;
@@ -180,7 +199,8 @@ static void plan_region(tenure_runtime *rt, cursor *c, tn_region *r) {
         char *e = plug_end(rt, r, s, &pinned);
         intptr_t delta = 0;
         if (pinned) {
-            tn_pin *p = tn_vec_push(&rt->pins);
+            rt->pins_seen++;
+            tn_pin *p = tn_vec_push_reserved(&rt->pins);
             if (!p) {
                 rt->plan_failed = true; /* as in add_gap */
                 b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
@@ -205,8 +225,9 @@ static void plan_region(tenure_runtime *rt, cursor *c, tn_region *r) {
     }
 }
 
-/* Undo a plan that could not be completed (no memory for the pin or gap lists): the
- * generation is swept instead, which needs no memory. */
+/* Undo a plan that could not be completed (the pin or gap list, reserved before the pause,
+ * was full): the generation is swept instead, which needs no memory; the GC counts a
+ * shortfall and the next one reserves room for the pinned plugs seen (scratch.c). */
 static void abandon_plan(tenure_runtime *rt, gen_plan *gp, int gen, size_t pins, size_t gaps) {
     for (size_t i = 0; i < gp->n; i++) {
         tn_region *r = gp->regions[i];
@@ -222,6 +243,7 @@ static void abandon_plan(tenure_runtime *rt, gen_plan *gp, int gen, size_t pins,
     gp->dests = gp->regions;
     gp->nd = gp->n;
     rt->plan_failed = false;
+    rt->last.scratch_short = true;
 }
 
 static bool plan_compaction(tenure_runtime *rt, gen_plan *gp, int gen) {
@@ -536,12 +558,9 @@ static void report_ranges(tenure_runtime *rt, gen_plan *plans, int condemned) {
     if (!moved_on && !surv_on && !prof)
         return;
     static const int order[TN_NGEN] = {TN_GEN0, TN_GEN1, TN_GEN2, TN_LOH, TN_POH};
-    range_batch *moved = malloc(sizeof *moved), *surv = malloc(sizeof *surv);
-    if (!moved || !surv) {
-        free(moved);
-        free(surv);
-        return; /* the observers miss this GC's ranges rather than the GC failing */
-    }
+    range_batch *moved = tn_gc_pause_scratch(rt, tn_gc_range_scratch_bytes()), *surv = moved + 1;
+    if (!moved)
+        return; /* the observers miss this GC's ranges rather than the GC failing (counted) */
     *moved = (range_batch){.rt = rt, .moved = true, .events = moved_on, .profilers = prof};
     *surv = (range_batch){.rt = rt, .moved = false, .events = surv_on, .profilers = prof};
     for (int k = 0; k < TN_NGEN; k++) {
@@ -564,9 +583,9 @@ static void report_ranges(tenure_runtime *rt, gen_plan *plans, int condemned) {
     }
     flush_batch(moved);
     flush_batch(surv);
-    free(moved);
-    free(surv);
 }
+
+size_t tn_gc_range_scratch_bytes(void) { return 2 * sizeof(range_batch); }
 
 void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
     uint64_t t = tn_os_now_ns();
@@ -574,6 +593,7 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
     memset(plans, 0, sizeof plans);
     rt->pins.count = 0;
     rt->gaps.count = 0;
+    rt->pins_seen = 0;
     bool any_compact = false;
     for (int g = 0; g < TN_NGEN; g++) {
         if (!tn_gen_condemned(g, condemned))
@@ -600,6 +620,8 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
                 any_compact |= plans[k].compact;
         }
     }
+    if (rt->pins_seen > rt->pins_needed)
+        rt->pins_needed = rt->pins_seen;
     report_ranges(rt, plans, condemned);
     t = phase_mark(rt, 1, t);
     if (any_compact)

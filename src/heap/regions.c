@@ -17,9 +17,9 @@ bool tn_heap_init(tenure_runtime *rt) {
     rt->max_units = rt->range / rt->unit_size;
     rt->head.unit_shift = (uint32_t)__builtin_ctzll(rt->unit_size);
     rt->base = tn_os_reserve(rt->range, rt->unit_size);
-    rt->regions = calloc(rt->max_units, sizeof(tn_region));
-    rt->unit_head = calloc(rt->max_units, sizeof(uint32_t));
-    rt->unit_gen = calloc(rt->max_units, 1);
+    rt->regions = tn_calloc(rt->max_units, sizeof(tn_region));
+    rt->unit_head = tn_calloc(rt->max_units, sizeof(uint32_t));
+    rt->unit_gen = tn_calloc(rt->max_units, 1);
     rt->cards = tn_os_reserve_lazy(cards_bytes(rt));
     rt->card_bundles = tn_os_reserve_lazy(bundle_bytes(rt));
     rt->mark_bits = tn_os_reserve_lazy(side_bits_bytes(rt));

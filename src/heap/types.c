@@ -23,11 +23,11 @@ bool tn_type_init_builtin(tenure_runtime *rt) {
     rt->free_type = new_type(rt);
     rt->free_type->kind = TN_TK_FREE;
     rt->free_type->size = 16;
-    rt->free_type->name = strdup("Free");
+    rt->free_type->name = tn_strdup("Free");
     rt->filler_type = new_type(rt);
     rt->filler_type->kind = TN_TK_FREE;
     rt->filler_type->size = 8;
-    rt->filler_type->name = strdup("Free");
+    rt->filler_type->name = tn_strdup("Free");
     return rt->free_type->name && rt->filler_type->name;
 }
 
@@ -59,7 +59,7 @@ size_t tn_array_size(const tn_type *t, size_t length) {
 static size_t *copy_offsets(const size_t *src, size_t n) {
     if (n == 0)
         return NULL;
-    size_t *d = malloc(n * sizeof *d);
+    size_t *d = tn_malloc(n * sizeof *d);
     if (d)
         memcpy(d, src, n * sizeof *d);
     return d;
@@ -195,7 +195,7 @@ const tenure_type *tenure_type_register(tenure_runtime *rt, const tenure_type_de
     t->flags = desc->flags;
     t->trace = desc->trace;
     t->finalize = desc->finalize;
-    t->name = strdup(desc->name ? desc->name : "<anonymous>");
+    t->name = tn_strdup(desc->name ? desc->name : "<anonymous>");
     if (t->kind == TN_TK_FIXED) {
         t->ref_count = desc->ref_count;
         t->ref_offsets = copy_offsets(desc->ref_offsets, desc->ref_count);

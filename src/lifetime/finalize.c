@@ -15,7 +15,11 @@
  *     run without the lock (they allocate, block, take the program's locks).
  *  F3 An entry stays in the queue (a root, relocated by GCs) until its finalizer returned.
  *  F4 fin_done counts entries taken off the queue (run, suppressed or discarded); a waiter for
- *     the finalizers pending at some moment waits until fin_done reaches fin_queued then. */
+ *     the finalizers pending at some moment waits until fin_done reaches fin_queued then.
+ *  F5 ready.cap >= ready.count + finalizable.count: registration reserves the queue's room, so
+ *     that a GC moves every registered object found dead to the queue without allocating
+ *     (nothing is allocated inside a pause: docs/design/collector.md). A GC only moves entries
+ *     from one list to the other; the queue's count drops to 0 when it empties. */
 #include "runtime.h"
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +29,8 @@
 static void **entries(tn_vec *v) { return (void **)v->data; }
 
 bool tn_finalize_register(tenure_runtime *rt, void *obj) {
+    if (!tn_vec_reserve(&rt->ready, rt->ready.count + rt->finalizable.count + 1)) /* F5 */
+        return false;
     void **slot = tn_vec_push(&rt->finalizable);
     if (!slot)
         return false;
@@ -52,8 +58,8 @@ size_t tn_finalize_scan(tenure_runtime *rt, bool (*dead)(tenure_runtime *, const
     void **reg = entries(&rt->finalizable);
     for (size_t i = 0; i < rt->finalizable.count; i++) {
         void *obj = reg[i];
-        void **slot = dead(rt, obj) ? tn_vec_push(&rt->ready) : NULL;
-        if (!slot) { /* alive (or no room in the queue: found again next GC) */
+        void **slot = dead(rt, obj) ? tn_vec_push_reserved(&rt->ready) : NULL;
+        if (!slot) { /* alive (the queue has room for every dead one: F5) */
             reg[kept++] = obj;
             continue;
         }

@@ -74,7 +74,7 @@ static bool put(tn_sync_entry *table, size_t cap, uintptr_t key, uint32_t hash) 
 }
 
 static bool grow(tenure_runtime *rt, size_t cap) {
-    tn_sync_entry *t = calloc(cap, sizeof *t);
+    tn_sync_entry *t = tn_calloc(cap, sizeof *t);
     if (!t)
         return false;
     for (size_t i = 0; i < rt->sync_cap; i++)
@@ -122,27 +122,55 @@ uint32_t tenure_identity_hash(tenure_runtime *rt, const void *obj) {
     return h;
 }
 
+/* An entry whose key changed in this GC and that is not yet in its new place (keys are
+ * object addresses: 8-byte aligned, their low bit is free). */
+#define SYNC_MOVING ((uintptr_t)1)
+
+/* Put e (a moving entry) in its place: the first slot of its probe sequence that is empty or
+ * holds another moving entry; that one is taken out and placed in turn. Each step places one
+ * entry for good, and a placed entry's probe sequence holds only placed entries, which never
+ * move again: lookups find every entry when all are placed. */
+static void place_moving(tn_sync_entry *table, size_t cap, tn_sync_entry e) {
+    e.key &= ~SYNC_MOVING;
+    for (size_t i = slot_of(e.key, cap);; i = (i + 1) & (cap - 1)) {
+        if (table[i].key && !(table[i].key & SYNC_MOVING))
+            continue;
+        tn_sync_entry displaced = table[i];
+        table[i] = e;
+        if (!displaced.key)
+            return;
+        e = displaced;
+        e.key &= ~SYNC_MOVING;
+        i = slot_of(e.key, cap) - 1; /* the loop's step brings it to e's first slot */
+    }
+}
+
 /* During a GC, after relocation and before anything moves: entries follow their objects
- * (forward gives the new address) and those of dead objects go. The table is rebuilt in
- * place of the old one; it only shrinks, so the new one never needs more room. */
+ * (forward gives the new address) and those of dead objects go. The table is rehashed in
+ * place (no memory needed inside the pause): first every key is rewritten and marked moving,
+ * then each moving entry is placed again. */
 void tn_lifetime_update_sync(tenure_runtime *rt, char *(*forward)(tenure_runtime *, char *),
                              bool (*dead)(tenure_runtime *, const void *)) {
     if (!rt->sync_count)
         return;
-    tn_sync_entry *old = rt->sync;
-    size_t cap = rt->sync_cap;
-    tn_sync_entry *fresh = calloc(cap, sizeof *fresh);
-    if (!fresh)
-        return; /* cannot happen often; if it does, entries keep old keys until the next GC */
-    size_t n = 0;
+    tn_sync_entry *t = rt->sync;
+    size_t cap = rt->sync_cap, n = 0;
     for (size_t i = 0; i < cap; i++) {
-        if (!old[i].key || dead(rt, (const void *)old[i].key))
+        if (!t[i].key)
             continue;
-        put(fresh, cap, (uintptr_t)forward(rt, (char *)old[i].key), old[i].hash);
+        if (dead(rt, (const void *)t[i].key)) {
+            t[i].key = 0;
+            continue;
+        }
+        t[i].key = (uintptr_t)forward(rt, (char *)t[i].key) | SYNC_MOVING;
         n++;
     }
-    free(old);
-    rt->sync = fresh;
+    for (size_t i = 0; i < cap; i++)
+        if (t[i].key & SYNC_MOVING) {
+            tn_sync_entry e = t[i];
+            t[i].key = 0;
+            place_moving(t, cap, e);
+        }
     rt->sync_count = n;
 }
 

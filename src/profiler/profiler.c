@@ -114,7 +114,7 @@ tenure_profiler *tenure_profiler_attach2(tenure_runtime *rt, const tenure_profil
         tn_api_fail(rt, TENURE_STATE, fn, "called during a collection");
         return NULL;
     }
-    tenure_profiler *p = calloc(1, sizeof *p);
+    tenure_profiler *p = tn_calloc(1, sizeof *p);
     if (!p) {
         tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory");
         return NULL;
@@ -424,23 +424,36 @@ static void report_dependents(tenure_runtime *rt, dependent_batch *d) {
     flush_dependents(d);
 }
 
-void tn_prof_root_references(tenure_runtime *rt) {
-    bool roots = false, dependents = false;
+/* Which of the root reports some profiler wants. */
+static void roots_wanted(const tenure_runtime *rt, bool *roots, bool *dependents) {
+    *roots = *dependents = false;
     EACH(rt, p, TENURE_PROFILE_GC) {
-        roots |= p->cb.root_references != NULL || p->cb.root_references2 != NULL;
-        dependents |= p->cb.dependent_handle_references != NULL;
+        *roots |= p->cb.root_references != NULL || p->cb.root_references2 != NULL;
+        *dependents |= p->cb.dependent_handle_references != NULL;
     }
+}
+
+size_t tn_prof_roots_scratch_bytes(const tenure_runtime *rt) {
+    bool roots, dependents;
+    roots_wanted(rt, &roots, &dependents);
+    size_t n = roots ? sizeof(root_batch) : 0;
+    return dependents && sizeof(dependent_batch) > n ? sizeof(dependent_batch) : n;
+}
+
+/* The batches live in the pause's scratch block, reserved before the pause (one after the
+ * other); without it the profiler misses one GC's roots rather than the GC failing (counted). */
+void tn_prof_root_references(tenure_runtime *rt) {
+    bool roots, dependents;
+    roots_wanted(rt, &roots, &dependents);
     if (roots) {
-        root_batch *b = malloc(sizeof *b);
-        if (b) /* else the profiler misses one GC's roots rather than the GC failing */
+        root_batch *b = tn_gc_pause_scratch(rt, sizeof *b);
+        if (b)
             report_roots(rt, b);
-        free(b);
     }
     if (dependents) {
-        dependent_batch *d = malloc(sizeof *d);
+        dependent_batch *d = tn_gc_pause_scratch(rt, sizeof *d);
         if (d)
             report_dependents(rt, d);
-        free(d);
     }
 }
 

@@ -198,26 +198,32 @@ static void dump_objects(dump *d) {
 
 /* At the end of the GC tenure_heap_dump asked for (collect.c), objects at their final
  * addresses, before the profiler's root_references. */
+static bool dump_wanted(const tenure_runtime *rt) { return rt->heap_dump_pending && TN_EV_ON(rt, GCBulkNode); }
+
+/* The dump, then one byte per type (type_seen): types cannot be registered during the GC. */
+size_t tn_heap_dump_scratch_bytes(const tenure_runtime *rt) {
+    return dump_wanted(rt) ? sizeof(dump) + (TN_EV_ON(rt, BulkType) ? rt->type_count + 1 : 0) : 0;
+}
+
 void tn_heap_dump_emit(tenure_runtime *rt) {
-    if (!TN_EV_ON(rt, GCBulkNode))
+    if (!dump_wanted(rt))
         return;
-    dump *d = calloc(1, sizeof *d);
+    dump *d = tn_gc_pause_scratch(rt, tn_heap_dump_scratch_bytes(rt)); /* reserved before the pause */
     if (!d)
-        return; /* out of memory: no dump rather than a failed GC */
+        return; /* out of memory: no dump rather than a failed GC (counted) */
+    memset(d, 0, tn_heap_dump_scratch_bytes(rt));
     d->rt = rt;
     d->roots.event = TN_EVI_GCBulkRootEdge;
     d->nodes.event = TN_EVI_GCBulkNode;
     d->edges.event = TN_EVI_GCBulkEdge;
     d->types.event = TN_EVI_BulkType;
     d->cwt.event = TN_EVI_GCBulkRootConditionalWeakTableElementEdge;
-    d->type_seen = TN_EV_ON(rt, BulkType) ? calloc(rt->type_count ? rt->type_count : 1, 1) : NULL;
+    d->type_seen = TN_EV_ON(rt, BulkType) ? (uint8_t *)(d + 1) : NULL;
     d->want_types = d->type_seen != NULL;
     dump_roots(d);
     dump_objects(d);
     tn_roots_visit_handle_slots(rt, 1u << TENURE_HANDLE_DEPENDENT, dependent_pair, d);
     flush(d, &d->cwt);
-    free(d->type_seen);
-    free(d);
 }
 
 static tenure_result dump_locked(tenure_runtime *rt) {

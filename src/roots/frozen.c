@@ -116,8 +116,8 @@ tenure_result tenure_register_frozen_segment(tenure_runtime *rt, void *start, si
         return tn_api_fail(rt, TENURE_STATE, fn, "called during a collection");
     if (overlaps(rt, a, b))
         return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "segment %p+%zu overlaps the heap or another segment", start, size);
-    uint64_t *starts = calloc(size / 512 + 1, sizeof *starts);
-    struct tn_frozen *fz = realloc(rt->frozen, (rt->frozen_count + 1) * sizeof *fz);
+    uint64_t *starts = tn_calloc(size / 512 + 1, sizeof *starts);
+    struct tn_frozen *fz = tn_realloc(rt->frozen, (rt->frozen_count + 1) * sizeof *fz);
     if (!starts || !fz) {
         free(starts);
         if (fz)

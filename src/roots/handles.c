@@ -47,7 +47,7 @@ static bool slab_set_add(tenure_runtime *rt, uintptr_t a) {
     tn_slab_set *set = rt->slab_set;
     if (!set || 2 * (rt->slab_count + 1) > set->cap) {
         size_t cap = set ? 2 * set->cap : 64;
-        tn_slab_set *bigger = calloc(1, sizeof *bigger + cap * sizeof bigger->addr[0]);
+        tn_slab_set *bigger = tn_calloc(1, sizeof *bigger + cap * sizeof bigger->addr[0]);
         if (!bigger)
             return false;
         bigger->cap = cap;
@@ -85,7 +85,7 @@ static void release_slot(tenure_runtime *rt, tn_handle_slot *h) {
 }
 
 static bool grow(tenure_runtime *rt) {
-    tn_handle_slab *s = aligned_alloc(TN_HANDLE_SLAB_BYTES, TN_HANDLE_SLAB_BYTES);
+    tn_handle_slab *s = tn_aligned_alloc(TN_HANDLE_SLAB_BYTES, TN_HANDLE_SLAB_BYTES);
     if (!s)
         return false;
     if (!slab_set_add(rt, (uintptr_t)s)) {

@@ -38,7 +38,7 @@ tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slots, size_t 
                     (void *)hi);
         return NULL;
     }
-    tenure_root_area *a = malloc(sizeof *a);
+    tenure_root_area *a = tn_malloc(sizeof *a);
     if (!a) {
         tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory");
         return NULL;
@@ -110,7 +110,7 @@ tenure_root_scanner *tenure_root_scanner_add(tenure_runtime *rt, tenure_root_sca
         tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "NULL scan callback");
         return NULL;
     }
-    tenure_root_scanner *s = malloc(sizeof *s);
+    tenure_root_scanner *s = tn_malloc(sizeof *s);
     if (!s) {
         tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory");
         return NULL;

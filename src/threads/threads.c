@@ -399,7 +399,7 @@ tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer) {
         return m;
     }
     pthread_once(&exit_key_once, make_exit_key);
-    m = calloc(1, sizeof *m);
+    m = tn_calloc(1, sizeof *m);
     if (!m)
         return NULL;
     m->rt = rt;

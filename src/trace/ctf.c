@@ -375,12 +375,12 @@ static void free_stream(stream *s) {
 
 static stream *new_stream(tn_ctf *c) {
     size_t n = atomic_load(&c->nstreams);
-    stream *s = calloc(1, sizeof *s);
+    stream *s = tn_calloc(1, sizeof *s);
     if (!s)
         return NULL;
     char name[32];
     snprintf(name, sizeof name, "stream_%zu", n);
-    s->ring = malloc(RING * sizeof *s->ring);
+    s->ring = tn_malloc(RING * sizeof *s->ring);
     s->fd = s->ring ? create_file(c->dirfd, name) : -1;
     if (s->fd < 0) {
         free(s->ring);
@@ -557,6 +557,20 @@ static void append_shared(tn_ctf *c, uint64_t ts, uint16_t id, const void *paylo
     pthread_mutex_unlock(&c->shared_lock);
 }
 
+/* Take the calling thread's stream now, or make sure the shared one exists: what its first
+ * tn_ctf_write would do, done before a GC's pause (no allocation inside it). */
+void tn_ctf_thread_ready(tn_ctf *c) {
+    if (my_stream(c))
+        return;
+    pthread_mutex_lock(&c->shared_lock);
+    if (!c->shared) {
+        pthread_mutex_lock(&c->lock);
+        c->shared = new_stream(c);
+        pthread_mutex_unlock(&c->lock);
+    }
+    pthread_mutex_unlock(&c->shared_lock);
+}
+
 void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size_t size) {
     stream *s = my_stream(c);
     if (s)
@@ -712,7 +726,7 @@ static void free_sink(tn_ctf *c) {
 }
 
 tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen) {
-    tn_ctf *c = calloc(1, sizeof *c);
+    tn_ctf *c = tn_calloc(1, sizeof *c);
     if (!c)
         return why(err, errlen, "out of memory"), NULL;
     c->dirfd = -1;

@@ -468,7 +468,7 @@ tenure_session *tenure_session_start_listener(tenure_runtime *rt, uint64_t keywo
         tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "%s", listener ? check_level(level) : "NULL listener");
         return NULL;
     }
-    struct tn_session *s = calloc(1, sizeof *s);
+    struct tn_session *s = tn_calloc(1, sizeof *s);
     if (!s) {
         tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory");
         return NULL;
@@ -500,7 +500,7 @@ static tenure_session *start_ctf(tenure_runtime *rt, uint64_t keywords, int leve
         start_failed(rt, TENURE_INVALID_ARGUMENT, what, "%s", dir ? check_level(level) : "NULL directory");
         return NULL;
     }
-    struct tn_session *s = calloc(1, sizeof *s);
+    struct tn_session *s = tn_calloc(1, sizeof *s);
     char err[4400] = "out of memory";
     if (s)
         s->ctf = tn_ctf_open(dir, err, sizeof err);
@@ -563,6 +563,12 @@ tenure_result tenure_session_flush(tenure_runtime *rt, tenure_session *session) 
     if ((*p)->ctf)
         tn_ctf_flush((*p)->ctf);
     return TENURE_OK;
+}
+
+void tn_trace_pause_prepare(tenure_runtime *rt) {
+    for (struct tn_session *s = rt->sessions; s; s = s->next)
+        if (s->ctf && s->magic == TN_SESSION_MAGIC && (s->keywords & TENURE_KW_GC))
+            tn_ctf_thread_ready(s->ctf);
 }
 
 void tn_trace_gc_end(tenure_runtime *rt) {

@@ -78,6 +78,10 @@ void tn_trace_destroy(struct tenure_runtime *rt);
  * nothing; stopping them frees them and writes nothing: the files are the parent's); listener
  * sessions go on. Idempotent. */
 void tn_trace_forked_child(struct tenure_runtime *rt);
+/* Before a GC's pause (gc/scratch.c): the collecting thread takes its stream of every CTF
+ * session that wants GC events now, so that its first event inside the pause allocates
+ * nothing */
+void tn_trace_pause_prepare(struct tenure_runtime *rt);
 /* At every GC end: flush the sinks' buffered packets */
 void tn_trace_gc_end(struct tenure_runtime *rt);
 /* Segment rundown for one session: GCCreateSegment for every region in use */
@@ -90,6 +94,7 @@ typedef struct tn_ctf tn_ctf;
 tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen);
 /* Append one event (thread-safe per calling thread); false if it had to be dropped */
 void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size_t size);
+void tn_ctf_thread_ready(tn_ctf *c); /* the calling thread's stream (or the shared one) exists */
 void tn_ctf_flush(tn_ctf *c); /* the calling thread's partial packet becomes whole; wake the writer */
 void tn_ctf_close(tn_ctf *c); /* flush everything, stop the writer, close the files */
 uint64_t tn_ctf_discarded(const tn_ctf *c); /* events dropped or lost in failed writes */

@@ -1,0 +1,90 @@
+/* scratch.c - the memory a GC works in, reserved before its pause.
+ *
+ * Inside a pause the collector allocates nothing (api/mem.c checks it in checked builds):
+ * a GC that could fail half way through for want of a few bytes of malloc would have to undo
+ * work or leave the heap inconsistent. Everything it needs is reserved here, with rt->lock
+ * held, before the world stops; what cannot be reserved is done without, in a defined way
+ * (docs/design/collector.md, "Memory inside a pause"):
+ *
+ *   mark stack        GCMarkStackSize entries (at least 64 if that fails); an overflow is
+ *                     recovered by rescanning (mark.c), so any size works, even none
+ *   pins, gaps        one per handle, two per thread, and twice the most pinned plugs a GC
+ *                     has found (at least 256); when plan finds more, the generation is swept
+ *                     instead of compacted and the GC is counted in
+ *                     tenure_stats.gc_scratch_shortfalls; the next GC reserves more
+ *   pause scratch     the range reports, the heap dump and the profilers' root batch (one
+ *                     after the other, never at once); without it they are skipped (counted)
+ *   trace streams     the collecting thread's stream of each CTF session is taken now
+ *   identity hashes   need nothing: the table is rehashed in place (lifetime.c)
+ *   ready queue       needs nothing: room is reserved when an object registers (finalize.c)
+ */
+#include "runtime.h"
+#include <stdlib.h>
+
+#define MIN_PLAN_ENTRIES 256
+
+static void reserve_mark_stack(tenure_runtime *rt) {
+    if (!tn_vec_reserve(&rt->mark_stack, rt->config.GCMarkStackSize))
+        tn_vec_reserve(&rt->mark_stack, 64);
+}
+
+/* Pinned plugs come from pinning handles (one object each: every live handle is counted, as
+ * a variable handle may become pinning), from the objects held by threads waiting for the lock
+ * (two each) and, with no bound known before the pause, from conservative stack words and the
+ * elements of async-pinned arrays: for those, twice the most pinned plugs a GC has seen. A
+ * gap (free space a compaction leaves) lies in front of a pinned plug, at most one per plug:
+ * the gap list needs no more entries than the pin list. Large reservations cost address
+ * space; only the entries used are touched. */
+static void reserve_plan_lists(tenure_runtime *rt) {
+    size_t want = rt->handle_count + 2 * rt->mutator_count + 2 * rt->pins_needed;
+    if (want < MIN_PLAN_ENTRIES)
+        want = MIN_PLAN_ENTRIES;
+    tn_vec_reserve(&rt->pins, want); /* or what there is: plan degrades beyond it */
+    tn_vec_reserve(&rt->gaps, rt->pins.cap);
+}
+
+static size_t pause_scratch_bytes(const tenure_runtime *rt) {
+    size_t n = 0, k;
+    if (TN_PROF_ON(rt, TENURE_PROFILE_GC) || TN_EV_ON(rt, GCBulkMovedObjectRanges) ||
+        TN_EV_ON(rt, GCBulkSurvivingObjectRanges))
+        n = tn_gc_range_scratch_bytes();
+    if ((k = tn_heap_dump_scratch_bytes(rt)) > n)
+        n = k;
+    if ((k = tn_prof_roots_scratch_bytes(rt)) > n)
+        n = k;
+    return n;
+}
+
+static void reserve_pause_scratch(tenure_runtime *rt) {
+    size_t want = pause_scratch_bytes(rt);
+    if (want <= rt->pause_scratch_size)
+        return;
+    void *p = tn_realloc(rt->pause_scratch, want);
+    if (!p)
+        return; /* the GC does without (tn_gc_pause_scratch says so) */
+    rt->pause_scratch = p;
+    rt->pause_scratch_size = want;
+}
+
+void tn_gc_reserve_scratch(tenure_runtime *rt) {
+    reserve_mark_stack(rt);
+    reserve_plan_lists(rt);
+    reserve_pause_scratch(rt);
+    tn_trace_pause_prepare(rt);
+}
+
+void *tn_gc_pause_scratch(tenure_runtime *rt, size_t size) {
+    if (size <= rt->pause_scratch_size)
+        return rt->pause_scratch;
+    rt->last.scratch_short = true;
+    return NULL;
+}
+
+void tn_gc_scratch_destroy(tenure_runtime *rt) {
+    tn_vec_free(&rt->mark_stack);
+    tn_vec_free(&rt->pins);
+    tn_vec_free(&rt->gaps);
+    free(rt->pause_scratch);
+    rt->pause_scratch = NULL;
+    rt->pause_scratch_size = 0;
+}
