@@ -439,9 +439,12 @@ static void on_sampled(void *c, void *obj, const tenure_type *type, size_t size,
     }
     s->samples++;
     s->sample_sum += since;
+    /* a query may wait for the lock while another thread collects: obj is held (pinned) by the
+     * call, but that GC may promote it, so a small object may be found in any generation */
     int gen = tenure_object_generation(rt, obj);
+    int large = size >= 85000; /* GCLOHThreshold's default */
     if (tenure_object_type(rt, obj) != type || tenure_object_size(rt, obj) != size || since < size ||
-        (gen != 0 && gen != 3))
+        (large ? gen != 3 : gen < 0 || gen > 2))
         s->bad++;
 }
 
