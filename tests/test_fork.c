@@ -44,15 +44,7 @@ static void fin_finalize(tenure_runtime *rt, void *obj) {
 }
 
 static const tenure_type *fin_type(tenure_runtime *rt) {
-    tenure_type_desc d;
-    memset(&d, 0, sizeof d);
-    d.name = "fork_fin";
-    d.size = sizeof(fin_obj);
-    d.flags = TENURE_TYPE_FINALIZABLE | TENURE_TYPE_NO_REFS;
-    d.finalize = fin_finalize;
-    const tenure_type *t = tenure_type_register(rt, &d);
-    TT_CHECK(t != NULL);
-    return t;
+    return tt_register_finalizable(rt, "fork_fin", sizeof(fin_obj), fin_finalize);
 }
 
 /* ---- the second attached thread: allocates until told to stop ---- */

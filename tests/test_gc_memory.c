@@ -96,15 +96,7 @@ static void count_finalized(tenure_runtime *rt, void *obj) {
 }
 
 static const tenure_type *register_finalizable(tenure_runtime *rt) {
-    tenure_type_desc d;
-    memset(&d, 0, sizeof d);
-    d.name = "finalizable";
-    d.size = sizeof(tt_node);
-    d.flags = TENURE_TYPE_FINALIZABLE | TENURE_TYPE_NO_REFS;
-    d.finalize = count_finalized;
-    const tenure_type *t = tenure_type_register(rt, &d);
-    TT_CHECK(t != NULL);
-    return t;
+    return tt_register_finalizable(rt, "finalizable", sizeof(tt_node), count_finalized);
 }
 
 

@@ -189,15 +189,7 @@ static void handles_null_instance(void) {
 
 static uint64_t segment[64] __attribute__((aligned(16)));
 
-static const tenure_type *register_words(tenure_runtime *rt) {
-    tenure_type_desc d = {0};
-    d.name = "Words";
-    d.elem_size = 8;
-    d.flags = TENURE_TYPE_ARRAY | TENURE_TYPE_NO_REFS;
-    const tenure_type *t = tenure_type_register(rt, &d);
-    TT_CHECK(t != NULL);
-    return t;
-}
+static const tenure_type *register_words(tenure_runtime *rt) { return tt_register_plain_array(rt, "Words", 8); }
 
 static void frozen_wrapping_length(void) {
     tenure_runtime *rt = create(1, 0, 0);

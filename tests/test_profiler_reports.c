@@ -504,16 +504,7 @@ static void *collector_main(void *arg) {
     return NULL;
 }
 
-static const tenure_type *register_bytes(tenure_runtime *rt) {
-    tenure_type_desc d;
-    memset(&d, 0, sizeof d);
-    d.name = "bytes";
-    d.elem_size = 1;
-    d.flags = TENURE_TYPE_ARRAY | TENURE_TYPE_NO_REFS;
-    const tenure_type *t = tenure_type_register(rt, &d);
-    TT_CHECK(t != NULL);
-    return t;
-}
+static const tenure_type *register_bytes(tenure_runtime *rt) { return tt_register_plain_array(rt, "bytes", 1); }
 
 static void sampled_allocations(void) {
     tt_errlog log = {.fatal = 1};

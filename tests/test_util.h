@@ -294,6 +294,32 @@ static inline const tenure_type *tt_register_node(tenure_runtime *rt) {
     return t;
 }
 
+/* A type of `size` bytes without references whose objects are finalized by `finalize`. */
+static inline const tenure_type *tt_register_finalizable(tenure_runtime *rt, const char *name, size_t size,
+                                                         void (*finalize)(tenure_runtime *, void *)) {
+    tenure_type_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.size = size;
+    d.flags = TENURE_TYPE_FINALIZABLE | TENURE_TYPE_NO_REFS;
+    d.finalize = finalize;
+    const tenure_type *t = tenure_type_register(rt, &d);
+    TT_CHECK(t != NULL, "registering %s failed", name);
+    return t;
+}
+
+/* An array type of `elem_size`-byte elements without references. */
+static inline const tenure_type *tt_register_plain_array(tenure_runtime *rt, const char *name, size_t elem_size) {
+    tenure_type_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.elem_size = elem_size;
+    d.flags = TENURE_TYPE_ARRAY | TENURE_TYPE_NO_REFS;
+    const tenure_type *t = tenure_type_register(rt, &d);
+    TT_CHECK(t != NULL, "registering %s failed", name);
+    return t;
+}
+
 /* Allocate a node with `id`, sealed, no references. The result is NOT rooted. */
 static inline tt_node *tt_node_new(tenure_runtime *rt, const tenure_type *t, uint64_t id) {
     tt_node *n = (tt_node *)tenure_alloc(rt, t);

@@ -34,22 +34,11 @@ import subprocess
 import sys
 import time
 
-FAILS = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_report import FAILS, check, fresh  # noqa: E402  (one list of failures, shared helpers)
+
 SEP = b"\n@@STREAM@@\n"
 PKT_CONTEXT = 24  # after magic u32, uuid[16], stream_id u32
-
-
-def check(cond, msg):
-    if not cond:
-        FAILS.append(msg)
-        print("FAIL: " + msg, file=sys.stderr)
-    return cond
-
-
-def fresh(path):
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
-    return path
 
 
 def run(cmd, timeout=120, env=None):

@@ -363,14 +363,7 @@ static void test_fork_without_threads(void) {
     c.GCConservativeStack = 0;
     tt_errlog log = {.fatal = 1};
     tenure_runtime *rt = tt_create(&c, &log);
-    tenure_type_desc d;
-    memset(&d, 0, sizeof d);
-    d.name = "fin_obj";
-    d.size = sizeof(fin_obj);
-    d.flags = TENURE_TYPE_FINALIZABLE | TENURE_TYPE_NO_REFS;
-    d.finalize = count_finalize;
-    const tenure_type *t = tenure_type_register(rt, &d);
-    TT_CHECK(t != NULL);
+    const tenure_type *t = tt_register_finalizable(rt, "fin_obj", sizeof(fin_obj), count_finalize);
     fflush(stdout);
     fail_thread_creation = 1;
     capture_begin();
