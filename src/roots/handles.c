@@ -1,5 +1,5 @@
-/* handles.c - GC handles: slots in slabs of 256, a FIFO free list (so a freed slot is reused
- * as late as possible and a double free is caught), kinds numbered as in .NET. */
+/* handles.c - GC handles: slots in 8 KiB slabs (TN_HANDLES_PER_SLAB), a FIFO free list (so a
+ * freed slot is reused as late as possible and a double free is caught), kinds numbered as in .NET. */
 #include "runtime.h"
 #include <stdlib.h>
 
