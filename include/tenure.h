@@ -532,8 +532,9 @@ TENURE_API uint64_t tenure_handle_sized_ref_bytes(tenure_runtime *rt, const tenu
  * ---------------------------------------------------------------------------------------- */
 
 /* Native memory that managed objects keep alive. When the pressure added since the last gen2
- * GC passes a budget that grows with the heap (the live old bytes after the last full GC, at
- * least 8 MiB), a gen2 GC is induced (reason Induced), as .NET's GC.AddMemoryPressure does.
+ * GC passes a budget that grows with the heap (what survived in gen1 and gen2 at the last
+ * full GC, at least four gen0 budgets and 8 MiB), a gen2 GC is induced (reason Induced), as
+ * .NET's GC.AddMemoryPressure does.
  * Removing more than was added is an error. */
 TENURE_API tenure_result tenure_add_memory_pressure(tenure_runtime *rt, uint64_t bytes);
 TENURE_API tenure_result tenure_remove_memory_pressure(tenure_runtime *rt, uint64_t bytes);

@@ -67,11 +67,24 @@ CHECKS = [
     ("docs/design/profiler.md", r"fixed chunks of\s+(\d+) with a free-slot stack", ("expr", "1 << d['src/objtrack/objtrack.c:OT_CHUNK_SHIFT']"), "object tracker chunk"),
     ("docs/design/profiler.md", r"default (\d+) (KiB), the smallest", ("helper", "sampling_interval"), "sampling interval default"),
     ("README.md", r"\(default (\d+) (KiB), like \.NET's AllocationTick\)", ("helper", "sampling_interval"), "sampling interval default"),
-    ("docs/design/lifetime.md", r"after the last full GC, at least (\d+) (MiB)\)", ("define", "src/lifetime/lifetime.c", "MIN_PRESSURE_BUDGET"), "memory pressure budget minimum"),
+    ("docs/design/lifetime.md", r"gen0 budgets; and at least (\d+) (MiB)\) since", ("define", "src/lifetime/lifetime.c", "MIN_PRESSURE_BUDGET"), "memory pressure budget minimum"),
+    ("include/tenure.h", r"at least four gen0 budgets and (\d+) (MiB)\)", ("define", "src/lifetime/lifetime.c", "MIN_PRESSURE_BUDGET"), "memory pressure budget minimum"),
+    ("docs/design/lifetime.md", r"at least (four) gen0 budgets", ("define", "src/heap/alloc.c", r"size_t min2 = (\d+) \* rt->gen0_min_budget;"), "gen2 budget floor (in gen0 budgets)"),
+    ("docs/design/heap.md", r"its budget \((twice) what survived in the LOH", ("define", "src/heap/alloc.c", r"size_t loh = (\d+) \* \(g->promoted\[TN_LOH\]"), "LOH budget factor"),
+    ("README.md", r"\(0: (\d+)/8 of the L3 cache", ("define", "src/api/runtime.c", r"l3 \? l3 \* (\d+) / 8"), "default gen0 budget (eighths of L3)"),
+    ("README.md", r"of the L3 cache, within (\d+) (KiB)\.\.", ("define", "src/api/runtime.c", r"if \(b < (.+?)\)\n"), "default gen0 budget minimum"),
+    ("README.md", r"of the L3 cache, within \d+ KiB\.\.(\d+) (MiB)\)", ("define", "src/api/runtime.c", r"if \(b > (.+?)\)\n"), "default gen0 budget maximum"),
+    ("README.md", r"upper bound of the gen0 budget, which grows with gen0 survival \(0: (\d+) x GCgen0size\)", ("define", "src/api/runtime.c", r": (\d+) \* rt->gen0_min_budget;"), "default GCgen0MaxBudget factor"),
+    ("README.md", r"\| `GCRegionSize` \| \d+ MiB \| size of one heap region \(a power of two, >= (\d+) (KiB)\)", ("define", "src/api/options.c", r"if \(rs < \((.+?)\) \|\|"), "smallest region size"),
+    ("include/tenure.h", r"GCRegionSize a power of two in (\d+) (KiB)\.\.", ("define", "src/api/options.c", r"if \(rs < \((.+?)\) \|\|"), "smallest region size"),
+    ("include/tenure.h", r"GCRegionSize a power of two in \d+ KiB\.\.(\d+) (GiB)", ("define", "src/api/options.c", r"rs > \((.+?)\)\)\n"), "largest region size"),
+    ("include/tenure.h", r"GCRegionRange left at its default \((\d+) (GiB)\)", ("helper", "GCRegionRange"), "GCRegionRange default"),
+    ("docs/design/api.md", r"`GCRegionRange` left at its default \((\d+) (GiB)\)", ("helper", "GCRegionRange"), "GCRegionRange default"),
+    ("src/gc/plan.c", r"RANGE_BATCH \d+ /\* (\d+) moved records", ("define", "src/gc/plan.c", "RANGE_BATCH"), "range batch (its comment)"),
     ("docs/design/api.md", r"below (\d+) regions is refused", ("define", "src/api/options.c", "TN_MIN_HARD_LIMIT_REGIONS"), "hard limit minimum regions"),
 ]
 
-WORDS = {"one": 1, "two": 2, "four": 4, "eighth": 8}
+WORDS = {"one": 1, "two": 2, "twice": 2, "four": 4, "eighth": 8}
 
 
 def doc_number(text, unit):
