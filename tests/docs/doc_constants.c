@@ -25,6 +25,8 @@ int main(void) {
     PRINT("sampling_interval", TENURE_PROFILER_DEFAULT_SAMPLING_INTERVAL);
     PRINT("trace_keywords_default", TENURE_KW_GC);
     PRINT("trace_level_default", TENURE_LEVEL_INFORMATIONAL);
+    PRINT("kw_gc_handle", TENURE_KW_GC_HANDLE);
+    PRINT("kw_survival_and_movement", TENURE_KW_GC_HEAP_SURVIVAL_AND_MOVEMENT);
     PRINT("GCRegionSize", c.GCRegionSize);
     PRINT("GCRegionRange", c.GCRegionRange);
     PRINT("GCLOHThreshold", c.GCLOHThreshold);
