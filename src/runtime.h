@@ -22,6 +22,7 @@
 #include "tenure.h"
 #include "tenure_profiler.h"
 #include "os/os.h"
+#include "api/assert.h"
 #include <pthread.h>
 #include <ucontext.h>
 #include <stdbool.h>
@@ -547,6 +548,10 @@ static inline void tn_obj_visit_slots(tenure_runtime *rt, void *obj, tn_slot_fn 
 
 /* ---- heap/regions.c ---- */
 bool tn_heap_init(tenure_runtime *rt);
+/* Consistency checks (TN_ASSERT_INTERNAL / TN_ASSERT_EXPENSIVE, api/assert.h): one region;
+ * every region of every generation and the free list (whole heap). */
+void tn_region_check(const tenure_runtime *rt, const tn_region *r);
+void tn_regions_check(const tenure_runtime *rt);
 void tn_heap_destroy(tenure_runtime *rt);
 static inline bool tn_in_range(const tenure_runtime *rt, const void *p) {
     return (uintptr_t)p - (uintptr_t)rt->base < rt->range;
@@ -589,6 +594,8 @@ void tn_heap_poison(tenure_runtime *rt, void *p, size_t size);
 void tn_heap_poison_free(tenure_runtime *rt, void *p, size_t size);
 
 /* ---- heap/alloc.c ---- */
+/* Consistency check of m's allocation context (inside its own region; none without one). */
+void tn_alloc_context_check(const tenure_runtime *rt, const tn_mutator *m);
 void tn_free_list_clear(tn_free_list *fl);
 void tn_free_list_add(tenure_runtime *rt, tn_free_list *fl, void *p, size_t size);
 void tn_budgets_update(tenure_runtime *rt);
@@ -628,6 +635,12 @@ void tn_unlock(tenure_runtime *rt);
 /* The lock if it is free (or held by the caller): never a safepoint. */
 bool tn_trylock(tenure_runtime *rt);
 bool tn_lock_held(const tenure_runtime *rt);
+/* The claims "with rt->lock held" and "with the world stopped", checked (TN_ASSERT). Before
+ * the locks exist and after they are destroyed (rt->locks_ready false: creation, destruction)
+ * the instance has one thread and both hold trivially. Macros, so a failure names the caller. */
+#define tn_assert_locked(rt) TN_ASSERT(!(rt)->locks_ready || tn_lock_held(rt))
+#define tn_assert_world_stopped(rt) \
+    TN_ASSERT(!(rt)->locks_ready || ((rt)->world_stops > 0 && tn_lock_held(rt)))
 /* Run wait(rt, arg) (a join, a wait for something outside the instance) as a safepoint:
  * a GC may run meanwhile. Without rt->lock held. */
 void tn_while_safe(tenure_runtime *rt, void (*wait)(tenure_runtime *, void *), void *arg);
@@ -693,6 +706,9 @@ void tn_roots_visit_handle_slots(tenure_runtime *rt, uint32_t kind_mask, void (*
 /* Call fn on the secondary slot of every dependent handle that has one. */
 void tn_roots_visit_secondaries(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
 void tn_handles_destroy_slab_sets(tenure_runtime *rt);
+/* Consistency checks: one handle slab (magic, owner, every slot); every slab of rt. */
+void tn_handle_slab_check(const tenure_runtime *rt, const tn_handle_slab *s);
+void tn_handle_slabs_check(const tenure_runtime *rt);
 /* Call fn on the object slot of every handle of one of the kinds in kind_mask (bit = kind). */
 void tn_roots_visit_handles(tenure_runtime *rt, uint32_t kind_mask, tn_slot_fn fn, void *ctx);
 
@@ -721,6 +737,8 @@ void tn_gc_scratch_destroy(tenure_runtime *rt);
 size_t tn_gc_range_scratch_bytes(void);
 tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags);
 void tn_gc_mark(tenure_runtime *rt, int condemned);
+/* Consistency check of the mark stack (count within capacity, entries in the heap range). */
+void tn_mark_stack_check(const tenure_runtime *rt);
 void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags);
 void tn_gc_rebuild_region(tenure_runtime *rt, tn_region *r, bool set_cards);
 /* The same for the objects of r from `from` (an object start) to its end. */

@@ -224,6 +224,7 @@ int tenure_is_object(tenure_runtime *rt, const void *obj) {
 }
 
 bool tn_is_object(tenure_runtime *rt, const void *obj) {
+    tn_assert_locked(rt);
     if (!obj || ((uintptr_t)obj & 7))
         return 0;
     if (!tn_in_range(rt, obj))

@@ -86,12 +86,28 @@ static void record_condemn_reasons(tn_gc_record *g, int requested, uint32_t reas
     g->condemn_reasons_condition = c;
 }
 
+/* TENURE_DEBUG_ASSERTS: the core structures are consistent (api/assert.h), with the world
+ * stopped (so no thread moves its allocation context meanwhile). The whole-heap walks (every
+ * region, every handle slab) cost about what TENURE_HeapVerify does. */
+static void check_structures(tenure_runtime *rt) {
+    if (!TN_DEBUG_ASSERTS)
+        return;
+    tn_assert_world_stopped(rt);
+    for (const tn_mutator *m = rt->mutators; m; m = m->next)
+        tn_alloc_context_check(rt, m);
+    tn_mark_stack_check(rt);
+    tn_trace_sessions_check(rt);
+    tn_regions_check(rt);
+    tn_handle_slabs_check(rt);
+}
+
 /* Stop the world, in the events' order: every other attached thread reaches a safepoint (the
  * collecting thread holds rt->lock, so none can start a GC meanwhile), then every thread's
  * allocation context ends so that the heap is walkable. */
 static void suspend(tenure_runtime *rt, uint32_t reason) {
     TN_EMIT(rt, GCSuspendEEBegin_V1, .Reason = TN_SUSPEND_FOR_GC, .Count = (uint32_t)rt->stats.gc_count);
     tn_world_stop(rt);
+    check_structures(rt); /* the contexts as the threads left them */
     tn_alloc_end_contexts(rt);
     TN_EMIT(rt, GCSuspendEEEnd_V1, .ClrInstanceID = 0);
     TN_EMIT(rt, GCTriggered, .Reason = reason);
@@ -142,6 +158,7 @@ static void end_gc(tenure_runtime *rt) {
 /* The collection itself, on the calling thread, with rt->lock held (T1: no other GC can
  * start, and every other thread that wants the lock waits SAFE). */
 static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
+    tn_assert_locked(rt);
     uint64_t t0 = tn_os_now_ns();
     int condemned = generation < 0 || generation > TN_GEN2 ? TN_GEN2 : generation;
     uint64_t queued_before = rt->fin_queued;
@@ -167,6 +184,7 @@ static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, 
     if (rt->last.scratch_short)
         rt->stats.gc_scratch_shortfalls++;
     rt->in_gc = false;
+    check_structures(rt);
     tn_mem_pause_end();
     restart(rt);
     if (rt->fin_queued != queued_before)

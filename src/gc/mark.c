@@ -18,6 +18,7 @@ static inline bool mark_object(tenure_runtime *rt, tn_region *r, char *obj) {
 
 static void push(tenure_runtime *rt, char *obj) {
     tn_vec *s = &rt->mark_stack;
+    TN_ASSERT_INTERNAL(tn_in_range(rt, obj));
     if (s->count < s->cap) {
         ((char **)s->data)[s->count++] = obj;
         return;
@@ -392,4 +393,16 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
     tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_DEPENDENT), clear_dependent, rt);
     if (rt->overflow_seen)
         TN_EMIT(rt, GCMarkWithType, .HeapNum = 0, .Type = TN_ROOT_OVERFLOW, .Bytes = rt->overflow_marked);
+}
+
+/* ---- consistency check (api/assert.h) ---- */
+
+/* The mark stack holds pointers into the heap's range, no more than it has room for (it is
+ * reserved before the pause and never grows inside it). */
+void tn_mark_stack_check(const tenure_runtime *rt) {
+    const tn_vec *s = &rt->mark_stack;
+    TN_ASSERT_INTERNAL(s->count <= s->cap && (s->cap == 0 || s->data != NULL));
+    TN_ASSERT_INTERNAL(s->count == 0 || s->elem == sizeof(void *));
+    for (size_t i = 0; i < s->count; i++)
+        TN_ASSERT_EXPENSIVE(tn_in_range(rt, ((char *const *)s->data)[i]));
 }

@@ -260,6 +260,7 @@ tenure_result tenure_verify_heap(tenure_runtime *rt) {
 /* Checked with the instance lock held: the slot must lie inside obj, obj must be an object
  * and value NULL or an object (of the heap or a frozen segment). */
 static bool barrier_arguments_valid(tenure_runtime *rt, void *obj, void *slot, void *value) {
+    tn_assert_locked(rt);
     static const char fn[] = "tenure_write_ref";
     if (!tn_is_object(rt, obj)) {
         tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "%p is not an object of this instance", obj);

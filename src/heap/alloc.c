@@ -44,6 +44,7 @@ void tn_alloc_reset_context(tenure_runtime *rt, tn_mutator *m) {
 }
 
 void tn_alloc_end_contexts(tenure_runtime *rt) {
+    tn_assert_world_stopped(rt);
     for (tn_mutator *m = rt->mutators; m; m = m->next)
         tn_alloc_reset_context(rt, m);
 }
@@ -73,6 +74,7 @@ void tn_alloc_restart_sampling(tenure_runtime *rt) {
 /* With rt->lock held, after an allocation by m: the bytes since m's previous sample if this
  * allocation made them pass the interval (m's countdown starts again), else 0. */
 static uint64_t take_sample(tenure_runtime *rt, tn_mutator *m) {
+    tn_assert_locked(rt);
     uint64_t since = bytes_since_sample(m);
     if (!rt->sample_interval || since <= rt->sample_interval)
         return 0;
@@ -452,4 +454,21 @@ void *tenure_alloc_array(tenure_runtime *rt, const tenure_type *type, size_t len
 
 void *tenure_alloc_array_pinned(tenure_runtime *rt, const tenure_type *type, size_t length) {
     return alloc_array(rt, type, length, true, "tenure_alloc_array_pinned");
+}
+
+/* ---- consistency check (api/assert.h) ---- */
+
+/* m's allocation context lies in its own region: ctx_start <= alloc_ptr <= alloc_limit <=
+ * ctx_end, inside [start, end) of alloc_region, whose alloc_owner is m; no region, no context. */
+void tn_alloc_context_check(const tenure_runtime *rt, const tn_mutator *m) {
+    const tn_region *r = m->alloc_region;
+    if (!r) {
+        TN_ASSERT_INTERNAL(m->pub.alloc_ptr == m->pub.alloc_limit && m->ctx_end == 0);
+        return;
+    }
+    tn_region_check(rt, r);
+    TN_ASSERT_INTERNAL(r->alloc_owner == m && r->gen == TN_GEN0);
+    TN_ASSERT_INTERNAL(m->ctx_start <= m->pub.alloc_ptr && m->pub.alloc_ptr <= m->pub.alloc_limit);
+    TN_ASSERT_INTERNAL(m->pub.alloc_limit <= m->ctx_end);
+    TN_ASSERT_INTERNAL((uintptr_t)r->start <= m->ctx_start && m->ctx_end <= (uintptr_t)r->end);
 }

@@ -246,6 +246,7 @@ void tn_make_free(tenure_runtime *rt, void *p, size_t size) {
 }
 
 bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx) {
+    tn_assert_locked(rt);
     for (size_t f = 0; f < rt->frozen_count; f++)
         for (char *o = rt->frozen[f].start; o < rt->frozen[f].end; o += tn_obj_size(o))
             if (fn(o, tn_obj_type(o), tn_obj_size(o), TN_GEN2, ctx))
@@ -264,4 +265,27 @@ bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx) {
         }
     }
     return false;
+}
+
+/* ---- consistency checks (api/assert.h) ---- */
+
+void tn_region_check(const tenure_runtime *rt, const tn_region *r) {
+    TN_ASSERT_INTERNAL(r->start <= r->used && r->used <= r->end);
+    TN_ASSERT_INTERNAL(r->end == r->start + ((size_t)r->units << rt->head.unit_shift));
+    TN_ASSERT_INTERNAL(r->units > 0);
+    TN_ASSERT_INTERNAL(r->gen < TN_NGEN);
+    TN_ASSERT_INTERNAL(r->state <= TN_RS_IN_USE);
+    TN_ASSERT_INTERNAL(tn_in_range(rt, r->start) && tn_in_range(rt, r->end - 1));
+}
+
+void tn_regions_check(const tenure_runtime *rt) {
+    for (int g = 0; g < TN_NGEN; g++)
+        for (const tn_region *r = rt->gens[g]; r; r = r->next) {
+            tn_region_check(rt, r);
+            TN_ASSERT_EXPENSIVE(r->gen == g && r->state == TN_RS_IN_USE);
+        }
+    for (const tn_region *r = rt->free_regions; r; r = r->next) {
+        tn_region_check(rt, r);
+        TN_ASSERT_EXPENSIVE(r->state == TN_RS_FREE);
+    }
 }

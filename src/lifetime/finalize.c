@@ -54,6 +54,7 @@ void tn_finalize_visit_registered(tenure_runtime *rt, tn_slot_fn fn, void *ctx) 
  * then the queued objects are marked through. */
 size_t tn_finalize_scan(tenure_runtime *rt, bool (*dead)(tenure_runtime *, const void *),
                         void (*queued)(tenure_runtime *, void **)) {
+    tn_assert_world_stopped(rt);
     size_t kept = 0, first = rt->ready.count;
     void **reg = entries(&rt->finalizable);
     for (size_t i = 0; i < rt->finalizable.count; i++) {
@@ -148,6 +149,7 @@ void tn_finalize_safepoint(tenure_runtime *rt) {
 }
 
 void tn_finalize_notify(tenure_runtime *rt) {
+    tn_assert_locked(rt);
     if (rt->fin_started)
         pthread_cond_signal(&rt->fin_work);
 }
@@ -252,6 +254,7 @@ int tn_finalize_start_thread(tenure_runtime *rt) {
  * the child's copy of the instance. If none can be started, the finalizers run on the thread
  * that waits for them (tenure_wait_for_pending_finalizers, tenure_destroy), as in mode 1. */
 void tn_finalize_forked_child(tenure_runtime *rt) {
+    tn_assert_locked(rt);
     tn_mutator *self = tn_self(rt);
     if (!rt->fin_started || (self && self->finalizer))
         return; /* no thread, or the finalizer thread itself forked: it goes on in the child */

@@ -61,6 +61,7 @@ static void dispatch_end(tenure_runtime *rt, tn_cb_frame *f) {
 
 /* With the world stopped. */
 static void recompute(tenure_runtime *rt) {
+    tn_assert_world_stopped(rt);
     unsigned mask = 0;
     size_t interval = 0;
     for (tenure_profiler *p = rt->profilers; p; p = p->next) {

@@ -44,6 +44,7 @@ static bool slab_set_has(const tenure_runtime *rt, uintptr_t a) {
 
 /* Record a new slab in the set (with the instance lock held). */
 static bool slab_set_add(tenure_runtime *rt, uintptr_t a) {
+    tn_assert_locked(rt);
     tn_slab_set *set = rt->slab_set;
     if (!set || 2 * (rt->slab_count + 1) > set->cap) {
         size_t cap = set ? 2 * set->cap : 64;
@@ -369,4 +370,25 @@ uint64_t tenure_handle_sized_ref_bytes(tenure_runtime *rt, const tenure_handle *
     TN_LOCKED(rt);
     tn_handle_slot *h = live_slot(rt, handle, "tenure_handle_sized_ref_bytes");
     return h && h->kind == TENURE_HANDLE_SIZED_REF ? h->sized_bytes : 0;
+}
+
+/* ---- consistency check (api/assert.h) ---- */
+
+/* A slab of rt's: its magic and owner, every slot's magic, and kinds a slot can have. */
+void tn_handle_slab_check(const tenure_runtime *rt, const tn_handle_slab *s) {
+    TN_ASSERT_INTERNAL(s->magic == TN_HANDLE_MAGIC && s->owner == rt);
+    TN_ASSERT_INTERNAL(((uintptr_t)s & (TN_HANDLE_SLAB_BYTES - 1)) == 0);
+    for (size_t i = 0; i < TN_HANDLES_PER_SLAB; i++) {
+        const tn_handle_slot *h = &s->slots[i];
+        TN_ASSERT_EXPENSIVE(h->magic == TN_HANDLE_MAGIC);
+        TN_ASSERT_EXPENSIVE(h->kind == TN_HANDLE_FREE || h->kind <= TENURE_HANDLE_SIZED_REF);
+        TN_ASSERT_EXPENSIVE(h->kind == TN_HANDLE_FREE || h->effective <= TENURE_HANDLE_SIZED_REF);
+    }
+}
+
+void tn_handle_slabs_check(const tenure_runtime *rt) {
+    size_t slabs = 0;
+    for (const tn_handle_slab *s = rt->handle_slabs; s; s = s->next, slabs++)
+        tn_handle_slab_check(rt, s);
+    TN_ASSERT_EXPENSIVE(slabs == rt->slab_count);
 }

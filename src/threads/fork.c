@@ -55,6 +55,7 @@ static void child(void) {
     forking = 0;
     for (tenure_runtime *rt = registry; rt; rt = rt->fork_next) {
         tn_threads_forked_child(rt);
+        tn_assert_locked(rt); /* what the next two rely on (a test calls the second without) */
         tn_finalize_forked_child(rt);
         tn_trace_forked_child(rt);
         tn_unlock(rt); /* the forking thread's own level stays if it held the lock */

@@ -244,6 +244,7 @@ void tn_while_safe(tenure_runtime *rt, void (*wait)(tenure_runtime *, void *), v
 }
 
 void tn_wait_safe(tenure_runtime *rt, pthread_cond_t *cond) {
+    tn_assert_locked(rt);
     unsigned depth = rt->lock_depth;
     tn_mutator *m = tn_self(rt);
     if (m && m->state == TN_MUT_RUNNING)
@@ -274,6 +275,7 @@ __attribute__((noinline)) static void park_collector(tenure_runtime *rt) {
 }
 
 void tn_world_stop(tenure_runtime *rt) {
+    tn_assert_locked(rt);
     if (rt->world_stops++)
         return;
     tn_mutator *self = tn_self(rt);
@@ -286,6 +288,7 @@ void tn_world_stop(tenure_runtime *rt) {
 }
 
 void tn_world_restart(tenure_runtime *rt) {
+    tn_assert_world_stopped(rt);
     if (--rt->world_stops)
         return;
     pthread_mutex_lock(&rt->world_mx);

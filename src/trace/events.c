@@ -679,3 +679,14 @@ void tn_trace_destroy(tenure_runtime *rt) {
     while (rt->sessions)
         tenure_session_stop(rt, (tenure_session *)rt->sessions);
 }
+
+/* ---- consistency check (api/assert.h) ---- */
+
+/* Every session in rt's list is live or stopping (closed after the dispatch or GC that stopped
+ * it), and a stopping one is flagged for that close. */
+void tn_trace_sessions_check(const tenure_runtime *rt) {
+    for (const struct tn_session *s = rt->sessions; s; s = s->next) {
+        TN_ASSERT_INTERNAL(s->magic == TN_SESSION_MAGIC || s->magic == TN_SESSION_STOPPING);
+        TN_ASSERT_INTERNAL(s->magic != TN_SESSION_STOPPING || rt->sessions_stopped);
+    }
+}
