@@ -20,19 +20,19 @@
 
 __attribute__((noreturn, cold)) void tn_assert_fail(const char *file, int line, const char *cond);
 
-#define TN__ASSERT_ON(c) \
-    ((c) ? (void)0 : tn_assert_fail(__FILE__, __LINE__, #c))
+/* the condition is spelled at each level's own macro, before its macros expand */
+#define TN__ASSERT_ON(c, text) ((c) ? (void)0 : tn_assert_fail(__FILE__, __LINE__, text))
 #define TN__ASSERT_OFF(c) ((void)sizeof(!(c)))
 
 #ifdef TENURE_CHECKED
-#define TN_ASSERT(c) TN__ASSERT_ON(c)
+#define TN_ASSERT(c) TN__ASSERT_ON(c, #c)
 #else
 #define TN_ASSERT(c) TN__ASSERT_OFF(c)
 #endif
 
 #ifdef TENURE_DEBUG_ASSERTS
-#define TN_ASSERT_INTERNAL(c) TN__ASSERT_ON(c)
-#define TN_ASSERT_EXPENSIVE(c) TN__ASSERT_ON(c)
+#define TN_ASSERT_INTERNAL(c) TN__ASSERT_ON(c, #c)
+#define TN_ASSERT_EXPENSIVE(c) TN__ASSERT_ON(c, #c)
 #define TN_DEBUG_ASSERTS 1
 #else
 #define TN_ASSERT_INTERNAL(c) TN__ASSERT_OFF(c)
