@@ -4,7 +4,7 @@ JOBS ?= 2
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test test-release test-stress test-asan bench bench-deps clean
+.PHONY: all deps build run test test-release test-stress test-asan test-tsan test-debug test-unchecked bench bench-deps clean
 
 all: build
 
@@ -24,8 +24,9 @@ run: build
 	$(BUILD)/release/tools/tenure-report/tenure-report $(TRACE) || test $$? -eq 3
 
 # Everything CI runs: the suite in a release build (plain and with HeapVerify + GCStress),
-# then the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
-test: test-release test-stress test-asan test-tsan
+# the quick tests with the library's internal assertions on, the build without argument
+# checks, then the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
+test: test-release test-stress test-debug test-unchecked test-asan test-tsan
 	@echo "make test: all test configurations passed"
 
 test-release: build
@@ -41,6 +42,23 @@ test-asan: deps
 	cmake -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DTENURE_SANITIZE=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD)/asan -j $(JOBS)
 	cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest -j $(JOBS) --output-on-failure
+
+# The quick tests with every assertion level on (TENURE_DEBUG_ASSERTS: src/api/assert.h):
+# the structure checks at the start and end of each GC.
+test-debug: deps
+	cmake -S . -B $(BUILD)/debug -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENURE_DEBUG_ASSERTS=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD)/debug -j $(JOBS)
+	cd $(BUILD)/debug && ctest -j $(JOBS) --output-on-failure -L quick
+
+# TENURE_CHECKED=OFF builds (no argument checks, no TN_ASSERT) and passes the tests that do
+# not feed the library bad arguments on purpose: misuse, hardening_checks and two_instances
+# expect foreign, freed or fake handles and objects to be refused, which only the checked
+# build does.
+UNCHECKED_NEEDS_CHECKS = ^(misuse|hardening_checks|two_instances)$$
+test-unchecked: deps
+	cmake -S . -B $(BUILD)/unchecked -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENURE_CHECKED=OFF -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD)/unchecked -j $(JOBS)
+	cd $(BUILD)/unchecked && ctest -j $(JOBS) --output-on-failure -L quick -E '$(UNCHECKED_NEEDS_CHECKS)'
 
 # ThreadSanitizer over the code that has threads: attached mutator threads and the finalizer
 # thread, the trace writer thread, several instances on several threads, lifetime services,

@@ -29,6 +29,7 @@ static void slab_set_put(tn_slab_set *set, uintptr_t a) {
     __atomic_store_n(&set->addr[i], a, __ATOMIC_RELEASE);
 }
 
+#ifdef TENURE_CHECKED /* reads for owns_slot */
 static bool slab_set_has(const tenure_runtime *rt, uintptr_t a) {
     const tn_slab_set *set = __atomic_load_n(&rt->slab_set, __ATOMIC_ACQUIRE);
     if (!set || a == 0)
@@ -41,6 +42,7 @@ static bool slab_set_has(const tenure_runtime *rt, uintptr_t a) {
             return false;
     }
 }
+#endif
 
 /* Record a new slab in the set (with the instance lock held). */
 static bool slab_set_add(tenure_runtime *rt, uintptr_t a) {
@@ -105,6 +107,7 @@ static bool grow(tenure_runtime *rt) {
     return true;
 }
 
+#ifdef TENURE_CHECKED /* only the checked build looks a handle up */
 /* true if h is a slot of one of rt's slabs (free or not); reads no memory it is not sure of */
 static bool owns_slot(const tenure_runtime *rt, const tn_handle_slot *h) {
     uintptr_t base = (uintptr_t)h & ~(uintptr_t)(TN_HANDLE_SLAB_BYTES - 1);
@@ -115,6 +118,7 @@ static bool owns_slot(const tenure_runtime *rt, const tn_handle_slot *h) {
     return s->magic == TN_HANDLE_MAGIC && s->owner == rt && off < sizeof s->slots &&
            off % sizeof(tn_handle_slot) == 0;
 }
+#endif
 
 static tn_handle_slot *live_slot(tenure_runtime *rt, const tenure_handle *handle, const char *fn) {
     tn_handle_slot *h = (tn_handle_slot *)handle;
