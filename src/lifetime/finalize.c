@@ -77,6 +77,7 @@ static bool queue_empty(const tenure_runtime *rt) { return rt->ready_head == rt-
 
 /* An entry is off the queue (F4). */
 static void entry_done(tenure_runtime *rt) {
+    tn_assert_locked(rt); /* F2 */
     rt->ready_head++;
     rt->fin_done++;
     if (queue_empty(rt))
