@@ -637,10 +637,11 @@ bool tn_trylock(tenure_runtime *rt);
 bool tn_lock_held(const tenure_runtime *rt);
 /* The claims "with rt->lock held" and "with the world stopped", checked (TN_ASSERT). Before
  * the locks exist and after they are destroyed (rt->locks_ready false: creation, destruction)
- * the instance has one thread and both hold trivially. Macros, so a failure names the caller. */
+ * the instance has one thread and both hold trivially. Macros, so a failure names the caller;
+ * world_stops is read only by the lock holder (a data race otherwise). */
 #define tn_assert_locked(rt) TN_ASSERT(!(rt)->locks_ready || tn_lock_held(rt))
 #define tn_assert_world_stopped(rt) \
-    TN_ASSERT(!(rt)->locks_ready || ((rt)->world_stops > 0 && tn_lock_held(rt)))
+    TN_ASSERT(!(rt)->locks_ready || (tn_lock_held(rt) && (rt)->world_stops > 0))
 /* Run wait(rt, arg) (a join, a wait for something outside the instance) as a safepoint:
  * a GC may run meanwhile. Without rt->lock held. */
 void tn_while_safe(tenure_runtime *rt, void (*wait)(tenure_runtime *, void *), void *arg);
