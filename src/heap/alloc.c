@@ -383,17 +383,15 @@ static void *alloc_locked(tenure_runtime *rt, tn_mutator *m, const tn_type *t, s
                           bool pinned, const char *fn, uint64_t *sampled) {
     TN_LOCKED(rt);
     bool large = pinned || size >= rt->config.GCLOHThreshold;
-    void *obj = pinned  ? alloc_large(rt, t, size, length, TN_POH)
-                : large ? alloc_large(rt, t, size, length, TN_LOH)
-                        : alloc_small(rt, m, t, size, length);
-    if (obj && large)
-        m->allocated += size;
-    if (obj)
-        *sampled = take_sample(rt, m);
+    void *obj = large ? alloc_large(rt, t, size, length, pinned ? TN_POH : TN_LOH)
+                      : alloc_small(rt, m, t, size, length);
     if (!obj) {
         tn_api_fail(rt, TENURE_NOMEM, fn, "no memory for %zu bytes of %s", size, t->name);
         return NULL;
     }
+    if (large)
+        m->allocated += size; /* small objects are counted with their context */
+    *sampled = take_sample(rt, m);
     if (t->finalize && !tn_finalize_register(rt, obj)) {
         tn_api_fail(rt, TENURE_NOMEM, fn, "no memory to register %s for finalization", t->name);
         return NULL; /* unregistered, the object is garbage */

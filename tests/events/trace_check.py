@@ -193,13 +193,11 @@ class TraceState:
         self.by_depth = {0: 0, 1: 0, 2: 0}
         self.cid = None
         self.discarded = 0
-        self.skipped = 0  # GCs whose events are missing (--allow-gaps)
 
 
 class Checker:
-    def __init__(self, allow_truncated=False, late_start=False, allow_gaps=False):
+    def __init__(self, allow_truncated=False, late_start=False):
         self.allow_truncated = allow_truncated
-        self.allow_gaps = allow_gaps
         self.late_start = late_start
         self.traces = {}
         self.stream_ts = {}
@@ -350,10 +348,7 @@ class Checker:
             if f.get("Reason") not in (1, 6):
                 self.fail(ev, "suspension for a GC with Reason %r (must be 1 ForGC)" % f.get("Reason"))
             if st.last_count is not None and f.get("Count") != st.last_count:
-                if self.gap(st, f.get("Count"), st.last_count):
-                    st.last_count = f.get("Count")
-                else:
-                    self.fail(ev, "Count %r is not the number of GCs so far (%d)" % (f.get("Count"), st.last_count))
+                self.fail(ev, "Count %r is not the number of GCs so far (%d)" % (f.get("Count"), st.last_count))
             st.gc = {"tid": ev["tid"], "count": None, "suspend_ts": ev["ts"], "marks": [],
                      "ranges_seen": False, "trig_reason": None}
             st.state = S.SUSPENDING
@@ -366,7 +361,7 @@ class Checker:
         elif name == "GCStart_V2":
             count = f.get("Count")
             want = None if st.last_count is None else st.last_count + 1
-            if want is not None and count != want and not self.gap(st, count, want):
+            if want is not None and count != want:
                 self.fail(ev, "Count %r, expected %d (previous GC %d)" % (count, want, st.last_count))
             if gc.get("trig_reason") is not None and f.get("Reason") != gc["trig_reason"]:
                 self.fail(ev, "Reason %r differs from GCTriggered's %r" % (f.get("Reason"), gc["trig_reason"]))
@@ -464,18 +459,8 @@ class Checker:
                 self.fail(ev, "survivors of generations 0..%d (%d bytes) exceed the sizes of generations 0..%d (%d)"
                           % (n, sum(prom[:n + 1]), n + 1, sum(size[:n + 2])))
 
-    def gap(self, st, count, want):
-        """--allow-gaps: GCs whose events were dropped (a thread beyond the sink's stream bound)
-        may be missing, as long as the trace counts discarded events (checked in finish)."""
-        if not self.allow_gaps or not isinstance(count, int) or count <= want:
-            return False
-        st.skipped += count - want
-        return True
-
     def finish(self):
         for key, st in self.traces.items():
-            if st.skipped and not st.discarded:
-                self.violations.append("trace %s misses %d GCs but reports no discarded events" % (key, st.skipped))
             if st.state != TraceState.IDLE:
                 gc = st.gc or {}
                 msg = "trace %s ends inside GC %s (state %s)" % (key, gc.get("count"), state_name(st.state))
@@ -508,8 +493,6 @@ def main(argv):
     ap.add_argument("paths", nargs="+", help="trace directories")
     ap.add_argument("--allow-truncated", action="store_true", help="the last GC of a trace may be incomplete")
     ap.add_argument("--late-start", action="store_true", help="the first GC Count may be any value")
-    ap.add_argument("--allow-gaps", action="store_true",
-                    help="GCs may be missing where the trace reports discarded events")
     ap.add_argument("--quiet", action="store_true", help="no summary")
     ap.add_argument("--dump-json", action="store_true", help="print every event as a JSON line, check nothing")
     try:
@@ -521,7 +504,7 @@ def main(argv):
             for ev in read_events(args.paths):
                 sys.stdout.write(json.dumps(ev) + "\n")
             return EXIT_OK
-        ch = Checker(args.allow_truncated, args.late_start, args.allow_gaps)
+        ch = Checker(args.allow_truncated, args.late_start)
         for ev in read_events(args.paths):
             ch.feed(ev)
         ch.finish()

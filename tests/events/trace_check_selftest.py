@@ -47,8 +47,8 @@ def gc(count, depth=0, reason=0, tid=100):
              ev("GCRestartEEEnd_V1", tid=tid)])
 
 
-def run(events, allow_truncated=False, late_start=False, allow_gaps=False):
-    ch = trace_check.Checker(allow_truncated, late_start, allow_gaps)
+def run(events, allow_truncated=False, late_start=False):
+    ch = trace_check.Checker(allow_truncated, late_start)
     ts = 0
     for e in events:
         e = copy.deepcopy(e)
@@ -85,9 +85,6 @@ def main():
 
     e = gc(1) + gc(3)
     expect("Count skips a GC", e, False, "expected 2")
-    expect("--allow-gaps: a skipped GC without discards", e, False, "no discarded events", allow_gaps=True)
-    dropped = [{"kind": "discarded", "trace": "t", "count": 12}]
-    expect("--allow-gaps: a skipped GC, events discarded", gc(1) + dropped + gc(3), True, allow_gaps=True)
 
     e = gc(1)
     e[-1]["tid"] = 101
