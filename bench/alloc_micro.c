@@ -261,20 +261,8 @@ int main(int argc, char **argv) {
         else if (strncmp(a, "--batch=", 8) == 0) g_batch = parse_long(a + 8, 1);
         else if (strcmp(a, "--batch") == 0 && i + 1 < argc) g_batch = parse_long(argv[++i], 1);
         else if (strncmp(a, "--profile=", 10) == 0) g_profile = a + 10;
-        else if (strcmp(a, "--list") == 0) {
-#ifdef TENURE_BENCH_HAVE_BOEHM
-            puts("tenure boehm malloc");
-#else
-            puts("tenure malloc");
-#endif
-            return 0;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else {
-            usage(stderr);
-            return 2;
-        }
+        else
+            return bench_other_option(a, 1, usage);
     }
     char buf[256];
     snprintf(buf, sizeof buf, "%s", sizes);

@@ -219,4 +219,49 @@ static inline void pause_rec_attach_boehm(pause_rec *r) {
 }
 #endif
 
+/* ------------------------------------------------------------------------------------------
+ * What every benchmark's main shares.
+ * ---------------------------------------------------------------------------------------- */
+
+/* --list: the implementations this binary was built with (malloc: whether it has that one). */
+static inline void bench_list_impls(int with_malloc) {
+#ifdef TENURE_BENCH_HAVE_BOEHM
+    puts(with_malloc ? "tenure boehm malloc" : "tenure boehm");
+#else
+    puts(with_malloc ? "tenure malloc" : "tenure");
+#endif
+}
+
+/* The options every benchmark takes after its own: --list, -h and --help. Returns the status
+ * main exits with: 0 after --list or help, 2 (usage to stderr) for anything else. */
+static inline int bench_other_option(const char *a, int with_malloc, void (*usage)(FILE *)) {
+    if (strcmp(a, "--list") == 0) {
+        bench_list_impls(with_malloc);
+        return 0;
+    }
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    usage(stderr);
+    return 2;
+}
+
+/* The end of a tenure run: the collector's statistics, the instance destroyed, the recorded
+ * pauses summarised (and logged, TENURE_BENCH_PAUSE_LOG) and checked against the GC count.
+ * The caller prints its STATS line from *st and the summary, then frees the recorder. */
+static inline pause_summary bench_tenure_finish(const char *bench, tenure_runtime **rt, pause_rec *pauses,
+                                                tenure_stats *st) {
+    memset(st, 0, sizeof *st);
+    tenure_get_stats(*rt, st);
+    tenure_destroy(*rt);
+    *rt = NULL;
+    pause_summary ps = pause_rec_summary(pauses);
+    pause_rec_write_log(pauses);
+    if (ps.count != st->gc_count)
+        fprintf(stderr, "%s: the GC callback saw %zu GCs, tenure_get_stats says %llu\n", bench, ps.count,
+                (unsigned long long)st->gc_count);
+    return ps;
+}
+
 #endif /* TENURE_BENCH_COMMON_H */

@@ -172,18 +172,10 @@ static void run_tenure(int max_depth) {
 }
 
 static void tenure_report_and_destroy(void) {
-    tenure_stats st;
-    memset(&st, 0, sizeof st);
-    tenure_get_stats(g_rt, &st);
-    tenure_destroy(g_rt);
-    g_rt = NULL;
     /* The pause distribution comes from the GC callback (every GC's pause_ns); total_pause_ms
      * and max_pause_ms stay the collector's own totals (tenure_get_stats). */
-    pause_summary ps = pause_rec_summary(&g_pauses);
-    pause_rec_write_log(&g_pauses);
-    if (ps.count != st.gc_count)
-        fprintf(stderr, "binary_trees: the GC callback saw %zu GCs, tenure_get_stats says %llu\n",
-                ps.count, (unsigned long long)st.gc_count);
+    tenure_stats st;
+    pause_summary ps = bench_tenure_finish("binary_trees", &g_rt, &g_pauses, &st);
     printf("STATS impl=tenure gcs=%llu compacting=%llu sweeping=%llu gen0=%llu gen1=%llu gen2=%llu "
            "total_pause_ms=%.3f max_pause_ms=%.3f committed_mb=%.1f allocated_mb=%.1f "
            "median_pause_ms=%.4f p95_pause_ms=%.4f p99_pause_ms=%.4f\n",
@@ -283,16 +275,8 @@ int main(int argc, char **argv) {
             impl = a + 7;
         } else if (strcmp(a, "--impl") == 0 && i + 1 < argc) {
             impl = argv[++i];
-        } else if (strcmp(a, "--list") == 0) {
-#ifdef TENURE_BENCH_HAVE_BOEHM
-            puts("tenure boehm malloc");
-#else
-            puts("tenure malloc");
-#endif
-            return 0;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 0;
+        } else if (a[0] == '-') {
+            return bench_other_option(a, 1, usage);
         } else {
             char *end;
             long v = strtol(a, &end, 10);

@@ -557,19 +557,8 @@ int main(int argc, char **argv) {
             impl = argv[++i];
         } else if (strcmp(a, "--verify") == 0) {
             g_verify = 1;
-        } else if (strcmp(a, "--list") == 0) {
-#ifdef TENURE_BENCH_HAVE_BOEHM
-            puts("tenure boehm malloc");
-#else
-            puts("tenure malloc");
-#endif
-            return 0;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 0;
         } else {
-            usage(stderr);
-            return 2;
+            return bench_other_option(a, 1, usage);
         }
     }
 

@@ -337,17 +337,8 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = NULL;
-        if (strcmp(a, "--list") == 0) {
-#ifdef TENURE_BENCH_HAVE_BOEHM
-            puts("tenure boehm");
-#else
-            puts("tenure");
-#endif
-            return 0;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        }
+        if (strcmp(a, "--list") == 0 || strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+            return bench_other_option(a, 0, usage);
         const char *eq = strchr(a, '=');
         char key[32];
         size_t kl = eq ? (size_t)(eq - a) : strlen(a);

@@ -451,19 +451,8 @@ int main(int argc, char **argv) {
             g_rounds = parse_int(v, 1, 1000000, "--rounds");
         } else if (strcmp(a, "--no-events") == 0) {
             events = 0;
-        } else if (strcmp(a, "--list") == 0) {
-#ifdef TENURE_BENCH_HAVE_BOEHM
-            puts("tenure boehm malloc");
-#else
-            puts("tenure malloc");
-#endif
-            return 0;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 0;
         } else {
-            usage(stderr);
-            return 2;
+            return bench_other_option(a, 1, usage);
         }
 #undef OPT
     }
