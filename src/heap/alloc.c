@@ -446,7 +446,7 @@ void *tenure_alloc_pinned(tenure_runtime *rt, const tenure_type *type) {
     return alloc_fixed(rt, type, true, "tenure_alloc_pinned");
 }
 
-void *tenure_alloc_array(tenure_runtime *rt, const tenure_type *type, size_t length) {
+void *tenure__alloc_array_slow(tenure_runtime *rt, const tenure_type *type, size_t length) {
     return alloc_array(rt, type, length, false, "tenure_alloc_array");
 }
 
