@@ -326,7 +326,10 @@ void tenure_blocking_enter(tenure_runtime *rt) {
         return;
     }
     /* the caller's frames above this one hold what the thread keeps across the section; its
-     * registers are saved in m->safe_regs */
+     * registers are saved in m->safe_regs. Its context closes (before a GC may end it) so that
+     * an allocation inside the section takes the slow path, which refuses it; the first
+     * allocation after the section (a slow one, under the lock) opens it again. */
+    m->pub.alloc_limit = m->pub.alloc_ptr;
     volatile char here = 0;
     become_safe(rt, m, (char *)&here);
 }
