@@ -284,8 +284,8 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--count") == 0 && i + 1 < argc) g_count = parse_long(argv[++i], 1);
         else if (strncmp(a, "--batch=", 8) == 0) g_batch = parse_long(a + 8, 1);
         else if (strcmp(a, "--batch") == 0 && i + 1 < argc) g_batch = parse_long(argv[++i], 1);
-        else if (strncmp(a, "--profile=", 10) == 0) g_profile = a + 10;
         else if (strcmp(a, "--array") == 0) g_array = 1;
+        else if (strncmp(a, "--profile=", 10) == 0) g_profile = a + 10;
         else if (strcmp(a, "--list") == 0) {
 #ifdef TENURE_BENCH_HAVE_BOEHM
             puts("tenure boehm malloc");
