@@ -40,8 +40,8 @@
  * The directories above it are the caller's path: missing ones are created 0700, symbolic
  * links there are followed. No mode depends on the umask for being private.
  *
- * The file-system calls (open, openat, mkdirat, fstat, fdopendir, pwrite, ftruncate, unlinkat,
- * close) are the one OS code outside os/ (docs/design/trace.md, "Files"): the privacy above is
+ * The file-system calls (open, openat, mkdirat, fstat, fchmod, dup, fdopendir, pwrite, ftruncate,
+ * unlinkat, close) are the one OS code outside os/ (docs/design/trace.md, "Files"): the privacy above is
  * a property of their order and flags on one directory descriptor (check, then use the same
  * descriptor; O_EXCL|O_NOFOLLOW; modes not from the umask), which reads as one sequence here
  * and nowhere else creates files. Clocks, ids, the host name and random bytes come from os/. */
