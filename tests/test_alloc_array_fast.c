@@ -60,14 +60,14 @@ static void check_array(tenure_runtime *rt, const tenure_type *t, size_t elem, s
     TT_CHECK(tenure_object_size(rt, a) == size, "elem %zu length %zu: size %zu, expected %zu", elem, length,
              tenure_object_size(rt, a), size);
     int gen = tenure_object_generation(rt, a);
-    TT_CHECK(size >= loh ? gen == 3 : gen == 0, "elem %zu length %zu (%zu bytes) in generation %d", elem, length,
-             size, gen);
+    TT_CHECK(size >= loh ? gen == 3 : gen == 0, "elem %zu length %zu (%zu bytes) in generation %d", elem, length, size,
+             gen);
     TT_CHECK(all_zero(a, elem * length), "elem %zu length %zu: elements not zeroed", elem, length);
     memset(tenure_array_data(a), 0x5a, elem * length); /* a wrong size would spill into the next object */
     uint64_t gc = gc_count(rt);
     if (prev->at && prev->gc == gc && gen == 0) {
-        TT_CHECK(a >= prev->at + prev->size || a + size <= prev->at, "elem %zu length %zu overlaps its neighbour",
-                 elem, length);
+        TT_CHECK(a >= prev->at + prev->size || a + size <= prev->at, "elem %zu length %zu overlaps its neighbour", elem,
+                 length);
         *adjacent += a == prev->at + prev->size;
     }
     *prev = (prev_obj){gen == 0 ? a : NULL, size, gc};
@@ -127,8 +127,8 @@ static void huge_lengths(void) {
         snprintf(name, sizeof name, "huge%zu", elem);
         const tenure_type *t = tt_register_plain_array(rt, name, elem);
         size_t wrap = SIZE_MAX / elem + 1; /* elem * wrap wraps around to a small number */
-        size_t lengths[] = {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX / 2, wrap, wrap + 1, wrap + 2, ((size_t)1 << 61) + 1,
-                            (size_t)1 << 40};
+        size_t lengths[] = {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX / 2,          wrap,
+                            wrap + 1, wrap + 2,     ((size_t)1 << 61) + 1, (size_t)1 << 40};
         for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++)
             if (lengths[i] != 0 && elem * lengths[i] / elem != lengths[i]) /* overflows */
                 expect_size_refused(rt, t, elem, lengths[i]);

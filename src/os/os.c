@@ -38,9 +38,7 @@ void tn_os_release(void *p, size_t size) {
         munmap(p, size);
 }
 
-bool tn_os_commit(void *p, size_t size) {
-    return mprotect(p, size, PROT_READ | PROT_WRITE) == 0;
-}
+bool tn_os_commit(void *p, size_t size) { return mprotect(p, size, PROT_READ | PROT_WRITE) == 0; }
 
 void tn_os_decommit(void *p, size_t size) {
     madvise(p, size, MADV_DONTNEED);
@@ -152,17 +150,11 @@ uint64_t tn_os_rss_bytes(void) {
     return (uint64_t)resident * tn_os_page_size();
 }
 
-const char *tn_os_getenv(const char *name) {
-    return secure_getenv(name);
-}
+const char *tn_os_getenv(const char *name) { return secure_getenv(name); }
 
-bool tn_os_secure_execution(void) {
-    return getauxval(AT_SECURE) != 0;
-}
+bool tn_os_secure_execution(void) { return getauxval(AT_SECURE) != 0; }
 
-bool tn_os_env_present(const char *name) {
-    return getenv(name) != NULL; /* presence only: the value is not used */
-}
+bool tn_os_env_present(const char *name) { return getenv(name) != NULL; /* presence only: the value is not used */ }
 
 void *tn_os_load_library(const char *path, const char *symbol, char *err, size_t errlen) {
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
