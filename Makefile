@@ -4,7 +4,7 @@ JOBS ?= 2
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test format-check test-release test-stress test-asan test-tsan test-debug test-unchecked bench bench-deps clean
+.PHONY: all deps build run test format format-check test-release test-stress test-asan test-tsan test-debug test-unchecked bench bench-deps clean
 
 all: build
 
@@ -30,9 +30,12 @@ run: build
 test: format-check test-release test-stress test-debug test-unchecked test-asan test-tsan
 	@echo "make test: all test configurations passed"
 
-# The paths listed in scripts/format.sh follow .clang-format (scripts/format.sh reformats them).
+# The paths listed in scripts/format.sh follow .clang-format; `make format` reformats them.
 format-check: deps
 	scripts/format-check.sh
+
+format: deps
+	scripts/format.sh
 
 test-release: build
 	cd $(BUILD)/release && ctest -j $(JOBS) --output-on-failure
