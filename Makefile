@@ -4,7 +4,7 @@ JOBS ?= 2
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test test-release test-stress test-asan test-tsan test-debug test-unchecked bench bench-deps clean
+.PHONY: all deps build run test format format-check test-release test-stress test-asan test-tsan test-debug test-unchecked bench bench-deps clean
 
 all: build
 
@@ -23,11 +23,19 @@ run: build
 	TENURE_TRACE=$(TRACE) $(BUILD)/release/tools/tenure-sim --threads 2
 	$(BUILD)/release/tools/tenure-report/tenure-report $(TRACE) || test $$? -eq 3
 
-# Everything CI runs: the suite in a release build (plain and with HeapVerify + GCStress),
-# the quick tests with the library's internal assertions on, the build without argument
-# checks, then the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
-test: test-release test-stress test-debug test-unchecked test-asan test-tsan
+# Everything CI runs: the C files follow .clang-format, the suite in a release build (plain
+# and with HeapVerify + GCStress), the quick tests with the library's internal assertions on,
+# the build without argument checks, then the whole suite again under AddressSanitizer +
+# UndefinedBehaviorSanitizer.
+test: format-check test-release test-stress test-debug test-unchecked test-asan test-tsan
 	@echo "make test: all test configurations passed"
+
+# The paths listed in scripts/format.sh follow .clang-format; `make format` reformats them.
+format-check: deps
+	scripts/format-check.sh
+
+format: deps
+	scripts/format.sh
 
 test-release: build
 	cd $(BUILD)/release && ctest -j $(JOBS) --output-on-failure

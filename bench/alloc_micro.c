@@ -12,8 +12,10 @@
  * header word is part of them; Boehm and malloc get the same number of bytes).
  *
  * Usage: alloc_micro [--impl=tenure|boehm|malloc] [--sizes 16,32,48,64] [--count N] [--batch N]
- *                    [--profile=none|sampled[:BYTES]|all]
+ *                    [--profile=none|sampled[:BYTES]|all] [--array]
  *        alloc_micro --list
+ *   --array   tenure allocates arrays of 8-byte words of the same sizes (tenure_alloc_array,
+ *             its inline path) instead of fixed-size objects; reported as impl=tenure-array
  *   --count   allocations per size (default 25000000), after a warm-up of count/10
  *   --profile tenure with a profiler attached: sampled allocations every BYTES (default
  *             102400), or every allocation (object_allocated); the callbacks only count
@@ -77,6 +79,7 @@ static void report(const char *impl, size_t size, long count, uint64_t ns, const
 
 /* ---------------------------------------------------------------------------------------- */
 static tenure_runtime *g_rt;
+static int g_array; /* --array */
 
 static __attribute__((noinline)) void t_loop(const tenure_type *t, long count) {
     tenure_runtime *rt = g_rt;
@@ -85,6 +88,19 @@ static __attribute__((noinline)) void t_loop(const tenure_type *t, long count) {
         obj *o = tenure_alloc(rt, t);
         if (TENURE__UNLIKELY(o == NULL))
             die("tenure_alloc failed");
+        o->data[0] = (uintptr_t)i;
+        acc += (uintptr_t)o;
+    }
+    g_sink = acc;
+}
+
+static __attribute__((noinline)) void t_array_loop(const tenure_type *t, size_t length, long count) {
+    tenure_runtime *rt = g_rt;
+    uintptr_t acc = 0;
+    for (long i = 0; i < count; i++) {
+        obj *o = tenure_alloc_array(rt, t, length);
+        if (TENURE__UNLIKELY(o == NULL))
+            die("tenure_alloc_array failed");
         o->data[0] = (uintptr_t)i;
         acc += (uintptr_t)o;
     }
@@ -144,17 +160,25 @@ static void run_tenure(void) {
         tenure_type_desc desc;
         memset(&desc, 0, sizeof desc);
         desc.name = name;
-        desc.size = g_sizes[k];
-        desc.flags = TENURE_TYPE_NO_REFS;
+        desc.size = g_array ? 0 : g_sizes[k];
+        desc.elem_size = g_array ? 8 : 0;
+        desc.flags = TENURE_TYPE_NO_REFS | (g_array ? TENURE_TYPE_ARRAY : 0);
         const tenure_type *t = tenure_type_register(g_rt, &desc);
         if (t == NULL)
             die("tenure_type_register failed");
-        t_loop(t, g_count / 10);
+        size_t length = (g_sizes[k] - sizeof(tenure_array_header)) / 8; /* the whole array is the size */
+        if (g_array)
+            t_array_loop(t, length, g_count / 10);
+        else
+            t_loop(t, g_count / 10);
         size_t first = rec.n;
         uint64_t t0 = bench_now_ns();
-        t_loop(t, g_count);
+        if (g_array)
+            t_array_loop(t, length, g_count);
+        else
+            t_loop(t, g_count);
         uint64_t ns = bench_now_ns() - t0;
-        report("tenure", g_sizes[k], g_count, ns, &rec, first);
+        report(g_array ? "tenure-array" : "tenure", g_sizes[k], g_count, ns, &rec, first);
     }
     if (strcmp(g_profile, "none") != 0)
         printf("PROFILE mode=%s calls=%llu sampled_bytes=%llu\n", g_profile, (unsigned long long)g_prof_calls,
@@ -233,7 +257,7 @@ static void run_malloc(void) {
 /* ---------------------------------------------------------------------------------------- */
 static void usage(FILE *out) {
     fprintf(out, "usage: alloc_micro [--impl=tenure|boehm|malloc] [--sizes 16,32,48,64] [--count N] [--batch N]\n"
-                 "                   [--profile=none|sampled[:BYTES]|all]\n"
+                 "                   [--profile=none|sampled[:BYTES]|all] [--array]\n"
                  "       alloc_micro --list\n");
 }
 
@@ -260,6 +284,7 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--count") == 0 && i + 1 < argc) g_count = parse_long(argv[++i], 1);
         else if (strncmp(a, "--batch=", 8) == 0) g_batch = parse_long(a + 8, 1);
         else if (strcmp(a, "--batch") == 0 && i + 1 < argc) g_batch = parse_long(argv[++i], 1);
+        else if (strcmp(a, "--array") == 0) g_array = 1;
         else if (strncmp(a, "--profile=", 10) == 0) g_profile = a + 10;
         else
             return bench_other_option(a, 1, usage);
@@ -291,6 +316,8 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    if (g_array && strcmp(impl, "tenure") == 0)
+        impl = "tenure-array";
     printf("RESULT impl=%s wall_s=%.3f maxrss_kb=%ld\n", impl, bench_now_seconds() - t0, bench_maxrss_kb());
     return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -328,20 +328,31 @@ extern TENURE_API __thread tenure__mutator *tenure__current __attribute__((tls_m
 TENURE_API tenure__mutator *tenure__mutator_of(tenure_runtime *rt);
 
 struct tenure_type {
-    size_t tenure__fast_size;        /* nonzero: allocation may take the inline path */
+    size_t tenure__fast_size;        /* nonzero: tenure_alloc may take the inline path */
     const tenure_runtime *tenure__owner;
+    /* array types: lengths below tenure__fast_max_length (0: none) may take the inline path of
+     * tenure_alloc_array; the bound keeps the size small, far from overflowing a size_t */
+    size_t tenure__fast_elem_size;
+    size_t tenure__fast_max_length;
 };
 
 #define TENURE__CARD_SHIFT 9
 #define TENURE__BUNDLE_SHIFT 15
 
 TENURE_API void *tenure__alloc_slow(tenure_runtime *rt, const tenure_type *type);
+TENURE_API void *tenure__alloc_array_slow(tenure_runtime *rt, const tenure_type *type, size_t length);
 TENURE_API void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *value);
 
 /* ------------------------------------------------------------------------------------------
  * Allocation. Objects come back zeroed. Allocation may collect. On failure (out of memory,
  * invalid type) they return NULL and report through the hook; tenure_last_error says why.
  * ---------------------------------------------------------------------------------------- */
+
+/* The inline paths bump the calling thread's allocation context and write the header only.
+ * Everything else (type checks, budgets, GCStress, sampling, profilers' allocation callbacks,
+ * finalization, refusing an allocation inside a callback or a blocking section) is done by
+ * the slow paths: the library makes those cases fail the inline test by publishing an
+ * alloc_limit equal to alloc_ptr, or by leaving the type's fast fields zero. */
 
 /* A fixed-size object of `type` (an array type needs tenure_alloc_array). */
 static inline void *tenure_alloc(tenure_runtime *rt, const tenure_type *type) {
@@ -359,7 +370,23 @@ static inline void *tenure_alloc(tenure_runtime *rt, const tenure_type *type) {
 }
 
 /* An array of `length` elements of an array type. */
-TENURE_API void *tenure_alloc_array(tenure_runtime *rt, const tenure_type *type, size_t length);
+static inline void *tenure_alloc_array(tenure_runtime *rt, const tenure_type *type, size_t length) {
+    tenure__mutator *m = tenure__current;
+    if (TENURE__LIKELY(m->rt == rt && type != NULL && type->tenure__owner == rt &&
+                       length < type->tenure__fast_max_length)) {
+        /* header and length words, the elements, rounded up to 8 bytes (at least 16: no
+         * minimum to apply); below the LOH threshold by the bound on length */
+        size_t size = (sizeof(tenure_array_header) + length * type->tenure__fast_elem_size + 7) & ~(size_t)7;
+        uintptr_t p = m->alloc_ptr;
+        if (TENURE__LIKELY(size <= m->alloc_limit - p)) {
+            m->alloc_ptr = p + size;
+            ((tenure_array_header *)p)->tenure__word = (uintptr_t)type;
+            ((tenure_array_header *)p)->length = length;
+            return (void *)p;
+        }
+    }
+    return tenure__alloc_array_slow(rt, type, length);
+}
 /* The same on the pinned object heap: the object never moves. */
 TENURE_API void *tenure_alloc_pinned(tenure_runtime *rt, const tenure_type *type);
 TENURE_API void *tenure_alloc_array_pinned(tenure_runtime *rt, const tenure_type *type, size_t length);

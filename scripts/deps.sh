@@ -18,6 +18,7 @@ needs=(
   "/usr/bin/python3:python3"
   "npm:npm"
   "chromium:chromium"
+  "clang-format:clang-format"
 )
 bench_needs=(
   "java:openjdk-17-jdk-headless"

@@ -614,8 +614,6 @@ void tn_bits_clear(uint64_t *bits, size_t from, size_t to);
 
 /* ---- threads/ ---- */
 bool tn_threads_init(tenure_runtime *rt);
-/* The high end (base) of the calling thread's stack, or NULL. */
-char *tn_thread_stack_base(void);
 /* tenure_destroy may go on: no thread other than the caller and the finalizer thread is
  * attached (else reported, false). */
 bool tn_threads_may_destroy(tenure_runtime *rt);

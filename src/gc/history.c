@@ -1,31 +1,6 @@
 /* history.c - what a GC reports at its end: GCGlobalHeapHistory_V4, GCPerHeapHistory_V3 and
  * GCHeapStats_V2, from the GC's record (tn_gc_record) and the heap's own accounting. */
 #include "runtime.h"
-#include <fcntl.h>
-#include <stdlib.h>
-#include <unistd.h>
-
-/* The kB value of `field` in /proc/meminfo's text, 0 if absent. */
-static unsigned long long meminfo_field(const char *text, const char *field) {
-    const char *p = strstr(text, field);
-    return p ? strtoull(p + strlen(field), NULL, 10) : 0;
-}
-
-/* Memory load in percent (MemAvailable against MemTotal), as .NET's MemoryPressure. Read
- * with read() into the stack: stdio would malloc a FILE inside the GC's pause. */
-static uint32_t memory_load(void) {
-    char text[4096];
-    int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    text[n] = 0;
-    unsigned long long total = meminfo_field(text, "MemTotal:"), avail = meminfo_field(text, "MemAvailable:");
-    return total && avail <= total ? (uint32_t)((total - avail) * 100 / total) : 0;
-}
 
 static bool any_compacted(const tn_gc_record *g) {
     for (int i = 0; i < TN_NGEN; i++)
@@ -90,7 +65,7 @@ void tn_gc_emit_history(tenure_runtime *rt) {
             mechanisms |= 1u << TN_GLOBAL_DEMOTION;
         TN_EMIT(rt, GCGlobalHeapHistory_V4, .FinalYoungestDesired = rt->gen0_budget, .NumHeaps = 1,
                 .CondemnedGeneration = (uint32_t)g->condemned, .Gen0ReductionCount = 0, .Reason = g->reason,
-                .GlobalMechanisms = mechanisms, .PauseMode = 0, .MemoryPressure = memory_load(),
+                .GlobalMechanisms = mechanisms, .PauseMode = 0, .MemoryPressure = tn_os_memory_load(),
                 .CondemnReasons0 = g->condemn_reasons_gen, .CondemnReasons1 = g->condemn_reasons_condition,
                 .Count = 5, .Values = g->phase_us);
     }

@@ -85,8 +85,9 @@ static uint64_t take_sample(tenure_runtime *rt, tn_mutator *m) {
 
 void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m) {
     /* under GCStress every allocation takes the slow path, so that it can count them; inside a
-     * callback that may not allocate, so that it is refused */
-    bool closed = rt->config.GCStress || rt->alloc_slow_always || m->callbacks_closed;
+     * callback that may not allocate or a blocking section (SAFE), so that it is refused (a
+     * thread parked at a safepoint while the world is stopped reopens at its next slow path) */
+    bool closed = rt->config.GCStress || rt->alloc_slow_always || m->callbacks_closed || m->state != TN_MUT_RUNNING;
     uintptr_t limit = closed ? m->pub.alloc_ptr : m->ctx_end;
     if (rt->sample_interval && limit > m->pub.alloc_ptr) {
         uint64_t since = bytes_since_sample(m);
@@ -446,7 +447,7 @@ void *tenure_alloc_pinned(tenure_runtime *rt, const tenure_type *type) {
     return alloc_fixed(rt, type, true, "tenure_alloc_pinned");
 }
 
-void *tenure_alloc_array(tenure_runtime *rt, const tenure_type *type, size_t length) {
+void *tenure__alloc_array_slow(tenure_runtime *rt, const tenure_type *type, size_t length) {
     return alloc_array(rt, type, length, false, "tenure_alloc_array");
 }
 

@@ -166,6 +166,27 @@ static void drop_last_type(tenure_runtime *rt, tn_type *t) {
     rt->type_count--;
 }
 
+/* Arrays of more bytes than this always take the slow path (it keeps length * elem_size small). */
+#define TN_FAST_ARRAY_MAX_BYTES ((size_t)1 << 30)
+
+/* Which allocations of t may take the inline paths of tenure.h: small objects of types that
+ * need nothing at allocation but their header (finalizable ones must be registered). */
+static void set_fast_paths(const tenure_runtime *rt, tn_type *t) {
+    bool plain = !(t->flags & TENURE_TYPE_FINALIZABLE);
+    bool small = t->size < rt->config.GCLOHThreshold;
+    t->pub.tenure__fast_size = (t->kind == TN_TK_FIXED && plain && small) ? t->size : 0;
+    size_t limit = rt->config.GCLOHThreshold < TN_FAST_ARRAY_MAX_BYTES ? (size_t)rt->config.GCLOHThreshold
+                                                                       : TN_FAST_ARRAY_MAX_BYTES;
+    if (t->kind != TN_TK_ARRAY || !plain || limit <= 24)
+        return;
+    /* the inline path sizes an array as 16 + length * elem_size rounded up to 8: with
+     * length < max, that is below 16 + (limit - 24) + 8 = limit (<= GCLOHThreshold), and it
+     * equals tn_array_size(t, length) */
+    TN_ASSERT_INTERNAL(t->size == sizeof(tenure_array_header) && t->elem_size != 0);
+    t->pub.tenure__fast_elem_size = t->elem_size;
+    t->pub.tenure__fast_max_length = (limit - 24) / t->elem_size;
+}
+
 const tenure_type *tenure_type_register(tenure_runtime *rt, const tenure_type_desc *desc) {
     static const char fn[] = "tenure_type_register";
     if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
@@ -218,8 +239,7 @@ const tenure_type *tenure_type_register(tenure_runtime *rt, const tenure_type_de
                     desc->name ? desc->name : "?");
         return NULL;
     }
-    bool small = t->size < rt->config.GCLOHThreshold;
-    t->pub.tenure__fast_size = (t->kind == TN_TK_FIXED && small && !(t->flags & TENURE_TYPE_FINALIZABLE)) ? t->size : 0;
+    set_fast_paths(rt, t);
     return &t->pub;
 }
 

@@ -1,12 +1,15 @@
-/* os.c - POSIX implementation of os.h (Linux: mmap/mprotect/madvise). */
+/* os.c - POSIX implementation of os.h (Linux: mmap/mprotect/madvise, gettid, /proc). */
 #include "os/os.h"
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,9 +38,7 @@ void tn_os_release(void *p, size_t size) {
         munmap(p, size);
 }
 
-bool tn_os_commit(void *p, size_t size) {
-    return mprotect(p, size, PROT_READ | PROT_WRITE) == 0;
-}
+bool tn_os_commit(void *p, size_t size) { return mprotect(p, size, PROT_READ | PROT_WRITE) == 0; }
 
 void tn_os_decommit(void *p, size_t size) {
     madvise(p, size, MADV_DONTNEED);
@@ -63,6 +64,72 @@ uint64_t tn_os_now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t tn_os_realtime_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static _Thread_local uint64_t thread_id_cache; /* the OS thread id, once asked */
+
+uint64_t tn_os_thread_id(void) {
+    if (!thread_id_cache)
+        thread_id_cache = (uint64_t)syscall(SYS_gettid);
+    return thread_id_cache;
+}
+
+void tn_os_thread_id_forget(void) { thread_id_cache = 0; }
+
+long tn_os_process_id(void) { return (long)getpid(); }
+
+char *tn_os_stack_base(void) {
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return NULL;
+    int err = pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+    return err ? NULL : (char *)addr + size;
+}
+
+void tn_os_host_name(char *buf, size_t len) {
+    if (len == 0)
+        return;
+    if (gethostname(buf, len - 1) != 0)
+        snprintf(buf, len, "unknown");
+    buf[len - 1] = 0;
+}
+
+bool tn_os_random_bytes(void *buf, size_t n) {
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd >= 0 ? read(fd, buf, n) : -1;
+    if (fd >= 0)
+        close(fd);
+    return got >= 0 && (size_t)got == n;
+}
+
+/* The kB value of `field` in /proc/meminfo's text, 0 if absent. */
+static unsigned long long meminfo_field(const char *text, const char *field) {
+    const char *p = strstr(text, field);
+    return p ? strtoull(p + strlen(field), NULL, 10) : 0;
+}
+
+/* Read with read() into the stack: stdio would malloc a FILE inside the GC's pause. */
+uint32_t tn_os_memory_load(void) {
+    char text[4096];
+    int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    text[n] = 0;
+    unsigned long long total = meminfo_field(text, "MemTotal:"), avail = meminfo_field(text, "MemAvailable:");
+    return total && avail <= total ? (uint32_t)((total - avail) * 100 / total) : 0;
+}
+
 uint64_t tn_os_l3_cache_size(void) {
 #ifdef _SC_LEVEL3_CACHE_SIZE
     long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
@@ -83,17 +150,11 @@ uint64_t tn_os_rss_bytes(void) {
     return (uint64_t)resident * tn_os_page_size();
 }
 
-const char *tn_os_getenv(const char *name) {
-    return secure_getenv(name);
-}
+const char *tn_os_getenv(const char *name) { return secure_getenv(name); }
 
-bool tn_os_secure_execution(void) {
-    return getauxval(AT_SECURE) != 0;
-}
+bool tn_os_secure_execution(void) { return getauxval(AT_SECURE) != 0; }
 
-bool tn_os_env_present(const char *name) {
-    return getenv(name) != NULL; /* presence only: the value is not used */
-}
+bool tn_os_env_present(const char *name) { return getenv(name) != NULL; /* presence only: the value is not used */ }
 
 void *tn_os_load_library(const char *path, const char *symbol, char *err, size_t errlen) {
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);

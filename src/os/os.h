@@ -1,6 +1,8 @@
-/* os.h - the only operating-system code: virtual memory, clock, process memory figures, the
- * environment, loading a shared library. Every other file asks this one (threads and their
- * locks are pthreads, used directly). A fault-injection hook lets tests make commits fail. */
+/* os.h - the only operating-system code: virtual memory, clocks, process and thread
+ * identity, the thread's stack, process and machine memory figures, the environment, loading
+ * a shared library. Every other file asks this one (threads and their locks are pthreads,
+ * used directly; the trace directory's files are opened in trace/ctf.c, which says why). A
+ * fault-injection hook lets tests make commits fail. */
 #ifndef TENURE_OS_H
 #define TENURE_OS_H
 #include <stddef.h>
@@ -22,9 +24,24 @@ void tn_os_decommit(void *p, size_t size);
  * table (they read as zero after); bytes on partial pages at either end are kept. */
 void tn_os_discard(void *p, size_t size);
 size_t tn_os_page_size(void);
-uint64_t tn_os_now_ns(void);           /* CLOCK_MONOTONIC */
-uint64_t tn_os_l3_cache_size(void);    /* 0 if unknown */
-uint64_t tn_os_rss_bytes(void);        /* resident set size of the process */
+uint64_t tn_os_now_ns(void);      /* CLOCK_MONOTONIC: every timestamp of the library */
+uint64_t tn_os_realtime_ns(void); /* CLOCK_REALTIME: wall-clock deadlines, the trace's clock offset */
+/* The calling thread's OS id (gettid), cached per thread; after fork() the child's thread
+ * must forget the cached one (tn_os_thread_id_forget) before asking again. */
+uint64_t tn_os_thread_id(void);
+void tn_os_thread_id_forget(void);
+long tn_os_process_id(void); /* getpid */
+/* The high end (base) of the calling thread's stack, or NULL if the OS does not say. */
+char *tn_os_stack_base(void);
+/* The host's name into buf (NUL-terminated; "unknown" if the OS does not say). */
+void tn_os_host_name(char *buf, size_t len);
+/* n random bytes from the OS (/dev/urandom); false if it gave fewer. */
+bool tn_os_random_bytes(void *buf, size_t n);
+/* The machine's memory load in percent (MemAvailable against MemTotal of /proc/meminfo, as
+ * .NET's memory load); 0 if unknown. No malloc: safe inside a GC's pause. */
+uint32_t tn_os_memory_load(void);
+uint64_t tn_os_l3_cache_size(void); /* 0 if unknown */
+uint64_t tn_os_rss_bytes(void);     /* resident set size of the process */
 /* The one reader of the environment (every TENURE_* variable goes through it): NULL in a
  * secure-execution process (setuid, setgid or file capabilities: AT_SECURE), so that no
  * variable steers a privileged program. */

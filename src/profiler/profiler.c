@@ -342,7 +342,7 @@ static void root_word(void *obj, void *word, void *ctx) {
 /* The conservative scan says whose stack comes next (m NULL: this thread, not attached). */
 static void root_thread(tn_mutator *m, void *ctx) {
     root_walk *w = ctx;
-    w->thread = m ? m->os_tid : tn_trace_tid();
+    w->thread = m ? m->os_tid : tn_os_thread_id();
 }
 
 /* A handle's flags: by what it behaves as in this GC, and refcounted by its kind. */

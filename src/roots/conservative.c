@@ -26,7 +26,7 @@ static char *unattached_stack_high(tenure_runtime *rt) {
     pthread_t self = pthread_self();
     if (!rt->stack_high || !pthread_equal(self, rt->stack_thread)) {
         rt->stack_thread = self;
-        rt->stack_high = tn_thread_stack_base();
+        rt->stack_high = tn_os_stack_base();
     }
     return rt->stack_high;
 }

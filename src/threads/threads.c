@@ -326,7 +326,10 @@ void tenure_blocking_enter(tenure_runtime *rt) {
         return;
     }
     /* the caller's frames above this one hold what the thread keeps across the section; its
-     * registers are saved in m->safe_regs */
+     * registers are saved in m->safe_regs. Its context closes (before a GC may end it) so that
+     * an allocation inside the section takes the slow path, which refuses it; the first
+     * allocation after the section (a slow one, under the lock) opens it again. */
+    m->pub.alloc_limit = m->pub.alloc_ptr;
     volatile char here = 0;
     become_safe(rt, m, (char *)&here);
 }
@@ -365,17 +368,6 @@ tenure__mutator *tenure__mutator_of(tenure_runtime *rt) {
     return &unattached;
 }
 
-char *tn_thread_stack_base(void) {
-    pthread_attr_t attr;
-    void *addr;
-    size_t size;
-    if (pthread_getattr_np(pthread_self(), &attr) != 0)
-        return NULL;
-    int err = pthread_attr_getstack(&attr, &addr, &size);
-    pthread_attr_destroy(&attr);
-    return err ? NULL : (char *)addr + size;
-}
-
 /* A thread that exits while attached is detached (its attachments are freed with it). Its
  * shadow frames lived on the stack that is being unwound (pthread_exit, or a return without
  * TENURE_FRAME_POP): they are forgotten before the detach can wait for the lock (SAFE), or a
@@ -409,8 +401,8 @@ tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer) {
     m->pub.rt = rt;
     m->attach_count = 1;
     m->finalizer = finalizer;
-    m->stack_high = tn_thread_stack_base();
-    m->os_tid = tn_trace_tid();
+    m->stack_high = tn_os_stack_base();
+    m->os_tid = tn_os_thread_id();
     m->state = TN_MUT_RUNNING;
     tn_lock(rt); /* not SAFE yet: the GC does not know this thread until it is in the list */
     m->next = rt->mutators;
@@ -541,8 +533,8 @@ void tn_threads_forked_child(tenure_runtime *rt) {
     bool torn = false; /* a thread vanished while RUNNING: maybe inside a barrier */
     for (tn_mutator *m = rt->mutators; m; m = m->next) {
         if (is_mine(m)) {
-            tn_trace_tid_forget(); /* the child is another thread */
-            m->os_tid = tn_trace_tid();
+            tn_os_thread_id_forget(); /* the child is another thread */
+            m->os_tid = tn_os_thread_id();
             continue;
         }
         torn |= m->state == TN_MUT_RUNNING;

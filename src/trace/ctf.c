@@ -38,9 +38,13 @@
  * O_EXCL|O_NOFOLLOW with mode 0600: a trace holds heap addresses (it would defeat address-space
  * randomization for other users) and type names, so it is private unless its owner shares it.
  * The directories above it are the caller's path: missing ones are created 0700, symbolic
- * links there are followed. No mode depends on the umask for being private. These few calls
- * (openat, mkdirat, fstat, fdopendir) stay here rather than in os/: only this file creates
- * files. */
+ * links there are followed. No mode depends on the umask for being private.
+ *
+ * The file-system calls (open, openat, mkdirat, fstat, fchmod, dup, fdopendir, pwrite, ftruncate,
+ * unlinkat, close) are the one OS code outside os/ (docs/design/trace.md, "Files"): the privacy above is
+ * a property of their order and flags on one directory descriptor (check, then use the same
+ * descriptor; O_EXCL|O_NOFOLLOW; modes not from the umask), which reads as one sequence here
+ * and nowhere else creates files. Clocks, ids, the host name and random bytes come from os/. */
 #include "runtime.h"
 #include "trace/trace.h"
 #include <dirent.h>
@@ -295,12 +299,10 @@ static bool write_metadata(tn_ctf *c) {
         return false;
     }
     uuid_text(c->uuid, uuid);
-    struct timespec rt, mono;
-    clock_gettime(CLOCK_REALTIME, &rt);
-    clock_gettime(CLOCK_MONOTONIC, &mono);
-    int64_t off = ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000 + (rt.tv_nsec - mono.tv_nsec);
-    char host[256] = "unknown";
-    gethostname(host, sizeof host - 1);
+    /* the monotonic clock's offset from the epoch, for readers that show wall-clock times */
+    int64_t off = (int64_t)tn_os_realtime_ns() - (int64_t)tn_os_now_ns();
+    char host[256];
+    tn_os_host_name(host, sizeof host);
     fprintf(f,
             "/* CTF 1.8 */\n\n"
             "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
@@ -321,7 +323,7 @@ static bool write_metadata(tn_ctf *c) {
             "\t\tuint64_clock_monotonic_t timestamp_end;\n\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
             "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n\t\tuint64_t tid;\n\t};\n"
             "\tevent.header := struct {\n\t\tuint16_t id;\n\t\tuint64_clock_monotonic_t timestamp;\n\t};\n};\n\n",
-            uuid, host, (long)getpid(), uuid, (long long)(off / 1000000000), (long long)(off % 1000000000));
+            uuid, host, tn_os_process_id(), uuid, (long long)(off / 1000000000), (long long)(off % 1000000000));
     for (size_t i = 0; i < tenure_event_count(); i++)
         write_event_class(f, tenure_event_get(i));
     bool ok = !ferror(f);
@@ -457,7 +459,7 @@ static stream *take_stream(tn_ctf *c) {
         s = new_stream(c);
     pthread_mutex_unlock(&c->lock);
     if (s) {
-        s->tid = tn_trace_tid();
+        s->tid = tn_os_thread_id();
         s->bound = true; /* sinks are closed, and streams taken, with the instance lock held */
     }
     return s;
@@ -546,7 +548,7 @@ static void append_shared(tn_ctf *c, uint64_t ts, uint16_t id, const void *paylo
         pthread_mutex_unlock(&c->lock);
     }
     if (s) {
-        uint64_t tid = tn_trace_tid();
+        uint64_t tid = tn_os_thread_id();
         if (s->tid != tid && s->open)
             complete_packet(s);
         s->tid = tid;
@@ -662,13 +664,9 @@ static void *writer_main(void *arg) {
     pthread_mutex_lock(&c->wlock);
     while (!c->stop) {
         if (!c->signalled) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += 100000000;
-            if (until.tv_nsec >= 1000000000) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000;
-            }
+            /* pthread_cond_timedwait's deadline is on the wall clock (the condition's default) */
+            uint64_t deadline = tn_os_realtime_ns() + 100000000u;
+            struct timespec until = {(time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u)};
             pthread_cond_timedwait(&c->wake, &c->wlock, &until);
         }
         c->signalled = false;
@@ -682,12 +680,8 @@ static void *writer_main(void *arg) {
 }
 
 static void random_uuid(uint8_t *u) {
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    ssize_t got = fd >= 0 ? read(fd, u, 16) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (got != 16) {
-        uint64_t t = tn_trace_now_ns() ^ ((uint64_t)getpid() << 32);
+    if (!tn_os_random_bytes(u, 16)) {
+        uint64_t t = tn_os_now_ns() ^ ((uint64_t)tn_os_process_id() << 32);
         memcpy(u, &t, 8);
         memcpy(u + 8, &t, 8);
     }

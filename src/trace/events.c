@@ -7,9 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 /* ---- the public schema ---- */
 
@@ -364,22 +361,6 @@ struct tn_session {
 #define TN_SESSION_MAGIC 0x5e55104eu
 #define TN_SESSION_STOPPING 0x5e55dea0u /* stopped during a dispatch or a GC: closed after it */
 
-uint64_t tn_trace_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static _Thread_local uint64_t tid_cache; /* the OS thread id, once asked */
-
-uint64_t tn_trace_tid(void) {
-    if (!tid_cache)
-        tid_cache = (uint64_t)syscall(SYS_gettid);
-    return tid_cache;
-}
-
-void tn_trace_tid_forget(void) { tid_cache = 0; }
-
 static bool session_wants(const struct tn_session *s, const tenure_event_desc *d) {
     return (s->keywords & d->keywords) && d->level <= s->level;
 }
@@ -421,7 +402,7 @@ void tn_trace_emit(tenure_runtime *rt, unsigned index, const void *args, struct 
     if (w.overflow)
         return; /* emitters split what could not fit (bulk ranges): nothing else gets here */
     const tenure_event_desc *d = &descs[index];
-    tenure_event ev = {tn_trace_now_ns(), 0, d, buf, w.n};
+    tenure_event ev = {tn_os_now_ns(), 0, d, buf, w.n};
     tn_cb_frame frame;
     bool framed = false;
     rt->ev_dispatches++; /* a listener may stop sessions: see tenure_session_stop */
@@ -432,7 +413,7 @@ void tn_trace_emit(tenure_runtime *rt, unsigned index, const void *args, struct 
             tn_ctf_write(s->ctf, ev.timestamp_ns, d->id, buf, w.n);
         } else {
             if (!framed) {
-                ev.thread_id = tn_trace_tid();
+                ev.thread_id = tn_os_thread_id();
                 tn_cb_enter(&frame, rt, TN_CB_LISTENER);
                 framed = true;
             }
@@ -655,7 +636,7 @@ void tn_trace_init_from_env(tenure_runtime *rt) {
     if (!dir || !*dir || !trace_options_from_env(rt, &keywords, &level))
         return;
     char path[4096];
-    if (snprintf(path, sizeof path, "%s/tenure-%ld-%u", dir, (long)getpid(), (unsigned)rt->instance_id) >=
+    if (snprintf(path, sizeof path, "%s/tenure-%ld-%u", dir, tn_os_process_id(), (unsigned)rt->instance_id) >=
         (int)sizeof path) {
         start_failed(rt, TENURE_INVALID_ARGUMENT, "TENURE_TRACE", "the path %s is too long: no trace started", dir);
         return;
@@ -664,7 +645,7 @@ void tn_trace_init_from_env(tenure_runtime *rt) {
 }
 
 void tn_trace_forked_child(tenure_runtime *rt) {
-    tn_trace_tid_forget();
+    tn_os_thread_id_forget();
     for (struct tn_session *s = rt->sessions; s; s = s->next)
         if (s->ctf) {
             tn_ctf_forked_child(s->ctf);

@@ -13,6 +13,9 @@
 #ifndef TENURE_TRACE_SCHEMA_H
 #define TENURE_TRACE_SCHEMA_H
 
+/* The tables keep one row per line: clang-format 14 re-wraps these X-macro lists differently on
+ * every pass. */
+/* clang-format off */
 #define TN_EVENTS(E)                                                                            \
     E(GCStart_V2, 1, 2, 4, 0x1, 1)                                                              \
     E(GCEnd_V1, 2, 1, 4, 0x1, 2)                                                                \
@@ -127,6 +130,7 @@
 #define TN_RECORD_FIELDS_rec_edge "Value", "ReferencingFieldID"
 #define TN_RECORD_TYPES_rec_edge TENURE_FIELD_PTR, TENURE_FIELD_U32
 #define TN_RECORD_WIDTH_rec_edge 2
+/* clang-format on */
 /* BulkType flags and element types (the .NET runtime's TypeFlags, CorElementType) */
 enum { TN_BULKTYPE_FINALIZABLE = 0x2, TN_BULKTYPE_ARRAY = 0x8 };
 enum { TN_COR_ELEMENT_CLASS = 0x12, TN_COR_ELEMENT_SZARRAY = 0x1d };

@@ -102,8 +102,5 @@ void tn_ctf_close(tn_ctf *c); /* flush everything, stop the writer, close the fi
 uint64_t tn_ctf_discarded(const tn_ctf *c); /* events dropped or lost in failed writes */
 /* In a forked child: free c without writing, waiting or locking (see tn_trace_forked_child) */
 void tn_ctf_forked_child(tn_ctf *c);
-uint64_t tn_trace_now_ns(void);
-uint64_t tn_trace_tid(void);
-void tn_trace_tid_forget(void); /* a forked child is another thread */
 
 #endif

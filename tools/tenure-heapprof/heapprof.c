@@ -424,9 +424,9 @@ static void print_table(FILE *f, const char *title, const hp_row *rows, size_t n
     if (w > 40)
         w = 40;
     fprintf(f, "%s\n", title);
-    fprintf(f, "%-*s %s%12s %14s %10s %10s %10s %10s %10s %9s %9s %10s %14s\n", w, "type", with_site ? "      site " : "",
-            "alloc_objs", "alloc_bytes", "surv_gen1", "surv_gen2", "died_gen0", "died_gen1", "died_gen2", "died_loh",
-            "died_poh", "live_objs", "live_bytes");
+    fprintf(f, "%-*s %s%12s %14s %10s %10s %10s %10s %10s %9s %9s %10s %14s\n", w, "type",
+            with_site ? "      site " : "", "alloc_objs", "alloc_bytes", "surv_gen1", "surv_gen2", "died_gen0",
+            "died_gen1", "died_gen2", "died_loh", "died_poh", "live_objs", "live_bytes");
     for (size_t i = 0; i < n; i++) {
         const hp_counts *c = &rows[i].c;
         fprintf(f, "%-*.*s ", w, w, rows[i].name);
@@ -469,8 +469,9 @@ static void json_counts(FILE *f, const hp_counts *c) {
     json_u64s(f, c->died_objs, HP_NGEN);
     fputs(", \"died_bytes\": ", f);
     json_u64s(f, c->died_bytes, HP_NGEN);
-    fprintf(f, ", \"died_gcs_survived_total\": %" PRIu64 ", \"live_objects\": %" PRIu64 ", \"live_bytes\": %" PRIu64
-               ", \"live_objects_by_generation\": ",
+    fprintf(f,
+            ", \"died_gcs_survived_total\": %" PRIu64 ", \"live_objects\": %" PRIu64 ", \"live_bytes\": %" PRIu64
+            ", \"live_objects_by_generation\": ",
             c->died_age_gcs, c->live_objs, c->live_bytes);
     json_u64s(f, c->live_gen_objs, HP_NGEN);
 }
@@ -572,8 +573,8 @@ static void report(heapprof *hp) {
             f = o;
     }
     fprintf(f,
-            "tenure-heapprof: instance %u, %" PRIu64 " GCs, %" PRIu64 " objects (%" PRIu64
-            " bytes) allocated, %" PRIu64 " live at the end\n",
+            "tenure-heapprof: instance %u, %" PRIu64 " GCs, %" PRIu64 " objects (%" PRIu64 " bytes) allocated, %" PRIu64
+            " live at the end\n",
             (unsigned)hp->instance, hp->gc_index, total.alloc_objs, total.alloc_bytes, total.live_objs);
     fprintf(f, "  (counts are objects; site = the id set with tenure_heapprof_set_site, 0 when none)\n");
     print_table(f, "by type and site, by bytes allocated:", site_rows, n, 1);
@@ -600,8 +601,9 @@ static void report(heapprof *hp) {
     if (!json || !*json)
         json = hp->out_json;
     if (json && *json && (f = open_out(json, "", nth, hp->instance, path, sizeof path)) != NULL) {
-        fprintf(f, "{\n  \"tool\": \"tenure-heapprof\",\n  \"version\": 1,\n  \"instance\": %u,\n  \"gcs\": %" PRIu64
-                   ",\n  \"generations\": [\"gen0\", \"gen1\", \"gen2\", \"loh\", \"poh\"],\n  \"totals\": {",
+        fprintf(f,
+                "{\n  \"tool\": \"tenure-heapprof\",\n  \"version\": 1,\n  \"instance\": %u,\n  \"gcs\": %" PRIu64
+                ",\n  \"generations\": [\"gen0\", \"gen1\", \"gen2\", \"loh\", \"poh\"],\n  \"totals\": {",
                 (unsigned)hp->instance, hp->gc_index);
         json_counts(f, &total);
         fputs("},\n", f);
@@ -609,8 +611,9 @@ static void report(heapprof *hp) {
         fputs(",\n", f);
         json_rows(f, "by_type_site", site_rows, n, 1);
         fprintf(f,
-                ",\n  \"diagnostics\": {\"untracked\": %" PRIu64 ", \"stale\": %" PRIu64 ", \"tracker_errors\": %" PRIu64
-                ", \"generation_mismatches\": %" PRIu64 ", \"sizes_unknown\": %" PRIu64 "}",
+                ",\n  \"diagnostics\": {\"untracked\": %" PRIu64 ", \"stale\": %" PRIu64
+                ", \"tracker_errors\": %" PRIu64 ", \"generation_mismatches\": %" PRIu64 ", \"sizes_unknown\": %" PRIu64
+                "}",
                 hp->untracked, hp->stale, hp->tracker_errors, hp->gen_mismatch, hp->size_unknown);
         if (hp->verify)
             fprintf(f,

@@ -74,19 +74,19 @@ TENURE_HEAPPROF_API int tenure_profiler_main(tenure_runtime *rt);
  * site if the profiler is loaded, do nothing otherwise. The library makes its symbols global
  * when it is loaded, so the main program's handle finds them. Include <dlfcn.h> and link
  * ${CMAKE_DL_LIBS} to use it. */
-#define TENURE_HEAPPROF_SET_SITE_IF_LOADED(site)                                                   \
-    do {                                                                                           \
-        static void (*tenure_heapprof_set_site_fn_)(uint32_t);                                     \
-        static int tenure_heapprof_looked_up_;                                                     \
-        if (!tenure_heapprof_looked_up_) {                                                         \
-            void *tenure_heapprof_self_ = dlopen(NULL, RTLD_LAZY);                                 \
-            if (tenure_heapprof_self_)                                                             \
-                *(void **)(void *)&tenure_heapprof_set_site_fn_ =                                  \
-                    dlsym(tenure_heapprof_self_, "tenure_heapprof_set_site");                      \
-            tenure_heapprof_looked_up_ = 1;                                                        \
-        }                                                                                          \
-        if (tenure_heapprof_set_site_fn_)                                                          \
-            tenure_heapprof_set_site_fn_(site);                                                    \
+#define TENURE_HEAPPROF_SET_SITE_IF_LOADED(site)                              \
+    do {                                                                      \
+        static void (*tenure_heapprof_set_site_fn_)(uint32_t);                \
+        static int tenure_heapprof_looked_up_;                                \
+        if (!tenure_heapprof_looked_up_) {                                    \
+            void *tenure_heapprof_self_ = dlopen(NULL, RTLD_LAZY);            \
+            if (tenure_heapprof_self_)                                        \
+                *(void **)(void *)&tenure_heapprof_set_site_fn_ =             \
+                    dlsym(tenure_heapprof_self_, "tenure_heapprof_set_site"); \
+            tenure_heapprof_looked_up_ = 1;                                   \
+        }                                                                     \
+        if (tenure_heapprof_set_site_fn_)                                     \
+            tenure_heapprof_set_site_fn_(site);                               \
     } while (0)
 
 #endif

@@ -57,8 +57,8 @@ typedef struct rt_type {
 /* What the listener collects. */
 typedef struct graph {
     vec64 node_addr, node_size, node_type, node_edges;
-    vec64 edges;           /* targets, in node order */
-    vec64 roots;           /* strong roots' objects */
+    vec64 edges; /* targets, in node order */
+    vec64 roots; /* strong roots' objects */
     vec64 pair_key, pair_value;
     rt_type *types;
     size_t ntypes, cap_types;
@@ -105,8 +105,8 @@ static void on_event(const tenure_event *e, void *ctx) {
             else
                 bad |= push64(&g->roots, field(e, i, "RootedNodeAddress"));
         } else if (!strcmp(n, "GCBulkRootConditionalWeakTableElementEdge")) {
-            bad |= push64(&g->pair_key, field(e, i, "GCKeyNodeID")) |
-                   push64(&g->pair_value, field(e, i, "GCValueNodeID"));
+            bad |=
+                push64(&g->pair_key, field(e, i, "GCKeyNodeID")) | push64(&g->pair_value, field(e, i, "GCValueNodeID"));
         } else if (!strcmp(n, "BulkType")) {
             const char *name = NULL;
             tenure_event_read_element_string(e, "Values", i, "Name", &name);
@@ -120,8 +120,8 @@ static void on_event(const tenure_event *e, void *ctx) {
 /* ---- the graph in compressed form: node index by address, successors ---- */
 
 typedef struct csr {
-    uint32_t n;         /* nodes; node n is the virtual root */
-    uint32_t *off;      /* n + 2 */
+    uint32_t n;    /* nodes; node n is the virtual root */
+    uint32_t *off; /* n + 2 */
     uint32_t *succ;
     uint32_t *pred_off; /* n + 2 */
     uint32_t *pred;
@@ -260,8 +260,8 @@ static uint32_t eval(lt *t, uint32_t v) {
 
 static int dominators(const csr *c, lt *t) {
     size_t n = (size_t)c->n + 1;
-    uint32_t **arrays[] = {&t->dfnum, &t->vertex, &t->parent, &t->semi, &t->idom,
-                           &t->ancestor, &t->label, &t->bucket, &t->bucket_next, &t->path};
+    uint32_t **arrays[] = {&t->dfnum,    &t->vertex, &t->parent, &t->semi,        &t->idom,
+                           &t->ancestor, &t->label,  &t->bucket, &t->bucket_next, &t->path};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
         if (!(*arrays[i] = malloc(n * sizeof(uint32_t))))
             return -1;
@@ -508,8 +508,8 @@ static double now_s(void) {
 }
 
 static void free_graph(graph *g) {
-    vec64 *v[] = {&g->node_addr, &g->node_size, &g->node_type, &g->node_edges, &g->edges,
-                  &g->roots, &g->pair_key, &g->pair_value};
+    vec64 *v[] = {&g->node_addr, &g->node_size, &g->node_type, &g->node_edges,
+                  &g->edges,     &g->roots,     &g->pair_key,  &g->pair_value};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++)
         free(v[i]->v);
     for (size_t i = 0; i < g->ntypes; i++)

@@ -22,30 +22,28 @@
 
 static int chrome_first;
 
-static void sep(FILE *out)
-{
+static void sep(FILE *out) {
     fputs(chrome_first ? "\n" : ",\n", out);
     chrome_first = 0;
 }
 
 /* microseconds, exactly: ns / 1000 with three decimals */
-static void us(FILE *out, int64_t ns)
-{
-    if (ns < 0) ns = 0;
+static void us(FILE *out, int64_t ns) {
+    if (ns < 0)
+        ns = 0;
     fprintf(out, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
 }
 
-static void jval(FILE *out, const char *key, double v, int comma)
-{
+static void jval(FILE *out, const char *key, double v, int comma) {
     if (isnan(v) || isinf(v))
         fprintf(out, "\"%s\": null", key);
     else
         fprintf(out, "\"%s\": %.6g", key, v);
-    if (comma) fputs(", ", out);
+    if (comma)
+        fputs(", ", out);
 }
 
-static void slice(FILE *out, const char *name, const char *cat, int pid, int tid, int64_t ts, int64_t dur)
-{
+static void slice(FILE *out, const char *name, const char *cat, int pid, int tid, int64_t ts, int64_t dur) {
     sep(out);
     fputs("{\"name\": ", out);
     json_string(out, name);
@@ -55,29 +53,25 @@ static void slice(FILE *out, const char *name, const char *cat, int pid, int tid
     us(out, dur < 0 ? 0 : dur);
 }
 
-static void meta(FILE *out, const char *what, int pid, int tid, const char *name)
-{
+static void meta(FILE *out, const char *what, int pid, int tid, const char *name) {
     sep(out);
     fprintf(out, "{\"name\": \"%s\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"args\": {\"name\": ", what, pid, tid);
     json_string(out, name);
     fputs("}}", out);
 }
 
-void chrome_begin(FILE *out)
-{
+void chrome_begin(FILE *out) {
     chrome_first = 1;
     fputs("{\"traceEvents\": [", out);
 }
 
-void chrome_end(FILE *out)
-{
+void chrome_end(FILE *out) {
     fputs("\n],\n \"displayTimeUnit\": \"ms\",\n \"otherData\": {\"tool\": \"tenure-report\", "
           "\"units\": \"ts/dur in microseconds since the trace's first event; sizes in MB of 10^6 bytes\"}}\n",
           out);
 }
 
-void chrome_trace(FILE *out, const char *path, const tr_model *m, int pid)
-{
+void chrome_trace(FILE *out, const char *path, const tr_model *m, int pid) {
     char name[4200];
     snprintf(name, sizeof name, "tenure %s", path);
     meta(out, "process_name", pid, 0, name);
@@ -89,7 +83,8 @@ void chrome_trace(FILE *out, const char *path, const tr_model *m, int pid)
         const tr_gc *g = &m->gcs[i];
         const int tid = g->type == 1 ? 2 : 1;
         int64_t begin = g->type == 1 ? g->start_ns : g->suspend_begin_ns;
-        if (g->has_suspend && g->suspend_begin_ns < begin) begin = g->suspend_begin_ns;
+        if (g->has_suspend && g->suspend_begin_ns < begin)
+            begin = g->suspend_begin_ns;
         int64_t end = g->restart_ns > begin ? g->restart_ns : begin;
 
         const char *rn = reason_name(g->reason);
@@ -102,8 +97,12 @@ void chrome_trace(FILE *out, const char *path, const tr_model *m, int pid)
         gc_gen_label(g, label, sizeof label);
         snprintf(name, sizeof name, "GC#%u gen%d %s", g->number, g->gen, rn);
         slice(out, name, "gc", pid, tid, begin - t0, end - begin);
-        fprintf(out, ", \"args\": {\"gc\": %u, \"gen\": %d, \"label\": \"%s\", \"type\": \"%s\", \"reason\": ", g->number,
-                g->gen, label, g->type == 1 ? "background" : g->type == 2 ? "foreground" : "nonconcurrent");
+        fprintf(out,
+                ", \"args\": {\"gc\": %u, \"gen\": %d, \"label\": \"%s\", \"type\": \"%s\", \"reason\": ", g->number,
+                g->gen, label,
+                g->type == 1   ? "background"
+                : g->type == 2 ? "foreground"
+                               : "nonconcurrent");
         json_string(out, rn);
         fputs(", ", out);
         jval(out, "pause_ms", g->pause_ms, 1);
@@ -128,20 +127,24 @@ void chrome_trace(FILE *out, const char *path, const tr_model *m, int pid)
             int64_t se = g->suspend_end_ns < end ? g->suspend_end_ns : end;
             slice(out, "suspend", "gc.suspend", pid, tid, g->suspend_begin_ns - t0, se - g->suspend_begin_ns);
             fprintf(out, ", \"args\": {\"gc\": %u}}", g->number);
-            if (se > phase_from) phase_from = se;
+            if (se > phase_from)
+                phase_from = se;
         }
 
         /* phases, one after the other from GCStart, inside the slice */
         if (g->phase_count && phase_from < end) {
             double total_ns = 0;
-            for (int k = 0; k < g->phase_count; k++) total_ns += (double)g->phase_us[k] * 1000.0;
+            for (int k = 0; k < g->phase_count; k++)
+                total_ns += (double)g->phase_us[k] * 1000.0;
             double room = (double)(end - phase_from);
             double scale = total_ns > room && total_ns > 0 ? room / total_ns : 1.0;
             int64_t at = phase_from;
             for (int k = 0; k < g->phase_count; k++) {
                 int64_t dur = (int64_t)((double)g->phase_us[k] * 1000.0 * scale);
-                if (at + dur > end) dur = end - at;
-                if (dur <= 0) continue;
+                if (at + dur > end)
+                    dur = end - at;
+                if (dur <= 0)
+                    continue;
                 slice(out, tr_phase_names[k], "gc.phase", pid, tid, at - t0, dur);
                 fprintf(out, ", \"args\": {\"gc\": %u, \"phase_us\": %u%s}}", g->number, g->phase_us[k],
                         scale < 1.0 ? ", \"scaled\": true" : "");
@@ -151,7 +154,9 @@ void chrome_trace(FILE *out, const char *path, const tr_model *m, int pid)
 
         /* heap size by generation after the GC */
         sep(out);
-        fprintf(out, "{\"name\": \"heap size after GC (MB)\", \"cat\": \"gc.heap\", \"ph\": \"C\", \"pid\": %d, \"ts\": ", pid);
+        fprintf(
+            out,
+            "{\"name\": \"heap size after GC (MB)\", \"cat\": \"gc.heap\", \"ph\": \"C\", \"pid\": %d, \"ts\": ", pid);
         us(out, end - t0);
         fputs(", \"args\": {", out);
         for (int k = 0; k < TR_GENS; k++)

@@ -10,8 +10,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { M_GCS, M_GEN0, M_GEN1, M_GEN2, M_INDUCED, M_P50, M_P90, M_P95, M_P99, M_MAX, M_MEAN, M_TOTAL, M_PCT,
-       M_PEAK, M_ALLOC, M_PROMOTED, M_DURATION, M_COUNT };
+enum {
+    M_GCS,
+    M_GEN0,
+    M_GEN1,
+    M_GEN2,
+    M_INDUCED,
+    M_P50,
+    M_P90,
+    M_P95,
+    M_P99,
+    M_MAX,
+    M_MEAN,
+    M_TOTAL,
+    M_PCT,
+    M_PEAK,
+    M_ALLOC,
+    M_PROMOTED,
+    M_DURATION,
+    M_COUNT
+};
 
 static const struct {
     const char *key, *label, *unit;
@@ -36,23 +54,25 @@ static const struct {
     {"duration_ms", "Trace duration", "ms", 0},
 };
 
-static int cmp_double(const void *a, const void *b)
-{
+static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
 static double pct(const double *v, size_t n, double p) { return n ? v[(size_t)((double)(n - 1) * p + 0.5)] : 0; }
 
-static void values(const tr_model *m, double v[M_COUNT])
-{
-    for (int k = 0; k < M_COUNT; k++) v[k] = NAN;
-    if (!m) return;
+static void values(const tr_model *m, double v[M_COUNT]) {
+    for (int k = 0; k < M_COUNT; k++)
+        v[k] = NAN;
+    if (!m)
+        return;
     double *p = m->n ? malloc(m->n * sizeof *p) : NULL;
     size_t n = 0;
     if (p)
-        for (size_t i = 0; i < m->n; i++) p[n++] = m->gcs[i].pause_ms;
-    if (n) qsort(p, n, sizeof *p, cmp_double);
+        for (size_t i = 0; i < m->n; i++)
+            p[n++] = m->gcs[i].pause_ms;
+    if (n)
+        qsort(p, n, sizeof *p, cmp_double);
     v[M_GCS] = (double)m->n;
     v[M_GEN0] = m->gc_by_gen[0];
     v[M_GEN1] = m->gc_by_gen[1];
@@ -76,20 +96,19 @@ static void values(const tr_model *m, double v[M_COUNT])
 }
 
 /* (b - a) / a in %; NaN when it has no meaning (a unknown, or a = 0 and b != 0) */
-static double diff_pct(double a, double b)
-{
-    if (isnan(a) || isnan(b)) return NAN;
-    if (a == 0) return b == 0 ? 0 : NAN;
+static double diff_pct(double a, double b) {
+    if (isnan(a) || isnan(b))
+        return NAN;
+    if (a == 0)
+        return b == 0 ? 0 : NAN;
     return 100.0 * (b - a) / fabs(a);
 }
 
-static const char *status_word(const tr_result *res)
-{
+static const char *status_word(const tr_result *res) {
     return res->status == TR_FULL ? "full" : res->status == TR_PARTIAL ? "partial" : "unreadable";
 }
 
-static void cell(FILE *out, double v, int integer)
-{
+static void cell(FILE *out, double v, int integer) {
     if (isnan(v))
         fprintf(out, " %14s", "-");
     else if (integer)
@@ -98,8 +117,7 @@ static void cell(FILE *out, double v, int integer)
         fprintf(out, " %14.3f", v);
 }
 
-static void jnum(FILE *out, double v)
-{
+static void jnum(FILE *out, double v) {
     if (isnan(v) || isinf(v))
         fputs("null", out);
     else
@@ -107,10 +125,10 @@ static void jnum(FILE *out, double v)
 }
 
 void compare_print(FILE *out, int json, const char *const path[2], const tr_model *const m[2],
-                   const tr_result *const res[2])
-{
+                   const tr_result *const res[2]) {
     double v[2][M_COUNT];
-    for (int s = 0; s < 2; s++) values(res[s]->status == TR_UNREADABLE ? NULL : m[s], v[s]);
+    for (int s = 0; s < 2; s++)
+        values(res[s]->status == TR_UNREADABLE ? NULL : m[s], v[s]);
 
     if (json) {
         fputs("{\"compare\": {", out);
@@ -141,7 +159,8 @@ void compare_print(FILE *out, int json, const char *const path[2], const tr_mode
 
     fprintf(out, "A: %s (%s)\nB: %s (%s)\n", path[0], status_word(res[0]), path[1], status_word(res[1]));
     for (int s = 0; s < 2; s++)
-        if (res[s]->status != TR_FULL) fprintf(out, "note: %c: %s\n", s ? 'B' : 'A', res[s]->error);
+        if (res[s]->status != TR_FULL)
+            fprintf(out, "note: %c: %s\n", s ? 'B' : 'A', res[s]->error);
     fprintf(out, "\n%-22s %14s %14s %10s\n", "", "A", "B", "B vs A");
     for (int k = 0; k < M_COUNT; k++) {
         char label[40];

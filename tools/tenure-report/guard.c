@@ -46,8 +46,7 @@
 double reader_timeout_s = TR_DEFAULT_TIMEOUT_S;
 unsigned long reader_max_memory_mb = TR_DEFAULT_MAX_MEMORY_MB;
 
-static void fail(tr_result *res, const char *fmt, ...)
-{
+static void fail(tr_result *res, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(res->error, sizeof res->error, fmt, ap);
@@ -55,10 +54,10 @@ static void fail(tr_result *res, const char *fmt, ...)
     res->status = TR_UNREADABLE;
 }
 
-void trace_free(tr_trace *t)
-{
+void trace_free(tr_trace *t) {
     for (size_t i = 0; i < t->nfiles; i++)
-        if (t->files[i].fd >= 0) close(t->files[i].fd);
+        if (t->files[i].fd >= 0)
+            close(t->files[i].fd);
     free(t->files);
     free(t->metadata);
     memset(t, 0, sizeof *t);
@@ -66,19 +65,23 @@ void trace_free(tr_trace *t)
 
 /* ---- 1. the files ------------------------------------------------------------------------ */
 
-static const char *file_kind(mode_t mode)
-{
-    if (S_ISFIFO(mode)) return "a FIFO";
-    if (S_ISSOCK(mode)) return "a socket";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISDIR(mode)) return "a directory";
-    if (S_ISLNK(mode)) return "a symbolic link";
+static const char *file_kind(mode_t mode) {
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISLNK(mode))
+        return "a symbolic link";
     return "not a regular file";
 }
 
-static int add_file(tr_trace *t, int dfd, const char *name, tr_result *res)
-{
+static int add_file(tr_trace *t, int dfd, const char *name, tr_result *res) {
     struct stat st;
     if (t->nfiles == TR_MAX_FILES) {
         fail(res, "more than %d files in the trace directory", TR_MAX_FILES);
@@ -101,7 +104,8 @@ static int add_file(tr_trace *t, int dfd, const char *name, tr_result *res)
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { /* it changed since */
         fail(res, "%s: %s (a trace directory holds regular files only)", name,
              fd < 0 ? strerror(errno) : file_kind(st.st_mode));
-        if (fd >= 0) close(fd);
+        if (fd >= 0)
+            close(fd);
         return -1;
     }
     if (t->nfiles % 64 == 0) {
@@ -121,58 +125,60 @@ static int add_file(tr_trace *t, int dfd, const char *name, tr_result *res)
     return 0;
 }
 
-static int cmp_file(const void *a, const void *b)
-{
+static int cmp_file(const void *a, const void *b) {
     return strcmp(((const tr_file *)a)->name, ((const tr_file *)b)->name);
 }
 
-static int open_files(const char *path, tr_trace *t, tr_result *res)
-{
+static int open_files(const char *path, tr_trace *t, tr_result *res) {
     int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
     if (!d) {
         fail(res, "cannot open the trace directory: %s", strerror(errno));
-        if (dfd >= 0) close(dfd);
+        if (dfd >= 0)
+            close(dfd);
         return -1;
     }
     int rc = 0;
     struct dirent *de;
     while (rc == 0 && (de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.') continue; /* ., .. and hidden files, which libbabeltrace2 ignores */
+        if (de->d_name[0] == '.')
+            continue; /* ., .. and hidden files, which libbabeltrace2 ignores */
         rc = add_file(t, dfd, de->d_name, res);
     }
     closedir(d);
-    if (rc != 0) return -1;
+    if (rc != 0)
+        return -1;
     qsort(t->files, t->nfiles, sizeof *t->files, cmp_file);
     for (size_t i = 0; i < t->nfiles; i++)
-        if (strcmp(t->files[i].name, "metadata") == 0) return 0;
+        if (strcmp(t->files[i].name, "metadata") == 0)
+            return 0;
     fail(res, "no metadata file");
     return -1;
 }
 
 /* ---- 2. the metadata --------------------------------------------------------------------- */
 
-static const tr_file *metadata_file(const tr_trace *t)
-{
+static const tr_file *metadata_file(const tr_trace *t) {
     for (size_t i = 0; i < t->nfiles; i++)
-        if (strcmp(t->files[i].name, "metadata") == 0) return &t->files[i];
+        if (strcmp(t->files[i].name, "metadata") == 0)
+            return &t->files[i];
     return NULL;
 }
 
-static int read_all(int fd, char *buf, size_t len)
-{
+static int read_all(int fd, char *buf, size_t len) {
     size_t got = 0;
     while (got < len) {
         ssize_t r = pread(fd, buf + got, len - got, (off_t)got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return -1;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
         got += (size_t)r;
     }
     return 0;
 }
 
-static uint32_t u32_at(const unsigned char *p, int big)
-{
+static uint32_t u32_at(const unsigned char *p, int big) {
     return big ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
                : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
@@ -180,8 +186,7 @@ static uint32_t u32_at(const unsigned char *p, int big)
 /* Packetized metadata (CTF 1.8 section 7.1: magic, uuid, checksum, content_size, packet_size
  * in bits, then 5 one-byte fields) into its text, in place. */
 #define TR_METADATA_MAGIC 0x75D11D57u
-static int unpacketize(char *buf, size_t *len, tr_result *res)
-{
+static int unpacketize(char *buf, size_t *len, tr_result *res) {
     unsigned char *b = (unsigned char *)buf;
     int big = u32_at(b, 1) == TR_METADATA_MAGIC;
     size_t in = 0, out = 0;
@@ -203,8 +208,7 @@ static int unpacketize(char *buf, size_t *len, tr_result *res)
     return 0;
 }
 
-static int word_char(char c)
-{
+static int word_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
            c == '$';
 }
@@ -218,16 +222,14 @@ typedef struct scan {
     tr_result *res;
 } scan;
 
-static int scan_fail(scan *s, const char *what)
-{
+static int scan_fail(scan *s, const char *what) {
     fail(s->res, "metadata line %u: %s", s->line, what);
     return -1;
 }
 
 /* A comment at s->i: dropped, its newlines kept (line numbers stay right). The signature
  * comment "/ * CTF 1.8 * /" that starts the text is kept. */
-static int skip_comment(scan *s)
-{
+static int skip_comment(scan *s) {
     const char *p = s->in + s->i, *end = s->in + s->n;
     const char *stop;
     if (p[1] == '/') {
@@ -238,13 +240,15 @@ static int skip_comment(scan *s)
     stop = NULL;
     for (const char *q = p + 2; q + 1 < end; q++) {
         q = memchr(q, '*', (size_t)(end - q - 1));
-        if (!q) break;
+        if (!q)
+            break;
         if (q[1] == '/') {
             stop = q;
             break;
         }
     }
-    if (!stop) return scan_fail(s, "a comment that never ends");
+    if (!stop)
+        return scan_fail(s, "a comment that never ends");
     size_t len = (size_t)(stop + 2 - p);
     if (s->i == 0 && len <= 64 && strncmp(p, "/* CTF ", 7) == 0) {
         memcpy(s->out + s->o, p, len);
@@ -261,14 +265,16 @@ static int skip_comment(scan *s)
     return 0;
 }
 
-static int copy_string(scan *s)
-{
+static int copy_string(scan *s) {
     char quote = s->in[s->i];
     size_t j = s->i + 1;
-    while (j < s->n && s->in[j] != quote && s->in[j] != '\n') j += s->in[j] == '\\' ? 2 : 1;
-    if (j >= s->n || s->in[j] != quote) return scan_fail(s, "a string that never ends");
+    while (j < s->n && s->in[j] != quote && s->in[j] != '\n')
+        j += s->in[j] == '\\' ? 2 : 1;
+    if (j >= s->n || s->in[j] != quote)
+        return scan_fail(s, "a string that never ends");
     size_t len = j + 1 - s->i;
-    if (len > TR_MAX_TOKEN) return scan_fail(s, "a string longer than " TR_STR(TR_MAX_TOKEN) " bytes");
+    if (len > TR_MAX_TOKEN)
+        return scan_fail(s, "a string longer than " TR_STR(TR_MAX_TOKEN) " bytes");
     memcpy(s->out + s->o, s->in + s->i, len);
     s->o += len;
     s->i += len;
@@ -276,8 +282,7 @@ static int copy_string(scan *s)
 }
 
 /* The metadata text, checked and without comments, into t->metadata. */
-static int sanitize(tr_trace *t, const char *in, size_t n, tr_result *res)
-{
+static int sanitize(tr_trace *t, const char *in, size_t n, tr_result *res) {
     scan s = {in, n, 0, malloc(n + 1), 0, 1, res};
     if (!s.out) {
         fail(res, "out of memory");
@@ -300,7 +305,8 @@ static int sanitize(tr_trace *t, const char *in, size_t n, tr_result *res)
         }
         if (word_char(c)) {
             size_t j = s.i;
-            while (j < n && word_char(in[j])) j++;
+            while (j < n && word_char(in[j]))
+                j++;
             if (j - s.i > TR_MAX_TOKEN) {
                 rc = scan_fail(&s, "a word longer than " TR_STR(TR_MAX_TOKEN) " bytes");
                 break;
@@ -315,7 +321,8 @@ static int sanitize(tr_trace *t, const char *in, size_t n, tr_result *res)
             rc = scan_fail(&s, "a NUL byte");
             break;
         }
-        if (c == '\n') s.line++;
+        if (c == '\n')
+            s.line++;
         if (c == '{' || c == '[' || c == '(') {
             if (c == '{' && after_event && ++events > TR_MAX_EVENTS) {
                 rc = scan_fail(&s, "more than " TR_STR(TR_MAX_EVENTS) " event classes");
@@ -335,7 +342,8 @@ static int sanitize(tr_trace *t, const char *in, size_t n, tr_result *res)
             rc = scan_fail(&s, "more than " TR_STR(TR_MAX_ALL_ITEMS) " declarations");
             break;
         }
-        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') after_event = 0;
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+            after_event = 0;
         s.out[s.o++] = c;
         s.i++;
     }
@@ -349,8 +357,7 @@ static int sanitize(tr_trace *t, const char *in, size_t n, tr_result *res)
     return 0;
 }
 
-static int read_metadata(tr_trace *t, tr_result *res)
-{
+static int read_metadata(tr_trace *t, tr_result *res) {
     const tr_file *f = metadata_file(t);
     if (f->size > TR_MAX_METADATA) {
         fail(res, "metadata: %llu bytes, more than the %u MiB tenure-report reads", (unsigned long long)f->size,
@@ -369,17 +376,17 @@ static int read_metadata(tr_trace *t, tr_result *res)
         return -1;
     }
     int rc = 0;
-    if (n >= 4 && (u32_at((unsigned char *)buf, 0) == TR_METADATA_MAGIC ||
-                   u32_at((unsigned char *)buf, 1) == TR_METADATA_MAGIC))
+    if (n >= 4 &&
+        (u32_at((unsigned char *)buf, 0) == TR_METADATA_MAGIC || u32_at((unsigned char *)buf, 1) == TR_METADATA_MAGIC))
         rc = unpacketize(buf, &n, res);
-    if (rc == 0) rc = sanitize(t, buf, n, res);
+    if (rc == 0)
+        rc = sanitize(t, buf, n, res);
     free(buf);
     return rc;
 }
 
 /* Steps 1-3: 0 and the checked trace in `t`, or -1 with res set. */
-int trace_open(const char *path, tr_trace *t, tr_result *res)
-{
+int trace_open(const char *path, tr_trace *t, tr_result *res) {
     memset(t, 0, sizeof *t);
     memset(res, 0, sizeof *res);
     res->status = TR_UNREADABLE;
@@ -392,12 +399,13 @@ int trace_open(const char *path, tr_trace *t, tr_result *res)
 
 /* ---- 4. the private copy ------------------------------------------------------------------ */
 
-static int write_all(int fd, const char *buf, size_t len)
-{
+static int write_all(int fd, const char *buf, size_t len) {
     while (len) {
         ssize_t w = write(fd, buf, len);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
         buf += w;
         len -= (size_t)w;
     }
@@ -408,18 +416,21 @@ static int write_all(int fd, const char *buf, size_t len)
  * packet_size of a terabyte over a sparse file that holds 4 KiB, and a copy that wrote the hole
  * out filled TMPDIR for hours before any time limit applied. Only the bytes the file really
  * holds are copied (SEEK_DATA/SEEK_HOLE; a file system without them gets a plain copy). */
-static int copy_range(int from, int to, uint64_t off, uint64_t end)
-{
+static int copy_range(int from, int to, uint64_t off, uint64_t end) {
     char buf[1 << 16];
     while (off < end) {
         size_t n = end - off < sizeof buf ? (size_t)(end - off) : sizeof buf;
         ssize_t r = pread(from, buf, n, (off_t)off);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return -1;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
         for (ssize_t done = 0; done < r;) {
             ssize_t w = pwrite(to, buf + done, (size_t)(r - done), (off_t)(off + (uint64_t)done));
-            if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) return -1;
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                return -1;
             done += w;
         }
         off += (uint64_t)r;
@@ -427,36 +438,40 @@ static int copy_range(int from, int to, uint64_t off, uint64_t end)
     return 0;
 }
 
-static int copy_prefix(int from, int to, uint64_t len)
-{
+static int copy_prefix(int from, int to, uint64_t len) {
     for (uint64_t off = 0; off < len;) {
         off_t data = lseek(from, (off_t)off, SEEK_DATA);
-        if (data < 0 && errno == ENXIO) break; /* a hole up to the end of the file */
-        if (data < 0) return copy_range(from, to, off, len); /* no SEEK_DATA here */
-        if ((uint64_t)data >= len) break;
+        if (data < 0 && errno == ENXIO)
+            break; /* a hole up to the end of the file */
+        if (data < 0)
+            return copy_range(from, to, off, len); /* no SEEK_DATA here */
+        if ((uint64_t)data >= len)
+            break;
         off_t hole = lseek(from, data, SEEK_HOLE);
         uint64_t end = hole < 0 || (uint64_t)hole > len ? len : (uint64_t)hole;
-        if (copy_range(from, to, (uint64_t)data, end) != 0) return -1;
+        if (copy_range(from, to, (uint64_t)data, end) != 0)
+            return -1;
         off = end;
     }
     return ftruncate(to, (off_t)len);
 }
 
-static int put_file(int dfd, const char *name, const char *text, size_t len, int from, uint64_t prefix)
-{
+static int put_file(int dfd, const char *name, const char *text, size_t len, int from, uint64_t prefix) {
     int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) return -1;
+    if (fd < 0)
+        return -1;
     int rc = text ? write_all(fd, text, len) : copy_prefix(from, fd, prefix);
     return close(fd) != 0 || rc != 0 ? -1 : 0;
 }
 
-void shadow_remove(tr_trace *t)
-{
-    if (!t->shadow[0]) return;
+void shadow_remove(tr_trace *t) {
+    if (!t->shadow[0])
+        return;
     int dfd = open(t->shadow, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         unlinkat(dfd, "metadata", 0);
-        for (size_t i = 0; i < t->nfiles; i++) unlinkat(dfd, t->files[i].name, 0);
+        for (size_t i = 0; i < t->nfiles; i++)
+            unlinkat(dfd, t->files[i].name, 0);
         close(dfd);
     }
     rmdir(t->shadow);
@@ -464,10 +479,10 @@ void shadow_remove(tr_trace *t)
 }
 
 /* The directory libbabeltrace2 reads: 0 and t->shadow, or -1 with res set. */
-int shadow_create(tr_trace *t, tr_result *res)
-{
+int shadow_create(tr_trace *t, tr_result *res) {
     const char *tmp = getenv("TMPDIR");
-    if (!tmp || tmp[0] != '/' || strlen(tmp) > 3000) tmp = "/tmp";
+    if (!tmp || tmp[0] != '/' || strlen(tmp) > 3000)
+        tmp = "/tmp";
     snprintf(t->shadow, sizeof t->shadow, "%s/tenure-report-XXXXXX", tmp);
     if (!mkdtemp(t->shadow)) {
         fail(res, "cannot create a private directory under %s: %s", tmp, strerror(errno));
@@ -480,13 +495,19 @@ int shadow_create(tr_trace *t, tr_result *res)
     /* files copied so far, by inode: hard links to one file (up to TR_MAX_FILES names) are
      * copied once and the other names link to that copy, so the copy holds no more bytes than
      * the trace directory itself */
-    struct copied { dev_t dev; ino_t ino; size_t file; } *copies = calloc(t->nfiles ? t->nfiles : 1, sizeof *copies);
+    struct copied {
+        dev_t dev;
+        ino_t ino;
+        size_t file;
+    } *copies = calloc(t->nfiles ? t->nfiles : 1, sizeof *copies);
     size_t ncopies = 0;
-    if (!copies) rc = -1;
+    if (!copies)
+        rc = -1;
     for (size_t i = 0; rc == 0 && i < t->nfiles; i++) {
         tr_file *f = &t->files[i];
         char link[64];
-        if (strcmp(f->name, "metadata") == 0 || f->usable == 0) continue; /* nothing to read in it */
+        if (strcmp(f->name, "metadata") == 0 || f->usable == 0)
+            continue; /* nothing to read in it */
         if (f->usable < f->size || !proc) {
             struct stat st;
             size_t c = 0;
@@ -494,7 +515,8 @@ int shadow_create(tr_trace *t, tr_result *res)
                 rc = -1;
                 break;
             }
-            while (c < ncopies && (copies[c].dev != st.st_dev || copies[c].ino != st.st_ino)) c++;
+            while (c < ncopies && (copies[c].dev != st.st_dev || copies[c].ino != st.st_ino))
+                c++;
             if (c < ncopies) { /* the same inode, hence the same size and the same cut */
                 rc = symlinkat(t->files[copies[c].file].name, dfd, f->name);
                 continue;
@@ -507,7 +529,8 @@ int shadow_create(tr_trace *t, tr_result *res)
         }
     }
     free(copies);
-    if (dfd >= 0) close(dfd);
+    if (dfd >= 0)
+        close(dfd);
     if (rc != 0) {
         fail(res, "cannot write the private copy of the trace under %s: %s", tmp, strerror(errno));
         shadow_remove(t);
@@ -532,11 +555,10 @@ typedef struct wire {
 } wire;
 #define WIRE_MAGIC 0x74656e7572657270ull
 
-static void child(const char *dir, int out)
-{
+static void child(const char *dir, int out) {
     struct rlimit none = {0, 0};
     setrlimit(RLIMIT_CORE, &none);
-#ifndef TR_ASAN /* ASan's shadow memory counts as data: no limit under it */
+#ifndef TR_ASAN                 /* ASan's shadow memory counts as data: no limit under it */
     if (reader_max_memory_mb) { /* heap and anonymous memory; the stream files' mappings are not counted */
         struct rlimit mem = {(rlim_t)reader_max_memory_mb << 20, (rlim_t)reader_max_memory_mb << 20};
         setrlimit(RLIMIT_DATA, &mem);
@@ -544,7 +566,8 @@ static void child(const char *dir, int out)
 #endif
     if (!reader_verbose) { /* the library's assertion and GLib messages on a damaged trace */
         int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        if (null >= 0) dup2(null, 2);
+        if (null >= 0)
+            dup2(null, 2);
     }
     wire w;
     memset(&w, 0, sizeof w);
@@ -558,31 +581,34 @@ static void child(const char *dir, int out)
     _exit(rc); /* no atexit handlers, no stdio buffers of the parent flushed twice */
 }
 
-static double now_s(void)
-{
+static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* `len` bytes from the child into buf: 0, -1 if it closed the pipe before, 1 past the deadline. */
-static int read_exact(int fd, void *buf, size_t len, double deadline)
-{
+static int read_exact(int fd, void *buf, size_t len, double deadline) {
     size_t got = 0;
     while (got < len) {
         int wait_ms = -1;
         if (deadline > 0) {
             double left = deadline - now_s();
-            if (left <= 0) return 1;
+            if (left <= 0)
+                return 1;
             wait_ms = left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
         }
         struct pollfd p = {fd, POLLIN, 0};
         int r = poll(&p, 1, wait_ms);
-        if (r < 0 && errno == EINTR) continue;
-        if (r == 0) continue; /* the deadline is checked above */
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0)
+            continue; /* the deadline is checked above */
         ssize_t n = read(fd, (char *)buf + got, len - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return -1;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
         got += (size_t)n;
     }
     return 0;
@@ -590,16 +616,20 @@ static int read_exact(int fd, void *buf, size_t len, double deadline)
 
 /* The child's model: its header, then exactly the GCs it says (the parent allocates no more
  * than the child could hold under its own memory limit). */
-static int receive(int fd, wire *w, tr_gc **gcs, double deadline)
-{
+static int receive(int fd, wire *w, tr_gc **gcs, double deadline) {
     *gcs = NULL;
     int rc = read_exact(fd, w, sizeof *w, deadline);
-    if (rc != 0) return rc;
-    size_t limit = reader_max_memory_mb ? (size_t)(reader_max_memory_mb << 20) / sizeof(tr_gc) : SIZE_MAX / sizeof(tr_gc);
-    if (w->magic != WIRE_MAGIC || w->model.n > limit) return -1;
-    if (w->model.n == 0) return 0;
+    if (rc != 0)
+        return rc;
+    size_t limit =
+        reader_max_memory_mb ? (size_t)(reader_max_memory_mb << 20) / sizeof(tr_gc) : SIZE_MAX / sizeof(tr_gc);
+    if (w->magic != WIRE_MAGIC || w->model.n > limit)
+        return -1;
+    if (w->model.n == 0)
+        return 0;
     *gcs = malloc(w->model.n * sizeof **gcs);
-    if (!*gcs) return -1;
+    if (!*gcs)
+        return -1;
     rc = read_exact(fd, *gcs, w->model.n * sizeof **gcs, deadline);
     if (rc != 0) {
         free(*gcs);
@@ -608,8 +638,7 @@ static int receive(int fd, wire *w, tr_gc **gcs, double deadline)
     return rc;
 }
 
-static void decode_forked(const char *dir, tr_model *m, tr_result *res)
-{
+static void decode_forked(const char *dir, tr_model *m, tr_result *res) {
     int p[2];
     if (pipe(p) != 0) {
         fail(res, "cannot create a pipe: %s", strerror(errno));
@@ -632,7 +661,8 @@ static void decode_forked(const char *dir, tr_model *m, tr_result *res)
     tr_gc *gcs = NULL;
     int got = receive(p[0], &w, &gcs, reader_timeout_s > 0 ? now_s() + reader_timeout_s : 0);
     close(p[0]);
-    if (got == 1) kill(pid, SIGKILL);
+    if (got == 1)
+        kill(pid, SIGKILL);
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
     }
@@ -659,15 +689,15 @@ static void decode_forked(const char *dir, tr_model *m, tr_result *res)
 }
 
 /* The error text names the private copy: name the trace instead. */
-static void name_trace(tr_result *res, const char *shadow, const char *path)
-{
+static void name_trace(tr_result *res, const char *shadow, const char *path) {
     size_t sl = strlen(shadow);
     char out[sizeof res->error];
     size_t o = 0;
     for (const char *p = res->error; *p && o + 1 < sizeof out;) {
         if (sl && strncmp(p, shadow, sl) == 0) {
             o += (size_t)snprintf(out + o, sizeof out - o, "%s", path);
-            if (o >= sizeof out) o = sizeof out - 1;
+            if (o >= sizeof out)
+                o = sizeof out - 1;
             p += sl;
         } else {
             out[o++] = *p++;
@@ -677,10 +707,10 @@ static void name_trace(tr_result *res, const char *shadow, const char *path)
     memcpy(res->error, out, o + 1);
 }
 
-static void read_checked(const char *path, tr_model *m, tr_result *res, int forked)
-{
+static void read_checked(const char *path, tr_model *m, tr_result *res, int forked) {
     tr_trace t;
-    if (trace_open(path, &t, res) != 0) return;
+    if (trace_open(path, &t, res) != 0)
+        return;
     if (shadow_create(&t, res) == 0) {
         if (forked)
             decode_forked(t.shadow, m, res);
@@ -688,7 +718,8 @@ static void read_checked(const char *path, tr_model *m, tr_result *res, int fork
             decode_trace(t.shadow, m, res);
         name_trace(res, t.shadow, path);
         shadow_remove(&t);
-        if (res->status != TR_UNREADABLE) trace_account(&t, m, res);
+        if (res->status != TR_UNREADABLE)
+            trace_account(&t, m, res);
     }
     trace_free(&t);
 }

@@ -23,8 +23,7 @@ int html_available(void) { return 1; }
 /* Write text into a <script> or <style> element: every "</" becomes "<\/" (the same string
  * inside JS strings and regular expressions, never a closing tag) and a trailing
  * sourceMappingURL comment is left out (the map is not in the page). */
-static void put_raw(FILE *out, const unsigned char *s, size_t n)
-{
+static void put_raw(FILE *out, const unsigned char *s, size_t n) {
     static const char smap[] = "//# sourceMappingURL=";
     size_t end = n;
     for (size_t i = n; i-- > 0;) {
@@ -32,7 +31,8 @@ static void put_raw(FILE *out, const unsigned char *s, size_t n)
             end = i;
             break;
         }
-        if (n - i > 4096) break; /* only at the very end */
+        if (n - i > 4096)
+            break; /* only at the very end */
     }
     size_t from = 0;
     for (size_t i = 0; i + 1 < end; i++) {
@@ -45,8 +45,7 @@ static void put_raw(FILE *out, const unsigned char *s, size_t n)
     fwrite(s + from, 1, end - from, out);
 }
 
-void html_begin(FILE *out)
-{
+void html_begin(FILE *out) {
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
           "<meta name=\"generator\" content=\"tenure-report\">\n"
@@ -66,12 +65,12 @@ void html_begin(FILE *out)
           out);
 }
 
-void html_trace(FILE *out, const char *path, const tr_model *m, const tr_result *res, int first)
-{
+void html_trace(FILE *out, const char *path, const tr_model *m, const tr_result *res, int first) {
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
-    if (!mem) return;
+    if (!mem)
+        return;
     print_json_trace(mem, path, m, res, first);
     if (fclose(mem) != 0) {
         free(buf);
@@ -87,8 +86,7 @@ void html_trace(FILE *out, const char *path, const tr_model *m, const tr_result 
     free(buf);
 }
 
-void html_end(FILE *out)
-{
+void html_end(FILE *out) {
     fputs("\n]}</script>\n<script>\n", out);
     put_raw(out, tr_web_app, tr_web_app_len);
     fputs("\n</script>\n</body>\n</html>\n", out);
@@ -98,8 +96,7 @@ void html_end(FILE *out)
 
 int html_available(void) { return 0; }
 void html_begin(FILE *out) { (void)out; }
-void html_trace(FILE *out, const char *path, const tr_model *m, const tr_result *res, int first)
-{
+void html_trace(FILE *out, const char *path, const tr_model *m, const tr_result *res, int first) {
     (void)out, (void)path, (void)m, (void)res, (void)first;
 }
 void html_end(FILE *out) { (void)out; }

@@ -17,8 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static void usage(FILE *out)
-{
+static void usage(FILE *out) {
     fprintf(out,
             "usage: tenure-report [--json] [--verbose] [--timeout S] [--max-memory M] [--chrome FILE] [--html FILE]\n"
             "                     TRACE_DIR...\n"
@@ -41,11 +40,11 @@ static void usage(FILE *out)
             TR_DEFAULT_TIMEOUT_S, TR_DEFAULT_MAX_MEMORY_MB);
 }
 
-static int has_metadata(const char *dir)
-{
+static int has_metadata(const char *dir) {
     char p[4096];
     struct stat st;
-    if (snprintf(p, sizeof p, "%s/metadata", dir) >= (int)sizeof p) return 0;
+    if (snprintf(p, sizeof p, "%s/metadata", dir) >= (int)sizeof p)
+        return 0;
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -54,17 +53,18 @@ typedef struct strlist {
     size_t n, cap;
 } strlist;
 
-static int push(strlist *l, const char *s)
-{
+static int push(strlist *l, const char *s) {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 8;
         char **v = realloc(l->v, cap * sizeof *v);
-        if (!v) return -1;
+        if (!v)
+            return -1;
         l->v = v;
         l->cap = cap;
     }
     char *d = strdup(s);
-    if (!d) return -1;
+    if (!d)
+        return -1;
     l->v[l->n++] = d;
     return 0;
 }
@@ -72,8 +72,7 @@ static int push(strlist *l, const char *s)
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* Traces under `arg`: itself, or its tenure-* subdirectories that hold a trace. */
-static int find_traces(const char *arg, strlist *out, char *err, size_t errlen)
-{
+static int find_traces(const char *arg, strlist *out, char *err, size_t errlen) {
     struct stat st;
     if (stat(arg, &st) != 0) {
         snprintf(err, errlen, "no such file or directory");
@@ -83,7 +82,8 @@ static int find_traces(const char *arg, strlist *out, char *err, size_t errlen)
         snprintf(err, errlen, "not a directory (give the trace directory, the one holding `metadata`)");
         return -1;
     }
-    if (has_metadata(arg)) return push(out, arg);
+    if (has_metadata(arg))
+        return push(out, arg);
     DIR *d = opendir(arg);
     if (!d) {
         snprintf(err, errlen, "cannot open the directory");
@@ -92,10 +92,13 @@ static int find_traces(const char *arg, strlist *out, char *err, size_t errlen)
     strlist found = {0};
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (strncmp(de->d_name, "tenure-", 7) != 0) continue;
+        if (strncmp(de->d_name, "tenure-", 7) != 0)
+            continue;
         char p[4096];
-        if (snprintf(p, sizeof p, "%s/%s", arg, de->d_name) >= (int)sizeof p) continue;
-        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) && has_metadata(p)) push(&found, p);
+        if (snprintf(p, sizeof p, "%s/%s", arg, de->d_name) >= (int)sizeof p)
+            continue;
+        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) && has_metadata(p))
+            push(&found, p);
     }
     closedir(d);
     if (found.n == 0) {
@@ -106,7 +109,8 @@ static int find_traces(const char *arg, strlist *out, char *err, size_t errlen)
     qsort(found.v, found.n, sizeof *found.v, cmp_str);
     int rc = 0;
     for (size_t i = 0; i < found.n; i++) {
-        if (rc == 0 && push(out, found.v[i]) != 0) rc = -1;
+        if (rc == 0 && push(out, found.v[i]) != 0)
+            rc = -1;
         free(found.v[i]);
     }
     free(found.v);
@@ -114,8 +118,7 @@ static int find_traces(const char *arg, strlist *out, char *err, size_t errlen)
 }
 
 /* Read one trace into `m` (model_init'ed), status in `res`; partial when GCs are missing. */
-static void load(const char *path, tr_model *m, tr_result *res)
-{
+static void load(const char *path, tr_model *m, tr_result *res) {
     read_trace(path, m, res);
     model_finish(m);
     model_status(m, res);
@@ -125,35 +128,36 @@ static void load(const char *path, tr_model *m, tr_result *res)
                 reader_verbose || !res->library ? "" : " (--verbose for details)");
 }
 
-static int worse(int worst, tr_status st)
-{
-    if (st == TR_UNREADABLE) return 2;
-    if (st == TR_PARTIAL && worst == 0) return 3;
+static int worse(int worst, tr_status st) {
+    if (st == TR_UNREADABLE)
+        return 2;
+    if (st == TR_PARTIAL && worst == 0)
+        return 3;
     return worst;
 }
 
-static FILE *open_out(const char *path, const char *what)
-{
-    if (strcmp(path, "-") == 0) return stdout;
+static FILE *open_out(const char *path, const char *what) {
+    if (strcmp(path, "-") == 0)
+        return stdout;
     FILE *f = fopen(path, "w");
-    if (!f) fprintf(stderr, "tenure-report: %s: cannot write the %s file: %s\n", path, what, strerror(errno));
+    if (!f)
+        fprintf(stderr, "tenure-report: %s: cannot write the %s file: %s\n", path, what, strerror(errno));
     return f;
 }
 
-static int close_out(FILE *f, const char *path)
-{
+static int close_out(FILE *f, const char *path) {
     int bad = ferror(f) != 0;
     if (f == stdout)
         bad |= fflush(f) != 0;
     else
         bad |= fclose(f) != 0;
-    if (bad) fprintf(stderr, "tenure-report: %s: write error\n", path);
+    if (bad)
+        fprintf(stderr, "tenure-report: %s: write error\n", path);
     return bad;
 }
 
 /* --compare A B */
-static int compare(int json, const char *a, const char *b)
-{
+static int compare(int json, const char *a, const char *b) {
     const char *arg[2] = {a, b};
     strlist traces[2] = {{0}, {0}};
     tr_model mm[2];
@@ -183,14 +187,14 @@ static int compare(int json, const char *a, const char *b)
     compare_print(stdout, json, paths, mp, rp);
     for (int s = 0; s < 2; s++) {
         model_free(&mm[s]);
-        for (size_t i = 0; i < traces[s].n; i++) free(traces[s].v[i]);
+        for (size_t i = 0; i < traces[s].n; i++)
+            free(traces[s].v[i]);
         free(traces[s].v);
     }
     return worst;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int json = 0, cmp = 0;
     const char *chrome_path = NULL, *html_path = NULL;
     strlist args = {0};
@@ -225,12 +229,14 @@ int main(int argc, char **argv)
             reader_verbose = 1;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
-            for (size_t a = 0; a < args.n; a++) free(args.v[a]);
+            for (size_t a = 0; a < args.n; a++)
+                free(args.v[a]);
             free(args.v);
             return 0;
         } else if (strcmp(argv[i], "--") == 0) {
             for (i++; i < argc; i++)
-                if (push(&args, argv[i]) != 0) return 2;
+                if (push(&args, argv[i]) != 0)
+                    return 2;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "tenure-report: unknown option %s\n", argv[i]);
             usage(stderr);
@@ -254,14 +260,16 @@ int main(int argc, char **argv)
     if (bad) {
         fprintf(stderr, "tenure-report: %s\n", bad);
         usage(stderr);
-        for (size_t a = 0; a < args.n; a++) free(args.v[a]);
+        for (size_t a = 0; a < args.n; a++)
+            free(args.v[a]);
         free(args.v);
         return 2;
     }
     if (html_path && !html_available()) {
         fprintf(stderr, "tenure-report: --html is not in this build (it was built without the chart bundle: npm was "
                         "missing, or TENURE_REPORT_HTML=OFF)\n");
-        for (size_t a = 0; a < args.n; a++) free(args.v[a]);
+        for (size_t a = 0; a < args.n; a++)
+            free(args.v[a]);
         free(args.v);
         return 2;
     }
@@ -284,7 +292,8 @@ int main(int argc, char **argv)
         goto done;
     }
     if (html_path && !(html = open_out(html_path, "HTML"))) {
-        if (chrome && chrome != stdout) fclose(chrome);
+        if (chrome && chrome != stdout)
+            fclose(chrome);
         worst = 2;
         goto done;
     }
@@ -292,9 +301,12 @@ int main(int argc, char **argv)
     FILE *report = chrome == stdout || html == stdout ? NULL : stdout;
 
     int first_json = 1, first_html = 1, pid = 0;
-    if (json && report) fputs("{\"traces\": [", report);
-    if (chrome) chrome_begin(chrome);
-    if (html) html_begin(html);
+    if (json && report)
+        fputs("{\"traces\": [", report);
+    if (chrome)
+        chrome_begin(chrome);
+    if (html)
+        html_begin(html);
     for (size_t a = 0; a < args.n; a++) {
         strlist traces = {0};
         if (find_traces(args.v[a], &traces, err, sizeof err) != 0) {
@@ -322,7 +334,8 @@ int main(int argc, char **argv)
             } else if (report) {
                 print_text(report, traces.v[t], &m, &res);
             }
-            if (chrome && res.status != TR_UNREADABLE) chrome_trace(chrome, traces.v[t], &m, ++pid);
+            if (chrome && res.status != TR_UNREADABLE)
+                chrome_trace(chrome, traces.v[t], &m, ++pid);
             if (html) {
                 html_trace(html, traces.v[t], &m, &res, first_html);
                 first_html = 0;
@@ -333,20 +346,25 @@ int main(int argc, char **argv)
         }
         free(traces.v);
     }
-    if (json && report) fputs("\n]}\n", report);
+    if (json && report)
+        fputs("\n]}\n", report);
     if (chrome) {
         chrome_end(chrome);
-        if (close_out(chrome, chrome_path)) worst = 2;
+        if (close_out(chrome, chrome_path))
+            worst = 2;
     }
     if (html) {
         html_end(html);
-        if (close_out(html, html_path)) worst = 2;
+        if (close_out(html, html_path))
+            worst = 2;
     }
 
 done:
-    for (size_t a = 0; a < args.n; a++) free(args.v[a]);
+    for (size_t a = 0; a < args.n; a++)
+        free(args.v[a]);
     free(args.v);
     reader_fini();
-    if (fflush(stdout) != 0) return 2;
+    if (fflush(stdout) != 0)
+        return 2;
     return worst;
 }

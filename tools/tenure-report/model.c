@@ -21,54 +21,63 @@ static const struct {
     const char *name;
     int induced;
 } reasons[] = {
-    {0, "AllocSmall", 0},        {1, "Induced", 1},           {2, "LowMemory", 0},
-    {3, "Empty", 0},             {4, "AllocLarge", 0},        {5, "OutOfSpaceSOH", 0},
-    {6, "OutOfSpaceLOH", 0},     {7, "InducedNoForce", 1},    {8, "Stress", 0},
-    {9, "InducedLowMemory", 1},  {10, "InducedCompacting", 1}, {11, "LowMemoryHost", 0},
-    {12, "PMFullGC", 0},         {13, "LowMemoryHostBlocking", 0}, {14, "BGCTuningSOH", 0},
-    {15, "BGCTuningLOH", 0},     {16, "BGCStepping", 0},      {17, "InducedAggressive", 1},
+    {0, "AllocSmall", 0},
+    {1, "Induced", 1},
+    {2, "LowMemory", 0},
+    {3, "Empty", 0},
+    {4, "AllocLarge", 0},
+    {5, "OutOfSpaceSOH", 0},
+    {6, "OutOfSpaceLOH", 0},
+    {7, "InducedNoForce", 1},
+    {8, "Stress", 0},
+    {9, "InducedLowMemory", 1},
+    {10, "InducedCompacting", 1},
+    {11, "LowMemoryHost", 0},
+    {12, "PMFullGC", 0},
+    {13, "LowMemoryHostBlocking", 0},
+    {14, "BGCTuningSOH", 0},
+    {15, "BGCTuningLOH", 0},
+    {16, "BGCStepping", 0},
+    {17, "InducedAggressive", 1},
 };
 
-const char *reason_name(uint32_t reason)
-{
+const char *reason_name(uint32_t reason) {
     for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
-        if (reasons[i].value == reason) return reasons[i].name;
+        if (reasons[i].value == reason)
+            return reasons[i].name;
     return NULL;
 }
 
-int reason_is_induced(uint32_t reason)
-{
+int reason_is_induced(uint32_t reason) {
     for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
-        if (reasons[i].value == reason) return reasons[i].induced;
+        if (reasons[i].value == reason)
+            return reasons[i].induced;
     return 0;
 }
 
-void gc_gen_label(const tr_gc *gc, char *buf, size_t len)
-{
+void gc_gen_label(const tr_gc *gc, char *buf, size_t len) {
     char t = gc->type == 1 ? 'B' : gc->type == 2 ? 'F' : 'N';
     snprintf(buf, len, "%d%c%s", gc->gen, t, reason_is_induced(gc->reason) ? "I" : "");
 }
 
-void model_init(tr_model *m)
-{
+void model_init(tr_model *m) {
     memset(m, 0, sizeof *m);
     m->susp_gc = m->cur_blocking = m->cur_bgc = m->last_ended = -1;
     m->alloc_source = "none";
 }
 
-void model_free(tr_model *m)
-{
+void model_free(tr_model *m) {
     free(m->gcs);
     m->gcs = NULL;
     m->n = m->cap = 0;
 }
 
-static long new_gc(tr_model *m)
-{
+static long new_gc(tr_model *m) {
     if (m->n == m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 64;
         tr_gc *g = realloc(m->gcs, cap * sizeof *g);
-        if (!g) return -1;
+        if (!g)
+            return -1;
         m->gcs = g;
         m->cap = cap;
     }
@@ -76,52 +85,54 @@ static long new_gc(tr_model *m)
     return (long)m->n++;
 }
 
-static long find_open_gc(const tr_model *m, uint64_t number)
-{
+static long find_open_gc(const tr_model *m, uint64_t number) {
     /* the most recent GC with that number that has not ended (look back a little: a background
      * GC stays open while foreground GCs run) */
     for (size_t k = 0; k < m->n && k < 64; k++) {
         const tr_gc *g = &m->gcs[m->n - 1 - k];
-        if (g->number == number && !g->has_end) return (long)(m->n - 1 - k);
+        if (g->number == number && !g->has_end)
+            return (long)(m->n - 1 - k);
     }
     return -1;
 }
 
 /* Timestamps come from the trace (any int64 with a crafted clock offset): differences and sums
  * saturate instead of overflowing. */
-static int64_t ns_sub(int64_t a, int64_t b)
-{
+static int64_t ns_sub(int64_t a, int64_t b) {
     int64_t r;
-    if (__builtin_sub_overflow(a, b, &r)) r = b < 0 ? INT64_MAX : INT64_MIN;
+    if (__builtin_sub_overflow(a, b, &r))
+        r = b < 0 ? INT64_MAX : INT64_MIN;
     return r;
 }
 
-static int64_t ns_add(int64_t a, int64_t b)
-{
+static int64_t ns_add(int64_t a, int64_t b) {
     int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) r = b < 0 ? INT64_MIN : INT64_MAX;
+    if (__builtin_add_overflow(a, b, &r))
+        r = b < 0 ? INT64_MIN : INT64_MAX;
     return r;
 }
 
-static void add_bgc_pause(tr_model *m, int64_t pause)
-{
-    if (m->cur_bgc >= 0) m->gcs[m->cur_bgc].pause_ns = ns_add(m->gcs[m->cur_bgc].pause_ns, pause);
+static void add_bgc_pause(tr_model *m, int64_t pause) {
+    if (m->cur_bgc >= 0)
+        m->gcs[m->cur_bgc].pause_ns = ns_add(m->gcs[m->cur_bgc].pause_ns, pause);
 }
 
-int model_event(tr_model *m, const tr_event *ev)
-{
+int model_event(tr_model *m, const tr_event *ev) {
     m->events++;
     if (!m->have_time) {
         m->first_ns = m->last_ns = ev->ts_ns;
         m->have_time = 1;
     }
-    if (ev->ts_ns < m->first_ns) m->first_ns = ev->ts_ns;
-    if (ev->ts_ns > m->last_ns) m->last_ns = ev->ts_ns;
+    if (ev->ts_ns < m->first_ns)
+        m->first_ns = ev->ts_ns;
+    if (ev->ts_ns > m->last_ns)
+        m->last_ns = ev->ts_ns;
 
     switch (ev->kind) {
     case TR_EV_SUSPEND_EE_BEGIN:
         if (ev->reason == 1 || ev->reason == 6) {
-            if (m->suspended) m->nested_suspends++;
+            if (m->suspended)
+                m->nested_suspends++;
             m->suspended = 1;
             m->susp_begin = ev->ts_ns;
             m->has_susp_end = 0;
@@ -138,7 +149,8 @@ int model_event(tr_model *m, const tr_event *ev)
         break;
     case TR_EV_GC_START: {
         long i = new_gc(m);
-        if (i < 0) return -1;
+        if (i < 0)
+            return -1;
         tr_gc *g = &m->gcs[i];
         g->number = (uint32_t)ev->count;
         g->gen = ev->depth <= 2 ? (int)ev->depth : 2;
@@ -165,19 +177,23 @@ int model_event(tr_model *m, const tr_event *ev)
     }
     case TR_EV_GC_END: {
         long i = find_open_gc(m, ev->count);
-        if (i < 0) break;
+        if (i < 0)
+            break;
         tr_gc *g = &m->gcs[i];
         g->has_end = 1;
         g->end_ns = ev->ts_ns;
         m->last_ended = i;
-        if (m->cur_blocking == i) m->cur_blocking = -1;
+        if (m->cur_blocking == i)
+            m->cur_blocking = -1;
         break;
     }
     case TR_EV_HEAP_STATS: {
         long i = m->last_ended;
-        if (i < 0) break;
+        if (i < 0)
+            break;
         tr_gc *g = &m->gcs[i];
-        if (g->has_heap_stats) break;
+        if (g->has_heap_stats)
+            break;
         g->has_heap_stats = 1;
         memcpy(g->gen_size_after, ev->gen_size, sizeof g->gen_size_after);
         memcpy(g->promoted, ev->promoted, sizeof g->promoted);
@@ -189,13 +205,15 @@ int model_event(tr_model *m, const tr_event *ev)
         if (g->type == 1) { /* a background GC is complete at its heap stats */
             g->complete = 1;
             g->restart_ns = ev->ts_ns;
-            if (m->cur_bgc == i) m->cur_bgc = -1;
+            if (m->cur_bgc == i)
+                m->cur_bgc = -1;
         }
         break;
     }
     case TR_EV_PER_HEAP_HISTORY: {
         long i = m->cur_blocking >= 0 ? m->cur_blocking : m->cur_bgc;
-        if (i < 0) break;
+        if (i < 0)
+            break;
         tr_gc *g = &m->gcs[i];
         g->phh_heaps++;
         for (int k = 0; k < ev->phh_count && k < TR_GENS; k++) {
@@ -214,21 +232,25 @@ int model_event(tr_model *m, const tr_event *ev)
     }
     case TR_EV_GLOBAL_HEAP_HISTORY: {
         long i = m->cur_blocking >= 0 ? m->cur_blocking : m->cur_bgc;
-        if (i < 0 || ev->phase_count == 0) break;
+        if (i < 0 || ev->phase_count == 0)
+            break;
         tr_gc *g = &m->gcs[i];
         g->phase_count = ev->phase_count;
         memcpy(g->phase_us, ev->phase_us, sizeof g->phase_us);
         break;
     }
     case TR_EV_RESTART_EE_END: {
-        if (!m->suspended) break;
+        if (!m->suspended)
+            break;
         long si = m->susp_gc;
         int background = m->susp_reason == 6 || (si >= 0 && m->gcs[si].type == 1);
         /* a blocking GC ends at the restart written by the thread that suspended; a background
          * GC's thread restarts the mutators itself */
-        if (ev->tid != m->susp_tid && !background) break;
+        if (ev->tid != m->susp_tid && !background)
+            break;
         int64_t pause = ns_sub(ev->ts_ns, m->susp_begin);
-        if (pause < 0) pause = 0;
+        if (pause < 0)
+            pause = 0;
         if (si >= 0 && m->gcs[si].type == 1) {
             m->gcs[si].pause_ns = ns_add(m->gcs[si].pause_ns, pause);
         } else if (si < 0 && m->susp_reason == 6) {
@@ -252,29 +274,30 @@ int model_event(tr_model *m, const tr_event *ev)
         m->have_ticks = 1;
         break;
     }
-    default:
-        break;
+    default: break;
     }
     return 0;
 }
 
 static double ns_ms(int64_t ns) { return (double)ns / 1e6; }
 
-void model_finish(tr_model *m)
-{
+void model_finish(tr_model *m) {
     m->completed = m->incomplete = 0;
     for (size_t i = 0; i < m->n; i++)
-        if (!m->gcs[i].complete) m->incomplete++;
+        if (!m->gcs[i].complete)
+            m->incomplete++;
 
     /* keep the completed GCs only */
     size_t w = 0;
     for (size_t i = 0; i < m->n; i++)
-        if (m->gcs[i].complete) m->gcs[w++] = m->gcs[i];
+        if (m->gcs[i].complete)
+            m->gcs[w++] = m->gcs[i];
     m->n = m->completed = w;
 
     int any_phh = 0;
     for (size_t i = 0; i < m->n; i++)
-        if (m->gcs[i].phh_heaps) any_phh = 1;
+        if (m->gcs[i].phh_heaps)
+            any_phh = 1;
     m->alloc_source = m->have_ticks ? "ticks" : any_phh ? "sizes" : "none";
 
     m->duration_ms = m->have_time ? ns_ms(ns_sub(m->last_ns, m->first_ns)) : 0;
@@ -290,7 +313,8 @@ void model_finish(tr_model *m)
         g->start_ms = ns_ms(ns_sub(g->start_ns, m->first_ns));
         g->end_ms = ns_ms(ns_sub(g->restart_ns, m->first_ns));
         g->suspend_ms = g->has_suspend_end ? ns_ms(ns_sub(g->suspend_end_ns, g->suspend_begin_ns)) : 0;
-        if (g->suspend_ms < 0) g->suspend_ms = 0;
+        if (g->suspend_ms < 0)
+            g->suspend_ms = 0;
         g->pause_ms = ns_ms(g->pause_ns);
 
         uint64_t after = 0, promoted = 0;
@@ -318,14 +342,17 @@ void model_finish(tr_model *m)
          * what was allocated since */
         if (g->phh_heaps) {
             uint64_t before = 0;
-            for (int k = 0; k < TR_GENS; k++) before += g->phh[k].size_before;
+            for (int k = 0; k < TR_GENS; k++)
+                before += g->phh[k].size_before;
             g->peak_mb = (double)before / MB;
         } else {
             double a = isnan(g->alloc_gen0_mb) ? 0 : g->alloc_gen0_mb;
-            if (m->have_ticks) a = (double)(g->tick_alloc[0] + g->tick_alloc[1] + g->tick_alloc[2]) / MB;
+            if (m->have_ticks)
+                a = (double)(g->tick_alloc[0] + g->tick_alloc[1] + g->tick_alloc[2]) / MB;
             g->peak_mb = (prev ? prev->after_mb : 0) + a;
         }
-        if (g->peak_mb < g->after_mb && !g->phh_heaps) g->peak_mb = g->after_mb;
+        if (g->peak_mb < g->after_mb && !g->phh_heaps)
+            g->peak_mb = g->after_mb;
 
         /* survival of the condemned generations (LOH and POH with gen2), fragmentation of the
          * whole heap after the GC */
@@ -338,41 +365,52 @@ void model_finish(tr_model *m)
                 int condemned = k <= g->gen || (g->gen == 2);
                 if (condemned) {
                     double ob = (double)p->size_before - (double)p->free_list_before - (double)p->free_obj_before;
-                    if (ob > 0) obj_before += ob;
+                    if (ob > 0)
+                        obj_before += ob;
                     surv += (double)(p->pinned_surv + p->non_pinned_surv);
                 }
                 size_after += (double)p->size_after;
                 free_after += (double)(p->free_list_after + p->free_obj_after);
             }
-            if (obj_before > 0) g->survival_pct = 100.0 * surv / obj_before;
-            if (size_after > 0) g->frag_pct = 100.0 * free_after / size_after;
+            if (obj_before > 0)
+                g->survival_pct = 100.0 * surv / obj_before;
+            if (size_after > 0)
+                g->frag_pct = 100.0 * free_after / size_after;
         }
 
         /* % of the time since the previous GC ended (or since the trace began) spent paused */
         int64_t end = g->restart_ns;
         int64_t since = ns_sub(end, prev ? prev->restart_ns : m->first_ns);
         g->pause_pct = since > 0 ? 100.0 * (double)g->pause_ns / (double)since : NAN;
-        if (g->pause_pct > 100.0) g->pause_pct = 100.0;
+        if (g->pause_pct > 100.0)
+            g->pause_pct = 100.0;
 
         m->gc_by_gen[g->gen]++;
         m->total_pause_ms += g->pause_ms;
-        if (g->peak_mb > m->max_heap_mb) m->max_heap_mb = g->peak_mb;
-        if (g->after_mb > m->max_heap_mb) m->max_heap_mb = g->after_mb;
+        if (g->peak_mb > m->max_heap_mb)
+            m->max_heap_mb = g->peak_mb;
+        if (g->after_mb > m->max_heap_mb)
+            m->max_heap_mb = g->after_mb;
 
         for (int r = 0; r < 2; r++) {
             tr_gen_rollup *ru = &m->rollup[r == 0 ? g->gen : 3];
             ru->count++;
-            if (reason_is_induced(g->reason)) ru->induced++;
-            if (g->pause_ms > ru->max_pause_ms) ru->max_pause_ms = g->pause_ms;
+            if (reason_is_induced(g->reason))
+                ru->induced++;
+            if (g->pause_ms > ru->max_pause_ms)
+                ru->max_pause_ms = g->pause_ms;
             ru->total_pause_ms += g->pause_ms;
-            if (g->peak_mb > ru->peak_mb) ru->peak_mb = g->peak_mb;
-            if (!isnan(g->alloc_gen0_mb)) ru->alloc_mb += g->alloc_gen0_mb;
+            if (g->peak_mb > ru->peak_mb)
+                ru->peak_mb = g->peak_mb;
+            if (!isnan(g->alloc_gen0_mb))
+                ru->alloc_mb += g->alloc_gen0_mb;
             ru->promoted_mb += g->promoted_mb;
         }
         prev = g;
     }
     for (int r = 0; r < 4; r++)
-        if (m->rollup[r].count) m->rollup[r].mean_pause_ms = m->rollup[r].total_pause_ms / m->rollup[r].count;
+        if (m->rollup[r].count)
+            m->rollup[r].mean_pause_ms = m->rollup[r].total_pause_ms / m->rollup[r].count;
 
     if (m->have_ticks)
         m->total_alloc_mb = (double)(m->total_ticks[0] + m->total_ticks[1] + m->total_ticks[2]) / MB;
@@ -382,24 +420,30 @@ void model_finish(tr_model *m)
 }
 
 /* What a report that read to the end still lacks, in res->error ("; " between). */
-static void add_reason(tr_result *res, const char *fmt, unsigned long long n, const char *more)
-{
+static void add_reason(tr_result *res, const char *fmt, unsigned long long n, const char *more) {
     size_t len = strlen(res->error);
-    if (len + 3 >= sizeof res->error) return;
-    if (len) len += (size_t)snprintf(res->error + len, sizeof res->error - len, "; ");
-    if (len < sizeof res->error) snprintf(res->error + len, sizeof res->error - len, fmt, n, more);
+    if (len + 3 >= sizeof res->error)
+        return;
+    if (len)
+        len += (size_t)snprintf(res->error + len, sizeof res->error - len, "; ");
+    if (len < sizeof res->error)
+        snprintf(res->error + len, sizeof res->error - len, fmt, n, more);
 }
 
-void model_status(const tr_model *m, tr_result *res)
-{
-    if (res->status == TR_UNREADABLE) return;
-    if (!m->incomplete && !m->discarded_events && !m->discarded_packets && !m->cut_packets) return;
-    if (res->status == TR_FULL) res->error[0] = '\0';
+void model_status(const tr_model *m, tr_result *res) {
+    if (res->status == TR_UNREADABLE)
+        return;
+    if (!m->incomplete && !m->discarded_events && !m->discarded_packets && !m->cut_packets)
+        return;
+    if (res->status == TR_FULL)
+        res->error[0] = '\0';
     res->status = TR_PARTIAL;
-    if (m->cut_packets) add_reason(res, "%llu cut packet(s) left out: %s", m->cut_packets, m->cut_note);
+    if (m->cut_packets)
+        add_reason(res, "%llu cut packet(s) left out: %s", m->cut_packets, m->cut_note);
     if (m->discarded_packets)
         add_reason(res, "%llu packet(s) lost while tracing%s", m->discarded_packets, "");
     if (m->discarded_events)
         add_reason(res, "%llu event(s) discarded while tracing%s", m->discarded_events, "");
-    if (m->incomplete) add_reason(res, "%llu GC(s) did not complete in the trace%s", m->incomplete, "");
+    if (m->incomplete)
+        add_reason(res, "%llu GC(s) did not complete in the trace%s", m->incomplete, "");
 }

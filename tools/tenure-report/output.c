@@ -9,22 +9,19 @@
 const char *const tr_phase_names[TR_PHASES] = {"mark", "plan", "relocate", "compact/sweep", "promote"};
 const char *const tr_gen_names[TR_GENS] = {"gen0", "gen1", "gen2", "LOH", "POH"};
 
-static const char *status_word(const tr_result *res)
-{
+static const char *status_word(const tr_result *res) {
     return res->status == TR_FULL ? "full" : res->status == TR_PARTIAL ? "partial" : "unreadable";
 }
 
 /* a number, or "-" when unknown */
-static void num(FILE *out, int width, int prec, double v)
-{
+static void num(FILE *out, int width, int prec, double v) {
     if (isnan(v))
         fprintf(out, " %*s", width, "-");
     else
         fprintf(out, " %*.*f", width, prec, v);
 }
 
-static void print_notes(FILE *out, const tr_model *m)
-{
+static void print_notes(FILE *out, const tr_model *m) {
     if (m->incomplete)
         fprintf(out, "note: %zu GC(s) started but did not complete in the trace (left out)\n", m->incomplete);
     if (m->discarded_events)
@@ -32,13 +29,13 @@ static void print_notes(FILE *out, const tr_model *m)
     if (m->discarded_packets)
         fprintf(out, "note: %llu packet(s) are missing from the trace\n", (unsigned long long)m->discarded_packets);
     if (m->cut_packets)
-        fprintf(out, "note: %llu packet(s) cut short (the writer was killed or a file-size limit cut it), "
-                     "reported up to the cut: %s\n",
+        fprintf(out,
+                "note: %llu packet(s) cut short (the writer was killed or a file-size limit cut it), "
+                "reported up to the cut: %s\n",
                 (unsigned long long)m->cut_packets, m->cut_note);
 }
 
-void print_text(FILE *out, const char *path, const tr_model *m, const tr_result *res)
-{
+void print_text(FILE *out, const char *path, const tr_model *m, const tr_result *res) {
     fprintf(out, "Trace: %s\n", path);
     if (res->status == TR_UNREADABLE) {
         fprintf(out, "Status: unreadable: %s\n\n", res->error);
@@ -71,9 +68,8 @@ void print_text(FILE *out, const char *path, const tr_model *m, const tr_result 
     for (int k = 0; k < 4; k++) {
         int r = order[k];
         const tr_gen_rollup *ru = &m->rollup[r];
-        fprintf(out, "%-5s %6d %13.3f %14.3f %15.3f %10.3f %10.3f %12.3f %8d\n", labels[r], ru->count,
-                ru->max_pause_ms, ru->mean_pause_ms, ru->total_pause_ms, ru->peak_mb, ru->alloc_mb,
-                ru->promoted_mb, ru->induced);
+        fprintf(out, "%-5s %6d %13.3f %14.3f %15.3f %10.3f %10.3f %12.3f %8d\n", labels[r], ru->count, ru->max_pause_ms,
+                ru->mean_pause_ms, ru->total_pause_ms, ru->peak_mb, ru->alloc_mb, ru->promoted_mb, ru->induced);
     }
 
     fprintf(out, "\nGC events (Gen: N non-concurrent, B background, F foreground, I induced; MB = 10^6 bytes)\n");
@@ -97,7 +93,8 @@ void print_text(FILE *out, const char *path, const tr_model *m, const tr_result 
         num(out, 9, 3, g->peak_mb);
         num(out, 9, 3, g->after_mb);
         num(out, 9, 3, g->promoted_mb);
-        for (int k = 0; k < TR_GENS; k++) num(out, 8, 3, (double)g->gen_size_after[k] / MB);
+        for (int k = 0; k < TR_GENS; k++)
+            num(out, 8, 3, (double)g->gen_size_after[k] / MB);
         num(out, 7, 2, g->survival_pct);
         num(out, 7, 2, g->frag_pct);
         fprintf(out, " %8llu %7llu\n", (unsigned long long)g->fin_promoted_count,
@@ -108,8 +105,7 @@ void print_text(FILE *out, const char *path, const tr_model *m, const tr_result 
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 
-void json_string(FILE *out, const char *s)
-{
+void json_string(FILE *out, const char *s) {
     fputc('"', out);
     for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
         if (*p == '"' || *p == '\\')
@@ -122,26 +118,25 @@ void json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-static void jnum(FILE *out, const char *key, double v, int comma)
-{
+static void jnum(FILE *out, const char *key, double v, int comma) {
     if (isnan(v) || isinf(v))
         fprintf(out, "\"%s\": null", key);
     else
         fprintf(out, "\"%s\": %.6g", key, v);
-    if (comma) fputs(", ", out);
+    if (comma)
+        fputs(", ", out);
 }
 
-static void jnum3(FILE *out, const char *key, double v, int comma)
-{
+static void jnum3(FILE *out, const char *key, double v, int comma) {
     if (isnan(v) || isinf(v))
         fprintf(out, "\"%s\": null", key);
     else
         fprintf(out, "\"%s\": %.3f", key, v);
-    if (comma) fputs(", ", out);
+    if (comma)
+        fputs(", ", out);
 }
 
-void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_result *res, int first)
-{
+void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_result *res, int first) {
     fprintf(out, "%s\n    {\"path\": ", first ? "" : ",");
     json_string(out, path);
     fprintf(out, ", \"status\": \"%s\", \"error\": ", status_word(res));
@@ -162,8 +157,9 @@ void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_r
     jnum3(out, "total_pause_ms", m->total_pause_ms, 1);
     jnum(out, "pause_pct", m->pause_pct, 1);
     jnum3(out, "max_heap_mb", m->max_heap_mb, 1);
-    fprintf(out, "\"incomplete_gcs\": %zu, \"discarded_events\": %llu, \"discarded_packets\": %llu, "
-                 "\"cut_packets\": %llu},\n",
+    fprintf(out,
+            "\"incomplete_gcs\": %zu, \"discarded_events\": %llu, \"discarded_packets\": %llu, "
+            "\"cut_packets\": %llu},\n",
             m->incomplete, (unsigned long long)m->discarded_events, (unsigned long long)m->discarded_packets,
             (unsigned long long)m->cut_packets);
 
@@ -196,7 +192,9 @@ void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_r
         else
             fputs("null", out);
         fprintf(out, ", \"gen\": %d, \"type\": \"%s\", \"induced\": %s, \"label\": \"%s\", ", g->gen,
-                g->type == 1 ? "background" : g->type == 2 ? "foreground" : "nonconcurrent",
+                g->type == 1   ? "background"
+                : g->type == 2 ? "foreground"
+                               : "nonconcurrent",
                 reason_is_induced(g->reason) ? "true" : "false", gen);
         jnum(out, "suspend_ms", g->suspend_ms, 1);
         jnum(out, "pause_ms", g->pause_ms, 1);
@@ -206,13 +204,15 @@ void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_r
         jnum(out, "after_mb", g->after_mb, 1);
         jnum(out, "promoted_mb", g->promoted_mb, 1);
         fputs("\"size_after_mb\": [", out);
-        for (int k = 0; k < TR_GENS; k++) fprintf(out, "%s%.6g", k ? ", " : "", (double)g->gen_size_after[k] / MB);
+        for (int k = 0; k < TR_GENS; k++)
+            fprintf(out, "%s%.6g", k ? ", " : "", (double)g->gen_size_after[k] / MB);
         fputs("], ", out);
         jnum(out, "survival_pct", g->survival_pct, 1);
         jnum(out, "fragmentation_pct", g->frag_pct, 1);
         fputs("\"phases_us\": ", out);
         if (g->phase_count) {
-            for (int k = 0; k < g->phase_count; k++) fprintf(out, "%s%u", k ? ", " : "[", g->phase_us[k]);
+            for (int k = 0; k < g->phase_count; k++)
+                fprintf(out, "%s%u", k ? ", " : "[", g->phase_us[k]);
             fputs("], ", out);
         } else {
             fputs("null, ", out);

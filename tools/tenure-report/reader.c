@@ -22,8 +22,7 @@
 static const bt_plugin *ctf_plugin, *utils_plugin;
 int reader_verbose;
 
-int reader_init(char *err, size_t errlen)
-{
+int reader_init(char *err, size_t errlen) {
     /* a trace holds a stream file per thread, each open twice while it is read (guard.c keeps
      * the file it checked open; libbabeltrace2 opens it again): the soft descriptor limit
      * (often 1024) would be too few */
@@ -32,12 +31,12 @@ int reader_init(char *err, size_t errlen)
         fds.rlim_cur = fds.rlim_max;
         setrlimit(RLIMIT_NOFILE, &fds);
     }
-    if (bt_plugin_find("ctf", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_FALSE, &ctf_plugin) !=
-            BT_PLUGIN_FIND_STATUS_OK ||
+    if (bt_plugin_find("ctf", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_FALSE, &ctf_plugin) != BT_PLUGIN_FIND_STATUS_OK ||
         bt_plugin_find("utils", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_FALSE, &utils_plugin) !=
             BT_PLUGIN_FIND_STATUS_OK) {
-        snprintf(err, errlen, "cannot load the babeltrace2 'ctf' and 'utils' plugins "
-                              "(Debian package babeltrace2 / libbabeltrace2-0)");
+        snprintf(err, errlen,
+                 "cannot load the babeltrace2 'ctf' and 'utils' plugins "
+                 "(Debian package babeltrace2 / libbabeltrace2-0)");
         bt_current_thread_clear_error();
         BT_PLUGIN_PUT_REF_AND_RESET(ctf_plugin);
         BT_PLUGIN_PUT_REF_AND_RESET(utils_plugin);
@@ -49,21 +48,19 @@ int reader_init(char *err, size_t errlen)
 /* The plugins stay loaded (and referenced from these globals) until the process exits: putting
  * them unmaps their code, and a leak checker could then not name where the ctf plugin leaks
  * (it does on some malformed metadata; tests/report/lsan.supp). */
-void reader_fini(void)
-{
-}
+void reader_fini(void) {}
 
 /* ---- field access ---------------------------------------------------------------------- */
 
-static const bt_field *member(const bt_field *st, const char *name)
-{
-    if (!st || bt_field_get_class_type(st) != BT_FIELD_CLASS_TYPE_STRUCTURE) return NULL;
+static const bt_field *member(const bt_field *st, const char *name) {
+    if (!st || bt_field_get_class_type(st) != BT_FIELD_CLASS_TYPE_STRUCTURE)
+        return NULL;
     return bt_field_structure_borrow_member_field_by_name_const(st, name);
 }
 
-static int field_u64(const bt_field *f, uint64_t *out)
-{
-    if (!f) return 0;
+static int field_u64(const bt_field *f, uint64_t *out) {
+    if (!f)
+        return 0;
     bt_field_class_type t = bt_field_get_class_type(f);
     if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER)) {
         *out = bt_field_integer_unsigned_get_value(f);
@@ -76,8 +73,7 @@ static int field_u64(const bt_field *f, uint64_t *out)
     return 0;
 }
 
-static uint64_t get_u64(const bt_field *st, const char *name)
-{
+static uint64_t get_u64(const bt_field *st, const char *name) {
     uint64_t v = 0;
     field_u64(member(st, name), &v);
     return v;
@@ -101,9 +97,9 @@ static const struct {
     {"GCTriggered", TR_EV_TRIGGERED},
 };
 
-static tr_kind kind_of(const char *name)
-{
-    if (!name) return TR_EV_OTHER;
+static tr_kind kind_of(const char *name) {
+    if (!name)
+        return TR_EV_OTHER;
     const char *colon = strchr(name, ':');
     if (colon) {
         if ((size_t)(colon - name) != strlen("DotNETRuntime") || strncmp(name, "DotNETRuntime", 13) != 0)
@@ -112,10 +108,13 @@ static tr_kind kind_of(const char *name)
     }
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         size_t n = strlen(kinds[i].base);
-        if (strncmp(name, kinds[i].base, n) != 0) continue;
+        if (strncmp(name, kinds[i].base, n) != 0)
+            continue;
         const char *rest = name + n;
-        if (*rest == '\0') return kinds[i].kind;
-        if (rest[0] == '_' && rest[1] == 'V' && rest[2] >= '0' && rest[2] <= '9') return kinds[i].kind;
+        if (*rest == '\0')
+            return kinds[i].kind;
+        if (rest[0] == '_' && rest[1] == 'V' && rest[2] >= '0' && rest[2] <= '9')
+            return kinds[i].kind;
     }
     return TR_EV_OTHER;
 }
@@ -132,10 +131,10 @@ typedef struct sink_state {
     uint64_t messages;
 } sink_state;
 
-static tr_kind cached_kind(sink_state *s, const bt_event_class *ec)
-{
+static tr_kind cached_kind(sink_state *s, const bt_event_class *ec) {
     for (size_t i = 0; i < s->ncls; i++)
-        if (s->cls[i] == ec) return s->cls_kind[i];
+        if (s->cls[i] == ec)
+            return s->cls_kind[i];
     tr_kind k = kind_of(bt_event_class_get_name(ec));
     if (s->ncls < KIND_CACHE) {
         s->cls[s->ncls] = ec;
@@ -144,8 +143,7 @@ static tr_kind cached_kind(sink_state *s, const bt_event_class *ec)
     return k;
 }
 
-static void decode_payload(tr_event *ev, const bt_field *p)
-{
+static void decode_payload(tr_event *ev, const bt_field *p) {
     char name[32];
     switch (ev->kind) {
     case TR_EV_GC_START:
@@ -159,9 +157,7 @@ static void decode_payload(tr_event *ev, const bt_field *p)
         ev->reason = get_u64(p, "Reason");
         ev->count = get_u64(p, "Count");
         break;
-    case TR_EV_TRIGGERED:
-        ev->reason = get_u64(p, "Reason");
-        break;
+    case TR_EV_TRIGGERED: ev->reason = get_u64(p, "Reason"); break;
     case TR_EV_ALLOCATION_TICK:
         if (!field_u64(member(p, "AllocationAmount64"), &ev->alloc_amount))
             ev->alloc_amount = get_u64(p, "AllocationAmount");
@@ -182,9 +178,11 @@ static void decode_payload(tr_event *ev, const bt_field *p)
     case TR_EV_PER_HEAP_HISTORY: {
         ev->heap_index = get_u64(p, "HeapIndex");
         const bt_field *arr = member(p, "Values");
-        if (!arr || !bt_field_class_type_is(bt_field_get_class_type(arr), BT_FIELD_CLASS_TYPE_ARRAY)) break;
+        if (!arr || !bt_field_class_type_is(bt_field_get_class_type(arr), BT_FIELD_CLASS_TYPE_ARRAY))
+            break;
         uint64_t n = bt_field_array_get_length(arr);
-        if (n > TR_GENS) n = TR_GENS;
+        if (n > TR_GENS)
+            n = TR_GENS;
         for (uint64_t i = 0; i < n; i++) {
             const bt_field *r = bt_field_array_borrow_element_field_by_index_const(arr, i);
             tr_phh_gen *d = &ev->phh[i];
@@ -203,28 +201,30 @@ static void decode_payload(tr_event *ev, const bt_field *p)
     case TR_EV_GLOBAL_HEAP_HISTORY: {
         /* GCGlobalHeapHistory_V4: Count phase times in microseconds (older versions have none) */
         const bt_field *arr = member(p, "Values");
-        if (!arr || !bt_field_class_type_is(bt_field_get_class_type(arr), BT_FIELD_CLASS_TYPE_ARRAY)) break;
+        if (!arr || !bt_field_class_type_is(bt_field_get_class_type(arr), BT_FIELD_CLASS_TYPE_ARRAY))
+            break;
         uint64_t n = bt_field_array_get_length(arr);
-        if (n > TR_PHASES) n = TR_PHASES;
+        if (n > TR_PHASES)
+            n = TR_PHASES;
         int got = 0;
         for (uint64_t i = 0; i < n; i++) {
             uint64_t v = 0;
-            if (!field_u64(bt_field_array_borrow_element_field_by_index_const(arr, i), &v)) break;
+            if (!field_u64(bt_field_array_borrow_element_field_by_index_const(arr, i), &v))
+                break;
             ev->phase_us[i] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
             got++;
         }
         ev->phase_count = got;
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 
-static int handle_event(sink_state *s, const bt_message *msg)
-{
+static int handle_event(sink_state *s, const bt_message *msg) {
     const bt_event *e = bt_message_event_borrow_event_const(msg);
-    if (!e) return 0;
+    if (!e)
+        return 0;
     tr_event ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = cached_kind(s, bt_event_borrow_class_const(e));
@@ -250,35 +250,31 @@ static int handle_event(sink_state *s, const bt_message *msg)
         const bt_packet *pk = bt_event_borrow_packet_const(e);
         const bt_field *ctx = pk ? bt_packet_borrow_context_field_const(pk) : NULL;
         uint64_t tid;
-        if (field_u64(member(ctx, "tid"), &tid)) ev.tid = tid;
+        if (field_u64(member(ctx, "tid"), &tid))
+            ev.tid = tid;
     }
-    if (ev.kind != TR_EV_OTHER) decode_payload(&ev, bt_event_borrow_payload_field_const(e));
+    if (ev.kind != TR_EV_OTHER)
+        decode_payload(&ev, bt_event_borrow_payload_field_const(e));
     return model_event(s->model, &ev);
 }
 
-static bt_graph_simple_sink_component_initialize_func_status sink_init(bt_message_iterator *it, void *data)
-{
+static bt_graph_simple_sink_component_initialize_func_status sink_init(bt_message_iterator *it, void *data) {
     sink_state *s = data;
     s->it = it;
     return BT_GRAPH_SIMPLE_SINK_COMPONENT_INITIALIZE_FUNC_STATUS_OK;
 }
 
-static bt_graph_simple_sink_component_consume_func_status sink_consume(bt_message_iterator *it, void *data)
-{
+static bt_graph_simple_sink_component_consume_func_status sink_consume(bt_message_iterator *it, void *data) {
     sink_state *s = data;
     bt_message_array_const msgs;
     uint64_t count = 0;
     switch (bt_message_iterator_next(it, &msgs, &count)) {
-    case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
-        break;
-    case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
-        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
-    case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
-        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK: break;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_END: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
     case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
         return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
-    default:
-        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+    default: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
     }
     int failed = 0;
     for (uint64_t i = 0; i < count; i++) {
@@ -287,7 +283,8 @@ static bt_graph_simple_sink_component_consume_func_status sink_consume(bt_messag
         if (!failed) {
             switch (bt_message_get_type(msg)) {
             case BT_MESSAGE_TYPE_EVENT:
-                if (handle_event(s, msg) != 0) failed = 1;
+                if (handle_event(s, msg) != 0)
+                    failed = 1;
                 break;
             case BT_MESSAGE_TYPE_DISCARDED_EVENTS: {
                 uint64_t n = 1;
@@ -301,8 +298,7 @@ static bt_graph_simple_sink_component_consume_func_status sink_consume(bt_messag
                 s->model->discarded_packets += n;
                 break;
             }
-            default:
-                break;
+            default: break;
             }
         }
         bt_message_put_ref(msg);
@@ -316,8 +312,7 @@ static bt_graph_simple_sink_component_consume_func_status sink_consume(bt_messag
 
 /* ---- errors ---------------------------------------------------------------------------- */
 
-static void seterr(tr_result *res, const char *fmt, ...)
-{
+static void seterr(tr_result *res, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(res->error, sizeof res->error, fmt, ap);
@@ -325,39 +320,43 @@ static void seterr(tr_result *res, const char *fmt, ...)
 }
 
 /* The human part of a library message "Text: key=value, key=value" (the text). */
-static size_t human_len(const char *msg)
-{
+static size_t human_len(const char *msg) {
     const char *eq = strchr(msg, '=');
-    if (!eq) return strlen(msg);
+    if (!eq)
+        return strlen(msg);
     const char *cut = NULL;
     for (const char *p = msg; p < eq; p++)
-        if (p[0] == ':' && p[1] == ' ') cut = p;
+        if (p[0] == ':' && p[1] == ' ')
+            cut = p;
     return cut ? (size_t)(cut - msg) : strlen(msg);
 }
 
-static int is_wrapper(const char *msg)
-{
-    static const char *const prefixes[] = {"Component", "Simple sink", "Cannot get next message",
-                                           "Failed to get next message", "Graph object's", "Cannot consume"};
+static int is_wrapper(const char *msg) {
+    static const char *const prefixes[] = {
+        "Component",      "Simple sink",   "Cannot get next message", "Failed to get next message",
+        "Graph object's", "Cannot consume"};
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-        if (strncmp(msg, prefixes[i], strlen(prefixes[i])) == 0) return 1;
+        if (strncmp(msg, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
     return 0;
 }
 
 /* Append the library's error causes: the root causes first (the highest indexes hold the outer
  * wrappers, "Component ... failed"), which name the real problem. */
-static void take_bt_error(tr_result *res)
-{
+static void take_bt_error(tr_result *res) {
     const bt_error *err = bt_current_thread_take_error();
-    if (!err) return;
+    if (!err)
+        return;
     uint64_t n = bt_error_get_cause_count(err);
     int shown = 0;
     for (int pass = 0; pass < 2 && shown == 0; pass++) {
         for (uint64_t k = 0; k < n && shown < 3; k++) {
             const char *msg = bt_error_cause_get_message(bt_error_borrow_cause_by_index(err, k));
-            if (!msg || !*msg || (pass == 0 && is_wrapper(msg))) continue;
+            if (!msg || !*msg || (pass == 0 && is_wrapper(msg)))
+                continue;
             size_t len = strlen(res->error);
-            if (len + 4 >= sizeof res->error) break;
+            if (len + 4 >= sizeof res->error)
+                break;
             snprintf(res->error + len, sizeof res->error - len, "%s%.*s", len ? ": " : "", (int)human_len(msg), msg);
             shown++;
         }
@@ -365,7 +364,8 @@ static void take_bt_error(tr_result *res)
     bt_error_release(err);
     /* one line */
     for (char *c = res->error; *c; c++)
-        if (*c == '\n' || *c == '\r' || *c == '\t') *c = ' ';
+        if (*c == '\n' || *c == '\r' || *c == '\t')
+            *c = ' ';
 }
 
 /* ---- stream files checked before babeltrace2 sees them ------------------------------------ */
@@ -385,7 +385,7 @@ static void take_bt_error(tr_result *res)
 enum { LF_FIXED, LF_STRING, LF_SEQ };
 typedef struct lay_field {
     unsigned char kind, is_count;
-    uint32_t size; /* bytes: the field, or one sequence element (0: a record of variable size) */
+    uint32_t size;             /* bytes: the field, or one sequence element (0: a record of variable size) */
     uint32_t sub_first, sub_n; /* a record of variable size: its fields, l->sub[first .. first + n) */
 } lay_field;
 typedef struct lay_event {
@@ -402,8 +402,7 @@ typedef struct layout {
     size_t nsub, subcap;
 } layout;
 
-static void layout_free(layout *l)
-{
+static void layout_free(layout *l) {
     free(l->ev);
     free(l->f);
     free(l->sub);
@@ -414,43 +413,45 @@ static void layout_free(layout *l)
 /* Plain loops rather than strstr/strchr from each match on: those are linear in the rest of
  * the text under ASan's interceptors (it measures the string every call), which made the
  * recognition of a large metadata quadratic there. */
-static const char *find_str(const char *p, const char *s)
-{
+static const char *find_str(const char *p, const char *s) {
     for (; *p; p++) {
         size_t k = 0;
-        while (s[k] && p[k] == s[k]) k++;
-        if (!s[k]) return p;
+        while (s[k] && p[k] == s[k])
+            k++;
+        if (!s[k])
+            return p;
     }
     return NULL;
 }
 
-static const char *line_end(const char *p)
-{
-    while (*p && *p != '\n') p++;
+static const char *line_end(const char *p) {
+    while (*p && *p != '\n')
+        p++;
     return *p ? p : NULL;
 }
 
-static size_t count_str(const char *text, const char *s)
-{
+static size_t count_str(const char *text, const char *s) {
     size_t n = 0, len = strlen(s);
-    for (const char *p = find_str(text, s); p; p = find_str(p + len, s)) n++;
+    for (const char *p = find_str(text, s); p; p = find_str(p + len, s))
+        n++;
     return n;
 }
 
-static int ident_char(char c)
-{
+static int ident_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
 /* occurrences of `name` defined by a typealias (`:= name`) */
-static size_t count_defs(const char *text, const char *name)
-{
+static size_t count_defs(const char *text, const char *name) {
     size_t n = 0, len = strlen(name);
     for (const char *p = find_str(text, name); p; p = find_str(p + 1, name)) {
-        if (ident_char(p[len]) || (p > text && ident_char(p[-1]))) continue;
+        if (ident_char(p[len]) || (p > text && ident_char(p[-1])))
+            continue;
         const char *q = p;
-        while (q > text && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n' || q[-1] == '\r')) q--;
-        if (q - text >= 2 && q[-2] == ':' && q[-1] == '=') n++;
+        while (q > text && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n' || q[-1] == '\r'))
+            q--;
+        if (q - text >= 2 && q[-2] == ':' && q[-1] == '=')
+            n++;
     }
     return n;
 }
@@ -460,19 +461,19 @@ static const struct {
     uint32_t size;
 } lay_types[] = {{"uint8_t", 1}, {"uint16_t", 2}, {"uint32_t", 4}, {"int32_t", 4}, {"uint64_t", 8}, {"ptr_t", 8}};
 
-static uint32_t type_size(const char *s, size_t len)
-{
+static uint32_t type_size(const char *s, size_t len) {
     for (size_t i = 0; i < sizeof lay_types / sizeof lay_types[0]; i++)
-        if (strlen(lay_types[i].name) == len && strncmp(s, lay_types[i].name, len) == 0) return lay_types[i].size;
+        if (strlen(lay_types[i].name) == len && strncmp(s, lay_types[i].name, len) == 0)
+            return lay_types[i].size;
     return 0;
 }
 
-static int push_field(lay_field **v, size_t *n, size_t *cap, lay_field f)
-{
+static int push_field(lay_field **v, size_t *n, size_t *cap, lay_field f) {
     if (*n == *cap) {
         size_t c = *cap ? *cap * 2 : 64;
         lay_field *p = realloc(*v, c * sizeof *p);
-        if (!p) return -1;
+        if (!p)
+            return -1;
         *v = p;
         *cap = c;
     }
@@ -486,21 +487,25 @@ static int add_field(layout *l, size_t *cap, lay_field f) { return push_field(&l
  * where Prev is the line before) up to `\t\t} `: into rec (all fixed: its size in rec->size)
  * or, when a string or a counted array makes its size vary, into l->sub. The closing line, or
  * NULL if a line is anything else. */
-static const char *parse_record(const char *q, layout *l, lay_field *rec)
-{
+static const char *parse_record(const char *q, layout *l, lay_field *rec) {
     size_t first = l->nsub;
     int variable = 0;
     const char *prev_name = NULL;
     size_t prev_len = 0;
     while (strncmp(q, "\t\t\t", 3) == 0) {
         const char *e = line_end(q), *s = q + 3, *sp = e ? memchr(s, ' ', (size_t)(e - s)) : NULL;
-        if (!e || !sp || e[-1] != ';') return NULL;
+        if (!e || !sp || e[-1] != ';')
+            return NULL;
         lay_field f = {LF_FIXED, 0, 0, 0, 0};
-        if ((size_t)(sp - s) == 6 && strncmp(s, "string", 6) == 0) f.kind = LF_STRING;
-        else if (!(f.size = type_size(s, (size_t)(sp - s)))) return NULL;
+        if ((size_t)(sp - s) == 6 && strncmp(s, "string", 6) == 0)
+            f.kind = LF_STRING;
+        else if (!(f.size = type_size(s, (size_t)(sp - s))))
+            return NULL;
         const char *name = sp + 1, *c = name;
-        while (c < e && ident_char(*c)) c++;
-        if (c == name) return NULL;
+        while (c < e && ident_char(*c))
+            c++;
+        if (c == name)
+            return NULL;
         if (*c == '[') { /* counted by the field before it, which is a fixed integer */
             if (f.kind != LF_FIXED || !prev_name || (size_t)(e - c) != prev_len + 3 ||
                 strncmp(c + 1, prev_name, prev_len) != 0 || strncmp(c + 1 + prev_len, "];", 2) != 0 ||
@@ -513,12 +518,14 @@ static const char *parse_record(const char *q, layout *l, lay_field *rec)
         }
         variable |= f.kind != LF_FIXED;
         rec->size += f.size;
-        if (push_field(&l->sub, &l->nsub, &l->subcap, f) != 0) return NULL;
+        if (push_field(&l->sub, &l->nsub, &l->subcap, f) != 0)
+            return NULL;
         prev_name = name;
         prev_len = (size_t)(c - name);
         q = e + 1;
     }
-    if (strncmp(q, "\t\t} ", 4) != 0 || l->nsub == first) return NULL;
+    if (strncmp(q, "\t\t} ", 4) != 0 || l->nsub == first)
+        return NULL;
     if (variable) {
         rec->size = 0;
         rec->sub_first = (uint32_t)first;
@@ -532,21 +539,25 @@ static const char *parse_record(const char *q, layout *l, lay_field *rec)
 /* One `fields := struct { ... }` body, line by line, as tenure writes it: `T name;`,
  * `string name;`, `T name[N];`, `T name[Count];`, `struct { uint64_t a; ... } name[Count];`.
  * Returns the end of the body (`\t};`) or NULL if a line is anything else. */
-static const char *parse_fields(const char *p, layout *l, size_t *cap)
-{
+static const char *parse_fields(const char *p, layout *l, size_t *cap) {
     int have_count = 0;
     for (;;) {
         const char *eol = line_end(p);
-        if (!eol) return NULL;
-        if (strncmp(p, "\t};\n", 4) == 0) return p;
-        if (strncmp(p, "\t\t", 2) != 0) return NULL;
+        if (!eol)
+            return NULL;
+        if (strncmp(p, "\t};\n", 4) == 0)
+            return p;
+        if (strncmp(p, "\t\t", 2) != 0)
+            return NULL;
         const char *s = p + 2, *sp = memchr(s, ' ', (size_t)(eol - s));
-        if (!sp) return NULL;
+        if (!sp)
+            return NULL;
         lay_field f = {LF_FIXED, 0, 0, 0, 0};
         const char *name = sp + 1;
         if (strncmp(s, "struct {\n", 9) == 0) {
             const char *q = parse_record(eol + 1, l, &f);
-            if (!q || !(eol = line_end(q))) return NULL;
+            if (!q || !(eol = line_end(q)))
+                return NULL;
             name = q + 4;
             f.kind = LF_SEQ;
         } else if ((size_t)(sp - s) == 6 && strncmp(s, "string", 6) == 0) {
@@ -556,58 +567,73 @@ static const char *parse_fields(const char *p, layout *l, size_t *cap)
         }
         /* name, then `;`, `[digits];` or `[Count];` */
         const char *c = name;
-        while (c < eol && ident_char(*c)) c++;
-        if (c == name) return NULL;
+        while (c < eol && ident_char(*c))
+            c++;
+        if (c == name)
+            return NULL;
         size_t nlen = (size_t)(c - name);
         if (c + 1 == eol && *c == ';') {
-            if (f.kind == LF_SEQ) return NULL;
+            if (f.kind == LF_SEQ)
+                return NULL;
             if (f.kind == LF_FIXED && nlen == 5 && strncmp(name, "Count", 5) == 0) {
                 f.is_count = 1;
                 have_count = 1;
             }
         } else if (c + 8 == eol && strncmp(c, "[Count];", 8) == 0 && f.kind != LF_STRING) {
-            if (!have_count) return NULL;
+            if (!have_count)
+                return NULL;
             f.kind = LF_SEQ;
         } else if (*c == '[' && f.kind == LF_FIXED) {
             uint64_t n = 0;
-            for (c++; c < eol && *c >= '0' && *c <= '9' && n < 65536; c++) n = n * 10 + (uint64_t)(*c - '0');
-            if (c + 2 != eol || strncmp(c, "];", 2) != 0 || n == 0 || n >= 65536) return NULL;
+            for (c++; c < eol && *c >= '0' && *c <= '9' && n < 65536; c++)
+                n = n * 10 + (uint64_t)(*c - '0');
+            if (c + 2 != eol || strncmp(c, "];", 2) != 0 || n == 0 || n >= 65536)
+                return NULL;
             f.size *= (uint32_t)n;
         } else {
             return NULL;
         }
-        if (add_field(l, cap, f) != 0) return NULL;
+        if (add_field(l, cap, f) != 0)
+            return NULL;
         p = eol + 1;
     }
 }
 
-static int parse_events(const char *text, layout *l)
-{
+static int parse_events(const char *text, layout *l) {
     size_t fcap = 0, ecap = 0;
     l->by_id = malloc(65536 * sizeof *l->by_id);
-    if (!l->by_id) return -1;
+    if (!l->by_id)
+        return -1;
     memset(l->by_id, 0xff, 65536 * sizeof *l->by_id); /* -1: no such event */
     for (const char *p = find_str(text, "event {"); p; p = find_str(p + 1, "event {")) {
-        if (p > text && p[-1] != '\n') return -1;
+        if (p > text && p[-1] != '\n')
+            return -1;
         const char *q = p + 7;
-        if (strncmp(q, "\n\tname = \"", 10) != 0) return -1;
+        if (strncmp(q, "\n\tname = \"", 10) != 0)
+            return -1;
         q = line_end(q + 10);
-        if (!q || strncmp(q, "\n\tid = ", 7) != 0) return -1;
+        if (!q || strncmp(q, "\n\tid = ", 7) != 0)
+            return -1;
         uint64_t id = 0;
         int digits = 0;
-        for (q += 7; *q >= '0' && *q <= '9' && digits < 6; q++, digits++) id = id * 10 + (uint64_t)(*q - '0');
-        if (!digits || strncmp(q, ";\n\tstream_id = 0;\n\tfields := struct {\n", 38) != 0) return -1;
-        if (id > 65535 || l->by_id[id] >= 0) return -1;
+        for (q += 7; *q >= '0' && *q <= '9' && digits < 6; q++, digits++)
+            id = id * 10 + (uint64_t)(*q - '0');
+        if (!digits || strncmp(q, ";\n\tstream_id = 0;\n\tfields := struct {\n", 38) != 0)
+            return -1;
+        if (id > 65535 || l->by_id[id] >= 0)
+            return -1;
         if (l->nev == ecap) {
             size_t c = ecap ? ecap * 2 : 32;
             lay_event *e = realloc(l->ev, c * sizeof *e);
-            if (!e) return -1;
+            if (!e)
+                return -1;
             l->ev = e;
             ecap = c;
         }
         size_t first = l->nf;
         const char *end = parse_fields(q + 38, l, &fcap);
-        if (!end || strncmp(end, "\t};\n};", 6) != 0) return -1;
+        if (!end || strncmp(end, "\t};\n};", 6) != 0)
+            return -1;
         l->by_id[id] = (int32_t)l->nev;
         l->ev[l->nev++] = (lay_event){id, first, l->nf - first};
     }
@@ -618,8 +644,7 @@ static int parse_events(const char *text, layout *l)
  * stream_id u32; context timestamp_begin, timestamp_end, content_size (offset 40), packet_size
  * (offset 48), packet_seq_num, events_discarded, tid (u64 each); event header id u16,
  * timestamp u64; little-endian, byte-aligned. -1 otherwise. */
-static int tenure_layout(const char *text, layout *l)
-{
+static int tenure_layout(const char *text, layout *l) {
     static const char *const exact[] = {
         "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n",
         "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n",
@@ -636,52 +661,59 @@ static int tenure_layout(const char *text, layout *l)
         "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n\t\tuint64_t tid;\n\t};\n"
         "\tevent.header := struct {\n\t\tuint16_t id;\n\t\tuint64_clock_monotonic_t timestamp;\n\t};\n};\n",
     };
-    static const char *const once[] = {"packet.header", "packet.context", "event.header", "byte_order",
-                                       "/*",            "stream {",       "align"};
-    static const char *const defs[] = {"uint8_t", "uint16_t", "uint32_t", "int32_t", "uint64_t", "ptr_t",
-                                       "uint64_clock_monotonic_t"};
+    static const char *const once[] = {"packet.header", "packet.context", "event.header", "byte_order", "/*",
+                                       "stream {",      "align"};
+    static const char *const defs[] = {
+        "uint8_t", "uint16_t", "uint32_t", "int32_t", "uint64_t", "ptr_t", "uint64_clock_monotonic_t"};
     memset(l, 0, sizeof *l);
     int ok = strncmp(text, "/* CTF 1.8 */", 13) == 0 && !strstr(text, "//") && !strstr(text, "typedef") &&
              !strstr(text, "event.context") && !strstr(text, "stream.event");
-    for (size_t i = 0; ok && i < sizeof exact / sizeof exact[0]; i++) ok = strstr(text, exact[i]) != NULL;
+    for (size_t i = 0; ok && i < sizeof exact / sizeof exact[0]; i++)
+        ok = strstr(text, exact[i]) != NULL;
     /* "align" once: the first typealias's; the others hold "align = 8;" too, counted below */
     for (size_t i = 0; ok && i < sizeof once / sizeof once[0]; i++)
         ok = strcmp(once[i], "align") == 0 ? count_str(text, "align") == count_str(text, "align = 8;")
-                                            : count_str(text, once[i]) == 1;
-    for (size_t i = 0; ok && i < sizeof defs / sizeof defs[0]; i++) ok = count_defs(text, defs[i]) == 1;
+                                           : count_str(text, once[i]) == 1;
+    for (size_t i = 0; ok && i < sizeof defs / sizeof defs[0]; i++)
+        ok = count_defs(text, defs[i]) == 1;
     ok = ok && count_str(text, "typealias") == sizeof defs / sizeof defs[0];
     ok = ok && parse_events(text, l) == 0;
-    if (!ok) layout_free(l);
+    if (!ok)
+        layout_free(l);
     return ok ? 0 : -1;
 }
 
-static uint64_t le_uint(const unsigned char *b, uint32_t size)
-{
+static uint64_t le_uint(const unsigned char *b, uint32_t size) {
     uint64_t v = 0;
-    for (uint32_t i = size; i-- > 0;) v = v << 8 | b[i];
+    for (uint32_t i = size; i-- > 0;)
+        v = v << 8 | b[i];
     return v;
 }
 
 /* count records of variable size (fields l->sub[f->sub_first ..]) at c + *off: 0 and *off past
  * them, 1: damage the library reports itself, -1: a sequence longer than the packet. */
 static int walk_records(const layout *l, const lay_field *f, uint64_t count, const unsigned char *c, size_t n,
-                        size_t *off)
-{
-    if (count > (uint64_t)(n - *off)) return -1; /* every record holds a byte at least */
+                        size_t *off) {
+    if (count > (uint64_t)(n - *off))
+        return -1; /* every record holds a byte at least */
     for (uint64_t i = 0; i < count; i++) {
         uint64_t inner = 0;
         for (uint32_t k = 0; k < f->sub_n; k++) {
             const lay_field *s = &l->sub[f->sub_first + k];
             if (s->kind == LF_STRING) {
                 const unsigned char *z = memchr(c + *off, '\0', n - *off);
-                if (!z) return 1;
+                if (!z)
+                    return 1;
                 *off = (size_t)(z - c) + 1;
             } else if (s->kind == LF_SEQ) {
-                if (inner > (uint64_t)(n - *off) / s->size) return -1;
+                if (inner > (uint64_t)(n - *off) / s->size)
+                    return -1;
                 *off += (size_t)(inner * s->size);
             } else {
-                if (n - *off < s->size) return 1;
-                if (s->is_count) inner = le_uint(c + *off, s->size);
+                if (n - *off < s->size)
+                    return 1;
+                if (s->is_count)
+                    inner = le_uint(c + *off, s->size);
                 *off += s->size;
             }
         }
@@ -691,13 +723,13 @@ static int walk_records(const layout *l, const lay_field *f, uint64_t count, con
 
 /* The events of one packet's content (after the packet context). 0: fine, or damage the
  * library reports itself (the walk stops there); -1: a sequence longer than the packet. */
-static int walk_events(const layout *l, const unsigned char *c, size_t n, uint64_t *bad_at)
-{
+static int walk_events(const layout *l, const unsigned char *c, size_t n, uint64_t *bad_at) {
     size_t off = 0;
     while (n - off >= 10) {
         *bad_at = off;
         int32_t k = l->by_id[le_uint(c + off, 2)];
-        if (k < 0) return 0;
+        if (k < 0)
+            return 0;
         const lay_event *e = &l->ev[k];
         off += 10;
         uint64_t count = 0;
@@ -705,22 +737,27 @@ static int walk_events(const layout *l, const unsigned char *c, size_t n, uint64
             const lay_field *f = &l->f[e->first + k];
             if (f->kind == LF_STRING) {
                 const unsigned char *z = memchr(c + off, '\0', n - off);
-                if (!z) return 0;
+                if (!z)
+                    return 0;
                 off = (size_t)(z - c) + 1;
                 continue;
             }
             if (f->kind == LF_SEQ && f->sub_n) {
                 int r = walk_records(l, f, count, c, n, &off);
-                if (r) return r < 0 ? -1 : 0;
+                if (r)
+                    return r < 0 ? -1 : 0;
                 continue;
             }
             if (f->kind == LF_SEQ) {
-                if (count > (uint64_t)(n - off) / f->size) return -1;
+                if (count > (uint64_t)(n - off) / f->size)
+                    return -1;
                 off += (size_t)(count * f->size);
                 continue;
             }
-            if (n - off < f->size) return 0;
-            if (f->is_count) count = le_uint(c + off, f->size);
+            if (n - off < f->size)
+                return 0;
+            if (f->is_count)
+                count = le_uint(c + off, f->size);
             off += f->size;
         }
     }
@@ -730,19 +767,20 @@ static int walk_events(const layout *l, const unsigned char *c, size_t n, uint64
 /* The packets of one stream file of tenure's layout: -1 with res->error set when one would
  * crash the library; else f->usable ends at the last whole packet (the file may be cut in
  * one: a killed writer, a file-size limit) and the walk counts what the packets say was lost. */
-static int walk_stream(const layout *l, tr_trace *t, tr_file *f, tr_result *res, unsigned char **buf, size_t *bufcap)
-{
+static int walk_stream(const layout *l, tr_trace *t, tr_file *f, tr_result *res, unsigned char **buf, size_t *bufcap) {
     uint64_t size = f->size, off = 0, packets = 0, last_seq = 0, discarded = 0;
     unsigned char h[80];
     while (off < size) {
-        if (size - off < sizeof h || pread(f->fd, h, sizeof h, (off_t)off) != (ssize_t)sizeof h) break; /* cut */
+        if (size - off < sizeof h || pread(f->fd, h, sizeof h, (off_t)off) != (ssize_t)sizeof h)
+            break; /* cut */
         uint64_t content = le_uint(h + 40, 8), total = le_uint(h + 48, 8), at = 0;
         if ((content | total) >> 63) {
             seterr(res, "%s: the packet at offset %llu has a content or packet size of 2^63 bits or more", f->name,
                    (unsigned long long)off);
             return -1;
         }
-        if (le_uint(h, 4) != 0xC1FC1FC1u || le_uint(h + 20, 4) != 0) return 0; /* the library reports it */
+        if (le_uint(h, 4) != 0xC1FC1FC1u || le_uint(h + 20, 4) != 0)
+            return 0;     /* the library reports it */
         if (total == 0) { /* the library's index would add this packet again and again */
             seterr(res, "%s: the packet at offset %llu has a packet size of 0", f->name, (unsigned long long)off);
             return -1;
@@ -754,21 +792,25 @@ static int walk_stream(const layout *l, tr_trace *t, tr_file *f, tr_result *res,
         int framed = total % 8 == 0 && content % 8 == 0 && content <= total && content / 8 >= sizeof h &&
                      total / 8 <= size - off;
         uint64_t end = framed ? off + content / 8 : size;
-        if (end - off - sizeof h > (64u << 20)) end = off + sizeof h + (64u << 20);
+        if (end - off - sizeof h > (64u << 20))
+            end = off + sizeof h + (64u << 20);
         size_t len = (size_t)(end - off - sizeof h);
         if (len > *bufcap) {
             unsigned char *b = realloc(*buf, len);
-            if (!b) return 0;
+            if (!b)
+                return 0;
             *buf = b;
             *bufcap = len;
         }
-        if (len && pread(f->fd, *buf, len, (off_t)(off + sizeof h)) != (ssize_t)len) return 0;
+        if (len && pread(f->fd, *buf, len, (off_t)(off + sizeof h)) != (ssize_t)len)
+            return 0;
         if (walk_events(l, *buf, len, &at) != 0) {
             seterr(res, "%s: the event at offset %llu has a sequence longer than its packet", f->name,
                    (unsigned long long)(off + sizeof h + at));
             return -1;
         }
-        if (!framed) return 0;
+        if (!framed)
+            return 0;
         packets++;
         last_seq = le_uint(h + 56, 8);
         discarded = le_uint(h + 64, 8); /* the stream's count so far */
@@ -783,20 +825,22 @@ static int walk_stream(const layout *l, tr_trace *t, tr_file *f, tr_result *res,
     /* packets are numbered from 0 in a stream: the ones missing before the last were lost */
     if (packets && last_seq >= packets - 1 && last_seq - (packets - 1) < (1ull << 40))
         t->lost_packets += last_seq - (packets - 1);
-    if (discarded < (1ull << 48)) t->discarded_events += discarded;
+    if (discarded < (1ull << 48))
+        t->discarded_events += discarded;
     return 0;
 }
 
-int check_tenure_streams(tr_trace *t, tr_result *res)
-{
+int check_tenure_streams(tr_trace *t, tr_result *res) {
     layout l;
     t->walked = tenure_layout(t->metadata, &l) == 0;
-    if (!t->walked) return 0;
+    if (!t->walked)
+        return 0;
     unsigned char *buf = NULL;
     size_t bufcap = 0;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < t->nfiles; i++)
-        if (strcmp(t->files[i].name, "metadata") != 0) rc = walk_stream(&l, t, &t->files[i], res, &buf, &bufcap);
+        if (strcmp(t->files[i].name, "metadata") != 0)
+            rc = walk_stream(&l, t, &t->files[i], res, &buf, &bufcap);
     free(buf);
     layout_free(&l);
     return rc;
@@ -805,21 +849,23 @@ int check_tenure_streams(tr_trace *t, tr_result *res)
 /* What the walk counted and the library may not have reported: libbabeltrace2 reports the
  * events a packet discarded only as the difference from the stream's previous packet (not
  * those counted in its first packet) and knows nothing of the cut packet left out. */
-void trace_account(const tr_trace *t, tr_model *m, tr_result *res)
-{
+void trace_account(const tr_trace *t, tr_model *m, tr_result *res) {
     (void)res;
-    if (!t->walked) return;
-    if (t->discarded_events > m->discarded_events) m->discarded_events = t->discarded_events;
-    if (t->lost_packets > m->discarded_packets) m->discarded_packets = t->lost_packets;
+    if (!t->walked)
+        return;
+    if (t->discarded_events > m->discarded_events)
+        m->discarded_events = t->discarded_events;
+    if (t->lost_packets > m->discarded_packets)
+        m->discarded_packets = t->lost_packets;
     m->cut_packets = t->cut_packets;
     snprintf(m->cut_note, sizeof m->cut_note, "%s", t->cut_note);
 }
 
-int reader_checks_streams(const char *dir)
-{
+int reader_checks_streams(const char *dir) {
     tr_trace t;
     tr_result res;
-    if (trace_open(dir, &t, &res) != 0) return 0;
+    if (trace_open(dir, &t, &res) != 0)
+        return 0;
     int walked = t.walked;
     trace_free(&t);
     return walked;
@@ -827,19 +873,18 @@ int reader_checks_streams(const char *dir)
 
 /* ---- the graph ------------------------------------------------------------------------- */
 
-static const bt_port_input *free_input(const bt_component_filter *mux)
-{
+static const bt_port_input *free_input(const bt_component_filter *mux) {
     uint64_t n = bt_component_filter_get_input_port_count(mux);
     for (uint64_t i = 0; i < n; i++) {
         const bt_port_input *p = bt_component_filter_borrow_input_port_by_index_const(mux, i);
-        if (!bt_port_is_connected(bt_port_input_as_port_const(p))) return p;
+        if (!bt_port_is_connected(bt_port_input_as_port_const(p)))
+            return p;
     }
     return NULL;
 }
 
 /* Decode the trace directory `path` (the private copy guard.c made) into the model. */
-void decode_trace(const char *path, tr_model *m, tr_result *res)
-{
+void decode_trace(const char *path, tr_model *m, tr_result *res) {
     memset(res, 0, sizeof *res);
     res->status = TR_UNREADABLE;
     sink_state *s = calloc(1, sizeof *s);
@@ -850,8 +895,7 @@ void decode_trace(const char *path, tr_model *m, tr_result *res)
         return;
     }
     s->model = m;
-    const bt_component_class_source *fs_cls =
-        bt_plugin_borrow_source_component_class_by_name_const(ctf_plugin, "fs");
+    const bt_component_class_source *fs_cls = bt_plugin_borrow_source_component_class_by_name_const(ctf_plugin, "fs");
     const bt_component_class_filter *mux_cls =
         bt_plugin_borrow_filter_component_class_by_name_const(utils_plugin, "muxer");
     if (!fs_cls || !mux_cls) {
@@ -871,15 +915,15 @@ void decode_trace(const char *path, tr_model *m, tr_result *res)
     const bt_component_filter *mux = NULL;
     const bt_component_sink *sink = NULL;
     if (bt_graph_add_source_component(graph, fs_cls, "src", params,
-                                      reader_verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE, &src) !=
-        BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+                                      reader_verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE,
+                                      &src) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
         seterr(res, "cannot open the trace (damaged metadata or stream file?)");
         take_bt_error(res);
         goto out;
     }
     if (bt_graph_add_filter_component(graph, mux_cls, "mux", NULL,
-                                      reader_verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE, &mux) !=
-            BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
+                                      reader_verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE,
+                                      &mux) != BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
         bt_graph_add_simple_sink_component(graph, "sink", sink_init, sink_consume, NULL, s, &sink) !=
             BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
         seterr(res, "cannot build the trace processing graph");

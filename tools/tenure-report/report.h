@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define TR_GENS 5 /* gen0, gen1, gen2, LOH, POH */
+#define TR_GENS 5   /* gen0, gen1, gen2, LOH, POH */
 #define TR_PHASES 5 /* GCGlobalHeapHistory_V4 phase times: mark, plan, relocate, compact/sweep, promote */
 
 /* The events the model looks at. */
@@ -48,17 +48,17 @@ typedef struct tr_phh_gen {
  * their has_ flag stays 0. */
 typedef struct tr_event {
     tr_kind kind;
-    int64_t ts_ns;   /* default clock, ns from origin */
-    uint64_t tid;    /* packet context `tid` (else the stream id) */
+    int64_t ts_ns; /* default clock, ns from origin */
+    uint64_t tid;  /* packet context `tid` (else the stream id) */
     /* scalar fields, by kind */
-    uint64_t count, depth, reason, type;          /* GCStart, GCEnd, SuspendEEBegin, Triggered */
-    uint64_t alloc_amount, alloc_kind;           /* AllocationTick (AllocationAmount64, else 32) */
-    uint64_t gen_size[TR_GENS], promoted[TR_GENS];/* HeapStats */
+    uint64_t count, depth, reason, type;           /* GCStart, GCEnd, SuspendEEBegin, Triggered */
+    uint64_t alloc_amount, alloc_kind;             /* AllocationTick (AllocationAmount64, else 32) */
+    uint64_t gen_size[TR_GENS], promoted[TR_GENS]; /* HeapStats */
     uint64_t fin_promoted_size, fin_promoted_count, pinned_objects, handles;
-    int phh_count;                                /* PerHeapHistory records read (<= TR_GENS) */
+    int phh_count; /* PerHeapHistory records read (<= TR_GENS) */
     tr_phh_gen phh[TR_GENS];
     uint64_t heap_index;
-    int phase_count;                              /* GlobalHeapHistory phase times read */
+    int phase_count; /* GlobalHeapHistory phase times read */
     uint32_t phase_us[TR_PHASES];
 } tr_event;
 
@@ -66,7 +66,7 @@ typedef struct tr_gc {
     uint32_t number; /* GCStart Count */
     int gen;         /* condemned generation (Depth) */
     uint32_t reason;
-    uint32_t type;   /* 0 blocking, 1 background, 2 foreground */
+    uint32_t type; /* 0 blocking, 1 background, 2 foreground */
     int64_t suspend_begin_ns, suspend_end_ns, start_ns, end_ns, restart_ns;
     int has_suspend, has_suspend_end, has_end, has_heap_stats, complete;
     uint64_t gen_size_after[TR_GENS], promoted[TR_GENS];
@@ -75,11 +75,11 @@ typedef struct tr_gc {
     tr_phh_gen phh[TR_GENS]; /* summed over heaps */
     int phase_count;         /* GCGlobalHeapHistory_V4 phase times (us), 0 if the trace has none */
     uint32_t phase_us[TR_PHASES];
-    int64_t pause_ns;        /* blocking: restart - suspend begin; background: sum of pauses */
+    int64_t pause_ns; /* blocking: restart - suspend begin; background: sum of pauses */
     /* bytes allocated since the previous GC's start, from GCAllocationTick, per kind */
     uint64_t tick_alloc[3];
     /* derived (model_finish) */
-    double alloc_gen0_mb;    /* NaN if unknown */
+    double alloc_gen0_mb; /* NaN if unknown */
     double peak_mb, after_mb, promoted_mb, survival_pct, frag_pct, pause_pct;
     double suspend_ms, pause_ms, start_ms, end_ms; /* end_ms: restart (or a background GC's heap stats) */
 } tr_gc;
@@ -90,7 +90,7 @@ typedef struct tr_gen_rollup {
 } tr_gen_rollup;
 
 typedef struct tr_model {
-    tr_gc *gcs;     /* every GC that started, in start order */
+    tr_gc *gcs; /* every GC that started, in start order */
     size_t n, cap;
     /* suspension in progress */
     int suspended;
@@ -98,18 +98,18 @@ typedef struct tr_model {
     int has_susp_end;
     uint64_t susp_tid;
     uint32_t susp_reason;
-    long susp_gc;       /* GC started under this suspension, or -1 */
-    long cur_blocking;  /* GC started, not ended (blocking or foreground) */
-    long cur_bgc;       /* background GC in progress */
-    long last_ended;    /* GC whose GCEnd came and whose GCHeapStats has not */
+    long susp_gc;      /* GC started under this suspension, or -1 */
+    long cur_blocking; /* GC started, not ended (blocking or foreground) */
+    long cur_bgc;      /* background GC in progress */
+    long last_ended;   /* GC whose GCEnd came and whose GCHeapStats has not */
     uint64_t pending_ticks[3];
     uint64_t total_ticks[3];
     int have_ticks;
     int64_t first_ns, last_ns;
     int have_time;
     uint64_t events, discarded_events, discarded_packets;
-    uint64_t cut_packets; /* half packets at the end of stream files, left out (guard.c) */
-    char cut_note[400];   /* where, for the report */
+    uint64_t cut_packets;     /* half packets at the end of stream files, left out (guard.c) */
+    char cut_note[400];       /* where, for the report */
     uint64_t nested_suspends; /* suspensions that began before the previous one ended */
     /* results (model_finish) */
     size_t completed, incomplete;
@@ -141,7 +141,7 @@ typedef struct tr_result {
  * discarded, packets are missing or cut; res->error says which and how many. */
 void model_status(const tr_model *m, tr_result *res);
 
-extern int reader_verbose; /* --verbose: the ctf plugin logs its diagnostics to stderr */
+extern int reader_verbose;                 /* --verbose: the ctf plugin logs its diagnostics to stderr */
 int reader_init(char *err, size_t errlen); /* loads the ctf and utils plugins */
 void reader_fini(void);
 /* Read one trace directory: checked and capped (guard.c), decoded by libbabeltrace2 in a child

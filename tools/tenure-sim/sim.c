@@ -18,15 +18,15 @@
 
 typedef struct sim_opts {
     const char *preset;
-    double seconds;      /* run time (0: until total_mb) */
-    double total_mb;     /* bytes to allocate (0: until seconds) */
-    double live_mb;      /* live data kept in the survivor table */
+    double seconds;  /* run time (0: until total_mb) */
+    double total_mb; /* bytes to allocate (0: until seconds) */
+    double live_mb;  /* live data kept in the survivor table */
     size_t small_min, small_max, large_min, large_max;
     double large_share, pinned_share; /* fractions of allocations */
-    unsigned survive_every;            /* every Nth allocation survives */
-    unsigned pin_every;                /* every Nth survivor is held by a pinned handle */
-    unsigned finalize_every;           /* every Nth allocation is finalizable */
-    int refs;                          /* survivors reference other survivors */
+    unsigned survive_every;           /* every Nth allocation survives */
+    unsigned pin_every;               /* every Nth survivor is held by a pinned handle */
+    unsigned finalize_every;          /* every Nth allocation is finalizable */
+    int refs;                         /* survivors reference other survivors */
     unsigned threads;
     unsigned long seed;
 } sim_opts;
@@ -39,10 +39,22 @@ typedef struct preset {
 } preset;
 
 static void p_steady(sim_opts *o) { (void)o; }
-static void p_high_survival(sim_opts *o) { o->survive_every = 3; o->live_mb = 256; }
-static void p_loh_churn(sim_opts *o) { o->large_share = 0.02; o->survive_every = 50; }
-static void p_pinning(sim_opts *o) { o->pin_every = 4; o->pinned_share = 0.01; }
-static void p_graph(sim_opts *o) { o->refs = 1; o->survive_every = 10; }
+static void p_high_survival(sim_opts *o) {
+    o->survive_every = 3;
+    o->live_mb = 256;
+}
+static void p_loh_churn(sim_opts *o) {
+    o->large_share = 0.02;
+    o->survive_every = 50;
+}
+static void p_pinning(sim_opts *o) {
+    o->pin_every = 4;
+    o->pinned_share = 0.01;
+}
+static void p_graph(sim_opts *o) {
+    o->refs = 1;
+    o->survive_every = 10;
+}
 static void p_finalizer(sim_opts *o) { o->finalize_every = 10; }
 
 static const preset presets[] = {
@@ -103,7 +115,7 @@ typedef struct sim {
     double *pauses;
     unsigned char *pause_gens; /* the generation each GC condemned, beside pauses */
     size_t npauses, cap_pauses;
-    uint64_t seen_gcs;    /* atomic: read by the progress line */
+    uint64_t seen_gcs; /* atomic: read by the progress line */
 } sim;
 
 /* One mutator thread: its survivor table (a reference array on the pinned heap held by a
@@ -255,8 +267,8 @@ static void progress(const sim *s, uint64_t bytes, double elapsed, int final) {
         frac = 1;
     if (isatty(STDERR_FILENO)) {
         int w = 30, f = (int)(frac * w);
-        fprintf(stderr, "\r[%.*s%*s] %3.0f%% %8.0f MB allocated, %llu GCs", f, "##############################",
-                w - f, "", frac * 100, bytes / 1048576.0, gcs);
+        fprintf(stderr, "\r[%.*s%*s] %3.0f%% %8.0f MB allocated, %llu GCs", f, "##############################", w - f,
+                "", frac * 100, bytes / 1048576.0, gcs);
         if (final)
             fputc('\n', stderr);
     } else {
@@ -346,8 +358,8 @@ static void report(const sim *s, const worker *ws, double elapsed) {
     for (unsigned i = 0; i < s->o.threads; i++)
         allocs += ws[i].allocs;
     printf("\n== GC report (%s) ==\n", s->o.preset);
-    printf("run time %.2f s, %u thread(s) allocated %.1f MB in %llu objects (%.0f MB/s, %.1f ns per object)\n",
-           elapsed, s->o.threads, bytes / 1048576.0, (unsigned long long)allocs, bytes / 1048576.0 / elapsed,
+    printf("run time %.2f s, %u thread(s) allocated %.1f MB in %llu objects (%.0f MB/s, %.1f ns per object)\n", elapsed,
+           s->o.threads, bytes / 1048576.0, (unsigned long long)allocs, bytes / 1048576.0 / elapsed,
            elapsed * 1e9 / allocs);
     printf("GCs: %llu (gen0 %llu, gen1 %llu, gen2 %llu), compacting %llu, sweeping %llu\n",
            (unsigned long long)st.gc_count, (unsigned long long)(st.gen[0].collections - st.gen[1].collections),
@@ -362,7 +374,8 @@ static void report(const sim *s, const worker *ws, double elapsed) {
            st.heap_bytes / 1048576.0, st.gen[0].size / 1048576.0, st.gen[1].size / 1048576.0,
            st.gen[2].size / 1048576.0, st.gen[3].size / 1048576.0, st.gen[4].size / 1048576.0,
            (st.gen[0].free_bytes + st.gen[1].free_bytes + st.gen[2].free_bytes + st.gen[3].free_bytes +
-            st.gen[4].free_bytes) / 1048576.0,
+            st.gen[4].free_bytes) /
+               1048576.0,
            st.committed_bytes / 1048576.0);
     printf("mark stack overflows %llu, pinned objects in last GC %llu\n", (unsigned long long)st.mark_stack_overflows,
            (unsigned long long)st.pinned_objects);
@@ -414,13 +427,15 @@ static int run(sim_opts o) {
         return 1;
     }
     tenure_set_gc_callback(s.rt, on_gc, &s);
-    s.node = tenure_type_register(s.rt, &(tenure_type_desc){.name = "SimObject", .flags = TENURE_TYPE_ARRAY,
-                                                              .elem_size = 8, .trace = trace_obj});
+    s.node = tenure_type_register(
+        s.rt, &(tenure_type_desc){.name = "SimObject", .flags = TENURE_TYPE_ARRAY, .elem_size = 8, .trace = trace_obj});
     s.fnode = tenure_type_register(s.rt, &(tenure_type_desc){.name = "SimFinalizable",
-                                                               .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_FINALIZABLE,
-                                                               .elem_size = 8, .trace = trace_obj,
-                                                               .finalize = finalize_obj});
-    s.table_type = tenure_type_register(s.rt, &(tenure_type_desc){.name = "SurvivorTable", .flags = TENURE_TYPE_REF_ARRAY});
+                                                             .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_FINALIZABLE,
+                                                             .elem_size = 8,
+                                                             .trace = trace_obj,
+                                                             .finalize = finalize_obj});
+    s.table_type =
+        tenure_type_register(s.rt, &(tenure_type_desc){.name = "SurvivorTable", .flags = TENURE_TYPE_REF_ARRAY});
     worker *ws = calloc(o.threads, sizeof *ws);
     if (!ws)
         return 1;
@@ -503,29 +518,46 @@ int main(int argc, char **argv) {
                 return 64;
             }
             i++;
-            if (!strcmp(a, "--preset")) continue;
-            else if (!strcmp(a, "--seconds")) { o.seconds = atof(v); o.total_mb = 0; }
-            else if (!strcmp(a, "--total-mb")) { o.total_mb = atof(v); o.seconds = 0; }
-            else if (!strcmp(a, "--live-mb")) o.live_mb = atof(v);
-            else if (!strcmp(a, "--small")) sscanf(v, "%zu-%zu", &o.small_min, &o.small_max);
-            else if (!strcmp(a, "--large")) sscanf(v, "%zu-%zu", &o.large_min, &o.large_max);
-            else if (!strcmp(a, "--large-share")) o.large_share = atof(v);
-            else if (!strcmp(a, "--pinned-share")) o.pinned_share = atof(v);
-            else if (!strcmp(a, "--survive-every")) o.survive_every = (unsigned)atoi(v);
-            else if (!strcmp(a, "--pin-every")) o.pin_every = (unsigned)atoi(v);
-            else if (!strcmp(a, "--finalize-every")) o.finalize_every = (unsigned)atoi(v);
-            else if (!strcmp(a, "--refs")) o.refs = atoi(v);
-            else if (!strcmp(a, "--threads")) o.threads = (unsigned)atoi(v);
-            else if (!strcmp(a, "--seed")) o.seed = strtoul(v, NULL, 0);
+            if (!strcmp(a, "--preset"))
+                continue;
+            else if (!strcmp(a, "--seconds")) {
+                o.seconds = atof(v);
+                o.total_mb = 0;
+            } else if (!strcmp(a, "--total-mb")) {
+                o.total_mb = atof(v);
+                o.seconds = 0;
+            } else if (!strcmp(a, "--live-mb"))
+                o.live_mb = atof(v);
+            else if (!strcmp(a, "--small"))
+                sscanf(v, "%zu-%zu", &o.small_min, &o.small_max);
+            else if (!strcmp(a, "--large"))
+                sscanf(v, "%zu-%zu", &o.large_min, &o.large_max);
+            else if (!strcmp(a, "--large-share"))
+                o.large_share = atof(v);
+            else if (!strcmp(a, "--pinned-share"))
+                o.pinned_share = atof(v);
+            else if (!strcmp(a, "--survive-every"))
+                o.survive_every = (unsigned)atoi(v);
+            else if (!strcmp(a, "--pin-every"))
+                o.pin_every = (unsigned)atoi(v);
+            else if (!strcmp(a, "--finalize-every"))
+                o.finalize_every = (unsigned)atoi(v);
+            else if (!strcmp(a, "--refs"))
+                o.refs = atoi(v);
+            else if (!strcmp(a, "--threads"))
+                o.threads = (unsigned)atoi(v);
+            else if (!strcmp(a, "--seed"))
+                o.seed = strtoul(v, NULL, 0);
             else {
                 fprintf(stderr, "tenure-sim: unknown option %s\n", a);
                 usage();
                 return 64;
             }
         }
-        if (o.threads < 1 || o.threads > 64 || o.survive_every < 1 || o.small_min < 40 || o.small_max < o.small_min || o.large_max < o.large_min ||
-            (o.seconds <= 0 && o.total_mb <= 0) || o.live_mb <= 0) {
-            fprintf(stderr, "tenure-sim: inconsistent options (small sizes >= 40, survive-every >= 1, 1..64 threads, a run length)\n");
+        if (o.threads < 1 || o.threads > 64 || o.survive_every < 1 || o.small_min < 40 || o.small_max < o.small_min ||
+            o.large_max < o.large_min || (o.seconds <= 0 && o.total_mb <= 0) || o.live_mb <= 0) {
+            fprintf(stderr, "tenure-sim: inconsistent options (small sizes >= 40, survive-every >= 1, 1..64 threads, a "
+                            "run length)\n");
             return 64;
         }
         status |= run(o);

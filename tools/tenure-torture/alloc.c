@@ -132,8 +132,10 @@ aspec large_spec(program_state *s, rng *r) {
     aspec a = {s->tix_bytes, 0, 0};
     size_t th = (size_t)s->cfg.GCLOHThreshold;
     unsigned x = (unsigned)rbelow(r, 100);
-    size_t bytes = x < 15 ? th + 8 * rbelow(r, 4) : x < 85 ? rrange(r, th, 2 * th) : x < 97 ? rrange(r, 2 * th, 1 << 20)
-                                                                                          : rrange(r, 1 << 20, 3 << 20);
+    size_t bytes = x < 15   ? th + 8 * rbelow(r, 4)
+                   : x < 85 ? rrange(r, th, 2 * th)
+                   : x < 97 ? rrange(r, 2 * th, 1 << 20)
+                            : rrange(r, 1 << 20, 3 << 20);
     if (s->oom_mode && rchance(r, 30))
         bytes = rrange(r, 1 << 20, 4 << 20);
     unsigned y = (unsigned)rbelow(r, 100);
@@ -143,11 +145,13 @@ aspec large_spec(program_state *s, rng *r) {
     } else if (y < 90) {
         a.tix = s->tix_refarr;
         a.length = (bytes - 16 + 7) / 8;
-        if (a.length > 40000) a.length = 40000;
+        if (a.length > 40000)
+            a.length = 40000;
     } else {
         a.tix = rchance(r, 50) ? s->tix_recarr : s->tix_recarr_tr;
         a.length = (bytes - 16 + 15) / 16;
-        if (a.length > 20000) a.length = 20000;
+        if (a.length > 20000)
+            a.length = 20000;
     }
     if (arr_size(s->types[a.tix].kind, a.length) < th)
         a.length += (th - arr_size(s->types[a.tix].kind, a.length) + 7) / 8 + 1;

@@ -22,11 +22,16 @@ void op_collect(program_state *s, rng *r) {
     static const int gens[] = {-1, 0, 0, 1, 1, 2};
     int gen = gens[rbelow(r, 6)];
     unsigned flags = 0;
-    if (rchance(r, 30)) flags |= TENURE_COLLECT_COMPACT;
-    if (rchance(r, 12)) flags |= TENURE_COLLECT_OPTIMIZED;
-    if (rchance(r, 15)) flags |= TENURE_COLLECT_COMPACT_LOH;
-    if (rchance(r, 10)) flags |= TENURE_COLLECT_NONBLOCKING;
-    if (rchance(r, 6) && !(flags & TENURE_COLLECT_OPTIMIZED)) flags |= TENURE_COLLECT_AGGRESSIVE;
+    if (rchance(r, 30))
+        flags |= TENURE_COLLECT_COMPACT;
+    if (rchance(r, 12))
+        flags |= TENURE_COLLECT_OPTIMIZED;
+    if (rchance(r, 15))
+        flags |= TENURE_COLLECT_COMPACT_LOH;
+    if (rchance(r, 10))
+        flags |= TENURE_COLLECT_NONBLOCKING;
+    if (rchance(r, 6) && !(flags & TENURE_COLLECT_OPTIMIZED))
+        flags |= TENURE_COLLECT_AGGRESSIVE;
     induced_collect(s, gen, flags, "induced GC");
     full_check(s, "full check after an induced GC");
 }

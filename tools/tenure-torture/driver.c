@@ -31,7 +31,8 @@ pid_t spawn(const driver *d, const params *P, shres *sh, int quiet) {
     if (pid == 0) {
         if (quiet) {
             int fd = open("/dev/null", O_WRONLY);
-            if (fd >= 0) dup2(fd, 2);
+            if (fd >= 0)
+                dup2(fd, 2);
         }
         alarm((unsigned)d->timeout);
         run_program(P, sh, 1);
@@ -111,7 +112,8 @@ static void failure_class(const char *msg, char *out, size_t n) {
             break;
         if (p[0] == '0' && p[1] == 'x') {
             p++;
-            while (p[1] && ((p[1] >= '0' && p[1] <= '9') || (p[1] >= 'a' && p[1] <= 'f'))) p++;
+            while (p[1] && ((p[1] >= '0' && p[1] <= '9') || (p[1] >= 'a' && p[1] <= 'f')))
+                p++;
             continue;
         }
         if (*p >= '0' && *p <= '9')
@@ -143,7 +145,8 @@ static void reduce_try(driver *d, reduction *red, const params *Q, const outcome
     if (o.failed && same_class(&o, first)) {
         red->P = *Q;
         red->best = o;
-        if (shorten && o.op >= 0 && o.op < red->P.ops) red->P.ops = o.op + 1;
+        if (shorten && o.op >= 0 && o.op < red->P.ops)
+            red->P.ops = o.op + 1;
     }
 }
 

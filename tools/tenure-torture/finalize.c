@@ -9,9 +9,7 @@
  * (one per process at a time) */
 static program_state *finalizing_program;
 
-void finalizers_attach(program_state *s) {
-    finalizing_program = s;
-}
+void finalizers_attach(program_state *s) { finalizing_program = s; }
 
 /* the finalizer of every finalizable type: it must be the head of the model's queue; what it
  * does is decided by the seed, the object number and the object's run count */
@@ -23,7 +21,8 @@ static uint32_t finalizer_head(program_state *s, void *obj) {
              obj);
     if (s->in_fin)
         diff(s, "finalizers nest (%p while #%u runs)", obj, s->fq[s->fqhead]);
-    while (s->fqhead < s->nfq && s->fq[s->fqhead] == 0) s->fqhead++;
+    while (s->fqhead < s->nfq && s->fq[s->fqhead] == 0)
+        s->fqhead++;
     if (s->fqhead >= s->nfq) {
         diff(s, "a finalizer ran for %p, the model has nothing queued", obj);
         check_end(s, "finalizer");
@@ -31,7 +30,8 @@ static uint32_t finalizer_head(program_state *s, void *obj) {
     uint32_t j = s->fq[s->fqhead];
     if ((uintptr_t)obj != s->objs[j].addr) {
         uint64_t id = tenure_is_object(s->rt, obj) && is_fin(s, j) ? *(uint64_t *)((char *)obj + 8) : 0;
-        diff(s, "a finalizer ran for %p (number word %#" PRIx64 "), the model expected %s at %#" PRIxPTR
+        diff(s,
+             "a finalizer ran for %p (number word %#" PRIx64 "), the model expected %s at %#" PRIxPTR
              " (queue position %u of %u)",
              obj, id, odesc(s, j), s->objs[j].addr, s->fqhead, s->nfq);
         check_end(s, "finalizer");
@@ -99,7 +99,8 @@ static void check_pending(program_state *s, const char *where) {
 static void after_run(program_state *s, const char *what, size_t ran) {
     if (ran != s->ran_in_run)
         diff(s, "%s returned %zu, %" PRIu64 " finalizers ran", what, ran, s->ran_in_run);
-    while (s->fqhead < s->nfq && s->fq[s->fqhead] == 0) s->fqhead++;
+    while (s->fqhead < s->nfq && s->fq[s->fqhead] == 0)
+        s->fqhead++;
     if (s->fqhead != s->nfq)
         diff(s, "after %s the model still has %u queued, the first %s", what, s->nfq - s->fqhead,
              odesc(s, s->fq[s->fqhead]));

@@ -59,12 +59,14 @@ void op_frozen(program_state *s, rng *r) {
     memset(mem, 0xcd, total);
     char *at = mem;
     uint32_t first = s->nobj;
-    for (unsigned i = 0; i < n; i++) at += frozen_object(s, r, &specs[i], at);
+    for (unsigned i = 0; i < n; i++)
+        at += frozen_object(s, r, &specs[i], at);
     tenure_result res = tenure_register_frozen_segment(s->rt, mem, total);
     if (res != TENURE_OK)
         diff(s, "tenure_register_frozen_segment(%zu bytes, %u objects): %s", total, n, tenure_strerror(res));
     check_end(s, "frozen segment");
     s->frozen_mem[s->nfrozen_segs++] = mem;
-    for (uint32_t j = first; j < s->nobj; j++) vec_push(&s->frozen, &s->nfrozen, &s->capfrozen, j);
+    for (uint32_t j = first; j < s->nobj; j++)
+        vec_push(&s->frozen, &s->nfrozen, &s->capfrozen, j);
     s->reach_dirty = 1;
 }

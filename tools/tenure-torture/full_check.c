@@ -9,9 +9,11 @@ static size_t hslot(program_state *s, uintptr_t k) { return (size_t)(mix64(k) & 
 
 static void hash_build(program_state *s) {
     size_t n = 0;
-    for (uint32_t j = 1; j < s->nobj; j++) n += !s->objs[j].reclaimed;
+    for (uint32_t j = 1; j < s->nobj; j++)
+        n += !s->objs[j].reclaimed;
     size_t cap = 64;
-    while (cap < 2 * n + 2) cap *= 2;
+    while (cap < 2 * n + 2)
+        cap *= 2;
     if (cap > s->hcap) {
         s->hcap = cap;
         s->hkeys = xrealloc(s->hkeys, s->hcap * sizeof *s->hkeys);
@@ -22,7 +24,8 @@ static void hash_build(program_state *s) {
         if (s->objs[j].reclaimed)
             continue;
         size_t at = hslot(s, s->objs[j].addr);
-        while (s->hkeys[at] && s->hkeys[at] != s->objs[j].addr) at = (at + 1) & (s->hcap - 1);
+        while (s->hkeys[at] && s->hkeys[at] != s->objs[j].addr)
+            at = (at + 1) & (s->hcap - 1);
         if (s->hkeys[at])
             diff(s, "model: %s and %s share address %#" PRIxPTR, odesc(s, s->hvals[at]), odesc(s, j), s->objs[j].addr);
         s->hkeys[at] = s->objs[j].addr;
@@ -32,7 +35,8 @@ static void hash_build(program_state *s) {
 
 static uint32_t hash_get(program_state *s, uintptr_t k) {
     for (size_t at = hslot(s, k); s->hkeys[at]; at = (at + 1) & (s->hcap - 1))
-        if (s->hkeys[at] == k) return s->hvals[at];
+        if (s->hkeys[at] == k)
+            return s->hvals[at];
     return 0;
 }
 

@@ -18,7 +18,8 @@ static void expect_wait_gc(program_state *s, const tenure_gc_info *info) {
 static void expect_pressure_gc(program_state *s, const tenure_gc_info *info) {
     s->pressure_gcs++;
     if (s->pressure_gcs > 1 || info->generation != 2 || info->reason != 1 || s->press_since < (8u << 20))
-        diff(s, "tenure_add_memory_pressure: GC %d of the call condemned generation %d with reason %u (expected "
+        diff(s,
+             "tenure_add_memory_pressure: GC %d of the call condemned generation %d with reason %u (expected "
              "one GC of generation 2, reason 1) with %" PRIu64 " bytes of pressure added since the last gen2 GC "
              "(the budget is at least 8 MiB)",
              s->pressure_gcs, info->generation, info->reason, s->press_since);
@@ -33,9 +34,10 @@ static void expect_induced_gc(program_state *s, const tenure_gc_info *info) {
         diff(s, "tenure_collect(gen %d, flags %#x) condemned generation %d", s->induced_gen, s->induced_flags,
              info->generation);
     unsigned f = s->induced_flags;
-    uint32_t want = (f & TENURE_COLLECT_AGGRESSIVE) ? 17u
+    uint32_t want = (f & TENURE_COLLECT_AGGRESSIVE)  ? 17u
                     : (f & TENURE_COLLECT_OPTIMIZED) ? 7u
-                    : (f & TENURE_COLLECT_COMPACT) ? 10u : 1u;
+                    : (f & TENURE_COLLECT_COMPACT)   ? 10u
+                                                     : 1u;
     if (info->reason != want)
         diff(s, "tenure_collect(flags %#x): GC reason %u, expected %u", f, info->reason, want);
 }

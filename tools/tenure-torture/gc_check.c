@@ -19,7 +19,8 @@ static void live_close(program_state *s) {
     for (; s->qdone < s->qn; s->qdone++) {
         mobj *o = &s->objs[s->queue[s->qdone]];
         for (uint32_t i = 0; i < o->nrefs; i++)
-            if (o->refs[i]) live_mark(s, o->refs[i]);
+            if (o->refs[i])
+                live_mark(s, o->refs[i]);
     }
 }
 
@@ -102,7 +103,8 @@ static void mark_strong(program_state *s, int c) {
         if (o->reclaimed || gen_class(o) <= c)
             continue;
         for (uint32_t i = 0; i < o->nrefs; i++)
-            if (o->refs[i]) live_mark(s, o->refs[i]);
+            if (o->refs[i])
+                live_mark(s, o->refs[i]);
     }
     live_close(s);
     model_dep_fix(s);
@@ -136,7 +138,8 @@ static void queue_finalizable(program_state *s) {
     s->queued_total += s->gc_queued_n;
     s->mk_count = 1;
     s->mk_bytes = 0;
-    for (uint32_t i = first; i < s->nfq; i++) live_mark(s, s->fq[i]);
+    for (uint32_t i = first; i < s->nfq; i++)
+        live_mark(s, s->fq[i]);
     live_close(s);
     s->mk_count = 0;
     s->gc_queued_bytes = s->mk_bytes;
@@ -175,16 +178,18 @@ static void edges_of_roots(program_state *s) {
         if (s->areas[a].active)
             for (unsigned k = 0; k < AREA_SLOTS; k++)
                 edge(s, "root area slot", k, 0, s->areas[a].obj[k], s->areas[a].slots[k]);
-    for (unsigned k = 0; k < SCAN_SLOTS; k++) edge(s, "scanner slot", k, 0, s->scan_obj[k], s->scan_slots[k]);
+    for (unsigned k = 0; k < SCAN_SLOTS; k++)
+        edge(s, "scanner slot", k, 0, s->scan_obj[k], s->scan_slots[k]);
 }
 
 static const char *now_behaves_as(program_state *s, const mhandle *m) {
     if (m->kind != TENURE_HANDLE_VARIABLE && m->kind != TENURE_HANDLE_REFCOUNTED)
         return "";
     int e = h_eff(s, m);
-    return e == TENURE_HANDLE_STRONG ? " (strong now)"
-           : e == TENURE_HANDLE_PINNED ? " (pinned now)"
-           : e == TENURE_HANDLE_WEAK_LONG ? " (weak long now)" : " (weak short now)";
+    return e == TENURE_HANDLE_STRONG      ? " (strong now)"
+           : e == TENURE_HANDLE_PINNED    ? " (pinned now)"
+           : e == TENURE_HANDLE_WEAK_LONG ? " (weak long now)"
+                                          : " (weak short now)";
 }
 
 /* every handle (weak ones: cleared exactly when the model says), every secondary; finalizable
@@ -247,7 +252,8 @@ static void mark_pinned(program_state *s) {
             s->objs[m->obj].mark = s->epoch;
         if (e == TENURE_HANDLE_ASYNC_PINNED && s->objs[m->obj].tix == s->tix_refarr)
             for (uint32_t i = 0; i < s->objs[m->obj].nrefs; i++)
-                if (s->objs[m->obj].refs[i]) s->objs[s->objs[m->obj].refs[i]].mark = s->epoch;
+                if (s->objs[m->obj].refs[i])
+                    s->objs[s->objs[m->obj].refs[i]].mark = s->epoch;
     }
 }
 
@@ -276,17 +282,20 @@ static void check_move(program_state *s, uint32_t j, const tenure_gc_info *info)
     mobj *o = &s->objs[j];
     int loh_move_ok = (info->compacted & 8) != 0;
     if (o->mark == s->epoch)
-        diff(s, "after GC %" PRIu64 ": %s held by a pinned or async pinned handle moved from %#" PRIxPTR
-             " to %#" PRIxPTR, s->gcs, odesc(s, j), o->addr, o->new_addr);
+        diff(s,
+             "after GC %" PRIu64 ": %s held by a pinned or async pinned handle moved from %#" PRIxPTR " to %#" PRIxPTR,
+             s->gcs, odesc(s, j), o->addr, o->new_addr);
     else if (o->flags & F_POH)
         diff(s, "after GC %" PRIu64 ": pinned-heap %s moved from %#" PRIxPTR " to %#" PRIxPTR, s->gcs, odesc(s, j),
              o->addr, o->new_addr);
     else if (o->gen == 3 && !loh_move_ok)
-        diff(s, "after GC %" PRIu64 ": large %s moved from %#" PRIxPTR " to %#" PRIxPTR
+        diff(s,
+             "after GC %" PRIu64 ": large %s moved from %#" PRIxPTR " to %#" PRIxPTR
              " although the LOH was not compacted (mask %#x)",
              s->gcs, odesc(s, j), o->addr, o->new_addr, (unsigned)info->compacted);
     else if (o->gen <= 2 && !(info->compacted & (1 << o->gen)))
-        diff(s, "after GC %" PRIu64 ": %s moved from %#" PRIxPTR " to %#" PRIxPTR
+        diff(s,
+             "after GC %" PRIu64 ": %s moved from %#" PRIxPTR " to %#" PRIxPTR
              " although its generation was swept (compacted mask %#x)",
              s->gcs, odesc(s, j), o->addr, o->new_addr, (unsigned)info->compacted);
 }
@@ -320,7 +329,8 @@ static void check_survivors(program_state *s, const tenure_gc_info *info) {
     /* the finalizable objects that still exist */
     uint32_t nf = 0;
     for (uint32_t i = 0; i < s->nfobjs; i++)
-        if (!s->objs[s->fobjs[i]].reclaimed) s->fobjs[nf++] = s->fobjs[i];
+        if (!s->objs[s->fobjs[i]].reclaimed)
+            s->fobjs[nf++] = s->fobjs[i];
     s->nfobjs = nf;
 }
 
@@ -335,10 +345,13 @@ static void check_figures(program_state *s, int c) {
              s->gcs, c, st.finalization_promoted_count, st.finalization_promoted_bytes, s->gc_queued_n,
              s->gc_queued_bytes);
     uint64_t hashed = 0;
-    for (uint32_t j = 1; j < s->nobj; j++) hashed += s->objs[j].hash && !s->objs[j].reclaimed;
+    for (uint32_t j = 1; j < s->nobj; j++)
+        hashed += s->objs[j].hash && !s->objs[j].reclaimed;
     if (st.sync_blocks != hashed)
-        diff(s, "after GC %" PRIu64 ": the identity hash table has %" PRIu64 " entries, the model has %" PRIu64
-             " live hashed objects", s->gcs, st.sync_blocks, hashed);
+        diff(s,
+             "after GC %" PRIu64 ": the identity hash table has %" PRIu64 " entries, the model has %" PRIu64
+             " live hashed objects",
+             s->gcs, st.sync_blocks, hashed);
     if (c == 2)
         check_sized_after_full_gc(s);
 }
@@ -363,7 +376,8 @@ void check_overlap(program_state *s, const char *where) {
     queue_reserve(s, s->nobj + 16);
     uint32_t n = 0;
     for (uint32_t j = 1; j < s->nobj; j++)
-        if (!s->objs[j].reclaimed) s->queue[n++] = j;
+        if (!s->objs[j].reclaimed)
+            s->queue[n++] = j;
     qsort_r(s->queue, n, sizeof *s->queue, cmp_addr, s);
     for (uint32_t i = 1; i < n; i++) {
         mobj *a = &s->objs[s->queue[i - 1]], *b = &s->objs[s->queue[i]];

@@ -7,12 +7,13 @@
 
 int free_handle_index(program_state *s) {
     for (int h = 1; h < MAX_HANDLES; h++)
-        if (!s->handles[h].active) return h;
+        if (!s->handles[h].active)
+            return h;
     return -1;
 }
 
 const int handle_kinds[4] = {TENURE_HANDLE_STRONG, TENURE_HANDLE_PINNED, TENURE_HANDLE_WEAK_SHORT,
-                                    TENURE_HANDLE_WEAK_LONG};
+                             TENURE_HANDLE_WEAK_LONG};
 
 int handle_new(program_state *s, int kind, uint32_t j) {
     int h = free_handle_index(s);
@@ -54,7 +55,8 @@ void handle_set(program_state *s, int h, uint32_t j) {
 int random_handle(program_state *s, rng *r, int kind_filter) {
     int idx[MAX_HANDLES], n = 0;
     for (int h = 1; h < MAX_HANDLES; h++)
-        if (s->handles[h].active && (kind_filter < 0 || s->handles[h].kind == kind_filter)) idx[n++] = h;
+        if (s->handles[h].active && (kind_filter < 0 || s->handles[h].kind == kind_filter))
+            idx[n++] = h;
     return n ? idx[rbelow(r, (uint64_t)n)] : -1;
 }
 
@@ -72,7 +74,8 @@ void op_handle(program_state *s, rng *r) {
         }
     } else {
         int h = random_handle(s, r, -1);
-        if (h > 0) handle_free(s, h);
+        if (h > 0)
+            handle_free(s, h);
     }
 }
 
@@ -85,13 +88,15 @@ void op_pin(program_state *s, rng *r) {
         handle_new(s, TENURE_HANDLE_PINNED, t);
     } else {
         int h = random_handle(s, r, TENURE_HANDLE_PINNED);
-        if (h > 0) handle_free(s, h);
+        if (h > 0)
+            handle_free(s, h);
     }
 }
 
 static int count_kind(program_state *s, int kind) {
     int n = 0;
-    for (int h = 1; h < MAX_HANDLES; h++) n += s->handles[h].active && s->handles[h].kind == kind;
+    for (int h = 1; h < MAX_HANDLES; h++)
+        n += s->handles[h].active && s->handles[h].kind == kind;
     return n;
 }
 

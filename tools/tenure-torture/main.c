@@ -18,25 +18,28 @@ static uint64_t parse_size(const char *s) {
     char *end;
     double v = strtod(s, &end);
     switch (*end) {
-    case 'k': case 'K': v *= 1024; break;
-    case 'm': case 'M': v *= 1024 * 1024; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
+    case 'k':
+    case 'K': v *= 1024; break;
+    case 'm':
+    case 'M': v *= 1024 * 1024; break;
+    case 'g':
+    case 'G': v *= 1024.0 * 1024 * 1024; break;
     default: break;
     }
     return (uint64_t)v;
 }
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: tenure-torture [options]\n"
-            "  --seed N          the first program's seed (default: from the clock; always printed)\n"
-            "  --ops N           operations per program (default 300)\n"
-            "  --programs N      run N programs with consecutive seeds (default 1)\n"
-            "  --minutes M       soak: run programs until M minutes have passed\n"
-            "  --verify-every N  a full check every N allocations (default 200; 0: only after induced GCs)\n"
-            "  --hard-limit B    GCHeapHardLimit (k/m/g suffixes): allocations may fail with NOMEM\n"
-            "  --drop LIST       skip these op kinds (comma separated):");
-    for (int k = 0; k < OP_COUNT; k++) fprintf(f, " %s", op_names[k]);
+    fprintf(f, "usage: tenure-torture [options]\n"
+               "  --seed N          the first program's seed (default: from the clock; always printed)\n"
+               "  --ops N           operations per program (default 300)\n"
+               "  --programs N      run N programs with consecutive seeds (default 1)\n"
+               "  --minutes M       soak: run programs until M minutes have passed\n"
+               "  --verify-every N  a full check every N allocations (default 200; 0: only after induced GCs)\n"
+               "  --hard-limit B    GCHeapHardLimit (k/m/g suffixes): allocations may fail with NOMEM\n"
+               "  --drop LIST       skip these op kinds (comma separated):");
+    for (int k = 0; k < OP_COUNT; k++)
+        fprintf(f, " %s", op_names[k]);
     fprintf(f, "\n"
                "  --reduce          on failure, find a short reproduction and print its command line\n"
                "  --jobs N          run N programs at a time (default 1)\n"
@@ -98,8 +101,10 @@ static int parse_valued(cli *c, const char *a, const char *v) {
         return parse_drop(v, &c->P.drop_mask);
     } else if (!strcmp(a, "--jobs")) {
         c->jobs = (int)strtol(v, NULL, 0);
-        if (c->jobs < 1) c->jobs = 1;
-        if (c->jobs > 64) c->jobs = 64;
+        if (c->jobs < 1)
+            c->jobs = 1;
+        if (c->jobs > 64)
+            c->jobs = 64;
     } else if (!strcmp(a, "--timeout")) {
         c->drv.timeout = (int)strtol(v, NULL, 0);
     } else if (!strcmp(a, "--inject")) {
@@ -131,10 +136,11 @@ static int parse_flag(cli *c, const char *a) {
 }
 
 static int is_valued(const char *a) {
-    static const char *const valued[] = {"--seed", "--ops", "--programs", "--minutes", "--verify-every",
-                                         "--hard-limit", "--drop", "--jobs", "--timeout", "--inject"};
+    static const char *const valued[] = {"--seed",       "--ops",  "--programs", "--minutes", "--verify-every",
+                                         "--hard-limit", "--drop", "--jobs",     "--timeout", "--inject"};
     for (size_t k = 0; k < sizeof valued / sizeof *valued; k++)
-        if (!strcmp(a, valued[k])) return 1;
+        if (!strcmp(a, valued[k]))
+            return 1;
     return 0;
 }
 
@@ -266,7 +272,8 @@ static void run_programs(cli *c, tally *t, double deadline) {
         int status;
         pid_t pid = wait(&status);
         if (pid < 0) {
-            if (errno == EINTR) continue;
+            if (errno == EINTR)
+                continue;
             break;
         }
         int k;
@@ -306,7 +313,8 @@ int main(int argc, char **argv) {
     memset(&t, 0, sizeof t);
     run_programs(&c, &t, deadline);
     if (c.do_reduce && !c.drv.nofork)
-        for (int i = 0; i < t.nfailed_kept; i++) reduce(&c.drv, &t.failed_params[i], &t.failed_out[i]);
+        for (int i = 0; i < t.nfailed_kept; i++)
+            reduce(&c.drv, &t.failed_params[i], &t.failed_out[i]);
     printf("%ld programs, %" PRIu64 " GCs, %ld failures", t.finished, t.total_gcs, t.failures);
     if (c.P.hard_limit)
         printf(", %" PRIu64 " allocations refused with NOMEM", t.total_nomem);

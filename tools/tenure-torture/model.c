@@ -6,7 +6,7 @@
 #include "torture.h"
 
 uint32_t model_new(program_state *s, int tix, uint8_t flags, size_t length, size_t size, uintptr_t addr, int gen,
-                          uint64_t seed) {
+                   uint64_t seed) {
     if (s->nobj == s->capobj) {
         s->capobj = s->capobj ? s->capobj * 2 : 1024;
         s->objs = xrealloc(s->objs, s->capobj * sizeof *s->objs);
@@ -82,7 +82,8 @@ void model_suppress(program_state *s, uint32_t j) {
         s->objs[j].registered = 0;
     }
     for (uint32_t i = s->fqhead; i < s->nfq; i++)
-        if (s->fq[i] == j) s->fq[i] = 0;
+        if (s->fq[i] == j)
+            s->fq[i] = 0;
     s->reach_dirty = 1;
 }
 
@@ -90,20 +91,25 @@ void model_suppress(program_state *s, uint32_t j) {
 void model_roots(program_state *s, void (*f)(program_state *, uint32_t)) {
     for (int i = 0; i < s->nframes; i++)
         for (unsigned k = 0; k < s->frames[i]->n; k++)
-            if (s->frames[i]->obj[k]) f(s, s->frames[i]->obj[k]);
+            if (s->frames[i]->obj[k])
+                f(s, s->frames[i]->obj[k]);
     for (int a = 0; a < 2; a++)
         if (s->areas[a].active)
             for (int k = 0; k < AREA_SLOTS; k++)
-                if (s->areas[a].obj[k]) f(s, s->areas[a].obj[k]);
+                if (s->areas[a].obj[k])
+                    f(s, s->areas[a].obj[k]);
     for (int k = 0; k < SCAN_SLOTS; k++)
-        if (s->scan_obj[k]) f(s, s->scan_obj[k]);
+        if (s->scan_obj[k])
+            f(s, s->scan_obj[k]);
     for (int h = 0; h < MAX_HANDLES; h++)
         if (s->handles[h].active && s->handles[h].obj && h_strong(s, &s->handles[h]))
             f(s, s->handles[h].obj);
-    for (uint32_t i = 0; i < s->nfrozen; i++) f(s, s->frozen[i]);
+    for (uint32_t i = 0; i < s->nfrozen; i++)
+        f(s, s->frozen[i]);
     /* the ready queue (the entry whose finalizer runs included) */
     for (uint32_t i = s->fqhead; i < s->nfq; i++)
-        if (s->fq[i]) f(s, s->fq[i]);
+        if (s->fq[i])
+            f(s, s->fq[i]);
 }
 
 static void reach_mark(program_state *s, uint32_t j) {
@@ -125,7 +131,8 @@ static void compute_reach(program_state *s) {
         for (; q < s->qn; q++) {
             mobj *o = &s->objs[s->queue[q]];
             for (uint32_t i = 0; i < o->nrefs; i++)
-                if (o->refs[i]) reach_mark(s, o->refs[i]);
+                if (o->refs[i])
+                    reach_mark(s, o->refs[i]);
         }
         /* secondaries of reachable primaries */
         for (int h = 0; h < MAX_HANDLES; h++) {

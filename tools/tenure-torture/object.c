@@ -27,8 +27,7 @@ const char *odesc(program_state *s, uint32_t j) {
     char d[sizeof s->desc[0]]; /* t->name lies in *s too: format into a buffer of our own */
     snprintf(d, sizeof d, "#%u (%s%s%s%s, %zu bytes, gen %d, born op %ld%s)", j, t->name,
              o->flags & F_LARGE ? " large" : "", o->flags & F_POH ? " pinned-heap" : "",
-             o->flags & F_FROZEN ? " frozen" : "", o->size, o->gen, o->born,
-             j == s->rootarr ? ", the root array" : "");
+             o->flags & F_FROZEN ? " frozen" : "", o->size, o->gen, o->born, j == s->rootarr ? ", the root array" : "");
     memcpy(b, d, sizeof d);
     return b;
 }
@@ -65,10 +64,12 @@ void init_payload(program_state *s, uint32_t j, char *p) {
     switch (t->kind) {
     case K_FIX:
         *(uint64_t *)(p + 8) = IDW(j);
-        for (unsigned w = 0; w < t->p; w++) ((uint64_t *)(p + t->pay_off))[w] = pw(j, o->seed, w);
+        for (unsigned w = 0; w < t->p; w++)
+            ((uint64_t *)(p + t->pay_off))[w] = pw(j, o->seed, w);
         break;
     case K_RECARR:
-        for (size_t i = 0; i < o->length; i++) *(uint64_t *)(p + 16 + 16 * i) = pw(j, o->seed, i);
+        for (size_t i = 0; i < o->length; i++)
+            *(uint64_t *)(p + 16 + 16 * i) = pw(j, o->seed, i);
         break;
     case K_BYTES: {
         unsigned char *d = (unsigned char *)p + 16;
@@ -124,8 +125,8 @@ static int check_fixed(program_state *s, uint32_t j, char *p, const char *where)
         return 0;
     for (unsigned w = 0; w < t->p; w++)
         if (((uint64_t *)(p + t->pay_off))[w] != pw(j, o->seed, w)) {
-            diff(s, "%s: %s at %p: payload word %u is %#" PRIx64 ", expected %#" PRIx64, where, odesc(s, j),
-                 (void *)p, w, ((uint64_t *)(p + t->pay_off))[w], pw(j, o->seed, w));
+            diff(s, "%s: %s at %p: payload word %u is %#" PRIx64 ", expected %#" PRIx64, where, odesc(s, j), (void *)p,
+                 w, ((uint64_t *)(p + t->pay_off))[w], pw(j, o->seed, w));
             return 1;
         }
     return 1;
@@ -198,7 +199,7 @@ int check_obj(program_state *s, uint32_t j, uintptr_t pa, int level, const char 
 }
 
 const char *hkind_name(int k) {
-    static const char *const n[] = {"weak short", "weak long", "strong", "pinned", "variable",
+    static const char *const n[] = {"weak short", "weak long", "strong",       "pinned",   "variable",
                                     "refcounted", "dependent", "async pinned", "sized ref"};
     return k >= 0 && k <= 8 ? n[k] : "?";
 }

@@ -34,7 +34,8 @@ void op_chain(program_state *s, rng *r) {
     dest d = choose_dest(s, r, 1);
     aspec a = small_fixed(s, r);
     /* a head with references */
-    for (int tries = 0; tries < 20 && s->types[a.tix].k == 0; tries++) a = small_fixed(s, r);
+    for (int tries = 0; tries < 20 && s->types[a.tix].k == 0; tries++)
+        a = small_fixed(s, r);
     if (s->types[a.tix].k == 0)
         a = (aspec){s->tix_refarr, 4, 0};
     uint32_t head = alloc_oom(s, &a, r);
@@ -82,7 +83,8 @@ void cluster_add(program_state *s, rng *r, cluster *c, uint32_t j, const cluster
     for (uint32_t k = 0; k < o->nrefs && k < l->max_refs; k++) {
         unsigned x = (unsigned)rbelow(r, 100);
         uint32_t t = x < l->member_percent && c->n ? c->nodes[rbelow(r, c->n)]
-                     : x < l->reachable_percent ? pick_reachable(s, r) : 0;
+                     : x < l->reachable_percent    ? pick_reachable(s, r)
+                                                   : 0;
         if (t)
             set_ref(s, j, k, t);
     }
@@ -126,7 +128,8 @@ void op_unlink(program_state *s, rng *r) {
 void op_payload(program_state *s, rng *r) {
     for (int tries = 0; tries < 8; tries++) {
         uint32_t j = pick_reachable(s, r);
-        if (!j) return;
+        if (!j)
+            return;
         mobj *o = &s->objs[j];
         ttype *t = &s->types[o->tix];
         if ((t->kind == K_FIX && t->p) || t->kind == K_BYTES || t->kind == K_RECARR) {
@@ -145,7 +148,8 @@ void op_misc(program_state *s, rng *r) {
         tenure_handle *h = tenure_handle_new(s->rt, TENURE_HANDLE_DEPENDENT, NULL);
         expect_done(s);
         if (h != NULL || tenure_last_error(s->rt) != TENURE_INVALID_ARGUMENT || !s->got_err)
-            diff(s, "tenure_handle_new(DEPENDENT) returned %p, last error %s, hook calls %d (expected NULL, "
+            diff(s,
+                 "tenure_handle_new(DEPENDENT) returned %p, last error %s, hook calls %d (expected NULL, "
                  "INVALID_ARGUMENT)",
                  (void *)h, tenure_strerror(tenure_last_error(s->rt)), s->got_err);
         tenure_clear_error(s->rt);

@@ -85,7 +85,8 @@ static void run_op(program_state *s, int kind, rng *r) {
     case OP_LARGE: op_alloc_with(s, r, large_spec(s, r)); break;
     case OP_PINNED: {
         aspec a = rchance(r, 60) ? small_fixed(s, r) : small_array(s, r);
-        if (rchance(r, 10)) a = large_spec(s, r);
+        if (rchance(r, 10))
+            a = large_spec(s, r);
         a.pinned = 1;
         op_alloc_with(s, r, a);
         break;
@@ -117,7 +118,8 @@ static void run_op(program_state *s, int kind, rng *r) {
 static void run_ops(program_state *s, const params *P, shres *sh) {
     int mode = s->oom_mode ? 1 : 0;
     unsigned total = 0;
-    for (int k = 0; k < OP_COUNT; k++) total += op_weight[mode][k];
+    for (int k = 0; k < OP_COUNT; k++)
+        total += op_weight[mode][k];
     for (long i = 0; i < P->ops; i++) {
         s->op = i;
         if (sh)
@@ -125,7 +127,8 @@ static void run_ops(program_state *s, const params *P, shres *sh) {
         rng r = {mix64(P->seed * 0x100000001b3ull ^ mix64((uint64_t)i + 0x51ed27u))};
         unsigned x = (unsigned)rbelow(&r, total);
         int kind = 0;
-        while (x >= op_weight[mode][kind]) x -= op_weight[mode][kind++];
+        while (x >= op_weight[mode][kind])
+            x -= op_weight[mode][kind++];
         if (P->drop_mask & (1u << kind))
             continue;
         flush_trk(s);
@@ -143,12 +146,16 @@ static void run_ops(program_state *s, const params *P, shres *sh) {
 }
 
 static void drop_every_root(program_state *s) {
-    while (s->nframes) frame_pop(s);
+    while (s->nframes)
+        frame_pop(s);
     for (int a = 0; a < 2; a++)
-        if (s->areas[a].active) area_remove(s, a);
-    for (int k = 0; k < SCAN_SLOTS; k++) set_root_slot(s, &s->scan_slots[k], &s->scan_obj[k], 0);
+        if (s->areas[a].active)
+            area_remove(s, a);
+    for (int k = 0; k < SCAN_SLOTS; k++)
+        set_root_slot(s, &s->scan_slots[k], &s->scan_obj[k], 0);
     for (int h = 0; h < MAX_HANDLES; h++)
-        if (s->handles[h].active) handle_free(s, h);
+        if (s->handles[h].active)
+            handle_free(s, h);
     tenure_result res = tenure_root_scanner_remove(s->rt, s->scanner);
     if (res != TENURE_OK)
         diff(s, "tenure_root_scanner_remove: %s", tenure_strerror(res));
@@ -177,11 +184,13 @@ static void program_end(program_state *s, const params *P, shres *sh) {
         diff(s, "finalizers are still pending at the end (%u)", s->nfq - s->fqhead);
     check_end(s, "the end");
     uint32_t left = 0;
-    for (uint32_t j = 1; j < s->nobj; j++) left += !s->objs[j].reclaimed && !(s->objs[j].flags & F_FROZEN);
+    for (uint32_t j = 1; j < s->nobj; j++)
+        left += !s->objs[j].reclaimed && !(s->objs[j].flags & F_FROZEN);
     if (P->verbose)
-        fprintf(stderr, "seed %" PRIu64 ": %" PRIu64 " GCs, %u objects, %" PRIu64 " allocations, %" PRIu64
-                        " NOMEM, %u left (reached from frozen segments), %" PRIu64 " queued for finalization, %" PRIu64
-                        " finalizers run\n",
+        fprintf(stderr,
+                "seed %" PRIu64 ": %" PRIu64 " GCs, %u objects, %" PRIu64 " allocations, %" PRIu64
+                " NOMEM, %u left (reached from frozen segments), %" PRIu64 " queued for finalization, %" PRIu64
+                " finalizers run\n",
                 P->seed, s->gcs, s->nobj - 1, s->allocs, s->nomem, left, s->queued_total, s->fin_runs_total);
 }
 
@@ -191,8 +200,10 @@ static void program_free(program_state *s, shres *sh) {
     free(s->reg);
     free(s->fq);
     free(s->fobjs);
-    for (int i = 0; i < s->nfrozen_segs; i++) free(s->frozen_mem[i]);
-    for (uint32_t j = 1; j < s->nobj; j++) free(s->objs[j].refs);
+    for (int i = 0; i < s->nfrozen_segs; i++)
+        free(s->frozen_mem[i]);
+    for (uint32_t j = 1; j < s->nobj; j++)
+        free(s->objs[j].refs);
     free(s->objs);
     free(s->reach);
     free(s->queue);

@@ -10,12 +10,11 @@
 static void print_config(program_state *s, FILE *f) {
     const tenure_config *c = &s->cfg;
     fprintf(f,
-            "  config: GCRegionSize=%" PRIu64 " GCgen0size=%" PRIu64 " GCgen1size=%" PRIu64
-            " GCgen0MaxBudget=%" PRIu64 " GCCompactMode=%u GCLOHCompact=%u GCMarkStackSize=%" PRIu64
-            " GCRetainRegions=%u GCHeapHardLimit=%" PRIu64 " HeapVerify=%u GCStress=%u\n",
-            c->GCRegionSize, c->GCgen0size, c->GCgen1size, c->GCgen0MaxBudget, c->GCCompactMode,
-            c->GCLOHCompact, c->GCMarkStackSize, c->GCRetainRegions, c->GCHeapHardLimit, c->HeapVerify,
-            c->GCStress);
+            "  config: GCRegionSize=%" PRIu64 " GCgen0size=%" PRIu64 " GCgen1size=%" PRIu64 " GCgen0MaxBudget=%" PRIu64
+            " GCCompactMode=%u GCLOHCompact=%u GCMarkStackSize=%" PRIu64 " GCRetainRegions=%u GCHeapHardLimit=%" PRIu64
+            " HeapVerify=%u GCStress=%u\n",
+            c->GCRegionSize, c->GCgen0size, c->GCgen1size, c->GCgen0MaxBudget, c->GCCompactMode, c->GCLOHCompact,
+            c->GCMarkStackSize, c->GCRetainRegions, c->GCHeapHardLimit, c->HeapVerify, c->GCStress);
 }
 
 void diff(program_state *s, const char *fmt, ...) {
@@ -36,8 +35,8 @@ void diff(program_state *s, const char *fmt, ...) {
 }
 
 void die(program_state *s, const char *where) {
-    fprintf(stderr, "seed %" PRIu64 " op %ld: FAILED %s (%d differences, %" PRIu64 " GCs)\n", s->P->seed,
-            s->op, where, s->diffs, s->gcs);
+    fprintf(stderr, "seed %" PRIu64 " op %ld: FAILED %s (%d differences, %" PRIu64 " GCs)\n", s->P->seed, s->op, where,
+            s->diffs, s->gcs);
     print_config(s, stderr);
     fflush(stderr);
     if (s->sh) {
@@ -61,9 +60,7 @@ void expect_error(program_state *s, tenure_result err) {
     s->got_err = 0;
 }
 
-void expect_done(program_state *s) {
-    s->expect_err = TENURE_OK;
-}
+void expect_done(program_state *s) { s->expect_err = TENURE_OK; }
 
 void hook(tenure_runtime *rt, tenure_result r, const char *fn, const char *msg, void *ctx) {
     (void)rt;

@@ -14,13 +14,15 @@ dest choose_dest(program_state *s, rng *r, int strong_only) {
             d.kind = D_ROOTARR;
             d.slot = (unsigned)rbelow(r, ROOTARR_LEN);
         } else if (x < 30) {
-            if (!s->nframes) continue;
+            if (!s->nframes)
+                continue;
             d.kind = D_FRAME;
             d.a = (int)rbelow(r, (uint64_t)s->nframes);
             d.slot = (unsigned)rbelow(r, s->frames[d.a]->n);
         } else if (x < 38) {
             d.a = (int)rbelow(r, 2);
-            if (!s->areas[d.a].active) continue;
+            if (!s->areas[d.a].active)
+                continue;
             d.kind = D_AREA;
             d.slot = (unsigned)rbelow(r, AREA_SLOTS);
         } else if (x < 44) {
@@ -33,9 +35,11 @@ dest choose_dest(program_state *s, rng *r, int strong_only) {
         } else if (x < 92) {
             d.kind = D_HANDLE;
             d.hkind = handle_kinds[strong_only ? rbelow(r, 2) : rbelow(r, 4)];
-            if (free_handle_index(s) < 0) continue;
+            if (free_handle_index(s) < 0)
+                continue;
         } else {
-            if (strong_only) continue;
+            if (strong_only)
+                continue;
             d.kind = D_NONE;
         }
         return d;
@@ -115,7 +119,8 @@ void frame_pop(program_state *s) {
     mframe *f = s->frames[--s->nframes];
     tenure_frame_pop(s->rt, &f->f);
     for (unsigned k = 0; k < f->n; k++)
-        if (f->obj[k]) s->reach_dirty = 1;
+        if (f->obj[k])
+            s->reach_dirty = 1;
     free(f);
 }
 
@@ -145,7 +150,8 @@ void area_remove(program_state *s, int a) {
     if (res != TENURE_OK)
         diff(s, "tenure_root_area_remove: %s", tenure_strerror(res));
     for (unsigned k = 0; k < AREA_SLOTS; k++) {
-        if (m->obj[k]) s->reach_dirty = 1;
+        if (m->obj[k])
+            s->reach_dirty = 1;
         m->obj[k] = 0;
         m->slots[k] = NULL;
     }
@@ -164,5 +170,6 @@ void op_area(program_state *s, rng *r) {
 void scan_fn(tenure_runtime *rt, tenure_visitor *v, void *ctx) {
     (void)rt;
     program_state *s = ctx;
-    for (int k = 0; k < SCAN_SLOTS; k++) tenure_visit(v, &s->scan_slots[k]);
+    for (int k = 0; k < SCAN_SLOTS; k++)
+        tenure_visit(v, &s->scan_slots[k]);
 }

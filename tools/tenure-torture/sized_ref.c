@@ -41,17 +41,17 @@ static uint64_t sized_graph(program_state *s, int h) {
     return own;
 }
 
-static int is_sized_ref(const mhandle *m) {
-    return m->active && m->kind == TENURE_HANDLE_SIZED_REF;
-}
+static int is_sized_ref(const mhandle *m) { return m->active && m->kind == TENURE_HANDLE_SIZED_REF; }
 
 void model_sized(program_state *s) {
     s->sized_union = 0;
     queue_reserve(s, s->nobj + 16);
     for (int h = 0; h < MAX_HANDLES; h++)
-        if (is_sized_ref(&s->handles[h])) s->handles[h].sized_overlap = 0;
+        if (is_sized_ref(&s->handles[h]))
+            s->handles[h].sized_overlap = 0;
     for (int h = 0; h < MAX_HANDLES; h++)
-        if (is_sized_ref(&s->handles[h])) s->handles[h].sized_own = sized_graph(s, h);
+        if (is_sized_ref(&s->handles[h]))
+            s->handles[h].sized_own = sized_graph(s, h);
     for (int h = 0; h < MAX_HANDLES; h++) {
         mhandle *m = &s->handles[h];
         if (is_sized_ref(m)) {
@@ -68,7 +68,8 @@ void check_sized(program_state *s, const char *where) {
             continue;
         uint64_t b = tenure_handle_sized_ref_bytes(s->rt, m->h);
         if (b < m->sized_lo || b > m->sized_hi)
-            diff(s, "%s: SizedRef handle %d to %s says %" PRIu64 " bytes, the model expected [%" PRIu64 ", %" PRIu64
+            diff(s,
+                 "%s: SizedRef handle %d to %s says %" PRIu64 " bytes, the model expected [%" PRIu64 ", %" PRIu64
                  "] (its graph at the last full GC: %" PRIu64 " bytes%s)",
                  where, h, odesc(s, m->obj), b, m->sized_lo, m->sized_hi, m->sized_own,
                  m->sized_overlap ? ", shared with another SizedRef graph" : "");
@@ -83,8 +84,10 @@ void check_sized_after_full_gc(program_state *s) {
         if (s->handles[h].active && s->handles[h].kind == TENURE_HANDLE_SIZED_REF)
             sum += tenure_handle_sized_ref_bytes(s->rt, s->handles[h].h);
     if (sum != s->sized_union)
-        diff(s, "after GC %" PRIu64 ": the SizedRef handles say %" PRIu64 " bytes in all, the union of their graphs "
-             "has %" PRIu64, s->gcs, sum, s->sized_union);
+        diff(s,
+             "after GC %" PRIu64 ": the SizedRef handles say %" PRIu64 " bytes in all, the union of their graphs "
+             "has %" PRIu64,
+             s->gcs, sum, s->sized_union);
     char what[96];
     snprintf(what, sizeof what, "after GC %" PRIu64, s->gcs);
     check_sized(s, what);

@@ -82,7 +82,9 @@ static inline uint64_t mix64(uint64_t z) {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
-typedef struct rng { uint64_t s; } rng;
+typedef struct rng {
+    uint64_t s;
+} rng;
 static inline uint64_t rnext(rng *r) {
     r->s += 0x9e3779b97f4a7c15ull;
     return mix64(r->s);
@@ -94,31 +96,31 @@ static inline int rchance(rng *r, unsigned percent) { return rbelow(r, 100) < pe
 /* ------------------------------------------------------------------------------------------
  * Operation kinds (--drop names them)
  * ---------------------------------------------------------------------------------------- */
-#define OPS(X)                                                                                 \
-    X(ALLOC, "alloc", 200, 120)     /* a small fixed object to a random place */              \
-    X(ARRAY, "array", 80, 60)       /* a small reference / record / byte array */             \
-    X(LARGE, "large", 15, 140)      /* a large object (>= the LOH threshold) */               \
-    X(PINNED, "pinned", 20, 30)     /* an object on the pinned object heap */                 \
-    X(CHAIN, "chain", 30, 30)       /* a chain / tree of new objects */                       \
-    X(GARBAGE, "garbage", 60, 20)   /* a burst of short-lived objects linked to each other */ \
-    X(LINK, "link", 150, 100)       /* store a reference (or NULL) into a reachable object */ \
-    X(UNLINK, "unlink", 50, 60)     /* clear a reference */                                   \
-    X(ROOT, "root", 80, 90)         /* set or drop a frame / area / scanner / root-array slot */ \
-    X(HANDLE, "handle", 80, 60)     /* new / set / free handles of every supported kind */    \
-    X(PIN, "pin", 30, 25)           /* pin (new pinned handle) or unpin (free one) */         \
-    X(FRAME, "frame", 25, 20)       /* push or pop a shadow frame */                          \
-    X(AREA, "area", 10, 10)         /* remove or add a root area */                           \
-    X(COLLECT, "collect", 30, 30)   /* an induced GC of a random generation and flags */      \
-    X(FROZEN, "frozen", 3, 3)       /* register a frozen segment */                           \
-    X(PAYLOAD, "payload", 30, 15)   /* rewrite an object's payload */                         \
-    X(MISC, "misc", 10, 10)         /* queries, unsupported handle kinds, bad flags */        \
-    X(VERIFY, "verify", 10, 10)     /* a full check now */                                    \
-    X(FINAL, "final", 30, 15)       /* finalizable objects (some garbage at once, some weakly held) */ \
-    X(FINOP, "finop", 25, 15)       /* run / wait for finalizers, suppress, reregister */    \
-    X(DEPEND, "depend", 25, 15)     /* dependent handles: new, set primary / secondary, free */ \
-    X(XHANDLE, "xhandle", 25, 15)   /* variable, refcounted, async pinned, sized ref handles */ \
-    X(PRESSURE, "pressure", 6, 6)   /* add / remove memory pressure */                      \
-    X(HASH, "hash", 10, 6)          /* identity hashes */
+#define OPS(X)                                                                                       \
+    X(ALLOC, "alloc", 200, 120)   /* a small fixed object to a random place */                       \
+    X(ARRAY, "array", 80, 60)     /* a small reference / record / byte array */                      \
+    X(LARGE, "large", 15, 140)    /* a large object (>= the LOH threshold) */                        \
+    X(PINNED, "pinned", 20, 30)   /* an object on the pinned object heap */                          \
+    X(CHAIN, "chain", 30, 30)     /* a chain / tree of new objects */                                \
+    X(GARBAGE, "garbage", 60, 20) /* a burst of short-lived objects linked to each other */          \
+    X(LINK, "link", 150, 100)     /* store a reference (or NULL) into a reachable object */          \
+    X(UNLINK, "unlink", 50, 60)   /* clear a reference */                                            \
+    X(ROOT, "root", 80, 90)       /* set or drop a frame / area / scanner / root-array slot */       \
+    X(HANDLE, "handle", 80, 60)   /* new / set / free handles of every supported kind */             \
+    X(PIN, "pin", 30, 25)         /* pin (new pinned handle) or unpin (free one) */                  \
+    X(FRAME, "frame", 25, 20)     /* push or pop a shadow frame */                                   \
+    X(AREA, "area", 10, 10)       /* remove or add a root area */                                    \
+    X(COLLECT, "collect", 30, 30) /* an induced GC of a random generation and flags */               \
+    X(FROZEN, "frozen", 3, 3)     /* register a frozen segment */                                    \
+    X(PAYLOAD, "payload", 30, 15) /* rewrite an object's payload */                                  \
+    X(MISC, "misc", 10, 10)       /* queries, unsupported handle kinds, bad flags */                 \
+    X(VERIFY, "verify", 10, 10)   /* a full check now */                                             \
+    X(FINAL, "final", 30, 15)     /* finalizable objects (some garbage at once, some weakly held) */ \
+    X(FINOP, "finop", 25, 15)     /* run / wait for finalizers, suppress, reregister */              \
+    X(DEPEND, "depend", 25, 15)   /* dependent handles: new, set primary / secondary, free */        \
+    X(XHANDLE, "xhandle", 25, 15) /* variable, refcounted, async pinned, sized ref handles */        \
+    X(PRESSURE, "pressure", 6, 6) /* add / remove memory pressure */                                 \
+    X(HASH, "hash", 10, 6)        /* identity hashes */
 
 enum {
 #define OP_ENUM(name, text, w, woom) OP_##name,
@@ -162,10 +164,10 @@ enum { K_FIX, K_REFARR, K_RECARR, K_BYTES };
 typedef struct ttype {
     const tenure_type *t;
     int kind;
-    unsigned k, p;                /* K_FIX: references, payload words */
-    unsigned ref_off, pay_off;    /* K_FIX: byte offsets of the first reference / payload word */
-    size_t size;                  /* K_FIX: bytes */
-    int fin;                      /* TENURE_TYPE_FINALIZABLE */
+    unsigned k, p;             /* K_FIX: references, payload words */
+    unsigned ref_off, pay_off; /* K_FIX: byte offsets of the first reference / payload word */
+    size_t size;               /* K_FIX: bytes */
+    int fin;                   /* TENURE_TYPE_FINALIZABLE */
     char name[24];
 } ttype;
 #define MAX_TYPES 40
@@ -193,10 +195,10 @@ typedef struct mobj {
     uint32_t hash;        /* identity hash (0: never asked) */
     uint32_t sref_stamp;  /* SizedRef graphs (full GCs) */
     int sref_owner;
-    uint16_t fin_runs;    /* finalizer runs of this object */
-    uint8_t rc;           /* refcount (refcounted handles ask it) */
-    uint8_t registered;   /* in the model's finalization registry */
-    tenure_handle *trk;   /* finalizable objects: a weak long handle (the model's own) */
+    uint16_t fin_runs;  /* finalizer runs of this object */
+    uint8_t rc;         /* refcount (refcounted handles ask it) */
+    uint8_t registered; /* in the model's finalization registry */
+    tenure_handle *trk; /* finalizable objects: a weak long handle (the model's own) */
 } mobj;
 
 #define FRAME_SLOTS 12
@@ -224,10 +226,10 @@ typedef struct mhandle {
     int kind;
     uint32_t obj;
     int active;
-    int vkind;                  /* TENURE_HANDLE_VARIABLE: its variable kind */
-    uint32_t sec;               /* TENURE_HANDLE_DEPENDENT: the secondary */
-    uint64_t sized_lo, sized_hi;/* TENURE_HANDLE_SIZED_REF: what tenure_handle_sized_ref_bytes may say */
-    uint64_t sized_own;         /* its own graph's bytes at the last full GC */
+    int vkind;                   /* TENURE_HANDLE_VARIABLE: its variable kind */
+    uint32_t sec;                /* TENURE_HANDLE_DEPENDENT: the secondary */
+    uint64_t sized_lo, sized_hi; /* TENURE_HANDLE_SIZED_REF: what tenure_handle_sized_ref_bytes may say */
+    uint64_t sized_own;          /* its own graph's bytes at the last full GC */
     int sized_overlap;
 } mhandle;
 #define MAX_SIZED 4
@@ -297,15 +299,15 @@ typedef struct program_state {
     uint64_t mk_bytes;
     uint64_t gc_queued_n, gc_queued_bytes;
     uint64_t sized_union;
-    uint32_t *srcq, srcn, srccap;          /* objects reached in the real heap, to scan */
-    tenure_handle **trk_dead;              /* trackers of reclaimed objects, freed after the GC */
+    uint32_t *srcq, srcn, srccap; /* objects reached in the real heap, to scan */
+    tenure_handle **trk_dead;     /* trackers of reclaimed objects, freed after the GC */
     uint32_t ntrk_dead, captrk_dead;
-    uintptr_t *hkeys;                      /* the full check's address -> object number table */
+    uintptr_t *hkeys; /* the full check's address -> object number table */
     uint32_t *hvals;
     size_t hcap;
-    int walk_unexpected;                   /* the heap walk's visitor */
+    int walk_unexpected; /* the heap walk's visitor */
     const char *walk_where;
-    char desc[4][160];                     /* odesc: four descriptions may be in use at once */
+    char desc[4][160]; /* odesc: four descriptions may be in use at once */
     int desc_turn;
 } program_state;
 
@@ -343,9 +345,7 @@ typedef struct cluster_links {
 } cluster_links;
 
 /* where object j is now (NULL for 0) */
-static inline void *obj_ptr(const program_state *s, uint32_t j) {
-    return j ? (void *)s->objs[j].addr : NULL;
-}
+static inline void *obj_ptr(const program_state *s, uint32_t j) { return j ? (void *)s->objs[j].addr : NULL; }
 
 /* the kinds of handle a destination or op handle picks from (strong ones first) */
 extern const int handle_kinds[4];

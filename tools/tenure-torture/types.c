@@ -6,10 +6,11 @@
 #include "torture.h"
 
 /* trace callbacks: layout B (header, id, payload[2], refs[k]) */
-#define TRACE_FN(K)                                                                            \
-    static void trace_##K(void *obj, tenure_visitor *v) {                                      \
-        void **refs = (void **)((char *)obj + 32);                                             \
-        for (int i = 0; i < K; i++) tenure_visit(v, &refs[i]);                                 \
+#define TRACE_FN(K)                                       \
+    static void trace_##K(void *obj, tenure_visitor *v) { \
+        void **refs = (void **)((char *)obj + 32);        \
+        for (int i = 0; i < K; i++)                       \
+            tenure_visit(v, &refs[i]);                    \
     }
 TRACE_FN(1)
 TRACE_FN(2)
@@ -21,7 +22,8 @@ static const tenure_trace_fn trace_fns[5] = {NULL, trace_1, trace_2, trace_3, tr
 static void trace_recs(void *obj, tenure_visitor *v) {
     size_t n = tenure_array_length(obj);
     char *d = tenure_array_data(obj);
-    for (size_t i = 0; i < n; i++) tenure_visit(v, (void **)(d + 16 * i + 8));
+    for (size_t i = 0; i < n; i++)
+        tenure_visit(v, (void **)(d + 16 * i + 8));
 }
 
 /* layout A (refs_first): header, id, refs[k], payload[p]; layout B: header, id, payload[p], refs[k] */
@@ -37,7 +39,8 @@ static void fixed_layout(ttype *t, unsigned k, unsigned p, int refs_first) {
 /* a fixed type: its references by offsets, or (layout B, two payload words) by a trace callback */
 static const tenure_type *register_fixed(program_state *s, const ttype *t) {
     size_t offs[4];
-    for (unsigned k = 0; k < t->k; k++) offs[k] = t->ref_off + 8 * k;
+    for (unsigned k = 0; k < t->k; k++)
+        offs[k] = t->ref_off + 8 * k;
     tenure_type_desc d;
     memset(&d, 0, sizeof d);
     d.name = t->name;
@@ -74,7 +77,8 @@ static int register_fixed_types(program_state *s) {
             fixed_layout(t, k, p, 0);
             snprintf(t->name, sizeof t->name, p == 2 ? "fixB_r%u_traced" : "fixB_r%u", k);
         }
-    for (int i = 0; i < n; i++) s->types[i].t = register_fixed(s, &s->types[i]);
+    for (int i = 0; i < n; i++)
+        s->types[i].t = register_fixed(s, &s->types[i]);
     return n;
 }
 
@@ -90,15 +94,21 @@ static int register_array(program_state *s, int *n, int kind, const tenure_type_
 static void register_array_types(program_state *s, int *n) {
     static const size_t rec_off[1] = {8};
     s->tix_refarr = register_array(s, n, K_REFARR,
-                                   &(tenure_type_desc){.name = "refs", .size = sizeof(tenure_array_header),
+                                   &(tenure_type_desc){.name = "refs",
+                                                       .size = sizeof(tenure_array_header),
                                                        .elem_size = sizeof(void *),
                                                        .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_REF_ARRAY});
     s->tix_recarr = register_array(s, n, K_RECARR,
-                                   &(tenure_type_desc){.name = "records", .elem_size = 16, .elem_ref_offsets = rec_off,
-                                                       .elem_ref_count = 1, .flags = TENURE_TYPE_ARRAY});
+                                   &(tenure_type_desc){.name = "records",
+                                                       .elem_size = 16,
+                                                       .elem_ref_offsets = rec_off,
+                                                       .elem_ref_count = 1,
+                                                       .flags = TENURE_TYPE_ARRAY});
     s->tix_recarr_tr = register_array(s, n, K_RECARR,
-                                      &(tenure_type_desc){.name = "records_traced", .elem_size = 16,
-                                                          .trace = trace_recs, .flags = TENURE_TYPE_ARRAY});
+                                      &(tenure_type_desc){.name = "records_traced",
+                                                          .elem_size = 16,
+                                                          .trace = trace_recs,
+                                                          .flags = TENURE_TYPE_ARRAY});
     s->tix_bytes = register_array(s, n, K_BYTES,
                                   &(tenure_type_desc){.name = "bytes",
                                                       .size = sizeof(tenure_array_header),
