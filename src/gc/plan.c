@@ -93,17 +93,40 @@ static inline char *bit_addr(tenure_runtime *rt, size_t bit) { return rt->base +
 static inline bool is_marked(tenure_runtime *rt, const void *p) {
     return tn_bit_test(rt->mark_bits, tn_bit_index(rt, p));
 }
+static inline bool is_pinned(tenure_runtime *rt, const void *p) {
+    return tn_bit_test(rt->pin_bits, tn_bit_index(rt, p));
+}
 
-/* End of the plug (maximal run of marked objects) starting at s; *pinned if any is pinned. */
-static char *plug_end(tenure_runtime *rt, tn_region *r, char *s, bool *pinned) {
+/* ---- plugs: found once, by plan, and recorded ----
+ *
+ * Plan is the only phase that reads the objects' sizes to find plugs. It records each plug
+ * [s, e) as two bits of plug_bits, at s and at e - 8 (its last word; a plug is at least one
+ * real object, 16 bytes, so the two bits differ). Relocation, moving, sweeping and the range
+ * reports walk plugs from those bits: the start bits and end bits alternate.
+ *
+ * In a compacted generation a plug is a maximal run of neighbouring marked objects that are
+ * either all pinned or all not pinned: a pinned object keeps only itself (and pinned
+ * neighbours) in place, and the marked objects around it move. A plug's move distance
+ * (delta) is kept in the 8 bytes before it when that word is dead (a gap), in the region for
+ * a plug at its start, and, for a plug directly after another one (its end bit is the bit just
+ * before its start bit; this happens only next to a pinned plug), in the pinned plug's record
+ * (after_delta) or, for the pinned plug itself, nowhere (0). */
+
+/* End of the run of marked objects from s that stops at `stop` (a pinned object, or used). */
+static char *unpinned_run_end(tenure_runtime *rt, char *s, char *stop) {
     char *e = s;
-    bool pin = false;
-    do {
-        pin |= tn_bit_test(rt->pin_bits, tn_bit_index(rt, e));
+    do
         e += tn_obj_size(e);
-    } while (e < r->used && is_marked(rt, e));
-    if (pinned)
-        *pinned = pin;
+    while (e < stop && is_marked(rt, e));
+    return e;
+}
+
+/* End of the run of pinned objects from s (pinned objects are marked). */
+static char *pinned_run_end(tenure_runtime *rt, char *s, char *used) {
+    char *e = s;
+    do
+        e += tn_obj_size(e);
+    while (e < used && is_pinned(rt, e));
     return e;
 }
 
@@ -111,17 +134,71 @@ static inline size_t brick_of(tenure_runtime *rt, const void *p) {
     return ((uintptr_t)p - (uintptr_t)rt->base) >> TN_PLUG_BRICK_SHIFT;
 }
 
-static void record_plug(tenure_runtime *rt, tn_region *r, char *s, intptr_t delta) {
+static void record_plug_bits(tenure_runtime *rt, char *s, char *e) {
+    TN_ASSERT_INTERNAL(e - s >= (ptrdiff_t)TN_MIN_OBJECT);
     tn_bit_set(rt->plug_bits, tn_bit_index(rt, s));
-    rt->plug_bricks[brick_of(rt, s)] = (int32_t)((s - r->start) / 8);
-    if (s == r->start)
-        r->first_plug_delta = delta;
-    else
-        ((intptr_t *)s)[-1] = delta;
+    tn_bit_set(rt->plug_bits, tn_bit_index(rt, e) - 1);
 }
 
-static inline intptr_t plug_delta(tn_region *r, char *s) {
-    return s == r->start ? r->first_plug_delta : ((intptr_t *)s)[-1];
+/* A plug of a compacting region: its bits, the bricks it covers (each brick whose first byte
+ * lies in [s, e) names s, except s's own: there the plug bits find it), and its delta. */
+static void record_plug(tenure_runtime *rt, tn_region *r, char *s, char *e, intptr_t delta, bool adjacent) {
+    record_plug_bits(rt, s, e);
+    int32_t off = (int32_t)((s - r->start) / 8);
+    for (size_t b = brick_of(rt, s) + 1, last = brick_of(rt, e - 8); b <= last; b++)
+        rt->plug_bricks[b] = off;
+    if (s == r->start) {
+        r->first_plug_delta = delta;
+    } else if (!adjacent) {
+        ((intptr_t *)s)[-1] = delta;
+    } else if (!is_pinned(rt, s)) { /* after a pinned plug: its record holds it (a pinned plug: 0) */
+        TN_ASSERT_INTERNAL(rt->pins.count > r->pin_first && ((tn_pin *)tn_vec_at(&rt->pins, rt->pins.count - 1))->end == s);
+        ((tn_pin *)tn_vec_at(&rt->pins, rt->pins.count - 1))->after_delta = delta;
+    }
+}
+
+/* The delta of a plug that directly follows another (next to a pinned plug): the pinned
+ * plug's record, found by binary search among the region's pins. */
+static intptr_t adjacent_delta(tenure_runtime *rt, tn_region *r, char *s) {
+    size_t lo = r->pin_first, hi = (size_t)r->pin_first + r->pin_count; /* pins[lo..hi) by address */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (((tn_pin *)tn_vec_at(&rt->pins, mid))->start <= s)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    tn_pin *p = tn_vec_at(&rt->pins, lo);
+    if (p->start == s)
+        return 0;
+    TN_ASSERT_INTERNAL(p->end == s);
+    return p->after_delta;
+}
+
+/* The delta of the plug starting at s (bit sb) of compacting region r. */
+static inline intptr_t plug_delta(tenure_runtime *rt, tn_region *r, char *s, size_t sb) {
+    if (s == r->start)
+        return r->first_plug_delta;
+    if (TENURE__UNLIKELY(tn_bit_test(rt->plug_bits, sb - 1)))
+        return adjacent_delta(rt, r, s);
+    return ((intptr_t *)s)[-1];
+}
+
+/* The recorded end of the plug whose start bit is sb (`end`: the region's used end bit). */
+static inline size_t plug_end_bit(tenure_runtime *rt, size_t sb, size_t end) {
+    size_t eb = tn_bit_next(rt->plug_bits, sb + 1, end);
+    TN_ASSERT_INTERNAL(eb < end);
+    return eb;
+}
+
+/* A swept region's plugs (maximal runs of marked objects, pinned or not): only their bits. */
+static void record_runs(tenure_runtime *rt, tn_region *r) {
+    size_t end = tn_bit_index(rt, r->used);
+    for (size_t b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, r->start), end); b < end;) {
+        char *e = unpinned_run_end(rt, bit_addr(rt, b), r->used);
+        record_plug_bits(rt, bit_addr(rt, b), e);
+        b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
+    }
 }
 
 static void add_gap(tenure_runtime *rt, char *start, size_t size) {
@@ -185,43 +262,52 @@ static void finish_cursor(tenure_runtime *rt, cursor *c) {
     }
 }
 
+static tn_pin *push_pin(tenure_runtime *rt, tn_region *r, char *s, char *e) {
+    rt->pins_seen++;
+    tn_pin *p = tn_vec_push_reserved(&rt->pins);
+    if (!p) {
+        rt->plan_failed = true; /* as in add_gap */
+        return NULL;
+    }
+    *p = (tn_pin){s, e, 0};
+    r->pin_count++;
+    rt->last.pinned_bytes[r->gen] += (size_t)(e - s);
+    return p;
+}
+
+/* Find the region's plugs (the one walk over the survivors' sizes), give each movable plug
+ * its new place, record pinned plugs. */
 static void plan_region(tenure_runtime *rt, cursor *c, tn_region *r) {
     r->pin_first = (uint32_t)rt->pins.count;
     r->pin_count = 0;
     r->compacting = true;
-    size_t b0 = brick_of(rt, r->start), b1 = brick_of(rt, r->end);
-    for (size_t b = b0; b < b1; b++)
-        rt->plug_bricks[b] = -1;
     size_t end = tn_bit_index(rt, r->used);
+    size_t next_pin = tn_bit_next(rt->pin_bits, tn_bit_index(rt, r->start), end);
+    bool adjacent = false; /* the plug at b begins where the previous one ended */
     for (size_t b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, r->start), end); b < end;) {
-        char *s = bit_addr(rt, b);
-        bool pinned;
-        char *e = plug_end(rt, r, s, &pinned);
+        char *s = bit_addr(rt, b), *e;
         intptr_t delta = 0;
-        if (pinned) {
-            rt->pins_seen++;
-            tn_pin *p = tn_vec_push_reserved(&rt->pins);
-            if (!p) {
-                rt->plan_failed = true; /* as in add_gap */
+        if (b == next_pin) {
+            e = pinned_run_end(rt, s, r->used);
+            next_pin = tn_bit_next(rt->pin_bits, tn_bit_index(rt, e), end);
+            if (!push_pin(rt, r, s, e)) {
                 b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
+                adjacent = false;
+                continue; /* the plan is abandoned: bits and deltas no longer matter */
+            }
+        } else {
+            e = unpinned_run_end(rt, s, next_pin < end ? bit_addr(rt, next_pin) : r->used);
+            if (adjacent && rt->plan_failed) { /* its pinned neighbour has no record */
+                b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
+                adjacent = false;
                 continue;
             }
-            p->start = s;
-            p->end = e;
-            r->pin_count++;
-            rt->last.pinned_bytes[r->gen] += (size_t)(e - s);
-        } else {
             delta = place(rt, c, (size_t)(e - s)) - s;
         }
-        record_plug(rt, r, s, delta);
-        b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
-    }
-    int32_t last = -1; /* each brick without a plug start gets the last plug start before it */
-    for (size_t b = b0; b < b1; b++) {
-        if (rt->plug_bricks[b] >= 0)
-            last = rt->plug_bricks[b];
-        else
-            rt->plug_bricks[b] = last;
+        record_plug(rt, r, s, e, delta, adjacent);
+        size_t eb = tn_bit_index(rt, e);
+        b = eb < end && tn_bit_test(rt->mark_bits, eb) ? eb : tn_bit_next(rt->mark_bits, eb, end);
+        adjacent = b == eb;
     }
 }
 
@@ -266,17 +352,22 @@ static bool plan_compaction(tenure_runtime *rt, gen_plan *gp, int gen) {
 
 /* ---- relocation ---- */
 
+/* The new address of v (a live object, or not in a compacting region: unchanged). The plug
+ * holding v starts at the last plug bit at or before v in v's own plug_bits word (a start bit:
+ * no end bit lies between a plug's start and its objects), or, if that word has none, where
+ * v's brick says. Then one delta. */
 static inline char *relocate(tenure_runtime *rt, char *v) {
     if (!v || !tn_in_range(rt, v) || rt->unit_gen[tn_unit_of(rt, v)] > rt->last.condemned)
         return v;
     tn_region *r = tn_region_of(rt, v);
     if (!r || !r->compacting)
         return v;
+    TN_ASSERT_EXPENSIVE(is_marked(rt, v));
     size_t bit = tn_bit_index(rt, v);
-    size_t lo = tn_bit_index(rt, rt->base + (brick_of(rt, v) << TN_PLUG_BRICK_SHIFT));
-    size_t sb = tn_bit_prev(rt->plug_bits, bit, lo);
-    char *s = sb != SIZE_MAX ? bit_addr(rt, sb) : r->start + (size_t)rt->plug_bricks[brick_of(rt, v) - 1] * 8;
-    return v + plug_delta(r, s);
+    uint64_t below = rt->plug_bits[bit >> 6] & (~(uint64_t)0 >> (63 - (bit & 63)));
+    size_t sb = below ? (bit & ~(size_t)63) + 63 - (size_t)__builtin_clzll(below)
+                      : tn_bit_index(rt, r->start) + (size_t)rt->plug_bricks[bit >> 6];
+    return v + plug_delta(rt, r, bit_addr(rt, sb), sb);
 }
 
 static inline void relocate_slot(void **slot, void *ctx) { *slot = relocate(ctx, *slot); }
@@ -319,11 +410,21 @@ static void after_card(tenure_runtime *rt, uint8_t *card, void *c) {
     cc->youngest = 3;
 }
 
-static void relocate_marked(tenure_runtime *rt, tn_region *r) {
+/* Relocate the slots of every survivor of r, walking its recorded plugs object by object. */
+static void relocate_survivors(tenure_runtime *rt, tn_region *r) {
     size_t end = tn_bit_index(rt, r->used);
-    for (size_t b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, r->start), end); b < end;
-         b = tn_bit_next(rt->mark_bits, b + 1, end))
-        tn_obj_visit_slots(rt, bit_addr(rt, b), relocate_slot, rt);
+    for (size_t b = tn_bit_next(rt->plug_bits, tn_bit_index(rt, r->start), end); b < end;) {
+        size_t eb = plug_end_bit(rt, b, end);
+        char *e = bit_addr(rt, eb) + 8;
+        for (char *o = bit_addr(rt, b); o < e;) {
+            tn_type *t = tn_obj_type(o);
+            size_t size = tn_obj_size_t(t, o);
+            if (t->ref_count || t->elem_ref_count || t->trace)
+                tn_obj_visit_slots(rt, o, relocate_slot, rt);
+            o += size;
+        }
+        b = tn_bit_next(rt->plug_bits, eb + 1, end);
+    }
 }
 
 static void relocate_all(tenure_runtime *rt, gen_plan *plans) {
@@ -334,20 +435,20 @@ static void relocate_all(tenure_runtime *rt, gen_plan *plans) {
     tn_finalize_visit_registered(rt, relocate_slot, rt);
     for (int g = 0; g < TN_NGEN; g++)
         for (size_t i = 0; i < plans[g].n; i++)
-            relocate_marked(rt, plans[g].regions[i]);
+            relocate_survivors(rt, plans[g].regions[i]);
 }
 
 /* ---- moving and sweeping ---- */
 
 static void move_region(tenure_runtime *rt, tn_region *r) {
     size_t end = tn_bit_index(rt, r->used);
-    for (size_t b = tn_bit_next(rt->plug_bits, tn_bit_index(rt, r->start), end); b < end;
-         b = tn_bit_next(rt->plug_bits, b + 1, end)) {
+    for (size_t b = tn_bit_next(rt->plug_bits, tn_bit_index(rt, r->start), end); b < end;) {
+        size_t eb = plug_end_bit(rt, b, end);
         char *s = bit_addr(rt, b);
-        char *e = plug_end(rt, r, s, NULL);
-        intptr_t delta = plug_delta(r, s);
+        intptr_t delta = plug_delta(rt, r, s, b);
         if (delta)
-            memmove(s + delta, s, (size_t)(e - s));
+            memmove(s + delta, s, (size_t)(bit_addr(rt, eb) + 8 - s));
+        b = tn_bit_next(rt->plug_bits, eb + 1, end);
     }
 }
 
@@ -372,7 +473,7 @@ static void sweep_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
     size_t end = tn_bit_index(rt, r->used);
     char *p = r->start, *last_live_end = r->start;
     size_t free_bytes = 0;
-    for (size_t b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, p), end); b < end;) {
+    for (size_t b = tn_bit_next(rt->plug_bits, tn_bit_index(rt, p), end); b < end;) {
         char *s = bit_addr(rt, b);
         if (s > p) {
             tn_make_free(rt, p, (size_t)(s - p));
@@ -381,9 +482,9 @@ static void sweep_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
                 tn_free_list_add(rt, fl, p, (size_t)(s - p));
             free_bytes += (size_t)(s - p);
         }
-        char *e = plug_end(rt, r, s, NULL);
-        p = last_live_end = e;
-        b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
+        size_t eb = plug_end_bit(rt, b, end);
+        p = last_live_end = bit_addr(rt, eb) + 8;
+        b = tn_bit_next(rt->plug_bits, eb + 1, end);
     }
     if (fl && last_live_end < r->end) { /* large heaps keep the tail on the free list */
         tn_make_free(rt, last_live_end, (size_t)(r->end - last_live_end));
@@ -569,15 +670,15 @@ static void report_ranges(tenure_runtime *rt, gen_plan *plans, int condemned) {
             continue;
         for (size_t i = 0; i < gp->n; i++) {
             tn_region *r = gp->regions[i];
-            const uint64_t *bits = gp->compact ? rt->plug_bits : rt->mark_bits;
             size_t end = tn_bit_index(rt, r->used);
-            for (size_t b = tn_bit_next(bits, tn_bit_index(rt, r->start), end); b < end;) {
-                char *s = bit_addr(rt, b), *e = plug_end(rt, r, s, NULL);
+            for (size_t b = tn_bit_next(rt->plug_bits, tn_bit_index(rt, r->start), end); b < end;) {
+                size_t eb = plug_end_bit(rt, b, end);
+                char *s = bit_addr(rt, b), *e = bit_addr(rt, eb) + 8;
                 if (gp->compact)
-                    add_range(moved, s, s + plug_delta(r, s), (size_t)(e - s));
+                    add_range(moved, s, s + plug_delta(rt, r, s, b), (size_t)(e - s));
                 else
                     add_range(surv, s, NULL, (size_t)(e - s));
-                b = tn_bit_next(bits, gp->compact ? b + 1 : tn_bit_index(rt, e), end);
+                b = tn_bit_next(rt->plug_bits, eb + 1, end);
             }
         }
     }
@@ -619,6 +720,9 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
             for (int k = 0; k < g; k++)
                 any_compact |= plans[k].compact;
         }
+        if (!gp->compact)
+            for (size_t i = 0; i < gp->n; i++)
+                record_runs(rt, gp->regions[i]);
     }
     if (rt->pins_seen > rt->pins_needed)
         rt->pins_needed = rt->pins_seen;
