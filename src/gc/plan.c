@@ -245,13 +245,17 @@ static char *place(tenure_runtime *rt, cursor *c, size_t len) {
 }
 
 /* Regions from the cursor's on keep only their pinned plugs, with free space between. Those
- * after it hold nothing else: they are demoted (stay in their generation, as the .NET
- * collector demotes pinned plugs), so the space around the pins is reclaimed by the next GC
- * of that generation instead of being promoted as fragmentation. */
+ * after it hold nothing else: they are demoted (as the .NET collector demotes pinned plugs),
+ * so the space around the pins is reclaimed by the next GC of that generation instead of
+ * being promoted as fragmentation. An ephemeral GC leaves them in their generation; a full GC
+ * makes every such small-object region gen0 (release_and_promote), whose allocation contexts
+ * then reuse its free end: pins scattered over old regions do not hold them for good (issue
+ * 19). Every card is rebuilt by a full GC, so gen0 objects in them are found from old ones. */
 static void finish_cursor(tenure_runtime *rt, cursor *c) {
+    bool full = rt->last.condemned == TN_GEN2;
     for (size_t ri = c->ri; ri < c->gp->nd; ri++) {
         tn_region *r = c->gp->dests[ri];
-        r->demote = ri > c->ri && r->pin_count > 0 && r->gen < TN_GEN2;
+        r->demote = ri > c->ri && r->pin_count > 0 && (r->gen < TN_GEN2 || (full && r->gen == TN_GEN2));
         char *pos = ri == c->ri ? c->pos : r->start;
         size_t pin = ri == c->ri ? c->pin : r->pin_first;
         for (; pin < (size_t)r->pin_first + r->pin_count; pin++) {
@@ -591,11 +595,42 @@ static void release_and_promote(tenure_runtime *rt, int gen, gen_plan *gp) {
         if (r->demote) {
             r->demote = false;
             rt->last.demoted = true;
+            if (rt->last.condemned == TN_GEN2 && r->gen != TN_GEN0)
+                tn_region_set_gen(rt, r, TN_GEN0);
             continue;
         }
         if (gen < TN_GEN2)
             tn_region_set_gen(rt, r, gen + 1);
     }
+}
+
+/* ---- the space around pinned plugs (issue 19) ----
+ *
+ * A region that keeps pinned plugs keeps the free objects (gaps) between them until a later
+ * compaction fills them. The whole pages inside a gap of at least DISCARD_MIN bytes, past the
+ * free object's header and size words, go back to the OS (they read as zero if touched) and
+ * stop counting in rt->committed, so that regions held by a few pins do not exhaust
+ * GCHeapHardLimit. A GC that condemns the region counts them again first: it may write there
+ * (plugs placed into the gap, free objects made). Not under GCPoisonFreed, whose poison must
+ * stay readable. */
+#define DISCARD_MIN ((size_t)16 << 10)
+
+static void discard_gap(tenure_runtime *rt, tn_region *r, char *start, size_t size) {
+    if (rt->config.GCPoisonFreed || size < DISCARD_MIN)
+        return;
+    uintptr_t page = tn_os_page_size();
+    uintptr_t a = ((uintptr_t)start + 2 * sizeof(uintptr_t) + page - 1) & ~(page - 1);
+    uintptr_t b = ((uintptr_t)start + size) & ~(page - 1);
+    if (b <= a)
+        return;
+    tn_os_discard((void *)a, b - a);
+    r->discarded += b - a;
+    rt->committed -= b - a;
+}
+
+static void recount_discarded(tenure_runtime *rt, tn_region *r) {
+    rt->committed += r->discarded;
+    r->discarded = 0;
 }
 
 /* Record the time since `since` as phase i (microseconds); return now. */
@@ -701,6 +736,8 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
             continue;
         gen_plan *gp = &plans[g];
         collect_regions(rt, g, gp);
+        for (size_t i = 0; i < gp->n; i++)
+            recount_discarded(rt, gp->regions[i]);
         for (size_t i = 0; i < gp->n; i++) {
             gp->live += gp->regions[i]->live_bytes;
             gp->used_total += (size_t)(gp->regions[i]->used - gp->regions[i]->start);
@@ -750,9 +787,11 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
     }
     for (size_t i = 0; i < rt->gaps.count; i++) {
         tn_gap *gap = tn_vec_at(&rt->gaps, i);
+        tn_region *r = tn_region_of(rt, gap->start);
         tn_make_free(rt, gap->start, gap->size);
         tn_heap_poison_free(rt, gap->start, gap->size);
-        tn_region_of(rt, gap->start)->free_bytes += gap->size;
+        r->free_bytes += gap->size;
+        discard_gap(rt, r, gap->start, gap->size);
     }
     if (plans[TN_LOH].compact)
         refill_free_list(rt, &plans[TN_LOH], &rt->loh_free);
