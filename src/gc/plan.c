@@ -159,7 +159,7 @@ static void record_plug(tenure_runtime *rt, tn_region *r, char *s, char *e, intp
 
 /* The delta of a plug that directly follows another (next to a pinned plug): the pinned
  * plug's record, found by binary search among the region's pins. */
-static intptr_t adjacent_delta(tenure_runtime *rt, tn_region *r, char *s) {
+static __attribute__((noinline)) intptr_t adjacent_delta(tenure_runtime *rt, tn_region *r, char *s) {
     size_t lo = r->pin_first, hi = (size_t)r->pin_first + r->pin_count; /* pins[lo..hi) by address */
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
@@ -184,11 +184,42 @@ static inline intptr_t plug_delta(tenure_runtime *rt, tn_region *r, char *s, siz
     return ((intptr_t *)s)[-1];
 }
 
-/* The recorded end of the plug whose start bit is sb (`end`: the region's used end bit). */
-static inline size_t plug_end_bit(tenure_runtime *rt, size_t sb, size_t end) {
-    size_t eb = tn_bit_next(rt->plug_bits, sb + 1, end);
-    TN_ASSERT_INTERNAL(eb < end);
-    return eb;
+/* Walks a region's recorded plugs in address order, one plug_bits word at a time (no call
+ * per plug). Regions start on a unit boundary, so their bits begin a word, and no bit of
+ * another region lies in their last word. */
+typedef struct plug_iter {
+    const uint64_t *bits;
+    size_t w, end_w; /* the word being taken, the first word past the region's used end */
+    uint64_t word;   /* bits of word w not taken yet */
+} plug_iter;
+
+static inline void plug_iter_init(plug_iter *it, tenure_runtime *rt, const tn_region *r) {
+    size_t from = tn_bit_index(rt, r->start), end = tn_bit_index(rt, r->used);
+    TN_ASSERT_INTERNAL((from & 63) == 0);
+    it->bits = rt->plug_bits;
+    it->w = from >> 6;
+    it->end_w = (end + 63) >> 6;
+    it->word = it->w < it->end_w ? it->bits[it->w] : 0;
+}
+
+static inline size_t plug_iter_bit(plug_iter *it) {
+    while (!it->word) {
+        if (++it->w >= it->end_w)
+            return SIZE_MAX;
+        it->word = it->bits[it->w];
+    }
+    size_t i = (it->w << 6) + (size_t)__builtin_ctzll(it->word);
+    it->word &= it->word - 1;
+    return i;
+}
+
+/* The next plug: its start bit and its end bit (the bit of its last word). */
+static inline bool plug_iter_next(plug_iter *it, size_t *sb, size_t *eb) {
+    if ((*sb = plug_iter_bit(it)) == SIZE_MAX)
+        return false;
+    *eb = plug_iter_bit(it);
+    TN_ASSERT_INTERNAL(*eb != SIZE_MAX && *eb > *sb);
+    return true;
 }
 
 /* A swept region's plugs (maximal runs of marked objects, pinned or not): only their bits. */
@@ -360,7 +391,7 @@ static bool plan_compaction(tenure_runtime *rt, gen_plan *gp, int gen) {
  * holding v starts at the last plug bit at or before v in v's own plug_bits word (a start bit:
  * no end bit lies between a plug's start and its objects), or, if that word has none, where
  * v's brick says. Then one delta. */
-static inline char *relocate(tenure_runtime *rt, char *v) {
+static inline __attribute__((always_inline)) char *relocate(tenure_runtime *rt, char *v) {
     if (!v || !tn_in_range(rt, v) || rt->unit_gen[tn_unit_of(rt, v)] > rt->last.condemned)
         return v;
     tn_region *r = tn_region_of(rt, v);
@@ -416,9 +447,9 @@ static void after_card(tenure_runtime *rt, uint8_t *card, void *c) {
 
 /* Relocate the slots of every survivor of r, walking its recorded plugs object by object. */
 static void relocate_survivors(tenure_runtime *rt, tn_region *r) {
-    size_t end = tn_bit_index(rt, r->used);
-    for (size_t b = tn_bit_next(rt->plug_bits, tn_bit_index(rt, r->start), end); b < end;) {
-        size_t eb = plug_end_bit(rt, b, end);
+    plug_iter it;
+    plug_iter_init(&it, rt, r);
+    for (size_t b, eb; plug_iter_next(&it, &b, &eb);) {
         char *e = bit_addr(rt, eb) + 8;
         for (char *o = bit_addr(rt, b); o < e;) {
             tn_type *t = tn_obj_type(o);
@@ -427,7 +458,6 @@ static void relocate_survivors(tenure_runtime *rt, tn_region *r) {
                 tn_obj_visit_slots(rt, o, relocate_slot, rt);
             o += size;
         }
-        b = tn_bit_next(rt->plug_bits, eb + 1, end);
     }
 }
 
@@ -445,14 +475,13 @@ static void relocate_all(tenure_runtime *rt, gen_plan *plans) {
 /* ---- moving and sweeping ---- */
 
 static void move_region(tenure_runtime *rt, tn_region *r) {
-    size_t end = tn_bit_index(rt, r->used);
-    for (size_t b = tn_bit_next(rt->plug_bits, tn_bit_index(rt, r->start), end); b < end;) {
-        size_t eb = plug_end_bit(rt, b, end);
+    plug_iter it;
+    plug_iter_init(&it, rt, r);
+    for (size_t b, eb; plug_iter_next(&it, &b, &eb);) {
         char *s = bit_addr(rt, b);
         intptr_t delta = plug_delta(rt, r, s, b);
         if (delta)
             memmove(s + delta, s, (size_t)(bit_addr(rt, eb) + 8 - s));
-        b = tn_bit_next(rt->plug_bits, eb + 1, end);
     }
 }
 
@@ -474,10 +503,11 @@ static void finish_compacted(tenure_runtime *rt, gen_plan *gp) {
 }
 
 static void sweep_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
-    size_t end = tn_bit_index(rt, r->used);
     char *p = r->start, *last_live_end = r->start;
     size_t free_bytes = 0;
-    for (size_t b = tn_bit_next(rt->plug_bits, tn_bit_index(rt, p), end); b < end;) {
+    plug_iter it;
+    plug_iter_init(&it, rt, r);
+    for (size_t b, eb; plug_iter_next(&it, &b, &eb);) {
         char *s = bit_addr(rt, b);
         if (s > p) {
             tn_make_free(rt, p, (size_t)(s - p));
@@ -486,9 +516,7 @@ static void sweep_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
                 tn_free_list_add(rt, fl, p, (size_t)(s - p));
             free_bytes += (size_t)(s - p);
         }
-        size_t eb = plug_end_bit(rt, b, end);
         p = last_live_end = bit_addr(rt, eb) + 8;
-        b = tn_bit_next(rt->plug_bits, eb + 1, end);
     }
     if (fl && last_live_end < r->end) { /* large heaps keep the tail on the free list */
         tn_make_free(rt, last_live_end, (size_t)(r->end - last_live_end));
@@ -705,15 +733,14 @@ static void report_ranges(tenure_runtime *rt, gen_plan *plans, int condemned) {
             continue;
         for (size_t i = 0; i < gp->n; i++) {
             tn_region *r = gp->regions[i];
-            size_t end = tn_bit_index(rt, r->used);
-            for (size_t b = tn_bit_next(rt->plug_bits, tn_bit_index(rt, r->start), end); b < end;) {
-                size_t eb = plug_end_bit(rt, b, end);
+            plug_iter it;
+            plug_iter_init(&it, rt, r);
+            for (size_t b, eb; plug_iter_next(&it, &b, &eb);) {
                 char *s = bit_addr(rt, b), *e = bit_addr(rt, eb) + 8;
                 if (gp->compact)
                     add_range(moved, s, s + plug_delta(rt, r, s, b), (size_t)(e - s));
                 else
                     add_range(surv, s, NULL, (size_t)(e - s));
-                b = tn_bit_next(rt->plug_bits, eb + 1, end);
             }
         }
     }
