@@ -281,12 +281,17 @@ static char *place(tenure_runtime *rt, cursor *c, size_t len) {
  * being promoted as fragmentation. An ephemeral GC leaves them in their generation; a full GC
  * makes every such small-object region gen0 (release_and_promote), whose allocation contexts
  * then reuse its free end: pins scattered over old regions do not hold them for good (issue
- * 19). Every card is rebuilt by a full GC, so gen0 objects in them are found from old ones. */
+ * 19). Every card is rebuilt by a full GC, so gen0 objects in them are found from old ones.
+ * An ephemeral GC demotes a region at most once in a row: allocation reuses only its free
+ * end, so a region still holding nothing but pins at the next GC is promoted rather than
+ * condemned, re-marked and re-planned by every GC of its generation (its gaps are decommitted
+ * either way). A full GC demotes every such region, so that an out-of-space GC (always full)
+ * gives allocation every free end there is. */
 static void finish_cursor(tenure_runtime *rt, cursor *c) {
     bool full = rt->last.condemned == TN_GEN2;
     for (size_t ri = c->ri; ri < c->gp->nd; ri++) {
         tn_region *r = c->gp->dests[ri];
-        r->demote = ri > c->ri && r->pin_count > 0 && (r->gen < TN_GEN2 || (full && r->gen == TN_GEN2));
+        r->demote = ri > c->ri && r->pin_count > 0 && (full ? r->gen <= TN_GEN2 : r->gen < TN_GEN2 && !r->was_demoted);
         char *pos = ri == c->ri ? c->pos : r->start;
         size_t pin = ri == c->ri ? c->pin : r->pin_first;
         for (; pin < (size_t)r->pin_first + r->pin_count; pin++) {
@@ -616,6 +621,7 @@ static void release_and_promote(tenure_runtime *rt, int gen, gen_plan *gp) {
         tn_region *r = gp->regions[i];
         clear_bits(rt, r);
         r->compacting = false;
+        r->was_demoted = r->demote;
         if (r->used == r->start) {
             tn_region_release(rt, r);
             continue;
@@ -838,5 +844,9 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
         if (gp->tail)
             tn_gc_rebuild_range(rt, gp->tail, gp->tail_from, gp->tail->gen == TN_GEN2 || demoted);
     }
+    /* the gaps' pages counted again at the start of this GC (recount_discarded) may have
+     * become free regions, still committed: over a hard limit, they go back now */
+    if (rt->config.GCHeapHardLimit && rt->committed > rt->config.GCHeapHardLimit)
+        tn_regions_trim(rt, true);
     phase_mark(rt, 4, t);
 }
