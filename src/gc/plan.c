@@ -71,6 +71,8 @@ static void collect_regions(tenure_runtime *rt, int gen, gen_plan *gp) {
     gp->nd = gp->n;
 }
 
+static void recount_discarded(tenure_runtime *rt, tn_region *r);
+
 /* Survivors of a generation whose next generation is not condemned are packed first into
  * the free end of one of that generation's regions (the emptiest), so that every GC does not
  * start a new, mostly empty region of the next generation. */
@@ -81,6 +83,7 @@ static void choose_tail(tenure_runtime *rt, gen_plan *gp, int gen) {
             best = r;
     if (!best || (size_t)(best->end - best->used) < rt->unit_size / 8)
         return;
+    recount_discarded(rt, best);
     gp->tail = best;
     gp->tail_from = best->used;
     best->plan_used = best->used;
@@ -276,22 +279,17 @@ static char *place(tenure_runtime *rt, cursor *c, size_t len) {
 }
 
 /* Regions from the cursor's on keep only their pinned plugs, with free space between. Those
- * after it hold nothing else: they are demoted (as the .NET collector demotes pinned plugs),
- * so the space around the pins is reclaimed by the next GC of that generation instead of
- * being promoted as fragmentation. An ephemeral GC leaves them in their generation; a full GC
- * makes every such small-object region gen0 (release_and_promote), whose allocation contexts
- * then reuse its free end: pins scattered over old regions do not hold them for good (issue
- * 19). Every card is rebuilt by a full GC, so gen0 objects in them are found from old ones.
- * An ephemeral GC demotes a region at most once in a row: allocation reuses only its free
- * end, so a region still holding nothing but pins at the next GC is promoted rather than
- * condemned, re-marked and re-planned by every GC of its generation (its gaps are decommitted
- * either way). A full GC demotes every such region, so that an out-of-space GC (always full)
- * gives allocation every free end there is. */
+ * after it hold nothing else: a gen0 or gen1 one is demoted (stays in its generation, as the
+ * .NET collector demotes pinned plugs), so the space around the pins is reclaimed by the next
+ * GC of that generation instead of being promoted as fragmentation. A region is demoted at
+ * most once in a row: allocation reuses only a gen0 region's free end, so a region still
+ * holding nothing but pins at the next GC is promoted rather than condemned, re-marked and
+ * re-planned by every GC of its generation (the pages around its pins are given back either
+ * way: discard_gap, discard_tail). */
 static void finish_cursor(tenure_runtime *rt, cursor *c) {
-    bool full = rt->last.condemned == TN_GEN2;
     for (size_t ri = c->ri; ri < c->gp->nd; ri++) {
         tn_region *r = c->gp->dests[ri];
-        r->demote = ri > c->ri && r->pin_count > 0 && (full ? r->gen <= TN_GEN2 : r->gen < TN_GEN2 && !r->was_demoted);
+        r->demote = ri > c->ri && r->pin_count > 0 && r->gen < TN_GEN2 && !r->was_demoted;
         char *pos = ri == c->ri ? c->pos : r->start;
         size_t pin = ri == c->ri ? c->pin : r->pin_first;
         for (; pin < (size_t)r->pin_first + r->pin_count; pin++) {
@@ -615,38 +613,16 @@ static void sweep_generation(tenure_runtime *rt, int gen, gen_plan *gp) {
     }
 }
 
-/* Release the empty regions of a generation, promote the others by relabelling them. */
-static void release_and_promote(tenure_runtime *rt, int gen, gen_plan *gp) {
-    for (size_t i = 0; i < gp->n; i++) {
-        tn_region *r = gp->regions[i];
-        clear_bits(rt, r);
-        r->compacting = false;
-        r->was_demoted = r->demote;
-        if (r->used == r->start) {
-            tn_region_release(rt, r);
-            continue;
-        }
-        if (r->demote) {
-            r->demote = false;
-            rt->last.demoted = true;
-            if (rt->last.condemned == TN_GEN2 && r->gen != TN_GEN0)
-                tn_region_set_gen(rt, r, TN_GEN0);
-            continue;
-        }
-        if (gen < TN_GEN2)
-            tn_region_set_gen(rt, r, gen + 1);
-    }
-}
-
 /* ---- the space around pinned plugs (issue 19) ----
  *
  * A region that keeps pinned plugs keeps the free objects (gaps) between them until a later
- * compaction fills them. The whole pages inside a gap of at least DISCARD_MIN bytes, past the
- * free object's header and size words, go back to the OS (they read as zero if touched) and
- * stop counting in rt->committed, so that regions held by a few pins do not exhaust
- * GCHeapHardLimit. A GC that condemns the region counts them again first: it may write there
- * (plugs placed into the gap, free objects made). Not under GCPoisonFreed, whose poison must
- * stay readable. */
+ * compaction fills them, and a gen1 or gen2 one its free end, which no allocation context
+ * uses. The whole pages inside a gap of at least DISCARD_MIN bytes (past the free object's
+ * header and size words), and those of such a free end, go back to the OS (MADV_DONTNEED:
+ * they read as zero if touched again) and stop counting in rt->committed, so that regions
+ * held by a few pins do not exhaust GCHeapHardLimit. A GC that condemns the region, or packs
+ * survivors into its free end (choose_tail), counts them again first: it may write there.
+ * Not under GCPoisonFreed, whose poison must stay readable. */
 #define DISCARD_MIN ((size_t)16 << 10)
 
 static void discard_gap(tenure_runtime *rt, tn_region *r, char *start, size_t size) {
@@ -662,9 +638,48 @@ static void discard_gap(tenure_runtime *rt, tn_region *r, char *start, size_t si
     rt->committed -= b - a;
 }
 
+static void discard_tail(tenure_runtime *rt, tn_region *r) {
+    if (rt->config.GCPoisonFreed)
+        return;
+    uintptr_t page = tn_os_page_size();
+    char *from = (char *)(((uintptr_t)r->used + page - 1) & ~(page - 1));
+    if (from >= r->end || (size_t)(r->end - from) < DISCARD_MIN)
+        return;
+    if (from < r->zero_from) { /* untouched pages above zero_from hold nothing to give back */
+        char *to = (char *)(((uintptr_t)r->zero_from + page - 1) & ~(page - 1)); /* whole pages */
+        tn_os_discard(from, (size_t)((to < r->end ? to : r->end) - from));
+        r->zero_from = from;
+    }
+    r->discarded += (size_t)(r->end - from);
+    rt->committed -= (size_t)(r->end - from);
+}
+
 static void recount_discarded(tenure_runtime *rt, tn_region *r) {
     rt->committed += r->discarded;
     r->discarded = 0;
+}
+
+/* Release the empty regions of a generation, promote the others by relabelling them. */
+static void release_and_promote(tenure_runtime *rt, int gen, gen_plan *gp) {
+    for (size_t i = 0; i < gp->n; i++) {
+        tn_region *r = gp->regions[i];
+        clear_bits(rt, r);
+        bool pinned = r->compacting && r->pin_count > 0;
+        r->compacting = false;
+        r->was_demoted = r->demote;
+        if (r->used == r->start) {
+            tn_region_release(rt, r);
+            continue;
+        }
+        if (r->demote) {
+            r->demote = false;
+            rt->last.demoted = true;
+        } else if (gen < TN_GEN2) {
+            tn_region_set_gen(rt, r, gen + 1);
+        }
+        if (pinned && r->gen >= TN_GEN1 && r->gen <= TN_GEN2)
+            discard_tail(rt, r);
+    }
 }
 
 /* Record the time since `since` as phase i (microseconds); return now. */
