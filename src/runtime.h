@@ -76,7 +76,6 @@ typedef struct tn_region {
     /* collection state */
     bool condemned, compacting;
     bool demote;            /* holds only pinned plugs after this GC: stays in its generation */
-    bool was_demoted;       /* the last GC that condemned it demoted it: the next one does not */
     uint64_t freed_at_gc;   /* free regions: the GC count when freed */
     size_t live_bytes;      /* marked bytes found by plan */
     size_t free_bytes;      /* bytes in free objects (after the last GC) */

@@ -281,15 +281,13 @@ static char *place(tenure_runtime *rt, cursor *c, size_t len) {
 /* Regions from the cursor's on keep only their pinned plugs, with free space between. Those
  * after it hold nothing else: a gen0 or gen1 one is demoted (stays in its generation, as the
  * .NET collector demotes pinned plugs), so the space around the pins is reclaimed by the next
- * GC of that generation instead of being promoted as fragmentation. A region is demoted at
- * most once in a row: allocation reuses only a gen0 region's free end, so a region still
- * holding nothing but pins at the next GC is promoted rather than condemned, re-marked and
- * re-planned by every GC of its generation (the pages around its pins are given back either
- * way: discard_gap, discard_tail). */
+ * GC of that generation instead of being promoted as fragmentation. Since a pinned plug holds
+ * only pinned objects (their live neighbours moved out), re-marking it in every GC of its
+ * generation costs what it pins. */
 static void finish_cursor(tenure_runtime *rt, cursor *c) {
     for (size_t ri = c->ri; ri < c->gp->nd; ri++) {
         tn_region *r = c->gp->dests[ri];
-        r->demote = ri > c->ri && r->pin_count > 0 && r->gen < TN_GEN2 && !r->was_demoted;
+        r->demote = ri > c->ri && r->pin_count > 0 && r->gen < TN_GEN2;
         char *pos = ri == c->ri ? c->pos : r->start;
         size_t pin = ri == c->ri ? c->pin : r->pin_first;
         for (; pin < (size_t)r->pin_first + r->pin_count; pin++) {
@@ -622,7 +620,9 @@ static void sweep_generation(tenure_runtime *rt, int gen, gen_plan *gp) {
  * they read as zero if touched again) and stop counting in rt->committed, so that regions
  * held by a few pins do not exhaust GCHeapHardLimit. A GC that condemns the region, or packs
  * survivors into its free end (choose_tail), counts them again first: it may write there.
- * Not under GCPoisonFreed, whose poison must stay readable. */
+ * Not under GCPoisonFreed, whose poison must stay readable. The gaps of a (demoted) gen0
+ * region are given back only under a hard limit: the next GC is near and refills them, and
+ * giving them back costs a system call and the page faults of their reuse every GC. */
 #define DISCARD_MIN ((size_t)16 << 10)
 
 static void discard_gap(tenure_runtime *rt, tn_region *r, char *start, size_t size) {
@@ -666,7 +666,6 @@ static void release_and_promote(tenure_runtime *rt, int gen, gen_plan *gp) {
         clear_bits(rt, r);
         bool pinned = r->compacting && r->pin_count > 0;
         r->compacting = false;
-        r->was_demoted = r->demote;
         if (r->used == r->start) {
             tn_region_release(rt, r);
             continue;
@@ -839,7 +838,9 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
         tn_make_free(rt, gap->start, gap->size);
         tn_heap_poison_free(rt, gap->start, gap->size);
         r->free_bytes += gap->size;
-        discard_gap(rt, r, gap->start, gap->size);
+        int g = gen_after(rt, gap->start);
+        if (g == TN_GEN1 || g == TN_GEN2 || rt->config.GCHeapHardLimit)
+            discard_gap(rt, r, gap->start, gap->size);
     }
     if (plans[TN_LOH].compact)
         refill_free_list(rt, &plans[TN_LOH], &rt->loh_free);
