@@ -838,8 +838,8 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
         tn_make_free(rt, gap->start, gap->size);
         tn_heap_poison_free(rt, gap->start, gap->size);
         r->free_bytes += gap->size;
-        int g = gen_after(rt, gap->start);
-        if (g == TN_GEN1 || g == TN_GEN2 || rt->config.GCHeapHardLimit)
+        int g = gen_after(rt, gap->start); /* not the LOH's: its free list hands gaps out */
+        if (r->gen <= TN_GEN2 && (g == TN_GEN1 || g == TN_GEN2 || rt->config.GCHeapHardLimit))
             discard_gap(rt, r, gap->start, gap->size);
     }
     if (plans[TN_LOH].compact)
