@@ -2,14 +2,16 @@
  *
  * Each condemned generation of the small object heap is either compacted or swept, decided
  * from the space compaction would win. Compaction keeps order: survivors form plugs (runs of
- * neighbouring marked objects); the plan gives each plug a new address by packing plugs, in
- * address order, into the generation's own regions (also in address order), skipping pinned
- * plugs, which stay where they are. A plug's move distance (delta) is stored in the 8 bytes
- * before it (always a dead object: plugs are maximal runs) or, for a plug at a region's
- * start, in the region. A plug-start bitmap and a 4 KiB brick table find the plug of any
- * live address in O(1). Then every reference is relocated, plugs are moved, the space in
- * front of pinned plugs becomes free objects, and empty regions are released. Finally every
- * surviving region is promoted by relabelling it with the next generation.
+ * neighbouring marked objects, all pinned or all not); the plan, the only walk over the
+ * survivors' sizes, records each plug's first and last word in plug_bits and gives each
+ * movable plug a new address by packing plugs, in address order, into the generation's own
+ * regions (also in address order), skipping pinned plugs, which stay where they are. A plug's
+ * move distance (delta) is stored in the 8 bytes before it (a dead word), in the region, or
+ * in a pinned plug's record ("plugs" below). The plug bits and a 512-byte brick table find
+ * the plug of any live address in O(1). Then every reference is relocated, plugs are moved,
+ * the space in front of pinned plugs becomes free objects (its pages given back: issue 19),
+ * and empty regions are released. Finally every surviving region is promoted by relabelling
+ * it with the next generation.
  * See docs/design/collector.md.
  */
 #include "runtime.h"
