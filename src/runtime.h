@@ -33,7 +33,7 @@
 #define TN_ALIGN 8u
 #define TN_MIN_OBJECT 16u
 #define TN_CARD_SIZE ((size_t)1 << TENURE__CARD_SHIFT)
-#define TN_PLUG_BRICK_SHIFT 12 /* plug lookup bricks: 4 KiB */
+#define TN_PLUG_BRICK_SHIFT 9 /* plug lookup bricks: 512 bytes, one word of plug_bits */
 #define TN_QUANTUM (8u * 1024u) /* allocation context quantum */
 #define TN_LARGE_REGION_UNITS 1 /* LOH/POH regions span at least this many units */
 
@@ -82,6 +82,8 @@ typedef struct tn_region {
     intptr_t first_plug_delta;
     char *plan_used;
     uint32_t pin_first, pin_count; /* pinned plugs of this region in gc->pins */
+    size_t discarded;       /* bytes of free space around pinned plugs given back to the OS
+                               (not counted in rt->committed until a GC condemns the region) */
     struct tn_mutator *alloc_owner; /* a gen0 region holding this thread's allocation context */
 } tn_region;
 
@@ -182,6 +184,7 @@ typedef struct tn_sync_entry {
 /* Pinned plugs found by plan */
 typedef struct tn_pin {
     char *start, *end;
+    intptr_t after_delta; /* move distance of a plug that begins at `end` (no gap to hold it) */
 } tn_pin;
 
 /* Gaps that become free objects after compaction */
@@ -233,8 +236,10 @@ struct tenure_runtime {
     uint32_t *unit_head;    /* unit -> index of its region's first unit */
     uint8_t *unit_gen;      /* barrier generation per unit (0, 1, 2) */
     uint8_t *cards, *card_bundles;
-    uint64_t *mark_bits, *pin_bits, *plug_bits; /* one bit per 8 bytes of the range */
-    int32_t *plug_bricks;   /* per 4 KiB: offset (words from region start) of a plug start */
+    uint64_t *mark_bits, *pin_bits; /* one bit per 8 bytes of the range */
+    uint64_t *plug_bits;    /* during plan: two bits per plug, at its first and its last word */
+    int32_t *plug_bricks;   /* per 512 bytes (one plug_bits word): words from the region start
+                               to the plug covering the brick's first byte (compacting regions) */
     uint32_t *crossing;     /* per card: words back from the card start to the covering object */
     uint32_t units_high;    /* units below this index have been used at some time */
     size_t committed;       /* bytes of regions committed */

@@ -2,14 +2,16 @@
  *
  * Each condemned generation of the small object heap is either compacted or swept, decided
  * from the space compaction would win. Compaction keeps order: survivors form plugs (runs of
- * neighbouring marked objects); the plan gives each plug a new address by packing plugs, in
- * address order, into the generation's own regions (also in address order), skipping pinned
- * plugs, which stay where they are. A plug's move distance (delta) is stored in the 8 bytes
- * before it (always a dead object: plugs are maximal runs) or, for a plug at a region's
- * start, in the region. A plug-start bitmap and a 4 KiB brick table find the plug of any
- * live address in O(1). Then every reference is relocated, plugs are moved, the space in
- * front of pinned plugs becomes free objects, and empty regions are released. Finally every
- * surviving region is promoted by relabelling it with the next generation.
+ * neighbouring marked objects, all pinned or all not); the plan, the only walk over the
+ * survivors' sizes, records each plug's first and last word in plug_bits and gives each
+ * movable plug a new address by packing plugs, in address order, into the generation's own
+ * regions (also in address order), skipping pinned plugs, which stay where they are. A plug's
+ * move distance (delta) is stored in the 8 bytes before it (a dead word), in the region, or
+ * in a pinned plug's record ("plugs" below). The plug bits and a 512-byte brick table find
+ * the plug of any live address in O(1). Then every reference is relocated, plugs are moved,
+ * the space in front of pinned plugs becomes free objects (its pages given back: issue 19),
+ * and empty regions are released. Finally every surviving region is promoted by relabelling
+ * it with the next generation.
  * See docs/design/collector.md.
  */
 #include "runtime.h"
@@ -71,6 +73,8 @@ static void collect_regions(tenure_runtime *rt, int gen, gen_plan *gp) {
     gp->nd = gp->n;
 }
 
+static void recount_discarded(tenure_runtime *rt, tn_region *r);
+
 /* Survivors of a generation whose next generation is not condemned are packed first into
  * the free end of one of that generation's regions (the emptiest), so that every GC does not
  * start a new, mostly empty region of the next generation. */
@@ -81,6 +85,7 @@ static void choose_tail(tenure_runtime *rt, gen_plan *gp, int gen) {
             best = r;
     if (!best || (size_t)(best->end - best->used) < rt->unit_size / 8)
         return;
+    recount_discarded(rt, best);
     gp->tail = best;
     gp->tail_from = best->used;
     best->plan_used = best->used;
@@ -93,17 +98,40 @@ static inline char *bit_addr(tenure_runtime *rt, size_t bit) { return rt->base +
 static inline bool is_marked(tenure_runtime *rt, const void *p) {
     return tn_bit_test(rt->mark_bits, tn_bit_index(rt, p));
 }
+static inline bool is_pinned(tenure_runtime *rt, const void *p) {
+    return tn_bit_test(rt->pin_bits, tn_bit_index(rt, p));
+}
 
-/* End of the plug (maximal run of marked objects) starting at s; *pinned if any is pinned. */
-static char *plug_end(tenure_runtime *rt, tn_region *r, char *s, bool *pinned) {
+/* ---- plugs: found once, by plan, and recorded ----
+ *
+ * Plan is the only phase that reads the objects' sizes to find plugs. It records each plug
+ * [s, e) as two bits of plug_bits, at s and at e - 8 (its last word; a plug is at least one
+ * real object, 16 bytes, so the two bits differ). Relocation, moving, sweeping and the range
+ * reports walk plugs from those bits: the start bits and end bits alternate.
+ *
+ * In a compacted generation a plug is a maximal run of neighbouring marked objects that are
+ * either all pinned or all not pinned: a pinned object keeps only itself (and pinned
+ * neighbours) in place, and the marked objects around it move. A plug's move distance
+ * (delta) is kept in the 8 bytes before it when that word is dead (a gap), in the region for
+ * a plug at its start, and, for a plug directly after another one (its end bit is the bit just
+ * before its start bit; this happens only next to a pinned plug), in the pinned plug's record
+ * (after_delta) or, for the pinned plug itself, nowhere (0). */
+
+/* End of the run of marked objects from s that stops at `stop` (a pinned object, or used). */
+static char *unpinned_run_end(tenure_runtime *rt, char *s, char *stop) {
     char *e = s;
-    bool pin = false;
-    do {
-        pin |= tn_bit_test(rt->pin_bits, tn_bit_index(rt, e));
+    do
         e += tn_obj_size(e);
-    } while (e < r->used && is_marked(rt, e));
-    if (pinned)
-        *pinned = pin;
+    while (e < stop && is_marked(rt, e));
+    return e;
+}
+
+/* End of the run of pinned objects from s (pinned objects are marked). */
+static char *pinned_run_end(tenure_runtime *rt, char *s, char *used) {
+    char *e = s;
+    do
+        e += tn_obj_size(e);
+    while (e < used && is_pinned(rt, e));
     return e;
 }
 
@@ -111,17 +139,102 @@ static inline size_t brick_of(tenure_runtime *rt, const void *p) {
     return ((uintptr_t)p - (uintptr_t)rt->base) >> TN_PLUG_BRICK_SHIFT;
 }
 
-static void record_plug(tenure_runtime *rt, tn_region *r, char *s, intptr_t delta) {
+static void record_plug_bits(tenure_runtime *rt, char *s, char *e) {
+    TN_ASSERT_INTERNAL(e - s >= (ptrdiff_t)TN_MIN_OBJECT);
     tn_bit_set(rt->plug_bits, tn_bit_index(rt, s));
-    rt->plug_bricks[brick_of(rt, s)] = (int32_t)((s - r->start) / 8);
-    if (s == r->start)
-        r->first_plug_delta = delta;
-    else
-        ((intptr_t *)s)[-1] = delta;
+    tn_bit_set(rt->plug_bits, tn_bit_index(rt, e) - 1);
 }
 
-static inline intptr_t plug_delta(tn_region *r, char *s) {
-    return s == r->start ? r->first_plug_delta : ((intptr_t *)s)[-1];
+/* A plug of a compacting region: its bits, the bricks it covers (each brick whose first byte
+ * lies in [s, e) names s, except s's own: there the plug bits find it), and its delta. */
+static void record_plug(tenure_runtime *rt, tn_region *r, char *s, char *e, intptr_t delta, bool adjacent) {
+    record_plug_bits(rt, s, e);
+    int32_t off = (int32_t)((s - r->start) / 8);
+    for (size_t b = brick_of(rt, s) + 1, last = brick_of(rt, e - 8); b <= last; b++)
+        rt->plug_bricks[b] = off;
+    if (s == r->start) {
+        r->first_plug_delta = delta;
+    } else if (!adjacent) {
+        ((intptr_t *)s)[-1] = delta;
+    } else if (!is_pinned(rt, s)) { /* after a pinned plug: its record holds it (a pinned plug: 0) */
+        TN_ASSERT_INTERNAL(rt->pins.count > r->pin_first && ((tn_pin *)tn_vec_at(&rt->pins, rt->pins.count - 1))->end == s);
+        ((tn_pin *)tn_vec_at(&rt->pins, rt->pins.count - 1))->after_delta = delta;
+    }
+}
+
+/* The delta of a plug that directly follows another (next to a pinned plug): the pinned
+ * plug's record, found by binary search among the region's pins. */
+static __attribute__((noinline)) intptr_t adjacent_delta(tenure_runtime *rt, tn_region *r, char *s) {
+    size_t lo = r->pin_first, hi = (size_t)r->pin_first + r->pin_count; /* pins[lo..hi) by address */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (((tn_pin *)tn_vec_at(&rt->pins, mid))->start <= s)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    tn_pin *p = tn_vec_at(&rt->pins, lo);
+    if (p->start == s)
+        return 0;
+    TN_ASSERT_INTERNAL(p->end == s);
+    return p->after_delta;
+}
+
+/* The delta of the plug starting at s (bit sb) of compacting region r. */
+static inline intptr_t plug_delta(tenure_runtime *rt, tn_region *r, char *s, size_t sb) {
+    if (s == r->start)
+        return r->first_plug_delta;
+    if (TENURE__UNLIKELY(tn_bit_test(rt->plug_bits, sb - 1)))
+        return adjacent_delta(rt, r, s);
+    return ((intptr_t *)s)[-1];
+}
+
+/* Walks a region's recorded plugs in address order, one plug_bits word at a time (no call
+ * per plug). Regions start on a unit boundary, so their bits begin a word, and no bit of
+ * another region lies in their last word. */
+typedef struct plug_iter {
+    const uint64_t *bits;
+    size_t w, end_w; /* the word being taken, the first word past the region's used end */
+    uint64_t word;   /* bits of word w not taken yet */
+} plug_iter;
+
+static inline void plug_iter_init(plug_iter *it, tenure_runtime *rt, const tn_region *r) {
+    size_t from = tn_bit_index(rt, r->start), end = tn_bit_index(rt, r->used);
+    TN_ASSERT_INTERNAL((from & 63) == 0);
+    it->bits = rt->plug_bits;
+    it->w = from >> 6;
+    it->end_w = (end + 63) >> 6;
+    it->word = it->w < it->end_w ? it->bits[it->w] : 0;
+}
+
+static inline size_t plug_iter_bit(plug_iter *it) {
+    while (!it->word) {
+        if (++it->w >= it->end_w)
+            return SIZE_MAX;
+        it->word = it->bits[it->w];
+    }
+    size_t i = (it->w << 6) + (size_t)__builtin_ctzll(it->word);
+    it->word &= it->word - 1;
+    return i;
+}
+
+/* The next plug: its start bit and its end bit (the bit of its last word). */
+static inline bool plug_iter_next(plug_iter *it, size_t *sb, size_t *eb) {
+    if ((*sb = plug_iter_bit(it)) == SIZE_MAX)
+        return false;
+    *eb = plug_iter_bit(it);
+    TN_ASSERT_INTERNAL(*eb != SIZE_MAX && *eb > *sb);
+    return true;
+}
+
+/* A swept region's plugs (maximal runs of marked objects, pinned or not): only their bits. */
+static void record_runs(tenure_runtime *rt, tn_region *r) {
+    size_t end = tn_bit_index(rt, r->used);
+    for (size_t b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, r->start), end); b < end;) {
+        char *e = unpinned_run_end(rt, bit_addr(rt, b), r->used);
+        record_plug_bits(rt, bit_addr(rt, b), e);
+        b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
+    }
 }
 
 static void add_gap(tenure_runtime *rt, char *start, size_t size) {
@@ -168,9 +281,11 @@ static char *place(tenure_runtime *rt, cursor *c, size_t len) {
 }
 
 /* Regions from the cursor's on keep only their pinned plugs, with free space between. Those
- * after it hold nothing else: they are demoted (stay in their generation, as the .NET
- * collector demotes pinned plugs), so the space around the pins is reclaimed by the next GC
- * of that generation instead of being promoted as fragmentation. */
+ * after it hold nothing else: a gen0 or gen1 one is demoted (stays in its generation, as the
+ * .NET collector demotes pinned plugs), so the space around the pins is reclaimed by the next
+ * GC of that generation instead of being promoted as fragmentation. Since a pinned plug holds
+ * only pinned objects (their live neighbours moved out), re-marking it in every GC of its
+ * generation costs what it pins. */
 static void finish_cursor(tenure_runtime *rt, cursor *c) {
     for (size_t ri = c->ri; ri < c->gp->nd; ri++) {
         tn_region *r = c->gp->dests[ri];
@@ -185,43 +300,52 @@ static void finish_cursor(tenure_runtime *rt, cursor *c) {
     }
 }
 
+static tn_pin *push_pin(tenure_runtime *rt, tn_region *r, char *s, char *e) {
+    rt->pins_seen++;
+    tn_pin *p = tn_vec_push_reserved(&rt->pins);
+    if (!p) {
+        rt->plan_failed = true; /* as in add_gap */
+        return NULL;
+    }
+    *p = (tn_pin){s, e, 0};
+    r->pin_count++;
+    rt->last.pinned_bytes[r->gen] += (size_t)(e - s);
+    return p;
+}
+
+/* Find the region's plugs (the one walk over the survivors' sizes), give each movable plug
+ * its new place, record pinned plugs. */
 static void plan_region(tenure_runtime *rt, cursor *c, tn_region *r) {
     r->pin_first = (uint32_t)rt->pins.count;
     r->pin_count = 0;
     r->compacting = true;
-    size_t b0 = brick_of(rt, r->start), b1 = brick_of(rt, r->end);
-    for (size_t b = b0; b < b1; b++)
-        rt->plug_bricks[b] = -1;
     size_t end = tn_bit_index(rt, r->used);
+    size_t next_pin = tn_bit_next(rt->pin_bits, tn_bit_index(rt, r->start), end);
+    bool adjacent = false; /* the plug at b begins where the previous one ended */
     for (size_t b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, r->start), end); b < end;) {
-        char *s = bit_addr(rt, b);
-        bool pinned;
-        char *e = plug_end(rt, r, s, &pinned);
+        char *s = bit_addr(rt, b), *e;
         intptr_t delta = 0;
-        if (pinned) {
-            rt->pins_seen++;
-            tn_pin *p = tn_vec_push_reserved(&rt->pins);
-            if (!p) {
-                rt->plan_failed = true; /* as in add_gap */
+        if (b == next_pin) {
+            e = pinned_run_end(rt, s, r->used);
+            next_pin = tn_bit_next(rt->pin_bits, tn_bit_index(rt, e), end);
+            if (!push_pin(rt, r, s, e)) {
                 b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
+                adjacent = false;
+                continue; /* the plan is abandoned: bits and deltas no longer matter */
+            }
+        } else {
+            e = unpinned_run_end(rt, s, next_pin < end ? bit_addr(rt, next_pin) : r->used);
+            if (adjacent && rt->plan_failed) { /* its pinned neighbour has no record */
+                b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
+                adjacent = false;
                 continue;
             }
-            p->start = s;
-            p->end = e;
-            r->pin_count++;
-            rt->last.pinned_bytes[r->gen] += (size_t)(e - s);
-        } else {
             delta = place(rt, c, (size_t)(e - s)) - s;
         }
-        record_plug(rt, r, s, delta);
-        b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
-    }
-    int32_t last = -1; /* each brick without a plug start gets the last plug start before it */
-    for (size_t b = b0; b < b1; b++) {
-        if (rt->plug_bricks[b] >= 0)
-            last = rt->plug_bricks[b];
-        else
-            rt->plug_bricks[b] = last;
+        record_plug(rt, r, s, e, delta, adjacent);
+        size_t eb = tn_bit_index(rt, e);
+        b = eb < end && tn_bit_test(rt->mark_bits, eb) ? eb : tn_bit_next(rt->mark_bits, eb, end);
+        adjacent = b == eb;
     }
 }
 
@@ -266,17 +390,22 @@ static bool plan_compaction(tenure_runtime *rt, gen_plan *gp, int gen) {
 
 /* ---- relocation ---- */
 
-static inline char *relocate(tenure_runtime *rt, char *v) {
+/* The new address of v (a live object, or not in a compacting region: unchanged). The plug
+ * holding v starts at the last plug bit at or before v in v's own plug_bits word (a start bit:
+ * no end bit lies between a plug's start and its objects), or, if that word has none, where
+ * v's brick says. Then one delta. */
+static inline __attribute__((always_inline)) char *relocate(tenure_runtime *rt, char *v) {
     if (!v || !tn_in_range(rt, v) || rt->unit_gen[tn_unit_of(rt, v)] > rt->last.condemned)
         return v;
     tn_region *r = tn_region_of(rt, v);
     if (!r || !r->compacting)
         return v;
+    TN_ASSERT_EXPENSIVE(is_marked(rt, v));
     size_t bit = tn_bit_index(rt, v);
-    size_t lo = tn_bit_index(rt, rt->base + (brick_of(rt, v) << TN_PLUG_BRICK_SHIFT));
-    size_t sb = tn_bit_prev(rt->plug_bits, bit, lo);
-    char *s = sb != SIZE_MAX ? bit_addr(rt, sb) : r->start + (size_t)rt->plug_bricks[brick_of(rt, v) - 1] * 8;
-    return v + plug_delta(r, s);
+    uint64_t below = rt->plug_bits[bit >> 6] & (~(uint64_t)0 >> (63 - (bit & 63)));
+    size_t sb = below ? (bit & ~(size_t)63) + 63 - (size_t)__builtin_clzll(below)
+                      : tn_bit_index(rt, r->start) + (size_t)rt->plug_bricks[bit >> 6];
+    return v + plug_delta(rt, r, bit_addr(rt, sb), sb);
 }
 
 static inline void relocate_slot(void **slot, void *ctx) { *slot = relocate(ctx, *slot); }
@@ -319,11 +448,20 @@ static void after_card(tenure_runtime *rt, uint8_t *card, void *c) {
     cc->youngest = 3;
 }
 
-static void relocate_marked(tenure_runtime *rt, tn_region *r) {
-    size_t end = tn_bit_index(rt, r->used);
-    for (size_t b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, r->start), end); b < end;
-         b = tn_bit_next(rt->mark_bits, b + 1, end))
-        tn_obj_visit_slots(rt, bit_addr(rt, b), relocate_slot, rt);
+/* Relocate the slots of every survivor of r, walking its recorded plugs object by object. */
+static void relocate_survivors(tenure_runtime *rt, tn_region *r) {
+    plug_iter it;
+    plug_iter_init(&it, rt, r);
+    for (size_t b, eb; plug_iter_next(&it, &b, &eb);) {
+        char *e = bit_addr(rt, eb) + 8;
+        for (char *o = bit_addr(rt, b); o < e;) {
+            tn_type *t = tn_obj_type(o);
+            size_t size = tn_obj_size_t(t, o);
+            if (t->ref_count || t->elem_ref_count || t->trace)
+                tn_obj_visit_slots(rt, o, relocate_slot, rt);
+            o += size;
+        }
+    }
 }
 
 static void relocate_all(tenure_runtime *rt, gen_plan *plans) {
@@ -334,20 +472,19 @@ static void relocate_all(tenure_runtime *rt, gen_plan *plans) {
     tn_finalize_visit_registered(rt, relocate_slot, rt);
     for (int g = 0; g < TN_NGEN; g++)
         for (size_t i = 0; i < plans[g].n; i++)
-            relocate_marked(rt, plans[g].regions[i]);
+            relocate_survivors(rt, plans[g].regions[i]);
 }
 
 /* ---- moving and sweeping ---- */
 
 static void move_region(tenure_runtime *rt, tn_region *r) {
-    size_t end = tn_bit_index(rt, r->used);
-    for (size_t b = tn_bit_next(rt->plug_bits, tn_bit_index(rt, r->start), end); b < end;
-         b = tn_bit_next(rt->plug_bits, b + 1, end)) {
+    plug_iter it;
+    plug_iter_init(&it, rt, r);
+    for (size_t b, eb; plug_iter_next(&it, &b, &eb);) {
         char *s = bit_addr(rt, b);
-        char *e = plug_end(rt, r, s, NULL);
-        intptr_t delta = plug_delta(r, s);
+        intptr_t delta = plug_delta(rt, r, s, b);
         if (delta)
-            memmove(s + delta, s, (size_t)(e - s));
+            memmove(s + delta, s, (size_t)(bit_addr(rt, eb) + 8 - s));
     }
 }
 
@@ -369,10 +506,11 @@ static void finish_compacted(tenure_runtime *rt, gen_plan *gp) {
 }
 
 static void sweep_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
-    size_t end = tn_bit_index(rt, r->used);
     char *p = r->start, *last_live_end = r->start;
     size_t free_bytes = 0;
-    for (size_t b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, p), end); b < end;) {
+    plug_iter it;
+    plug_iter_init(&it, rt, r);
+    for (size_t b, eb; plug_iter_next(&it, &b, &eb);) {
         char *s = bit_addr(rt, b);
         if (s > p) {
             tn_make_free(rt, p, (size_t)(s - p));
@@ -381,9 +519,7 @@ static void sweep_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
                 tn_free_list_add(rt, fl, p, (size_t)(s - p));
             free_bytes += (size_t)(s - p);
         }
-        char *e = plug_end(rt, r, s, NULL);
-        p = last_live_end = e;
-        b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
+        p = last_live_end = bit_addr(rt, eb) + 8;
     }
     if (fl && last_live_end < r->end) { /* large heaps keep the tail on the free list */
         tn_make_free(rt, last_live_end, (size_t)(r->end - last_live_end));
@@ -477,11 +613,60 @@ static void sweep_generation(tenure_runtime *rt, int gen, gen_plan *gp) {
     }
 }
 
+/* ---- the space around pinned plugs (issue 19) ----
+ *
+ * A region that keeps pinned plugs keeps the free objects (gaps) between them until a later
+ * compaction fills them, and a gen1 or gen2 one its free end, which no allocation context
+ * uses. The whole pages inside a gap of at least DISCARD_MIN bytes (past the free object's
+ * header and size words), and those of such a free end, go back to the OS (MADV_DONTNEED:
+ * they read as zero if touched again) and stop counting in rt->committed, so that regions
+ * held by a few pins do not exhaust GCHeapHardLimit. A GC that condemns the region, or packs
+ * survivors into its free end (choose_tail), counts them again first: it may write there.
+ * Not under GCPoisonFreed, whose poison must stay readable. The gaps of a (demoted) gen0
+ * region are given back only under a hard limit: the next GC is near and refills them, and
+ * giving them back costs a system call and the page faults of their reuse every GC. */
+#define DISCARD_MIN ((size_t)16 << 10)
+
+static void discard_gap(tenure_runtime *rt, tn_region *r, char *start, size_t size) {
+    if (rt->config.GCPoisonFreed || size < DISCARD_MIN)
+        return;
+    uintptr_t page = tn_os_page_size();
+    uintptr_t a = ((uintptr_t)start + 2 * sizeof(uintptr_t) + page - 1) & ~(page - 1);
+    uintptr_t b = ((uintptr_t)start + size) & ~(page - 1);
+    if (b <= a)
+        return;
+    tn_os_discard((void *)a, b - a);
+    r->discarded += b - a;
+    rt->committed -= b - a;
+}
+
+static void discard_tail(tenure_runtime *rt, tn_region *r) {
+    if (rt->config.GCPoisonFreed)
+        return;
+    uintptr_t page = tn_os_page_size();
+    char *from = (char *)(((uintptr_t)r->used + page - 1) & ~(page - 1));
+    if (from >= r->end || (size_t)(r->end - from) < DISCARD_MIN)
+        return;
+    if (from < r->zero_from) { /* untouched pages above zero_from hold nothing to give back */
+        char *to = (char *)(((uintptr_t)r->zero_from + page - 1) & ~(page - 1)); /* whole pages */
+        tn_os_discard(from, (size_t)((to < r->end ? to : r->end) - from));
+        r->zero_from = from;
+    }
+    r->discarded += (size_t)(r->end - from);
+    rt->committed -= (size_t)(r->end - from);
+}
+
+static void recount_discarded(tenure_runtime *rt, tn_region *r) {
+    rt->committed += r->discarded;
+    r->discarded = 0;
+}
+
 /* Release the empty regions of a generation, promote the others by relabelling them. */
 static void release_and_promote(tenure_runtime *rt, int gen, gen_plan *gp) {
     for (size_t i = 0; i < gp->n; i++) {
         tn_region *r = gp->regions[i];
         clear_bits(rt, r);
+        bool pinned = r->compacting && r->pin_count > 0;
         r->compacting = false;
         if (r->used == r->start) {
             tn_region_release(rt, r);
@@ -490,10 +675,11 @@ static void release_and_promote(tenure_runtime *rt, int gen, gen_plan *gp) {
         if (r->demote) {
             r->demote = false;
             rt->last.demoted = true;
-            continue;
-        }
-        if (gen < TN_GEN2)
+        } else if (gen < TN_GEN2) {
             tn_region_set_gen(rt, r, gen + 1);
+        }
+        if (pinned && r->gen >= TN_GEN1 && r->gen <= TN_GEN2)
+            discard_tail(rt, r);
     }
 }
 
@@ -569,15 +755,14 @@ static void report_ranges(tenure_runtime *rt, gen_plan *plans, int condemned) {
             continue;
         for (size_t i = 0; i < gp->n; i++) {
             tn_region *r = gp->regions[i];
-            const uint64_t *bits = gp->compact ? rt->plug_bits : rt->mark_bits;
-            size_t end = tn_bit_index(rt, r->used);
-            for (size_t b = tn_bit_next(bits, tn_bit_index(rt, r->start), end); b < end;) {
-                char *s = bit_addr(rt, b), *e = plug_end(rt, r, s, NULL);
+            plug_iter it;
+            plug_iter_init(&it, rt, r);
+            for (size_t b, eb; plug_iter_next(&it, &b, &eb);) {
+                char *s = bit_addr(rt, b), *e = bit_addr(rt, eb) + 8;
                 if (gp->compact)
-                    add_range(moved, s, s + plug_delta(r, s), (size_t)(e - s));
+                    add_range(moved, s, s + plug_delta(rt, r, s, b), (size_t)(e - s));
                 else
                     add_range(surv, s, NULL, (size_t)(e - s));
-                b = tn_bit_next(bits, gp->compact ? b + 1 : tn_bit_index(rt, e), end);
             }
         }
     }
@@ -600,6 +785,8 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
             continue;
         gen_plan *gp = &plans[g];
         collect_regions(rt, g, gp);
+        for (size_t i = 0; i < gp->n; i++)
+            recount_discarded(rt, gp->regions[i]);
         for (size_t i = 0; i < gp->n; i++) {
             gp->live += gp->regions[i]->live_bytes;
             gp->used_total += (size_t)(gp->regions[i]->used - gp->regions[i]->start);
@@ -619,6 +806,9 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
             for (int k = 0; k < g; k++)
                 any_compact |= plans[k].compact;
         }
+        if (!gp->compact)
+            for (size_t i = 0; i < gp->n; i++)
+                record_runs(rt, gp->regions[i]);
     }
     if (rt->pins_seen > rt->pins_needed)
         rt->pins_needed = rt->pins_seen;
@@ -646,9 +836,13 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
     }
     for (size_t i = 0; i < rt->gaps.count; i++) {
         tn_gap *gap = tn_vec_at(&rt->gaps, i);
+        tn_region *r = tn_region_of(rt, gap->start);
         tn_make_free(rt, gap->start, gap->size);
         tn_heap_poison_free(rt, gap->start, gap->size);
-        tn_region_of(rt, gap->start)->free_bytes += gap->size;
+        r->free_bytes += gap->size;
+        int g = gen_after(rt, gap->start); /* not the LOH's: its free list hands gaps out */
+        if (r->gen <= TN_GEN2 && (g == TN_GEN1 || g == TN_GEN2 || rt->config.GCHeapHardLimit))
+            discard_gap(rt, r, gap->start, gap->size);
     }
     if (plans[TN_LOH].compact)
         refill_free_list(rt, &plans[TN_LOH], &rt->loh_free);
@@ -668,5 +862,9 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
         if (gp->tail)
             tn_gc_rebuild_range(rt, gp->tail, gp->tail_from, gp->tail->gen == TN_GEN2 || demoted);
     }
+    /* the gaps' pages counted again at the start of this GC (recount_discarded) may have
+     * become free regions, still committed: over a hard limit, they go back now */
+    if (rt->config.GCHeapHardLimit && rt->committed > rt->config.GCHeapHardLimit)
+        tn_regions_trim(rt, true);
     phase_mark(rt, 4, t);
 }

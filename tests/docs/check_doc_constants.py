@@ -16,7 +16,7 @@ import re
 import subprocess
 import sys
 
-UNITS = {"": 1, "bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "ms": 10**6}
+UNITS = {"": 1, "bytes": 1, "byte": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "ms": 10**6}
 
 # (document, regex with the quoted number in group 1 and an optional unit in group 2,
 #  source of the code's value, what the value is)
@@ -39,8 +39,8 @@ CHECKS = [
     ("docs/design/heap.md", r"\| cards \| 1 byte / (\d+) (bytes) \|", ("helper", "card_bytes"), "card size"),
     ("docs/design/heap.md", r"\| crossing \| uint(\d+) / ", ("expr", "8 * v['crossing_entry_bytes']"), "crossing entry bits"),
     ("docs/design/heap.md", r"\| crossing \| uint\d+ / (\d+) (bytes) \|", ("helper", "card_bytes"), "crossing granule (a card)"),
-    ("docs/design/heap.md", r"\| plug bricks \| int32 / (\d+) (KiB) \|", ("helper", "brick_bytes"), "brick size"),
-    ("docs/design/collector.md", r"a (\d+) (KiB) brick\s+table", ("helper", "brick_bytes"), "brick size"),
+    ("docs/design/heap.md", r"\| plug bricks \| int32 / (\d+) (bytes) \|", ("helper", "brick_bytes"), "brick size"),
+    ("docs/design/collector.md", r"a (\d+)-(byte) brick\s+table", ("helper", "brick_bytes"), "brick size"),
     ("docs/design/heap.md", r"\| mark bits \| 1 bit / (\d+) (bytes) \|", ("helper", "object_align"), "mark bit granule"),
     ("docs/design/heap.md", r"real objects >= (\d+) (bytes)", ("helper", "min_object"), "smallest real object"),
     ("docs/design/heap.md", r"the next (\d+) (KiB) quantum", ("helper", "quantum_bytes"), "allocation quantum"),
