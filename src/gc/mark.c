@@ -1,29 +1,64 @@
 /* mark.c - the mark phase: roots kind by kind, old-to-young references through dirty cards,
  * an explicit bounded mark stack whose overflow is recovered by rescanning, and the clearing
  * of weak handles. Invariant M1: after tn_gc_mark every object reachable from the roots in a
- * condemned region has its mark bit set; nothing else in a condemned region does. */
+ * condemned region has its mark bit set; nothing else in a condemned region does.
+ *
+ * The mark loop (docs/design/collector.md, "Mark loop"):
+ *  - Marking a reference touches only side tables: the unit's generation byte (condemned or
+ *    not) and the mark bit. The object itself is first read when it is scanned.
+ *  - Objects popped from the stack go through a small FIFO and are prefetched as they enter
+ *    it, so that by the time an object is scanned its header and slots are on their way to
+ *    the cache (Garner, Blackburn and Frampton, "Effective prefetch for mark-sweep garbage
+ *    collection", 2007; Boehm's GC_mark_from prefetches on push for the same reason).
+ *  - Slots are read from the type's reference offsets in a plain loop: no call per slot
+ *    (types with a trace callback are called back, one call per slot).
+ *  - A reference array is scanned MARK_CHUNK_SLOTS slots at a time: the rest of it waits on
+ *    the stack as a continuation, so the stack holds at most a chunk's children per array
+ *    on the path being traced, however long the array.
+ *  - Invariant M2: an object's bytes are counted (marked_bytes, its region's live_bytes)
+ *    exactly once: when it is popped to be scanned, or when its push overflows the stack.
+ *    Rescanning the overflow range counts nothing. */
 #include "runtime.h"
 
-static inline bool mark_object(tenure_runtime *rt, tn_region *r, char *obj) {
-    size_t bit = tn_bit_index(rt, obj);
+/* Objects in flight between the stack and their scan: enough to hide a memory access
+ * behind the scanning of the others (measured: docs/design/collector.md, "Mark loop"). */
+#define MARK_FIFO 8
+/* Slots of a reference array scanned before the rest is pushed back as a continuation. */
+#define MARK_CHUNK_SLOTS 512
+
+/* A stack entry is an object (8-aligned) or, on top of the array it continues, an array
+ * continuation: the index of the next element to scan, shifted left once, low bit set. */
+#define CONT_TAG ((uintptr_t)1)
+
+/* In a condemned region: the unit's generation is condemned (every region in use of a
+ * condemned generation is condemned: collect.c set_condemned; references lead only to
+ * regions in use, H3). NULL and references outside the range (frozen data) are not. */
+static inline bool in_condemned(const tenure_runtime *rt, const void *v, int condemned) {
+    uintptr_t off = (uintptr_t)v - (uintptr_t)rt->base;
+    return off < rt->range && rt->unit_gen[off >> rt->head.unit_shift] <= condemned;
+}
+
+/* Set v's mark bit; false if it was set already. */
+static inline bool set_mark_bit(tenure_runtime *rt, const void *v) {
+    size_t bit = tn_bit_index(rt, v);
     uint64_t *w = &rt->mark_bits[bit >> 6], m = (uint64_t)1 << (bit & 63);
     if (*w & m)
         return false;
     *w |= m;
-    size_t size = tn_obj_size(obj);
-    rt->marked_bytes += size;
-    r->live_bytes += size;
     return true;
 }
 
-static void push(tenure_runtime *rt, char *obj) {
-    tn_vec *s = &rt->mark_stack;
-    TN_ASSERT_INTERNAL(tn_in_range(rt, obj));
-    if (s->count < s->cap) {
-        ((char **)s->data)[s->count++] = obj;
-        return;
-    }
-    /* overflow: obj stays marked but unscanned; remember the range to rescan */
+/* M2: count obj's bytes, once (see the header comment). */
+static inline void count_marked(tenure_runtime *rt, const char *obj, size_t size) {
+    tn_region *r = &rt->regions[rt->unit_head[tn_unit_of(rt, obj)]];
+    TN_ASSERT_INTERNAL(r->state == TN_RS_IN_USE && r->condemned);
+    rt->marked_bytes += size;
+    r->live_bytes += size;
+}
+
+/* The stack is full: obj stays marked but unscanned; remember the range to rescan. */
+static __attribute__((noinline)) void push_overflow(tenure_runtime *rt, char *obj) {
+    count_marked(rt, obj, tn_obj_size(obj));
     if (!rt->mark_overflow || obj < rt->overflow_lo)
         rt->overflow_lo = obj;
     if (!rt->mark_overflow || obj > rt->overflow_hi)
@@ -33,33 +68,116 @@ static void push(tenure_runtime *rt, char *obj) {
     rt->mark_overflow = true;
 }
 
-/* The region of a condemned object that v refers to, or NULL. The generation byte of the
- * unit rejects references to older generations with one load. */
-static inline tn_region *condemned_region(tenure_runtime *rt, const void *v) {
-    if (!v || !tn_in_range(rt, v) || rt->unit_gen[tn_unit_of(rt, v)] > rt->last.condemned)
-        return NULL;
-    tn_region *r = tn_region_of(rt, v);
-    return r && r->condemned ? r : NULL;
-}
-
-static inline void mark_slot(void **slot, void *ctx) {
-    tenure_runtime *rt = ctx;
-    char *v = *slot;
-    tn_region *r = condemned_region(rt, v);
-    if (r && mark_object(rt, r, v))
-        push(rt, v);
-}
-
-static void drain(tenure_runtime *rt) {
+static inline void push(tenure_runtime *rt, char *obj) {
     tn_vec *s = &rt->mark_stack;
-    while (s->count) {
-        char *obj = ((char **)s->data)[--s->count];
-        tn_obj_visit_slots(rt, obj, mark_slot, rt);
+    TN_ASSERT_INTERNAL(tn_in_range(rt, obj) && ((uintptr_t)obj & CONT_TAG) == 0);
+    if (__builtin_expect(s->count < s->cap, 1))
+        ((char **)s->data)[s->count++] = obj;
+    else
+        push_overflow(rt, obj);
+}
+
+/* Mark the condemned object v refers to and push it, if it was not marked. */
+static inline void mark_ref(tenure_runtime *rt, char *v, int condemned) {
+    if (in_condemned(rt, v, condemned) && set_mark_bit(rt, v)) {
+        TN_ASSERT_INTERNAL(tn_region_of(rt, v) && tn_region_of(rt, v)->condemned);
+        push(rt, v);
+    }
+}
+
+/* The slot visitor for types with a trace callback (and the roots). */
+static void mark_slot(void **slot, void *ctx) {
+    tenure_runtime *rt = ctx;
+    mark_ref(rt, *slot, rt->last.condemned);
+}
+
+/* Elements [from, to) of a reference array (or of an array of structs holding references). */
+static inline void scan_elements(tenure_runtime *rt, const tn_type *t, char *data, size_t from, size_t to,
+                                 int condemned) {
+    if (t->elem_ref_count == 1 && t->elem_size == sizeof(void *) && t->elem_ref_offsets[0] == 0) {
+        char **e = (char **)data;
+        for (size_t i = from; i < to; i++)
+            mark_ref(rt, e[i], condemned);
+        return;
+    }
+    const size_t *offs = t->elem_ref_offsets, nref = t->elem_ref_count;
+    for (char *e = data + from * t->elem_size, *end = data + to * t->elem_size; e < end; e += t->elem_size)
+        for (size_t j = 0; j < nref; j++)
+            mark_ref(rt, *(char **)(e + offs[j]), condemned);
+}
+
+/* Scan the elements of array obj from index `from`: one chunk now, the rest pushed back as a
+ * continuation. Without room for the continuation the rest is scanned now (its children
+ * then overflow one by one, which always makes progress). */
+static void scan_array(tenure_runtime *rt, char *obj, const tn_type *t, size_t from, int condemned) {
+    size_t n = ((tenure_array_header *)obj)->length;
+    size_t per_chunk = MARK_CHUNK_SLOTS / t->elem_ref_count + 1;
+    size_t to = n - from > per_chunk ? from + per_chunk : n;
+    tn_vec *s = &rt->mark_stack;
+    if (to < n) {
+        if (s->cap - s->count >= 2) {
+            ((uintptr_t *)s->data)[s->count++] = (uintptr_t)obj;
+            ((uintptr_t *)s->data)[s->count++] = (uintptr_t)to << 1 | CONT_TAG;
+        } else {
+            to = n;
+        }
+    }
+    scan_elements(rt, t, obj + t->size, from, to, condemned);
+}
+
+/* Mark through every reference slot of obj (counting nothing: M2). */
+static inline void scan_object(tenure_runtime *rt, char *obj, const tn_type *t, int condemned) {
+    if (__builtin_expect(t->trace != NULL, 0)) {
+        tn_obj_visit_traced(obj, mark_slot, rt);
+        return;
+    }
+    if (t->kind == TN_TK_FIXED) {
+        const size_t *offs = t->ref_offsets;
+        for (size_t i = 0, n = t->ref_count; i < n; i++)
+            mark_ref(rt, *(char **)(obj + offs[i]), condemned);
+        return;
+    }
+    TN_ASSERT_INTERNAL(t->kind == TN_TK_ARRAY);
+    if (t->elem_ref_count)
+        scan_array(rt, obj, t, 0, condemned);
+}
+
+/* Pop entries until the FIFO is full or the stack empty; continuations are scanned at once
+ * (their array was read a moment ago, and its slots lie in a row). */
+static inline void refill_fifo(tenure_runtime *rt, char **fifo, size_t head, size_t *tail, int condemned) {
+    tn_vec *s = &rt->mark_stack;
+    uintptr_t *stack = s->data;
+    while (*tail - head < MARK_FIFO && s->count) {
+        uintptr_t e = stack[--s->count];
+        if (e & CONT_TAG) {
+            char *arr = (char *)stack[--s->count];
+            scan_array(rt, arr, tn_obj_type(arr), (size_t)(e >> 1), condemned);
+            continue;
+        }
+        __builtin_prefetch((char *)e);
+        fifo[(*tail)++ % MARK_FIFO] = (char *)e;
+    }
+}
+
+/* Scan until the stack is empty (overflowed objects wait for process_overflow). */
+static void drain(tenure_runtime *rt) {
+    const int condemned = rt->last.condemned;
+    char *fifo[MARK_FIFO];
+    size_t head = 0, tail = 0;
+    for (;;) {
+        refill_fifo(rt, fifo, head, &tail, condemned);
+        if (head == tail)
+            return;
+        char *obj = fifo[head++ % MARK_FIFO];
+        const tn_type *t = tn_obj_type(obj);
+        count_marked(rt, obj, tn_obj_size_t(t, obj));
+        scan_object(rt, obj, t, condemned);
     }
 }
 
 /* Rescan marked objects in the overflow range until no overflow is left. */
 static void process_overflow(tenure_runtime *rt) {
+    const int condemned = rt->last.condemned;
     while (rt->mark_overflow) {
         char *lo = rt->overflow_lo, *hi = rt->overflow_hi;
         rt->mark_overflow = false;
@@ -74,7 +192,8 @@ static void process_overflow(tenure_runtime *rt) {
             if (end > used_end)
                 end = used_end;
             for (size_t b = tn_bit_next(rt->mark_bits, from, end); b < end; b = tn_bit_next(rt->mark_bits, b + 1, end)) {
-                tn_obj_visit_slots(rt, rt->base + b * 8, mark_slot, rt);
+                char *obj = rt->base + b * 8;
+                scan_object(rt, obj, tn_obj_type(obj), condemned);
                 drain(rt);
             }
         }
@@ -91,19 +210,19 @@ static void drain_all(tenure_runtime *rt) {
     rt->overflow_seen = true;
 }
 
-/* Roots are traced depth first, one at a time, so that millions of roots do not overflow
- * the mark stack. */
+/* Roots are marked and pushed; the stack is drained whenever it is half full, so that
+ * millions of roots do not overflow it, and roots pushed together are prefetched together.
+ * Every root kind ends with drain_all. */
 static void mark_root_slot(void **slot, void *ctx) {
     tenure_runtime *rt = ctx;
-    mark_slot(slot, ctx);
-    if (rt->mark_stack.count)
+    mark_ref(rt, *slot, rt->last.condemned);
+    if (rt->mark_stack.count > rt->mark_stack.cap / 2)
         drain(rt);
 }
 
 /* Pin and mark v; handle_id is the pinning handle (0 for a conservative stack root). */
 static void pin_object(tenure_runtime *rt, char *v, uint64_t handle_id) {
-    tn_region *r = condemned_region(rt, v);
-    if (!r)
+    if (!in_condemned(rt, v, rt->last.condemned))
         return;
     size_t bit = tn_bit_index(rt, v);
     if (!tn_bit_test(rt->pin_bits, bit)) {
@@ -112,8 +231,7 @@ static void pin_object(tenure_runtime *rt, char *v, uint64_t handle_id) {
         TN_EMIT(rt, PinObjectAtGCTime, .HandleID = handle_id, .ObjectID = (uint64_t)(uintptr_t)v,
                 .ObjectSize = tn_obj_size(v), .TypeName = tn_obj_type(v)->name);
     }
-    if (mark_object(rt, r, v))
-        push(rt, v);
+    mark_ref(rt, v, rt->last.condemned);
 }
 
 /* A pinned handle's slot is the handle itself (the object is its first field). */
@@ -230,7 +348,7 @@ void tn_gc_visit_dirty_cards(tenure_runtime *rt, int condemned, tn_slot_fn fn, v
 static void clear_weak(void **slot, void *ctx) {
     tenure_runtime *rt = ctx;
     char *v = *slot;
-    if (condemned_region(rt, v) && !tn_bit_test(rt->mark_bits, tn_bit_index(rt, v)))
+    if (in_condemned(rt, v, rt->last.condemned) && !tn_bit_test(rt->mark_bits, tn_bit_index(rt, v)))
         *slot = NULL;
 }
 
@@ -267,7 +385,7 @@ static void pin_async(tn_handle_slot *h, void *ctx) {
 static bool survives(tenure_runtime *rt, void *v) {
     if (!v)
         return false;
-    return !condemned_region(rt, v) || tn_bit_test(rt->mark_bits, tn_bit_index(rt, v));
+    return !in_condemned(rt, v, rt->last.condemned) || tn_bit_test(rt->mark_bits, tn_bit_index(rt, v));
 }
 
 typedef struct dep_pass {
@@ -324,6 +442,7 @@ static void meter_end(tenure_runtime *rt, kind_meter m, uint32_t type) {
 }
 
 void tn_gc_mark(tenure_runtime *rt, int condemned) {
+    TN_ASSERT_INTERNAL(rt->last.condemned == condemned);
     rt->marked_bytes = rt->overflow_marked = 0;
     rt->overflow_seen = false;
     rt->pinned_objects = 0;
