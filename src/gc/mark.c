@@ -22,9 +22,11 @@
 
 /* Objects in flight between the stack and their scan: enough to hide a memory access
  * behind the scanning of the others (measured: docs/design/collector.md, "Mark loop"). */
-#define MARK_FIFO 8
+#define MARK_FIFO 32
 /* Slots of a reference array scanned before the rest is pushed back as a continuation. */
 #define MARK_CHUNK_SLOTS 512
+/* References whose mark bit is prefetched before it is tested. */
+#define MARK_EDGES 16
 
 /* A stack entry is an object (8-aligned) or, on top of the array it continues, an array
  * continuation: the index of the next element to scan, shifted left once, low bit set. */
@@ -91,29 +93,71 @@ static void mark_slot(void **slot, void *ctx) {
     mark_ref(rt, *slot, rt->last.condemned);
 }
 
+/* The state of one drain: the FIFO of objects between the stack and their scan, and the
+ * delay line of references whose mark bit is tested only MARK_EDGES references after it was
+ * prefetched (the mark bitmap is 1/64 of the heap: too big for the nearest caches). */
+typedef struct marker {
+    tenure_runtime *rt;
+    int condemned;
+    size_t head, tail;        /* fifo[head % MARK_FIFO .. tail % MARK_FIFO) */
+    size_t edge;              /* next slot of the delay line */
+    char *fifo[MARK_FIFO];
+    char *edges[MARK_EDGES];  /* NULL: empty */
+} marker;
+
+static void marker_init(marker *mk, tenure_runtime *rt) {
+    memset(mk, 0, sizeof *mk);
+    mk->rt = rt;
+    mk->condemned = rt->last.condemned;
+}
+
+/* Reference v was found in a slot: prefetch its mark bit, and test the reference found
+ * MARK_EDGES references ago. */
+static inline void mark_later(marker *mk, char *v) {
+    tenure_runtime *rt = mk->rt;
+    if (!in_condemned(rt, v, mk->condemned))
+        return;
+    __builtin_prefetch(&rt->mark_bits[tn_bit_index(rt, v) >> 6]);
+    size_t i = mk->edge;
+    char *old = mk->edges[i];
+    mk->edges[i] = v;
+    mk->edge = (i + 1) % MARK_EDGES;
+    if (old && set_mark_bit(rt, old))
+        push(rt, old);
+}
+
+/* Test every reference still in the delay line. */
+static void flush_edges(marker *mk) {
+    for (size_t i = 0; i < MARK_EDGES; i++) {
+        char *v = mk->edges[i];
+        mk->edges[i] = NULL;
+        if (v && set_mark_bit(mk->rt, v))
+            push(mk->rt, v);
+    }
+}
+
 /* Elements [from, to) of a reference array (or of an array of structs holding references). */
-static inline void scan_elements(tenure_runtime *rt, const tn_type *t, char *data, size_t from, size_t to,
-                                 int condemned) {
+static inline void scan_elements(marker *mk, const tn_type *t, char *data, size_t from, size_t to) {
     if (t->elem_ref_count == 1 && t->elem_size == sizeof(void *) && t->elem_ref_offsets[0] == 0) {
         char **e = (char **)data;
         for (size_t i = from; i < to; i++)
-            mark_ref(rt, e[i], condemned);
+            mark_later(mk, e[i]);
         return;
     }
     const size_t *offs = t->elem_ref_offsets, nref = t->elem_ref_count;
     for (char *e = data + from * t->elem_size, *end = data + to * t->elem_size; e < end; e += t->elem_size)
         for (size_t j = 0; j < nref; j++)
-            mark_ref(rt, *(char **)(e + offs[j]), condemned);
+            mark_later(mk, *(char **)(e + offs[j]));
 }
 
 /* Scan the elements of array obj from index `from`: one chunk now, the rest pushed back as a
  * continuation. Without room for the continuation the rest is scanned now (its children
  * then overflow one by one, which always makes progress). */
-static void scan_array(tenure_runtime *rt, char *obj, const tn_type *t, size_t from, int condemned) {
+static void scan_array(marker *mk, char *obj, const tn_type *t, size_t from) {
     size_t n = ((tenure_array_header *)obj)->length;
     size_t per_chunk = MARK_CHUNK_SLOTS / t->elem_ref_count + 1;
     size_t to = n - from > per_chunk ? from + per_chunk : n;
-    tn_vec *s = &rt->mark_stack;
+    tn_vec *s = &mk->rt->mark_stack;
     if (to < n) {
         if (s->cap - s->count >= 2) {
             ((uintptr_t *)s->data)[s->count++] = (uintptr_t)obj;
@@ -122,62 +166,73 @@ static void scan_array(tenure_runtime *rt, char *obj, const tn_type *t, size_t f
             to = n;
         }
     }
-    scan_elements(rt, t, obj + t->size, from, to, condemned);
+    scan_elements(mk, t, obj + t->size, from, to);
 }
 
 /* Mark through every reference slot of obj (counting nothing: M2). */
-static inline void scan_object(tenure_runtime *rt, char *obj, const tn_type *t, int condemned) {
+static inline void scan_object(marker *mk, char *obj, const tn_type *t) {
     if (__builtin_expect(t->trace != NULL, 0)) {
-        tn_obj_visit_traced(obj, mark_slot, rt);
+        tn_obj_visit_traced(obj, mark_slot, mk->rt);
         return;
     }
     if (t->kind == TN_TK_FIXED) {
         const size_t *offs = t->ref_offsets;
         for (size_t i = 0, n = t->ref_count; i < n; i++)
-            mark_ref(rt, *(char **)(obj + offs[i]), condemned);
+            mark_later(mk, *(char **)(obj + offs[i]));
         return;
     }
     TN_ASSERT_INTERNAL(t->kind == TN_TK_ARRAY);
     if (t->elem_ref_count)
-        scan_array(rt, obj, t, 0, condemned);
+        scan_array(mk, obj, t, 0);
 }
 
 /* Pop entries until the FIFO is full or the stack empty; continuations are scanned at once
  * (their array was read a moment ago, and its slots lie in a row). */
-static inline void refill_fifo(tenure_runtime *rt, char **fifo, size_t head, size_t *tail, int condemned) {
-    tn_vec *s = &rt->mark_stack;
+static inline void refill_fifo(marker *mk) {
+    tn_vec *s = &mk->rt->mark_stack;
     uintptr_t *stack = s->data;
-    while (*tail - head < MARK_FIFO && s->count) {
+    while (mk->tail - mk->head < MARK_FIFO && s->count) {
         uintptr_t e = stack[--s->count];
         if (e & CONT_TAG) {
             char *arr = (char *)stack[--s->count];
-            scan_array(rt, arr, tn_obj_type(arr), (size_t)(e >> 1), condemned);
+            scan_array(mk, arr, tn_obj_type(arr), (size_t)(e >> 1));
             continue;
         }
         __builtin_prefetch((char *)e);
-        fifo[(*tail)++ % MARK_FIFO] = (char *)e;
+        __builtin_prefetch((char *)e + 40);
+        mk->fifo[mk->tail++ % MARK_FIFO] = (char *)e;
     }
 }
 
-/* Scan until the stack is empty (overflowed objects wait for process_overflow). */
-static void drain(tenure_runtime *rt) {
-    const int condemned = rt->last.condemned;
-    char *fifo[MARK_FIFO];
-    size_t head = 0, tail = 0;
+/* Scan until the stack, the FIFO and the delay line are empty (overflowed objects wait for
+ * process_overflow). */
+static void drain_with(marker *mk) {
+    tenure_runtime *rt = mk->rt;
     for (;;) {
-        refill_fifo(rt, fifo, head, &tail, condemned);
-        if (head == tail)
-            return;
-        char *obj = fifo[head++ % MARK_FIFO];
+        refill_fifo(mk);
+        if (mk->head == mk->tail) {
+            flush_edges(mk);
+            if (!rt->mark_stack.count)
+                return;
+            continue;
+        }
+        char *obj = mk->fifo[mk->head++ % MARK_FIFO];
         const tn_type *t = tn_obj_type(obj);
         count_marked(rt, obj, tn_obj_size_t(t, obj));
-        scan_object(rt, obj, t, condemned);
+        scan_object(mk, obj, t);
     }
+}
+
+static void drain(tenure_runtime *rt) {
+    marker mk;
+    marker_init(&mk, rt);
+    drain_with(&mk);
 }
 
 /* Rescan marked objects in the overflow range until no overflow is left. */
 static void process_overflow(tenure_runtime *rt) {
-    const int condemned = rt->last.condemned;
+    marker mk;
+    marker_init(&mk, rt);
     while (rt->mark_overflow) {
         char *lo = rt->overflow_lo, *hi = rt->overflow_hi;
         rt->mark_overflow = false;
@@ -193,8 +248,8 @@ static void process_overflow(tenure_runtime *rt) {
                 end = used_end;
             for (size_t b = tn_bit_next(rt->mark_bits, from, end); b < end; b = tn_bit_next(rt->mark_bits, b + 1, end)) {
                 char *obj = rt->base + b * 8;
-                scan_object(rt, obj, tn_obj_type(obj), condemned);
-                drain(rt);
+                scan_object(&mk, obj, tn_obj_type(obj));
+                drain_with(&mk);
             }
         }
     }
