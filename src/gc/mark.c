@@ -87,12 +87,6 @@ static inline void mark_ref(tenure_runtime *rt, char *v, int condemned) {
     }
 }
 
-/* The slot visitor for types with a trace callback (and the roots). */
-static void mark_slot(void **slot, void *ctx) {
-    tenure_runtime *rt = ctx;
-    mark_ref(rt, *slot, rt->last.condemned);
-}
-
 /* The state of one drain: the FIFO of objects between the stack and their scan, and the
  * delay line of references whose mark bit is tested only MARK_EDGES references after it was
  * prefetched (the mark bitmap is 1/64 of the heap: too big for the nearest caches). */
@@ -125,6 +119,9 @@ static inline void mark_later(marker *mk, char *v) {
     if (old && set_mark_bit(rt, old))
         push(rt, old);
 }
+
+/* The slot visitor for types with a trace callback: one call per slot, as the callback wants. */
+static void mark_later_slot(void **slot, void *ctx) { mark_later(ctx, *slot); }
 
 /* Test every reference still in the delay line. */
 static void flush_edges(marker *mk) {
@@ -172,7 +169,7 @@ static void scan_array(marker *mk, char *obj, const tn_type *t, size_t from) {
 /* Mark through every reference slot of obj (counting nothing: M2). */
 static inline void scan_object(marker *mk, char *obj, const tn_type *t) {
     if (__builtin_expect(t->trace != NULL, 0)) {
-        tn_obj_visit_traced(obj, mark_slot, mk->rt);
+        tn_obj_visit_traced(obj, mark_later_slot, mk);
         return;
     }
     if (t->kind == TN_TK_FIXED) {
