@@ -10,6 +10,9 @@
  *    it, so that by the time an object is scanned its header and slots are on their way to
  *    the cache (Garner, Blackburn and Frampton, "Effective prefetch for mark-sweep garbage
  *    collection", 2007; Boehm's GC_mark_from prefetches on push for the same reason).
+ *  - A reference found in a slot has its mark-bit word prefetched and is tested MARK_EDGES
+ *    references later (a delay line): the bitmap is 1/64 of the heap, too big for the
+ *    nearest caches, and a test that waits for memory would stall the scan.
  *  - Slots are read from the type's reference offsets in a plain loop: no call per slot
  *    (types with a trace callback are called back, one call per slot).
  *  - A reference array is scanned MARK_CHUNK_SLOTS slots at a time: the rest of it waits on
@@ -27,6 +30,10 @@
 #define MARK_CHUNK_SLOTS 512
 /* References whose mark bit is prefetched before it is tested. */
 #define MARK_EDGES 16
+/* Bytes of an object prefetched as it enters the FIFO: its header and first five slots, in
+ * one or two cache lines (most objects are small; a 48-byte object straddles two lines five
+ * times out of eight). */
+#define MARK_PREFETCH_SPAN 48
 
 /* A stack entry is an object (8-aligned) or, on top of the array it continues, an array
  * continuation: the index of the next element to scan, shifted left once, low bit set. */
@@ -192,11 +199,13 @@ static inline void refill_fifo(marker *mk) {
         uintptr_t e = stack[--s->count];
         if (e & CONT_TAG) {
             char *arr = (char *)stack[--s->count];
+            TN_ASSERT_INTERNAL(tn_in_range(mk->rt, arr) && tn_obj_type(arr)->kind == TN_TK_ARRAY &&
+                               (e >> 1) < ((tenure_array_header *)arr)->length);
             scan_array(mk, arr, tn_obj_type(arr), (size_t)(e >> 1));
             continue;
         }
         __builtin_prefetch((char *)e);
-        __builtin_prefetch((char *)e + 40);
+        __builtin_prefetch((char *)e + MARK_PREFETCH_SPAN - 8);
         mk->fifo[mk->tail++ % MARK_FIFO] = (char *)e;
     }
 }
@@ -568,12 +577,21 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
 
 /* ---- consistency check (api/assert.h) ---- */
 
-/* The mark stack holds pointers into the heap's range, no more than it has room for (it is
- * reserved before the pause and never grows inside it). */
+/* The mark stack holds pointers into the heap's range and array continuations (an index,
+ * tagged, on top of the array it continues, which is no further than its length), no more
+ * than it has room for (it is reserved before the pause and never grows inside it). */
 void tn_mark_stack_check(const tenure_runtime *rt) {
     const tn_vec *s = &rt->mark_stack;
     TN_ASSERT_INTERNAL(s->count <= s->cap && (s->cap == 0 || s->data != NULL));
     TN_ASSERT_INTERNAL(s->count == 0 || s->elem == sizeof(void *));
-    for (size_t i = 0; i < s->count; i++)
-        TN_ASSERT_EXPENSIVE(tn_in_range(rt, ((char *const *)s->data)[i]));
+    const uintptr_t *e = s->data;
+    for (size_t i = 0; i < s->count; i++) {
+        if (!(e[i] & CONT_TAG)) {
+            TN_ASSERT_EXPENSIVE(tn_in_range(rt, (const void *)e[i]));
+            continue;
+        }
+        TN_ASSERT_INTERNAL(i > 0 && !(e[i - 1] & CONT_TAG) && tn_in_range(rt, (const void *)e[i - 1]));
+        TN_ASSERT_EXPENSIVE(tn_obj_type((const void *)e[i - 1])->kind == TN_TK_ARRAY &&
+                            (e[i] >> 1) < ((const tenure_array_header *)e[i - 1])->length);
+    }
 }
