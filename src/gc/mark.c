@@ -123,13 +123,14 @@ static inline void mark_later(marker *mk, char *v) {
         return;
     __builtin_prefetch(&rt->mark_bits[tn_bit_index(rt, v) >> 6]);
     size_t i = mk->edge;
-    char *old = mk->edges[i];
-    mk->edges[i] = v;
     mk->edge = (i + 1) % MARK_EDGES;
     if (__builtin_expect(!mk->edges_full, 0)) {
+        mk->edges[i] = v;
         mk->edges_full = mk->edge == 0;
         return;
     }
+    char *old = mk->edges[i];
+    mk->edges[i] = v;
     if (set_mark_bit(rt, old))
         push(rt, old);
 }
