@@ -83,7 +83,7 @@ TENURE_API const char *tenure_strerror(tenure_result result);
     X(GCConservativeStack, uint32_t, 1, "1: scan the attached threads' stacks and registers conservatively (found objects are pinned)") \
     X(GCCompactMode, uint32_t, 0, "0: the collector chooses compact or sweep; 1: always compact; 2: always sweep") \
     X(GCLOHCompact, uint32_t, 0, "1: compact the large object heap in every full GC (else only on request)") \
-    X(GCMarkStackSize, uint64_t, 1u << 16, "mark stack capacity in entries (overflow is handled)")  \
+    X(GCMarkStackSize, uint64_t, 1u << 16, "initial mark stack capacity in entries (grows after an overflow)")  \
     X(GCRetainRegions, uint32_t, 2, "GCs a free region stays committed before it is decommitted")   \
     X(HeapVerify, uint32_t, 0, "1: verify the whole heap before and after every GC (a problem goes to the error hook, or without one to stderr, and then aborts)") \
     X(GCStress, uint32_t, 0, "N > 0: a GC every N allocations")                                     \

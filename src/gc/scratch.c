@@ -6,8 +6,9 @@
  * held, before the world stops; what cannot be reserved is done without, in a defined way
  * (docs/design/collector.md, "Memory inside a pause"):
  *
- *   mark stack        GCMarkStackSize entries (at least 64 if that fails); an overflow is
- *                     recovered by rescanning (mark.c), so any size works, even none
+ *   mark stack        GCMarkStackSize entries (at least 64 if that fails), more after a GC
+ *                     whose stack overflowed (reserve_mark_stack); an overflow is recovered
+ *                     by rescanning (mark.c), so any size works, even none
  *   pins, gaps        one per handle, two per thread, and twice the most pinned plugs a GC
  *                     has found (at least 256); when plan finds more, the generation is swept
  *                     instead of compacted and the GC is counted in
@@ -23,9 +24,32 @@
 
 #define MIN_PLAN_ENTRIES 256
 
+/* The mark stack a GC needs depends on the graph's shape (a depth-first trace of a random
+ * graph keeps a share of all its objects on the stack), not on anything known before the
+ * pause. It starts at GCMarkStackSize entries; a GC whose stack overflowed (rescans cost
+ * another pass over the marked objects of the overflow range) makes the next one reserve
+ * MARK_STACK_GROWTH times as many, up to one entry per MARK_STACK_HEAP_BYTES of committed heap.
+ * A GCMarkStackSize under MARK_STACK_MIN (tests that force overflow) stays fixed at
+ * MARK_STACK_MIN entries. Only the entries used are touched. */
+#define MARK_STACK_MIN 64
+#define MARK_STACK_GROWTH 4
+#define MARK_STACK_HEAP_BYTES 32
+
+static size_t mark_stack_wanted(const tenure_runtime *rt) {
+    size_t want = rt->config.GCMarkStackSize, have = rt->mark_stack.cap;
+    if (want < MARK_STACK_MIN || !rt->overflow_seen || have < want)
+        return want;
+    size_t bound = rt->committed / MARK_STACK_HEAP_BYTES;
+    size_t grown = have <= bound / MARK_STACK_GROWTH ? have * MARK_STACK_GROWTH : bound;
+    return grown > want ? grown : want;
+}
+
 static void reserve_mark_stack(tenure_runtime *rt) {
-    if (!tn_vec_reserve(&rt->mark_stack, rt->config.GCMarkStackSize))
-        tn_vec_reserve(&rt->mark_stack, 64);
+    size_t want = mark_stack_wanted(rt);
+    if (want > rt->mark_stack.cap && rt->mark_stack.cap >= MARK_STACK_MIN)
+        tn_vec_free(&rt->mark_stack); /* empty between GCs: a new block, not a copy */
+    if (!tn_vec_reserve(&rt->mark_stack, want))
+        tn_vec_reserve(&rt->mark_stack, MARK_STACK_MIN);
 }
 
 /* Pinned plugs come from pinning handles (one object each: every live handle is counted, as

@@ -48,7 +48,7 @@ CHECKS = [
     ("docs/design/heap.md", r"gen0 budget to (four) times what survived", ("define", "src/heap/alloc.c", r"size_t b0 = survived0 \* (\d+);"), "gen0 budget factor"),
     ("docs/design/collector.md", r"One byte per (\d+) cards", ("helper", "cards_per_bundle"), "cards per bundle"),
     ("docs/design/collector.md", r"cards \((\d+) (KiB) of heap\)", ("helper", "bundle_bytes"), "bundle size"),
-    ("docs/design/collector.md", r"`GCMarkStackSize` entries before the pause \((\d+) if that fails\)", ("define", "src/gc/scratch.c", r"tn_vec_reserve\(&rt->mark_stack, (\d+)\);"), "mark stack fallback"),
+    ("docs/design/collector.md", r"`GCMarkStackSize` entries before the pause \((\d+) if that fails\)", ("define", "src/gc/scratch.c", "MARK_STACK_MIN"), "mark stack fallback"),
     ("docs/design/collector.md", r"at least (\d+); a gap lies", ("define", "src/gc/scratch.c", "MIN_PLAN_ENTRIES"), "plan entries minimum"),
     ("docs/design/collector.md", r"if an (eighth) or\s+more of the generation is free", ("define", "src/gc/plan.c", r"if \(frag \* (\d+) >= gp->used_total\)"), "compaction fragmentation threshold"),
     ("docs/design/trace.md", r"Every packet is one\s+(\d+) (KiB) page", ("define", "src/trace/ctf.c", "PKT_CAP"), "CTF packet size"),
