@@ -153,33 +153,44 @@ static void list_full(card_scan *s) {
     lower_card(rt, s->run_c0, 1); /* the bundle (a run lies in one) */
 }
 
-static inline void scan_slot(card_scan *s, void **slot) {
+/* The generation of the object v refers to; NOT_YOUNG for NULL and frozen data. */
+static inline uint8_t target_gen(const tenure_runtime *rt, const void *v) {
+    return tn_in_range(rt, v) ? rt->unit_gen[tn_unit_of(rt, v)] : NOT_YOUNG;
+}
+
+/* A slot referring to generation g, younger than its holder's (rare: out of line). */
+static __attribute__((noinline)) void found_young(card_scan *s, void **slot, uint8_t g) {
     tenure_runtime *rt = s->rt;
-    if (s->update) {
-        int g = s->update(slot, s->update_ctx);
-        if (g < s->holder_gen)
+    if (g > s->condemned) {
+        if (s->recording)
             lower_card(rt, card_of(rt, slot), (uint8_t)(g + 1));
         return;
     }
-    char *v = *slot;
-    if (!tn_in_range(rt, v))
-        return; /* NULL, or frozen data */
-    uint8_t g = rt->unit_gen[tn_unit_of(rt, v)];
-    if (g >= s->holder_gen)
-        return;
-    if (g <= s->condemned) {
-        s->seen++;
-        if (s->recording) {
-            void ***e = tn_vec_push_reserved(&rt->card_slots);
-            if (e)
-                *e = slot;
-            else
-                list_full(s);
-        }
-        s->mark(slot, s->mark_ctx);
-    } else if (s->recording) {
-        lower_card(rt, card_of(rt, slot), (uint8_t)(g + 1));
+    s->seen++;
+    if (s->recording) {
+        void ***e = tn_vec_push_reserved(&rt->card_slots);
+        if (e)
+            *e = slot;
+        else
+            list_full(s);
     }
+    s->mark(slot, s->mark_ctx);
+}
+
+static __attribute__((noinline)) void update_slot(card_scan *s, void **slot) {
+    int g = s->update(slot, s->update_ctx);
+    if (g < s->holder_gen)
+        lower_card(s->rt, card_of(s->rt, slot), (uint8_t)(g + 1));
+}
+
+static inline void scan_slot(card_scan *s, void **slot) {
+    if (s->update) {
+        update_slot(s, slot);
+        return;
+    }
+    uint8_t g = target_gen(s->rt, *slot);
+    if (g < s->holder_gen)
+        found_young(s, slot, g);
 }
 
 static void scan_traced_slot(void **slot, void *c) {
@@ -197,8 +208,18 @@ static void scan_array(card_scan *s, char *o, const tn_type *t) {
         last = n;
     if (t->elem_ref_count == 1 && t->elem_size == sizeof(void *) && t->elem_ref_offsets[0] == 0) {
         void **e = (void **)data; /* lo and hi are 8-aligned: elements first..last-1 lie inside */
-        for (size_t i = first; i < last; i++)
-            scan_slot(s, &e[i]);
+        const tenure_runtime *rt = s->rt;
+        uint8_t holder = s->holder_gen;
+        if (s->update) {
+            for (size_t i = first; i < last; i++)
+                update_slot(s, &e[i]);
+            return;
+        }
+        for (size_t i = first; i < last; i++) { /* the loop that counts: tables of references */
+            uint8_t g = target_gen(rt, e[i]);
+            if (g < holder)
+                found_young(s, &e[i], g);
+        }
         return;
     }
     for (size_t i = first; i < last; i++) {
