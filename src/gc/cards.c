@@ -147,6 +147,8 @@ typedef struct card_scan {
 static void list_full(card_scan *s) {
     tenure_runtime *rt = s->rt;
     s->recording = false;
+    for (size_t i = s->run_first; i < rt->card_slots.count; i++) /* not marked yet */
+        s->mark(((void ***)rt->card_slots.data)[i], s->mark_ctx);
     rt->card_slots.count = s->run_first;
     rt->card_slots_short = true;
     memset(rt->cards + s->run_c0, 1, s->run_c1 - s->run_c0);
@@ -169,10 +171,11 @@ static __attribute__((noinline)) void found_young(card_scan *s, void **slot, uin
     s->seen++;
     if (s->recording) {
         void ***e = tn_vec_push_reserved(&rt->card_slots);
-        if (e)
-            *e = slot;
-        else
-            list_full(s);
+        if (e) {
+            *e = slot; /* marked through after the scan (mark_recorded) */
+            return;
+        }
+        list_full(s);
     }
     s->mark(slot, s->mark_ctx);
 }
@@ -304,38 +307,94 @@ static uint8_t bundle_value(const uint8_t *cards) {
     return least;
 }
 
-static void scan_bundle(card_scan *s, tn_region *r, size_t b, size_t c_end) {
+/* Runs are queued RUN_LAG deep: when a run is queued its crossing entry and first card lines
+ * are prefetched, half way through the queue the object covering its start, so that the walk
+ * of a run rarely waits for memory (dirty cards lie far apart). */
+#define RUN_LAG 8
+
+typedef struct run_queue {
+    struct {
+        size_t c0, c1;
+    } q[RUN_LAG];
+    size_t queued, done;
+} run_queue;
+
+static void run_enqueued(const tenure_runtime *rt, size_t c0) {
+    __builtin_prefetch(&rt->crossing[c0]);
+    __builtin_prefetch(card_addr(rt, c0));
+    __builtin_prefetch(card_addr(rt, c0) + 64);
+}
+
+static void run_next(card_scan *s, tn_region *r, run_queue *rq) {
     tenure_runtime *rt = s->rt;
+    size_t ahead = rq->done + RUN_LAG / 2;
+    if (ahead < rq->queued) {
+        size_t c = rq->q[ahead % RUN_LAG].c0;
+        __builtin_prefetch(card_addr(rt, c) - (size_t)rt->crossing[c] * 8);
+    }
+    size_t i = rq->done++ % RUN_LAG;
+    scan_run(s, r, rq->q[i].c0, rq->q[i].c1);
+}
+
+static void queue_run(card_scan *s, tn_region *r, run_queue *rq, size_t c0, size_t c1) {
+    run_enqueued(s->rt, c0);
+    rq->q[rq->queued % RUN_LAG].c0 = c0;
+    rq->q[rq->queued % RUN_LAG].c1 = c1;
+    if (++rq->queued - rq->done == RUN_LAG)
+        run_next(s, r, rq);
+}
+
+/* Queue the runs of consecutive cards to scan in bundle b (cards before c_end). */
+static void queue_bundle(card_scan *s, tn_region *r, run_queue *rq, size_t b, size_t c_end) {
     size_t c0 = b * BUNDLE_CARDS, n = c_end - c0 < BUNDLE_CARDS ? c_end - c0 : BUNDLE_CARDS;
-    uint64_t map = scanned_cards_map(rt->cards + c0, s->condemned);
+    uint64_t map = scanned_cards_map(s->rt->cards + c0, s->condemned);
     if (n < 64)
         map &= ((uint64_t)1 << n) - 1;
     while (map) {
         unsigned i = (unsigned)__builtin_ctzll(map);
         uint64_t after = ~(map >> i); /* the run ends at the first card not scanned */
         unsigned len = after ? (unsigned)__builtin_ctzll(after) : 64 - i;
-        scan_run(s, r, c0 + i, c0 + i + len);
+        queue_run(s, r, rq, c0 + i, c0 + i + len);
         map = i + len >= 64 ? 0 : map & (~(uint64_t)0 << (i + len));
     }
-    if (s->recording)
-        rt->card_bundles[b] = bundle_value(rt->cards + c0);
+}
+
+static inline bool bundle_scanned(uint8_t v, int condemned) { return v != 0 && v <= condemned + 1; }
+
+static void scan_region(card_scan *s, tn_region *r) {
+    tenure_runtime *rt = s->rt;
+    s->holder_gen = rt->unit_gen[r->index];
+    size_t c0 = card_of(rt, r->start), c1 = card_of(rt, r->used + TN_CARD_SIZE - 1);
+    size_t b0 = c0 / BUNDLE_CARDS, b1 = (c1 + BUNDLE_CARDS - 1) / BUNDLE_CARDS;
+    TN_ASSERT_INTERNAL(c0 % BUNDLE_CARDS == 0);
+    run_queue rq = {.queued = 0, .done = 0};
+    for (size_t b = b0; b < b1; b++)
+        if (bundle_scanned(rt->card_bundles[b], s->condemned))
+            queue_bundle(s, r, &rq, b, c1); /* else 64 cards skipped with one load */
+    while (rq.done < rq.queued)
+        run_next(s, r, &rq);
+    if (!s->recording)
+        return; /* (the bundles of the cards left are still low enough for the relocation walk) */
+    for (size_t b = b0; b < b1; b++) /* the bundles scanned: their new values */
+        if (bundle_scanned(rt->card_bundles[b], s->condemned))
+            rt->card_bundles[b] = bundle_value(rt->cards + b * BUNDLE_CARDS);
 }
 
 static void scan_regions(card_scan *s) {
     tenure_runtime *rt = s->rt;
-    for (int g = s->condemned + 1; g < TN_NGEN; g++) {
-        for (tn_region *r = rt->gens[g]; r; r = r->next) {
-            if (r->condemned)
-                continue;
-            s->holder_gen = rt->unit_gen[r->index];
-            size_t c0 = card_of(rt, r->start), c1 = card_of(rt, r->used + TN_CARD_SIZE - 1);
-            TN_ASSERT_INTERNAL(c0 % BUNDLE_CARDS == 0);
-            for (size_t b = c0 / BUNDLE_CARDS; b * BUNDLE_CARDS < c1; b++) {
-                uint8_t v = rt->card_bundles[b];
-                if (v != 0 && v <= s->condemned + 1)
-                    scan_bundle(s, r, b, c1); /* else 64 cards skipped with one load */
-            }
-        }
+    for (int g = s->condemned + 1; g < TN_NGEN; g++)
+        for (tn_region *r = rt->gens[g]; r; r = r->next)
+            if (!r->condemned)
+                scan_region(s, r);
+}
+
+/* Mark through the recorded slots, the object of a slot a few entries ahead prefetched. */
+static void mark_recorded(tenure_runtime *rt, tn_slot_fn mark, void *ctx) {
+    void ***slots = rt->card_slots.data;
+    for (size_t i = 0, n = rt->card_slots.count; i < n; i++) {
+        if (i + 8 < n)
+            __builtin_prefetch(*slots[i + 8]);
+        mark(slots[i], ctx);
     }
 }
 
@@ -345,6 +404,7 @@ void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *
     rt->card_slots.count = 0;
     rt->card_slots_short = false;
     scan_regions(&s);
+    mark_recorded(rt, mark, ctx);
     rt->card_slots_seen = s.seen;
     if (s.seen > rt->card_slots_needed)
         rt->card_slots_needed = s.seen;
