@@ -160,6 +160,14 @@ static inline uint8_t target_gen(const tenure_runtime *rt, const void *v) {
     return tn_in_range(rt, v) ? rt->unit_gen[tn_unit_of(rt, v)] : NOT_YOUNG;
 }
 
+/* The same without a branch: an address outside the heap reads unit 0 and becomes NOT_YOUNG. */
+static inline uint8_t target_gen_nobranch(const tenure_runtime *rt, const void *v) {
+    uintptr_t off = (uintptr_t)v - (uintptr_t)rt->base;
+    bool inside = off < rt->range;
+    size_t u = inside ? off >> rt->head.unit_shift : 0;
+    return (uint8_t)(rt->unit_gen[u] | (inside ? 0 : NOT_YOUNG));
+}
+
 /* A slot referring to generation g, younger than its holder's (rare: out of line). */
 static __attribute__((noinline)) void found_young(card_scan *s, void **slot, uint8_t g) {
     tenure_runtime *rt = s->rt;
@@ -186,6 +194,18 @@ static __attribute__((noinline)) void update_slot(card_scan *s, void **slot) {
         lower_card(s->rt, card_of(s->rt, slot), (uint8_t)(g + 1));
 }
 
+/* A slot referring to generation g, younger than its holder's: a card still referring to an
+ * uncondemned generation is lowered here (cheap, and common: old-to-gen1 slots in a gen0 GC). */
+static inline void young_slot(card_scan *s, void **slot, uint8_t g) {
+    if (g > s->condemned) {
+        uint8_t *card = &s->rt->cards[card_of(s->rt, slot)];
+        if (s->recording && (*card == 0 || *card > g + 1))
+            lower_card(s->rt, card_of(s->rt, slot), (uint8_t)(g + 1));
+        return;
+    }
+    found_young(s, slot, g);
+}
+
 static inline void scan_slot(card_scan *s, void **slot) {
     if (s->update) {
         update_slot(s, slot);
@@ -193,7 +213,7 @@ static inline void scan_slot(card_scan *s, void **slot) {
     }
     uint8_t g = target_gen(s->rt, *slot);
     if (g < s->holder_gen)
-        found_young(s, slot, g);
+        young_slot(s, slot, g);
 }
 
 static void scan_traced_slot(void **slot, void *c) {
@@ -202,29 +222,49 @@ static void scan_traced_slot(void **slot, void *c) {
         scan_slot(s, slot);
 }
 
+/* The slots of a reference array (the loop that counts: tables of references) in [lo, hi),
+ * both 8-aligned: elements first..last-1 lie inside. */
+static void scan_ref_array(card_scan *s, void **e, size_t n) {
+    char *lo = s->lo, *hi = s->hi;
+    size_t first = lo > (char *)e ? (size_t)(lo - (char *)e) / sizeof(void *) : 0;
+    size_t last = hi > (char *)e ? (size_t)(hi - (char *)e) / sizeof(void *) : 0;
+    if (last > n)
+        last = n;
+    if (s->update) {
+        for (size_t i = first; i < last; i++)
+            update_slot(s, &e[i]);
+        return;
+    }
+    tenure_runtime *rt = s->rt;
+    const size_t per_card = TN_CARD_SIZE / sizeof(void *);
+    for (size_t i = first; i < last;) {
+        /* card by card: the least generation referred to, without a branch per slot (old-to-
+         * gen1 slots are common and unpredictable); only condemned objects branch off */
+        size_t end = i + per_card - (size_t)((uintptr_t)&e[i] % TN_CARD_SIZE) / sizeof(void *);
+        uint8_t least = NOT_YOUNG;
+        for (end = end < last ? end : last; i < end; i++) {
+            uint8_t g = target_gen_nobranch(rt, e[i]);
+            if (TENURE__UNLIKELY(g <= s->condemned))
+                found_young(s, &e[i], g);
+            else
+                least = g < least ? g : least;
+        }
+        if (least < s->holder_gen && s->recording)
+            lower_card(rt, card_of(rt, &e[i - 1]), (uint8_t)(least + 1));
+    }
+}
+
 static void scan_array(card_scan *s, char *o, const tn_type *t) {
     char *data = o + t->size, *lo = s->lo, *hi = s->hi;
     size_t n = ((tenure_array_header *)o)->length;
+    if (t->elem_ref_count == 1 && t->elem_size == sizeof(void *) && t->elem_ref_offsets[0] == 0) {
+        scan_ref_array(s, (void **)data, n);
+        return;
+    }
     size_t first = lo > data ? (size_t)(lo - data) / t->elem_size : 0;
     size_t last = hi > data ? ((size_t)(hi - data) + t->elem_size - 1) / t->elem_size : 0;
     if (last > n)
         last = n;
-    if (t->elem_ref_count == 1 && t->elem_size == sizeof(void *) && t->elem_ref_offsets[0] == 0) {
-        void **e = (void **)data; /* lo and hi are 8-aligned: elements first..last-1 lie inside */
-        const tenure_runtime *rt = s->rt;
-        uint8_t holder = s->holder_gen;
-        if (s->update) {
-            for (size_t i = first; i < last; i++)
-                update_slot(s, &e[i]);
-            return;
-        }
-        for (size_t i = first; i < last; i++) { /* the loop that counts: tables of references */
-            uint8_t g = target_gen(rt, e[i]);
-            if (g < holder)
-                found_young(s, &e[i], g);
-        }
-        return;
-    }
     for (size_t i = first; i < last; i++) {
         char *e = data + i * t->elem_size;
         for (size_t j = 0; j < t->elem_ref_count; j++) {
@@ -259,7 +299,8 @@ static void scan_run(card_scan *s, tn_region *r, size_t c0, size_t c1) {
     s->lo = card_addr(rt, c0);
     s->hi = card_addr(rt, c1) < r->used ? card_addr(rt, c1) : r->used;
     if (s->recording) {
-        memset(rt->cards + c0, 0, c1 - c0);
+        for (size_t c = c0; c < c1; c++) /* (runs are short: no call to memset) */
+            rt->cards[c] = 0;
         s->run_c0 = c0;
         s->run_c1 = c1;
         s->run_first = rt->card_slots.count;
@@ -319,10 +360,12 @@ typedef struct run_queue {
     size_t queued, done;
 } run_queue;
 
-static void run_enqueued(const tenure_runtime *rt, size_t c0) {
+/* (always_inline: GCC deletes a call to a function that only prefetches, as if it were const) */
+static inline __attribute__((always_inline)) void run_enqueued(const tenure_runtime *rt, size_t c0, size_t c1) {
     __builtin_prefetch(&rt->crossing[c0]);
-    __builtin_prefetch(card_addr(rt, c0));
-    __builtin_prefetch(card_addr(rt, c0) + 64);
+    char *end = card_addr(rt, c1 - c0 > 2 ? c0 + 2 : c1); /* the hardware follows after that */
+    for (char *line = card_addr(rt, c0); line < end; line += 64)
+        __builtin_prefetch(line);
 }
 
 static void run_next(card_scan *s, tn_region *r, run_queue *rq) {
@@ -337,7 +380,7 @@ static void run_next(card_scan *s, tn_region *r, run_queue *rq) {
 }
 
 static void queue_run(card_scan *s, tn_region *r, run_queue *rq, size_t c0, size_t c1) {
-    run_enqueued(s->rt, c0);
+    run_enqueued(s->rt, c0, c1);
     rq->q[rq->queued % RUN_LAG].c0 = c0;
     rq->q[rq->queued % RUN_LAG].c1 = c1;
     if (++rq->queued - rq->done == RUN_LAG)
