@@ -332,8 +332,8 @@ struct tenure_type {
     const tenure_runtime *tenure__owner;
 };
 
-#define TENURE__CARD_SHIFT 9
-#define TENURE__BUNDLE_SHIFT 15
+#define TENURE__CARD_SHIFT 8 /* 256-byte cards (docs/design/collector.md, "Cards") */
+#define TENURE__BUNDLE_SHIFT 14 /* 64 cards per bundle */
 
 TENURE_API void *tenure__alloc_slow(tenure_runtime *rt, const tenure_type *type);
 TENURE_API void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *value);

@@ -4,7 +4,7 @@
  * entries after a GC gave it a new layout or generation, and what HeapVerify asks of cards.
  *
  * Values (H5, runtime.h): a card is 0 (clean) or one more than the youngest generation its
- * slots may refer to; the barrier writes 1. A card bundle (64 cards, 32 KiB of heap) is 0
+ * slots may refer to; the barrier writes 1. A card bundle (64 cards, 16 KiB of heap) is 0
  * only if all its cards are clean, else at most the least value among them; the barrier
  * writes 1 there too. Cards only ever hold 0, 1 or 2 (a slot of gen1 or gen2 referring to
  * gen0 or gen1), which the word-at-a-time test below relies on.
