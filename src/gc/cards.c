@@ -314,6 +314,13 @@ static void scan_run(card_scan *s, tn_region *r, size_t c0, size_t c1) {
     }
 }
 
+/* Bit 8i set for each byte i of w (card or bundle values, 0..2) in 1..condemned+1. */
+static inline uint64_t scanned_bytes(uint64_t w, int condemned) {
+    const uint64_t ones = 0x0101010101010101ull;
+    uint64_t odd = w & ones, high = (w >> 1) & ones;
+    return condemned == 0 ? odd & ~high : odd ^ high; /* 1, or 1 and 2 */
+}
+
 /* One bit per card of the 64 at `cards`: set for those the GC scans (value 1..condemned+1;
  * cards hold 0, 1 or 2). Eight cards per word: bit 0 of each byte says "odd", bit 1 "2 or 3". */
 static uint64_t scanned_cards_map(const uint8_t *cards, int condemned) {
@@ -328,9 +335,7 @@ static uint64_t scanned_cards_map(const uint8_t *cards, int condemned) {
         w = __builtin_bswap64(w);
 #endif
         TN_ASSERT_INTERNAL((w & ~(ones * 3)) == 0);
-        uint64_t odd = w & ones, high = (w >> 1) & ones;
-        uint64_t hit = condemned == 0 ? odd & ~high : odd ^ high; /* 1, or 1 and 2 */
-        map |= ((hit * 0x0102040810204080ull) >> 56) << (8 * k); /* bit 8i -> bit i */
+        map |= ((scanned_bytes(w, condemned) * 0x0102040810204080ull) >> 56) << (8 * k); /* bit 8i -> bit i */
     }
     return map;
 }
@@ -404,6 +409,28 @@ static void queue_bundle(card_scan *s, tn_region *r, run_queue *rq, size_t b, si
 
 static inline bool bundle_scanned(uint8_t v, int condemned) { return v != 0 && v <= condemned + 1; }
 
+/* The first bundle from b on (before b1) that the scan visits; b1 if none. Eight bundles (128
+ * KiB of heap) are tested at a time: a gen0 GC over a large old generation reads its bundle
+ * bytes, not its cards. */
+static size_t next_bundle(const tenure_runtime *rt, size_t b, size_t b1, int condemned) {
+    for (; b < b1; b++) {
+        if (b % 8 == 0) {
+            while (b + 8 <= b1) {
+                uint64_t w;
+                memcpy(&w, rt->card_bundles + b, 8);
+                if (w && scanned_bytes(w, condemned))
+                    break;
+                b += 8;
+            }
+            if (b >= b1)
+                return b1;
+        }
+        if (bundle_scanned(rt->card_bundles[b], condemned))
+            return b;
+    }
+    return b1;
+}
+
 static void scan_region(card_scan *s, tn_region *r) {
     tenure_runtime *rt = s->rt;
     s->holder_gen = rt->unit_gen[r->index];
@@ -411,16 +438,15 @@ static void scan_region(card_scan *s, tn_region *r) {
     size_t b0 = c0 / BUNDLE_CARDS, b1 = (c1 + BUNDLE_CARDS - 1) / BUNDLE_CARDS;
     TN_ASSERT_INTERNAL(c0 % BUNDLE_CARDS == 0);
     run_queue rq = {.queued = 0, .done = 0};
-    for (size_t b = b0; b < b1; b++)
-        if (bundle_scanned(rt->card_bundles[b], s->condemned))
-            queue_bundle(s, r, &rq, b, c1); /* else 64 cards skipped with one load */
+    for (size_t b = next_bundle(rt, b0, b1, s->condemned); b < b1; b = next_bundle(rt, b + 1, b1, s->condemned))
+        queue_bundle(s, r, &rq, b, c1);
     while (rq.done < rq.queued)
         run_next(s, r, &rq);
     if (!s->recording)
         return; /* (the bundles of the cards left are still low enough for the relocation walk) */
-    for (size_t b = b0; b < b1; b++) /* the bundles scanned: their new values */
-        if (bundle_scanned(rt->card_bundles[b], s->condemned))
-            rt->card_bundles[b] = bundle_value(rt->cards + b * BUNDLE_CARDS);
+    /* the bundles scanned (their values only went down): their new values */
+    for (size_t b = next_bundle(rt, b0, b1, s->condemned); b < b1; b = next_bundle(rt, b + 1, b1, s->condemned))
+        rt->card_bundles[b] = bundle_value(rt->cards + b * BUNDLE_CARDS);
 }
 
 static void scan_regions(card_scan *s) {
