@@ -778,9 +778,10 @@ typedef int (*tn_card_slot_fn)(void **slot, void *ctx);
 void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *ctx);
 void tn_gc_update_card_slots(tenure_runtime *rt, int condemned, tn_card_slot_fn fn, void *ctx);
 void tn_gc_reserve_card_slots(tenure_runtime *rt);
-/* HeapVerify (H5, H7): the value card c of r should have from its slots now; the card and
- * bundle values of a slot's card. */
-uint8_t tn_gc_card_exact_value(tenure_runtime *rt, tn_region *r, size_t c);
+/* HeapVerify (H5, H7): the first card of r from `from` on whose value, in 1..upto, is not the
+ * one its slots give now (NULL if none; *value: the card's value); the card and bundle values
+ * of a slot's card. */
+char *tn_gc_next_stale_card(tenure_runtime *rt, tn_region *r, char *from, int upto, uint8_t *value);
 uint8_t tn_gc_card_value(const tenure_runtime *rt, const void *slot);
 uint8_t tn_gc_bundle_value(const tenure_runtime *rt, const void *slot);
 static inline bool tn_gen_condemned(int gen, int condemned) {

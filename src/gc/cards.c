@@ -519,7 +519,7 @@ static void least_young(void **slot, void *c) {
 }
 
 /* The value card c of r should have from what its slots refer to now (H7). */
-uint8_t tn_gc_card_exact_value(tenure_runtime *rt, tn_region *r, size_t c) {
+static uint8_t exact_value(tenure_runtime *rt, tn_region *r, size_t c) {
     card_value_ctx cv = {rt, card_addr(rt, c), card_addr(rt, c + 1), rt->unit_gen[r->index], 0};
     if (cv.hi > r->used)
         cv.hi = r->used;
@@ -527,6 +527,17 @@ uint8_t tn_gc_card_exact_value(tenure_runtime *rt, tn_region *r, size_t c) {
         if (!tn_is_free(o))
             tn_obj_visit_slots(rt, o, least_young, &cv);
     return cv.least;
+}
+
+char *tn_gc_next_stale_card(tenure_runtime *rt, tn_region *r, char *from, int upto, uint8_t *value) {
+    for (size_t c = card_of(rt, from), c1 = card_of(rt, r->used + TN_CARD_SIZE - 1); c < c1; c++) {
+        uint8_t card = rt->cards[c];
+        if (card && card <= upto && exact_value(rt, r, c) != card) {
+            *value = card;
+            return card_addr(rt, c);
+        }
+    }
+    return NULL;
 }
 
 uint8_t tn_gc_card_value(const tenure_runtime *rt, const void *slot) { return rt->cards[card_of(rt, slot)]; }

@@ -104,19 +104,15 @@ static void check_ref(verifier *v, void **slot, bool in_heap) {
 
 /* H7: right after a GC, the cards it scanned or rebuilt (values 1..exact_upto) are exact. */
 static void check_exact_cards(verifier *v, tn_region *r) {
-    tenure_runtime *rt = v->rt;
     if (r->gen == TN_GEN0 || !v->exact_upto)
         return;
-    size_t c0 = ((uintptr_t)r->start - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT;
-    size_t c1 = ((uintptr_t)r->used - (uintptr_t)rt->base + TN_CARD_SIZE - 1) >> TENURE__CARD_SHIFT;
     v->where = "region";
     v->holder = r->start;
-    for (size_t c = c0; c < c1; c++) {
-        uint8_t card = rt->cards[c];
-        if (card && card <= v->exact_upto && tn_gc_card_exact_value(rt, r, c) != card)
-            problem(v, "card not recomputed by the GC (stale: no slot refers to its generation)",
-                    rt->base + (c << TENURE__CARD_SHIFT), (void *)(uintptr_t)card);
-    }
+    uint8_t value;
+    for (char *c = tn_gc_next_stale_card(v->rt, r, r->start, v->exact_upto, &value); c;
+         c = tn_gc_next_stale_card(v->rt, r, c + TN_CARD_SIZE, v->exact_upto, &value))
+        problem(v, "card not recomputed by the GC (stale: no slot refers to its generation)", c,
+                (void *)(uintptr_t)value);
 }
 
 static void check_heap_slot(void **slot, void *ctx) { check_ref(ctx, slot, true); }
