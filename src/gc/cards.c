@@ -116,8 +116,8 @@ void tn_gc_dirty_old_cards(tenure_runtime *rt) {
         tn_region *r = &rt->regions[i];
         if (r->state != TN_RS_IN_USE || rt->unit_head[i] != i || r->gen == TN_GEN0)
             continue;
-        size_t c0 = card_of(rt, r->start), c1 = card_of(rt, r->end);
-        memset(rt->cards + c0, 1, c1 - c0);
+        size_t c0 = card_of(rt, r->start), c1 = card_of(rt, r->used + TN_CARD_SIZE - 1);
+        memset(rt->cards + c0, 1, c1 - c0); /* (above `used` there are no slots) */
         for (size_t b = c0 / BUNDLE_CARDS; b * BUNDLE_CARDS < c1; b++)
             rt->card_bundles[b] = 1;
     }
