@@ -15,7 +15,7 @@
  *     than the youngest generation it may refer to; the barrier writes 1; 0 is clean). A card
  *     bundle (64 cards) is 0 only if all its cards are, else at most its least card value.
  *  H6 Outside a GC, the crossing table of every gen1/gen2/LOH/POH region gives, for each
- *     card, the object that covers the card's first byte (or the first object after it).
+ *     512-byte granule, the object that covers its first byte (or the first object after it).
  *  H7 Right after a GC that condemned generation g, every card of value v in 1..g+1 (every
  *     card after a full GC) is exact: some slot under it refers to an object of generation
  *     v-1, none to a younger one. The GC recomputed each card it scanned, so a card whose
@@ -38,6 +38,10 @@
 #define TN_ALIGN 8u
 #define TN_MIN_OBJECT 16u
 #define TN_CARD_SIZE ((size_t)1 << TENURE__CARD_SHIFT)
+/* The crossing table has one entry per 512-byte granule (two cards): half the entries to write
+ * for every object placed in an old region, for one more object walked per card scanned. */
+#define TN_CROSSING_SHIFT 9
+#define TN_CROSSING_GRANULE ((size_t)1 << TN_CROSSING_SHIFT)
 #define TN_PLUG_BRICK_SHIFT 12 /* plug lookup bricks: 4 KiB */
 #define TN_QUANTUM (8u * 1024u) /* allocation context quantum */
 #define TN_LARGE_REGION_UNITS 1 /* LOH/POH regions span at least this many units */

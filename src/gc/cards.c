@@ -50,9 +50,14 @@ static inline void lower_card(tenure_runtime *rt, size_t c, uint8_t value) {
 
 /* ---- the crossing table ---- */
 
+/* The object the crossing table names for the granule holding p. */
+static inline char *crossing_object(const tenure_runtime *rt, const void *p) {
+    size_t g = ((uintptr_t)p - (uintptr_t)rt->base) >> TN_CROSSING_SHIFT;
+    return rt->base + (g << TN_CROSSING_SHIFT) - (size_t)rt->crossing[g] * 8;
+}
+
 char *tn_gc_find_object_start(tenure_runtime *rt, tn_region *r, char *p) {
-    size_t c = card_of(rt, p);
-    char *o = rt->base + (c << TENURE__CARD_SHIFT) - (size_t)rt->crossing[c] * 8;
+    char *o = crossing_object(rt, p);
     if (o < r->start)
         o = r->start;
     while (o + tn_obj_size(o) <= p)
@@ -60,12 +65,12 @@ char *tn_gc_find_object_start(tenure_runtime *rt, tn_region *r, char *p) {
     return o;
 }
 
-/* Record that obj [o, o + size) covers the start of every card that begins inside it. */
+/* Record that obj [o, o + size) covers the start of every granule that begins inside it. */
 static inline void set_crossing(tenure_runtime *rt, char *o, size_t size) {
     uintptr_t off = (uintptr_t)o - (uintptr_t)rt->base;
-    uintptr_t cs = (off + TN_CARD_SIZE - 1) & ~(uintptr_t)(TN_CARD_SIZE - 1);
-    for (; cs < off + size; cs += TN_CARD_SIZE)
-        rt->crossing[cs >> TENURE__CARD_SHIFT] = (uint32_t)((cs - off) / 8);
+    uintptr_t gs = (off + TN_CROSSING_GRANULE - 1) & ~(uintptr_t)(TN_CROSSING_GRANULE - 1);
+    for (; gs < off + size; gs += TN_CROSSING_GRANULE)
+        rt->crossing[gs >> TN_CROSSING_SHIFT] = (uint32_t)((gs - off) / 8);
 }
 
 void tn_gc_note_object(tenure_runtime *rt, char *o, size_t size) { set_crossing(rt, o, size); }
@@ -367,9 +372,10 @@ typedef struct run_queue {
 
 /* (always_inline: GCC deletes a call to a function that only prefetches, as if it were const) */
 static inline __attribute__((always_inline)) void run_enqueued(const tenure_runtime *rt, size_t c0, size_t c1) {
-    __builtin_prefetch(&rt->crossing[c0]);
+    __builtin_prefetch(&rt->crossing[(c0 << TENURE__CARD_SHIFT) >> TN_CROSSING_SHIFT]);
     char *end = card_addr(rt, c1 - c0 > 2 ? c0 + 2 : c1); /* the hardware follows after that */
-    for (char *line = card_addr(rt, c0); line < end; line += 64)
+    char *start = rt->base + ((c0 << TENURE__CARD_SHIFT) & ~(TN_CROSSING_GRANULE - 1)); /* the walk starts there */
+    for (char *line = start; line < end; line += 64)
         __builtin_prefetch(line);
 }
 
@@ -377,8 +383,7 @@ static void run_next(card_scan *s, tn_region *r, run_queue *rq) {
     tenure_runtime *rt = s->rt;
     size_t ahead = rq->done + RUN_LAG / 2;
     if (ahead < rq->queued) {
-        size_t c = rq->q[ahead % RUN_LAG].c0;
-        __builtin_prefetch(card_addr(rt, c) - (size_t)rt->crossing[c] * 8);
+        __builtin_prefetch(crossing_object(rt, card_addr(rt, rq->q[ahead % RUN_LAG].c0)));
     }
     size_t i = rq->done++ % RUN_LAG;
     scan_run(s, r, rq->q[i].c0, rq->q[i].c1);

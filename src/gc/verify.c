@@ -140,9 +140,9 @@ static void walk_region(verifier *v, tn_region *r, bool record) {
             tn_bit_set(rt->mark_bits, tn_bit_index(rt, o));
         } else if (r->gen != TN_GEN0) {
             uintptr_t off = (uintptr_t)o - (uintptr_t)rt->base;
-            uintptr_t cs = (off + TN_CARD_SIZE - 1) & ~(uintptr_t)(TN_CARD_SIZE - 1);
-            if (cs < off + size && rt->crossing[cs >> TENURE__CARD_SHIFT] != (cs - off) / 8)
-                problem(v, "crossing table does not name the object covering a card", o, NULL);
+            uintptr_t gs = (off + TN_CROSSING_GRANULE - 1) & ~(uintptr_t)(TN_CROSSING_GRANULE - 1);
+            if (gs < off + size && rt->crossing[gs >> TN_CROSSING_SHIFT] != (gs - off) / 8)
+                problem(v, "crossing table does not name the object covering a granule", o, NULL);
         }
         v->previous = o;
         o += size;
