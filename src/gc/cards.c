@@ -1,5 +1,5 @@
-/* cards.c - all card code: the crossing table (which object covers each card of an old
- * region), the card scan of an ephemeral GC (one pass, during mark), the update of the slots
+/* cards.c - all card code: the crossing table (which object covers each 512-byte granule of
+ * an old region), the card scan of an ephemeral GC (one pass, during mark), the update of the slots
  * that scan found (during relocation), the rebuilding of an old region's cards and crossing
  * entries after a GC gave it a new layout or generation, and what HeapVerify asks of cards.
  *
@@ -165,7 +165,8 @@ static inline uint8_t target_gen(const tenure_runtime *rt, const void *v) {
     return tn_in_range(rt, v) ? rt->unit_gen[tn_unit_of(rt, v)] : NOT_YOUNG;
 }
 
-/* The same without a branch: an address outside the heap reads unit 0 and becomes NOT_YOUNG. */
+/* The same without a branch: an address outside the heap reads unit 0 and becomes NOT_YOUNG
+ * (cards are aligned to the heap's base, which is aligned to a unit). */
 static inline uint8_t target_gen_nobranch(const tenure_runtime *rt, const void *v) {
     uintptr_t off = (uintptr_t)v - (uintptr_t)rt->base;
     bool inside = off < rt->range;
