@@ -336,8 +336,8 @@ struct tenure_type {
     size_t tenure__fast_max_length;
 };
 
-#define TENURE__CARD_SHIFT 9
-#define TENURE__BUNDLE_SHIFT 15
+#define TENURE__CARD_SHIFT 8 /* 256-byte cards (docs/design/collector.md, "Cards") */
+#define TENURE__BUNDLE_SHIFT 14 /* 64 cards per bundle */
 
 TENURE_API void *tenure__alloc_slow(tenure_runtime *rt, const tenure_type *type);
 TENURE_API void *tenure__alloc_array_slow(tenure_runtime *rt, const tenure_type *type, size_t length);

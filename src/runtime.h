@@ -12,9 +12,14 @@
  *  H4 Outside a GC, the mark, pin and plug bitmaps are all zero.
  *  H5 Every slot of a gen1/gen2/LOH/POH object that refers to an object of a younger
  *     generation g lies under a card whose value is in 1..g+1 (the card's value is one more
- *     than the youngest generation it may refer to; the barrier writes 1; 0 is clean).
+ *     than the youngest generation it may refer to; the barrier writes 1; 0 is clean). A card
+ *     bundle (64 cards) is 0 only if all its cards are, else at most its least card value.
  *  H6 Outside a GC, the crossing table of every gen1/gen2/LOH/POH region gives, for each
- *     card, the object that covers the card's first byte (or the first object after it).
+ *     512-byte granule, the object that covers its first byte (or the first object after it).
+ *  H7 Right after a GC that condemned generation g, every card of value v in 1..g+1 (every
+ *     card after a full GC) is exact: some slot under it refers to an object of generation
+ *     v-1, none to a younger one. The GC recomputed each card it scanned, so a card whose
+ *     young references are gone was cleared (cards of value above g+1 may be stale).
  */
 #ifndef TENURE_RUNTIME_H
 #define TENURE_RUNTIME_H
@@ -33,6 +38,10 @@
 #define TN_ALIGN 8u
 #define TN_MIN_OBJECT 16u
 #define TN_CARD_SIZE ((size_t)1 << TENURE__CARD_SHIFT)
+/* The crossing table has one entry per 512-byte granule (two cards): half the entries to write
+ * for every object placed in an old region, for one more object walked per card scanned. */
+#define TN_CROSSING_SHIFT 9
+#define TN_CROSSING_GRANULE ((size_t)1 << TN_CROSSING_SHIFT)
 #define TN_PLUG_BRICK_SHIFT 9 /* plug lookup bricks: 512 bytes, one word of plug_bits */
 #define TN_QUANTUM (8u * 1024u) /* allocation context quantum */
 #define TN_LARGE_REGION_UNITS 1 /* LOH/POH regions span at least this many units */
@@ -319,6 +328,11 @@ struct tenure_runtime {
     bool plan_failed;    /* a plan list was full: the generation is swept instead */
     size_t pins_seen;    /* pinned plugs plan found in this GC, kept in pins or not */
     size_t pins_needed;  /* the most any GC found: pins and gaps are reserved for twice that */
+    tn_vec card_slots;   /* void **: old-to-condemned slots the card scan found (gc/cards.c),
+                            reserved before the pause for twice card_slots_needed */
+    bool card_slots_short;     /* this GC's card scan filled the list (relocation rescans) */
+    size_t card_slots_seen;    /* slots the card scan of this GC found, recorded or not */
+    size_t card_slots_needed;  /* the most any GC found */
     void *pause_scratch; /* reserved before the pause for the range reports, the profiler's root
                             batch and the heap dump (used one after the other: gc/scratch.c) */
     size_t pause_scratch_size;
@@ -760,10 +774,23 @@ void tn_gc_emit_heap_stats(tenure_runtime *rt);
 void tn_gc_dirty_old_cards(tenure_runtime *rt);
 /* Record the crossing-table entries of an object placed in an old region. */
 void tn_gc_note_object(tenure_runtime *rt, char *o, size_t size);
-/* Visit the slots under one card of r / under every dirty card older than `condemned`. */
-void tn_gc_visit_card(tenure_runtime *rt, tn_region *r, char *card_start, tn_slot_fn fn, void *ctx);
-void tn_gc_visit_dirty_cards(tenure_runtime *rt, int condemned, tn_slot_fn fn, void *ctx,
-                             void (*after_card)(tenure_runtime *rt, uint8_t *card, void *ctx));
+/* The card scan of an ephemeral GC (cards.c, docs/design/collector.md "Cards"). During mark:
+ * scan once every card of value 1..condemned+1 of the regions not condemned, call `mark` for
+ * each slot that refers to a condemned object and record it in rt->card_slots, and rewrite
+ * every other scanned card from what its slots refer to. During relocation: `fn` updates each
+ * recorded slot (and, if the list filled, every slot under the cards the scan left) and
+ * returns the generation its object has after the GC (3: none younger than gen2), from which
+ * the slot's card is lowered. Before the pause: reserve the list (scratch.c). */
+typedef int (*tn_card_slot_fn)(void **slot, void *ctx);
+void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *ctx);
+void tn_gc_update_card_slots(tenure_runtime *rt, int condemned, tn_card_slot_fn fn, void *ctx);
+void tn_gc_reserve_card_slots(tenure_runtime *rt);
+/* HeapVerify (H5, H7): the first card of r from `from` on whose value, in 1..upto, is not the
+ * one its slots give now (NULL if none; *value: the card's value); the card and bundle values
+ * of a slot's card. */
+char *tn_gc_next_stale_card(tenure_runtime *rt, tn_region *r, char *from, int upto, uint8_t *value);
+uint8_t tn_gc_card_value(const tenure_runtime *rt, const void *slot);
+uint8_t tn_gc_bundle_value(const tenure_runtime *rt, const void *slot);
 static inline bool tn_gen_condemned(int gen, int condemned) {
     return gen <= condemned || (condemned == TN_GEN2 && gen > TN_GEN2);
 }

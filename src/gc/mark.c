@@ -311,110 +311,6 @@ static void pin_stack_word(void *obj, void *word, void *ctx) {
     pin_object(ctx, obj, 0);
 }
 
-/* Visit the slots of obj that lie in [lo, hi). */
-static void visit_slots_in(tenure_runtime *rt, char *obj, char *lo, char *hi, tn_slot_fn fn, void *ctx);
-
-typedef struct card_ctx {
-    tenure_runtime *rt;
-    char *lo, *hi;
-    tn_slot_fn fn;
-    void *ctx;
-} card_ctx;
-
-static void filter_slot(void **slot, void *c) {
-    card_ctx *cc = c;
-    if ((char *)slot >= cc->lo && (char *)slot < cc->hi)
-        cc->fn(slot, cc->ctx);
-}
-
-static void visit_slots_in(tenure_runtime *rt, char *obj, char *lo, char *hi, tn_slot_fn fn, void *ctx) {
-    tn_type *t = tn_obj_type(obj);
-    if (t->kind == TN_TK_ARRAY && !t->trace && t->elem_ref_count) {
-        char *data = obj + t->size;
-        size_t n = ((tenure_array_header *)obj)->length;
-        size_t first = lo > data ? (size_t)(lo - data) / t->elem_size : 0;
-        size_t last = hi > data ? ((size_t)(hi - data) + t->elem_size - 1) / t->elem_size : 0;
-        if (last > n)
-            last = n;
-        for (size_t i = first; i < last; i++) {
-            char *e = data + i * t->elem_size;
-            for (size_t j = 0; j < t->elem_ref_count; j++) {
-                char *s = e + t->elem_ref_offsets[j];
-                if (s >= lo && s < hi)
-                    fn((void **)s, ctx);
-            }
-        }
-        return;
-    }
-    card_ctx cc = {rt, lo, hi, fn, ctx};
-    tn_obj_visit_slots(rt, obj, filter_slot, &cc);
-}
-
-void tn_gc_visit_card(tenure_runtime *rt, tn_region *r, char *cs, tn_slot_fn fn, void *ctx) {
-    char *ce = cs + TN_CARD_SIZE;
-    if (ce > r->used)
-        ce = r->used;
-    for (char *o = tn_gc_find_object_start(rt, r, cs); o < ce; o += tn_obj_size(o))
-        if (!tn_is_free(o))
-            visit_slots_in(rt, o, cs, ce, fn, ctx);
-}
-
-#define BUNDLE_CARDS ((size_t)1 << (TENURE__BUNDLE_SHIFT - TENURE__CARD_SHIFT))
-
-static void visit_cards(tenure_runtime *rt, tn_region *r, size_t c0, size_t c1, int condemned, tn_slot_fn fn,
-                        void *ctx, void (*after_card)(tenure_runtime *rt, uint8_t *card, void *ctx)) {
-    for (size_t c = c0; c < c1; c++) {
-        if ((c & 7) == 0 && c + 8 <= c1) {
-            uint64_t eight;
-            memcpy(&eight, rt->cards + c, 8);
-            if (!eight) {
-                c += 7;
-                continue;
-            }
-        }
-        if (!rt->cards[c] || rt->cards[c] > condemned + 1)
-            continue; /* clean, or only refers to generations not condemned */
-        tn_gc_visit_card(rt, r, rt->base + (c << TENURE__CARD_SHIFT), fn, ctx);
-        if (after_card)
-            after_card(rt, rt->cards + c, ctx);
-    }
-}
-
-static bool bundle_clean(const tenure_runtime *rt, size_t b) {
-    const uint8_t *cards = rt->cards + b * BUNDLE_CARDS;
-    for (size_t i = 0; i < BUNDLE_CARDS; i += 8) {
-        uint64_t eight;
-        memcpy(&eight, cards + i, 8);
-        if (eight)
-            return false;
-    }
-    return true;
-}
-
-/* Call fn for every slot under a dirty card of the regions older than `condemned`. Card
- * bundles let clean stretches be skipped 64 cards at a time; the pass that rewrites cards
- * (after_card) also clears the bundles it leaves clean. */
-void tn_gc_visit_dirty_cards(tenure_runtime *rt, int condemned, tn_slot_fn fn, void *ctx,
-                             void (*after_card)(tenure_runtime *rt, uint8_t *card, void *ctx)) {
-    for (int g = condemned + 1; g < TN_NGEN; g++) {
-        for (tn_region *r = rt->gens[g]; r; r = r->next) {
-            if (r->condemned)
-                continue;
-            size_t c0 = ((uintptr_t)r->start - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT;
-            size_t c1 = (((uintptr_t)r->used - (uintptr_t)rt->base) + TN_CARD_SIZE - 1) >> TENURE__CARD_SHIFT;
-            for (size_t b = c0 / BUNDLE_CARDS; b * BUNDLE_CARDS < c1; b++) {
-                if (!rt->card_bundles[b])
-                    continue; /* 64 clean cards: 32 KiB skipped with one load */
-                size_t from = b * BUNDLE_CARDS < c0 ? c0 : b * BUNDLE_CARDS;
-                size_t to = (b + 1) * BUNDLE_CARDS > c1 ? c1 : (b + 1) * BUNDLE_CARDS;
-                visit_cards(rt, r, from, to, condemned, fn, ctx, after_card);
-                if (after_card && bundle_clean(rt, b))
-                    rt->card_bundles[b] = 0;
-            }
-        }
-    }
-}
-
 static void clear_weak(void **slot, void *ctx) {
     tenure_runtime *rt = ctx;
     char *v = *slot;
@@ -551,7 +447,7 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
     /* Older: old-to-young references under dirty cards */
     if (condemned < TN_GEN2) {
         m = meter_start(rt);
-        tn_gc_visit_dirty_cards(rt, condemned, mark_root_slot, rt, NULL);
+        tn_gc_mark_cards(rt, condemned, mark_root_slot, rt); /* cards.c */
         drain_all(rt);
         meter_end(rt, m, TN_ROOT_OLDER);
     }

@@ -418,11 +418,6 @@ static bool is_dead(tenure_runtime *rt, const void *v) {
     return r && r->condemned && !tn_bit_test(rt->mark_bits, tn_bit_index(rt, v));
 }
 
-typedef struct card_ctx {
-    tenure_runtime *rt;
-    int youngest; /* youngest generation referenced from the card after this GC (3: none) */
-} card_ctx;
-
 /* Generation v will have after this GC (3 = not young: NULL or outside the heap). */
 static inline int gen_after(tenure_runtime *rt, const void *v) {
     if (!v || !tn_in_range(rt, v))
@@ -432,20 +427,12 @@ static inline int gen_after(tenure_runtime *rt, const void *v) {
     return r && r->condemned && !r->demote && g < TN_GEN2 ? g + 1 : g;
 }
 
-static void relocate_card_slot(void **slot, void *c) {
-    card_ctx *cc = c;
-    tenure_runtime *rt = cc->rt;
+/* A slot the card scan found (cards.c): relocated; its object's generation after this GC
+ * sets the slot's card. */
+static int relocate_card_slot(void **slot, void *ctx) {
+    tenure_runtime *rt = ctx;
     *slot = relocate(rt, *slot);
-    int g = gen_after(rt, *slot);
-    if (g < rt->unit_gen[tn_unit_of(rt, slot)] && g < cc->youngest)
-        cc->youngest = g;
-}
-
-static void after_card(tenure_runtime *rt, uint8_t *card, void *c) {
-    card_ctx *cc = c;
-    (void)rt;
-    *card = cc->youngest < 3 ? (uint8_t)(cc->youngest + 1) : 0;
-    cc->youngest = 3;
+    return gen_after(rt, *slot);
 }
 
 /* Relocate the slots of every survivor of r, walking its recorded plugs object by object. */
@@ -816,10 +803,8 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
     t = phase_mark(rt, 1, t);
     if (any_compact)
         relocate_all(rt, plans);
-    if (condemned < TN_GEN2) {
-        card_ctx cc = {rt, 3};
-        tn_gc_visit_dirty_cards(rt, condemned, relocate_card_slot, &cc, after_card);
-    }
+    if (condemned < TN_GEN2)
+        tn_gc_update_card_slots(rt, condemned, relocate_card_slot, rt);
     tn_lifetime_update_sync(rt, relocate, is_dead);
     t = phase_mark(rt, 2, t);
     for (int g = 0; g < TN_NGEN; g++) {

@@ -13,6 +13,8 @@
  *                     has found (at least 256); when plan finds more, the generation is swept
  *                     instead of compacted and the GC is counted in
  *                     tenure_stats.gc_scratch_shortfalls; the next GC reserves more
+ *   card slots        twice the most old-to-condemned slots a card scan has found (at least
+ *                     16384); when full, relocation walks the cards not recorded (cards.c)
  *   pause scratch     the range reports, the heap dump and the profilers' root batch (one
  *                     after the other, never at once); without it they are skipped (counted)
  *   trace streams     the collecting thread's stream of each CTF session is taken now
@@ -93,6 +95,7 @@ static void reserve_pause_scratch(tenure_runtime *rt) {
 void tn_gc_reserve_scratch(tenure_runtime *rt) {
     reserve_mark_stack(rt);
     reserve_plan_lists(rt);
+    tn_gc_reserve_card_slots(rt); /* cards.c */
     reserve_pause_scratch(rt);
     tn_trace_pause_prepare(rt);
 }
@@ -108,6 +111,7 @@ void tn_gc_scratch_destroy(tenure_runtime *rt) {
     tn_vec_free(&rt->mark_stack);
     tn_vec_free(&rt->pins);
     tn_vec_free(&rt->gaps);
+    tn_vec_free(&rt->card_slots);
     free(rt->pause_scratch);
     rt->pause_scratch = NULL;
     rt->pause_scratch_size = 0;

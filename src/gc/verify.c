@@ -1,4 +1,4 @@
-/* verify.c - the heap verifier (HeapVerify): checks invariants H1-H6 of runtime.h over every
+/* verify.c - the heap verifier (HeapVerify): checks invariants H1-H7 of runtime.h over every
  * region and every root. Each problem names what holds the bad word (an object with its type
  * and field or element, or a kind of root), the GC (its index, before or after it) and the
  * value. With an error hook, the hook gets each report and decides (the program goes on if it
@@ -19,6 +19,7 @@ typedef struct verifier {
     const char *where;    /* what holds the slots being checked: "object", a kind of root */
     const void *holder;   /* the object (or region) holding them, or NULL */
     const void *previous; /* walking a region: the object before `holder` */
+    int exact_upto;       /* after a GC: cards of value 1..exact_upto must be exact (H7) */
 } verifier;
 
 /* The type's name if t is a type of this instance, else "?". */
@@ -94,11 +95,24 @@ static void check_ref(verifier *v, void **slot, bool in_heap) {
     if (!in_heap)
         return;
     uint8_t tgen = rt->unit_gen[tn_unit_of(rt, t)];
-    uint8_t card = rt->cards[((uintptr_t)slot - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT];
+    uint8_t card = tn_gc_card_value(rt, slot), bundle = tn_gc_bundle_value(rt, slot);
     if (tgen < rt->unit_gen[tn_unit_of(rt, slot)] && (card == 0 || card > tgen + 1))
         problem(v, "old-to-young reference under a clean card (missed write barrier)", slot, t);
-    else if (card && !rt->card_bundles[((uintptr_t)slot - (uintptr_t)rt->base) >> TENURE__BUNDLE_SHIFT])
-        problem(v, "dirty card in a clean card bundle", slot, t);
+    else if (card && (bundle == 0 || bundle > card))
+        problem(v, "dirty card in a card bundle of a higher value or clean", slot, t);
+}
+
+/* H7: right after a GC, the cards it scanned or rebuilt (values 1..exact_upto) are exact. */
+static void check_exact_cards(verifier *v, tn_region *r) {
+    if (r->gen == TN_GEN0 || !v->exact_upto)
+        return;
+    v->where = "region";
+    v->holder = r->start;
+    uint8_t value;
+    for (char *c = tn_gc_next_stale_card(v->rt, r, r->start, v->exact_upto, &value); c;
+         c = tn_gc_next_stale_card(v->rt, r, c + TN_CARD_SIZE, v->exact_upto, &value))
+        problem(v, "card not recomputed by the GC (stale: no slot refers to its generation)", c,
+                (void *)(uintptr_t)value);
 }
 
 static void check_heap_slot(void **slot, void *ctx) { check_ref(ctx, slot, true); }
@@ -126,9 +140,9 @@ static void walk_region(verifier *v, tn_region *r, bool record) {
             tn_bit_set(rt->mark_bits, tn_bit_index(rt, o));
         } else if (r->gen != TN_GEN0) {
             uintptr_t off = (uintptr_t)o - (uintptr_t)rt->base;
-            uintptr_t cs = (off + TN_CARD_SIZE - 1) & ~(uintptr_t)(TN_CARD_SIZE - 1);
-            if (cs < off + size && rt->crossing[cs >> TENURE__CARD_SHIFT] != (cs - off) / 8)
-                problem(v, "crossing table does not name the object covering a card", o, NULL);
+            uintptr_t gs = (off + TN_CROSSING_GRANULE - 1) & ~(uintptr_t)(TN_CROSSING_GRANULE - 1);
+            if (gs < off + size && rt->crossing[gs >> TN_CROSSING_SHIFT] != (gs - off) / 8)
+                problem(v, "crossing table does not name the object covering a granule", o, NULL);
         }
         v->previous = o;
         o += size;
@@ -213,6 +227,8 @@ static size_t verify(tenure_runtime *rt, verifier *v) {
     FOR_EACH_REGION(rt, r) walk_region(v, r, false);
     if (!v->problems) /* objects can only be read once every header is sound */
         FOR_EACH_REGION(rt, r) check_objects(v, r);
+    if (!v->problems)
+        FOR_EACH_REGION(rt, r) check_exact_cards(v, r);
     check_roots(v);
     FOR_EACH_REGION(rt, r) {
         size_t from, to;
@@ -228,6 +244,8 @@ size_t tn_gc_verify(tenure_runtime *rt, const char *when) {
     bool before = strncmp(when, "before", 6) == 0;
     snprintf(v.when, sizeof v.when, "%s GC %llu", before ? "before" : "after",
              (unsigned long long)(rt->stats.gc_count + (before ? 1 : 0)));
+    if (!before)
+        v.exact_upto = rt->last.condemned + 1;
     size_t problems = verify(rt, &v);
     if (problems && !rt->error_hook) {
         fprintf(stderr,

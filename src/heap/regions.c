@@ -6,7 +6,7 @@
 static size_t side_bits_bytes(const tenure_runtime *rt) { return rt->range / 64; }
 static size_t cards_bytes(const tenure_runtime *rt) { return rt->range / TN_CARD_SIZE; }
 static size_t bundle_bytes(const tenure_runtime *rt) { return rt->range >> TENURE__BUNDLE_SHIFT; }
-static size_t crossing_bytes(const tenure_runtime *rt) { return rt->range / TN_CARD_SIZE * sizeof(uint32_t); }
+static size_t crossing_bytes(const tenure_runtime *rt) { return (rt->range >> TN_CROSSING_SHIFT) * sizeof(uint32_t); }
 static size_t plug_brick_bytes(const tenure_runtime *rt) {
     return (rt->range >> TN_PLUG_BRICK_SHIFT) * sizeof(int32_t);
 }
@@ -182,8 +182,8 @@ void tn_region_set_gen(tenure_runtime *rt, tn_region *r, int gen) {
 /* A free unit goes back to the OS: PROT_NONE until a region takes it again (commit_units). */
 static void decommit_unit(tenure_runtime *rt, tn_region *u) {
     tn_os_decommit(u->start, rt->unit_size);
-    tn_os_discard(rt->crossing + (((uintptr_t)u->start - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT),
-                  (rt->unit_size >> TENURE__CARD_SHIFT) * sizeof(uint32_t));
+    tn_os_discard(rt->crossing + (((uintptr_t)u->start - (uintptr_t)rt->base) >> TN_CROSSING_SHIFT),
+                  (rt->unit_size >> TN_CROSSING_SHIFT) * sizeof(uint32_t));
     u->state = TN_RS_UNUSED;
     u->committed = false;
     u->zero_from = u->start;

@@ -4,7 +4,7 @@
  * to the stack's base) that points into an object of a condemned region, interior pointers
  * included, keeps that object alive and pins it for this GC: the program may hold raw
  * pointers in locals across a collection. Finding the object that contains an address uses
- * the crossing table: in old regions it names the object covering each 512-byte card; in gen0
+ * the crossing table: in old regions it names the object covering each 512-byte granule; in gen0
  * regions every allocation quantum records its start, so the walk from there is bounded by
  * the quantum (8 KiB) and never by the region. */
 #include "runtime.h"

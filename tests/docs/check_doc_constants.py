@@ -38,7 +38,7 @@ CHECKS = [
     ("docs/design/heap.md", r"A debug option \((\d+) by default\)", ("helper", "GCPoisonFreed"), "GCPoisonFreed default"),
     ("docs/design/heap.md", r"\| cards \| 1 byte / (\d+) (bytes) \|", ("helper", "card_bytes"), "card size"),
     ("docs/design/heap.md", r"\| crossing \| uint(\d+) / ", ("expr", "8 * v['crossing_entry_bytes']"), "crossing entry bits"),
-    ("docs/design/heap.md", r"\| crossing \| uint\d+ / (\d+) (bytes) \|", ("helper", "card_bytes"), "crossing granule (a card)"),
+    ("docs/design/heap.md", r"\| crossing \| uint\d+ / (\d+) (bytes) \|", ("helper", "crossing_granule_bytes"), "crossing granule (two cards)"),
     ("docs/design/heap.md", r"\| plug bricks \| int32 / (\d+) (bytes) \|", ("helper", "brick_bytes"), "brick size"),
     ("docs/design/collector.md", r"a (\d+)-(byte) brick\s+table", ("helper", "brick_bytes"), "brick size"),
     ("docs/design/heap.md", r"\| mark bits \| 1 bit / (\d+) (bytes) \|", ("helper", "object_align"), "mark bit granule"),

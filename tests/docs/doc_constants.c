@@ -21,6 +21,7 @@ int main(void) {
     PRINT("quantum_bytes", TN_QUANTUM);
     PRINT("object_align", TN_ALIGN);
     PRINT("min_object", TN_MIN_OBJECT);
+    PRINT("crossing_granule_bytes", TN_CROSSING_GRANULE);
     PRINT("crossing_entry_bytes", sizeof *((tenure_runtime *)0)->crossing);
     PRINT("sampling_interval", TENURE_PROFILER_DEFAULT_SAMPLING_INTERVAL);
     PRINT("trace_keywords_default", TENURE_KW_GC);
