@@ -627,8 +627,6 @@ static inline bool tn_bit_test(const uint64_t *bits, size_t i) { return (bits[i 
 static inline void tn_bit_set(uint64_t *bits, size_t i) { bits[i >> 6] |= (uint64_t)1 << (i & 63); }
 /* First set bit in [from, to) or `to` if none. */
 size_t tn_bit_next(const uint64_t *bits, size_t from, size_t to);
-/* Last set bit in [lo, from] or SIZE_MAX if none. */
-size_t tn_bit_prev(const uint64_t *bits, size_t from, size_t lo);
 void tn_bits_clear(uint64_t *bits, size_t from, size_t to);
 
 /* ---- threads/ ---- */

@@ -17,21 +17,6 @@ size_t tn_bit_next(const uint64_t *bits, size_t from, size_t to) {
     }
 }
 
-size_t tn_bit_prev(const uint64_t *bits, size_t from, size_t lo) {
-    size_t w = from >> 6;
-    unsigned sh = 63 - (unsigned)(from & 63);
-    uint64_t word = (bits[w] << sh) >> sh;
-    for (;;) {
-        if (word) {
-            size_t i = (w << 6) + 63 - (size_t)__builtin_clzll(word);
-            return i >= lo ? i : SIZE_MAX;
-        }
-        if (w == 0 || ((w << 6) <= lo))
-            return SIZE_MAX;
-        word = bits[--w];
-    }
-}
-
 void tn_bits_clear(uint64_t *bits, size_t from, size_t to) {
     /* callers pass region-aligned ranges: whole words */
     memset(bits + (from >> 6), 0, ((to - from) >> 6) * sizeof(uint64_t));
