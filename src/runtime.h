@@ -215,6 +215,11 @@ typedef struct tn_gc_record {
     uint64_t pause_ns;
 } tn_gc_record;
 
+/* Automatic gen0 budget bounds (heap/alloc.c "budgets and triggers"): the smallest (a tiny
+ * heap) and the largest (GCgen0MaxBudget 0). */
+#define TN_GEN0_FLOOR ((size_t)512 << 10)
+#define TN_GEN0_CAP ((size_t)128 << 20)
+
 struct tenure_runtime {
     tenure__head head; /* must be first: the inline fast paths read it */
     uint32_t magic;
@@ -244,7 +249,7 @@ struct tenure_runtime {
     tn_region *gens[TN_NGEN];
     tn_region *free_regions;
     tn_free_list loh_free, poh_free;
-    size_t gen0_budget, gen0_min_budget, gen0_max_budget;
+    size_t gen0_budget, gen0_min_budget, gen0_max_budget; /* heap/alloc.c "budgets and triggers" */
     size_t gen1_budget, gen2_budget, loh_budget;
     size_t gen0_allocated, gen1_promoted_since, gen2_promoted_since, loh_allocated;
     uint64_t tick_bytes[3];  /* bytes per allocation kind since the last allocation tick */
