@@ -217,7 +217,7 @@ typedef struct tn_gc_record {
 
 /* Automatic gen0 budget bounds (heap/alloc.c "budgets and triggers"): the smallest (a tiny
  * heap) and the largest (GCgen0MaxBudget 0). */
-#define TN_GEN0_FLOOR ((size_t)512 << 10)
+#define TN_GEN0_FLOOR ((size_t)256 << 10)
 #define TN_GEN0_CAP ((size_t)128 << 20)
 
 struct tenure_runtime {
@@ -243,6 +243,7 @@ struct tenure_runtime {
     uint32_t *crossing;     /* per card: words back from the card start to the covering object */
     uint32_t units_high;    /* units below this index have been used at some time */
     size_t committed;       /* bytes of regions committed */
+    size_t committed_peak;  /* the most committed so far (gen0 may grow into it: alloc.c) */
     uint64_t commit_requests; /* for GCFaultCommit */
 
     /* generations */

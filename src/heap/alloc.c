@@ -175,7 +175,9 @@ static bool refill(tenure_runtime *rt, tn_mutator *m, size_t size) {
  *         GCgen0size (derived from the L3 cache), so a program with a tiny heap keeps a tiny
  *         gen0 (peak RSS) and one with a big heap the cache-sized one; the cap, which bounds
  *         gen0 pauses and the memory a high survival rate adds, is GCgen0MaxBudget, by
- *         default what lives in the older generations, within [TN_GEN0_FLOOR, TN_GEN0_CAP].
+ *         default half of what lives in the older generations (HotSpot's NewRatio 2) or, if
+ *         more, the memory the heap once had committed and no longer uses (growing into it
+ *         raises no peak RSS), within [TN_GEN0_FLOOR, TN_GEN0_CAP].
  *   gen1: GCgen1size (by default twice GCgen0size), fixed. A gen1 budget that grows with
  *         survival as .NET's does (limit 2, max 7) measured worse on tenure-sim steady: gen1
  *         GCs copy or sweep all of gen1 (longer pauses), and until a gen1 GC clears them the
@@ -270,14 +272,28 @@ static size_t gen0_floor(const tenure_runtime *rt) {
                       rt->gen0_min_budget);
 }
 
-/* The largest gen0 budget: GCgen0MaxBudget, or by default what lives in the older generations
- * (HotSpot sizes its young generation as a share of the old one), within
+/* The largest gen0 budget: GCgen0MaxBudget, or by default half of what lives in the older
+ * generations (HotSpot's young generation is half its old one by default) or the committed
+ * peak's room above the regions now in use, if more, within
  * [TN_GEN0_FLOOR, TN_GEN0_CAP]; with GCHeapHardLimit at most a quarter of the limit and half of
  * the room left under it. */
+/* Bytes of the regions in use (every generation), whatever their occupancy. */
+static size_t regions_in_use(const tenure_runtime *rt) {
+    size_t bytes = 0;
+    for (int g = 0; g < TN_NGEN; g++)
+        for (const tn_region *r = rt->gens[g]; r; r = r->next)
+            bytes += (size_t)(r->end - r->start);
+    return bytes;
+}
+
 static size_t gen0_cap(const tenure_runtime *rt) {
     size_t cap = rt->gen0_max_budget;
-    if (!rt->config.GCgen0MaxBudget)
-        cap = clamp_size(older_live(rt), TN_GEN0_FLOOR < cap ? TN_GEN0_FLOOR : cap, cap);
+    if (!rt->config.GCgen0MaxBudget) {
+        /* memory the process has already had committed costs no peak RSS to reuse */
+        size_t in_use = regions_in_use(rt), share = older_live(rt) / 2;
+        size_t paid = rt->committed_peak > in_use ? rt->committed_peak - in_use : 0;
+        cap = clamp_size(share > paid ? share : paid, TN_GEN0_FLOOR < cap ? TN_GEN0_FLOOR : cap, cap);
+    }
     if (rt->config.GCHeapHardLimit) {
         size_t room = hard_limit_room(rt) / 2, quarter = (size_t)rt->config.GCHeapHardLimit / 4;
         cap = clamp_size(cap, 0, quarter < room ? quarter : room);
