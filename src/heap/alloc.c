@@ -293,6 +293,8 @@ static size_t gen0_cap(const tenure_runtime *rt) {
         size_t in_use = regions_in_use(rt), share = older_live(rt) / 2;
         size_t paid = rt->committed_peak > in_use ? rt->committed_peak - in_use : 0;
         cap = clamp_size(share > paid ? share : paid, TN_GEN0_FLOOR < cap ? TN_GEN0_FLOOR : cap, cap);
+        if (rt->config.GCgen0size) /* a gen0 size chosen by the embedder grows at most 6x */
+            cap = clamp_size(cap, 0, TN_GEN0_SET_GROWTH * rt->gen0_min_budget);
     }
     if (rt->config.GCHeapHardLimit) {
         size_t room = hard_limit_room(rt) / 2, quarter = (size_t)rt->config.GCHeapHardLimit / 4;
