@@ -29,6 +29,8 @@ static void init_budgets(tenure_runtime *rt) {
     rt->gen1_budget = rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->gen0_min_budget;
     rt->gen2_budget = 4 * rt->gen0_min_budget;
     rt->loh_budget = (size_t)8 << 20;
+    if (rt->loh_budget < rt->gen2_budget) /* B2 (heap/alloc.c tn_budgets_update) */
+        rt->loh_budget = rt->gen2_budget;
 }
 
 /* A size for a message: "32 GiB" when it is a whole number of GiB, MiB or KiB. */

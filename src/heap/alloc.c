@@ -272,11 +272,6 @@ static size_t gen0_floor(const tenure_runtime *rt) {
                       rt->gen0_min_budget);
 }
 
-/* The largest gen0 budget: GCgen0MaxBudget, or by default half of what lives in the older
- * generations (HotSpot's young generation is half its old one by default) or the committed
- * peak's room above the regions now in use, if more, within
- * [TN_GEN0_FLOOR, TN_GEN0_CAP]; with GCHeapHardLimit at most a quarter of the limit and half of
- * the room left under it. */
 /* Bytes of the regions in use (every generation), whatever their occupancy. */
 static size_t regions_in_use(const tenure_runtime *rt) {
     size_t bytes = 0;
@@ -286,6 +281,10 @@ static size_t regions_in_use(const tenure_runtime *rt) {
     return bytes;
 }
 
+/* The largest gen0 budget: GCgen0MaxBudget, or by default half of what lives in the older
+ * generations (HotSpot's young generation is half its old one by default) or, if more, the
+ * committed peak's room above the regions now in use, within [TN_GEN0_FLOOR, TN_GEN0_CAP];
+ * with GCHeapHardLimit at most a quarter of the limit and half of the room left under it. */
 static size_t gen0_cap(const tenure_runtime *rt) {
     size_t cap = rt->gen0_max_budget;
     if (!rt->config.GCgen0MaxBudget) {
@@ -300,7 +299,9 @@ static size_t gen0_cap(const tenure_runtime *rt) {
         size_t room = hard_limit_room(rt) / 2, quarter = (size_t)rt->config.GCHeapHardLimit / 4;
         cap = clamp_size(cap, 0, quarter < room ? quarter : room);
     }
-    return cap;
+    /* near the limit gen0 still gets some room: a budget of 0 would collect at every refill */
+    size_t least = TN_GEN0_FLOOR < rt->gen0_min_budget ? TN_GEN0_FLOOR : rt->gen0_min_budget;
+    return cap > least ? cap : least;
 }
 
 static void update_gen0_budget(tenure_runtime *rt, const tn_gc_record *g) {
@@ -355,6 +356,10 @@ void tn_budgets_update(tenure_runtime *rt) {
     /* last: the older generations' sizes (floor and cap) are final now */
     update_gen0_budget(rt, g);
     rt->gen0_allocated = 0;
+    /* B1: every budget is positive (a budget of 0 would collect at every slow path); B2: large
+     * allocation triggers a full GC no sooner than promotion does */
+    TN_ASSERT_INTERNAL(rt->gen0_budget > 0 && rt->gen1_budget > 0 && rt->gen2_budget > 0);
+    TN_ASSERT_INTERNAL(rt->loh_budget >= rt->gen2_budget);
 }
 
 /* ---- small object heap ---- */
