@@ -290,7 +290,10 @@ static size_t gen0_cap(const tenure_runtime *rt) {
     if (!rt->config.GCgen0MaxBudget) {
         /* memory the process has already had committed costs no peak RSS to reuse */
         size_t in_use = regions_in_use(rt), share = older_live(rt) / 2;
-        size_t paid = rt->committed_peak > in_use ? rt->committed_peak - in_use : 0;
+        /* less two regions: a budget spreads over one more region than it fills, and growing
+         * into exactly the room would raise the peak by that region at every GC */
+        size_t margin = in_use + 2 * rt->unit_size;
+        size_t paid = rt->committed_peak > margin ? rt->committed_peak - margin : 0;
         cap = clamp_size(share > paid ? share : paid, TN_GEN0_FLOOR < cap ? TN_GEN0_FLOOR : cap, cap);
         if (rt->config.GCgen0size) /* a gen0 size chosen by the embedder grows at most 6x */
             cap = clamp_size(cap, 0, TN_GEN0_SET_GROWTH * rt->gen0_min_budget);
