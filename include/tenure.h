@@ -73,13 +73,13 @@ TENURE_API const char *tenure_strerror(tenure_result result);
  * whose default is 0 are chosen by the collector.
  * ---------------------------------------------------------------------------------------- */
 #define TENURE_OPTIONS(X)                                                                       \
-    X(GCgen0size, uint64_t, 0, "gen0 allocation budget in bytes (0: derived from the L3 cache size)") \
+    X(GCgen0size, uint64_t, 0, "least gen0 allocation budget in bytes (0: derived from the L3 cache size, and less while the heap is small)") \
     X(GCgen1size, uint64_t, 0, "gen1 allocation budget in bytes (0: derived from GCgen0size)")       \
     X(GCRegionSize, uint64_t, 4u << 20, "size of one heap region in bytes (a power of two, >= 256 KiB)") \
     X(GCRegionRange, uint64_t, (uint64_t)32 << 30, "virtual address space reserved for the heap")     \
     X(GCHeapHardLimit, uint64_t, 0, "most bytes the heap may commit (0: no limit but the range)")    \
     X(GCLOHThreshold, uint64_t, 85000, "objects of at least this many bytes go to the large object heap") \
-    X(GCgen0MaxBudget, uint64_t, 0, "upper bound of the gen0 budget (0: 6 x GCgen0size)")            \
+    X(GCgen0MaxBudget, uint64_t, 0, "upper bound of the gen0 budget (0: half of what lives in the older generations, within 256 KiB..128 MiB, and at most 6 x GCgen0size when that is set)")            \
     X(GCConservativeStack, uint32_t, 1, "1: scan the attached threads' stacks and registers conservatively (found objects are pinned)") \
     X(GCCompactMode, uint32_t, 0, "0: the collector chooses compact or sweep; 1: always compact; 2: always sweep") \
     X(GCLOHCompact, uint32_t, 0, "1: compact the large object heap in every full GC (else only on request)") \
@@ -559,9 +559,9 @@ TENURE_API uint64_t tenure_handle_sized_ref_bytes(tenure_runtime *rt, const tenu
  * ---------------------------------------------------------------------------------------- */
 
 /* Native memory that managed objects keep alive. When the pressure added since the last gen2
- * GC passes a budget that grows with the heap (what survived in gen1 and gen2 at the last
- * full GC, at least four gen0 budgets and 8 MiB), a gen2 GC is induced (reason Induced), as
- * .NET's GC.AddMemoryPressure does.
+ * GC passes a budget that grows with the heap (the gen2 budget, 0.4 to 1.6 times what lives in
+ * gen1 and gen2 after the last full GC: at least four gen0 budgets and 8 MiB), a gen2 GC is
+ * induced (reason Induced), as .NET's GC.AddMemoryPressure does.
  * Removing more than was added is an error. */
 TENURE_API tenure_result tenure_add_memory_pressure(tenure_runtime *rt, uint64_t bytes);
 TENURE_API tenure_result tenure_remove_memory_pressure(tenure_runtime *rt, uint64_t bytes);

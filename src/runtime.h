@@ -227,6 +227,12 @@ typedef struct tn_gc_record {
     uint64_t pause_ns;
 } tn_gc_record;
 
+/* Automatic gen0 budget bounds (heap/alloc.c "budgets and triggers"): the smallest (a tiny
+ * heap) and the largest (GCgen0MaxBudget 0). */
+#define TN_GEN0_FLOOR ((size_t)256 << 10)
+#define TN_GEN0_CAP ((size_t)128 << 20)
+#define TN_GEN0_SET_GROWTH 6 /* with GCgen0size set: the cap is at most this many times it */
+
 struct tenure_runtime {
     tenure__head head; /* must be first: the inline fast paths read it */
     uint32_t magic;
@@ -252,13 +258,14 @@ struct tenure_runtime {
     uint32_t *crossing;     /* per card: words back from the card start to the covering object */
     uint32_t units_high;    /* units below this index have been used at some time */
     size_t committed;       /* bytes of regions committed */
+    size_t committed_peak;  /* the most committed so far (gen0 may grow into it: alloc.c) */
     uint64_t commit_requests; /* for GCFaultCommit */
 
     /* generations */
     tn_region *gens[TN_NGEN];
     tn_region *free_regions;
     tn_free_list loh_free, poh_free;
-    size_t gen0_budget, gen0_min_budget, gen0_max_budget;
+    size_t gen0_budget, gen0_min_budget, gen0_max_budget; /* heap/alloc.c "budgets and triggers" */
     size_t gen1_budget, gen2_budget, loh_budget;
     size_t gen0_allocated, gen1_promoted_since, gen2_promoted_since, loh_allocated;
     uint64_t tick_bytes[3];  /* bytes per allocation kind since the last allocation tick */

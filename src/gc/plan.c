@@ -561,7 +561,22 @@ static void refill_free_list(tenure_runtime *rt, gen_plan *gp, tn_free_list *fl)
     }
 }
 
-/* Compact or sweep: the reason for compacting (the .NET gc_heap_compact_reason), or -1. */
+/* Compact or sweep: the reason for compacting (the .NET gc_heap_compact_reason), or -1.
+ *
+ * Sweeping is cheaper (no relocation, no copying) but nothing allocates in the free objects
+ * it leaves in the small object heap: gen0 allocates only at regions' ends, and promotion packs
+ * survivors only at the end of one region of the next generation (choose_tail). So a swept
+ * hole stays until its generation is compacted, and a swept young region is promoted whole.
+ * Hence, as the .NET collector's decide_on_compacting / dt_high_frag_p with its fragmentation
+ * burden limits (0.5 for gen0 and gen1, 0.25 for gen2):
+ *   gen0, gen1 (promoted after this GC): compact when less than half of the regions' capacity
+ *     (their unused tails included: a region promoted nearly empty wastes its tail too) is
+ *     live, or when compaction gives back a region; else sweep: most of it survives, and
+ *     copying it would cost more than the space it wins.
+ *   gen2: compact when a quarter or more of its used space is free (at least a region's worth),
+ *     or when compaction gives back a region and committed memory is within an eighth of
+ *     GCHeapHardLimit; else sweep.
+ */
 static int compaction_reason(tenure_runtime *rt, int gen, gen_plan *gp, unsigned flags) {
     if (gen == TN_POH)
         return -1;
@@ -571,15 +586,25 @@ static int compaction_reason(tenure_runtime *rt, int gen, gen_plan *gp, unsigned
         return TN_COMPACT_LAST_GC;
     if ((flags & TENURE_COLLECT_COMPACT) || rt->config.GCCompactMode == 1)
         return TN_COMPACT_INDUCED;
-    if (rt->config.GCCompactMode == 2)
+    if (rt->config.GCCompactMode == 2 || gp->n == 0)
         return -1;
-    /* compact when it would give back at least one region, or when an eighth or more of
-     * the generation is free space */
     size_t needed = (gp->live + rt->unit_size - 1) / rt->unit_size;
+    bool frees_region = gp->n > needed;
+    if (gen < TN_GEN2) {
+        size_t capacity = 0;
+        for (size_t i = 0; i < gp->n; i++)
+            capacity += (size_t)(gp->regions[i]->end - gp->regions[i]->start);
+        if (gp->live * 2 < capacity)
+            return TN_COMPACT_HIGH_FRAG;
+        return frees_region ? TN_COMPACT_FREES_REGION : -1;
+    }
     size_t frag = gp->used_total - gp->live;
-    if (frag * 8 >= gp->used_total)
+    if (frag * 4 >= gp->used_total && frag >= rt->unit_size)
         return TN_COMPACT_HIGH_FRAG;
-    return gp->n > needed ? TN_COMPACT_FREES_REGION : -1;
+    uint64_t limit = rt->config.GCHeapHardLimit;
+    if (frees_region && limit && rt->committed + limit / 8 >= limit)
+        return TN_COMPACT_HIGH_MEM_LOAD;
+    return -1;
 }
 
 static void sweep_generation(tenure_runtime *rt, int gen, gen_plan *gp) {

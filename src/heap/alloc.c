@@ -154,7 +154,44 @@ static bool refill(tenure_runtime *rt, tn_mutator *m, size_t size) {
     return true;
 }
 
-/* ---- budgets and triggers ---- */
+/* ---- budgets and triggers ----
+ *
+ * A budget is how many bytes may enter a generation before it is collected: allocation for
+ * gen0 and the LOH, what the generation below promotes (survivors, or regions promoted in place
+ * by a sweep) for gen1 and gen2. An allocation slow path that finds gen0's budget spent
+ * collects the oldest generation whose budget is spent (budget_generation). An explicit
+ * tenure_collect(rt, 0, 0) collects gen0 only, as documented (the next allocation-triggered GC
+ * collects gen1 if its budget is spent): what keeps repeated explicit gen0 GCs from taking a
+ * region each is the compact-or-sweep rule (gc/plan.c compaction_reason).
+ *
+ * Each GC recomputes the budgets of the generations it condemned from what survived them, in
+ * the shape of the .NET collector's desired_new_allocation: the survival rate cst (survivors /
+ * the generation's size when the GC began) gives a growth factor f = surv_to_growth(cst, limit,
+ * max_limit), which is `limit` when nothing survives and rises to `max_limit` as survival grows
+ * (collecting a generation where most objects survive buys little: collect it less often).
+ *   gen0: f x survivors (limit 9, max 20), smoothed with the previous budget when the GC came
+ *         early (an induced GC, or another generation's trigger), within [floor, cap]. Both
+ *         follow the heap, as HotSpot sizes its young generation from the old one: the floor
+ *         is a quarter of what lives in the older generations, between TN_GEN0_FLOOR and
+ *         GCgen0size (derived from the L3 cache), so a program with a tiny heap keeps a tiny
+ *         gen0 (peak RSS) and one with a big heap the cache-sized one; the cap, which bounds
+ *         gen0 pauses and the memory a high survival rate adds, is GCgen0MaxBudget, by
+ *         default half of what lives in the older generations (HotSpot's NewRatio 2) or, if
+ *         more, the memory the heap once had committed and no longer uses (growing into it
+ *         raises no peak RSS), within [TN_GEN0_FLOOR, TN_GEN0_CAP].
+ *   gen1: GCgen1size (by default twice GCgen0size), fixed. A gen1 budget that grows with
+ *         survival as .NET's does (limit 2, max 7) measured worse on tenure-sim steady: gen1
+ *         GCs copy or sweep all of gen1 (longer pauses), and until a gen1 GC clears them the
+ *         cards of older objects that refer to gen1 slow every gen0 GC.
+ *   gen2: 2 x (f - 1) x what lives in gen1 and gen2 (limit 1.2, max 1.8: from 0.4x the live
+ *         size when a full GC found much garbage to 1.6x when it found little), at least four
+ *         GCgen0size.
+ *   LOH:  twice what survived in the LOH and POH, at least 8 MiB and the gen2 budget (large
+ *         allocations then trigger full GCs no more often than promotion does).
+ * With GCHeapHardLimit, gen0 and gen2 are also held to a share of the room left under it, so
+ * that GCs come before the limit is reached rather than at it. */
+
+#define TN_LOH_MIN_BUDGET ((size_t)8 << 20)
 
 static int budget_generation(tenure_runtime *rt, uint32_t *reason) {
     int gen = TN_GEN0;
@@ -195,35 +232,138 @@ static size_t grew(const tn_gc_record *g, int gen) {
     return g->size_after[gen] > g->size_before[gen] ? g->size_after[gen] - g->size_before[gen] : 0;
 }
 
+static size_t clamp_size(size_t v, size_t lo, size_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* The .NET collector's surv_to_growth: the growth factor for survival rate cst, `limit` at 0,
+ * rising (hyperbolically) to max_limit. */
+static double surv_to_growth(double cst, double limit, double max_limit) {
+    if (cst < (max_limit - limit) / (limit * (max_limit - 1.0)))
+        return (limit - limit * cst) / (1.0 - cst * limit);
+    return max_limit;
+}
+
+/* Survivors of generation gen in this GC / its size when the GC began (0..1). */
+static double survival_rate(const tn_gc_record *g, int gen) {
+    if (g->size_before[gen] == 0)
+        return 0.0;
+    double cst = (double)g->promoted[gen] / (double)g->size_before[gen];
+    return cst > 1.0 ? 1.0 : cst;
+}
+
+/* Live bytes in gen1, gen2, the LOH and the POH after this GC (free objects excluded). */
+static size_t older_live(const tenure_runtime *rt) {
+    size_t live = 0;
+    for (int g = TN_GEN1; g < TN_NGEN; g++)
+        live += rt->stats.gen[g].size - rt->stats.gen[g].free_bytes;
+    return live;
+}
+
+/* Room left under GCHeapHardLimit (SIZE_MAX without one). */
+static size_t hard_limit_room(const tenure_runtime *rt) {
+    uint64_t limit = rt->config.GCHeapHardLimit;
+    if (!limit)
+        return SIZE_MAX;
+    return limit > rt->committed ? (size_t)(limit - rt->committed) : 0;
+}
+
+static size_t gen0_floor(const tenure_runtime *rt) {
+    if (rt->config.GCgen0size)
+        return rt->gen0_min_budget;
+    return clamp_size(older_live(rt) / 4, TN_GEN0_FLOOR < rt->gen0_min_budget ? TN_GEN0_FLOOR : rt->gen0_min_budget,
+                      rt->gen0_min_budget);
+}
+
+/* Bytes of the regions in use (every generation), whatever their occupancy. */
+static size_t regions_in_use(const tenure_runtime *rt) {
+    size_t bytes = 0;
+    for (int g = 0; g < TN_NGEN; g++)
+        for (const tn_region *r = rt->gens[g]; r; r = r->next)
+            bytes += (size_t)(r->end - r->start);
+    return bytes;
+}
+
+/* The largest gen0 budget: GCgen0MaxBudget, or by default half of what lives in the older
+ * generations (HotSpot's young generation is half its old one by default) or, if more, the
+ * committed peak's room above the regions now in use, within [TN_GEN0_FLOOR, TN_GEN0_CAP];
+ * with GCHeapHardLimit at most a quarter of the limit and half of the room left under it. */
+static size_t gen0_cap(const tenure_runtime *rt) {
+    size_t cap = rt->gen0_max_budget;
+    if (!rt->config.GCgen0MaxBudget) {
+        /* memory the process has already had committed costs no peak RSS to reuse */
+        size_t in_use = regions_in_use(rt), share = older_live(rt) / 2;
+        /* less two regions: a budget spreads over one more region than it fills, and growing
+         * into exactly the room would raise the peak by that region at every GC */
+        size_t margin = in_use + 2 * rt->unit_size;
+        size_t paid = rt->committed_peak > margin ? rt->committed_peak - margin : 0;
+        cap = clamp_size(share > paid ? share : paid, TN_GEN0_FLOOR < cap ? TN_GEN0_FLOOR : cap, cap);
+        if (rt->config.GCgen0size) /* a gen0 size chosen by the embedder grows at most 6x */
+            cap = clamp_size(cap, 0, TN_GEN0_SET_GROWTH * rt->gen0_min_budget);
+    }
+    if (rt->config.GCHeapHardLimit) {
+        size_t room = hard_limit_room(rt) / 2, quarter = (size_t)rt->config.GCHeapHardLimit / 4;
+        cap = clamp_size(cap, 0, quarter < room ? quarter : room);
+    }
+    /* near the limit gen0 still gets some room: a budget of 0 would collect at every refill */
+    size_t least = TN_GEN0_FLOOR < rt->gen0_min_budget ? TN_GEN0_FLOOR : rt->gen0_min_budget;
+    return cap > least ? cap : least;
+}
+
+static void update_gen0_budget(tenure_runtime *rt, const tn_gc_record *g) {
+    double desired = surv_to_growth(survival_rate(g, TN_GEN0), 9.0, 20.0) * (double)g->promoted[TN_GEN0];
+    /* a GC that came before gen0 spent its budget (induced, or for another generation) saw
+     * only part of an allocation cycle: its figure moves the budget only in proportion (the
+     * .NET collector's linear_allocation_model) */
+    double fraction = rt->gen0_budget ? (double)rt->gen0_allocated / (double)rt->gen0_budget : 1.0;
+    if (fraction < 0.95)
+        desired = fraction * desired + (1.0 - fraction) * (double)rt->gen0_budget;
+    size_t cap = gen0_cap(rt), floor = gen0_floor(rt);
+    size_t b0 = desired >= (double)cap ? cap : (size_t)desired;
+    rt->gen0_budget = clamp_size(b0, floor < cap ? floor : cap, cap);
+}
+
+/* gen1 is meant to stay small (see above): its budget is GCgen1size, by default twice the
+ * L3-derived gen0 size, whatever survived it. */
+static void update_gen1_budget(tenure_runtime *rt) {
+    rt->gen1_budget = (size_t)rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->gen0_min_budget;
+}
+
+static void update_gen2_budgets(tenure_runtime *rt, const tn_gc_record *g) {
+    double f = surv_to_growth(survival_rate(g, TN_GEN2), 1.2, 1.8);
+    size_t live = g->promoted[TN_GEN1] + g->promoted[TN_GEN2];
+    size_t b2 = (size_t)(2.0 * (f - 1.0) * (double)live);
+    size_t min2 = 4 * rt->gen0_min_budget;
+    if (b2 > hard_limit_room(rt) / 2)
+        b2 = hard_limit_room(rt) / 2; /* collect again before the limit is reached */
+    rt->gen2_budget = b2 > min2 ? b2 : min2;
+    size_t loh = 2 * (g->promoted[TN_LOH] + g->promoted[TN_POH]);
+    rt->loh_budget = loh > TN_LOH_MIN_BUDGET ? loh : TN_LOH_MIN_BUDGET;
+    if (rt->loh_budget < rt->gen2_budget)
+        rt->loh_budget = rt->gen2_budget;
+}
+
 void tn_budgets_update(tenure_runtime *rt) {
     const tn_gc_record *g = &rt->last;
     size_t survived0 = g->promoted[TN_GEN0];
-    size_t b0 = survived0 * 4;
-    rt->gen0_budget = b0 < rt->gen0_min_budget ? rt->gen0_min_budget : b0 > rt->gen0_max_budget ? rt->gen0_max_budget : b0;
-    rt->gen0_allocated = 0;
     /* what a generation gained counts toward its budget: survivors, and the free space of
      * regions that were swept and promoted in place */
     rt->gen1_promoted_since += grew(g, TN_GEN1) > survived0 ? grew(g, TN_GEN1) : survived0;
     if (g->condemned >= TN_GEN1) {
         rt->gen2_promoted_since += grew(g, TN_GEN2) > g->promoted[TN_GEN1] ? grew(g, TN_GEN2) : g->promoted[TN_GEN1];
         rt->gen1_promoted_since = 0;
-        /* gen1 is meant to stay small: its budget follows what survives it, within 1x..4x
-         * of its minimum */
-        size_t b1 = g->promoted[TN_GEN1] / 2;
-        size_t min1 = (size_t)rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->gen0_min_budget;
-        rt->gen1_budget = b1 < min1 ? min1 : b1 > 4 * min1 ? 4 * min1 : b1;
+        update_gen1_budget(rt);
     }
     if (g->condemned == TN_GEN2) {
         rt->gen2_promoted_since = 0;
         rt->loh_allocated = 0;
-        /* budgets follow what survived (free space inside the heaps does not count) */
-        size_t gen2 = g->promoted[TN_GEN1] + g->promoted[TN_GEN2];
-        size_t min2 = 4 * rt->gen0_min_budget;
-        rt->gen2_budget = gen2 > min2 ? gen2 : min2;
-        size_t loh = 2 * (g->promoted[TN_LOH] + g->promoted[TN_POH]);
-        size_t minl = (size_t)8 << 20;
-        rt->loh_budget = loh > minl ? loh : minl;
+        update_gen2_budgets(rt, g);
     }
+    /* last: the older generations' sizes (floor and cap) are final now */
+    update_gen0_budget(rt, g);
+    rt->gen0_allocated = 0;
+    /* B1: every budget is positive (a budget of 0 would collect at every slow path); B2: large
+     * allocation triggers a full GC no sooner than promotion does */
+    TN_ASSERT_INTERNAL(rt->gen0_budget > 0 && rt->gen1_budget > 0 && rt->gen2_budget > 0);
+    TN_ASSERT_INTERNAL(rt->loh_budget >= rt->gen2_budget);
 }
 
 /* ---- small object heap ---- */

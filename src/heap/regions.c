@@ -128,6 +128,8 @@ static bool commit_units(tenure_runtime *rt, size_t first, uint32_t units) {
         u->committed = true;
         u->zero_from = u->start;
         rt->committed += rt->unit_size;
+        if (rt->committed > rt->committed_peak)
+            rt->committed_peak = rt->committed;
     }
     return true;
 }

@@ -165,7 +165,8 @@ enum {
     TN_CR_STRESS = 29
 };
 /* compact reasons (gc_heap_compact_reason); CompactMechanisms = 0x80000000 | 1 << reason */
-enum { TN_COMPACT_HIGH_FRAG = 1, TN_COMPACT_LOH_FORCED = 3, TN_COMPACT_LAST_GC = 4, TN_COMPACT_INDUCED = 5, TN_COMPACT_FREES_REGION = 6 };
+enum { TN_COMPACT_HIGH_FRAG = 1, TN_COMPACT_LOH_FORCED = 3, TN_COMPACT_LAST_GC = 4, TN_COMPACT_INDUCED = 5, TN_COMPACT_FREES_REGION = 6,
+       TN_COMPACT_HIGH_MEM_LOAD = 7 };
 /* global mechanisms (gc_global_mechanism_p) */
 enum { TN_GLOBAL_COMPACTION = 1, TN_GLOBAL_PROMOTION = 2, TN_GLOBAL_DEMOTION = 3 };
 

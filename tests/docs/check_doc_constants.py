@@ -44,13 +44,15 @@ CHECKS = [
     ("docs/design/heap.md", r"\| mark bits \| 1 bit / (\d+) (bytes) \|", ("helper", "object_align"), "mark bit granule"),
     ("docs/design/heap.md", r"real objects >= (\d+) (bytes)", ("helper", "min_object"), "smallest real object"),
     ("docs/design/heap.md", r"the next (\d+) (KiB) quantum", ("helper", "quantum_bytes"), "allocation quantum"),
-    ("docs/design/heap.md", r"at least (\d+) (MiB)\) condemns", ("define", "src/heap/alloc.c", r"size_t minl = (.+);"), "LOH budget minimum"),
-    ("docs/design/heap.md", r"gen0 budget to (four) times what survived", ("define", "src/heap/alloc.c", r"size_t b0 = survived0 \* (\d+);"), "gen0 budget factor"),
+    ("docs/design/heap.md", r"at least (\d+) (MiB) and the gen2\s+budget", ("define", "src/heap/alloc.c", r"#define TN_LOH_MIN_BUDGET \((.+)\)"), "LOH budget minimum"),
+    ("docs/design/heap.md", r"between (\d+) (KiB) and `GCgen0size`", ("define", "src/runtime.h", r"#define TN_GEN0_FLOOR \((.+)\)"), "automatic gen0 budget floor"),
+    ("docs/design/heap.md", r"at\s+most\s+(\d+) (MiB) by default", ("define", "src/runtime.h", r"#define TN_GEN0_CAP \((.+)\)"), "automatic gen0 budget cap"),
     ("docs/design/collector.md", r"One byte per (\d+) cards", ("helper", "cards_per_bundle"), "cards per bundle"),
     ("docs/design/collector.md", r"cards \((\d+) (KiB) of heap\)", ("helper", "bundle_bytes"), "bundle size"),
     ("docs/design/collector.md", r"`GCMarkStackSize` entries before the pause \((\d+) if that fails\)", ("define", "src/gc/scratch.c", "MARK_STACK_MIN"), "mark stack fallback"),
     ("docs/design/collector.md", r"at least (\d+); a gap lies", ("define", "src/gc/scratch.c", "MIN_PLAN_ENTRIES"), "plan entries minimum"),
-    ("docs/design/collector.md", r"if an (eighth) or\s+more of the generation is free", ("define", "src/gc/plan.c", r"if \(frag \* (\d+) >= gp->used_total\)"), "compaction fragmentation threshold"),
+    ("docs/design/collector.md", r"when a (quarter) or more of its used space is free", ("define", "src/gc/plan.c", r"if \(frag \* (\d+) >= gp->used_total"), "gen2 compaction fragmentation threshold"),
+    ("docs/design/collector.md", r"compact when less than (half) of the regions' capacity", ("define", "src/gc/plan.c", r"if \(gp->live \* (\d+) < capacity\)"), "young compaction threshold"),
     ("docs/design/trace.md", r"Every packet is one\s+(\d+) (KiB) page", ("define", "src/trace/ctf.c", "PKT_CAP"), "CTF packet size"),
     ("docs/design/trace.md", r"ring of (\d+) packets", ("define", "src/trace/ctf.c", "RING"), "CTF ring packets"),
     ("docs/design/trace.md", r"ring of \d+ packets = (\d+) (MiB)", ("expr", "d['src/trace/ctf.c:RING'] * d['src/trace/ctf.c:PKT_CAP']"), "CTF ring bytes"),
@@ -70,11 +72,13 @@ CHECKS = [
     ("docs/design/lifetime.md", r"gen0 budgets; and at least (\d+) (MiB)\) since", ("define", "src/lifetime/lifetime.c", "MIN_PRESSURE_BUDGET"), "memory pressure budget minimum"),
     ("include/tenure.h", r"at least four gen0 budgets and (\d+) (MiB)\)", ("define", "src/lifetime/lifetime.c", "MIN_PRESSURE_BUDGET"), "memory pressure budget minimum"),
     ("docs/design/lifetime.md", r"at least (four) gen0 budgets", ("define", "src/heap/alloc.c", r"size_t min2 = (\d+) \* rt->gen0_min_budget;"), "gen2 budget floor (in gen0 budgets)"),
-    ("docs/design/heap.md", r"its budget \((twice) what survived in the LOH", ("define", "src/heap/alloc.c", r"size_t loh = (\d+) \* \(g->promoted\[TN_LOH\]"), "LOH budget factor"),
+    ("docs/design/heap.md", r"its\s+budget \((twice) what survived in\s+the LOH", ("define", "src/heap/alloc.c", r"size_t loh = (\d+) \* \(g->promoted\[TN_LOH\]"), "LOH budget factor"),
     ("README.md", r"\(0: (\d+)/8 of the L3 cache", ("define", "src/api/runtime.c", r"l3 \? l3 \* (\d+) / 8"), "default gen0 budget (eighths of L3)"),
     ("README.md", r"of the L3 cache, within (\d+) (KiB)\.\.", ("define", "src/api/runtime.c", r"if \(b < (.+?)\)\n"), "default gen0 budget minimum"),
-    ("README.md", r"of the L3 cache, within \d+ KiB\.\.(\d+) (MiB)\)", ("define", "src/api/runtime.c", r"if \(b > (.+?)\)\n"), "default gen0 budget maximum"),
-    ("README.md", r"upper bound of the gen0 budget, which grows with gen0 survival \(0: (\d+) x GCgen0size\)", ("define", "src/api/runtime.c", r": (\d+) \* rt->gen0_min_budget;"), "default GCgen0MaxBudget factor"),
+    ("README.md", r"of the L3 cache, within \d+ KiB\.\.(\d+) (MiB)[,)]", ("define", "src/api/runtime.c", r"if \(b > (.+?)\)\n"), "default gen0 budget maximum"),
+    ("README.md", r"\(0: half of what lives in the older generations, within \d+ KiB\.\.(\d+) (MiB),", ("define", "src/runtime.h", r"#define TN_GEN0_CAP \((.+)\)"), "default GCgen0MaxBudget"),
+    ("README.md", r"\(0: half of what lives in the older generations, within (\d+) (KiB)\.\.", ("define", "src/runtime.h", r"#define TN_GEN0_FLOOR \((.+)\)"), "default GCgen0MaxBudget floor"),
+    ("README.md", r"and at most (\d+) x GCgen0size when that is set\)", ("define", "src/runtime.h", "TN_GEN0_SET_GROWTH"), "gen0 growth over a set GCgen0size"),
     ("README.md", r"\| `GCRegionSize` \| \d+ MiB \| size of one heap region \(a power of two, >= (\d+) (KiB)\)", ("define", "src/api/options.c", r"if \(rs < \((.+?)\) \|\|"), "smallest region size"),
     ("include/tenure.h", r"GCRegionSize a power of two in (\d+) (KiB)\.\.", ("define", "src/api/options.c", r"if \(rs < \((.+?)\) \|\|"), "smallest region size"),
     ("include/tenure.h", r"GCRegionSize a power of two in \d+ KiB\.\.(\d+) (GiB)", ("define", "src/api/options.c", r"rs > \((.+?)\)\)\n"), "largest region size"),
@@ -92,7 +96,7 @@ CHECKS = [
     ("docs/design/api.md", r"below (\d+) regions is refused", ("define", "src/api/options.c", "TN_MIN_HARD_LIMIT_REGIONS"), "hard limit minimum regions"),
 ]
 
-WORDS = {"one": 1, "two": 2, "twice": 2, "four": 4, "eighth": 8}
+WORDS = {"one": 1, "two": 2, "twice": 2, "half": 2, "four": 4, "quarter": 4, "eighth": 8}
 
 
 def doc_number(text, unit):

@@ -1,0 +1,159 @@
+/*
+ * budget_policy: allocation budgets and the compact-or-sweep decision (heap/alloc.c "budgets
+ * and triggers", gc/plan.c compaction_reason; issue 13).
+ *
+ *  A. Repeated explicit gen0 GCs with little garbage (an interpreter that collects often): 1000
+ *     tenure_collect(rt, 0, 0) with ~240 KB live, each after a little allocation (8 live nodes
+ *     replaced, now and then a temporary), commit fewer than 3 regions: a young GC
+ *     that finds little garbage packs its survivors into the next generation's free tail
+ *     instead of promoting its nearly empty region and taking a fresh one (the old code
+ *     committed a region per GC: 4000 MiB). The live data is checked at the end.
+ *  B. A tiny heap keeps a tiny gen0: 256 MiB of garbage with nothing live commits one region
+ *     (peak RSS; the old code's gen0 budget spanned two regions whatever the heap).
+ *  C. gen0 grows with survival: with GCgen0size = 1 MiB, building 64 MiB of live nodes takes
+ *     few GCs (the budget grows with what survives, up to the old generations' size; the old
+ *     code capped it at 6 x GCgen0size: at least 11 GCs).
+ */
+#include "test_util.h"
+
+#define LIVE_NODES 6000 /* 6000 x 40 bytes: 240 KB */
+
+static const tenure_type *node_t;
+
+static void check_chain_ids(tenure_runtime *rt, tt_node **slots, uint64_t *ids, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        TT_CHECK(slots[i] != NULL);
+        TT_CHECK(slots[i]->id == ids[i], "slot %zu: id %" PRIu64 ", expected %" PRIu64, i, slots[i]->id, ids[i]);
+        TT_CHECK(slots[i]->check == tt_node_sum(slots[i]), "slot %zu: checksum", i);
+        TT_CHECK(tenure_is_object(rt, slots[i]));
+    }
+}
+
+static void repeated_explicit_gen0(void) {
+    tt_errlog log = {.fatal = 1};
+    tenure_config cfg;
+    tt_config(&cfg);
+    tenure_runtime *rt = tt_create(&cfg, &log);
+    node_t = tt_register_node(rt);
+    static tt_node *live[LIVE_NODES];
+    static uint64_t ids[LIVE_NODES];
+    memset(live, 0, sizeof live);
+    tenure_root_area *ra = tenure_root_area_add(rt, (void **)live, LIVE_NODES);
+    TT_CHECK(ra != NULL);
+    uint64_t id = 0;
+    for (size_t i = 0; i < LIVE_NODES; i++) {
+        live[i] = tt_node_new(rt, node_t, ++id);
+        ids[i] = id;
+    }
+    uint64_t region = cfg.GCRegionSize, max_committed = 0;
+    size_t rounds = tt_scaled(1000, 100);
+    for (size_t it = 0; it < rounds; it++) {
+        if (it % 8 == 0) /* now and then a temporary: gen0 finds almost no garbage */
+            (void)tt_node_new(rt, node_t, ++id);
+        for (int k = 0; k < 8; k++) { /* a little state changes: the old node becomes garbage */
+            size_t slot = (size_t)tt_rand_below(LIVE_NODES);
+            live[slot] = tt_node_new(rt, node_t, ++id);
+            ids[slot] = id;
+        }
+        tt_collect(rt, 0, 0);
+        tenure_stats s = tt_stats(rt);
+        if (s.committed_bytes > max_committed)
+            max_committed = s.committed_bytes;
+    }
+    check_chain_ids(rt, live, ids, LIVE_NODES);
+    tenure_stats s = tt_stats(rt);
+    printf("  A: %zu explicit gen0 GCs, %" PRIu64 " GCs in all (gen1 %" PRIu64 ", gen2 %" PRIu64
+           "), committed at most %" PRIu64 " KiB (%.1f regions), compacting %" PRIu64 ", sweeping %" PRIu64 "\n",
+           rounds, s.gc_count, s.gen[1].collections, s.gen[2].collections, max_committed >> 10,
+           (double)max_committed / (double)region, s.compacting_gcs, s.sweeping_gcs);
+    /* GCStress forces GCs of every generation, each of which may start a region of its own */
+    uint64_t bound = tt_stress_mode() ? 6 * region : 3 * region;
+    TT_CHECK(max_committed < bound,
+             "%zu explicit gen0 GCs with %zu KB live committed %" PRIu64 " KiB: %.1f regions of %" PRIu64 " KiB",
+             rounds, (size_t)(LIVE_NODES * sizeof(tt_node)) >> 10, max_committed >> 10,
+             (double)max_committed / (double)region, region >> 10);
+    TT_CHECK_RESULT(tenure_root_area_remove(rt, ra), TENURE_OK);
+    tenure_destroy(rt);
+}
+
+static void tiny_heap_tiny_gen0(void) {
+    if (getenv("TENURE_GCgen0size") || getenv("TENURE_GCStress")) {
+        printf("  B: skipped (GCgen0size or GCStress set in the environment)\n");
+        return;
+    }
+    tt_errlog log = {.fatal = 1};
+    tenure_config cfg;
+    tt_config(&cfg);
+    tenure_runtime *rt = tt_create(&cfg, &log);
+    node_t = tt_register_node(rt);
+    uint64_t max_committed = 0, total = (uint64_t)tt_scaled(256, 32) << 20;
+    for (uint64_t bytes = 0; bytes < total; bytes += sizeof(tt_node)) {
+        (void)tt_node_new(rt, node_t, bytes);
+        if ((bytes & ((1u << 16) - 1)) < sizeof(tt_node)) {
+            tenure_stats s = tt_stats(rt);
+            if (s.committed_bytes > max_committed)
+                max_committed = s.committed_bytes;
+        }
+    }
+    tenure_stats s = tt_stats(rt);
+    printf("  B: %" PRIu64 " MiB of garbage: %" PRIu64 " GCs, committed at most %" PRIu64 " KiB\n", total >> 20,
+           s.gc_count, max_committed >> 10);
+    TT_CHECK(s.gc_count > 0);
+    TT_CHECK(max_committed <= cfg.GCRegionSize, "nothing live, yet %" PRIu64 " KiB committed (a region is %" PRIu64
+             " KiB)", max_committed >> 10, cfg.GCRegionSize >> 10);
+    tenure_destroy(rt);
+}
+
+static uint64_t gen0_gcs;
+static void count_gen0(tenure_runtime *rt, const tenure_gc_info *info, void *context) {
+    (void)rt;
+    (void)context;
+    if (info->generation == 0)
+        gen0_gcs++;
+}
+
+static void gen0_grows_with_survival(void) {
+    if (getenv("TENURE_GCgen0size") || getenv("TENURE_GCgen0MaxBudget") || getenv("TENURE_GCStress")) {
+        printf("  C: skipped (budget options or GCStress set in the environment)\n");
+        return;
+    }
+    tt_errlog log = {.fatal = 1};
+    tenure_config cfg;
+    tt_config(&cfg);
+    cfg.GCgen0size = 1u << 20;
+    tenure_runtime *rt = tt_create(&cfg, &log);
+    node_t = tt_register_node(rt);
+    tenure_set_gc_callback(rt, count_gen0, NULL);
+    gen0_gcs = 0;
+    tt_node *head = NULL, *n = NULL;
+    TENURE_FRAME(rt, f, head, n);
+    size_t count = ((size_t)64 << 20) / sizeof(tt_node);
+    for (size_t i = 0; i < count; i++) {
+        n = tt_node_new(rt, node_t, i + 1);
+        tenure_write_ref(rt, n, &n->a, head);
+        tt_node_seal(n);
+        head = n;
+    }
+    tenure_stats s = tt_stats(rt);
+    printf("  C: 64 MiB built with GCgen0size = 1 MiB: %" PRIu64 " gen0 GCs, %" PRIu64 " in all\n", gen0_gcs,
+           s.gc_count);
+    TT_CHECK(gen0_gcs >= 1 && gen0_gcs <= 8, "%" PRIu64 " gen0 GCs to build 64 MiB that all survive", gen0_gcs);
+    size_t seen = 0;
+    for (tt_node *p = head; p; p = p->a, seen++) {
+        TT_CHECK(p->id == count - seen, "node %zu: id %" PRIu64, seen, p->id);
+        TT_CHECK(p->check == tt_node_sum(p));
+    }
+    TT_CHECK(seen == count);
+    TENURE_FRAME_POP(rt, f);
+    tenure_set_gc_callback(rt, NULL, NULL);
+    tenure_destroy(rt);
+}
+
+int main(void) {
+    double t0 = tt_now();
+    tt_rng_init("budget_policy");
+    repeated_explicit_gen0();
+    tiny_heap_tiny_gen0();
+    gen0_grows_with_survival();
+    return tt_finish("budget_policy", t0);
+}
