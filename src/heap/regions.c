@@ -216,11 +216,26 @@ void tn_region_release(tenure_runtime *rt, tn_region *r) {
     }
 }
 
+/* Free units kept committed whatever their age: as many as gen0 took before this GC or its
+ * budget will take before the next one (tn_region_acquire takes the lowest free units first, and so do these). Giving
+ * them back and taking them again costs a system call and a page fault per page every few GCs
+ * when the budget swings (binary-trees: a third of its page faults). */
+static size_t free_units_to_keep(const tenure_runtime *rt) {
+    size_t gen0 = rt->last.size_before[TN_GEN0]; /* what the last budget took */
+    size_t want = gen0 > rt->gen0_budget ? gen0 : rt->gen0_budget;
+    return (want + rt->unit_size - 1) / rt->unit_size;
+}
+
 void tn_regions_trim(tenure_runtime *rt, bool all) {
+    size_t keep = all ? 0 : free_units_to_keep(rt);
     for (size_t i = 0; i < rt->units_high; i++) {
         tn_region *u = &rt->regions[i];
         if (u->state != TN_RS_FREE)
             continue;
+        if (keep && u->committed) {
+            keep--;
+            continue;
+        }
         if (!all && rt->stats.gc_count - u->freed_at_gc < rt->config.GCRetainRegions)
             continue;
         decommit_unit(rt, u);
