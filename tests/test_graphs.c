@@ -107,19 +107,9 @@ static void register_types(world *w) {
     w->node_t = tt_register_node(rt);
     w->refarr_t = tt_register_ref_array(rt);
     w->bytes_t = tt_register_bytes(rt);
-    tenure_type_desc d;
-
     static const size_t elem_offs[] = {offsetof(elem, r1), offsetof(elem, r2)};
-    memset(&d, 0, sizeof d);
-    d.name = "elem_array";
-    d.size = sizeof(tenure_array_header);
-    d.elem_size = sizeof(elem);
-    d.elem_ref_offsets = elem_offs;
-    d.elem_ref_count = 2;
-    d.flags = TENURE_TYPE_ARRAY;
-    w->elemarr_t = tenure_type_register(rt, &d);
-    TT_CHECK(w->elemarr_t != NULL);
-
+    w->elemarr_t = tt_register_struct_array(rt, "elem_array", sizeof(elem), elem_offs, 2);
+    tenure_type_desc d;
     memset(&d, 0, sizeof d);
     d.name = "traced";
     d.size = sizeof(traced);

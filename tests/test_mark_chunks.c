@@ -27,17 +27,7 @@ typedef struct job {
 
 static const tenure_type *register_pair_array(tenure_runtime *rt) {
     static const size_t offs[] = {offsetof(pair, left), offsetof(pair, right)};
-    tenure_type_desc d;
-    memset(&d, 0, sizeof d);
-    d.name = "pair_array";
-    d.size = sizeof(tenure_array_header);
-    d.elem_size = sizeof(pair);
-    d.elem_ref_offsets = offs;
-    d.elem_ref_count = 2;
-    d.flags = TENURE_TYPE_ARRAY;
-    const tenure_type *t = tenure_type_register(rt, &d);
-    TT_CHECK(t != NULL, "registering pair_array failed");
-    return t;
+    return tt_register_struct_array(rt, "pair_array", sizeof(pair), offs, 2);
 }
 
 /* Element i of the reference array: node 2i holding its child 2i+1 (generation `base`). */

@@ -320,6 +320,22 @@ static inline const tenure_type *tt_register_plain_array(tenure_runtime *rt, con
     return t;
 }
 
+/* An array type whose elements are structs of elem_size bytes with references at offs. */
+static inline const tenure_type *tt_register_struct_array(tenure_runtime *rt, const char *name, size_t elem_size,
+                                                          const size_t *offs, size_t count) {
+    tenure_type_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.size = sizeof(tenure_array_header);
+    d.elem_size = elem_size;
+    d.elem_ref_offsets = offs;
+    d.elem_ref_count = count;
+    d.flags = TENURE_TYPE_ARRAY;
+    const tenure_type *t = tenure_type_register(rt, &d);
+    TT_CHECK(t != NULL, "registering %s failed", name);
+    return t;
+}
+
 /* Allocate a node with `id`, sealed, no references. The result is NOT rooted. */
 static inline tt_node *tt_node_new(tenure_runtime *rt, const tenure_type *t, uint64_t id) {
     tt_node *n = (tt_node *)tenure_alloc(rt, t);
