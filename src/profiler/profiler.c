@@ -474,7 +474,7 @@ static bool others_hold_contexts(tenure_runtime *rt) {
  * (the context's zeroed tail, up to r->used, is no object). The owner is the caller or is
  * stopped. */
 static char *objects_end(const tn_region *r) {
-    return r->alloc_owner ? (char *)r->alloc_owner->pub.alloc_ptr : r->used;
+    return r->alloc_owner && !r->alloc_owner->ctx_in_gap ? (char *)r->alloc_owner->pub.alloc_ptr : r->used;
 }
 
 size_t tenure_generation_bounds(tenure_runtime *rt, tenure_generation_range *out, size_t max) {
