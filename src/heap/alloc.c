@@ -155,6 +155,8 @@ static tn_region *gen0_region_with_room(tenure_runtime *rt, const tn_region *not
 
 /* Cut a context of about `want` bytes (at least `size`) from the first usable listed gap. */
 static bool take_gap(tenure_runtime *rt, tn_mutator *m, size_t size, size_t want) {
+    if (rt->in_gc)
+        return false; /* the list is rebuilt by this GC */
     char **link = &rt->gen0_gaps;
     for (int seen = 0; *link && seen < TN_GAP_SCAN; seen++, link = &((char **)*link)[2]) {
         char *g = *link;
