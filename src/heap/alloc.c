@@ -41,6 +41,7 @@ static void close_gap_context(tenure_runtime *rt, tn_mutator *m) {
     size_t size = (size_t)((char *)m->ctx_end - tail);
     if (size) {
         tn_make_free(rt, tail, size);
+        tn_heap_poison_free(rt, tail, size); /* GCPoisonFreed: as the GC leaves free space */
         tn_gc_note_object(rt, tail, size);
     }
     m->ctx_in_gap = false;
@@ -145,11 +146,14 @@ static tn_region *gen0_region_with_room(tenure_runtime *rt, const tn_region *not
  * rt->gen0_gaps (gc/plan.c link_gen0_gaps). Before taking new space, the allocator cuts its
  * next context from the first listed gap whose region holds no other thread's context, as
  * the .NET collector allocates in the free list of gen0 built from the gaps in front of
- * pinned plugs. A context ends on a card boundary below the gap's end and what follows it
- * in the gap becomes a free object whose cards' crossing entries name it, so that finding
- * the object at an address past the context never walks through the context's zeroed,
- * unparsable tail; a remainder of at least TN_GAP_MIN stays listed. Ending the context
- * (refill, or a GC ending every context) turns its unused tail back into a free object. */
+ * pinned plugs. Contexts are cut from a gap's high end, a quantum at a time: the rest of the
+ * gap stays the listed free object at the gap's start, whose cards' crossing entries already
+ * name it (only its size word changes: no per-card work for what is left). A context ends on
+ * a card boundary; the few bytes after the first one, up to the pinned plug, become a free
+ * object of their own whose card names it, so finding the object at an address past a
+ * context never walks through the context's zeroed, unparsable tail. Ending the context
+ * (refill, a GC or a heap walk ending every context, tenure_generation_bounds) turns its
+ * unused tail back into a free object. */
 
 #define TN_GAP_SCAN 8 /* listed gaps looked at per refill: a refill costs a bounded walk */
 
@@ -161,33 +165,31 @@ static bool take_gap(tenure_runtime *rt, tn_mutator *m, size_t size, size_t want
     for (int seen = 0; *link && seen < TN_GAP_SCAN; seen++, link = &((char **)*link)[2]) {
         char *g = *link;
         tn_region *r = tn_region_of(rt, g);
-        TN_ASSERT_INTERNAL(r->gen == TN_GEN0 && tn_is_free(g) && g + ((size_t *)g)[1] <= r->used);
+        size_t gsize = ((size_t *)g)[1];
+        TN_ASSERT_INTERNAL(r->gen == TN_GEN0 && tn_is_free(g) && g + gsize <= r->used);
         if (r->alloc_owner)
             continue;
-        char *gend = g + ((size_t *)g)[1];
-        char *cend = (size_t)(gend - g) > want + TN_GAP_MIN ? g + tn_align_up(want, TN_CARD_SIZE) : gend;
-        cend = (char *)((uintptr_t)cend & ~(uintptr_t)(TN_CARD_SIZE - 1));
-        if (cend <= g || (size_t)(cend - g) < size)
+        char *gend = g + gsize;
+        char *top = (char *)((uintptr_t)gend & ~(uintptr_t)(TN_CARD_SIZE - 1));
+        size_t take = tn_align_up(want, TN_CARD_SIZE);
+        char *from = top > g && (size_t)(top - g) > take + TN_GAP_MIN ? top - take : g;
+        if (top <= from || (size_t)(top - from) < size)
             continue;
-        char *next = ((char **)g)[2];
-        size_t rest = (size_t)(gend - cend);
-        if (rest) {
-            tn_make_free(rt, cend, rest);
-            tn_gc_note_object(rt, cend, rest);
+        if (top < gend) { /* up to the pinned plug: a free object its card can name */
+            tn_make_free(rt, top, (size_t)(gend - top));
+            tn_gc_note_object(rt, top, (size_t)(gend - top));
         }
-        if (rest >= TN_GAP_MIN) {
-            ((char **)cend)[2] = next;
-            *link = cend;
-        } else {
-            *link = next;
-        }
-        memset(g, 0, (size_t)(cend - g));
-        tn_gc_note_object(rt, g, (size_t)(cend - g));
+        if (from > g)
+            ((size_t *)g)[1] = (size_t)(from - g); /* the rest stays listed, in place */
+        else
+            *link = ((char **)g)[2];
+        memset(from, 0, (size_t)(top - from));
+        tn_gc_note_object(rt, from, (size_t)(top - from));
         r->alloc_owner = m;
         m->alloc_region = r;
         m->ctx_in_gap = true;
-        m->pub.alloc_ptr = m->ctx_start = (uintptr_t)g;
-        m->ctx_end = (uintptr_t)cend;
+        m->pub.alloc_ptr = m->ctx_start = (uintptr_t)from;
+        m->ctx_end = (uintptr_t)top;
         return true;
     }
     return false;
