@@ -44,6 +44,7 @@
 #define TN_CROSSING_GRANULE ((size_t)1 << TN_CROSSING_SHIFT)
 #define TN_PLUG_BRICK_SHIFT 9 /* plug lookup bricks: 512 bytes, one word of plug_bits */
 #define TN_QUANTUM (8u * 1024u) /* allocation context quantum */
+#define TN_GAP_MIN 1024u /* the smallest gap between pinned plugs reused by allocation */
 #define TN_LARGE_REGION_UNITS 1 /* LOH/POH regions span at least this many units */
 
 static inline size_t tn_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
@@ -113,6 +114,9 @@ typedef struct tn_mutator {
     struct tn_region *alloc_region;
     uintptr_t ctx_start;       /* bytes from here to pub.alloc_ptr are not yet counted */
     uintptr_t ctx_end;         /* real end of the context (pub.alloc_limit may be lower) */
+    bool ctx_in_gap;           /* the context lies in a gap between pinned plugs of its region
+                                  (below r->used), not at its tail: ending it leaves
+                                  [alloc_ptr, ctx_end) as a free object (heap/alloc.c) */
     /* suspension: state changes under rt->world_mx */
     int state;
     char *safe_sp;             /* the stack below this is not scanned while SAFE */
@@ -332,6 +336,10 @@ struct tenure_runtime {
     char *overflow_lo, *overflow_hi;
     tn_vec pins;         /* tn_pin: reserved before the pause (gc/scratch.c), never grown in it */
     tn_vec gaps;         /* tn_gap: as many as pins (a gap lies in front of a pinned plug) */
+    char *gen0_gaps;     /* free objects of gen0 regions (between pinned plugs) of at least
+                            TN_GAP_MIN bytes, linked through their third word; built at the end
+                            of a GC, emptied at the start of the next; allocation contexts are
+                            cut from them (heap/alloc.c) */
     bool plan_failed;    /* a plan list was full: the generation is swept instead */
     size_t pins_seen;    /* pinned plugs plan found in this GC, kept in pins or not */
     size_t pins_needed;  /* the most any GC found: pins and gaps are reserved for twice that */

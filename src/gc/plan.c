@@ -673,6 +673,24 @@ static void recount_discarded(tenure_runtime *rt, tn_region *r) {
     r->discarded = 0;
 }
 
+/* The gaps left in gen0 (in front of the pinned plugs of demoted regions), at least
+ * TN_GAP_MIN bytes and not given back to the OS, linked in address order through their third
+ * word (rt->gen0_gaps): the allocator cuts contexts from them before it takes new space
+ * (heap/alloc.c). Built from rt->gaps, reserved before the pause: nothing is allocated. */
+static void link_gen0_gaps(tenure_runtime *rt) {
+    char *head = NULL;
+    for (size_t i = rt->gaps.count; i-- > 0;) {
+        tn_gap *gap = tn_vec_at(&rt->gaps, i);
+        tn_region *r = tn_region_of(rt, gap->start);
+        if (gap->size < TN_GAP_MIN || r->state != TN_RS_IN_USE || r->gen != TN_GEN0 || r->discarded)
+            continue;
+        TN_ASSERT_INTERNAL(tn_is_free(gap->start) && ((size_t *)gap->start)[1] == gap->size);
+        ((char **)gap->start)[2] = head;
+        head = gap->start;
+    }
+    rt->gen0_gaps = head;
+}
+
 /* Release the empty regions of a generation, promote the others by relabelling them. */
 static void release_and_promote(tenure_runtime *rt, int gen, gen_plan *gp) {
     for (size_t i = 0; i < gp->n; i++) {
@@ -790,6 +808,7 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
     memset(plans, 0, sizeof plans);
     rt->pins.count = 0;
     rt->gaps.count = 0;
+    rt->gen0_gaps = NULL; /* every gen0 region is condemned: its free objects change */
     rt->pins_seen = 0;
     bool any_compact = false;
     for (int g = 0; g < TN_NGEN; g++) {
@@ -872,6 +891,7 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
         if (gp->tail)
             tn_gc_rebuild_range(rt, gp->tail, gp->tail_from, gp->tail->gen == TN_GEN2 || demoted);
     }
+    link_gen0_gaps(rt);
     /* the gaps' pages counted again at the start of this GC (recount_discarded) may have
      * become free regions, still committed: over a hard limit, they go back now */
     if (rt->config.GCHeapHardLimit && rt->committed > rt->config.GCHeapHardLimit)

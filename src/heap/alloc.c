@@ -33,12 +33,28 @@ static void allocation_tick(tenure_runtime *rt, int kind, const tn_type *t, void
             .Address = (uint64_t)(uintptr_t)obj, .ObjectSize = size);
 }
 
+/* The unused part of a context in a gap, [alloc_ptr, ctx_end), becomes a free object again
+ * (H1: the region stays walkable from its start to its used end). Its cards' crossing entries
+ * name it. */
+static void close_gap_context(tenure_runtime *rt, tn_mutator *m) {
+    char *tail = (char *)m->pub.alloc_ptr;
+    size_t size = (size_t)((char *)m->ctx_end - tail);
+    if (size) {
+        tn_make_free(rt, tail, size);
+        tn_heap_poison_free(rt, tail, size); /* GCPoisonFreed: as the GC leaves free space */
+        tn_gc_note_object(rt, tail, size);
+    }
+    m->ctx_in_gap = false;
+}
+
 void tn_alloc_reset_context(tenure_runtime *rt, tn_mutator *m) {
     account_context(rt, m);
-    if (m->alloc_region) {
+    if (m->ctx_in_gap)
+        close_gap_context(rt, m);
+    else if (m->alloc_region)
         m->alloc_region->used = (char *)m->pub.alloc_ptr;
+    if (m->alloc_region)
         m->alloc_region->alloc_owner = NULL;
-    }
     m->alloc_region = NULL;
     m->pub.alloc_ptr = m->pub.alloc_limit = m->ctx_start = m->ctx_end = 0;
 }
@@ -124,10 +140,72 @@ static tn_region *gen0_region_with_room(tenure_runtime *rt, const tn_region *not
     return NULL;
 }
 
+/* ---- contexts in the gaps between pinned plugs ----
+ *
+ * After a GC, the free objects of gen0 regions that kept pinned plugs (demoted) are listed in
+ * rt->gen0_gaps (gc/plan.c link_gen0_gaps). Before taking new space, the allocator cuts its
+ * next context from the first listed gap whose region holds no other thread's context, as
+ * the .NET collector allocates in the free list of gen0 built from the gaps in front of
+ * pinned plugs. Contexts are cut from a gap's high end, a quantum at a time: the rest of the
+ * gap stays the listed free object at the gap's start, whose cards' crossing entries already
+ * name it (only its size word changes: no per-card work for what is left). A context ends on
+ * a card boundary; the few bytes after the first one, up to the pinned plug, become a free
+ * object of their own whose card names it, so finding the object at an address past a
+ * context never walks through the context's zeroed, unparsable tail. Ending the context
+ * (refill, a GC or a heap walk ending every context, tenure_generation_bounds) turns its
+ * unused tail back into a free object. */
+
+#define TN_GAP_SCAN 8 /* listed gaps looked at per refill: a refill costs a bounded walk */
+
+/* Cut a context of about `want` bytes (at least `size`) from the first usable listed gap. */
+static bool take_gap(tenure_runtime *rt, tn_mutator *m, size_t size, size_t want) {
+    if (rt->in_gc)
+        return false; /* the list is rebuilt by this GC */
+    char **link = &rt->gen0_gaps;
+    for (int seen = 0; *link && seen < TN_GAP_SCAN; seen++, link = &((char **)*link)[2]) {
+        char *g = *link;
+        tn_region *r = tn_region_of(rt, g);
+        size_t gsize = ((size_t *)g)[1];
+        TN_ASSERT_INTERNAL(r->gen == TN_GEN0 && tn_is_free(g) && g + gsize <= r->used);
+        if (r->alloc_owner)
+            continue;
+        char *gend = g + gsize;
+        char *top = (char *)((uintptr_t)gend & ~(uintptr_t)(TN_CARD_SIZE - 1));
+        size_t take = tn_align_up(want, TN_CARD_SIZE);
+        char *from = top > g && (size_t)(top - g) > take + TN_GAP_MIN ? top - take : g;
+        if (top <= from || (size_t)(top - from) < size)
+            continue;
+        if (top < gend) { /* up to the pinned plug: a free object its card can name */
+            tn_make_free(rt, top, (size_t)(gend - top));
+            tn_gc_note_object(rt, top, (size_t)(gend - top));
+        }
+        if (from > g)
+            ((size_t *)g)[1] = (size_t)(from - g); /* the rest stays listed, in place */
+        else
+            *link = ((char **)g)[2];
+        memset(from, 0, (size_t)(top - from));
+        tn_gc_note_object(rt, from, (size_t)(top - from));
+        r->alloc_owner = m;
+        m->alloc_region = r;
+        m->ctx_in_gap = true;
+        m->pub.alloc_ptr = m->ctx_start = (uintptr_t)from;
+        m->ctx_end = (uintptr_t)top;
+        return true;
+    }
+    return false;
+}
+
 /* Make room for `size` bytes in m's allocation context. False if no region can be had. */
 static bool refill(tenure_runtime *rt, tn_mutator *m, size_t size) {
     account_context(rt, m);
     size_t want = size > TN_QUANTUM ? size : TN_QUANTUM;
+    if (m->ctx_in_gap || (rt->gen0_gaps && m->alloc_region)) {
+        tn_alloc_reset_context(rt, m); /* counted above: nothing more to count */
+        if (take_gap(rt, m, size, want))
+            return true;
+    } else if (rt->gen0_gaps && take_gap(rt, m, size, want)) {
+        return true;
+    }
     tn_region *r = m->alloc_region;
     if (!r || (size_t)(r->end - (char *)m->pub.alloc_ptr) < size) {
         tn_region *next = gen0_region_with_room(rt, r, want);
@@ -610,4 +688,6 @@ void tn_alloc_context_check(const tenure_runtime *rt, const tn_mutator *m) {
     TN_ASSERT_INTERNAL(m->ctx_start <= m->pub.alloc_ptr && m->pub.alloc_ptr <= m->pub.alloc_limit);
     TN_ASSERT_INTERNAL(m->pub.alloc_limit <= m->ctx_end);
     TN_ASSERT_INTERNAL((uintptr_t)r->start <= m->ctx_start && m->ctx_end <= (uintptr_t)r->end);
+    /* a context in a gap ends on a card boundary inside the region's objects */
+    TN_ASSERT_INTERNAL(!m->ctx_in_gap || (m->ctx_end <= (uintptr_t)r->used && !(m->ctx_end & (TN_CARD_SIZE - 1))));
 }

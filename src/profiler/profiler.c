@@ -484,6 +484,11 @@ size_t tenure_generation_bounds(tenure_runtime *rt, tenure_generation_range *out
     bool stop = !rt->in_gc && others_hold_contexts(rt);
     if (stop)
         tn_world_stop(rt); /* their allocation pointers hold still */
+    /* a context in a gap between pinned plugs lies inside its region's objects: end it (its
+     * unused tail becomes a free object) so that the range is walkable back to back */
+    for (tn_mutator *m = rt->mutators; m; m = m->next)
+        if (m->ctx_in_gap)
+            tn_alloc_reset_context(rt, m);
     size_t n = 0;
     for (size_t i = 0; i < rt->units_high; i++) {
         tn_region *r = &rt->regions[i];
