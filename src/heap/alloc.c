@@ -149,8 +149,8 @@ static tn_region *gen0_region_with_room(tenure_runtime *rt, const tn_region *not
  * pinned plugs. Contexts are cut from a gap's high end, a quantum at a time: the rest of the
  * gap stays the listed free object at the gap's start, whose cards' crossing entries already
  * name it (only its size word changes: no per-card work for what is left). A context ends on
- * a card boundary; the few bytes after the first one, up to the pinned plug, become a free
- * object of their own whose card names it, so finding the object at an address past a
+ * a crossing-granule boundary (TN_CROSSING_GRANULE, two cards); the few bytes after it, up to
+ * the pinned plug, become a free object of their own whose crossing entry names it, so finding the object at an address past a
  * context never walks through the context's zeroed, unparsable tail. Ending the context
  * (refill, a GC or a heap walk ending every context, tenure_generation_bounds) turns its
  * unused tail back into a free object. */
@@ -170,12 +170,12 @@ static bool take_gap(tenure_runtime *rt, tn_mutator *m, size_t size, size_t want
         if (r->alloc_owner)
             continue;
         char *gend = g + gsize;
-        char *top = (char *)((uintptr_t)gend & ~(uintptr_t)(TN_CARD_SIZE - 1));
-        size_t take = tn_align_up(want, TN_CARD_SIZE);
+        char *top = (char *)((uintptr_t)gend & ~(uintptr_t)(TN_CROSSING_GRANULE - 1));
+        size_t take = tn_align_up(want, TN_CROSSING_GRANULE);
         char *from = top > g && (size_t)(top - g) > take + TN_GAP_MIN ? top - take : g;
         if (top <= from || (size_t)(top - from) < size)
             continue;
-        if (top < gend) { /* up to the pinned plug: a free object its card can name */
+        if (top < gend) { /* up to the pinned plug: a free object its crossing entry can name */
             tn_make_free(rt, top, (size_t)(gend - top));
             tn_gc_note_object(rt, top, (size_t)(gend - top));
         }
@@ -688,6 +688,7 @@ void tn_alloc_context_check(const tenure_runtime *rt, const tn_mutator *m) {
     TN_ASSERT_INTERNAL(m->ctx_start <= m->pub.alloc_ptr && m->pub.alloc_ptr <= m->pub.alloc_limit);
     TN_ASSERT_INTERNAL(m->pub.alloc_limit <= m->ctx_end);
     TN_ASSERT_INTERNAL((uintptr_t)r->start <= m->ctx_start && m->ctx_end <= (uintptr_t)r->end);
-    /* a context in a gap ends on a card boundary inside the region's objects */
-    TN_ASSERT_INTERNAL(!m->ctx_in_gap || (m->ctx_end <= (uintptr_t)r->used && !(m->ctx_end & (TN_CARD_SIZE - 1))));
+    /* a context in a gap ends on a crossing-granule boundary inside the region's objects */
+    TN_ASSERT_INTERNAL(!m->ctx_in_gap ||
+                       (m->ctx_end <= (uintptr_t)r->used && !(m->ctx_end & (TN_CROSSING_GRANULE - 1))));
 }
