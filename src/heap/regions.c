@@ -219,8 +219,11 @@ void tn_region_release(tenure_runtime *rt, tn_region *r) {
 /* Free units kept committed whatever their age: as many as gen0 took before this GC or its
  * budget will take before the next one (tn_region_acquire takes the lowest free units first, and so do these). Giving
  * them back and taking them again costs a system call and a page fault per page every few GCs
- * when the budget swings (binary-trees: a third of its page faults). */
+ * when the budget swings (binary-trees: a third of its page faults). Ephemeral GCs only: a full
+ * GC returns what the program no longer uses (test_memory B). */
 static size_t free_units_to_keep(const tenure_runtime *rt) {
+    if (rt->last.condemned == TN_GEN2)
+        return 0; /* a full GC gives back what has stayed free GCRetainRegions GCs, as before */
     size_t gen0 = rt->last.size_before[TN_GEN0]; /* what the last budget took */
     size_t want = gen0 > rt->gen0_budget ? gen0 : rt->gen0_budget;
     return (want + rt->unit_size - 1) / rt->unit_size;
