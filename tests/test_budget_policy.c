@@ -137,7 +137,9 @@ static void gen0_grows_with_survival(void) {
     tenure_stats s = tt_stats(rt);
     printf("  C: 64 MiB built with GCgen0size = 1 MiB: %" PRIu64 " gen0 GCs, %" PRIu64 " in all\n", gen0_gcs,
            s.gc_count);
-    TT_CHECK(gen0_gcs >= 1 && gen0_gcs <= 8, "%" PRIu64 " gen0 GCs to build 64 MiB that all survive", gen0_gcs);
+    /* a fixed 1 MiB budget would take 64; grown to its cap (6 x GCgen0size) at once, about 11
+     * (fewer when gen1 GCs, whose budget grows with the older heap, take some of the triggers) */
+    TT_CHECK(gen0_gcs >= 1 && gen0_gcs <= 12, "%" PRIu64 " gen0 GCs to build 64 MiB that all survive", gen0_gcs);
     size_t seen = 0;
     for (tt_node *p = head; p; p = p->a, seen++) {
         TT_CHECK(p->id == count - seen, "node %zu: id %" PRIu64, seen, p->id);

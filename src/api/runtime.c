@@ -26,6 +26,7 @@ static void init_budgets(tenure_runtime *rt) {
         rt->gen0_max_budget = rt->gen0_min_budget;
     /* a heap starts empty: the automatic budget starts at its floor and grows with survival */
     rt->gen0_budget = rt->config.GCgen0size || rt->gen0_min_budget < TN_GEN0_FLOOR ? rt->gen0_min_budget : TN_GEN0_FLOOR;
+    /* the automatic gen1 budget follows the older heap, empty now: its least (heap/alloc.c) */
     rt->gen1_budget = rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->gen0_min_budget;
     rt->gen2_budget = 4 * rt->gen0_min_budget;
     rt->loh_budget = (size_t)8 << 20;

@@ -257,10 +257,10 @@ static bool refill(tenure_runtime *rt, tn_mutator *m, size_t size) {
  *         default half of what lives in the older generations (HotSpot's NewRatio 2) or, if
  *         more, the memory the heap once had committed and no longer uses (growing into it
  *         raises no peak RSS), within [TN_GEN0_FLOOR, TN_GEN0_CAP].
- *   gen1: GCgen1size (by default twice GCgen0size), fixed. A gen1 budget that grows with
- *         survival as .NET's does (limit 2, max 7) measured worse on tenure-sim steady: gen1
- *         GCs copy or sweep all of gen1 (longer pauses), and until a gen1 GC clears them the
- *         cards of older objects that refer to gen1 slow every gen0 GC.
+ *   gen1: GCgen1size, or by default half of what lives in the older generations (after the
+ *         gen1 GC), within [2 x GCgen0size, TN_GEN1_CAP]. Much of a gen1 GC's cost is fixed
+ *         by the older heap (the cards of gen2 that refer to gen1), not by gen1's own size, so
+ *         the budget grows with the older heap to keep that cost per promoted byte low.
  *   gen2: 2 x (f - 1) x what lives in gen1 and gen2 (limit 1.2, max 1.8: from 0.4x the live
  *         size when a full GC found much garbage to 1.6x when it found little), at least four
  *         GCgen0size.
@@ -270,6 +270,10 @@ static bool refill(tenure_runtime *rt, tn_mutator *m, size_t size) {
  * that GCs come before the limit is reached rather than at it. */
 
 #define TN_LOH_MIN_BUDGET ((size_t)8 << 20)
+/* the automatic gen1 budget: this fraction of what lives in the older generations, at most
+ * TN_GEN1_CAP (a gen1 GC copies most of what its budget let in: the cap bounds its pause) */
+#define TN_GEN1_SHARE 2
+#define TN_GEN1_CAP ((size_t)128 << 20)
 
 static int budget_generation(tenure_runtime *rt, uint32_t *reason) {
     int gen = TN_GEN0;
@@ -399,10 +403,15 @@ static void update_gen0_budget(tenure_runtime *rt, const tn_gc_record *g) {
     rt->gen0_budget = clamp_size(b0, floor < cap ? floor : cap, cap);
 }
 
-/* gen1 is meant to stay small (see above): its budget is GCgen1size, by default twice the
- * L3-derived gen0 size, whatever survived it. */
+/* gen1's budget is GCgen1size, or by default half of what lives in the older generations,
+ * within [2 x GCgen0size, TN_GEN1_CAP] (see above). */
 static void update_gen1_budget(tenure_runtime *rt) {
-    rt->gen1_budget = (size_t)rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->gen0_min_budget;
+    if (rt->config.GCgen1size) {
+        rt->gen1_budget = (size_t)rt->config.GCgen1size;
+        return;
+    }
+    size_t least = 2 * rt->gen0_min_budget;
+    rt->gen1_budget = clamp_size(older_live(rt) / TN_GEN1_SHARE, least, least > TN_GEN1_CAP ? least : TN_GEN1_CAP);
 }
 
 static void update_gen2_budgets(tenure_runtime *rt, const tn_gc_record *g) {

@@ -73,6 +73,8 @@ CHECKS = [
     ("include/tenure.h", r"at least four gen0 budgets and (\d+) (MiB)\)", ("define", "src/lifetime/lifetime.c", "MIN_PRESSURE_BUDGET"), "memory pressure budget minimum"),
     ("docs/design/lifetime.md", r"at least (four) gen0 budgets", ("define", "src/heap/alloc.c", r"size_t min2 = (\d+) \* rt->gen0_min_budget;"), "gen2 budget floor (in gen0 budgets)"),
     ("docs/design/heap.md", r"its\s+budget \((twice) what survived in\s+the LOH", ("define", "src/heap/alloc.c", r"size_t loh = (\d+) \* \(g->promoted\[TN_LOH\]"), "LOH budget factor"),
+    ("docs/design/heap.md", r"between twice `GCgen0size` and (\d+) (MiB) by default", ("define", "src/heap/alloc.c", r"#define TN_GEN1_CAP \((.+)\)"), "automatic gen1 budget cap"),
+    ("README.md", r"gen1 budget in bytes \(0: half of what lives in the older generations, within 2 x GCgen0size\.\.(\d+) (MiB)\)", ("define", "src/heap/alloc.c", r"#define TN_GEN1_CAP \((.+)\)"), "default GCgen1size cap"),
     ("README.md", r"\(0: (\d+)/8 of the L3 cache", ("define", "src/api/runtime.c", r"l3 \? l3 \* (\d+) / 8"), "default gen0 budget (eighths of L3)"),
     ("README.md", r"of the L3 cache, within (\d+) (KiB)\.\.", ("define", "src/api/runtime.c", r"if \(b < (.+?)\)\n"), "default gen0 budget minimum"),
     ("README.md", r"of the L3 cache, within \d+ KiB\.\.(\d+) (MiB)[,)]", ("define", "src/api/runtime.c", r"if \(b > (.+?)\)\n"), "default gen0 budget maximum"),
