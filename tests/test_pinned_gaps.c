@@ -152,7 +152,11 @@ static void rounds(void) {
     }
     printf("  %zu rounds: committed %.1f MB after the first, at most %.1f MB\n", n, committed_first / 1048576.0,
            committed_max / 1048576.0);
-    TT_CHECK(committed_max <= 2 * committed_first + ((uint64_t)32 << 20), "committed memory grew without bound");
+    /* GCStress forces GCs of every generation every few hundred allocations: each may start
+     * regions of its own and the budgets follow its tiny GCs, so the bound is looser there (it
+     * still catches growth without bound: 40 MB more per round would pass neither) */
+    uint64_t factor = tt_stress_mode() ? 4 : 2;
+    TT_CHECK(committed_max <= factor * committed_first + ((uint64_t)32 << 20), "committed memory grew without bound");
 }
 
 int main(void) {
