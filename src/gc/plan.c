@@ -507,9 +507,11 @@ static bool rebuilds_while_relocating(tenure_runtime *rt, int gen, const gen_pla
     return gp->compact && gen <= TN_GEN2 && !rt->card_slots_short;
 }
 
+/* (A region that keeps nothing is released: its cards are left as the old rebuild left them.) */
 static void clear_destination_cards(tenure_runtime *rt, gen_plan *gp) {
     for (size_t i = 0; i < gp->n; i++)
-        tn_gc_clear_cards(rt, gp->regions[i], gp->regions[i]->start);
+        if (gp->regions[i]->plan_used > gp->regions[i]->start)
+            tn_gc_clear_cards(rt, gp->regions[i], gp->regions[i]->start);
     if (gp->tail)
         tn_gc_clear_cards(rt, gp->tail, gp->tail_from);
 }
