@@ -486,7 +486,7 @@ static void relocate_survivors_rebuilding(tenure_runtime *rt, tn_region *r) {
     plug_iter_init(&it, rt, r);
     for (size_t b, eb; plug_iter_next(&it, &b, &eb);) {
         char *s = bit_addr(rt, b), *e = bit_addr(rt, eb) + 8;
-        intptr_t delta = plug_delta(rt, r, s, b);
+        intptr_t delta = r->compacting ? plug_delta(rt, r, s, b) : 0;
         rebuild_ctx rc = {rt, delta, gen_after(rt, s + delta)}; /* a plug lands in one region */
         for (char *o = s; o < e;) {
             tn_type *t = tn_obj_type(o);
@@ -504,14 +504,16 @@ static void relocate_survivors_rebuilding(tenure_runtime *rt, tn_region *r) {
 }
 
 static bool rebuilds_while_relocating(tenure_runtime *rt, int gen, const gen_plan *gp) {
-    return gp->compact && gen <= TN_GEN2 && !rt->card_slots_short;
+    return gp->n && gen <= TN_GEN2 && !rt->card_slots_short;
 }
 
 /* (A region that keeps nothing is released: its cards are left as the old rebuild left them.) */
 static void clear_destination_cards(tenure_runtime *rt, gen_plan *gp) {
-    for (size_t i = 0; i < gp->n; i++)
-        if (gp->regions[i]->plan_used > gp->regions[i]->start)
-            tn_gc_clear_cards(rt, gp->regions[i], gp->regions[i]->start);
+    for (size_t i = 0; i < gp->n; i++) {
+        tn_region *r = gp->regions[i];
+        if (gp->compact ? r->plan_used > r->start : r->live_bytes > 0)
+            tn_gc_clear_cards(rt, r, r->start);
+    }
     if (gp->tail)
         tn_gc_clear_cards(rt, gp->tail, gp->tail_from);
 }
@@ -583,6 +585,7 @@ static void sweep_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
         char *s = bit_addr(rt, b);
         if (s > p) {
             tn_make_free(rt, p, (size_t)(s - p));
+            tn_crossing_set(rt, p, (size_t)(s - p)); /* (the survivors' entries stay right) */
             tn_heap_poison_free(rt, p, (size_t)(s - p));
             if (fl)
                 tn_free_list_add(rt, fl, p, (size_t)(s - p));
