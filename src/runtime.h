@@ -774,6 +774,19 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags);
 void tn_gc_rebuild_region(tenure_runtime *rt, tn_region *r, bool set_cards);
 /* The same for the objects of r from `from` (an object start) to its end. */
 void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_cards);
+/* The pieces of a rebuild that relocation does as it goes (plan.c, collector.md "Cards"):
+ * zero r's cards from `from` (an object start; r->start: the whole region), lower the card of
+ * `slot` for a reference to generation value - 1 (its bundle too). */
+void tn_gc_clear_cards(tenure_runtime *rt, tn_region *r, char *from);
+void tn_gc_lower_card(tenure_runtime *rt, void *slot, uint8_t value);
+/* Record in the crossing table that the object [o, o + size) covers the start of every
+ * granule that begins inside it (H6). */
+static inline void tn_crossing_set(tenure_runtime *rt, char *o, size_t size) {
+    uintptr_t off = (uintptr_t)o - (uintptr_t)rt->base;
+    uintptr_t gs = (off + TN_CROSSING_GRANULE - 1) & ~(uintptr_t)(TN_CROSSING_GRANULE - 1);
+    for (; gs < off + size; gs += TN_CROSSING_GRANULE)
+        rt->crossing[gs >> TN_CROSSING_SHIFT] = (uint32_t)((gs - off) / 8);
+}
 /* The object that covers address p in a gen1+/LOH/POH region (via the crossing table). */
 char *tn_gc_find_object_start(tenure_runtime *rt, tn_region *r, char *p);
 /* HeapVerify around a GC (when: "before a GC" or "after a GC"): the number of problems,

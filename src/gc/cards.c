@@ -65,15 +65,7 @@ char *tn_gc_find_object_start(tenure_runtime *rt, tn_region *r, char *p) {
     return o;
 }
 
-/* Record that obj [o, o + size) covers the start of every granule that begins inside it. */
-static inline void set_crossing(tenure_runtime *rt, char *o, size_t size) {
-    uintptr_t off = (uintptr_t)o - (uintptr_t)rt->base;
-    uintptr_t gs = (off + TN_CROSSING_GRANULE - 1) & ~(uintptr_t)(TN_CROSSING_GRANULE - 1);
-    for (; gs < off + size; gs += TN_CROSSING_GRANULE)
-        rt->crossing[gs >> TN_CROSSING_SHIFT] = (uint32_t)((gs - off) / 8);
-}
-
-void tn_gc_note_object(tenure_runtime *rt, char *o, size_t size) { set_crossing(rt, o, size); }
+void tn_gc_note_object(tenure_runtime *rt, char *o, size_t size) { tn_crossing_set(rt, o, size); }
 
 /* ---- rebuilding a region's cards ---- */
 
@@ -93,16 +85,24 @@ static void set_card_if_younger(void **slot, void *c) {
         lower_card(rt, card_of(rt, slot), (uint8_t)(g + 1));
 }
 
-void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_cards) {
+/* The card holding `from` keeps its value unless `from` starts it or the region: the objects
+ * below `from` did not change and may have set it. */
+void tn_gc_clear_cards(tenure_runtime *rt, tn_region *r, char *from) {
     size_t c0 = card_of(rt, from + TN_CARD_SIZE - 1), c1 = card_of(rt, r->end);
     if (from == r->start)
         c0 = card_of(rt, from);
     if (c1 > c0)
         memset(rt->cards + c0, 0, c1 - c0);
+}
+
+void tn_gc_lower_card(tenure_runtime *rt, void *slot, uint8_t value) { lower_card(rt, card_of(rt, slot), value); }
+
+void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_cards) {
+    tn_gc_clear_cards(rt, r, from);
     card_set_ctx cc = {rt, rt->unit_gen[r->index]};
     for (char *o = from; o < r->used;) {
         size_t size = tn_obj_size(o);
-        set_crossing(rt, o, size);
+        tn_crossing_set(rt, o, size);
         if (set_cards && !tn_is_free(o))
             tn_obj_visit_slots(rt, o, set_card_if_younger, &cc);
         o += size;

@@ -24,6 +24,7 @@ typedef struct gen_plan {
     tn_region *tail;     /* a region of the next (uncondemned) generation that takes survivors */
     char *tail_from;     /* its used end before this GC */
     bool compact;
+    bool rebuilt;        /* compacted, and relocation rebuilt its cards and crossing table */
     size_t live, used_total;
 } gen_plan;
 
@@ -451,15 +452,98 @@ static void relocate_survivors(tenure_runtime *rt, tn_region *r) {
     }
 }
 
+/* ---- rebuilding cards and crossing entries during relocation ----
+ *
+ * A compacted region's objects get new places, so its crossing entries (H6) and its cards
+ * (H5, H7: exact after the GC) must be computed again. Relocation already walks every
+ * survivor and every slot, knowing each plug's delta: it records each object's crossing
+ * entries at its new address and, for each slot, the card of its new address from the
+ * generation its (relocated) referent has after the GC, instead of a second walk over the
+ * survivors after they moved. Before, the cards of the destinations (the regions and the
+ * tail's part above its old end) are zeroed; afterwards the gaps (free objects between
+ * pinned plugs) get their crossing entries. Not when the card scan overflowed: relocation
+ * then walks uncondemned cards by the crossing table, and must see no card of the tail
+ * (above its old end) set yet; nor for the large object heap (its free list is rebuilt
+ * after). */
+typedef struct rebuild_ctx {
+    tenure_runtime *rt;
+    intptr_t delta; /* of the plug being walked */
+    int holder_gen; /* the generation its objects have after this GC */
+} rebuild_ctx;
+
+static inline void relocate_slot_noting_card(void **slot, void *ctx) {
+    rebuild_ctx *rc = ctx;
+    void *v = relocate(rc->rt, *slot);
+    *slot = v;
+    int g = gen_after(rc->rt, v);
+    if (g < rc->holder_gen)
+        tn_gc_lower_card(rc->rt, (char *)slot + rc->delta, (uint8_t)(g + 1));
+}
+
+/* relocate_survivors for a region of a generation whose plan rebuilds as it relocates. */
+static void relocate_survivors_rebuilding(tenure_runtime *rt, tn_region *r) {
+    plug_iter it;
+    plug_iter_init(&it, rt, r);
+    for (size_t b, eb; plug_iter_next(&it, &b, &eb);) {
+        char *s = bit_addr(rt, b), *e = bit_addr(rt, eb) + 8;
+        intptr_t delta = r->compacting ? plug_delta(rt, r, s, b) : 0;
+        rebuild_ctx rc = {rt, delta, gen_after(rt, s + delta)}; /* a plug lands in one region */
+        for (char *o = s; o < e;) {
+            tn_type *t = tn_obj_type(o);
+            size_t size = tn_obj_size_t(t, o);
+            tn_crossing_set(rt, o + delta, size);
+            if (!(t->ref_count || t->elem_ref_count || t->trace))
+                ;
+            else if (rc.holder_gen > TN_GEN0)
+                tn_obj_visit_slots(rt, o, relocate_slot_noting_card, &rc);
+            else /* nothing is younger than gen0: no card */
+                tn_obj_visit_slots(rt, o, relocate_slot, rt);
+            o += size;
+        }
+    }
+}
+
+static bool rebuilds_while_relocating(tenure_runtime *rt, int gen, const gen_plan *gp) {
+    return gp->n && gen <= TN_GEN2 && !rt->card_slots_short;
+}
+
+/* (A region that keeps nothing is released: its cards are left as the old rebuild left them.) */
+static void clear_destination_cards(tenure_runtime *rt, gen_plan *gp) {
+    for (size_t i = 0; i < gp->n; i++) {
+        tn_region *r = gp->regions[i];
+        if (gp->compact ? r->plan_used > r->start : r->live_bytes > 0)
+            tn_gc_clear_cards(rt, r, r->start);
+    }
+    if (gp->tail)
+        tn_gc_clear_cards(rt, gp->tail, gp->tail_from);
+}
+
+static void note_gap_crossings(tenure_runtime *rt) {
+    for (size_t i = 0; i < rt->gaps.count; i++) {
+        tn_gap *gap = tn_vec_at(&rt->gaps, i);
+        tn_crossing_set(rt, gap->start, gap->size);
+    }
+}
+
 static void relocate_all(tenure_runtime *rt, gen_plan *plans) {
+    for (int g = 0; g < TN_NGEN; g++) {
+        plans[g].rebuilt = rebuilds_while_relocating(rt, g, &plans[g]);
+        if (plans[g].rebuilt)
+            clear_destination_cards(rt, &plans[g]);
+    }
     tn_roots_visit_stack(rt, relocate_slot, rt);
     tn_roots_visit_handles(rt, 0xffffffffu, relocate_slot, rt);
     tn_roots_visit_secondaries(rt, relocate_slot, rt);
     tn_finalize_visit_ready(rt, relocate_slot, rt);
     tn_finalize_visit_registered(rt, relocate_slot, rt);
     for (int g = 0; g < TN_NGEN; g++)
-        for (size_t i = 0; i < plans[g].n; i++)
-            relocate_survivors(rt, plans[g].regions[i]);
+        for (size_t i = 0; i < plans[g].n; i++) {
+            if (plans[g].rebuilt)
+                relocate_survivors_rebuilding(rt, plans[g].regions[i]);
+            else
+                relocate_survivors(rt, plans[g].regions[i]);
+        }
+    note_gap_crossings(rt);
 }
 
 /* ---- moving and sweeping ---- */
@@ -501,6 +585,7 @@ static void sweep_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
         char *s = bit_addr(rt, b);
         if (s > p) {
             tn_make_free(rt, p, (size_t)(s - p));
+            tn_crossing_set(rt, p, (size_t)(s - p)); /* (the survivors' entries stay right) */
             tn_heap_poison_free(rt, p, (size_t)(s - p));
             if (fl)
                 tn_free_list_add(rt, fl, p, (size_t)(s - p));
@@ -883,6 +968,8 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
     bool demoted = rt->last.demoted;
     for (int g = 0; g < TN_NGEN; g++) {
         gen_plan *gp = &plans[g];
+        if (gp->rebuilt)
+            continue; /* done during relocation */
         for (size_t i = 0; i < gp->n; i++) {
             tn_region *r = gp->regions[i];
             if (r->state == TN_RS_IN_USE)
