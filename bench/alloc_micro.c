@@ -61,8 +61,7 @@ typedef struct obj {
     uintptr_t data[];
 } obj;
 
-static void report(const char *impl, size_t size, long count, uint64_t ns, const pause_rec *rec,
-                   size_t first_pause) {
+static void report(const char *impl, size_t size, long count, uint64_t ns, const pause_rec *rec, size_t first_pause) {
     uint64_t pause_ns = 0;
     size_t gcs = 0;
     if (rec != NULL) {
@@ -276,16 +275,26 @@ int main(int argc, char **argv) {
     const char *sizes = "16,32,48,64";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strncmp(a, "--impl=", 7) == 0) impl = a + 7;
-        else if (strcmp(a, "--impl") == 0 && i + 1 < argc) impl = argv[++i];
-        else if (strncmp(a, "--sizes=", 8) == 0) sizes = a + 8;
-        else if (strcmp(a, "--sizes") == 0 && i + 1 < argc) sizes = argv[++i];
-        else if (strncmp(a, "--count=", 8) == 0) g_count = parse_long(a + 8, 1);
-        else if (strcmp(a, "--count") == 0 && i + 1 < argc) g_count = parse_long(argv[++i], 1);
-        else if (strncmp(a, "--batch=", 8) == 0) g_batch = parse_long(a + 8, 1);
-        else if (strcmp(a, "--batch") == 0 && i + 1 < argc) g_batch = parse_long(argv[++i], 1);
-        else if (strcmp(a, "--array") == 0) g_array = 1;
-        else if (strncmp(a, "--profile=", 10) == 0) g_profile = a + 10;
+        if (strncmp(a, "--impl=", 7) == 0)
+            impl = a + 7;
+        else if (strcmp(a, "--impl") == 0 && i + 1 < argc)
+            impl = argv[++i];
+        else if (strncmp(a, "--sizes=", 8) == 0)
+            sizes = a + 8;
+        else if (strcmp(a, "--sizes") == 0 && i + 1 < argc)
+            sizes = argv[++i];
+        else if (strncmp(a, "--count=", 8) == 0)
+            g_count = parse_long(a + 8, 1);
+        else if (strcmp(a, "--count") == 0 && i + 1 < argc)
+            g_count = parse_long(argv[++i], 1);
+        else if (strncmp(a, "--batch=", 8) == 0)
+            g_batch = parse_long(a + 8, 1);
+        else if (strcmp(a, "--batch") == 0 && i + 1 < argc)
+            g_batch = parse_long(argv[++i], 1);
+        else if (strcmp(a, "--array") == 0)
+            g_array = 1;
+        else if (strncmp(a, "--profile=", 10) == 0)
+            g_profile = a + 10;
         else
             return bench_other_option(a, 1, usage);
     }

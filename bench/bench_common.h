@@ -36,9 +36,7 @@ static inline uint64_t bench_now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static inline double bench_now_seconds(void) {
-    return (double)bench_now_ns() * 1e-9;
-}
+static inline double bench_now_seconds(void) { return (double)bench_now_ns() * 1e-9; }
 
 /* Peak resident set size of the process in KiB (getrusage ru_maxrss). */
 static inline long bench_maxrss_kb(void) {
@@ -51,14 +49,14 @@ static inline long bench_maxrss_kb(void) {
  * Pause recorder
  * ---------------------------------------------------------------------------------------- */
 typedef struct pause_rec {
-    uint64_t *ns;          /* the recorded pauses, in GC order */
-    uint8_t *gen;          /* the generation each condemned (PAUSE_REC_FULL: Boehm's full GCs) */
+    uint64_t *ns; /* the recorded pauses, in GC order */
+    uint8_t *gen; /* the generation each condemned (PAUSE_REC_FULL: Boehm's full GCs) */
     size_t n, cap;
-    int only_generation;   /* >= 0: record only the GCs that condemned this generation */
-    uint64_t by_gen[3];    /* GCs seen per condemned generation (all, recorded or not) */
-    uint64_t promoted_gen0;/* sum of info->promoted[0] over the recorded GCs */
-    uint64_t boehm_start;  /* Boehm: start time of the collection in progress (0: none) */
-    int failed;            /* realloc failed: some pauses are missing */
+    int only_generation;    /* >= 0: record only the GCs that condemned this generation */
+    uint64_t by_gen[3];     /* GCs seen per condemned generation (all, recorded or not) */
+    uint64_t promoted_gen0; /* sum of info->promoted[0] over the recorded GCs */
+    uint64_t boehm_start;   /* Boehm: start time of the collection in progress (0: none) */
+    int failed;             /* realloc failed: some pauses are missing */
 } pause_rec;
 
 static inline void pause_rec_init(pause_rec *r, int only_generation) {
@@ -110,9 +108,7 @@ static inline void pause_rec_push_gen(pause_rec *r, uint64_t ns, int gen) {
     r->ns[r->n++] = ns;
 }
 
-static inline void pause_rec_push(pause_rec *r, uint64_t ns) {
-    pause_rec_push_gen(r, ns, PAUSE_REC_FULL);
-}
+static inline void pause_rec_push(pause_rec *r, uint64_t ns) { pause_rec_push_gen(r, ns, PAUSE_REC_FULL); }
 
 /* TENURE_BENCH_PAUSE_LOG=FILE: every recorded pause, one line per GC in GC order,
  * "gen0|gen1|gen2|full <milliseconds>", for bench/run_all.sh (which reads the other runtimes'
@@ -128,8 +124,7 @@ static inline void pause_rec_write_log(const pause_rec *r) {
     }
     static const char *const kind[] = {"gen0", "gen1", "gen2", "full"};
     for (size_t i = 0; i < r->n; i++)
-        fprintf(f, "%s %.4f\n", kind[r->gen[i] <= PAUSE_REC_FULL ? r->gen[i] : PAUSE_REC_FULL],
-                (double)r->ns[i] / 1e6);
+        fprintf(f, "%s %.4f\n", kind[r->gen[i] <= PAUSE_REC_FULL ? r->gen[i] : PAUSE_REC_FULL], (double)r->ns[i] / 1e6);
     fclose(f);
 }
 
@@ -178,8 +173,8 @@ static inline pause_summary pause_rec_summary(const pause_rec *r) {
 /* " pauses=N total_pause_ms=.. median_pause_ms=.. p95_pause_ms=.. p99_pause_ms=.. max_pause_ms=.."
  * style fields, with a prefix for the key names ("" or e.g. "gen0_"). */
 static inline void pause_summary_print(FILE *out, const char *prefix, const pause_summary *s) {
-    fprintf(out, " %smedian_pause_ms=%.4f %sp95_pause_ms=%.4f %sp99_pause_ms=%.4f %smax_pause_ms=%.4f",
-            prefix, s->median_ms, prefix, s->p95_ms, prefix, s->p99_ms, prefix, s->max_ms);
+    fprintf(out, " %smedian_pause_ms=%.4f %sp95_pause_ms=%.4f %sp99_pause_ms=%.4f %smax_pause_ms=%.4f", prefix,
+            s->median_ms, prefix, s->p95_ms, prefix, s->p99_ms, prefix, s->max_ms);
 }
 
 static void pause_rec_tenure_cb(tenure_runtime *rt, const tenure_gc_info *info, void *context) {

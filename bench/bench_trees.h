@@ -41,9 +41,7 @@ static inline tnode *t_build(tenure_runtime *rt, const tenure_type *type, int de
 
 /* Does not allocate or call into the instance: no collection can move the tree meanwhile
  * (another thread's GC waits for this thread's next safepoint). */
-static inline long t_check(const tnode *n) {
-    return n->left == NULL ? 1 : 1 + t_check(n->left) + t_check(n->right);
-}
+static inline long t_check(const tnode *n) { return n->left == NULL ? 1 : 1 + t_check(n->left) + t_check(n->right); }
 
 typedef struct mnode {
     struct mnode *left;
@@ -67,9 +65,7 @@ static inline mnode *m_build(int depth) {
     return m_node(left, right);
 }
 
-static inline long m_check(const mnode *n) {
-    return n->left == NULL ? 1 : 1 + m_check(n->left) + m_check(n->right);
-}
+static inline long m_check(const mnode *n) { return n->left == NULL ? 1 : 1 + m_check(n->left) + m_check(n->right); }
 
 static inline void m_free(mnode *n) {
     while (n != NULL) {
@@ -104,9 +100,7 @@ static inline bnode *b_build(int depth) {
     return n;
 }
 
-static inline long b_check(const bnode *n) {
-    return n->left == NULL ? 1 : 1 + b_check(n->left) + b_check(n->right);
-}
+static inline long b_check(const bnode *n) { return n->left == NULL ? 1 : 1 + b_check(n->left) + b_check(n->right); }
 #endif
 
 #endif

@@ -63,9 +63,7 @@ static double now_seconds(void) {
 }
 
 /* The check lines, shared by every implementation so that their outputs can be compared. */
-static void print_stretch(int depth, long check) {
-    printf("stretch tree of depth %d\t check: %ld\n", depth, check);
-}
+static void print_stretch(int depth, long check) { printf("stretch tree of depth %d\t check: %ld\n", depth, check); }
 static void print_iterations(long iterations, int depth, long check) {
     printf("%ld\t trees of depth %d\t check: %ld\n", iterations, depth, check);
 }
@@ -81,12 +79,12 @@ static tenure_runtime *g_rt;
 static const tenure_type *g_tnode_type;
 static pause_rec g_pauses; /* every GC's pause (tenure or Boehm) */
 
-static void tenure_hook(tenure_runtime *rt, tenure_result result, const char *function,
-                        const char *message, void *context) {
+static void tenure_hook(tenure_runtime *rt, tenure_result result, const char *function, const char *message,
+                        void *context) {
     (void)rt;
     (void)context;
-    fprintf(stderr, "binary_trees: tenure error in %s: %s (%s)\n", function ? function : "?",
-            message ? message : "", tenure_strerror(result));
+    fprintf(stderr, "binary_trees: tenure error in %s: %s (%s)\n", function ? function : "?", message ? message : "",
+            tenure_strerror(result));
 }
 
 /* TENURE_BENCH_PROFILER=1: a profiler with GC callbacks only (what a profiler following
@@ -179,12 +177,11 @@ static void tenure_report_and_destroy(void) {
     printf("STATS impl=tenure gcs=%llu compacting=%llu sweeping=%llu gen0=%llu gen1=%llu gen2=%llu "
            "total_pause_ms=%.3f max_pause_ms=%.3f committed_mb=%.1f allocated_mb=%.1f "
            "median_pause_ms=%.4f p95_pause_ms=%.4f p99_pause_ms=%.4f\n",
-           (unsigned long long)st.gc_count, (unsigned long long)st.compacting_gcs,
-           (unsigned long long)st.sweeping_gcs, (unsigned long long)st.gen[0].collections,
-           (unsigned long long)st.gen[1].collections, (unsigned long long)st.gen[2].collections,
-           (double)st.total_pause_ns / 1e6, (double)st.max_pause_ns / 1e6,
-           (double)st.committed_bytes / (1024.0 * 1024.0),
-           (double)st.bytes_allocated / (1024.0 * 1024.0), ps.median_ms, ps.p95_ms, ps.p99_ms);
+           (unsigned long long)st.gc_count, (unsigned long long)st.compacting_gcs, (unsigned long long)st.sweeping_gcs,
+           (unsigned long long)st.gen[0].collections, (unsigned long long)st.gen[1].collections,
+           (unsigned long long)st.gen[2].collections, (double)st.total_pause_ns / 1e6, (double)st.max_pause_ns / 1e6,
+           (double)st.committed_bytes / (1024.0 * 1024.0), (double)st.bytes_allocated / (1024.0 * 1024.0), ps.median_ms,
+           ps.p95_ms, ps.p99_ms);
     pause_rec_free(&g_pauses);
     if (g_prof_gcs)
         printf("PROFILER gcs=%zu ranges=%zu roots=%zu\n", g_prof_gcs, g_prof_ranges, g_prof_roots);
@@ -227,8 +224,7 @@ static void boehm_report(void) {
     printf("STATS impl=boehm gcs=%lu total_pause_ms=%lu heap_mb=%.1f median_pause_ms=%.4f "
            "p95_pause_ms=%.4f p99_pause_ms=%.4f max_pause_ms=%.4f event_total_pause_ms=%.3f\n",
            (unsigned long)GC_get_gc_no(), (unsigned long)GC_get_full_gc_total_time(),
-           (double)GC_get_heap_size() / (1024.0 * 1024.0), ps.median_ms, ps.p95_ms, ps.p99_ms,
-           ps.max_ms, ps.total_ms);
+           (double)GC_get_heap_size() / (1024.0 * 1024.0), ps.median_ms, ps.p95_ms, ps.p99_ms, ps.max_ms, ps.total_ms);
 }
 #endif
 
@@ -312,7 +308,6 @@ int main(int argc, char **argv) {
 
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("RESULT impl=%s depth=%d wall_s=%.4f maxrss_kb=%ld\n", impl, max_depth, wall,
-           (long)ru.ru_maxrss);
+    printf("RESULT impl=%s depth=%d wall_s=%.4f maxrss_kb=%ld\n", impl, max_depth, wall, (long)ru.ru_maxrss);
     return fflush(stdout) == 0 ? 0 : 1;
 }

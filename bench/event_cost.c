@@ -137,8 +137,8 @@ int main(int argc, char **argv) {
             char path[4200];
             if (m == M_OFF || m == M_CTF) {
                 snprintf(path, sizeof path, "%s/%s-%d", base, mode_names[m], rep);
-                s = tenure_session_start_ctf(rt, m == M_CTF ? TENURE_KW_GC_HANDLE : TENURE_KW_GC,
-                                             TENURE_LEVEL_VERBOSE, path);
+                s = tenure_session_start_ctf(rt, m == M_CTF ? TENURE_KW_GC_HANDLE : TENURE_KW_GC, TENURE_LEVEL_VERBOSE,
+                                             path);
                 if (!s)
                     die("tenure_session_start_ctf failed");
             } else if (m == M_LISTENER) {

@@ -67,13 +67,9 @@ static void die(const char *what) {
     exit(2);
 }
 
-static long tree_size(int depth) {
-    return (1L << (depth + 1)) - 1;
-}
+static long tree_size(int depth) { return (1L << (depth + 1)) - 1; }
 
-static long num_iters(int depth) {
-    return 2 * tree_size(STRETCH_TREE_DEPTH) / tree_size(depth);
-}
+static long num_iters(int depth) { return 2 * tree_size(STRETCH_TREE_DEPTH) / tree_size(depth); }
 
 /* A failed check is reported on stdout (so that the driver's comparison sees it) and makes
  * the exit status 1. */
@@ -87,15 +83,14 @@ static void check_count(const char *what, int depth, long got) {
 }
 
 static void print_phase(const char *impl, int depth, long iters, double td_s, double bu_s) {
-    printf("PHASE impl=%s depth=%d iters=%ld top_down_ms=%.1f bottom_up_ms=%.1f\n", impl, depth,
-           iters, td_s * 1e3, bu_s * 1e3);
+    printf("PHASE impl=%s depth=%d iters=%ld top_down_ms=%.1f bottom_up_ms=%.1f\n", impl, depth, iters, td_s * 1e3,
+           bu_s * 1e3);
 }
 
 /* The check lines of one depth: the same text for every implementation (the counts are
  * compared against the formula in check_count, and printed for the driver). */
 static void print_depth_check(int depth, long iters, long td_nodes, long bu_nodes) {
-    printf("CHECK %ld trees of depth %d: top-down nodes %ld, bottom-up nodes %ld\n", iters, depth,
-           td_nodes, bu_nodes);
+    printf("CHECK %ld trees of depth %d: top-down nodes %ld, bottom-up nodes %ld\n", iters, depth, td_nodes, bu_nodes);
 }
 
 static void check_array(const double *a, size_t n) {
@@ -130,12 +125,12 @@ static const tenure_type *g_tnode_type;
 static const tenure_type *g_tarray_type;
 static pause_rec g_pauses;
 
-static void tenure_hook(tenure_runtime *rt, tenure_result result, const char *function,
-                        const char *message, void *context) {
+static void tenure_hook(tenure_runtime *rt, tenure_result result, const char *function, const char *message,
+                        void *context) {
     (void)rt;
     (void)context;
-    fprintf(stderr, "gcbench: tenure error in %s: %s (%s)\n", function ? function : "?",
-            message ? message : "", tenure_strerror(result));
+    fprintf(stderr, "gcbench: tenure error in %s: %s (%s)\n", function ? function : "?", message ? message : "",
+            tenure_strerror(result));
 }
 
 static tnode *t_new(void) {

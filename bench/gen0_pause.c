@@ -76,12 +76,11 @@ static void die(const char *what) {
     exit(2);
 }
 
-static void hook(tenure_runtime *rt, tenure_result result, const char *function, const char *message,
-                 void *context) {
+static void hook(tenure_runtime *rt, tenure_result result, const char *function, const char *message, void *context) {
     (void)rt;
     (void)context;
-    fprintf(stderr, "gen0_pause: tenure error in %s: %s (%s)\n", function ? function : "?",
-            message ? message : "", tenure_strerror(result));
+    fprintf(stderr, "gen0_pause: tenure error in %s: %s (%s)\n", function ? function : "?", message ? message : "",
+            tenure_strerror(result));
 }
 
 static uint64_t rng_state;
@@ -245,8 +244,8 @@ static size_result run_size(uint64_t old_bytes) {
     pause_summary ps = pause_rec_summary(&rec);
     printf("GEN0 old_mib=%.1f old_objects=%llu gen2_mib=%.1f build_s=%.2f gcs=%zu gen1_gcs=%llu "
            "gen2_gcs=%llu",
-           (double)old_bytes / (1024.0 * 1024.0), (unsigned long long)count, gen2_mib, t_built - t_start,
-           ps.count, (unsigned long long)rec.by_gen[1], (unsigned long long)rec.by_gen[2]);
+           (double)old_bytes / (1024.0 * 1024.0), (unsigned long long)count, gen2_mib, t_built - t_start, ps.count,
+           (unsigned long long)rec.by_gen[1], (unsigned long long)rec.by_gen[2]);
     pause_summary_print(stdout, "", &ps);
     printf(" mean_pause_ms=%.4f mean_promoted_kb=%.1f workload_s=%.2f allocated_mb=%.1f\n",
            ps.count ? ps.total_ms / (double)ps.count : 0.0,
@@ -273,9 +272,21 @@ static int parse_size(const char *s, uint64_t *out) {
         return -1;
     double mul = 1;
     switch (*end) {
-    case 'k': case 'K': mul = 1024.0; end++; break;
-    case 'm': case 'M': mul = 1024.0 * 1024.0; end++; break;
-    case 'g': case 'G': mul = 1024.0 * 1024.0 * 1024.0; end++; break;
+    case 'k':
+    case 'K':
+        mul = 1024.0;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        mul = 1024.0 * 1024.0;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        mul = 1024.0 * 1024.0 * 1024.0;
+        end++;
+        break;
     default: break;
     }
     if (*end == 'i' || *end == 'b' || *end == 'B')
@@ -333,14 +344,22 @@ int main(int argc, char **argv) {
             }
             v = argv[++i];
         }
-        if (strcmp(name, "--sizes") == 0) sizes = v;
-        else if (strcmp(name, "--gcs") == 0) opt.gcs = parse_long(v, 1);
-        else if (strcmp(name, "--warmup") == 0) opt.warmup = parse_long(v, 0);
-        else if (strcmp(name, "--survive-every") == 0) opt.survive_every = parse_long(v, 1);
-        else if (strcmp(name, "--ring") == 0) opt.ring = parse_long(v, 1);
-        else if (strcmp(name, "--store-every") == 0) opt.store_every = parse_long(v, 1);
-        else if (strcmp(name, "--old-set") == 0) opt.old_set = parse_long(v, 1);
-        else if (strcmp(name, "--seed") == 0) opt.seed = (uint64_t)parse_long(v, 1);
+        if (strcmp(name, "--sizes") == 0)
+            sizes = v;
+        else if (strcmp(name, "--gcs") == 0)
+            opt.gcs = parse_long(v, 1);
+        else if (strcmp(name, "--warmup") == 0)
+            opt.warmup = parse_long(v, 0);
+        else if (strcmp(name, "--survive-every") == 0)
+            opt.survive_every = parse_long(v, 1);
+        else if (strcmp(name, "--ring") == 0)
+            opt.ring = parse_long(v, 1);
+        else if (strcmp(name, "--store-every") == 0)
+            opt.store_every = parse_long(v, 1);
+        else if (strcmp(name, "--old-set") == 0)
+            opt.old_set = parse_long(v, 1);
+        else if (strcmp(name, "--seed") == 0)
+            opt.seed = (uint64_t)parse_long(v, 1);
         else {
             usage(stderr);
             return 2;
@@ -367,14 +386,16 @@ int main(int argc, char **argv) {
     if (opt.nsizes >= 2) {
         int small = 0, big = 0;
         for (int k = 1; k < opt.nsizes; k++) {
-            if (opt.sizes[k] < opt.sizes[small]) small = k;
-            if (opt.sizes[k] > opt.sizes[big]) big = k;
+            if (opt.sizes[k] < opt.sizes[small])
+                small = k;
+            if (opt.sizes[k] > opt.sizes[big])
+                big = k;
         }
         double ratio = r[small].median > 0 ? r[big].median / r[small].median : 0;
         double p95_ratio = r[small].p95 > 0 ? r[big].p95 / r[small].p95 : 0;
         printf("RATIO big_mib=%.1f small_mib=%.1f median_ratio=%.3f p95_ratio=%.3f target=1.5 ok=%s\n",
-               (double)opt.sizes[big] / (1024.0 * 1024.0), (double)opt.sizes[small] / (1024.0 * 1024.0),
-               ratio, p95_ratio, ratio < 1.5 ? "yes" : "no");
+               (double)opt.sizes[big] / (1024.0 * 1024.0), (double)opt.sizes[small] / (1024.0 * 1024.0), ratio,
+               p95_ratio, ratio < 1.5 ? "yes" : "no");
     }
     printf("RESULT wall_s=%.3f maxrss_kb=%ld\n", bench_now_seconds() - t0, bench_maxrss_kb());
     if (fflush(stdout) != 0)

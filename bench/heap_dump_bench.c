@@ -47,7 +47,9 @@ int main(int argc, char **argv) {
     static const size_t offs[] = {offsetof(pair, a), offsetof(pair, b)};
     tenure_type_desc d = {.name = "Pair", .size = sizeof(pair), .ref_offsets = offs, .ref_count = 2};
     const tenure_type *pair_t = tenure_type_register(rt, &d);
-    d = (tenure_type_desc){.name = "Object[]", .elem_size = sizeof(void *), .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_REF_ARRAY};
+    d = (tenure_type_desc){.name = "Object[]",
+                           .elem_size = sizeof(void *),
+                           .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_REF_ARRAY};
     const tenure_type *arr_t = tenure_type_register(rt, &d);
     size_t chunks = (n + 999) / 1000;
     tenure_handle *top = tenure_handle_new(rt, TENURE_HANDLE_STRONG, tenure_alloc_array(rt, arr_t, chunks));
@@ -101,7 +103,8 @@ int main(int argc, char **argv) {
     printf("  full GC                  %8.1f ms\n", gc * 1e3);
     printf("  dump, counting listener  %8.1f ms  (dump alone %.1f ms: %.1f M objects/s)\n", listener * 1e3,
            (listener - gc) * 1e3, objects / (listener - gc) / 1e6);
-    printf("  dump, CTF trace          %8.1f ms  (dump alone %.1f ms: %.1f M objects/s; %.1f ms with the close (5 dumps in the trace))\n",
+    printf("  dump, CTF trace          %8.1f ms  (dump alone %.1f ms: %.1f M objects/s; %.1f ms with the close (5 "
+           "dumps in the trace))\n",
            ctf * 1e3, (ctf - gc) * 1e3, objects / (ctf - gc) / 1e6, total * 1e3);
     printf("  trace directory: %s (remove it)\n", dir);
     tenure_destroy(rt);

@@ -54,10 +54,10 @@
 
 #define MAX_GCS 100
 
-static size_t g_nodes;       /* number of nodes */
+static size_t g_nodes; /* number of nodes */
 static uint64_t g_seed = 1;
 static int g_gcs = 5;
-static double g_live_mib;    /* the bytes of all nodes, in MiB */
+static double g_live_mib; /* the bytes of all nodes, in MiB */
 
 static void die(const char *what) {
     fprintf(stderr, "mark_rate: %s\n", what);
@@ -75,9 +75,22 @@ static size_t cross_of(size_t i) { return (size_t)(mix(i ^ 0x5555555555555555ull
 static const size_t kind_size[3] = {32, 40, 48};
 
 /* Node layouts (the same for both collectors; word 0 is tenure's header or Boehm's tag). */
-typedef struct node32 { uintptr_t w0; void *ref[2]; uint64_t id; } node32;
-typedef struct node40 { uintptr_t w0; void *ref[3]; uint64_t id; } node40;
-typedef struct node48 { uintptr_t w0; void *ref[3]; uint64_t id; uint64_t pad; } node48;
+typedef struct node32 {
+    uintptr_t w0;
+    void *ref[2];
+    uint64_t id;
+} node32;
+typedef struct node40 {
+    uintptr_t w0;
+    void *ref[3];
+    uint64_t id;
+} node40;
+typedef struct node48 {
+    uintptr_t w0;
+    void *ref[3];
+    uint64_t id;
+    uint64_t pad;
+} node48;
 _Static_assert(sizeof(node32) == 32 && sizeof(node40) == 40 && sizeof(node48) == 48, "node sizes");
 
 static uint64_t node_id(const void *n, int kind) {
@@ -142,20 +155,20 @@ static void print_result(const char *impl, const char *mode, double *ms, int n, 
     double med = (n % 2) ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2.0;
     printf("RESULT impl=%s mode=%s live_mb=%.1f gcs=%d median_gc_ms=%.2f min_gc_ms=%.2f max_gc_ms=%.2f "
            "mbps=%.1f heap_live_mb=%.1f maxrss_kb=%ld\n",
-           impl, mode, g_live_mib, n, med, ms[0], ms[n - 1], med > 0 ? g_live_mib / (med / 1e3) : 0.0,
-           heap_live_mib, bench_maxrss_kb());
+           impl, mode, g_live_mib, n, med, ms[0], ms[n - 1], med > 0 ? g_live_mib / (med / 1e3) : 0.0, heap_live_mib,
+           bench_maxrss_kb());
     fflush(stdout);
 }
 
 /* ==========================================================================================
  * tenure
  * ======================================================================================== */
-static void tenure_hook(tenure_runtime *rt, tenure_result result, const char *function,
-                        const char *message, void *context) {
+static void tenure_hook(tenure_runtime *rt, tenure_result result, const char *function, const char *message,
+                        void *context) {
     (void)rt;
     (void)context;
-    fprintf(stderr, "mark_rate: tenure error in %s: %s (%s)\n", function ? function : "?",
-            message ? message : "", tenure_strerror(result));
+    fprintf(stderr, "mark_rate: tenure error in %s: %s (%s)\n", function ? function : "?", message ? message : "",
+            tenure_strerror(result));
 }
 
 static void run_tenure(void) {
@@ -170,8 +183,8 @@ static void run_tenure(void) {
         exit(2);
     }
     tenure_set_error_hook(rt, tenure_hook, NULL);
-    printf("CONFIG impl=tenure live_mb=%.1f nodes=%zu conservative_stack=%u compact_mode=%u\n", g_live_mib,
-           g_nodes, (unsigned)cfg.GCConservativeStack, (unsigned)cfg.GCCompactMode);
+    printf("CONFIG impl=tenure live_mb=%.1f nodes=%zu conservative_stack=%u compact_mode=%u\n", g_live_mib, g_nodes,
+           (unsigned)cfg.GCConservativeStack, (unsigned)cfg.GCCompactMode);
 
     static const size_t refs2[] = {offsetof(node32, ref[0]), offsetof(node32, ref[1])};
     static const size_t refs3a[] = {offsetof(node40, ref[0]), offsetof(node40, ref[1]), offsetof(node40, ref[2])};
@@ -205,7 +218,10 @@ static void run_tenure(void) {
         switch (kind_of(i)) {
         case 0: ((node32 *)n)->id = i; break;
         case 1: ((node40 *)n)->id = i; break;
-        default: ((node48 *)n)->id = i; ((node48 *)n)->pad = ~(uint64_t)i; break;
+        default:
+            ((node48 *)n)->id = i;
+            ((node48 *)n)->pad = ~(uint64_t)i;
+            break;
         }
         table[i] = n;
     }
@@ -233,8 +249,10 @@ static void run_tenure(void) {
     double t2 = bench_now_seconds();
     printf("BUILD impl=tenure build_s=%.2f promote_s=%.2f\n", t1 - t0, t2 - t1);
 
-    static const struct { const char *name; unsigned flags; } modes[] = {
-        {"default", 0}, {"compact", TENURE_COLLECT_COMPACT}};
+    static const struct {
+        const char *name;
+        unsigned flags;
+    } modes[] = {{"default", 0}, {"compact", TENURE_COLLECT_COMPACT}};
     for (size_t m = 0; m < 2; m++) {
         double ms[MAX_GCS];
         for (int g = 0; g < g_gcs; g++) {
@@ -245,8 +263,8 @@ static void run_tenure(void) {
             tenure_gc_info info;
             tenure_get_last_gc_info(rt, &info);
             ms[g] = (double)info.pause_ns / 1e6;
-            printf("GC impl=tenure mode=%s n=%d generation=%d pause_ms=%.2f wall_ms=%.2f compacted=%d\n",
-                   modes[m].name, g + 1, info.generation, ms[g], (double)(w1 - w0) / 1e6, info.compacted);
+            printf("GC impl=tenure mode=%s n=%d generation=%d pause_ms=%.2f wall_ms=%.2f compacted=%d\n", modes[m].name,
+                   g + 1, info.generation, ms[g], (double)(w1 - w0) / 1e6, info.compacted);
         }
         tenure_stats st;
         tenure_get_stats(rt, &st);
@@ -284,7 +302,10 @@ static void run_boehm(void) {
         switch (k) {
         case 0: ((node32 *)n)->id = i; break;
         case 1: ((node40 *)n)->id = i; break;
-        default: ((node48 *)n)->id = i; ((node48 *)n)->pad = ~(uint64_t)i; break;
+        default:
+            ((node48 *)n)->id = i;
+            ((node48 *)n)->pad = ~(uint64_t)i;
+            break;
         }
         table[i] = n;
     }
@@ -313,8 +334,8 @@ static void run_boehm(void) {
         uint64_t w1 = bench_now_ns();
         ms[g] = (double)(w1 - w0) / 1e6;
         pause_summary ps = pause_rec_summary(&rec);
-        printf("GC impl=boehm mode=full n=%d pause_ms=%.2f wall_ms=%.2f event_pause_ms=%.2f\n", g + 1, ms[g],
-               ms[g], ps.total_ms);
+        printf("GC impl=boehm mode=full n=%d pause_ms=%.2f wall_ms=%.2f event_pause_ms=%.2f\n", g + 1, ms[g], ms[g],
+               ps.total_ms);
     }
     double heap_live = (double)(GC_get_heap_size() - GC_get_free_bytes()) / 1048576.0;
     print_result("boehm", "full", ms, g_gcs, heap_live);

@@ -97,14 +97,12 @@ typedef struct worker {
 
 static worker g_workers[MAX_THREADS];
 
-static long tree_nodes(int depth) {
-    return (1L << (depth + 1)) - 1;
-}
+static long tree_nodes(int depth) { return (1L << (depth + 1)) - 1; }
 
 static void check_tree(worker *w, const char *what, int depth, long count) {
     if (count != tree_nodes(depth)) {
-        fprintf(stderr, "threads_alloc: thread %d: %s of depth %d has %ld nodes, expected %ld\n", w->id, what,
-                depth, count, tree_nodes(depth));
+        fprintf(stderr, "threads_alloc: thread %d: %s of depth %d has %ld nodes, expected %ld\n", w->id, what, depth,
+                count, tree_nodes(depth));
         w->failed = 1;
     }
 }
@@ -161,12 +159,12 @@ static void print_stops(int measured) {
     pause_rec_free(&g_stops);
 }
 
-static void tenure_hook(tenure_runtime *rt, tenure_result result, const char *function,
-                        const char *message, void *context) {
+static void tenure_hook(tenure_runtime *rt, tenure_result result, const char *function, const char *message,
+                        void *context) {
     (void)rt;
     (void)context;
-    fprintf(stderr, "threads_alloc: tenure error in %s: %s (%s)\n", function ? function : "?",
-            message ? message : "", tenure_strerror(result));
+    fprintf(stderr, "threads_alloc: tenure error in %s: %s (%s)\n", function ? function : "?", message ? message : "",
+            tenure_strerror(result));
 }
 
 /* Every GC: its pause (g_pauses), what survived it and how many objects it found pinned (the
@@ -245,8 +243,8 @@ static void run_tenure(int events) {
     pause_rec_init(&g_pauses, -1);
     pause_rec_init(&g_stops, -1);
     tenure_set_gc_callback(g_rt, tenure_gc_cb, &g_pauses);
-    if (events && tenure_session_start_listener(g_rt, TENURE_KW_GC, TENURE_LEVEL_INFORMATIONAL, suspend_listener,
-                                                NULL) == NULL)
+    if (events &&
+        tenure_session_start_listener(g_rt, TENURE_KW_GC, TENURE_LEVEL_INFORMATIONAL, suspend_listener, NULL) == NULL)
         die("tenure_session_start_listener failed");
 
     static const size_t refs[] = {offsetof(tnode, left), offsetof(tnode, right)};
@@ -369,8 +367,7 @@ static void boehm_report(void) {
            (unsigned long)GC_get_full_gc_total_time(), ps.total_ms);
     pause_summary_print(stdout, "", &ps);
     print_stops(1);
-    printf(" heap_mb=%.1f parallel_markers=%d\n", (double)GC_get_heap_size() / (1024.0 * 1024.0),
-           GC_get_parallel());
+    printf(" heap_mb=%.1f parallel_markers=%d\n", (double)GC_get_heap_size() / (1024.0 * 1024.0), GC_get_parallel());
     pause_rec_free(&g_pauses);
 }
 #endif
@@ -436,7 +433,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = NULL;
-#define OPT(name) \
+#define OPT(name)                                                           \
     ((strncmp(a, name "=", sizeof(name)) == 0 && (v = a + sizeof(name))) || \
      (strcmp(a, name) == 0 && i + 1 < argc && (v = argv[++i])))
         if (OPT("--impl")) {
@@ -505,8 +502,8 @@ int main(int argc, char **argv) {
     }
     printf("CHECK threads=%d work=%d depth=%d rounds=%d trees=%ld nodes=%ld long_lived_nodes=%ld %s\n", g_threads,
            g_work, g_depth, g_rounds, trees, nodes, long_lived, failed ? "FAILED" : "ok");
-    printf("RESULT impl=%s threads=%d work=%d depth=%d wall_s=%.4f cpu_s=%.3f maxrss_kb=%ld\n", impl, g_threads,
-           g_work, g_depth, wall, cpu_seconds(), bench_maxrss_kb());
+    printf("RESULT impl=%s threads=%d work=%d depth=%d wall_s=%.4f cpu_s=%.3f maxrss_kb=%ld\n", impl, g_threads, g_work,
+           g_depth, wall, cpu_seconds(), bench_maxrss_kb());
     if (fflush(stdout) != 0)
         return 1;
     return failed ? 1 : 0;

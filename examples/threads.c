@@ -16,8 +16,16 @@
 
 enum { PRODUCERS = 2, CONSUMERS = 2, MESSAGES = 50000, PARTS = 32, QUEUE = 64 };
 
-typedef struct part { tenure_header h; struct part *next; long value; } part;
-typedef struct message { tenure_header h; struct part *parts; long id; } message;
+typedef struct part {
+    tenure_header h;
+    struct part *next;
+    long value;
+} part;
+typedef struct message {
+    tenure_header h;
+    struct part *parts;
+    long id;
+} message;
 
 static tenure_runtime *rt;
 static const tenure_type *part_t, *message_t;
@@ -87,7 +95,9 @@ static void *producer(void *arg) {
     return NULL;
 }
 
-typedef struct tally { long messages, sum, bad; } tally;
+typedef struct tally {
+    long messages, sum, bad;
+} tally;
 
 static void *consumer(void *arg) {
     tally *t = arg;
@@ -120,11 +130,16 @@ static void *consumer(void *arg) {
 
 int main(void) {
     rt = tenure_create(NULL, NULL);
-    part_t = tenure_type_register(rt, &(tenure_type_desc){.name = "part", .size = sizeof(part),
-        .ref_offsets = (size_t[]){offsetof(part, next)}, .ref_count = 1});
-    message_t = tenure_type_register(rt, &(tenure_type_desc){.name = "message", .size = sizeof(message),
-        .ref_offsets = (size_t[]){offsetof(message, parts)}, .ref_count = 1,
-        .flags = TENURE_TYPE_FINALIZABLE, .finalize = message_finalized});
+    part_t = tenure_type_register(rt, &(tenure_type_desc){.name = "part",
+                                                          .size = sizeof(part),
+                                                          .ref_offsets = (size_t[]){offsetof(part, next)},
+                                                          .ref_count = 1});
+    message_t = tenure_type_register(rt, &(tenure_type_desc){.name = "message",
+                                                             .size = sizeof(message),
+                                                             .ref_offsets = (size_t[]){offsetof(message, parts)},
+                                                             .ref_count = 1,
+                                                             .flags = TENURE_TYPE_FINALIZABLE,
+                                                             .finalize = message_finalized});
     tenure_thread_detach(rt); /* the main thread only waits from here on */
     pthread_t th[PRODUCERS + CONSUMERS];
     tally tallies[CONSUMERS] = {{0}};

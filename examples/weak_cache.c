@@ -10,11 +10,20 @@
 #include <stdio.h>
 #include <tenure.h>
 
-typedef struct key { tenure_header h; long id; } key;
-typedef struct value { tenure_header h; struct key *back; long payload; } value;
+typedef struct key {
+    tenure_header h;
+    long id;
+} key;
+typedef struct value {
+    tenure_header h;
+    struct key *back;
+    long payload;
+} value;
 
 #define SLOTS 1024
-typedef struct cache { tenure_handle *entries[SLOTS]; } cache;
+typedef struct cache {
+    tenure_handle *entries[SLOTS];
+} cache;
 
 static void cache_put(tenure_runtime *rt, cache *c, key *k, value *v) {
     for (int i = 0; i < SLOTS; i++)

@@ -44,17 +44,17 @@ extern "C" {
 /* ------------------------------------------------------------------------------------------
  * Result codes: one table. tenure_strerror() gives the text.
  * ---------------------------------------------------------------------------------------- */
-#define TENURE_RESULTS(X)                                                                       \
-    X(OK, 0, "success")                                                                         \
-    X(NOMEM, 1, "out of memory: the heap limit was reached or the OS refused memory")           \
-    X(INVALID_ARGUMENT, 2, "invalid argument")                                                  \
-    X(INVALID_TYPE, 3, "not a type registered with this instance")                              \
-    X(INVALID_OBJECT, 4, "not an object of this instance")                                      \
-    X(INVALID_HANDLE, 5, "not a live handle of this instance (freed, foreign or corrupt)")      \
-    X(SIZE, 6, "impossible size or length")                                                     \
+#define TENURE_RESULTS(X)                                                                                          \
+    X(OK, 0, "success")                                                                                            \
+    X(NOMEM, 1, "out of memory: the heap limit was reached or the OS refused memory")                              \
+    X(INVALID_ARGUMENT, 2, "invalid argument")                                                                     \
+    X(INVALID_TYPE, 3, "not a type registered with this instance")                                                 \
+    X(INVALID_OBJECT, 4, "not an object of this instance")                                                         \
+    X(INVALID_HANDLE, 5, "not a live handle of this instance (freed, foreign or corrupt)")                         \
+    X(SIZE, 6, "impossible size or length")                                                                        \
     X(STATE, 7, "not allowed in the current state (inside a collection, or from a callback that may not call it)") \
-    X(UNSUPPORTED, 8, "not supported by this version")                                          \
-    X(OS, 9, "an operating system call failed")                                                 \
+    X(UNSUPPORTED, 8, "not supported by this version")                                                             \
+    X(OS, 9, "an operating system call failed")                                                                    \
     X(HEAP_CORRUPT, 10, "the heap verifier found an inconsistency")
 
 typedef enum tenure_result {
@@ -72,26 +72,38 @@ TENURE_API const char *tenure_strerror(tenure_result result);
  * Sizes accept suffixes k, m, g in the environment (e.g. TENURE_GCgen0size=8m). Size options
  * whose default is 0 are chosen by the collector.
  * ---------------------------------------------------------------------------------------- */
-#define TENURE_OPTIONS(X)                                                                       \
-    X(GCgen0size, uint64_t, 0, "least gen0 allocation budget in bytes (0: derived from the L3 cache size, and less while the heap is small)") \
-    X(GCgen1size, uint64_t, 0, "gen1 budget in bytes (0: half of what lives in the older generations, within 2 x GCgen0size..128 MiB)")       \
-    X(GCRegionSize, uint64_t, 4u << 20, "size of one heap region in bytes (a power of two, >= 256 KiB)") \
-    X(GCRegionRange, uint64_t, (uint64_t)32 << 30, "virtual address space reserved for the heap")     \
-    X(GCHeapHardLimit, uint64_t, 0, "most bytes the heap may commit (0: no limit but the range)")    \
-    X(GCLOHThreshold, uint64_t, 85000, "objects of at least this many bytes go to the large object heap") \
-    X(GCgen0MaxBudget, uint64_t, 0, "upper bound of the gen0 budget (0: half of what lives in the older generations, within 256 KiB..128 MiB, and at most 6 x GCgen0size when that is set)")            \
-    X(GCConservativeStack, uint32_t, 1, "1: scan the attached threads' stacks and registers conservatively (found objects are pinned)") \
-    X(GCCompactMode, uint32_t, 0, "0: the collector chooses compact or sweep; 1: always compact; 2: always sweep") \
-    X(GCLOHCompact, uint32_t, 0, "1: compact the large object heap in every full GC (else only on request)") \
-    X(GCMarkStackSize, uint64_t, 1u << 16, "initial mark stack capacity in entries (grows after an overflow)")  \
-    X(GCRetainRegions, uint32_t, 2, "GCs a free region stays committed before it is decommitted")   \
-    X(HeapVerify, uint32_t, 0, "1: verify the whole heap before and after every GC (a problem goes to the error hook, or without one to stderr, and then aborts)") \
-    X(GCStress, uint32_t, 0, "N > 0: a GC every N allocations")                                     \
-    X(GCStressGeneration, int32_t, -1, "generation of the GCs that GCStress forces (-1: the collector chooses)") \
-    X(GCFinalizeMode, uint32_t, 0, "0: finalizers run on the instance's finalizer thread; 1: only in tenure_run_pending_finalizers; 2: on the allocating thread, at allocation slow paths and after tenure_collect") \
-    X(GCFinalizeOnShutdown, uint32_t, 1, "1: tenure_destroy runs pending finalizers; 0: it discards them") \
-    X(GCFaultCommit, uint64_t, 0, "fault injection: N > 0 makes the Nth request to commit memory (and every Nth after it) fail") \
-    X(GCPoisonFreed, uint32_t, 0, "debug: 1: after every GC, fill the space objects moved out of and dead objects' space with 0xcc and make regions left empty inaccessible (PROT_NONE), so that a stale pointer crashes at its first use")
+#define TENURE_OPTIONS(X)                                                                                             \
+    X(GCgen0size, uint64_t, 0,                                                                                        \
+      "least gen0 allocation budget in bytes (0: derived from the L3 cache size, and less while the heap is small)")  \
+    X(GCgen1size, uint64_t, 0,                                                                                        \
+      "gen1 budget in bytes (0: half of what lives in the older generations, within 2 x GCgen0size..128 MiB)")        \
+    X(GCRegionSize, uint64_t, 4u << 20, "size of one heap region in bytes (a power of two, >= 256 KiB)")              \
+    X(GCRegionRange, uint64_t, (uint64_t)32 << 30, "virtual address space reserved for the heap")                     \
+    X(GCHeapHardLimit, uint64_t, 0, "most bytes the heap may commit (0: no limit but the range)")                     \
+    X(GCLOHThreshold, uint64_t, 85000, "objects of at least this many bytes go to the large object heap")             \
+    X(GCgen0MaxBudget, uint64_t, 0,                                                                                   \
+      "upper bound of the gen0 budget (0: half of what lives in the older generations, within 256 KiB..128 MiB, and " \
+      "at most 6 x GCgen0size when that is set)")                                                                     \
+    X(GCConservativeStack, uint32_t, 1,                                                                               \
+      "1: scan the attached threads' stacks and registers conservatively (found objects are pinned)")                 \
+    X(GCCompactMode, uint32_t, 0, "0: the collector chooses compact or sweep; 1: always compact; 2: always sweep")    \
+    X(GCLOHCompact, uint32_t, 0, "1: compact the large object heap in every full GC (else only on request)")          \
+    X(GCMarkStackSize, uint64_t, 1u << 16, "initial mark stack capacity in entries (grows after an overflow)")        \
+    X(GCRetainRegions, uint32_t, 2, "GCs a free region stays committed before it is decommitted")                     \
+    X(HeapVerify, uint32_t, 0,                                                                                        \
+      "1: verify the whole heap before and after every GC (a problem goes to the error hook, or without one to "      \
+      "stderr, and then aborts)")                                                                                     \
+    X(GCStress, uint32_t, 0, "N > 0: a GC every N allocations")                                                       \
+    X(GCStressGeneration, int32_t, -1, "generation of the GCs that GCStress forces (-1: the collector chooses)")      \
+    X(GCFinalizeMode, uint32_t, 0,                                                                                    \
+      "0: finalizers run on the instance's finalizer thread; 1: only in tenure_run_pending_finalizers; 2: on the "    \
+      "allocating thread, at allocation slow paths and after tenure_collect")                                         \
+    X(GCFinalizeOnShutdown, uint32_t, 1, "1: tenure_destroy runs pending finalizers; 0: it discards them")            \
+    X(GCFaultCommit, uint64_t, 0,                                                                                     \
+      "fault injection: N > 0 makes the Nth request to commit memory (and every Nth after it) fail")                  \
+    X(GCPoisonFreed, uint32_t, 0,                                                                                     \
+      "debug: 1: after every GC, fill the space objects moved out of and dead objects' space with 0xcc and make "     \
+      "regions left empty inaccessible (PROT_NONE), so that a stale pointer crashes at its first use")
 
 typedef struct tenure_config {
 #define TENURE__OPTION_FIELD(name, ctype, def, desc) ctype name;
@@ -172,8 +184,8 @@ TENURE_API uint16_t tenure_instance_id(const tenure_runtime *rt);
  * (see "Callbacks" below), not allocate, collect, change or destroy the instance. A call the
  * hook makes that fails does not call the hook again: it is printed to stderr (once per
  * instance) and recorded in tenure_last_error. */
-typedef void (*tenure_error_hook)(tenure_runtime *rt, tenure_result result, const char *function,
-                                  const char *message, void *context);
+typedef void (*tenure_error_hook)(tenure_runtime *rt, tenure_result result, const char *function, const char *message,
+                                  void *context);
 TENURE_API void tenure_set_error_hook(tenure_runtime *rt, tenure_error_hook hook, void *context);
 /* The result of the last call on this instance that failed (TENURE_OK if none), and a way to
  * clear it. Functions that return pointers report failures this way. */
@@ -239,8 +251,13 @@ TENURE_API void tenure_clear_error(tenure_runtime *rt);
  * An array object has a header word and a length word (tenure_array_header), then its
  * elements. Objects are 8-byte aligned and at least 16 bytes; they come back zeroed.
  * ---------------------------------------------------------------------------------------- */
-typedef struct tenure_header { uintptr_t tenure__word; } tenure_header;
-typedef struct tenure_array_header { uintptr_t tenure__word; size_t length; } tenure_array_header;
+typedef struct tenure_header {
+    uintptr_t tenure__word;
+} tenure_header;
+typedef struct tenure_array_header {
+    uintptr_t tenure__word;
+    size_t length;
+} tenure_array_header;
 
 typedef struct tenure_type tenure_type;
 
@@ -270,8 +287,8 @@ typedef struct tenure_type_desc {
     size_t ref_count;
     const size_t *elem_ref_offsets; /* arrays: offsets of references inside one element */
     size_t elem_ref_count;
-    tenure_trace_fn trace;     /* instead of offsets: a callback that visits the slots */
-    uint32_t flags;            /* TENURE_TYPE_* */
+    tenure_trace_fn trace; /* instead of offsets: a callback that visits the slots */
+    uint32_t flags;        /* TENURE_TYPE_* */
     /* TENURE_TYPE_FINALIZABLE: called for an object found unreachable (it is then kept alive,
      * with everything it reaches, until the finalizer has run: "resurrection"). It runs on the
      * finalizer thread or the embedder's (GCFinalizeMode, see tenure_run_pending_finalizers),
@@ -294,18 +311,14 @@ TENURE_API int tenure_object_generation(tenure_runtime *rt, const void *obj);
 /* True if obj is the start of a live object of this instance (no hook call when false). */
 TENURE_API int tenure_is_object(tenure_runtime *rt, const void *obj);
 
-static inline size_t tenure_array_length(const void *array) {
-    return ((const tenure_array_header *)array)->length;
-}
-static inline void *tenure_array_data(void *array) {
-    return (char *)array + sizeof(tenure_array_header);
-}
+static inline size_t tenure_array_length(const void *array) { return ((const tenure_array_header *)array)->length; }
+static inline void *tenure_array_data(void *array) { return (char *)array + sizeof(tenure_array_header); }
 
 /* ------------------------------------------------------------------------------------------
  * Internal view used by the inline fast paths. Do not use these fields.
  * ---------------------------------------------------------------------------------------- */
 typedef struct tenure__head {
-    uintptr_t heap_base;     /* the reserved range */
+    uintptr_t heap_base; /* the reserved range */
     uintptr_t heap_size;
     const uint8_t *unit_gen; /* generation of each region unit */
     uint8_t *cards;          /* one byte per card */
@@ -318,8 +331,8 @@ typedef struct tenure__head {
 /* One attached thread's state for one instance: its allocation context and shadow stack.
  * tenure__current is the calling thread's most recently used one. */
 typedef struct tenure__mutator {
-    uintptr_t alloc_ptr;     /* the allocation context: bump pointer ... */
-    uintptr_t alloc_limit;   /* ... and its end */
+    uintptr_t alloc_ptr;         /* the allocation context: bump pointer ... */
+    uintptr_t alloc_limit;       /* ... and its end */
     struct tenure_frame *frames; /* innermost shadow-stack frame */
     const struct tenure_runtime *rt;
 } tenure__mutator;
@@ -328,7 +341,7 @@ extern TENURE_API __thread tenure__mutator *tenure__current __attribute__((tls_m
 TENURE_API tenure__mutator *tenure__mutator_of(tenure_runtime *rt);
 
 struct tenure_type {
-    size_t tenure__fast_size;        /* nonzero: tenure_alloc may take the inline path */
+    size_t tenure__fast_size; /* nonzero: tenure_alloc may take the inline path */
     const tenure_runtime *tenure__owner;
     /* array types: lengths below tenure__fast_max_length (0: none) may take the inline path of
      * tenure_alloc_array; the bound keeps the size small, far from overflowing a size_t */
@@ -336,7 +349,7 @@ struct tenure_type {
     size_t tenure__fast_max_length;
 };
 
-#define TENURE__CARD_SHIFT 8 /* 256-byte cards (docs/design/collector.md, "Cards") */
+#define TENURE__CARD_SHIFT 8    /* 256-byte cards (docs/design/collector.md, "Cards") */
 #define TENURE__BUNDLE_SHIFT 14 /* 64 cards per bundle */
 
 TENURE_API void *tenure__alloc_slow(tenure_runtime *rt, const tenure_type *type);
@@ -401,8 +414,7 @@ static inline void tenure__store_ref(tenure__head *h, void *slot, void *value) {
     *(void **)slot = value;
     uintptr_t v = (uintptr_t)value - h->heap_base;
     uintptr_t s = (uintptr_t)slot - h->heap_base;
-    if (v < h->heap_size && s < h->heap_size &&
-        h->unit_gen[v >> h->unit_shift] < h->unit_gen[s >> h->unit_shift]) {
+    if (v < h->heap_size && s < h->heap_size && h->unit_gen[v >> h->unit_shift] < h->unit_gen[s >> h->unit_shift]) {
         /* relaxed atomic byte stores: plain moves, but threads may dirty one card together */
         __atomic_store_n(&h->cards[s >> TENURE__CARD_SHIFT], 1, __ATOMIC_RELAXED);
         __atomic_store_n(&h->card_bundles[s >> TENURE__BUNDLE_SHIFT], 1, __ATOMIC_RELAXED);
@@ -473,13 +485,13 @@ static inline void tenure_frame_pop(tenure_runtime *rt, tenure_frame *frame) {
 #define TENURE__MAP11(f, a, ...) f(a), TENURE__MAP10(f, __VA_ARGS__)
 #define TENURE__MAP12(f, a, ...) f(a), TENURE__MAP11(f, __VA_ARGS__)
 #define TENURE__PICK(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, name, ...) name
-#define TENURE__MAP(f, ...)                                                                      \
-    TENURE__PICK(__VA_ARGS__, TENURE__MAP12, TENURE__MAP11, TENURE__MAP10, TENURE__MAP9,        \
-                 TENURE__MAP8, TENURE__MAP7, TENURE__MAP6, TENURE__MAP5, TENURE__MAP4,          \
-                 TENURE__MAP3, TENURE__MAP2, TENURE__MAP1, unused)(f, __VA_ARGS__)
+#define TENURE__MAP(f, ...)                                                                                          \
+    TENURE__PICK(__VA_ARGS__, TENURE__MAP12, TENURE__MAP11, TENURE__MAP10, TENURE__MAP9, TENURE__MAP8, TENURE__MAP7, \
+                 TENURE__MAP6, TENURE__MAP5, TENURE__MAP4, TENURE__MAP3, TENURE__MAP2, TENURE__MAP1, unused)         \
+    (f, __VA_ARGS__)
 
-#define TENURE_FRAME(rt, name, ...)                                                             \
-    void **const name##_slots_[] = {TENURE__MAP(TENURE__SLOT, __VA_ARGS__)};                    \
+#define TENURE_FRAME(rt, name, ...)                                                              \
+    void **const name##_slots_[] = {TENURE__MAP(TENURE__SLOT, __VA_ARGS__)};                     \
     tenure_frame name = {NULL, sizeof(name##_slots_) / sizeof(name##_slots_[0]), name##_slots_}; \
     tenure_frame_push((rt), &name)
 #define TENURE_FRAME_POP(rt, name) tenure_frame_pop((rt), &name)
@@ -510,18 +522,18 @@ TENURE_API tenure_result tenure_root_scanner_remove(tenure_runtime *rt, tenure_r
  * GC handles. Kind numbers are those of the .NET runtime (and of the events).
  * ---------------------------------------------------------------------------------------- */
 typedef enum tenure_handle_kind {
-    TENURE_HANDLE_WEAK_SHORT = 0,  /* does not keep its object alive; cleared when it dies */
-    TENURE_HANDLE_WEAK_LONG = 1,   /* as weak short (finalization-aware later) */
-    TENURE_HANDLE_STRONG = 2,      /* keeps its object alive */
-    TENURE_HANDLE_PINNED = 3,      /* keeps its object alive and in place */
-    TENURE_HANDLE_VARIABLE = 4,    /* behaves as its variable kind (weak short, weak long, strong
+    TENURE_HANDLE_WEAK_SHORT = 0,   /* does not keep its object alive; cleared when it dies */
+    TENURE_HANDLE_WEAK_LONG = 1,    /* as weak short (finalization-aware later) */
+    TENURE_HANDLE_STRONG = 2,       /* keeps its object alive */
+    TENURE_HANDLE_PINNED = 3,       /* keeps its object alive and in place */
+    TENURE_HANDLE_VARIABLE = 4,     /* behaves as its variable kind (weak short, weak long, strong
                                       or pinned: tenure_handle_set_variable_kind); starts strong */
-    TENURE_HANDLE_REFCOUNTED = 5,  /* strong while the refcount callback says the object's count is
+    TENURE_HANDLE_REFCOUNTED = 5,   /* strong while the refcount callback says the object's count is
                                       nonzero, weak (short) otherwise */
-    TENURE_HANDLE_DEPENDENT = 6,   /* a primary (weak) and a secondary kept alive exactly as long as
+    TENURE_HANDLE_DEPENDENT = 6,    /* a primary (weak) and a secondary kept alive exactly as long as
                                       the primary is: tenure_handle_new_dependent */
-    TENURE_HANDLE_ASYNC_PINNED = 7,/* pins its object and, for a reference array, each element */
-    TENURE_HANDLE_SIZED_REF = 8    /* strong; after each full GC, tenure_handle_sized_ref_bytes says
+    TENURE_HANDLE_ASYNC_PINNED = 7, /* pins its object and, for a reference array, each element */
+    TENURE_HANDLE_SIZED_REF = 8     /* strong; after each full GC, tenure_handle_sized_ref_bytes says
                                       how many bytes it keeps alive */
 } tenure_handle_kind;
 
@@ -642,10 +654,10 @@ TENURE_API size_t tenure_thread_count(tenure_runtime *rt);
  * Collection.
  * ---------------------------------------------------------------------------------------- */
 enum {
-    TENURE_COLLECT_FORCED = 0,          /* collect now (GCCollectionMode.Forced); the default */
-    TENURE_COLLECT_OPTIMIZED = 1u << 0, /* the collector may decline if it would gain little */
-    TENURE_COLLECT_COMPACT = 1u << 1,   /* compact the condemned generations (no sweep) */
-    TENURE_COLLECT_NONBLOCKING = 1u << 2,/* may run in the background (all GCs block in this version) */
+    TENURE_COLLECT_FORCED = 0,            /* collect now (GCCollectionMode.Forced); the default */
+    TENURE_COLLECT_OPTIMIZED = 1u << 0,   /* the collector may decline if it would gain little */
+    TENURE_COLLECT_COMPACT = 1u << 1,     /* compact the condemned generations (no sweep) */
+    TENURE_COLLECT_NONBLOCKING = 1u << 2, /* may run in the background (all GCs block in this version) */
     TENURE_COLLECT_COMPACT_LOH = 1u << 3, /* also compact the large object heap (generation 2 GCs) */
     TENURE_COLLECT_AGGRESSIVE = 1u << 4   /* compact everything and give all free memory back now */
 };
@@ -672,11 +684,11 @@ typedef struct tenure_stats {
     uint64_t total_pause_ns;
     uint64_t max_pause_ns;
     uint64_t last_pause_ns;
-    uint64_t mark_stack_overflows;/* times the mark stack overflowed (all GCs) */
-    uint64_t sync_blocks;         /* identity hash table entries after the last GC */
-    uint64_t finalizers_run;      /* finalizers that have run */
+    uint64_t mark_stack_overflows; /* times the mark stack overflowed (all GCs) */
+    uint64_t sync_blocks;          /* identity hash table entries after the last GC */
+    uint64_t finalizers_run;       /* finalizers that have run */
     uint64_t finalization_promoted_bytes, finalization_promoted_count; /* last GC: kept only for finalization */
-    tenure_gen_stats gen[5];      /* 0, 1, 2, 3 = LOH, 4 = POH */
+    tenure_gen_stats gen[5];                                           /* 0, 1, 2, 3 = LOH, 4 = POH */
     uint64_t gc_scratch_shortfalls; /* GCs whose scratch, reserved before the pause, was short: a
                                      generation swept instead of compacted (more pinned plugs than
                                      the pin list held) or survivor ranges / heap dump / profiler
@@ -689,14 +701,14 @@ TENURE_API void tenure_get_stats(const tenure_runtime *rt, tenure_stats *stats);
  * (0 AllocSmall, 1 Induced, 4 AllocLarge, 5 OutOfSpaceSOH, 6 OutOfSpaceLOH, 7 InducedNoForce,
  * 8 Stress, 10 InducedCompacting). */
 typedef struct tenure_gc_info {
-    uint64_t index;            /* 1 for the instance's first GC */
-    int generation;            /* condemned generation: 0, 1 or 2 */
+    uint64_t index; /* 1 for the instance's first GC */
+    int generation; /* condemned generation: 0, 1 or 2 */
     uint32_t reason;
-    int compacted;             /* which condemned generations were compacted: bit g (3 LOH) */
-    uint64_t pause_ns;         /* from the start of the GC to its end */
-    uint64_t size_before[5];   /* bytes per generation (0, 1, 2, LOH, POH) before ... */
-    uint64_t size_after[5];    /* ... and after the GC */
-    uint64_t promoted[5];      /* bytes of each condemned generation that survived */
+    int compacted;           /* which condemned generations were compacted: bit g (3 LOH) */
+    uint64_t pause_ns;       /* from the start of the GC to its end */
+    uint64_t size_before[5]; /* bytes per generation (0, 1, 2, LOH, POH) before ... */
+    uint64_t size_after[5];  /* ... and after the GC */
+    uint64_t promoted[5];    /* bytes of each condemned generation that survived */
     uint64_t pinned_objects;
 } tenure_gc_info;
 
@@ -710,8 +722,7 @@ TENURE_API void tenure_set_gc_callback(tenure_runtime *rt, tenure_gc_callback ca
 /* Walk the heap outside a collection: calls visit for every live or not-yet-collected object
  * (free space is skipped). Stops early if visit returns nonzero. The visitor may query (and walk
  * again), not allocate or collect (refused: the heap never moves under a walk); see "Callbacks". */
-typedef int (*tenure_heap_visit_fn)(void *obj, const tenure_type *type, size_t size, int generation,
-                                    void *context);
+typedef int (*tenure_heap_visit_fn)(void *obj, const tenure_type *type, size_t size, int generation, void *context);
 TENURE_API tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context);
 
 /* Verify the heap now (what HeapVerify does around every GC). Returns TENURE_HEAP_CORRUPT and

@@ -49,12 +49,12 @@ typedef enum tenure_field_type {
     TENURE_FIELD_U32,
     TENURE_FIELD_I32,
     TENURE_FIELD_U64,
-    TENURE_FIELD_PTR,        /* pointer-sized (8 bytes here) */
-    TENURE_FIELD_STRING,     /* NUL-terminated UTF-8 */
-    TENURE_FIELD_U32_ARRAY,  /* Count x u32 */
-    TENURE_FIELD_RECORDS,    /* Count x record */
-    TENURE_FIELD_U8,         /* in records only */
-    TENURE_FIELD_U64_ARRAY   /* in records only: u64 x the value of the record field before it */
+    TENURE_FIELD_PTR,       /* pointer-sized (8 bytes here) */
+    TENURE_FIELD_STRING,    /* NUL-terminated UTF-8 */
+    TENURE_FIELD_U32_ARRAY, /* Count x u32 */
+    TENURE_FIELD_RECORDS,   /* Count x record */
+    TENURE_FIELD_U8,        /* in records only */
+    TENURE_FIELD_U64_ARRAY  /* in records only: u64 x the value of the record field before it */
 } tenure_field_type;
 
 typedef struct tenure_event_field {
@@ -69,11 +69,11 @@ typedef struct tenure_event_field {
 } tenure_event_field;
 
 typedef struct tenure_event_desc {
-    const char *name;      /* e.g. "GCStart_V2"; in traces "DotNETRuntime:GCStart_V2" */
+    const char *name; /* e.g. "GCStart_V2"; in traces "DotNETRuntime:GCStart_V2" */
     uint16_t id;
     uint8_t version;
     uint8_t level;
-    uint8_t opcode;        /* the .NET manifest's opcode where known, else 0 */
+    uint8_t opcode; /* the .NET manifest's opcode where known, else 0 */
     uint64_t keywords;
     const tenure_event_field *fields;
     size_t field_count;
@@ -90,7 +90,7 @@ typedef struct tenure_event {
     uint64_t timestamp_ns; /* CLOCK_MONOTONIC */
     uint64_t thread_id;    /* the OS thread id (gettid) of the emitting thread */
     const tenure_event_desc *desc;
-    const void *payload;   /* the wire bytes */
+    const void *payload; /* the wire bytes */
     size_t size;
 } tenure_event;
 
@@ -126,8 +126,7 @@ TENURE_API tenure_session *tenure_session_start_listener(tenure_runtime *rt, uin
  * files (and a 1 MiB buffer) and gives it back when it exits; threads beyond those share one
  * more stream under a lock (nothing is lost). NULL on failure, with the path,
  * the call and the reason reported to the error hook, or on stderr without one. */
-TENURE_API tenure_session *tenure_session_start_ctf(tenure_runtime *rt, uint64_t keywords, int level,
-                                                    const char *dir);
+TENURE_API tenure_session *tenure_session_start_ctf(tenure_runtime *rt, uint64_t keywords, int level, const char *dir);
 /* Stop a session: flush and close its sink. From a listener or during a GC the session gets no
  * further event at once and is closed when the dispatch or the GC ends. */
 TENURE_API tenure_result tenure_session_stop(tenure_runtime *rt, tenure_session *session);

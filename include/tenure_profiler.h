@@ -123,8 +123,8 @@ typedef struct tenure_profiler_callbacks {
      * is alive (ConditionalWeakTable's edges, as .NET's
      * ConditionalWeakTableElementReferences): primaries[i] keeps secondaries[i] alive (NULL
      * when the handle has none), root_ids[i] the handle. Final addresses. */
-    void (*dependent_handle_references)(void *context, size_t count, void *const *primaries,
-                                        void *const *secondaries, const uintptr_t *root_ids);
+    void (*dependent_handle_references)(void *context, size_t count, void *const *primaries, void *const *secondaries,
+                                        const uintptr_t *root_ids);
     /* With TENURE_PROFILE_ALLOCATIONS_SAMPLED: the allocation that made the calling thread's
      * bytes since its previous sample exceed the interval (small, large and pinned objects
      * alike). bytes_since_last_sample counts every byte this thread allocated since its

@@ -42,9 +42,9 @@
  * for every object placed in an old region, for one more object walked per card scanned. */
 #define TN_CROSSING_SHIFT 9
 #define TN_CROSSING_GRANULE ((size_t)1 << TN_CROSSING_SHIFT)
-#define TN_PLUG_BRICK_SHIFT 9 /* plug lookup bricks: 512 bytes, one word of plug_bits */
+#define TN_PLUG_BRICK_SHIFT 9   /* plug lookup bricks: 512 bytes, one word of plug_bits */
 #define TN_QUANTUM (8u * 1024u) /* allocation context quantum */
-#define TN_GAP_MIN 1024u /* the smallest gap between pinned plugs reused by allocation */
+#define TN_GAP_MIN 1024u        /* the smallest gap between pinned plugs reused by allocation */
 #define TN_LARGE_REGION_UNITS 1 /* LOH/POH regions span at least this many units */
 
 static inline size_t tn_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
@@ -80,19 +80,19 @@ typedef struct tn_region {
     char *zero_from;        /* [zero_from, end) is known to be zero */
     struct tn_region *next; /* in its generation's list or the free list */
     uint32_t index, units;
-    uint8_t gen;            /* 0..4 */
-    uint8_t state;          /* TN_RS_* */
+    uint8_t gen;   /* 0..4 */
+    uint8_t state; /* TN_RS_* */
     bool committed;
     /* collection state */
     bool condemned, compacting;
-    bool demote;            /* holds only pinned plugs after this GC: stays in its generation */
-    uint64_t freed_at_gc;   /* free regions: the GC count when freed */
-    size_t live_bytes;      /* marked bytes found by plan */
-    size_t free_bytes;      /* bytes in free objects (after the last GC) */
+    bool demote;          /* holds only pinned plugs after this GC: stays in its generation */
+    uint64_t freed_at_gc; /* free regions: the GC count when freed */
+    size_t live_bytes;    /* marked bytes found by plan */
+    size_t free_bytes;    /* bytes in free objects (after the last GC) */
     intptr_t first_plug_delta;
     char *plan_used;
-    uint32_t pin_first, pin_count; /* pinned plugs of this region in gc->pins */
-    size_t discarded;       /* bytes of free space around pinned plugs given back to the OS
+    uint32_t pin_first, pin_count;  /* pinned plugs of this region in gc->pins */
+    size_t discarded;               /* bytes of free space around pinned plugs given back to the OS
                                (not counted in rt->committed until a GC condemns the region) */
     struct tn_mutator *alloc_owner; /* a gen0 region holding this thread's allocation context */
 } tn_region;
@@ -103,18 +103,18 @@ typedef struct tn_region {
  * safe_sp up and its saved registers are what a GC scans conservatively. */
 enum { TN_MUT_RUNNING = 0, TN_MUT_SAFE = 1 };
 typedef struct tn_mutator {
-    tenure__mutator pub;       /* must be first: tenure__current points at it */
+    tenure__mutator pub; /* must be first: tenure__current points at it */
     struct tenure_runtime *rt;
-    struct tn_mutator *next;   /* rt->mutators */
+    struct tn_mutator *next;           /* rt->mutators */
     struct tn_mutator *next_of_thread; /* this thread's attachments (thread-local list) */
     unsigned attach_count;
-    bool finalizer;            /* the instance's finalizer thread */
-    char *stack_high;          /* the stack's base (high end) */
+    bool finalizer;   /* the instance's finalizer thread */
+    char *stack_high; /* the stack's base (high end) */
     /* allocation context */
     struct tn_region *alloc_region;
-    uintptr_t ctx_start;       /* bytes from here to pub.alloc_ptr are not yet counted */
-    uintptr_t ctx_end;         /* real end of the context (pub.alloc_limit may be lower) */
-    bool ctx_in_gap;           /* the context lies in a gap between pinned plugs of its region
+    uintptr_t ctx_start; /* bytes from here to pub.alloc_ptr are not yet counted */
+    uintptr_t ctx_end;   /* real end of the context (pub.alloc_limit may be lower) */
+    bool ctx_in_gap;     /* the context lies in a gap between pinned plugs of its region
                                   (below r->used), not at its tail: ending it leaves
                                   [alloc_ptr, ctx_end) as a free object (heap/alloc.c) */
     /* suspension: state changes under rt->world_mx */
@@ -135,8 +135,8 @@ typedef struct tn_mutator {
 
 /* Handles */
 typedef struct tn_handle_slot {
-    void *object;   /* must be first: a slot's address is the handle, and &object the root */
-    uint32_t kind;  /* tenure_handle_kind, or TN_HANDLE_FREE */
+    void *object;  /* must be first: a slot's address is the handle, and &object the root */
+    uint32_t kind; /* tenure_handle_kind, or TN_HANDLE_FREE */
     uint32_t magic;
     struct tn_handle_slot *next_free;
     void *secondary;        /* dependent handles */
@@ -214,20 +214,20 @@ typedef struct tn_vec {
 /* What one collection decided and did (feeds the events' history records later). */
 typedef struct tn_gc_record {
     uint64_t index;
-    int condemned;      /* 0, 1 or 2 */
-    uint32_t reason;    /* GC reason of the events spec */
+    int condemned;           /* 0, 1 or 2 */
+    uint32_t reason;         /* GC reason of the events spec */
     bool compacted[TN_NGEN]; /* per generation condemned: compacted (true) or swept */
     size_t size_before[TN_NGEN], size_after[TN_NGEN];
     size_t promoted[TN_NGEN];
     size_t pinned_objects;
     size_t finalization_promoted_bytes, finalization_promoted_count; /* kept only to be finalized */
-    size_t pinned_bytes[TN_NGEN]; /* bytes in pinned plugs, per generation */
+    size_t pinned_bytes[TN_NGEN];                                    /* bytes in pinned plugs, per generation */
     size_t free_before[TN_NGEN], free_after[TN_NGEN];
     uint32_t condemn_reasons_gen, condemn_reasons_condition; /* as the .NET collector packs them */
-    int compact_reason;           /* -1: nothing compacted */
-    bool demoted;                 /* regions holding only pinned plugs stayed in their generation */
-    bool scratch_short;           /* some scratch reserved before the pause was too small (gc/scratch.c) */
-    uint32_t phase_us[5];         /* mark, plan, relocate, compact or sweep, promote */
+    int compact_reason;                                      /* -1: nothing compacted */
+    bool demoted;         /* regions holding only pinned plugs stayed in their generation */
+    bool scratch_short;   /* some scratch reserved before the pause was too small (gc/scratch.c) */
+    uint32_t phase_us[5]; /* mark, plan, relocate, compact or sweep, promote */
     uint64_t pause_ns;
 } tn_gc_record;
 
@@ -251,19 +251,19 @@ struct tenure_runtime {
     /* reserved range and side tables */
     char *base;
     size_t range, unit_size, max_units;
-    tn_region *regions;     /* one per unit; meaningful at a region's first unit */
-    uint32_t *unit_head;    /* unit -> index of its region's first unit */
-    uint8_t *unit_gen;      /* barrier generation per unit (0, 1, 2) */
+    tn_region *regions;  /* one per unit; meaningful at a region's first unit */
+    uint32_t *unit_head; /* unit -> index of its region's first unit */
+    uint8_t *unit_gen;   /* barrier generation per unit (0, 1, 2) */
     uint8_t *cards, *card_bundles;
     uint64_t *mark_bits, *pin_bits; /* one bit per 8 bytes of the range */
-    uint64_t *plug_bits;    /* during plan: two bits per plug, at its first and its last word */
-    int32_t *plug_bricks;   /* per 512 bytes (one plug_bits word): words from the region start
+    uint64_t *plug_bits;            /* during plan: two bits per plug, at its first and its last word */
+    int32_t *plug_bricks;           /* per 512 bytes (one plug_bits word): words from the region start
                                to the plug covering the brick's first byte (compacting regions) */
-    uint32_t *crossing;     /* per card: words back from the card start to the covering object */
-    uint32_t units_high;    /* units below this index have been used at some time */
-    size_t committed;       /* bytes of regions committed */
-    size_t committed_peak;  /* the most committed so far (gen0 may grow into it: alloc.c) */
-    uint64_t commit_requests; /* for GCFaultCommit */
+    uint32_t *crossing;             /* per card: words back from the card start to the covering object */
+    uint32_t units_high;            /* units below this index have been used at some time */
+    size_t committed;               /* bytes of regions committed */
+    size_t committed_peak;          /* the most committed so far (gen0 may grow into it: alloc.c) */
+    uint64_t commit_requests;       /* for GCFaultCommit */
 
     /* generations */
     tn_region *gens[TN_NGEN];
@@ -272,13 +272,13 @@ struct tenure_runtime {
     size_t gen0_budget, gen0_min_budget, gen0_max_budget; /* heap/alloc.c "budgets and triggers" */
     size_t gen1_budget, gen2_budget, loh_budget;
     size_t gen0_allocated, gen1_promoted_since, gen2_promoted_since, loh_allocated;
-    uint64_t tick_bytes[3];  /* bytes per allocation kind since the last allocation tick */
-    bool tick_pending;       /* the next small object crossed the 100 KiB tick threshold */
+    uint64_t tick_bytes[3]; /* bytes per allocation kind since the last allocation tick */
+    bool tick_pending;      /* the next small object crossed the 100 KiB tick threshold */
 
     /* types */
     tn_type *types;
     size_t type_count, type_capacity;
-    tn_type *free_type; /* free objects: size in word 1 */
+    tn_type *free_type;   /* free objects: size in word 1 */
     tn_type *filler_type; /* 8-byte free object */
 
     /* roots */
@@ -296,23 +296,23 @@ struct tenure_runtime {
     tn_sync_entry *sync;
     size_t sync_cap, sync_count;
     uint64_t hash_state;
-    tn_vec finalizable;      /* void *: registered finalizable objects (weak) */
-    tn_vec ready;            /* void *: found unreachable, waiting for their finalizer (strong) */
-    size_t ready_head;       /* next to run */
+    tn_vec finalizable; /* void *: registered finalizable objects (weak) */
+    tn_vec ready;       /* void *: found unreachable, waiting for their finalizer (strong) */
+    size_t ready_head;  /* next to run */
     tenure_refcount_fn refcount_fn;
     void *refcount_context;
 
     /* threads (threads/): the instance lock serialises every change of shared state; a
      * collection holds it from the stop of the world to the restart */
     pthread_mutex_t lock;
-    uintptr_t lock_owner;    /* (uintptr_t)pthread_self() of the holder, 0 if none (atomic) */
-    unsigned lock_depth;     /* the holder's nesting */
+    uintptr_t lock_owner; /* (uintptr_t)pthread_self() of the holder, 0 if none (atomic) */
+    unsigned lock_depth;  /* the holder's nesting */
     pthread_mutex_t world_mx;
     pthread_cond_t world_cv; /* a thread became SAFE / the world restarted */
     tn_mutator *mutators;
     size_t mutator_count;
     bool locks_ready;
-    unsigned world_stops;    /* nesting of tn_world_stop (only the lock holder touches it) */
+    unsigned world_stops; /* nesting of tn_world_stop (only the lock holder touches it) */
     /* fork (threads/fork.c): the process-wide list of live instances, and, in a child, that
      * mutators of threads gone with the fork wait to be forgotten (at the outermost unlock) */
     struct tenure_runtime *fork_next;
@@ -320,8 +320,8 @@ struct tenure_runtime {
     /* the finalizer thread (lifetime/finalize.c); its conditions use rt->lock */
     pthread_t fin_thread;
     bool fin_started, fin_stop;
-    pthread_cond_t fin_work;   /* finalizers are pending, or the thread must stop */
-    pthread_cond_t fin_idle;   /* finalizers ran (fin_done grew) */
+    pthread_cond_t fin_work;       /* finalizers are pending, or the thread must stop */
+    pthread_cond_t fin_idle;       /* finalizers ran (fin_done grew) */
     uint64_t fin_queued, fin_done; /* entries ever queued / ever taken off the queue */
     struct tn_mutator *fin_runner; /* the thread running finalizers now, NULL if none */
 
@@ -331,24 +331,24 @@ struct tenure_runtime {
     char *stack_high;
     char *scan_from; /* during a GC: where the conservative stack scan of its thread starts */
     uint32_t stress_countdown;
-    tn_vec mark_stack;   /* void * */
+    tn_vec mark_stack; /* void * */
     bool mark_overflow;
     char *overflow_lo, *overflow_hi;
-    tn_vec pins;         /* tn_pin: reserved before the pause (gc/scratch.c), never grown in it */
-    tn_vec gaps;         /* tn_gap: as many as pins (a gap lies in front of a pinned plug) */
-    char *gen0_gaps;     /* free objects of gen0 regions (between pinned plugs) of at least
+    tn_vec pins;              /* tn_pin: reserved before the pause (gc/scratch.c), never grown in it */
+    tn_vec gaps;              /* tn_gap: as many as pins (a gap lies in front of a pinned plug) */
+    char *gen0_gaps;          /* free objects of gen0 regions (between pinned plugs) of at least
                             TN_GAP_MIN bytes, linked through their third word; built at the end
                             of a GC, emptied at the start of the next; allocation contexts are
                             cut from them (heap/alloc.c) */
-    bool plan_failed;    /* a plan list was full: the generation is swept instead */
-    size_t pins_seen;    /* pinned plugs plan found in this GC, kept in pins or not */
-    size_t pins_needed;  /* the most any GC found: pins and gaps are reserved for twice that */
-    tn_vec card_slots;   /* void **: old-to-condemned slots the card scan found (gc/cards.c),
+    bool plan_failed;         /* a plan list was full: the generation is swept instead */
+    size_t pins_seen;         /* pinned plugs plan found in this GC, kept in pins or not */
+    size_t pins_needed;       /* the most any GC found: pins and gaps are reserved for twice that */
+    tn_vec card_slots;        /* void **: old-to-condemned slots the card scan found (gc/cards.c),
                             reserved before the pause for twice card_slots_needed */
-    bool card_slots_short;     /* this GC's card scan filled the list (relocation rescans) */
-    size_t card_slots_seen;    /* slots the card scan of this GC found, recorded or not */
-    size_t card_slots_needed;  /* the most any GC found */
-    void *pause_scratch; /* reserved before the pause for the range reports, the profiler's root
+    bool card_slots_short;    /* this GC's card scan filled the list (relocation rescans) */
+    size_t card_slots_seen;   /* slots the card scan of this GC found, recorded or not */
+    size_t card_slots_needed; /* the most any GC found */
+    void *pause_scratch;      /* reserved before the pause for the range reports, the profiler's root
                             batch and the heap dump (used one after the other: gc/scratch.c) */
     size_t pause_scratch_size;
     tn_region **plan_regions[TN_NGEN]; /* per generation: max_units + 1 slots for plan */
@@ -363,8 +363,8 @@ struct tenure_runtime {
     /* profilers (profiler/) */
     struct tenure_profiler *profilers;
     unsigned prof_mask;
-    bool alloc_slow_always; /* a profiler wants every allocation: no inline fast path */
-    size_t sample_interval; /* a profiler samples allocations every this many bytes (0: none) */
+    bool alloc_slow_always;          /* a profiler wants every allocation: no inline fast path */
+    size_t sample_interval;          /* a profiler samples allocations every this many bytes (0: none) */
     unsigned prof_sample_dispatches; /* sampled-allocation dispatches in progress (atomic: they
                                         run without the lock) */
     tenure_gc_callback gc_callback;
@@ -379,7 +379,7 @@ struct tenure_runtime {
     bool sessions_stopped;     /* some session waits to be closed */
     /* heap dumps (profiler/references.c): the GC running now writes the heap's graph */
     bool heap_dump_pending;
-    uint64_t heap_dumps;       /* dumps asked for so far (GCStart's ClientSequenceNumber) */
+    uint64_t heap_dumps; /* dumps asked for so far (GCStart's ClientSequenceNumber) */
     tenure_stats stats;
 };
 #define TN_RUNTIME_MAGIC 0x7e7e0001u
@@ -437,18 +437,18 @@ void tn_fork_unregister(tenure_runtime *rt);
 typedef enum tn_cb_kind {
     TN_CB_ERROR_HOOK,
     TN_CB_LISTENER,
-    TN_CB_PROF_ALLOC,    /* object_allocated */
-    TN_CB_PROF_HANDLE,   /* handle_created, handle_destroyed */
-    TN_CB_PROF_GC,       /* gc_started, moved/surviving/root references, finalizeable queued, gc_finished */
+    TN_CB_PROF_ALLOC,  /* object_allocated */
+    TN_CB_PROF_HANDLE, /* handle_created, handle_destroyed */
+    TN_CB_PROF_GC,     /* gc_started, moved/surviving/root references, finalizeable queued, gc_finished */
     TN_CB_PROF_SHUTDOWN,
     TN_CB_ROOT_SCANNER,
-    TN_CB_TRACE,         /* a type's trace callback */
+    TN_CB_TRACE, /* a type's trace callback */
     TN_CB_REFCOUNT,
     TN_CB_GC_CALLBACK,
     TN_CB_HEAP_VISITOR,
     TN_CB_FINALIZER,
-    TN_CB_REFERENCE_FN,  /* tenure_object_references' callback */
-    TN_CB_PROF_SAMPLE,   /* object_allocated_sampled (runs without the instance lock) */
+    TN_CB_REFERENCE_FN, /* tenure_object_references' callback */
+    TN_CB_PROF_SAMPLE,  /* object_allocated_sampled (runs without the instance lock) */
     TN_CB_KINDS
 } tn_cb_kind;
 
@@ -466,10 +466,10 @@ enum {
 };
 
 typedef struct tn_cb_frame {
-    struct tn_cb_frame *prev;        /* the thread's enclosing frame */
+    struct tn_cb_frame *prev; /* the thread's enclosing frame */
     const struct tenure_runtime *rt;
     tn_cb_kind kind;
-    struct tn_mutator *closed;       /* the thread's mutator whose context it closed, or NULL */
+    struct tn_mutator *closed; /* the thread's mutator whose context it closed, or NULL */
 } tn_cb_frame;
 
 extern __thread tn_cb_frame *tn_cb_top __attribute__((tls_model("initial-exec")));
@@ -524,7 +524,7 @@ void tn_mem_fault(uint64_t nth, bool and_after);
 /* ---- util (vec) in api/vec.c ---- */
 void tn_vec_init(tn_vec *v, size_t elem);
 bool tn_vec_reserve(tn_vec *v, size_t cap);
-void *tn_vec_push(tn_vec *v); /* NULL if out of memory */
+void *tn_vec_push(tn_vec *v);          /* NULL if out of memory */
 void *tn_vec_push_reserved(tn_vec *v); /* NULL if full: never allocates (inside a GC pause) */
 void tn_vec_free(tn_vec *v);
 static inline void *tn_vec_at(const tn_vec *v, size_t i) { return (char *)v->data + i * v->elem; }
@@ -670,8 +670,7 @@ bool tn_lock_held(const tenure_runtime *rt);
  * the instance has one thread and both hold trivially. Macros, so a failure names the caller;
  * world_stops is read only by the lock holder (a data race otherwise). */
 #define tn_assert_locked(rt) TN_ASSERT(!(rt)->locks_ready || tn_lock_held(rt))
-#define tn_assert_world_stopped(rt) \
-    TN_ASSERT(!(rt)->locks_ready || (tn_lock_held(rt) && (rt)->world_stops > 0))
+#define tn_assert_world_stopped(rt) TN_ASSERT(!(rt)->locks_ready || (tn_lock_held(rt) && (rt)->world_stops > 0))
 /* Run wait(rt, arg) (a join, a wait for something outside the instance) as a safepoint:
  * a GC may run meanwhile. Without rt->lock held. */
 void tn_while_safe(tenure_runtime *rt, void (*wait)(tenure_runtime *, void *), void *arg);
@@ -701,7 +700,7 @@ static inline tenure_runtime *tn_lock_holding_guard(tenure_runtime *rt, const vo
         tn_lock_holding(rt, a, b);
     return rt;
 }
-#define TN_LOCKED_HOLDING(rt, a, b)                                                              \
+#define TN_LOCKED_HOLDING(rt, a, b) \
     tenure_runtime *tn_guard_ __attribute__((cleanup(tn_unlock_guard))) = tn_lock_holding_guard(rt, a, b)
 
 /* ---- roots/ ---- */
@@ -832,7 +831,8 @@ void tn_finalize_visit_ready(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
 void tn_finalize_visit_registered(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
 /* During marking: move unreachable finalizable objects to the ready queue (dead: a
  * predicate), calling queued(obj) for each; returns how many. */
-size_t tn_finalize_scan(tenure_runtime *rt, bool (*dead)(tenure_runtime *, const void *), void (*queued)(tenure_runtime *, void **));
+size_t tn_finalize_scan(tenure_runtime *rt, bool (*dead)(tenure_runtime *, const void *),
+                        void (*queued)(tenure_runtime *, void **));
 /* GCFinalizeMode 2: run pending finalizers on this thread (call without rt->lock held). */
 void tn_finalize_safepoint(tenure_runtime *rt);
 /* After a GC that queued finalizers (rt->lock held): wake the finalizer thread. */

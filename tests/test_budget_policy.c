@@ -99,8 +99,9 @@ static void tiny_heap_tiny_gen0(void) {
     printf("  B: %" PRIu64 " MiB of garbage: %" PRIu64 " GCs, committed at most %" PRIu64 " KiB\n", total >> 20,
            s.gc_count, max_committed >> 10);
     TT_CHECK(s.gc_count > 0);
-    TT_CHECK(max_committed <= cfg.GCRegionSize, "nothing live, yet %" PRIu64 " KiB committed (a region is %" PRIu64
-             " KiB)", max_committed >> 10, cfg.GCRegionSize >> 10);
+    TT_CHECK(max_committed <= cfg.GCRegionSize,
+             "nothing live, yet %" PRIu64 " KiB committed (a region is %" PRIu64 " KiB)", max_committed >> 10,
+             cfg.GCRegionSize >> 10);
     tenure_destroy(rt);
 }
 

@@ -40,9 +40,9 @@ static struct {
     tenure_root_area *area;
     tenure_handle *spare; /* a handle an operation may free */
     tt_errlog log;
-    int op;     /* what the callback under test does */
-    int at;     /* which callback that is (AT_*) */
-    int armed;  /* the callback does it once (atomic) */
+    int op;    /* what the callback under test does */
+    int at;    /* which callback that is (AT_*) */
+    int armed; /* the callback does it once (atomic) */
     int ran, refused;
     tenure_result last_error; /* after the operation */
     int calls;
@@ -50,8 +50,20 @@ static struct {
 } T;
 
 /* Where the armed operation runs: only in the callback under test (a GC calls several). */
-enum { AT_HOOK, AT_LISTENER, AT_PROF_ALLOC, AT_PROF_HANDLE, AT_PROF_GC, AT_PROF_SHUTDOWN, AT_SCANNER, AT_TRACE,
-       AT_REFCOUNT, AT_GC_CALLBACK, AT_VISITOR, AT_FINALIZER };
+enum {
+    AT_HOOK,
+    AT_LISTENER,
+    AT_PROF_ALLOC,
+    AT_PROF_HANDLE,
+    AT_PROF_GC,
+    AT_PROF_SHUTDOWN,
+    AT_SCANNER,
+    AT_TRACE,
+    AT_REFCOUNT,
+    AT_GC_CALLBACK,
+    AT_VISITOR,
+    AT_FINALIZER
+};
 static void run_armed(int at);
 
 static void fin_fn(tenure_runtime *rt, void *obj) {
@@ -73,9 +85,13 @@ static void setup(unsigned finalize_mode) {
     memset(&T, 0, sizeof T);
     T.rt = tt_create(&cfg, &T.log);
     T.node_t = tt_register_node(T.rt);
-    tenure_type_desc a = {.name = "bytes", .size = sizeof(tenure_array_header), .elem_size = 1,
+    tenure_type_desc a = {.name = "bytes",
+                          .size = sizeof(tenure_array_header),
+                          .elem_size = 1,
                           .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_NO_REFS};
-    tenure_type_desc f = {.name = "finalizable", .size = 16, .flags = TENURE_TYPE_FINALIZABLE | TENURE_TYPE_NO_REFS,
+    tenure_type_desc f = {.name = "finalizable",
+                          .size = 16,
+                          .flags = TENURE_TYPE_FINALIZABLE | TENURE_TYPE_NO_REFS,
                           .finalize = fin_fn};
     tenure_type_desc t = {.name = "traced", .size = sizeof(traced), .trace = trace_fn};
     T.arr_t = tenure_type_register(T.rt, &a);
@@ -105,7 +121,7 @@ static void check_usable_and_destroy(void) {
 /* ------------------------------------------------------------------ the operations */
 
 enum {
-    OP_ALLOC,          /* the inline allocator: must be refused too */
+    OP_ALLOC, /* the inline allocator: must be refused too */
     OP_ALLOC_ARRAY,
     OP_COLLECT,
     OP_WAIT_FIN,
@@ -121,14 +137,15 @@ enum {
     OP_IDENTITY_HASH,
     OP_THREAD_DETACH,
     OP_DESTROY,
-    OP_HEAP_WALK,      /* refused only in callbacks of a collection */
+    OP_HEAP_WALK, /* refused only in callbacks of a collection */
     OP_VERIFY,
     OP_COUNT
 };
 static const char *const op_names[OP_COUNT] = {
-    "alloc", "alloc_array", "collect", "wait_for_finalizers", "run_finalizers", "memory_pressure",
-    "handle_new", "handle_free", "root_area_add", "root_scanner_add", "type_register", "session_start",
-    "profiler_attach", "identity_hash", "thread_detach", "destroy", "heap_walk", "verify_heap"};
+    "alloc",           "alloc_array",   "collect",         "wait_for_finalizers", "run_finalizers",
+    "memory_pressure", "handle_new",    "handle_free",     "root_area_add",       "root_scanner_add",
+    "type_register",   "session_start", "profiler_attach", "identity_hash",       "thread_detach",
+    "destroy",         "heap_walk",     "verify_heap"};
 
 static void noop_scan(tenure_runtime *rt, tenure_visitor *v, void *c) { (void)rt, (void)v, (void)c; }
 static void noop_listener(const tenure_event *e, void *c) { (void)e, (void)c; }
@@ -222,13 +239,20 @@ static void trigger_listener_gc(void) {
     TT_CHECK_RESULT(tenure_session_stop(T.rt, s), TENURE_OK);
 }
 
-static void op_allocated(void *c, void *obj, const tenure_type *t) { (void)c, (void)obj, (void)t, run_armed(AT_PROF_ALLOC); }
-static void op_handle_created(void *c, tenure_handle *h, void *obj) { (void)c, (void)h, (void)obj, run_armed(AT_PROF_HANDLE); }
-static void op_gc_started(void *c, const int g[5], tenure_gc_reason_kind k) { (void)c, (void)g, (void)k, run_armed(AT_PROF_GC); }
+static void op_allocated(void *c, void *obj, const tenure_type *t) {
+    (void)c, (void)obj, (void)t, run_armed(AT_PROF_ALLOC);
+}
+static void op_handle_created(void *c, tenure_handle *h, void *obj) {
+    (void)c, (void)h, (void)obj, run_armed(AT_PROF_HANDLE);
+}
+static void op_gc_started(void *c, const int g[5], tenure_gc_reason_kind k) {
+    (void)c, (void)g, (void)k, run_armed(AT_PROF_GC);
+}
 static void op_shutdown(void *c) { (void)c, run_armed(AT_PROF_SHUTDOWN); }
 
 static void trigger_profiler(unsigned mask, void (*trigger)(void)) {
-    tenure_profiler_callbacks cb = {.object_allocated = op_allocated, .handle_created = op_handle_created,
+    tenure_profiler_callbacks cb = {.object_allocated = op_allocated,
+                                    .handle_created = op_handle_created,
                                     .gc_started = op_gc_started};
     tenure_profiler *p = tenure_profiler_attach(T.rt, &cb, mask, NULL);
     TT_CHECK(p != NULL);
@@ -252,7 +276,9 @@ static void trigger_prof_shutdown(void) {
     T.rt = NULL;
 }
 
-static void op_scan(tenure_runtime *rt, tenure_visitor *v, void *c) { (void)rt, (void)v, (void)c, run_armed(AT_SCANNER); }
+static void op_scan(tenure_runtime *rt, tenure_visitor *v, void *c) {
+    (void)rt, (void)v, (void)c, run_armed(AT_SCANNER);
+}
 static void trigger_scanner(void) {
     tenure_root_scanner *s = tenure_root_scanner_add(T.rt, op_scan, NULL);
     TT_CHECK(s != NULL);
@@ -260,7 +286,10 @@ static void trigger_scanner(void) {
     TT_CHECK_RESULT(tenure_root_scanner_remove(T.rt, s), TENURE_OK);
 }
 static void trigger_trace(void) { collect_all(); }
-static int op_refcount(void *obj, void *c) { (void)obj, (void)c, run_armed(AT_REFCOUNT); return 1; }
+static int op_refcount(void *obj, void *c) {
+    (void)obj, (void)c, run_armed(AT_REFCOUNT);
+    return 1;
+}
 static void trigger_refcount(void) {
     tenure_set_refcount_callback(T.rt, op_refcount, NULL);
     tenure_handle *h = tenure_handle_new(T.rt, TENURE_HANDLE_REFCOUNTED, T.slots[0]);
@@ -269,7 +298,9 @@ static void trigger_refcount(void) {
     TT_CHECK_RESULT(tenure_handle_free(T.rt, h), TENURE_OK);
     tenure_set_refcount_callback(T.rt, NULL, NULL);
 }
-static void op_gc_callback(tenure_runtime *rt, const tenure_gc_info *i, void *c) { (void)rt, (void)i, (void)c, run_armed(AT_GC_CALLBACK); }
+static void op_gc_callback(tenure_runtime *rt, const tenure_gc_info *i, void *c) {
+    (void)rt, (void)i, (void)c, run_armed(AT_GC_CALLBACK);
+}
 static void trigger_gc_callback(void) {
     tenure_set_gc_callback(T.rt, op_gc_callback, NULL);
     collect_all();
@@ -671,7 +702,8 @@ static void querying_allocated(void *c, void *obj, const tenure_type *t) {
 static void ok_profiler_queries(void) {
     setup(1);
     T.log.fatal = 1;
-    tenure_profiler_callbacks cb = {.gc_started = querying_gc_started, .gc_finished = querying_gc_finished,
+    tenure_profiler_callbacks cb = {.gc_started = querying_gc_started,
+                                    .gc_finished = querying_gc_finished,
                                     .object_allocated = querying_allocated};
     tenure_profiler *p = tenure_profiler_attach(T.rt, &cb, TENURE_PROFILE_GC | TENURE_PROFILE_ALLOCATIONS, NULL);
     TT_CHECK(p != NULL);
@@ -701,7 +733,8 @@ static void ok_hook_queries(void) {
 static size_t nested_count;
 static int querying_visit(void *o, const tenure_type *t, size_t s, int g, void *c) {
     (void)c;
-    TT_CHECK(tenure_object_type(T.rt, o) == t && tenure_object_size(T.rt, o) == s && tenure_object_generation(T.rt, o) == g);
+    TT_CHECK(tenure_object_type(T.rt, o) == t && tenure_object_size(T.rt, o) == s &&
+             tenure_object_generation(T.rt, o) == g);
     if (T.calls++ == 0)
         TT_CHECK_RESULT(tenure_heap_walk(T.rt, count_visit, &nested_count), TENURE_OK); /* nested: read-only */
     return 0;
@@ -878,9 +911,7 @@ static const named_case named[] = {
 /* Case i: the named ones, then forbid_<site>_<op> for every forbidden pair, then
  * allow_<site>_<op> for every other pair (but the finalizer's destroy: allowed from the
  * finalizer of another instance only). */
-static bool allowed_pair(const site *s, int op) {
-    return !forbidden(s->rule, op) && op != OP_DESTROY;
-}
+static bool allowed_pair(const site *s, int op) { return !forbidden(s->rule, op) && op != OP_DESTROY; }
 
 static bool case_at(size_t i, char *name, size_t cap, const site **s, int *op, void (**fn)(void)) {
     if (i < NNAMED) {

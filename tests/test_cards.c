@@ -161,8 +161,7 @@ static void test_stale_cleared(void) {
     tt_collect(rt, 1, 0);
     arr = roots[0];
     slot = &tt_refs(arr)[300];
-    TT_CHECK(tn_gc_card_value(rt, slot) == 0, "card %u: a stale card survived the gen1 GC",
-             tn_gc_card_value(rt, slot));
+    TT_CHECK(tn_gc_card_value(rt, slot) == 0, "card %u: a stale card survived the gen1 GC", tn_gc_card_value(rt, slot));
     TT_CHECK(*slot == roots[0]);
     TT_CHECK_RESULT(tenure_root_area_remove(rt, ra), TENURE_OK);
     tenure_destroy(rt);

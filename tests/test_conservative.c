@@ -45,7 +45,8 @@ static NOINLINE void *opaque(void *p) {
  * earlier calls do not pin anything by accident. */
 static NOINLINE void scrub_stack(void) {
     volatile char buf[64 * 1024];
-    for (size_t i = 0; i < sizeof buf; i += 8) buf[i] = 0;
+    for (size_t i = 0; i < sizeof buf; i += 8)
+        buf[i] = 0;
     memset((char *)buf, 0, sizeof buf);
     opaque((void *)buf);
 }
@@ -84,7 +85,8 @@ static void check_control(tenure_handle *h, uint64_t id, uintptr_t *where_hidden
     TT_CHECK_NODE(rt, node_t, c, id);
     if (first && gcs_before == control_gc) {
         control_checks++;
-        if (c != SHOW(*where_hidden)) control_moves++;
+        if (c != SHOW(*where_hidden))
+            control_moves++;
     }
     *where_hidden = HIDE(c);
 }
@@ -120,7 +122,8 @@ static NOINLINE void hold_start_pointer(int round) {
 
     /* allocation-triggered GCs */
     uint64_t gcs = s.gc_count;
-    for (int k = 0; k < 20 && tt_stats(rt).gc_count < gcs + 4; k++) garbage(5000);
+    for (int k = 0; k < 20 && tt_stats(rt).gc_count < gcs + 4; k++)
+        garbage(5000);
     s = tt_stats(rt);
     TT_CHECK(s.gc_count >= gcs + 4, "the allocation loop did not collect");
     TT_CHECK(tenure_handle_get(rt, weak) == SHOW(at), "round %d: the object moved or died in allocation-triggered GCs",
@@ -157,8 +160,8 @@ static NOINLINE void hold_interior_pointer(int round) {
     TT_CHECK(tenure_handle_get(rt, weak) != NULL,
              "round %d: an object referenced only by an interior pointer on the stack was reclaimed", round);
     TT_CHECK(tenure_handle_get(rt, weak) == SHOW(at),
-             "round %d: the object moved from %p to %p although an interior pointer pointed into it",
-             round, SHOW(at), tenure_handle_get(rt, weak));
+             "round %d: the object moved from %p to %p although an interior pointer pointed into it", round, SHOW(at),
+             tenure_handle_get(rt, weak));
     TT_CHECK_NODE(rt, node_t, (tt_node *)SHOW(at), id);
     TT_CHECK(tt_stats(rt).pinned_objects > 0);
     check_control(control, id + 500000, &control_at, 1, gcs_before);
@@ -184,7 +187,8 @@ static NOINLINE unsigned char *make_array_interior(size_t off, tenure_handle **w
     unsigned char *a = tenure_alloc_array(rt, bytes_t, 3000);
     TT_CHECK(a != NULL);
     unsigned char *d = tenure_array_data(a);
-    for (size_t i = 0; i < 3000; i++) d[i] = (unsigned char)(i * 7 + 3);
+    for (size_t i = 0; i < 3000; i++)
+        d[i] = (unsigned char)(i * 7 + 3);
     *weak = tenure_handle_new(rt, TENURE_HANDLE_WEAK_SHORT, a);
     TT_CHECK(*weak != NULL);
     garbage(200);
@@ -235,7 +239,8 @@ static void setup(uint32_t conservative, tt_errlog *log) {
     tenure_config cfg;
     tt_config(&cfg);
     cfg.GCConservativeStack = conservative;
-    if (getenv("TENURE_GCgen0size") == NULL) cfg.GCgen0size = 256u << 10;
+    if (getenv("TENURE_GCgen0size") == NULL)
+        cfg.GCgen0size = 256u << 10;
     rt = tt_create(&cfg, log);
     node_t = tt_register_node(rt);
     bytes_t = tt_register_bytes(rt);
@@ -255,7 +260,8 @@ int main(void) {
         scrub_stack();
     }
     TT_CHECK_RESULT(tenure_verify_heap(rt), TENURE_OK);
-    printf("  A/B: %d rounds; control objects (strong handle only) moved in %" PRIu64 " of %" PRIu64 " eligible checks\n",
+    printf("  A/B: %d rounds; control objects (strong handle only) moved in %" PRIu64 " of %" PRIu64
+           " eligible checks\n",
            rounds, control_moves, control_checks);
     /* A sanity check of the test, not of the contract: stale words anywhere on the stack may pin
      * a control too. With HeapVerify the verifier runs inside the GC just before the stack scan
@@ -265,12 +271,14 @@ int main(void) {
         if (hv != NULL && strtoul(hv, NULL, 0) != 0)
             printf("  note: no control object moved (HeapVerify is on: stale stack words may pin them)\n");
         else
-            TT_CHECK(control_moves > 0, "the control objects never moved: the GCs did not compact around the pinned ones");
+            TT_CHECK(control_moves > 0,
+                     "the control objects never moved: the GCs did not compact around the pinned ones");
     }
     tenure_destroy(rt);
 
     setup(0, &log);
-    for (int r = 0; r < rounds; r++) precise_reclaims(r);
+    for (int r = 0; r < rounds; r++)
+        precise_reclaims(r);
     printf("  C: precise instance: %d stack-only objects reclaimed\n", rounds);
     tenure_destroy(rt);
     return tt_finish("conservative", t0);

@@ -18,7 +18,7 @@ static tt_errlog log_ = {.fatal = 1};
 static int runs[64];
 static tenure_handle *short_h, *long_h;
 static int short_was_null = -1, long_was_null = -1;
-static void *resurrected;        /* a finalizer stores its object here (a root area) */
+static void *resurrected; /* a finalizer stores its object here (a root area) */
 static tenure_root_area *res_area;
 static int child_ok = -1;
 
@@ -56,8 +56,12 @@ int main(void) {
     cfg.GCFinalizeMode = 1; /* finalizers run when the test says */
     rt = tt_create(&cfg, &log_);
     static const size_t offs[] = {offsetof(fobj, child)};
-    tenure_type_desc d = {.name = "fobj", .size = sizeof(fobj), .ref_offsets = offs, .ref_count = 1,
-                          .flags = TENURE_TYPE_FINALIZABLE, .finalize = finalize};
+    tenure_type_desc d = {.name = "fobj",
+                          .size = sizeof(fobj),
+                          .ref_offsets = offs,
+                          .ref_count = 1,
+                          .flags = TENURE_TYPE_FINALIZABLE,
+                          .finalize = finalize};
     fobj_t = tenure_type_register(rt, &d);
     node_t = tt_register_node(rt);
     TT_CHECK(fobj_t != NULL);

@@ -26,10 +26,10 @@ typedef struct fin_obj {
     long id;
 } fin_obj;
 
-static int finalized;             /* finalizers run in this process */
-static int block_id = -1;         /* the finalizer of this id blocks until released */
-static int blocking_pipe[2];      /* written to release it */
-static volatile int in_blocking;  /* the blocking finalizer has started */
+static int finalized;            /* finalizers run in this process */
+static int block_id = -1;        /* the finalizer of this id blocks until released */
+static int blocking_pipe[2];     /* written to release it */
+static volatile int in_blocking; /* the blocking finalizer has started */
 
 static void fin_finalize(tenure_runtime *rt, void *obj) {
     fin_obj *f = obj;
@@ -159,7 +159,8 @@ int main(void) {
 
     worker w = {.rt = rt, .node = node};
     TT_CHECK(pthread_create(&w.thread, NULL, worker_main, &w) == 0);
-    while (__atomic_load_n(&w.allocated, __ATOMIC_RELAXED) < 1000) tenure_safepoint(rt);
+    while (__atomic_load_n(&w.allocated, __ATOMIC_RELAXED) < 1000)
+        tenure_safepoint(rt);
 
     /* A */
     int rounds = (int)tt_scaled(12, 3);
@@ -173,7 +174,8 @@ int main(void) {
         exercise(rt, node, fin, "parent");
     }
     printf("  A: %d forks with a finalizer thread and an allocating thread: children collected, finalized, "
-           "destroyed\n", rounds);
+           "destroyed\n",
+           rounds);
 
     /* B */
     tenure_set_error_hook(rt, forking_hook, NULL);
@@ -198,7 +200,8 @@ int main(void) {
     }
     TT_CHECK_RESULT(tenure_collect(rt, -1, 0), TENURE_OK);
     alarm(CHILD_SECONDS);
-    while (!__atomic_load_n(&in_blocking, __ATOMIC_ACQUIRE)) tenure_safepoint(rt);
+    while (!__atomic_load_n(&in_blocking, __ATOMIC_ACQUIRE))
+        tenure_safepoint(rt);
     alarm(0);
     int before = __atomic_load_n(&finalized, __ATOMIC_RELAXED);
     fflush(stdout);

@@ -35,8 +35,8 @@ static char *alloc_block; /* aligned_alloc'd: 64 slack bytes, the segment, 64 sl
 static char *block;       /* the segment */
 static size_t block_size;
 static tt_node *fnode[NFROZEN_NODES];
-static void *frefs;   /* frozen reference array */
-static void *fbytes;  /* frozen byte array */
+static void *frefs;  /* frozen reference array */
+static void *fbytes; /* frozen byte array */
 
 static size_t bytes_size(size_t len) { return (sizeof(tenure_array_header) + len + 7) & ~(size_t)7; }
 
@@ -55,7 +55,8 @@ static void build_block(void) {
             size_t sz = tenure_frozen_object_init(rt, at, refarr_t, FROZEN_REFS);
             TT_CHECK(sz == sizeof(tenure_array_header) + FROZEN_REFS * sizeof(void *), "ref array size %zu", sz);
             TT_CHECK(tenure_array_length(frefs) == FROZEN_REFS);
-            for (size_t k = 0; k < FROZEN_REFS; k++) TT_CHECK(tt_refs(frefs)[k] == NULL, "frozen ref array not zeroed");
+            for (size_t k = 0; k < FROZEN_REFS; k++)
+                TT_CHECK(tt_refs(frefs)[k] == NULL, "frozen ref array not zeroed");
             at += sz;
         }
         fnode[i] = (tt_node *)at;
@@ -83,7 +84,8 @@ static void build_block(void) {
 static void check_frozen_bytes(void) {
     unsigned char *d = tenure_array_data(fbytes);
     TT_CHECK(tenure_array_length(fbytes) == FROZEN_BYTES);
-    for (size_t k = 0; k < FROZEN_BYTES; k++) TT_CHECK(d[k] == (unsigned char)(k * 13 + 1), "frozen byte %zu changed", k);
+    for (size_t k = 0; k < FROZEN_BYTES; k++)
+        TT_CHECK(d[k] == (unsigned char)(k * 13 + 1), "frozen byte %zu changed", k);
 }
 
 /* D: rejection helper */
@@ -94,11 +96,13 @@ static void expect_rejected(void *start, size_t size, tenure_result want, const 
     tenure_result r = tenure_register_frozen_segment(rt, start, size);
     log_.fatal = 1;
     TT_EXPECT(r != TENURE_OK, "%s: registration accepted", what);
-    if (want != TENURE_OK) TT_EXPECT(r == want, "%s: returned %d (%s), expected %d (%s)", what, (int)r, tenure_strerror(r),
-                                     (int)want, tenure_strerror(want));
+    if (want != TENURE_OK)
+        TT_EXPECT(r == want, "%s: returned %d (%s), expected %d (%s)", what, (int)r, tenure_strerror(r), (int)want,
+                  tenure_strerror(want));
     TT_EXPECT(log_.count == 1, "%s: hook called %d times", what, log_.count);
     TT_EXPECT(log_.last == r, "%s: hook got %d, function returned %d", what, (int)log_.last, (int)r);
-    TT_EXPECT(strcmp(log_.function, "tenure_register_frozen_segment") == 0, "%s: reported by '%s'", what, log_.function);
+    TT_EXPECT(strcmp(log_.function, "tenure_register_frozen_segment") == 0, "%s: reported by '%s'", what,
+              log_.function);
     TT_EXPECT(tenure_last_error(rt) == r);
     printf("    rejected %-44s -> %d %s (\"%s\")\n", what, (int)r, tenure_strerror(r), log_.message);
     tt_errlog_reset(&log_);
@@ -153,7 +157,8 @@ static void test_overlap(void) {
     expect_rejected(before, 2 * sizeof(tt_node), TENURE_OK, "a range straddling the segment's start");
     char *after = block + block_size;
     TT_CHECK(tenure_frozen_object_init(rt, after, node_t, 0) == sizeof(tt_node));
-    expect_rejected(fbytes, bytes_size(FROZEN_BYTES) + sizeof(tt_node), TENURE_OK, "a range straddling the segment's end");
+    expect_rejected(fbytes, bytes_size(FROZEN_BYTES) + sizeof(tt_node), TENURE_OK,
+                    "a range straddling the segment's end");
     expect_rejected(before, (size_t)(after + sizeof(tt_node) - before), TENURE_OK, "a range containing the segment");
     /* the slack objects alone do not overlap: accepted */
     TT_CHECK_RESULT(tenure_register_frozen_segment(rt, before, sizeof(tt_node)), TENURE_OK);
@@ -172,10 +177,13 @@ static int walk_visit(void *obj, const tenure_type *type, size_t size, int gener
     w->total++;
     if ((char *)obj >= alloc_block + 64 && (char *)obj < alloc_block + 64 + block_size) {
         w->frozen_seen++;
-        size_t want = type == node_t ? sizeof(tt_node) : type == refarr_t ? sizeof(tenure_array_header) + FROZEN_REFS * 8
-                                                       : bytes_size(FROZEN_BYTES);
-        if (size != want || tenure_object_type(rt, obj) != type) w->frozen_bad++;
-        if (generation != 2) w->bad_gen = generation;
+        size_t want = type == node_t     ? sizeof(tt_node)
+                      : type == refarr_t ? sizeof(tenure_array_header) + FROZEN_REFS * 8
+                                         : bytes_size(FROZEN_BYTES);
+        if (size != want || tenure_object_type(rt, obj) != type)
+            w->frozen_bad++;
+        if (generation != 2)
+            w->bad_gen = generation;
     }
     return 0;
 }
@@ -185,8 +193,10 @@ int main(void) {
     double t0 = tt_now();
     tenure_config cfg;
     tt_config(&cfg);
-    if (getenv("TENURE_GCCompactMode") == NULL) cfg.GCCompactMode = 1;
-    if (getenv("TENURE_GCgen0size") == NULL) cfg.GCgen0size = 512u << 10;
+    if (getenv("TENURE_GCCompactMode") == NULL)
+        cfg.GCCompactMode = 1;
+    if (getenv("TENURE_GCgen0size") == NULL)
+        cfg.GCgen0size = 512u << 10;
     rt = tt_create(&cfg, &log_);
     node_t = tt_register_node(rt);
     refarr_t = tt_register_ref_array(rt);
@@ -241,7 +251,8 @@ int main(void) {
         for (int k = 0; k < 40; k++) {
             size_t i = (size_t)tt_rand_below(NFROZEN_NODES);
             t = tt_node_new(rt, node_t, next_id++);
-            if (tt_rand_below(2)) tenure_write_ref(rt, t, &t->a, fnode[tt_rand_below(NFROZEN_NODES)]);
+            if (tt_rand_below(2))
+                tenure_write_ref(rt, t, &t->a, fnode[tt_rand_below(NFROZEN_NODES)]);
             tt_node_seal(t);
             tenure_write_ref(rt, fnode[i], &fnode[i]->b, t);
             tt_node_seal(fnode[i]);
@@ -276,7 +287,8 @@ int main(void) {
             h_target[j] = target;
             t = NULL;
         }
-        for (int k = 0; k < 2000; k++) TT_CHECK(tenure_alloc_array(rt, bytes_t, (size_t)tt_rand_range(16, 500)) != NULL);
+        for (int k = 0; k < 2000; k++)
+            TT_CHECK(tenure_alloc_array(rt, bytes_t, (size_t)tt_rand_range(16, 500)) != NULL);
         int gen = (int)tt_rand_below(3);
         tt_collect(rt, gen, tt_rand_below(2) ? TENURE_COLLECT_COMPACT : 0);
 
@@ -285,22 +297,27 @@ int main(void) {
         for (size_t i = 0; i < NFROZEN_NODES; i++) {
             tt_node *fz = fnode[i];
             TT_CHECK(tenure_is_object(rt, fz));
-            TT_CHECK(fz->id == FROZEN_ID(i) && fz->check == tt_node_sum(fz), "round %zu: frozen node %zu damaged", r, i);
+            TT_CHECK(fz->id == FROZEN_ID(i) && fz->check == tt_node_sum(fz), "round %zu: frozen node %zu damaged", r,
+                     i);
             if (fb_id[i]) {
                 TT_CHECK(fz->b != NULL, "round %zu: frozen node %zu lost its heap reference", r, i);
                 TT_CHECK_NODE(rt, node_t, fz->b, fb_id[i]);
                 TT_CHECK(tenure_handle_get(rt, fb_weak[i]) == fz->b,
                          "round %zu: frozen node %zu: reference %p, but the object is at %p (not updated?)", r, i,
                          (void *)fz->b, tenure_handle_get(rt, fb_weak[i]));
-                if ((uintptr_t)fz->b != fb_addr[i]) moves++;
+                if ((uintptr_t)fz->b != fb_addr[i])
+                    moves++;
                 fb_addr[i] = (uintptr_t)fz->b;
-                if (fz->b->a) TT_CHECK(tenure_object_type(rt, fz->b->a) == node_t);
+                if (fz->b->a)
+                    TT_CHECK(tenure_object_type(rt, fz->b->a) == node_t);
             }
         }
         for (size_t e = 0; e < FROZEN_REFS; e++)
-            if (fr_id[e]) TT_CHECK_NODE(rt, node_t, tt_refs(frefs)[e], fr_id[e]);
+            if (fr_id[e])
+                TT_CHECK_NODE(rt, node_t, tt_refs(frefs)[e], fr_id[e]);
         for (size_t j = 0; j < nheap; j++) {
-            if (!h_id[j]) continue;
+            if (!h_id[j])
+                continue;
             tt_node *h = tt_refs(roots[0])[j];
             TT_CHECK_NODE(rt, node_t, h, h_id[j]);
             TT_CHECK(h->a == fnode[h_target[j]], "round %zu: heap node's reference to frozen node %zu changed", r,
@@ -318,7 +335,8 @@ int main(void) {
     /* clearing a frozen reference lets its target die */
     size_t cleared = 0;
     for (size_t i = 0; i < NFROZEN_NODES; i += 2) {
-        if (!fb_id[i]) continue;
+        if (!fb_id[i])
+            continue;
         tenure_write_ref(rt, fnode[i], &fnode[i]->b, NULL);
         tt_node_seal(fnode[i]);
         fb_id[i] = 0;
@@ -326,10 +344,13 @@ int main(void) {
     }
     tt_collect(rt, -1, 0);
     for (size_t i = 0; i < NFROZEN_NODES; i++) {
-        if (fb_weak[i] == NULL) continue;
-        if (fb_id[i]) TT_CHECK(tenure_handle_get(rt, fb_weak[i]) == fnode[i]->b);
-        else TT_CHECK(tenure_handle_get(rt, fb_weak[i]) == NULL,
-                      "frozen node %zu's former target survived a full GC after the reference was cleared", i);
+        if (fb_weak[i] == NULL)
+            continue;
+        if (fb_id[i])
+            TT_CHECK(tenure_handle_get(rt, fb_weak[i]) == fnode[i]->b);
+        else
+            TT_CHECK(tenure_handle_get(rt, fb_weak[i]) == NULL,
+                     "frozen node %zu's former target survived a full GC after the reference was cleared", i);
     }
     printf("  B: %zu targets released by clearing frozen references\n", cleared);
 
@@ -355,7 +376,8 @@ int main(void) {
 
     TENURE_FRAME_POP(rt, f);
     for (size_t i = 0; i < NFROZEN_NODES; i++)
-        if (fb_weak[i]) TT_CHECK_RESULT(tenure_handle_free(rt, fb_weak[i]), TENURE_OK);
+        if (fb_weak[i])
+            TT_CHECK_RESULT(tenure_handle_free(rt, fb_weak[i]), TENURE_OK);
     TT_CHECK_RESULT(tenure_root_area_remove(rt, ra), TENURE_OK);
     tenure_destroy(rt);
     free(alloc_block); /* segments stay registered for the instance's lifetime: free after destroy */

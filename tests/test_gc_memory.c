@@ -83,7 +83,8 @@ static void test_identity_hash_without_memory(void) {
     TT_CHECK(tenure_verify_heap(rt) == TENURE_OK);
     tenure_destroy(rt);
     printf("  identity hash: %zu of %d objects moved in a GC without memory (and without a mark stack), every "
-           "hash kept\n", moved, N);
+           "hash kept\n",
+           moved, N);
 }
 
 /* ---- the ready queue: room reserved at registration ---- */
@@ -110,8 +111,8 @@ static void test_finalization_without_memory(void) {
     for (int i = 0; i < K; i++)
         TT_CHECK(tenure_alloc(rt, fin_t) != NULL);
     collect_without_memory(rt, 0, 0);
-    TT_CHECK(tenure_run_pending_finalizers(rt) == K, "%zu of %d finalizers ran after a GC without memory",
-             finalized, K);
+    TT_CHECK(tenure_run_pending_finalizers(rt) == K, "%zu of %d finalizers ran after a GC without memory", finalized,
+             K);
     /* registration reserves the queue's room: when it cannot, the allocation fails (NOMEM)
      * and every object that did register is queued by the next GC */
     size_t registered = 0, refused = 0;
@@ -125,16 +126,16 @@ static void test_finalization_without_memory(void) {
     }
     tn_mem_fault(0, false);
     log_.fatal = 1;
-    TT_CHECK(refused > 0 && registered + refused == 3 * K, "%zu registered, %zu refused for want of memory",
-             registered, refused);
+    TT_CHECK(refused > 0 && registered + refused == 3 * K, "%zu registered, %zu refused for want of memory", registered,
+             refused);
     finalized = 0;
     collect_without_memory(rt, 0, 0);
-    TT_CHECK(tenure_run_pending_finalizers(rt) == registered, "%zu of %zu finalizers ran", finalized,
-             registered);
+    TT_CHECK(tenure_run_pending_finalizers(rt) == registered, "%zu of %zu finalizers ran", finalized, registered);
     TT_CHECK(tenure_verify_heap(rt) == TENURE_OK);
     tenure_destroy(rt);
     printf("  finalization: %d objects queued in a GC without memory; %zu registered, %zu refused (NOMEM) "
-           "when the queue could not grow, all registered ones queued\n", K, registered, refused);
+           "when the queue could not grow, all registered ones queued\n",
+           K, registered, refused);
 }
 
 /* ---- the pin and gap lists: more pinned plugs than reserved ---- */
@@ -165,8 +166,7 @@ static pin_outcome pin_shortfall_run(void) {
     tt_collect(rt, 0, TENURE_COLLECT_COMPACT);
     tenure_get_last_gc_info(rt, &info);
     o.first_compacted = info.compacted & 1;
-    TT_CHECK(tt_stats(rt).gc_scratch_shortfalls == 1, "%d pinned plugs fit the pin list reserved for none",
-             (int)P);
+    TT_CHECK(tt_stats(rt).gc_scratch_shortfalls == 1, "%d pinned plugs fit the pin list reserved for none", (int)P);
     tt_collect(rt, 1, TENURE_COLLECT_COMPACT);
     tenure_get_last_gc_info(rt, &info);
     o.second_compacted = info.compacted & 1;
@@ -185,8 +185,10 @@ static pin_outcome pin_shortfall_run(void) {
 
 static void test_pin_list_shortfall(void) {
     pin_outcome a = pin_shortfall_run(), b = pin_shortfall_run();
-    TT_CHECK(!a.first_compacted && a.second_compacted, "first GC compacted %d, second %d: expected a sweep, "
-             "then a compaction", a.first_compacted, a.second_compacted);
+    TT_CHECK(!a.first_compacted && a.second_compacted,
+             "first GC compacted %d, second %d: expected a sweep, "
+             "then a compaction",
+             a.first_compacted, a.second_compacted);
     TT_CHECK(a.shortfalls == 1 && a.sweeping == 1 && a.compacting == 1, "shortfalls %llu, sweeping %llu",
              (unsigned long long)a.shortfalls, (unsigned long long)a.sweeping);
     TT_CHECK(memcmp(&a, &b, sizeof a) == 0, "the same heap degraded differently twice");

@@ -26,15 +26,18 @@ static tt_errlog log_ = {.fatal = 1};
 /* TENURE_GCStressGeneration forces the generation of the GCStress GCs (-1: not forced). */
 static int forced_stress_gen(void) {
     const char *s = getenv("TENURE_GCStressGeneration");
-    if (!tt_stress_mode() || s == NULL || s[0] == '\0') return -1;
+    if (!tt_stress_mode() || s == NULL || s[0] == '\0')
+        return -1;
     return (int)strtol(s, NULL, 0);
 }
 
 static tenure_runtime *make_rt(int compact_mode, uint64_t gen0size) {
     tenure_config cfg;
     tt_config(&cfg);
-    if (compact_mode >= 0 && getenv("TENURE_GCCompactMode") == NULL) cfg.GCCompactMode = (uint32_t)compact_mode;
-    if (getenv("TENURE_GCgen0size") == NULL) cfg.GCgen0size = gen0size;
+    if (compact_mode >= 0 && getenv("TENURE_GCCompactMode") == NULL)
+        cfg.GCCompactMode = (uint32_t)compact_mode;
+    if (getenv("TENURE_GCgen0size") == NULL)
+        cfg.GCgen0size = gen0size;
     return tt_create(&cfg, &log_);
 }
 
@@ -70,14 +73,15 @@ static void test_old_to_young(int compact_mode) {
     TT_CHECK(ra != NULL);
     for (size_t i = 0; i < nold; i++) {
         old[i] = tt_node_new(rt, node_t, i + 1);
-        if (i % 5 == 0) garbage(rt, bytes_t, 200);
+        if (i % 5 == 0)
+            garbage(rt, bytes_t, 200);
     }
     tt_collect(rt, -1, TENURE_COLLECT_COMPACT);
     tt_collect(rt, -1, 0);
     for (size_t i = 0; i < nold; i++) {
         TT_CHECK_NODE(rt, node_t, old[i], i + 1);
-        TT_CHECK(tenure_object_generation(rt, old[i]) == 2, "old node %zu in generation %d after two full GCs",
-                 i, tenure_object_generation(rt, old[i]));
+        TT_CHECK(tenure_object_generation(rt, old[i]) == 2, "old node %zu in generation %d after two full GCs", i,
+                 tenure_object_generation(rt, old[i]));
     }
 
     uint64_t next_id = 1000000;
@@ -153,8 +157,10 @@ static void test_old_to_young(int compact_mode) {
                              sa.gen[1].collections - sb.gen[1].collections);
                     checked_moves++;
                 }
-                if (addr_b[i]) TT_CHECK((uintptr_t)o->b == addr_b[i], "round %zu: gen2 young-turned-old node of %zu moved", r, i);
-                if (addr_ba[i]) TT_CHECK((uintptr_t)o->b->a == addr_ba[i], "round %zu: gen2 node moved", r);
+                if (addr_b[i])
+                    TT_CHECK((uintptr_t)o->b == addr_b[i], "round %zu: gen2 young-turned-old node of %zu moved", r, i);
+                if (addr_ba[i])
+                    TT_CHECK((uintptr_t)o->b->a == addr_ba[i], "round %zu: gen2 node moved", r);
             }
         } else {
             gen2_gcs_seen++;
@@ -165,9 +171,8 @@ static void test_old_to_young(int compact_mode) {
     uint64_t g0 = s.gen[0].collections - s0.gen[0].collections - (s.gen[1].collections - s0.gen[1].collections);
     uint64_t g1 = s.gen[1].collections - s0.gen[1].collections - (s.gen[2].collections - s0.gen[2].collections);
     uint64_t g2 = s.gen[2].collections - s0.gen[2].collections;
-    printf("    %zu rounds: %" PRIu64 " gen0, %" PRIu64 " gen1, %" PRIu64 " gen2 GCs (%" PRIu64
-           " compacting, %" PRIu64 " sweeping overall); %" PRIu64 " gen2 address checks, %" PRIu64
-           " rounds skipped for a gen2 GC\n",
+    printf("    %zu rounds: %" PRIu64 " gen0, %" PRIu64 " gen1, %" PRIu64 " gen2 GCs (%" PRIu64 " compacting, %" PRIu64
+           " sweeping overall); %" PRIu64 " gen2 address checks, %" PRIu64 " rounds skipped for a gen2 GC\n",
            rounds, g0, g1, g2, s.compacting_gcs, s.sweeping_gcs, checked_moves, gen2_gcs_seen);
     TT_CHECK(g0 + g1 >= rounds, "fewer ephemeral GCs than explicit ones");
     if (forced_stress_gen() != 2)
@@ -177,11 +182,18 @@ static void test_old_to_young(int compact_mode) {
     tt_collect(rt, -1, TENURE_COLLECT_COMPACT);
     for (size_t i = 0; i < nold; i++) {
         TT_CHECK_NODE(rt, node_t, old[i], i + 1);
-        if (b_id[i]) TT_CHECK_NODE(rt, node_t, ((tt_node *)old[i])->b, b_id[i]);
+        if (b_id[i])
+            TT_CHECK_NODE(rt, node_t, ((tt_node *)old[i])->b, b_id[i]);
     }
     TT_CHECK_RESULT(tenure_root_area_remove(rt, ra), TENURE_OK);
     tenure_destroy(rt);
-    free(old); free(b_id); free(ba_id); free(a_id); free(addr_old); free(addr_b); free(addr_ba);
+    free(old);
+    free(b_id);
+    free(ba_id);
+    free(a_id);
+    free(addr_old);
+    free(addr_b);
+    free(addr_ba);
 }
 
 /* ------------------------------------------------------------------ B */
@@ -219,10 +231,10 @@ static void test_missed_barrier(void) {
                   tenure_strerror(r));
         TT_EXPECT(log_.count >= 1 && log_.last == TENURE_HEAP_CORRUPT,
                   "missed barrier: hook called %d times, last result %d", log_.count, (int)log_.last);
-        TT_EXPECT(log_.count == 0 || strcmp(log_.function, "tenure_verify_heap") == 0, "reported by %s",
-                  log_.function);
+        TT_EXPECT(log_.count == 0 || strcmp(log_.function, "tenure_verify_heap") == 0, "reported by %s", log_.function);
         TT_EXPECT(tenure_last_error(rt) == TENURE_HEAP_CORRUPT);
-        if (log_.count) printf("    detected: \"%s\"\n", log_.message);
+        if (log_.count)
+            printf("    detected: \"%s\"\n", log_.message);
         tt_errlog_reset(&log_);
         tenure_clear_error(rt);
 
@@ -239,7 +251,8 @@ static void test_missed_barrier(void) {
         arr = roots[0];
         TT_CHECK_NODE(rt, node_t, tt_refs(arr)[512], 4242);
         TT_CHECK_RESULT(tenure_verify_heap(rt), TENURE_OK);
-        if (++attempts == 2) break;
+        if (++attempts == 2)
+            break;
         /* again after the card has been cleaned by full GCs */
         tenure_write_ref(rt, arr, &tt_refs(arr)[512], NULL);
         tt_collect(rt, -1, 0);
@@ -318,20 +331,20 @@ static void on_gc(tenure_runtime *rt, const tenure_gc_info *info, void *context)
         st->bad_got = info->index;
     }
     st->last_index = info->index;
-    if (info->generation >= 0 && info->generation <= 2) st->by_gen[info->generation]++;
+    if (info->generation >= 0 && info->generation <= 2)
+        st->by_gen[info->generation]++;
     st->by_reason[info->reason < 32 ? info->reason : 31]++;
     st->last_gen = info->generation;
     st->last_reason = info->reason;
 }
 
-static void expect_induced(tenure_runtime *rt, cb_state *st, int gen, unsigned flags, uint32_t reason,
-                           int want_gen) {
+static void expect_induced(tenure_runtime *rt, cb_state *st, int gen, unsigned flags, uint32_t reason, int want_gen) {
     uint64_t calls = st->calls;
     tt_collect(rt, gen, flags);
     TT_CHECK(st->calls == calls + 1, "tenure_collect(%d, %#x): the callback ran %" PRIu64 " times", gen, flags,
              st->calls - calls);
-    TT_CHECK(st->last_reason == reason, "tenure_collect(%d, %#x): reason %u, expected %u", gen, flags,
-             st->last_reason, reason);
+    TT_CHECK(st->last_reason == reason, "tenure_collect(%d, %#x): reason %u, expected %u", gen, flags, st->last_reason,
+             reason);
     TT_CHECK(st->last_gen == want_gen, "tenure_collect(%d, %#x): condemned generation %d, expected %d", gen, flags,
              st->last_gen, want_gen);
     tenure_gc_info info;
@@ -383,12 +396,14 @@ static void test_gc_kinds_and_callback(void) {
                  s.gen[0].collections, s.gen[1].collections, s.gen[2].collections);
     }
     for (size_t i = 0; i < nslots; i++)
-        if (ids[i]) TT_CHECK_NODE(rt, node_t, slots[i], ids[i]);
+        if (ids[i])
+            TT_CHECK_NODE(rt, node_t, slots[i], ids[i]);
     printf("    %" PRIu64 " allocations: %" PRIu64 " GCs; by condemned generation %" PRIu64 "/%" PRIu64 "/%" PRIu64
            "; reasons:",
            allocs, s.gc_count, st.by_gen[0], st.by_gen[1], st.by_gen[2]);
     for (int r = 0; r < 32; r++)
-        if (st.by_reason[r]) printf(" %d:%" PRIu64, r, st.by_reason[r]);
+        if (st.by_reason[r])
+            printf(" %d:%" PRIu64, r, st.by_reason[r]);
     printf("\n");
     TT_CHECK(!st.bad_index, "GC callback: index %" PRIu64 " followed %" PRIu64, st.bad_got, st.bad_at);
     TT_CHECK_EQ_U64(st.calls, s.gc_count);
@@ -418,7 +433,8 @@ static void test_gc_kinds_and_callback(void) {
     int optimized_ran = 0;
     for (int k = 0; k < 2; k++) {
         if (k == 1) /* lots of pending allocation: more reason to run */
-            for (int j = 0; j < 20000; j++) TT_CHECK(tenure_alloc_array(rt, bytes_t, 100) != NULL);
+            for (int j = 0; j < 20000; j++)
+                TT_CHECK(tenure_alloc_array(rt, bytes_t, 100) != NULL);
         uint64_t calls = st.calls;
         tt_collect(rt, k ? 0 : 2, TENURE_COLLECT_OPTIMIZED);
         TT_CHECK(st.calls <= calls + 1);
@@ -435,7 +451,8 @@ static void test_gc_kinds_and_callback(void) {
     TT_CHECK_EQ_U64(s.gen[1].collections, st.by_gen[1] + st.by_gen[2]);
     TT_CHECK_EQ_U64(s.gen[2].collections, st.by_gen[2]);
     for (size_t i = 0; i < nslots; i++)
-        if (ids[i]) TT_CHECK_NODE(rt, node_t, slots[i], ids[i]);
+        if (ids[i])
+            TT_CHECK_NODE(rt, node_t, slots[i], ids[i]);
 
     /* removing the callback: no more calls */
     tenure_set_gc_callback(rt, NULL, NULL);

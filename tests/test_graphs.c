@@ -32,7 +32,7 @@
 
 typedef struct traced {
     tenure_header header;
-    uint64_t n;      /* slots [0, n) are references, the others hold junk */
+    uint64_t n; /* slots [0, n) are references, the others hold junk */
     void *slot[4];
     uint64_t id;
 } traced;
@@ -84,13 +84,15 @@ static void scan_fn(tenure_runtime *rt, tenure_visitor *v, void *ctx) {
     (void)rt;
     scan_roots *s = (scan_roots *)ctx;
     for (size_t i = 0; i < 2; i++)
-        if (s->slots[i] != NULL) tenure_visit(v, &s->slots[i]);
+        if (s->slots[i] != NULL)
+            tenure_visit(v, &s->slots[i]);
 }
 
 static void traced_trace(void *obj, tenure_visitor *v) {
     traced *t = (traced *)obj;
     for (uint64_t i = 0; i < t->n && i < 4; i++)
-        if (t->slot[i] != NULL) tenure_visit(v, &t->slot[i]);
+        if (t->slot[i] != NULL)
+            tenure_visit(v, &t->slot[i]);
 }
 
 static tt_node *new_node(world *w) { return tt_node_new(w->rt, w->node_t, ++w->next_id); }
@@ -155,14 +157,16 @@ static void check_list(world *w) {
 
 static void record_list_addresses(world *w) {
     tt_node *n = (tt_node *)tenure_handle_get(w->rt, w->list_h);
-    for (size_t i = 0; i < w->list_len; i++, n = n->a) w->list_addr[i] = (uintptr_t)n;
+    for (size_t i = 0; i < w->list_len; i++, n = n->a)
+        w->list_addr[i] = (uintptr_t)n;
 }
 
 static uint64_t count_list_moves(world *w) {
     uint64_t moved = 0;
     tt_node *n = (tt_node *)tenure_handle_get(w->rt, w->list_h);
     for (size_t i = 0; i < w->list_len; i++, n = n->a)
-        if (w->list_addr[i] != 0 && w->list_addr[i] != (uintptr_t)n) moved++;
+        if (w->list_addr[i] != 0 && w->list_addr[i] != (uintptr_t)n)
+            moved++;
     return moved;
 }
 
@@ -173,7 +177,8 @@ static void mutate_list(world *w) {
     nn = new_node(w);
     size_t i = (size_t)tt_rand_range(1, w->list_len - 1);
     tt_node *prev = (tt_node *)tenure_handle_get(rt, w->list_h);
-    for (size_t k = 1; k < i; k++) prev = prev->a;
+    for (size_t k = 1; k < i; k++)
+        prev = prev->a;
     tt_node *old = prev->a;
     tenure_write_ref(rt, nn, &nn->a, old->a);
     tt_node_seal(nn);
@@ -223,7 +228,8 @@ static void mutate_dlist(world *w) {
     nn = new_node(w);
     size_t i = (size_t)tt_rand_range(1, w->dlist_len - 1);
     tt_node *prev = (tt_node *)*w->dlist;
-    for (size_t k = 1; k < i; k++) prev = prev->a;
+    for (size_t k = 1; k < i; k++)
+        prev = prev->a;
     tt_node *old = prev->a, *next = old->a;
     tenure_write_ref(rt, nn, &nn->a, next);
     tenure_write_ref(rt, nn, &nn->b, prev);
@@ -254,8 +260,10 @@ static void build_tree(world *w) {
     void **nodes = tt_refs(tmp);
     for (size_t k = n; k >= 1; k--) {
         tt_node *p = (tt_node *)nodes[k];
-        if (2 * k <= n) tenure_write_ref(rt, p, &p->a, nodes[2 * k]);
-        if (2 * k + 1 <= n) tenure_write_ref(rt, p, &p->b, nodes[2 * k + 1]);
+        if (2 * k <= n)
+            tenure_write_ref(rt, p, &p->a, nodes[2 * k]);
+        if (2 * k + 1 <= n)
+            tenure_write_ref(rt, p, &p->b, nodes[2 * k + 1]);
         tt_node_seal(p);
     }
     w->area[0] = nodes[1];
@@ -264,7 +272,10 @@ static void build_tree(world *w) {
 
 static void check_tree(world *w) {
     size_t n = w->tree_n, top = 0;
-    struct item { tt_node *p; size_t k; } *stack = malloc(sizeof(struct item) * (n + 1));
+    struct item {
+        tt_node *p;
+        size_t k;
+    } *stack = malloc(sizeof(struct item) * (n + 1));
     TT_CHECK(stack != NULL);
     stack[top++] = (struct item){(tt_node *)w->area[0], 1};
     size_t seen = 0;
@@ -272,10 +283,14 @@ static void check_tree(world *w) {
         struct item it = stack[--top];
         TT_CHECK_NODE(w->rt, w->node_t, it.p, w->tree_ids[it.k]);
         seen++;
-        if (2 * it.k <= n) stack[top++] = (struct item){it.p->a, 2 * it.k};
-        else TT_CHECK(it.p->a == NULL);
-        if (2 * it.k + 1 <= n) stack[top++] = (struct item){it.p->b, 2 * it.k + 1};
-        else TT_CHECK(it.p->b == NULL);
+        if (2 * it.k <= n)
+            stack[top++] = (struct item){it.p->a, 2 * it.k};
+        else
+            TT_CHECK(it.p->a == NULL);
+        if (2 * it.k + 1 <= n)
+            stack[top++] = (struct item){it.p->b, 2 * it.k + 1};
+        else
+            TT_CHECK(it.p->b == NULL);
     }
     TT_CHECK(seen == n);
     free(stack);
@@ -283,9 +298,11 @@ static void check_tree(world *w) {
 
 static tt_node *tree_at(world *w, size_t k) {
     int bits = 0;
-    while ((k >> bits) > 1) bits++;
+    while ((k >> bits) > 1)
+        bits++;
     tt_node *p = (tt_node *)w->area[0];
-    for (int b = bits - 1; b >= 0; b--) p = ((k >> b) & 1) ? p->b : p->a;
+    for (int b = bits - 1; b >= 0; b--)
+        p = ((k >> b) & 1) ? p->b : p->a;
     return p;
 }
 
@@ -300,8 +317,10 @@ static void mutate_tree(world *w) {
     tenure_write_ref(rt, nn, &nn->a, old->a);
     tenure_write_ref(rt, nn, &nn->b, old->b);
     tt_node_seal(nn);
-    if (k & 1) tenure_write_ref(rt, parent, &parent->b, nn);
-    else tenure_write_ref(rt, parent, &parent->a, nn);
+    if (k & 1)
+        tenure_write_ref(rt, parent, &parent->b, nn);
+    else
+        tenure_write_ref(rt, parent, &parent->a, nn);
     tt_node_seal(parent);
     w->tree_ids[k] = nn->id;
     TENURE_FRAME_POP(rt, f);
@@ -324,10 +343,13 @@ static void build_grid(world *w) {
     for (size_t i = 0; i < g; i++)
         for (size_t j = 0; j < g; j++) {
             tt_node *p = (tt_node *)nodes[i * g + j];
-            if (i + 1 < g) tenure_write_ref(rt, p, &p->a, nodes[(i + 1) * g + j]);
-            if (j + 1 < g) tenure_write_ref(rt, p, &p->b, nodes[i * g + j + 1]);
+            if (i + 1 < g)
+                tenure_write_ref(rt, p, &p->a, nodes[(i + 1) * g + j]);
+            if (j + 1 < g)
+                tenure_write_ref(rt, p, &p->b, nodes[i * g + j + 1]);
         }
-    for (size_t k = 0; k < g * g; k++) tt_node_seal((tt_node *)nodes[k]);
+    for (size_t k = 0; k < g * g; k++)
+        tt_node_seal((tt_node *)nodes[k]);
     w->scan.slots[0] = nodes[0];
     TENURE_FRAME_POP(rt, f);
 }
@@ -364,7 +386,8 @@ static void build_ring(world *w) {
     for (size_t i = 0; i < w->ring_len; i++) {
         n = new_node(w);
         w->ring_ids[i] = n->id;
-        if (i % 3 == 0) tenure_write_ref(rt, n, &n->b, n);
+        if (i % 3 == 0)
+            tenure_write_ref(rt, n, &n->b, n);
         if (last != NULL) {
             tenure_write_ref(rt, last, &last->a, n);
             tt_node_seal(last);
@@ -401,10 +424,14 @@ static void build_refarr(world *w) {
     w->area[1] = new_array(w, w->refarr_t, w->refarr_len);
     for (size_t i = 0; i < w->refarr_len; i++) {
         w->refarr_ids[i] = 0;
-        if (i % 11 == 0) continue;
+        if (i % 11 == 0)
+            continue;
         size_t p = refarr_pool_of(w, i), first = SIZE_MAX;
         for (size_t j = 0; j < i; j++)
-            if (j % 11 != 0 && refarr_pool_of(w, j) == p) { first = j; break; }
+            if (j % 11 != 0 && refarr_pool_of(w, j) == p) {
+                first = j;
+                break;
+            }
         if (first == SIZE_MAX) {
             nn = new_node(w);
         } else {
@@ -430,7 +457,8 @@ static void check_refarr(world *w) {
         }
         TT_CHECK_NODE(w->rt, w->node_t, e[i], w->refarr_ids[i]);
         size_t p = refarr_pool_of(w, i);
-        if (canon[p] == NULL) canon[p] = e[i];
+        if (canon[p] == NULL)
+            canon[p] = e[i];
         TT_CHECK(canon[p] == e[i], "ref array: element %zu no longer shares its node", i);
     }
     free(canon);
@@ -443,7 +471,8 @@ static void mutate_refarr(world *w) {
     nn = new_node(w);
     size_t p = (size_t)tt_rand_below(w->refarr_pool);
     for (size_t i = 0; i < w->refarr_len; i++) {
-        if (i % 11 == 0 || refarr_pool_of(w, i) != p) continue;
+        if (i % 11 == 0 || refarr_pool_of(w, i) != p)
+            continue;
         tenure_write_ref(rt, w->area[1], &tt_refs(w->area[1])[i], nn);
         w->refarr_ids[i] = nn->id;
     }
@@ -464,7 +493,8 @@ static void build_sarr(world *w) {
         tenure_write_ref(rt, *w->sarr, &e[i].r1, nn);
         e[i].v = elem_tag(i);
         w->sarr_ids[i] = nn->id;
-        if (i % 3 != 0) tenure_write_ref(rt, *w->sarr, &e[i].r2, e[i / 2].r1);
+        if (i % 3 != 0)
+            tenure_write_ref(rt, *w->sarr, &e[i].r2, e[i / 2].r1);
     }
     TENURE_FRAME_POP(rt, f);
 }
@@ -477,8 +507,7 @@ static void check_sarr(world *w) {
     for (size_t i = 0; i < w->sarr_len; i++) {
         TT_CHECK_NODE(w->rt, w->node_t, e[i].r1, w->sarr_ids[i]);
         TT_CHECK(e[i].v == elem_tag(i), "struct array element %zu: data changed", i);
-        TT_CHECK(e[i].r2 == (i % 3 != 0 ? e[i / 2].r1 : NULL),
-                 "struct array element %zu: second reference broken", i);
+        TT_CHECK(e[i].r2 == (i % 3 != 0 ? e[i / 2].r1 : NULL), "struct array element %zu: second reference broken", i);
     }
 }
 
@@ -492,8 +521,10 @@ static void mutate_sarr(world *w) {
     tenure_write_ref(rt, *w->sarr, &e[k].r1, nn);
     w->sarr_ids[k] = nn->id;
     for (size_t j = 2 * k; j <= 2 * k + 1 && j < w->sarr_len; j++)
-        if (j % 3 != 0) tenure_write_ref(rt, *w->sarr, &e[j].r2, nn);
-    if (k % 3 != 0) tenure_write_ref(rt, *w->sarr, &e[k].r2, e[k / 2].r1);
+        if (j % 3 != 0)
+            tenure_write_ref(rt, *w->sarr, &e[j].r2, nn);
+    if (k % 3 != 0)
+        tenure_write_ref(rt, *w->sarr, &e[k].r2, e[k / 2].r1);
     TENURE_FRAME_POP(rt, f);
 }
 
@@ -527,7 +558,8 @@ static void build_traced(world *w) {
             uint64_t junk = (s == 3 && i % 2 == 0) ? (uint64_t)(uintptr_t)n2 : (tt_mix64(t->id + s) | 1);
             t->slot[s] = (void *)(uintptr_t)junk;
         }
-        for (int s = 0; s < 4; s++) w->traced_junk[i][s] = (uint64_t)(uintptr_t)t->slot[s];
+        for (int s = 0; s < 4; s++)
+            w->traced_junk[i][s] = (uint64_t)(uintptr_t)t->slot[s];
         head = t;
     }
     w->scan.slots[1] = head;
@@ -541,8 +573,10 @@ static void check_traced(world *w) {
         TT_CHECK(tenure_object_type(w->rt, t) == w->traced_t);
         TT_CHECK(t->id == w->traced_ids[i], "traced %zu: id %" PRIu64, i, t->id);
         TT_CHECK(t->n == 1 + (i % 3));
-        if (t->n >= 2) TT_CHECK_NODE(w->rt, w->node_t, t->slot[1], w->traced_node_ids[i][0]);
-        if (t->n >= 3) TT_CHECK_NODE(w->rt, w->node_t, t->slot[2], w->traced_node_ids[i][1]);
+        if (t->n >= 2)
+            TT_CHECK_NODE(w->rt, w->node_t, t->slot[1], w->traced_node_ids[i][0]);
+        if (t->n >= 3)
+            TT_CHECK_NODE(w->rt, w->node_t, t->slot[2], w->traced_node_ids[i][1]);
         for (uint64_t s = t->n; s < 4; s++)
             TT_CHECK((uint64_t)(uintptr_t)t->slot[s] == w->traced_junk[i][s],
                      "traced %zu: untraced slot %" PRIu64 " was modified by the collector", i, s);
@@ -561,7 +595,8 @@ static void mutate_traced(world *w) {
     i += 2; /* n == 3 */
     if (i < w->traced_len) {
         traced *t = (traced *)w->scan.slots[1];
-        for (size_t k = 0; k < i; k++) t = (traced *)t->slot[0];
+        for (size_t k = 0; k < i; k++)
+            t = (traced *)t->slot[0];
         size_t s = 1 + (size_t)tt_rand_below(2);
         tenure_write_ref(rt, t, &t->slot[s], nn);
         w->traced_node_ids[i][s - 1] = nn->id;
@@ -580,7 +615,8 @@ static void build_large(world *w) {
              (int)(sizeof(tenure_array_header) + LARGE_REFARRAY_LEN * sizeof(void *)));
     for (size_t i = 0; i < LARGE_REFARRAY_LEN; i++) {
         w->large_ids[i] = 0;
-        if (i % 16 != 0) continue;
+        if (i % 16 != 0)
+            continue;
         nn = new_node(w);
         tenure_write_ref(rt, w->area[2], &tt_refs(w->area[2])[i], nn);
         w->large_ids[i] = nn->id;
@@ -594,7 +630,8 @@ static void build_large(world *w) {
         tenure_write_ref(rt, b, (char *)b + big_offsets[k], nn);
         w->big_ids[k] = nn->id;
     }
-    for (size_t k = 0; k < 64; k++) b->payload[1000 + k] = (char)k;
+    for (size_t k = 0; k < 64; k++)
+        b->payload[1000 + k] = (char)k;
     w->big_h = tenure_handle_new(rt, TENURE_HANDLE_STRONG, b);
     TT_CHECK(w->big_h != NULL);
     TENURE_FRAME_POP(rt, f);
@@ -605,14 +642,17 @@ static void check_large(world *w) {
     TT_CHECK(tenure_array_length(w->area[2]) == LARGE_REFARRAY_LEN);
     void **e = tt_refs(w->area[2]);
     for (size_t i = 0; i < LARGE_REFARRAY_LEN; i++) {
-        if (w->large_ids[i] == 0) TT_CHECK(e[i] == NULL);
-        else TT_CHECK_NODE(w->rt, w->node_t, e[i], w->large_ids[i]);
+        if (w->large_ids[i] == 0)
+            TT_CHECK(e[i] == NULL);
+        else
+            TT_CHECK_NODE(w->rt, w->node_t, e[i], w->large_ids[i]);
     }
     big *b = (big *)tenure_handle_get(w->rt, w->big_h);
     TT_CHECK(b != NULL && tenure_object_generation(w->rt, b) == 3);
     for (size_t k = 0; k < BIG_REFS; k++)
         TT_CHECK_NODE(w->rt, w->node_t, *(void **)((char *)b + big_offsets[k]), w->big_ids[k]);
-    for (size_t k = 0; k < 64; k++) TT_CHECK(b->payload[1000 + k] == (char)k);
+    for (size_t k = 0; k < 64; k++)
+        TT_CHECK(b->payload[1000 + k] == (char)k);
 }
 
 static void mutate_large(world *w) {
@@ -747,7 +787,8 @@ static void make_garbage(world *w, size_t count) {
             arr = new_array(w, w->bytes_t, (size_t)tt_rand_range(85000, 200000));
             TT_CHECK(tenure_object_generation(rt, arr) == 3);
         }
-        if (tt_rand_below(50) == 0) prev = NULL;
+        if (tt_rand_below(50) == 0)
+            prev = NULL;
     }
     TENURE_FRAME_POP(rt, f);
 }
@@ -778,7 +819,8 @@ static void run_mode(int mode) {
     tenure_config cfg;
     tt_config(&cfg);
     cfg.GCCompactMode = (uint32_t)mode;
-    if (mode != 0 && getenv("TENURE_GCgen0size") == NULL) cfg.GCgen0size = 4u << 20;
+    if (mode != 0 && getenv("TENURE_GCgen0size") == NULL)
+        cfg.GCgen0size = 4u << 20;
     w->rt = tt_create(&cfg, &w->log);
     tenure_runtime *rt = w->rt;
     register_types(w);
@@ -829,7 +871,8 @@ static void run_mode(int mode) {
     build_traced(w);
     build_large(w);
     build_pinned(w);
-    for (size_t s = 0; s < CHURN_SLOTS; s++) churn_replace(w, s);
+    for (size_t s = 0; s < CHURN_SLOTS; s++)
+        churn_replace(w, s);
     check_all(w);
     tt_collect(rt, -1, 0);
     w->induced++;
@@ -842,13 +885,26 @@ static void run_mode(int mode) {
         record_list_addresses(w);
         make_garbage(w, garbage);
         switch (tt_rand_below(8)) {
-        case 0: mutate_list(w); mutate_dlist(w); break;
-        case 1: mutate_tree(w); mutate_refarr(w); break;
-        case 2: mutate_sarr(w); mutate_traced(w); break;
-        case 3: mutate_large(w); mutate_pinned(w); break;
+        case 0:
+            mutate_list(w);
+            mutate_dlist(w);
+            break;
+        case 1:
+            mutate_tree(w);
+            mutate_refarr(w);
+            break;
+        case 2:
+            mutate_sarr(w);
+            mutate_traced(w);
+            break;
+        case 3:
+            mutate_large(w);
+            mutate_pinned(w);
+            break;
         default: break;
         }
-        for (int k = 0; k < 4; k++) churn_replace(w, (size_t)tt_rand_below(CHURN_SLOTS));
+        for (int k = 0; k < 4; k++)
+            churn_replace(w, (size_t)tt_rand_below(CHURN_SLOTS));
         make_garbage(w, garbage / 4);
         uint64_t g = tt_rand_below(10);
         if (g < 2) {
@@ -866,33 +922,34 @@ static void run_mode(int mode) {
         }
         uint64_t moved = count_list_moves(w);
         if (mode == 2)
-            TT_CHECK(moved == 0, "mode 2 (always sweep): %" PRIu64 " list nodes moved in round %zu",
-                     moved, round);
+            TT_CHECK(moved == 0, "mode 2 (always sweep): %" PRIu64 " list nodes moved in round %zu", moved, round);
         w->moved += moved;
         check_all(w);
-        if (round % 25 == 0) TT_CHECK_RESULT(tenure_verify_heap(rt), TENURE_OK);
+        if (round % 25 == 0)
+            TT_CHECK_RESULT(tenure_verify_heap(rt), TENURE_OK);
     }
 
     if (mode == 1 && w->moved == 0) {
         /* the random rounds made no hole below a list node (a seed with few list mutations, a
          * short stress run): make some, then a full compacting GC must slide nodes down */
         record_list_addresses(w);
-        for (int k = 0; k < 8; k++) mutate_list(w);
+        for (int k = 0; k < 8; k++)
+            mutate_list(w);
         tt_collect(rt, -1, TENURE_COLLECT_COMPACT);
         w->induced++;
         w->moved += count_list_moves(w);
         check_all(w);
     }
     tenure_stats s = tt_stats(rt);
-    printf("  mode %d: %zu rounds, %" PRIu64 " GCs (%" PRIu64 " induced, %" PRIu64
-           " compacting, %" PRIu64 " sweeping), %" PRIu64 " list-node moves, live %" PRIu64
-           " KiB, heap %" PRIu64 " KiB, %.2f s\n",
+    printf("  mode %d: %zu rounds, %" PRIu64 " GCs (%" PRIu64 " induced, %" PRIu64 " compacting, %" PRIu64
+           " sweeping), %" PRIu64 " list-node moves, live %" PRIu64 " KiB, heap %" PRIu64 " KiB, %.2f s\n",
            mode, rounds, s.gc_count, w->induced, s.compacting_gcs, s.sweeping_gcs, w->moved,
            s.live_bytes_after_gc >> 10, s.heap_bytes >> 10, tt_now() - t0);
     TT_CHECK(s.gc_count >= w->induced);
     if (mode != 0)
         TT_CHECK(s.gc_count > w->induced, "no allocation-triggered GC happened (gen0size 4m)");
-    if (mode == 0) TT_CHECK(s.compacting_gcs > 0, "TENURE_COLLECT_COMPACT never compacted");
+    if (mode == 0)
+        TT_CHECK(s.compacting_gcs > 0, "TENURE_COLLECT_COMPACT never compacted");
     if (mode == 1) {
         TT_CHECK(s.sweeping_gcs == 0, "GCCompactMode=1 swept %" PRIu64 " times", s.sweeping_gcs);
         TT_CHECK(s.compacting_gcs > 0);
@@ -917,13 +974,22 @@ static void run_mode(int mode) {
     TT_CHECK(tenure_handle_count(rt) == 0);
     tt_collect(rt, -1, compact_flag);
     s = tt_stats(rt);
-    TT_CHECK(s.live_bytes_after_gc < 64 * 1024,
-             "everything was dropped but %" PRIu64 " bytes survived", s.live_bytes_after_gc);
+    TT_CHECK(s.live_bytes_after_gc < 64 * 1024, "everything was dropped but %" PRIu64 " bytes survived",
+             s.live_bytes_after_gc);
     tenure_destroy(rt);
 
-    free(w->list_ids); free(w->list_addr); free(w->dlist_ids); free(w->tree_ids);
-    free(w->grid_ids); free(w->grid_addr); free(w->ring_ids); free(w->refarr_ids);
-    free(w->sarr_ids); free(w->traced_ids); free(w->traced_node_ids); free(w->traced_junk);
+    free(w->list_ids);
+    free(w->list_addr);
+    free(w->dlist_ids);
+    free(w->tree_ids);
+    free(w->grid_ids);
+    free(w->grid_addr);
+    free(w->ring_ids);
+    free(w->refarr_ids);
+    free(w->sarr_ids);
+    free(w->traced_ids);
+    free(w->traced_node_ids);
+    free(w->traced_junk);
     free(w->large_ids);
     free(w);
 }
@@ -931,7 +997,8 @@ static void run_mode(int mode) {
 int main(void) {
     tt_rng_init("graphs");
     double t0 = tt_now();
-    for (int mode = 0; mode <= 2; mode++) run_mode(mode);
+    for (int mode = 0; mode <= 2; mode++)
+        run_mode(mode);
     printf("graphs: OK (%.2f s)\n", tt_now() - t0);
     return 0;
 }

@@ -115,13 +115,13 @@ static void expect_clean_exit(const char *name, void (*fn)(void)) {
 }
 
 /* The call just made failed with `expected` and told the hook so. */
-#define EXPECT_REPORTED(what, got, expected)                                                  \
-    do {                                                                                      \
-        TT_CHECK((got) == (expected), "%s: returned %d (%s), expected %d", what, (int)(got), \
-                 tenure_strerror((tenure_result)(got)), (int)(expected));                     \
-        TT_CHECK(log_.count == 1 && log_.last == (expected), "%s: hook called %d times (last %d)", what, \
-                 log_.count, (int)log_.last);                                                 \
-        tt_errlog_reset(&log_);                                                               \
+#define EXPECT_REPORTED(what, got, expected)                                                                         \
+    do {                                                                                                             \
+        TT_CHECK((got) == (expected), "%s: returned %d (%s), expected %d", what, (int)(got),                         \
+                 tenure_strerror((tenure_result)(got)), (int)(expected));                                            \
+        TT_CHECK(log_.count == 1 && log_.last == (expected), "%s: hook called %d times (last %d)", what, log_.count, \
+                 (int)log_.last);                                                                                    \
+        tt_errlog_reset(&log_);                                                                                      \
     } while (0)
 
 /* ---- finding 7: handles ---- */
@@ -141,10 +141,9 @@ static void handles_low_and_bad_pointers(void) {
         EXPECT_REPORTED(what, TENURE_INVALID_HANDLE, TENURE_INVALID_HANDLE);
         EXPECT_REPORTED("tenure_handle_set", tenure_handle_set(rt, h, NULL), TENURE_INVALID_HANDLE);
         EXPECT_REPORTED("tenure_handle_free", tenure_handle_free(rt, h), TENURE_INVALID_HANDLE);
-        EXPECT_REPORTED("tenure_handle_set_secondary", tenure_handle_set_secondary(rt, h, NULL),
+        EXPECT_REPORTED("tenure_handle_set_secondary", tenure_handle_set_secondary(rt, h, NULL), TENURE_INVALID_HANDLE);
+        EXPECT_REPORTED("tenure_handle_set_variable_kind", tenure_handle_set_variable_kind(rt, h, TENURE_HANDLE_STRONG),
                         TENURE_INVALID_HANDLE);
-        EXPECT_REPORTED("tenure_handle_set_variable_kind",
-                        tenure_handle_set_variable_kind(rt, h, TENURE_HANDLE_STRONG), TENURE_INVALID_HANDLE);
         TT_CHECK(tenure_handle_get_secondary(rt, h) == NULL);
         EXPECT_REPORTED("tenure_handle_get_secondary", TENURE_INVALID_HANDLE, TENURE_INVALID_HANDLE);
         TT_CHECK(tenure_handle_sized_ref_bytes(rt, h) == 0);
@@ -255,7 +254,9 @@ static void type_descriptors(void) {
         {"NO_REFS with a trace callback", {.size = 24, .trace = noop_trace, .flags = TENURE_TYPE_NO_REFS}},
         {"NO_REFS reference array", {.flags = TENURE_TYPE_REF_ARRAY | TENURE_TYPE_NO_REFS}},
         {"NO_REFS array with element offsets",
-         {.elem_size = 8, .elem_ref_offsets = off8 /* any */, .elem_ref_count = 1,
+         {.elem_size = 8,
+          .elem_ref_offsets = off8 /* any */,
+          .elem_ref_count = 1,
           .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_NO_REFS}},
         {"unknown flag", {.size = 24, .flags = 1u << 7}},
         {"unknown high flag", {.size = 24, .flags = 1u << 31}},
@@ -422,8 +423,7 @@ static void expect_fault(const char *name, void (*fn)(void)) {
     /* under AddressSanitizer the fault is its report and exit code */
     bool asan_fault = WIFEXITED(status) && WEXITSTATUS(status) != 0 && strstr(err, "AddressSanitizer: SEGV");
     TT_EXPECT(asan_fault || (WIFSIGNALED(status) && (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGBUS)),
-              "%s: the child %s instead of faulting; stderr:\n%s", name, describe_status(status, why, sizeof why),
-              err);
+              "%s: the child %s instead of faulting; stderr:\n%s", name, describe_status(status, why, sizeof why), err);
     printf("  %s: %s\n", name, asan_fault ? "AddressSanitizer: SEGV" : describe_status(status, why, sizeof why));
 }
 

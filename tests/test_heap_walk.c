@@ -81,7 +81,8 @@ static void check_visited(seen *s) {
     TT_CHECK(sorted != NULL);
     memcpy(sorted, s->objs, s->count * sizeof(void *));
     qsort(sorted, s->count, sizeof(void *), cmp_ptr);
-    for (size_t i = 1; i < s->count; i++) TT_CHECK(sorted[i] != sorted[i - 1], "an object visited twice");
+    for (size_t i = 1; i < s->count; i++)
+        TT_CHECK(sorted[i] != sorted[i - 1], "an object visited twice");
     free(sorted);
 }
 
@@ -188,8 +189,8 @@ static void run(int mode) {
         TT_CHECK(s.types[i] != bytes_t || s.gens[i] >= 1, "garbage-typed object in gen0 after a full GC");
     }
     TT_CHECK(nodes == k);
-    TT_CHECK(total == s1.live_bytes_after_gc, "walked %" PRIu64 " bytes, live_bytes_after_gc %" PRIu64,
-             total, s1.live_bytes_after_gc);
+    TT_CHECK(total == s1.live_bytes_after_gc, "walked %" PRIu64 " bytes, live_bytes_after_gc %" PRIu64, total,
+             s1.live_bytes_after_gc);
     TT_CHECK(s1.promoted_bytes > 0);
     /* the walked nodes are exactly those in the array */
     void **want = malloc(k * sizeof(void *)), **got = malloc(k * sizeof(void *));
@@ -197,13 +198,15 @@ static void run(int mode) {
     memcpy(want, tt_refs(slots[0]), k * sizeof(void *));
     size_t j = 0;
     for (size_t i = 0; i < s.count; i++)
-        if (s.types[i] == node_t && s.gens[i] != 4) got[j++] = s.objs[i];
+        if (s.types[i] == node_t && s.gens[i] != 4)
+            got[j++] = s.objs[i];
     qsort(want, k, sizeof(void *), cmp_ptr);
     qsort(got, k, sizeof(void *), cmp_ptr);
     TT_CHECK(memcmp(want, got, k * sizeof(void *)) == 0, "the walk's nodes are not the live nodes");
     free(want);
     free(got);
-    for (size_t i = 0; i < k; i++) TT_CHECK_NODE(rt, node_t, tt_refs(slots[0])[i], i + 1);
+    for (size_t i = 0; i < k; i++)
+        TT_CHECK_NODE(rt, node_t, tt_refs(slots[0])[i], i + 1);
 
     collect_checked(-1, mode);
     for (size_t i = 0; i < k; i++)
@@ -236,7 +239,8 @@ static void run(int mode) {
     TT_CHECK_NODE(rt, node_t, slots[7], 7007);
 
     /* drop half, full GC: the walk follows */
-    for (size_t i = 0; i < k; i += 2) tenure_write_ref(rt, slots[0], &tt_refs(slots[0])[i], NULL);
+    for (size_t i = 0; i < k; i += 2)
+        tenure_write_ref(rt, slots[0], &tt_refs(slots[0])[i], NULL);
     slots[1] = NULL;
     collect_checked(-1, mode);
     walk(&s, 0);
@@ -245,8 +249,8 @@ static void run(int mode) {
     check_visited(&s);
 
     tenure_stats fin = tt_stats(rt);
-    printf("  mode %d: %zu live + %zu garbage objects, %" PRIu64 " GCs, %.2f s\n", mode, live, garbage,
-           fin.gc_count, tt_now() - t0);
+    printf("  mode %d: %zu live + %zu garbage objects, %" PRIu64 " GCs, %.2f s\n", mode, live, garbage, fin.gc_count,
+           tt_now() - t0);
     seen_free(&s);
     TT_CHECK_RESULT(tenure_root_area_remove(rt, ra), TENURE_OK);
     tenure_destroy(rt);

@@ -34,8 +34,8 @@ static void fill_bytes(void *arr, uint64_t id) {
 static void check_bytes(tenure_runtime *rt, void *arr, uint64_t id, size_t len) {
     TT_CHECK(tenure_is_object(rt, arr), "large object %" PRIu64 " is not an object", id);
     TT_CHECK(tenure_object_type(rt, arr) == bytes_t);
-    TT_CHECK(tenure_array_length(arr) == len, "large object %" PRIu64 ": length %zu, expected %zu",
-             id, tenure_array_length(arr), len);
+    TT_CHECK(tenure_array_length(arr) == len, "large object %" PRIu64 ": length %zu, expected %zu", id,
+             tenure_array_length(arr), len);
     unsigned char *d = tenure_array_data(arr);
     uint64_t head, tail;
     memcpy(&head, d, 8);
@@ -45,8 +45,7 @@ static void check_bytes(tenure_runtime *rt, void *arr, uint64_t id, size_t len) 
     for (size_t off = 4096; off + 8 < len; off += 4096) {
         unsigned char want = (unsigned char)((id + off / 4096) & 0xff);
         size_t last = off + 4095 < len - 9 ? off + 4095 : len - 9;
-        TT_CHECK(d[off] == want && d[last] == want, "large object %" PRIu64 ": bytes at %zu changed",
-                 id, off);
+        TT_CHECK(d[off] == want && d[last] == want, "large object %" PRIu64 ": bytes at %zu changed", id, off);
     }
 }
 
@@ -76,8 +75,8 @@ static void test_placement(void) {
     a = tenure_alloc_pinned(rt, node_t);
     TT_CHECK(a != NULL && tenure_object_generation(rt, a) == 4);
     a = tenure_alloc_array_pinned(rt, bytes_t, 100000);
-    TT_CHECK(a != NULL && tenure_object_generation(rt, a) == 4,
-             "a large pinned array is in generation %d", tenure_object_generation(rt, a));
+    TT_CHECK(a != NULL && tenure_object_generation(rt, a) == 4, "a large pinned array is in generation %d",
+             tenure_object_generation(rt, a));
     a = tenure_alloc_array_pinned(rt, refarr_t, 10);
     TT_CHECK(a != NULL && tenure_object_generation(rt, a) == 4);
     /* a large object stays in the LOH across GCs (it is never promoted elsewhere) */
@@ -89,8 +88,7 @@ static void test_placement(void) {
     tt_collect(rt, -1, TENURE_COLLECT_COMPACT);
     tt_collect(rt, -1, 0);
     TT_CHECK(tenure_object_generation(rt, tenure_handle_get(rt, h)) == 3);
-    TT_CHECK((uintptr_t)tenure_handle_get(rt, h) == where,
-             "an LOH object moved without TENURE_COLLECT_COMPACT_LOH");
+    TT_CHECK((uintptr_t)tenure_handle_get(rt, h) == where, "an LOH object moved without TENURE_COLLECT_COMPACT_LOH");
     check_bytes(rt, tenure_handle_get(rt, h), 42, 90000);
     tenure_stats s = tt_stats(rt);
     TT_CHECK(s.gen[3].size >= 90016 && s.gen[3].collections > 0);
@@ -134,9 +132,11 @@ static void test_placement(void) {
     }
     tt_collect(rt, 0, 0);
     tt_collect(rt, -1, TENURE_COLLECT_COMPACT);
-    for (int k = 0; k < 3; k++) check_bytes(rt, slots[k], 100 + (uint64_t)k, sizes[k]);
+    for (int k = 0; k < 3; k++)
+        check_bytes(rt, slots[k], 100 + (uint64_t)k, sizes[k]);
     tt_node *p = (tt_node *)slots[3];
-    for (uint64_t k = 20000; k >= 1; k--, p = p->a) TT_CHECK_NODE(rt, node_t, p, k);
+    for (uint64_t k = 20000; k >= 1; k--, p = p->a)
+        TT_CHECK_NODE(rt, node_t, p, k);
     TT_CHECK(p == NULL);
     TT_CHECK_RESULT(tenure_verify_heap(rt), TENURE_OK);
     tenure_root_area_remove(rt, ra);
@@ -165,8 +165,10 @@ static void check_slot(tenure_runtime *rt, void *obj, const slot_info *si) {
     TT_CHECK(tenure_object_generation(rt, obj) == 3);
     void **e = tt_refs(obj);
     for (size_t i = 0; i < si->len; i++) {
-        if (si->ref_ids[i] == 0) TT_CHECK(e[i] == NULL, "ref array %" PRIu64 "[%zu] not NULL", si->id, i);
-        else TT_CHECK_NODE(rt, node_t, e[i], si->ref_ids[i]);
+        if (si->ref_ids[i] == 0)
+            TT_CHECK(e[i] == NULL, "ref array %" PRIu64 "[%zu] not NULL", si->id, i);
+        else
+            TT_CHECK_NODE(rt, node_t, e[i], si->ref_ids[i]);
     }
 }
 
@@ -216,32 +218,37 @@ static void test_reuse(void) {
             total += tenure_object_size(rt, slots[s]);
         }
         TT_CHECK(tenure_object_generation(rt, slots[s]) == 3);
-        if (it % 100 == 99) tt_collect(rt, -1, 0);
-        else if (it % 10 == 9) tt_collect(rt, (int)tt_rand_below(2), 0);
+        if (it % 100 == 99)
+            tt_collect(rt, -1, 0);
+        else if (it % 10 == 9)
+            tt_collect(rt, (int)tt_rand_below(2), 0);
         if (it % 25 == 0 || it + 1 == iters)
             for (size_t k = 0; k < SLOTS; k++)
-                if (slots[k] != NULL) check_slot(rt, slots[k], &info[k]);
+                if (slots[k] != NULL)
+                    check_slot(rt, slots[k], &info[k]);
         tenure_stats st = tt_stats(rt);
         uint64_t *m = it < iters / 2 ? &max_loh_first : &max_loh_second;
-        if (st.gen[3].size > *m) *m = st.gen[3].size;
-        if (st.heap_bytes > max_heap) max_heap = st.heap_bytes;
+        if (st.gen[3].size > *m)
+            *m = st.gen[3].size;
+        if (st.heap_bytes > max_heap)
+            max_heap = st.heap_bytes;
     }
     TENURE_FRAME_POP(rt, f);
     tenure_stats st = tt_stats(rt);
     printf("  reuse: %zu large objects, %" PRIu64 " MiB allocated, %" PRIu64 " GCs (%" PRIu64
            " condemned the LOH); max LOH %" PRIu64 " MiB (first half) / %" PRIu64
            " MiB (second half), max heap %" PRIu64 " MiB, %.2f s\n",
-           iters, total >> 20, st.gc_count, st.gen[3].collections, max_loh_first >> 20,
-           max_loh_second >> 20, max_heap >> 20, tt_now() - t0);
+           iters, total >> 20, st.gc_count, st.gen[3].collections, max_loh_first >> 20, max_loh_second >> 20,
+           max_heap >> 20, tt_now() - t0);
     /* at most 32 live objects of at most 400 KiB: under 13 MiB live */
     TT_CHECK(max_loh_second <= (160u << 20), "LOH grew to %" PRIu64 " MiB", max_loh_second >> 20);
     TT_CHECK(max_heap <= (256u << 20), "heap grew to %" PRIu64 " MiB", max_heap >> 20);
-    TT_CHECK(max_loh_second <= max_loh_first * 3 / 2 + (32u << 20),
-             "LOH keeps growing: %" PRIu64 " -> %" PRIu64 " MiB", max_loh_first >> 20,
-             max_loh_second >> 20);
+    TT_CHECK(max_loh_second <= max_loh_first * 3 / 2 + (32u << 20), "LOH keeps growing: %" PRIu64 " -> %" PRIu64 " MiB",
+             max_loh_first >> 20, max_loh_second >> 20);
     TT_CHECK(st.gen[3].collections > 0);
     TT_CHECK(st.gen[3].free_bytes <= st.gen[3].size);
-    for (size_t k = 0; k < SLOTS; k++) free(info[k].ref_ids);
+    for (size_t k = 0; k < SLOTS; k++)
+        free(info[k].ref_ids);
     TT_CHECK_RESULT(tenure_root_area_remove(rt, ra), TENURE_OK);
     tenure_destroy(rt);
 }
@@ -267,17 +274,19 @@ static void test_free_space_reused(void) {
             check_bytes(rt, slots[k], (uint64_t)(round * 100 + k), 200000 + (size_t)(k % 5) * 8000);
         tenure_stats s = tt_stats(rt);
         TT_CHECK(s.gen[3].size - s.gen[3].free_bytes >= 40u * 200016u);
-        if (round == 0) peak = s.gen[3].size;
+        if (round == 0)
+            peak = s.gen[3].size;
         else
             TT_CHECK(s.gen[3].size <= peak + (1u << 20),
                      "round %d: LOH %" PRIu64 " KiB after freeing and reallocating the same objects "
-                     "(first peak %" PRIu64 " KiB)", round, s.gen[3].size >> 10, peak >> 10);
+                     "(first peak %" PRIu64 " KiB)",
+                     round, s.gen[3].size >> 10, peak >> 10);
         memset(slots, 0, sizeof slots);
         tt_collect(rt, -1, 0);
         s = tt_stats(rt);
         TT_CHECK(s.gen[3].size - s.gen[3].free_bytes < (1u << 20),
-                 "dead large objects still counted: size %" PRIu64 " free %" PRIu64,
-                 s.gen[3].size, s.gen[3].free_bytes);
+                 "dead large objects still counted: size %" PRIu64 " free %" PRIu64, s.gen[3].size,
+                 s.gen[3].free_bytes);
     }
     TT_CHECK_RESULT(tenure_root_area_remove(rt, ra), TENURE_OK);
     tenure_destroy(rt);

@@ -25,11 +25,11 @@ typedef struct holder {
 static tenure_runtime *rt;
 static const tenure_type *node_t, *refarr_t, *bytes_t, *holder_t;
 static size_t n;
-static void **large;       /* root area: the large objects (NULL when dropped) */
-static void **holders;     /* root area: one small holder per large object */
+static void **large;   /* root area: the large objects (NULL when dropped) */
+static void **holders; /* root area: one small holder per large object */
 static uint64_t *ids;
 static size_t *lens;
-static int *is_refs;       /* reference array (1) or byte array (0) */
+static int *is_refs; /* reference array (1) or byte array (0) */
 static tenure_handle **strong, **weak;
 static tenure_handle *pin_h;
 static size_t pin_i;
@@ -65,7 +65,8 @@ static void fill_large(size_t i) {
         TENURE_FRAME_POP(rt, f);
     } else {
         uint64_t *w = tenure_array_data(a);
-        for (size_t k = 0; k < lens[i] / 8; k++) w[k] = word_of(ids[i], k);
+        for (size_t k = 0; k < lens[i] / 8; k++)
+            w[k] = word_of(ids[i], k);
     }
 }
 
@@ -80,8 +81,10 @@ static void check_large(size_t i, const char *when) {
     if (is_refs[i]) {
         TT_CHECK(tenure_object_type(rt, a) == refarr_t);
         for (size_t k = 0; k < lens[i]; k++) {
-            if (k % 97 == 0) TT_CHECK_NODE(rt, node_t, tt_refs(a)[k], ids[i] * 100000 + k);
-            else TT_CHECK(tt_refs(a)[k] == NULL, "%s: large ref array %zu: element %zu not NULL", when, i, k);
+            if (k % 97 == 0)
+                TT_CHECK_NODE(rt, node_t, tt_refs(a)[k], ids[i] * 100000 + k);
+            else
+                TT_CHECK(tt_refs(a)[k] == NULL, "%s: large ref array %zu: element %zu not NULL", when, i, k);
         }
     } else {
         TT_CHECK(tenure_object_type(rt, a) == bytes_t);
@@ -91,10 +94,12 @@ static void check_large(size_t i, const char *when) {
     }
     holder *h = holders[i];
     TT_CHECK(h != NULL && tenure_object_type(rt, h) == holder_t && h->id == ids[i]);
-    TT_CHECK(h->ref == a, "%s: a small object's reference to large object %zu not updated (%p, object at %p)", when,
-             i, h->ref, a);
-    if (strong[i]) TT_CHECK(tenure_handle_get(rt, strong[i]) == a, "%s: strong handle to %zu not updated", when, i);
-    if (weak[i]) TT_CHECK(tenure_handle_get(rt, weak[i]) == a, "%s: weak handle to %zu not updated or cleared", when, i);
+    TT_CHECK(h->ref == a, "%s: a small object's reference to large object %zu not updated (%p, object at %p)", when, i,
+             h->ref, a);
+    if (strong[i])
+        TT_CHECK(tenure_handle_get(rt, strong[i]) == a, "%s: strong handle to %zu not updated", when, i);
+    if (weak[i])
+        TT_CHECK(tenure_handle_get(rt, weak[i]) == a, "%s: weak handle to %zu not updated or cleared", when, i);
     if (i == pin_i) {
         TT_CHECK(tenure_handle_get(rt, pin_h) == a);
         TT_CHECK((uintptr_t)a == pin_addr, "%s: the LOH object held by a pinned handle moved", when);
@@ -105,9 +110,11 @@ static void check_large(size_t i, const char *when) {
 static size_t check_all(const char *when) {
     size_t moved = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!large[i]) continue;
+        if (!large[i])
+            continue;
         check_large(i, when);
-        if ((uintptr_t)large[i] != addr[i]) moved++;
+        if ((uintptr_t)large[i] != addr[i])
+            moved++;
         addr[i] = (uintptr_t)large[i];
     }
     TT_CHECK_RESULT(tenure_verify_heap(rt), TENURE_OK);
@@ -115,7 +122,8 @@ static size_t check_all(const char *when) {
 }
 
 static void small_garbage(size_t count) {
-    for (size_t k = 0; k < count; k++) TT_CHECK(tenure_alloc_array(rt, bytes_t, (size_t)tt_rand_range(8, 300)) != NULL);
+    for (size_t k = 0; k < count; k++)
+        TT_CHECK(tenure_alloc_array(rt, bytes_t, (size_t)tt_rand_range(8, 300)) != NULL);
 }
 
 static void build(void) {
@@ -151,8 +159,10 @@ static void build(void) {
 static void drop(size_t i) {
     large[i] = NULL;
     holders[i] = NULL;
-    if (strong[i]) TT_CHECK_RESULT(tenure_handle_free(rt, strong[i]), TENURE_OK);
-    if (weak[i]) TT_CHECK_RESULT(tenure_handle_free(rt, weak[i]), TENURE_OK);
+    if (strong[i])
+        TT_CHECK_RESULT(tenure_handle_free(rt, strong[i]), TENURE_OK);
+    if (weak[i])
+        TT_CHECK_RESULT(tenure_handle_free(rt, weak[i]), TENURE_OK);
     strong[i] = weak[i] = NULL;
 }
 
@@ -272,7 +282,8 @@ int main(void) {
 
     /* D: aggressive compacts the LOH too */
     for (size_t i = 0; i < n; i += 3)
-        if (i != pin_i && large[i]) drop(i);
+        if (i != pin_i && large[i])
+            drop(i);
     before = loh_size();
     tt_collect(rt, 2, TENURE_COLLECT_AGGRESSIVE);
     after = loh_size();
@@ -289,13 +300,21 @@ int main(void) {
     check_all("after unpinning");
 
     for (size_t i = 0; i < n; i++)
-        if (large[i]) drop(i);
+        if (large[i])
+            drop(i);
     TT_CHECK(tenure_handle_count(rt) == 0);
     tt_collect(rt, 2, TENURE_COLLECT_COMPACT_LOH);
     TT_CHECK(tt_stats(rt).gen[3].size < 1u << 20, "an empty LOH spans %" PRIu64 " bytes", tt_stats(rt).gen[3].size);
     TT_CHECK_RESULT(tenure_root_area_remove(rt, ra1), TENURE_OK);
     TT_CHECK_RESULT(tenure_root_area_remove(rt, ra2), TENURE_OK);
     tenure_destroy(rt);
-    free(large); free(holders); free(ids); free(lens); free(is_refs); free(strong); free(weak); free(addr);
+    free(large);
+    free(holders);
+    free(ids);
+    free(lens);
+    free(is_refs);
+    free(strong);
+    free(weak);
+    free(addr);
     return tt_finish("loh_compact", t0);
 }

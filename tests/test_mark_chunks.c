@@ -145,7 +145,8 @@ int main(void) {
     double t0 = tt_now();
     tenure_config def;
     tenure_config_init(&def);
-    job normal = {.mark_stack = def.GCMarkStackSize, .slots = tt_scaled(1000000, 200000),
+    job normal = {.mark_stack = def.GCMarkStackSize,
+                  .slots = tt_scaled(1000000, 200000),
                   .pairs = tt_scaled(300000, 60000)};
     TT_CHECK(normal.slots > 2 * normal.mark_stack, "the array must be far larger than the mark stack");
     run(&normal);

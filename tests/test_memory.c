@@ -38,21 +38,25 @@ static const tenure_type *register_blob(tenure_runtime *rt) {
 
 static uint64_t rss_bytes(void) {
     FILE *f = fopen("/proc/self/statm", "r");
-    if (!f) return 0;
+    if (!f)
+        return 0;
     unsigned long size = 0, resident = 0;
     int n = fscanf(f, "%lu %lu", &size, &resident);
     fclose(f);
-    if (n != 2) return 0;
+    if (n != 2)
+        return 0;
     return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
 static uint64_t mem_available(void) {
     FILE *f = fopen("/proc/meminfo", "r");
-    if (!f) return 0;
+    if (!f)
+        return 0;
     char line[256];
     uint64_t kb = 0;
     while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %" SCNu64 " kB", &kb) == 1) break;
+        if (sscanf(line, "MemAvailable: %" SCNu64 " kB", &kb) == 1)
+            break;
     fclose(f);
     return kb * 1024;
 }
@@ -152,13 +156,14 @@ static void test_rss(void) {
            "aggressive GC %.3f s\n",
            count, MiB(target), tb, MiB(rss0), MiB(rss1), MiB(rss2), MiB(s1.committed_bytes), MiB(s2.committed_bytes),
            tc);
-    TT_CHECK(rss1 >= rss0 + target * 9 / 10, "RSS grew by only %.0f MiB for %.0f MiB of live objects",
-             MiB(rss1 - rss0), MiB(target));
+    TT_CHECK(rss1 >= rss0 + target * 9 / 10, "RSS grew by only %.0f MiB for %.0f MiB of live objects", MiB(rss1 - rss0),
+             MiB(target));
     TT_EXPECT(rss1 > rss2 && rss1 - rss2 >= target * 78 / 100,
               "RSS dropped by only %.0f MiB (from %.0f to %.0f MiB) after dropping %.0f MiB and an aggressive GC",
               rss1 > rss2 ? MiB(rss1 - rss2) : -MiB(rss2 - rss1), MiB(rss1), MiB(rss2), MiB(target));
     TT_EXPECT(s2.committed_bytes + target * 78 / 100 <= s1.committed_bytes,
-              "committed_bytes %.0f -> %.0f MiB after an aggressive GC", MiB(s1.committed_bytes), MiB(s2.committed_bytes));
+              "committed_bytes %.0f -> %.0f MiB after an aggressive GC", MiB(s1.committed_bytes),
+              MiB(s2.committed_bytes));
     TT_EXPECT(s2.gen[0].size + s2.gen[1].size + s2.gen[2].size < target / 10, "generations still span %.0f MiB",
               MiB(s2.gen[0].size + s2.gen[1].size + s2.gen[2].size));
     /* the heap works afterwards */
@@ -194,7 +199,8 @@ static void test_committed(void) {
         for (uint32_t k = 0; k < n; k++) {
             tt_collect(rt, 2, aggressive && k == 0 ? TENURE_COLLECT_AGGRESSIVE : 0);
             uint64_t c = tt_stats(rt).committed_bytes;
-            if (k == 0) after_first = c;
+            if (k == 0)
+                after_first = c;
             printf(" %.0f", MiB(c));
         }
         tenure_stats s2 = tt_stats(rt);
@@ -230,7 +236,8 @@ static void test_hard_limit(void) {
         /* asks for twice the limit: must stop with NULL */
         size_t count = build(rt, blob_t, refarr_t, &h, 2 * limit, 32, 1);
         tenure_stats s = tt_stats(rt);
-        printf("  C: round %d: %zu blobs (%.1f MiB) before NULL; committed %.1f MiB (limit %.0f MiB); %" PRIu64 " GCs\n",
+        printf("  C: round %d: %zu blobs (%.1f MiB) before NULL; committed %.1f MiB (limit %.0f MiB); %" PRIu64
+               " GCs\n",
                round, count, MiB((uint64_t)count * sizeof(blob)), MiB(s.committed_bytes), MiB(limit), s.gc_count);
         TT_CHECK(count < (size_t)(2 * limit / sizeof(blob)), "allocated twice the hard limit without failing");
         TT_CHECK(h != NULL, "even the root array failed");

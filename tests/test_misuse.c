@@ -48,15 +48,14 @@ static void expect_line(int line, tenure_result code, const char *fn) {
     snprintf(what, sizeof what, "line %d (%s)", line, fn);
     TT_EXPECT(log_.count == 1, "%s: error hook called %d times", what, log_.count);
     TT_EXPECT(log_.last == code, "%s: hook got %d (%s), expected %d (%s)", what, (int)log_.last,
-             tenure_strerror(log_.last), (int)code, tenure_strerror(code));
+              tenure_strerror(log_.last), (int)code, tenure_strerror(code));
     TT_EXPECT(log_.last_rt == rt, "%s: hook got another instance", what);
     size_t n = strlen(fn);
     if (n > 0 && fn[n - 1] == '*')
         TT_EXPECT(strncmp(log_.function, fn, n - 1) == 0, "%s: hook names function '%s'", what, log_.function);
     else
         TT_EXPECT(strcmp(log_.function, fn) == 0, "%s: hook names function '%s'", what, log_.function);
-    TT_EXPECT(log_.message[0] != '\0' && strcmp(log_.message, "(null)") != 0,
-             "%s: the hook got no message", what);
+    TT_EXPECT(log_.message[0] != '\0' && strcmp(log_.message, "(null)") != 0, "%s: the hook got no message", what);
     TT_EXPECT(tenure_last_error(rt) == code, "%s: tenure_last_error is %d", what, (int)tenure_last_error(rt));
 }
 #define EXPECT(code, fn) expect_line(__LINE__, code, fn)
@@ -65,7 +64,7 @@ static void expect_line(int line, tenure_result code, const char *fn) {
 static void expect_either_line(int line, tenure_result c1, tenure_result c2) {
     TT_EXPECT(log_.count == 1, "line %d: error hook called %d times", line, log_.count);
     TT_EXPECT(log_.last == c1 || log_.last == c2, "line %d: hook got %d (%s)", line, (int)log_.last,
-             tenure_strerror(log_.last));
+              tenure_strerror(log_.last));
     TT_EXPECT(tenure_last_error(rt) == log_.last, "line %d", line);
 }
 #define EXPECT_EITHER(c1, c2) expect_either_line(__LINE__, c1, c2)
@@ -154,7 +153,11 @@ static void test_alloc(void) {
     EXPECT(TENURE_INVALID_TYPE, "tenure_alloc_array_pinned");
 
     /* a forged type that claims to belong to rt (zeroed, so it takes the slow path) */
-    static union { struct tenure_type t; char pad[4096]; uint64_t align; } fake;
+    static union {
+        struct tenure_type t;
+        char pad[4096];
+        uint64_t align;
+    } fake;
     memset(&fake, 0, sizeof fake);
     fake.t.tenure__owner = rt;
     fake.t.tenure__fast_size = 0;
@@ -214,7 +217,12 @@ static void test_types(void) {
 
     size_t offs[2] = {8, 16};
     tenure_type_desc d;
-    struct { size_t size; size_t off; size_t count; const char *why; } bad[] = {
+    struct {
+        size_t size;
+        size_t off;
+        size_t count;
+        const char *why;
+    } bad[] = {
         {4, 0, 0, "size 4"},
         {0, 0, 0, "fixed type of size 0"},
         {sizeof(tenure_header) - 1, 0, 0, "size below a header"},
@@ -278,8 +286,7 @@ static void test_types(void) {
     EXPECT_QUIET();
     memset(name, 'X', sizeof name - 1);
     good[0] = good[1] = offsetof(tt_node, id); /* would be fatal if the collector read this */
-    TT_CHECK(strcmp(tenure_type_name(t), "copied_name") == 0, "type name not copied: '%s'",
-             tenure_type_name(t));
+    TT_CHECK(strcmp(tenure_type_name(t), "copied_name") == 0, "type name not copied: '%s'", tenure_type_name(t));
     /* array with header size 0 and with 16 are both fine */
     memset(&d, 0, sizeof d);
     d.name = "arr0";
@@ -373,8 +380,8 @@ static void test_frames(void) {
     EXPECT_QUIET();
     tenure_frame_pop(rt, &f1); /* out of order */
     TT_CHECK(log_.count >= 1, "popping frames out of order was not reported");
-    TT_CHECK(log_.last == TENURE_STATE || log_.last == TENURE_INVALID_ARGUMENT,
-             "out-of-order pop reported as %d (%s)", (int)log_.last, tenure_strerror(log_.last));
+    TT_CHECK(log_.last == TENURE_STATE || log_.last == TENURE_INVALID_ARGUMENT, "out-of-order pop reported as %d (%s)",
+             (int)log_.last, tenure_strerror(log_.last));
     TT_CHECK(strcmp(log_.function, "tenure_frame_pop") == 0, "reported by '%s'", log_.function);
     /* clean up whatever the library did (it may or may not have unwound) */
     tenure_frame_pop(rt, &f2);
@@ -464,10 +471,10 @@ static void test_roots_and_collect(void) {
     uint64_t gcs = tt_stats(rt).gc_count;
     TT_CHECK_RESULT(tenure_collect(rt, -1, 0), TENURE_OK);
     TT_CHECK(scan_calls >= 1, "root scanner not called");
-    TT_CHECK(nested_result == TENURE_STATE, "tenure_collect inside a collection returned %d (%s)",
-             (int)nested_result, tenure_strerror(nested_result));
-    TT_CHECK(nested_hook_count == 1 && log_.last == TENURE_STATE &&
-             strcmp(log_.function, "tenure_collect") == 0, "nested collect not reported");
+    TT_CHECK(nested_result == TENURE_STATE, "tenure_collect inside a collection returned %d (%s)", (int)nested_result,
+             tenure_strerror(nested_result));
+    TT_CHECK(nested_hook_count == 1 && log_.last == TENURE_STATE && strcmp(log_.function, "tenure_collect") == 0,
+             "nested collect not reported");
     TT_CHECK(tt_stats(rt).gc_count == gcs + 1, "the nested collect ran a GC");
     TT_CHECK_RESULT(tenure_root_scanner_remove(rt, s), TENURE_OK);
 }
@@ -521,7 +528,10 @@ static void test_threads(void) {
     TT_CHECK(pthread_join(th, NULL) == 0);
 
     /* a finalizer that waits for the finalizers (mode 1: it runs here) */
-    tenure_type_desc d = {.name = "waiter", .size = 16, .flags = TENURE_TYPE_FINALIZABLE, .finalize = waiting_finalizer};
+    tenure_type_desc d = {.name = "waiter",
+                          .size = 16,
+                          .flags = TENURE_TYPE_FINALIZABLE,
+                          .finalize = waiting_finalizer};
     const tenure_type *waiter_t = tenure_type_register(rt, &d);
     TT_CHECK(waiter_t != NULL);
     TT_CHECK(tenure_alloc(rt, waiter_t) != NULL);
@@ -548,7 +558,10 @@ static void test_finalizer_thread_detach(void) {
     cfg.GCFinalizeMode = 0;
     tt_errlog log = {0};
     tenure_runtime *r = tt_create(&cfg, &log);
-    tenure_type_desc d = {.name = "detacher", .size = 16, .flags = TENURE_TYPE_FINALIZABLE, .finalize = detaching_finalizer};
+    tenure_type_desc d = {.name = "detacher",
+                          .size = 16,
+                          .flags = TENURE_TYPE_FINALIZABLE,
+                          .finalize = detaching_finalizer};
     const tenure_type *t = tenure_type_register(r, &d);
     TT_CHECK(t != NULL && tenure_alloc(r, t) != NULL);
     TT_CHECK_RESULT(tenure_wait_for_pending_finalizers(r), TENURE_OK);
@@ -561,7 +574,11 @@ static void test_finalizer_thread_detach(void) {
 /* ------------------------------------------------------------------ configuration */
 static void test_bad_config(void) {
     tenure_config cfg;
-    struct { const char *why; int which; uint64_t value; } bad[] = {
+    struct {
+        const char *why;
+        int which;
+        uint64_t value;
+    } bad[] = {
         {"GCRegionSize not a power of two", 0, 3u << 20},
         {"GCRegionSize below 256 KiB", 0, 64u << 10},
         {"GCRegionSize 0", 0, 0},
@@ -570,9 +587,12 @@ static void test_bad_config(void) {
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tenure_config_init(&cfg);
-        if (bad[i].which == 0) cfg.GCRegionSize = bad[i].value;
-        if (bad[i].which == 1) cfg.GCCompactMode = (uint32_t)bad[i].value;
-        if (bad[i].which == 2) cfg.GCStressGeneration = (int32_t)bad[i].value;
+        if (bad[i].which == 0)
+            cfg.GCRegionSize = bad[i].value;
+        if (bad[i].which == 1)
+            cfg.GCCompactMode = (uint32_t)bad[i].value;
+        if (bad[i].which == 2)
+            cfg.GCStressGeneration = (int32_t)bad[i].value;
         tenure_result r = TENURE_OK;
         tenure_runtime *x = tenure_create(&cfg, &r);
         TT_EXPECT(x == NULL, "tenure_create accepted %s", bad[i].why);
@@ -621,8 +641,7 @@ static void test_hard_limit(void) {
 
     /* garbage only: 256 MiB of it must never fail */
     for (size_t i = 0; i < (256u << 20) / sizeof(kib); i++)
-        TT_CHECK(tenure_alloc(x, t) != NULL, "garbage allocation %zu failed under the hard limit: %s",
-                 i, log.message);
+        TT_CHECK(tenure_alloc(x, t) != NULL, "garbage allocation %zu failed under the hard limit: %s", i, log.message);
     TT_CHECK(log.count == 0);
 
     /* live data: eventually NOMEM */
@@ -631,7 +650,8 @@ static void test_hard_limit(void) {
     size_t live = 0;
     for (;;) {
         kib *k = (kib *)tenure_alloc(x, t);
-        if (k == NULL) break;
+        if (k == NULL)
+            break;
         tenure_write_ref(x, k, &k->next, head);
         head = k;
         live++;
@@ -641,8 +661,8 @@ static void test_hard_limit(void) {
     TT_CHECK(strncmp(log.function, "tenure_alloc", 12) == 0, "NOMEM reported by '%s'", log.function);
     TT_CHECK(tenure_last_error(x) == TENURE_NOMEM);
     tenure_stats s = tt_stats(x);
-    printf("  hard limit 32 MiB: %zu KiB live at NOMEM, committed %" PRIu64 " KiB, heap %" PRIu64 " KiB\n",
-           live, s.committed_bytes >> 10, s.heap_bytes >> 10);
+    printf("  hard limit 32 MiB: %zu KiB live at NOMEM, committed %" PRIu64 " KiB, heap %" PRIu64 " KiB\n", live,
+           s.committed_bytes >> 10, s.heap_bytes >> 10);
     TT_CHECK(s.committed_bytes <= cfg.GCHeapHardLimit, "committed %" PRIu64 " > limit", s.committed_bytes);
     TT_CHECK(live * sizeof(kib) >= (8u << 20), "NOMEM with only %zu KiB live", live);
     tt_errlog_reset(&log);
@@ -651,7 +671,8 @@ static void test_hard_limit(void) {
     TT_CHECK(log.count == 1 && log.last == TENURE_NOMEM);
     /* the live list is intact */
     size_t count = 0;
-    for (kib *p = head; p != NULL; p = p->next) count++;
+    for (kib *p = head; p != NULL; p = p->next)
+        count++;
     TT_CHECK(count == live);
     /* drop it: allocation works again */
     head = NULL;
@@ -671,7 +692,10 @@ static void test_hard_limit(void) {
 
 /* ------------------------------------------------------------------ strerror, NULL hook */
 static void test_strerror(void) {
-    static const struct { int code; const char *text; } table[] = {
+    static const struct {
+        int code;
+        const char *text;
+    } table[] = {
 #define ROW(name, value, text) {value, text},
         TENURE_RESULTS(ROW)
 #undef ROW
@@ -689,7 +713,8 @@ static void test_strerror(void) {
     int outside[] = {11, 12, 1000, -1};
     for (size_t i = 0; i < sizeof outside / sizeof outside[0]; i++) {
         const char *s = tenure_strerror((tenure_result)outside[i]);
-        TT_CHECK(s != NULL && strcmp(s, "unknown result") == 0, "tenure_strerror(%d) = '%s'", outside[i], s ? s : "(null)");
+        TT_CHECK(s != NULL && strcmp(s, "unknown result") == 0, "tenure_strerror(%d) = '%s'", outside[i],
+                 s ? s : "(null)");
     }
 }
 
@@ -697,8 +722,7 @@ static void test_null_hook(void) {
     tenure_set_error_hook(rt, NULL, NULL);
     tenure_clear_error(rt);
     TT_CHECK(tenure_alloc(rt, NULL) == NULL);
-    TT_CHECK(tenure_last_error(rt) == TENURE_INVALID_TYPE, "last error without a hook: %d",
-             (int)tenure_last_error(rt));
+    TT_CHECK(tenure_last_error(rt) == TENURE_INVALID_TYPE, "last error without a hook: %d", (int)tenure_last_error(rt));
     tenure_clear_error(rt);
     tenure_set_error_hook(rt, tt_hook, &log_);
 }
@@ -708,7 +732,7 @@ int main(void) {
     double t0 = tt_now();
     tenure_result r = TENURE_NOMEM;
     tenure_config cfg;
-    tt_config(&cfg); /* precise: the frame test checks that a popped frame's object dies */
+    tt_config(&cfg);        /* precise: the frame test checks that a popped frame's object dies */
     cfg.GCFinalizeMode = 1; /* finalizers run here, when the test says */
     rt = tenure_create(&cfg, &r);
     TT_CHECK(rt != NULL && r == TENURE_OK);

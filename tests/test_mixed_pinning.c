@@ -12,11 +12,11 @@
 static tenure_runtime *rt;
 static const tenure_type *node_t, *bytes_t;
 static size_t n;
-static void **live;              /* root area: every object */
-static tenure_handle **pins;     /* pinned handle or NULL */
-static uintptr_t *addr;          /* address when pinned / last seen */
+static void **live;          /* root area: every object */
+static tenure_handle **pins; /* pinned handle or NULL */
+static uintptr_t *addr;      /* address when pinned / last seen */
 static uint64_t *b_ids;
-static uint64_t *ids;             /* id of the object in slot i */
+static uint64_t *ids; /* id of the object in slot i */
 static uint64_t next_id;
 
 static void garbage(size_t count) {
@@ -49,7 +49,8 @@ static size_t build(size_t from, size_t to, unsigned pin_mod) {
         garbage((size_t)tt_rand_range(0, 6));
         ids[i] = i + 1;
         p = tt_node_new(rt, node_t, ids[i]);
-        if (i > 0) tenure_write_ref(rt, p, &p->a, live[i - 1]);
+        if (i > 0)
+            tenure_write_ref(rt, p, &p->a, live[i - 1]);
         tt_node_seal(p);
         live[i] = p;
         addr[i] = (uintptr_t)p;
@@ -68,16 +69,20 @@ static void check_all(size_t count, const char *when, uint64_t *moved) {
         TT_CHECK(p != NULL, "%s: object %zu lost", when, i);
         TT_CHECK_NODE(rt, node_t, p, ids[i]);
         TT_CHECK(p->a == (i > 0 ? live[i - 1] : NULL), "%s: object %zu: neighbour link broken", when, i);
-        if (b_ids[i]) TT_CHECK_NODE(rt, node_t, p->b, b_ids[i]);
-        else TT_CHECK(p->b == NULL);
+        if (b_ids[i])
+            TT_CHECK_NODE(rt, node_t, p->b, b_ids[i]);
+        else
+            TT_CHECK(p->b == NULL);
         int g = tenure_object_generation(rt, p);
         TT_CHECK(g >= 0 && g <= 2, "%s: object %zu in generation %d", when, i, g);
         if (pins[i]) {
-            TT_CHECK((uintptr_t)p == addr[i], "%s: object %zu (generation %d) held by a pinned handle moved from %#" PRIxPTR
-                     " to %p", when, i, g, addr[i], (void *)p);
+            TT_CHECK((uintptr_t)p == addr[i],
+                     "%s: object %zu (generation %d) held by a pinned handle moved from %#" PRIxPTR " to %p", when, i,
+                     g, addr[i], (void *)p);
             TT_CHECK(tenure_handle_get(rt, pins[i]) == p, "%s: pinned handle %zu out of date", when, i);
         } else if ((uintptr_t)p != addr[i]) {
-            if (moved) (*moved)++;
+            if (moved)
+                (*moved)++;
             addr[i] = (uintptr_t)p;
         }
     }
@@ -105,13 +110,15 @@ static void mutate(size_t count, size_t upto) {
 
 /* Replace the object in slot i by a fresh (gen0) one, pinned with probability 1/3. */
 static void replace(size_t i) {
-    if (pins[i]) unpin(i);
+    if (pins[i])
+        unpin(i);
     tt_node *p = NULL;
     TENURE_FRAME(rt, f, p);
     garbage((size_t)tt_rand_range(0, 4));
     ids[i] = ++next_id;
     p = tt_node_new(rt, node_t, ids[i]);
-    if (i > 0) tenure_write_ref(rt, p, &p->a, live[i - 1]);
+    if (i > 0)
+        tenure_write_ref(rt, p, &p->a, live[i - 1]);
     tt_node_seal(p);
     live[i] = p;
     addr[i] = (uintptr_t)p;
@@ -121,7 +128,8 @@ static void replace(size_t i) {
         tenure_write_ref(rt, q, &q->a, p);
         tt_node_seal(q);
     }
-    if (tt_rand_below(3) == 0) pin(i);
+    if (tt_rand_below(3) == 0)
+        pin(i);
     TENURE_FRAME_POP(rt, f);
 }
 
@@ -132,7 +140,8 @@ static void count_gens(size_t count, size_t pinned_by_gen[3], size_t all_by_gen[
         int g = tenure_object_generation(rt, live[i]);
         TT_CHECK(g >= 0 && g <= 2);
         all_by_gen[g]++;
-        if (pins[i]) pinned_by_gen[g]++;
+        if (pins[i])
+            pinned_by_gen[g]++;
     }
 }
 
@@ -142,8 +151,10 @@ int main(void) {
     tt_errlog log = {.fatal = 1};
     tenure_config cfg;
     tt_config(&cfg);
-    if (getenv("TENURE_GCCompactMode") == NULL) cfg.GCCompactMode = 1;
-    if (getenv("TENURE_GCgen0size") == NULL) cfg.GCgen0size = 64u << 20; /* the build does not collect */
+    if (getenv("TENURE_GCCompactMode") == NULL)
+        cfg.GCCompactMode = 1;
+    if (getenv("TENURE_GCgen0size") == NULL)
+        cfg.GCgen0size = 64u << 20; /* the build does not collect */
     rt = tt_create(&cfg, &log);
     node_t = tt_register_node(rt);
     bytes_t = tt_register_bytes(rt);
@@ -181,7 +192,8 @@ int main(void) {
     count_gens(n, pg, ag);
     printf("  %zu objects, %zu pinned; before the first mixed GC: pinned per generation %zu/%zu/%zu, all %zu/%zu/%zu\n",
            n, pinned, pg[0], pg[1], pg[2], ag[0], ag[1], ag[2]);
-    if (!tt_stress_mode()) TT_CHECK(pg[0] > 0 && pg[1] > 0, "pinned objects are not spread over gen0 and gen1");
+    if (!tt_stress_mode())
+        TT_CHECK(pg[0] > 0 && pg[1] > 0, "pinned objects are not spread over gen0 and gen1");
     check_all(n, "built", &moved);
     verify("built");
 
@@ -194,13 +206,17 @@ int main(void) {
         /* move some pins around */
         for (int k = 0; k < 10; k++) {
             size_t i = (size_t)tt_rand_below(n);
-            if (pins[i]) unpin(i);
-            else pin(i);
+            if (pins[i])
+                unpin(i);
+            else
+                pin(i);
         }
         /* fresh objects, some pinned, so that gen0 and gen1 keep pinned objects */
-        for (int k = 0; k < 60; k++) replace((size_t)tt_rand_below(n));
+        for (int k = 0; k < 60; k++)
+            replace((size_t)tt_rand_below(n));
         count_gens(n, pg, ag);
-        for (int g = 0; g < 3; g++) gen_pins_seen[g] += pg[g];
+        for (int g = 0; g < 3; g++)
+            gen_pins_seen[g] += pg[g];
         tenure_stats s_before = tt_stats(rt);
         uint64_t gsel = tt_rand_below(6);
         int gen = gsel < 3 ? 0 : gsel < 5 ? 1 : 2;
@@ -212,13 +228,15 @@ int main(void) {
         tenure_gc_info info;
         tenure_get_last_gc_info(rt, &info);
         if (getenv("TENURE_GCCompactMode") == NULL)
-            TT_CHECK(info.compacted & 1, "%s: GCCompactMode=1 but gen0 was not compacted (mask %d)", when, info.compacted);
+            TT_CHECK(info.compacted & 1, "%s: GCCompactMode=1 but gen0 was not compacted (mask %d)", when,
+                     info.compacted);
         size_t pinned_condemned = 0;
-        for (int g = 0; g <= gen; g++) pinned_condemned += pg[g];
+        for (int g = 0; g <= gen; g++)
+            pinned_condemned += pg[g];
         if (info.index == s_before.gc_count + 1) /* no GCStress GC in between: pg describes this GC's heap */
             TT_EXPECT(info.pinned_objects >= pinned_condemned,
-                      "%s: the GC saw %" PRIu64 " pinned objects, %zu pinned handles point into its generations",
-                      when, info.pinned_objects, pinned_condemned);
+                      "%s: the GC saw %" PRIu64 " pinned objects, %zu pinned handles point into its generations", when,
+                      info.pinned_objects, pinned_condemned);
     }
     tenure_stats s = tt_stats(rt);
     printf("  %zu rounds, %" PRIu64 " GCs (%" PRIu64 " compacting, %" PRIu64 " sweeping), %" PRIu64
@@ -227,11 +245,13 @@ int main(void) {
            rounds, s.gc_count, s.compacting_gcs, s.sweeping_gcs, moved, moved - moved_before, s.pinned_objects,
            gen_pins_seen[0], gen_pins_seen[1], gen_pins_seen[2]);
     TT_CHECK(moved - moved_before > 0, "no unpinned object moved: nothing was compacted around the pins");
-    if (getenv("TENURE_GCCompactMode") == NULL) TT_CHECK(s.sweeping_gcs == 0);
+    if (getenv("TENURE_GCCompactMode") == NULL)
+        TT_CHECK(s.sweeping_gcs == 0);
 
     /* drop every pin: everything still intact after compacting full GCs */
     for (size_t i = 0; i < n; i++)
-        if (pins[i]) unpin(i);
+        if (pins[i])
+            unpin(i);
     TT_CHECK(tenure_handle_count(rt) == 0);
     for (int k = 0; k < 2; k++) {
         garbage(2000);
@@ -241,6 +261,10 @@ int main(void) {
     }
     TT_CHECK_RESULT(tenure_root_area_remove(rt, ra), TENURE_OK);
     tenure_destroy(rt);
-    free(live); free(pins); free(addr); free(b_ids); free(ids);
+    free(live);
+    free(pins);
+    free(addr);
+    free(b_ids);
+    free(ids);
     return tt_finish("mixed_pinning", t0);
 }

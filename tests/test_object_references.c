@@ -58,11 +58,15 @@ static void register_types(tenure_runtime *rt) {
     static const size_t rec_offs[] = {offsetof(rec3, p), offsetof(rec3, q)};
     tenure_type_desc d = {.name = "Pair", .size = sizeof(pair), .ref_offsets = pair_offs, .ref_count = 2};
     pair_t = tenure_type_register(rt, &d);
-    d = (tenure_type_desc){.name = "Object[]", .elem_size = sizeof(void *),
+    d = (tenure_type_desc){.name = "Object[]",
+                           .elem_size = sizeof(void *),
                            .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_REF_ARRAY};
     refarr_t = tenure_type_register(rt, &d);
-    d = (tenure_type_desc){.name = "Rec3[]", .elem_size = sizeof(rec3), .elem_ref_offsets = rec_offs,
-                           .elem_ref_count = 2, .flags = TENURE_TYPE_ARRAY};
+    d = (tenure_type_desc){.name = "Rec3[]",
+                           .elem_size = sizeof(rec3),
+                           .elem_ref_offsets = rec_offs,
+                           .elem_ref_count = 2,
+                           .flags = TENURE_TYPE_ARRAY};
     recarr_t = tenure_type_register(rt, &d);
     d = (tenure_type_desc){.name = "Traced", .size = sizeof(traced), .trace = trace_traced};
     traced_t = tenure_type_register(rt, &d);
@@ -490,7 +494,10 @@ static void test_dump(void) {
         switch (tt_rand_below(5)) {
         case 0: o = tenure_alloc_array(rt, refarr_t, tt_rand_below(6)); break;
         case 1: o = tenure_alloc_array(rt, recarr_t, tt_rand_below(4)); break;
-        case 2: o = tenure_alloc(rt, traced_t); ((traced *)o)->n = (long)tt_rand_below(4); break;
+        case 2:
+            o = tenure_alloc(rt, traced_t);
+            ((traced *)o)->n = (long)tt_rand_below(4);
+            break;
         case 3: o = tenure_alloc(rt, leaf_t); break;
         default: o = tenure_alloc(rt, pair_t);
         }
@@ -555,8 +562,8 @@ static void test_dump(void) {
     graph_init(&g);
     read_dump(&rec, &g);
     TT_CHECK_EQ_U64(g.sequence, 1);
-    printf("  dump: %zu nodes, %zu edges, %zu roots, %zu types, %zu pairs, %zu events, %.3f s\n", g.nodes.n,
-           g.edges.n, g.roots.n, g.types.n, g.cwt.n, rec.n, secs);
+    printf("  dump: %zu nodes, %zu edges, %zu roots, %zu types, %zu pairs, %zu events, %.3f s\n", g.nodes.n, g.edges.n,
+           g.roots.n, g.types.n, g.cwt.n, rec.n, secs);
 
     /* nodes and edges: the heap walk and tenure_object_references, in order */
     expect_ctx x = {rt, &g, 0, 0};

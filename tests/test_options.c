@@ -25,7 +25,8 @@ static const struct row {
 /* The name of the first option that differs, or NULL. */
 static const char *config_diff(const tenure_config *a, const tenure_config *b) {
 #define CMP(name, ctype, def, desc) \
-    if (a->name != b->name) return #name;
+    if (a->name != b->name)         \
+        return #name;
     TENURE_OPTIONS(CMP)
 #undef CMP
     return NULL;
@@ -40,8 +41,8 @@ static void unset_all(void) {
 }
 
 static void test_table(void) {
-    TT_CHECK(tenure_option_count() == NROWS, "tenure_option_count %zu, the table has %zu",
-             tenure_option_count(), (size_t)NROWS);
+    TT_CHECK(tenure_option_count() == NROWS, "tenure_option_count %zu, the table has %zu", tenure_option_count(),
+             (size_t)NROWS);
     for (size_t i = 0; i < NROWS; i++) {
         const tenure_option_info *o = tenure_option_get(i);
         TT_CHECK(o != NULL, "option %zu", i);
@@ -49,8 +50,7 @@ static void test_table(void) {
                  o->name ? o->name : "(null)", rows[i].name);
         TT_CHECK(o->type && strcmp(o->type, rows[i].type) == 0, "%s: type '%s', expected '%s'", rows[i].name,
                  o->type ? o->type : "(null)", rows[i].type);
-        TT_CHECK(o->description && strcmp(o->description, rows[i].desc) == 0, "%s: description differs",
-                 rows[i].name);
+        TT_CHECK(o->description && strcmp(o->description, rows[i].desc) == 0, "%s: description differs", rows[i].name);
         TT_CHECK(o->default_text && o->default_text[0] != '\0', "%s: no default text", rows[i].name);
     }
     TT_CHECK(tenure_option_get(NROWS) == NULL);
@@ -62,9 +62,9 @@ static void test_defaults(void) {
     tenure_config c;
     memset(&c, 0x5a, sizeof c);
     tenure_config_init(&c);
-#define CHECK_DEFAULT(name, ctype, def, desc)                                                   \
-    TT_CHECK(c.name == (ctype)(def), #name " default %" PRId64 ", expected %" PRId64,          \
-             (int64_t)c.name, (int64_t)(ctype)(def));
+#define CHECK_DEFAULT(name, ctype, def, desc)                                                          \
+    TT_CHECK(c.name == (ctype)(def), #name " default %" PRId64 ", expected %" PRId64, (int64_t)c.name, \
+             (int64_t)(ctype)(def));
     TENURE_OPTIONS(CHECK_DEFAULT)
 #undef CHECK_DEFAULT
     /* spot checks against the documented values */
@@ -82,14 +82,16 @@ static void test_from_env(void) {
     TT_CHECK(config_diff(&c, &d) == NULL, "tenure_config_from_env changed %s with no variable set",
              config_diff(&c, &d));
 
-    struct { const char *var, *value; } good[] = {
-        {"TENURE_GCgen0size", "8m"},     {"TENURE_GCgen1size", "512k"},
-        {"TENURE_GCRegionRange", "1g"},  {"TENURE_GCLOHThreshold", "12345"},
-        {"TENURE_GCCompactMode", "2"},   {"TENURE_GCStressGeneration", "1"},
-        {"TENURE_HeapVerify", "1"},      {"TENURE_GCMarkStackSize", "64"},
-        {"TENURE_GCHeapHardLimit", "3g"}, {"TENURE_GCStress", "17"},
+    struct {
+        const char *var, *value;
+    } good[] = {
+        {"TENURE_GCgen0size", "8m"},        {"TENURE_GCgen1size", "512k"},    {"TENURE_GCRegionRange", "1g"},
+        {"TENURE_GCLOHThreshold", "12345"}, {"TENURE_GCCompactMode", "2"},    {"TENURE_GCStressGeneration", "1"},
+        {"TENURE_HeapVerify", "1"},         {"TENURE_GCMarkStackSize", "64"}, {"TENURE_GCHeapHardLimit", "3g"},
+        {"TENURE_GCStress", "17"},
     };
-    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) TT_CHECK(setenv(good[i].var, good[i].value, 1) == 0);
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        TT_CHECK(setenv(good[i].var, good[i].value, 1) == 0);
     tenure_config_init(&c);
     TT_CHECK_RESULT(tenure_config_from_env(&c), TENURE_OK);
     TT_CHECK_EQ_U64(c.GCgen0size, 8u << 20);
@@ -114,7 +116,9 @@ static void test_from_env(void) {
     unset_all();
 
     /* garbage: INVALID_ARGUMENT, that option unchanged, a valid neighbour still applied */
-    struct { const char *var, *value; } bad[] = {
+    struct {
+        const char *var, *value;
+    } bad[] = {
         {"TENURE_GCgen0size", "abc"},
         {"TENURE_GCgen0size", "8x"},
         {"TENURE_GCgen0size", "12m3"},
@@ -136,8 +140,8 @@ static void test_from_env(void) {
         tenure_result r = tenure_config_from_env(&c);
         TT_CHECK(r == TENURE_INVALID_ARGUMENT, "%s=%s: result %d (%s)", bad[i].var, bad[i].value, (int)r,
                  tenure_strerror(r));
-        TT_CHECK(c.GCLOHThreshold == 4096, "%s=%s: the valid TENURE_GCLOHThreshold=4k was not applied",
-                 bad[i].var, bad[i].value);
+        TT_CHECK(c.GCLOHThreshold == 4096, "%s=%s: the valid TENURE_GCLOHThreshold=4k was not applied", bad[i].var,
+                 bad[i].value);
         c.GCLOHThreshold = d.GCLOHThreshold;
         const char *changed = config_diff(&c, &d);
         TT_CHECK(changed == NULL, "%s=%s changed option %s", bad[i].var, bad[i].value, changed);
@@ -181,7 +185,8 @@ static void test_effects(void) {
     c.GCgen0size = 64u << 20;
     tenure_runtime *rt = make(&c, &log);
     const tenure_type *node = tt_register_node(rt);
-    for (int i = 0; i < 10000; i++) TT_CHECK(tenure_alloc(rt, node) != NULL);
+    for (int i = 0; i < 10000; i++)
+        TT_CHECK(tenure_alloc(rt, node) != NULL);
     tenure_stats s = tt_stats(rt);
     printf("  GCStress=100: %" PRIu64 " GCs for 10000 allocations\n", s.gc_count);
     TT_CHECK(s.gc_count >= 95 && s.gc_count <= 105, "GCStress=100 gave %" PRIu64 " GCs", s.gc_count);
@@ -191,15 +196,17 @@ static void test_effects(void) {
     c.GCStressGeneration = 2;
     rt = make(&c, &log);
     node = tt_register_node(rt);
-    for (int i = 0; i < 10000; i++) TT_CHECK(tenure_alloc(rt, node) != NULL);
+    for (int i = 0; i < 10000; i++)
+        TT_CHECK(tenure_alloc(rt, node) != NULL);
     s = tt_stats(rt);
-    TT_CHECK(s.gen[2].collections >= 95, "GCStressGeneration=2: %" PRIu64 " gen2 GCs of %" PRIu64,
-             s.gen[2].collections, s.gc_count);
+    TT_CHECK(s.gen[2].collections >= 95, "GCStressGeneration=2: %" PRIu64 " gen2 GCs of %" PRIu64, s.gen[2].collections,
+             s.gc_count);
     tenure_destroy(rt);
     c.GCStressGeneration = 0;
     rt = make(&c, &log);
     node = tt_register_node(rt);
-    for (int i = 0; i < 10000; i++) TT_CHECK(tenure_alloc(rt, node) != NULL);
+    for (int i = 0; i < 10000; i++)
+        TT_CHECK(tenure_alloc(rt, node) != NULL);
     s = tt_stats(rt);
     TT_CHECK(s.gc_count >= 95 && s.gen[1].collections == 0,
              "GCStressGeneration=0: %" PRIu64 " GCs, %" PRIu64 " condemned gen1", s.gc_count, s.gen[1].collections);
@@ -211,7 +218,8 @@ static void test_effects(void) {
     c.GCgen0MaxBudget = 2u << 20;
     rt = make(&c, &log);
     const tenure_type *bytes = tt_register_bytes(rt);
-    for (int i = 0; i < 64 * 1024; i++) TT_CHECK(tenure_alloc_array(rt, bytes, 1000) != NULL);
+    for (int i = 0; i < 64 * 1024; i++)
+        TT_CHECK(tenure_alloc_array(rt, bytes, 1000) != NULL);
     s = tt_stats(rt);
     printf("  GCgen0size=1m GCgen0MaxBudget=2m: %" PRIu64 " GCs for 64 MiB\n", s.gc_count);
     TT_CHECK(s.gc_count >= 25 && s.gc_count <= 80, "%" PRIu64 " GCs", s.gc_count);
@@ -223,7 +231,8 @@ static void test_effects(void) {
     c.GCgen0MaxBudget = 256u << 20;
     rt = make(&c, &log);
     bytes = tt_register_bytes(rt);
-    for (int i = 0; i < 64 * 1024; i++) TT_CHECK(tenure_alloc_array(rt, bytes, 1000) != NULL);
+    for (int i = 0; i < 64 * 1024; i++)
+        TT_CHECK(tenure_alloc_array(rt, bytes, 1000) != NULL);
     s = tt_stats(rt);
     TT_CHECK(s.gc_count == 0, "GCgen0size=256m: %" PRIu64 " GCs for 64 MiB", s.gc_count);
     tenure_destroy(rt);
@@ -246,7 +255,8 @@ static void test_effects(void) {
     }
     tt_collect(rt, -1, TENURE_COLLECT_COMPACT);
     uint64_t want = 99999;
-    for (tt_node *p = head; p != NULL; p = p->a, want -= 3) TT_CHECK_NODE(rt, node, p, want);
+    for (tt_node *p = head; p != NULL; p = p->a, want -= 3)
+        TT_CHECK_NODE(rt, node, p, want);
     TT_CHECK(want == 0);
     TENURE_FRAME_POP(rt, f);
     TT_CHECK(tt_stats(rt).gc_count > 1);

@@ -63,8 +63,7 @@ static void check_wide(ctx *c, const char *when) {
     void **e = tt_refs(arr);
     for (size_t i = 0; i < c->j->wide; i++) {
         tt_node *n = (tt_node *)e[i];
-        TT_CHECK(n != NULL && n->id == 3 * i + 1 && n->check == tt_node_sum(n),
-                 "%s: wide child %zu broken", when, i);
+        TT_CHECK(n != NULL && n->id == 3 * i + 1 && n->check == tt_node_sum(n), "%s: wide child %zu broken", when, i);
         TT_CHECK(n->a != NULL && n->a->id == 3 * i + 2 && n->a->check == tt_node_sum(n->a));
         TT_CHECK(n->b != NULL && n->b->id == 3 * i + 3 && n->b->check == tt_node_sum(n->b));
     }
@@ -180,8 +179,11 @@ static void run_on_small_stack(job *j) {
 int main(void) {
     tt_rng_init("overflow");
     double t0 = tt_now();
-    job tiny = {.mark_stack = 16, .mode = 0, .list_len = tt_scaled(3000000, 100000),
-                .wide = tt_scaled(100000, 10000), .chain = tt_scaled(50000, 5000)};
+    job tiny = {.mark_stack = 16,
+                .mode = 0,
+                .list_len = tt_scaled(3000000, 100000),
+                .wide = tt_scaled(100000, 10000),
+                .chain = tt_scaled(50000, 5000)};
     run_on_small_stack(&tiny);
     TT_CHECK(tiny.overflows > 0, "GCMarkStackSize=16 never overflowed");
 
@@ -191,8 +193,11 @@ int main(void) {
     run_on_small_stack(&tiny_sweep);
     TT_CHECK(tiny_sweep.overflows > 0);
 
-    job normal = {.mark_stack = 1u << 16, .mode = 0, .list_len = tt_scaled(3000000, 100000),
-                  .wide = tt_scaled(100000, 10000), .chain = tt_scaled(50000, 5000)};
+    job normal = {.mark_stack = 1u << 16,
+                  .mode = 0,
+                  .list_len = tt_scaled(3000000, 100000),
+                  .wide = tt_scaled(100000, 10000),
+                  .chain = tt_scaled(50000, 5000)};
     run_on_small_stack(&normal);
     printf("overflow: OK (%.2f s)\n", tt_now() - t0);
     return 0;

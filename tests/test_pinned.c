@@ -13,7 +13,7 @@ enum { NORMAL, POH, PINHANDLE, PINHANDLE_ONLY };
 static tenure_runtime *rt;
 static const tenure_type *node_t, *bytes_t;
 static size_t n;
-static void **live;     /* root area */
+static void **live; /* root area */
 static int *kind;
 static uintptr_t *addr; /* address at creation (pinned) or last recorded */
 static uint64_t *b_ids;
@@ -43,8 +43,10 @@ static void check_all(int pins_active, const char *when) {
             TT_CHECK(p->a == obj(i - 1), "%s: object %zu: reference to its neighbour broken", when, i);
         else
             TT_CHECK(p->a == NULL);
-        if (b_ids[i] != 0) TT_CHECK_NODE(rt, node_t, p->b, b_ids[i]);
-        else TT_CHECK(p->b == NULL);
+        if (b_ids[i] != 0)
+            TT_CHECK_NODE(rt, node_t, p->b, b_ids[i]);
+        else
+            TT_CHECK(p->b == NULL);
         int gen = tenure_object_generation(rt, p);
         if (kind[i] == POH) {
             TT_CHECK(gen == 4, "pinned-heap object in generation %d", gen);
@@ -80,7 +82,8 @@ int main(void) {
     tenure_config cfg;
     tt_config(&cfg);
     cfg.GCCompactMode = 1;
-    if (getenv("TENURE_GCgen0size") == NULL) cfg.GCgen0size = 4u << 20;
+    if (getenv("TENURE_GCgen0size") == NULL)
+        cfg.GCgen0size = 4u << 20;
     rt = tt_create(&cfg, &log);
     node_t = tt_register_node(rt);
     bytes_t = tt_register_bytes(rt);
@@ -119,8 +122,10 @@ int main(void) {
             }
         }
         p->id = i + 1;
-        if (kind[i] != PINHANDLE_ONLY) live[i] = p;
-        if (i > 0 && linked_from_next(i - 1)) tenure_write_ref(rt, p, &p->a, obj(i - 1));
+        if (kind[i] != PINHANDLE_ONLY)
+            live[i] = p;
+        if (i > 0 && linked_from_next(i - 1))
+            tenure_write_ref(rt, p, &p->a, obj(i - 1));
         tt_node_seal(p);
         addr[i] = (uintptr_t)p;
     }
@@ -137,9 +142,12 @@ int main(void) {
         mutate(20);
         garbage(500);
         uint64_t g = tt_rand_below(4);
-        if (g == 0) tt_collect(rt, 0, 0);
-        else if (g == 1) tt_collect(rt, 1, TENURE_COLLECT_COMPACT);
-        else tt_collect(rt, -1, TENURE_COLLECT_COMPACT);
+        if (g == 0)
+            tt_collect(rt, 0, 0);
+        else if (g == 1)
+            tt_collect(rt, 1, TENURE_COLLECT_COMPACT);
+        else
+            tt_collect(rt, -1, TENURE_COLLECT_COMPACT);
         char when[32];
         snprintf(when, sizeof when, "round %zu", r);
         check_all(1, when);
@@ -153,20 +161,21 @@ int main(void) {
     }
     tt_collect(rt, -1, TENURE_COLLECT_COMPACT);
     tenure_stats s = tt_stats(rt);
-    printf("  %zu objects (%zu pinned by handles, %zu on the POH), %zu rounds, %" PRIu64
-           " GCs, %" PRIu64 " moves of unpinned objects, pinned_objects %" PRIu64 "\n",
+    printf("  %zu objects (%zu pinned by handles, %zu on the POH), %zu rounds, %" PRIu64 " GCs, %" PRIu64
+           " moves of unpinned objects, pinned_objects %" PRIu64 "\n",
            n, pinned_handles, (n + 9) / 10, rounds, s.gc_count, moved_normal, s.pinned_objects);
     check_all(1, "final full GC");
     TT_CHECK(moved_normal > 0, "nothing was compacted around the pinned objects");
     TT_CHECK(s.sweeping_gcs == 0);
     TT_CHECK(s.pinned_objects >= pinned_handles,
-             "the last (full) GC saw %" PRIu64 " pinned objects, %zu are pinned by handles",
-             s.pinned_objects, pinned_handles);
+             "the last (full) GC saw %" PRIu64 " pinned objects, %zu are pinned by handles", s.pinned_objects,
+             pinned_handles);
     TT_CHECK_RESULT(tenure_verify_heap(rt), TENURE_OK);
 
     /* unpin: free the pinned handles; the handle-only objects keep a strong handle */
     for (size_t i = 0; i < n; i++) {
-        if (handles[i] == NULL) continue;
+        if (handles[i] == NULL)
+            continue;
         void *p = tenure_handle_get(rt, handles[i]);
         TT_CHECK_RESULT(tenure_handle_free(rt, handles[i]), TENURE_OK);
         handles[i] = NULL;
@@ -176,7 +185,8 @@ int main(void) {
         }
     }
     TT_CHECK_RESULT(tenure_handle_free(rt, late), TENURE_OK);
-    for (size_t i = 0; i < n; i++) addr[i] = (uintptr_t)obj(i);
+    for (size_t i = 0; i < n; i++)
+        addr[i] = (uintptr_t)obj(i);
     uint64_t moved_unpinned = 0;
     for (int k = 0; k < 3; k++) {
         garbage(2000);
@@ -187,17 +197,22 @@ int main(void) {
         if ((kind[i] == PINHANDLE || kind[i] == PINHANDLE_ONLY) && (uintptr_t)obj(i) != addr[i])
             moved_unpinned++;
     for (size_t i = 0; i < n; i++)
-        if (kind[i] == POH) TT_CHECK((uintptr_t)obj(i) == addr[i], "pinned-heap object moved");
-    printf("  after unpinning: %" PRIu64 " of %zu formerly pinned objects moved\n", moved_unpinned,
-           pinned_handles);
+        if (kind[i] == POH)
+            TT_CHECK((uintptr_t)obj(i) == addr[i], "pinned-heap object moved");
+    printf("  after unpinning: %" PRIu64 " of %zu formerly pinned objects moved\n", moved_unpinned, pinned_handles);
     TT_CHECK(moved_unpinned > 0, "no formerly pinned object moved in 3 compacting full GCs");
 
     for (size_t i = 0; i < n; i++)
-        if (handles[i] != NULL) TT_CHECK_RESULT(tenure_handle_free(rt, handles[i]), TENURE_OK);
+        if (handles[i] != NULL)
+            TT_CHECK_RESULT(tenure_handle_free(rt, handles[i]), TENURE_OK);
     TT_CHECK(tenure_handle_count(rt) == 0);
     TT_CHECK_RESULT(tenure_root_area_remove(rt, ra), TENURE_OK);
     tenure_destroy(rt);
-    free(live); free(kind); free(addr); free(b_ids); free(handles);
+    free(live);
+    free(kind);
+    free(addr);
+    free(b_ids);
+    free(handles);
     printf("pinned: OK (%.2f s)\n", tt_now() - t0);
     return 0;
 }

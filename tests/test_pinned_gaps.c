@@ -44,7 +44,8 @@ static void check_all(const char *when) {
     }
     for (size_t i = 0; i < LIVE; i++) {
         tt_node *p = live[i];
-        if (!p) continue;
+        if (!p)
+            continue;
         TT_CHECK(tenure_is_object(rt, p) && p->check == tt_node_sum(p), "%s: live node %zu broken", when, i);
     }
 }
@@ -60,7 +61,10 @@ static void renew_live(size_t i) {
 }
 
 static int count_object(void *obj, const tenure_type *type, size_t size, int generation, void *ctx) {
-    (void)obj; (void)type; (void)size; (void)generation;
+    (void)obj;
+    (void)type;
+    (void)size;
+    (void)generation;
     ++*(size_t *)ctx;
     return 0;
 }
@@ -72,7 +76,8 @@ static uint64_t gen0_span(void) {
     TT_CHECK(n <= 4096);
     uint64_t bytes = 0;
     for (size_t i = 0; i < n; i++)
-        if (ranges[i].generation == 0) bytes += ranges[i].reserved_length;
+        if (ranges[i].generation == 0)
+            bytes += ranges[i].reserved_length;
     return bytes;
 }
 
@@ -108,8 +113,10 @@ static void scattered_pins(void) {
         tenure_stats s = tt_stats(rt);
         quiet &= s.gc_count == gcs;
         uint64_t span = gen0_span();
-        if (quiet && span > span_max) span_max = span;
-        if ((done / step) % 16 == 0) check_all("during the churn"); /* contexts inside gaps */
+        if (quiet && span > span_max)
+            span_max = span;
+        if ((done / step) % 16 == 0)
+            check_all("during the churn"); /* contexts inside gaps */
     }
     size_t objects = 0;
     TT_CHECK_RESULT(tenure_heap_walk(rt, count_object, &objects), TENURE_OK);
@@ -148,8 +155,10 @@ static void rounds(void) {
         check_all(when);
         TT_CHECK_RESULT(tenure_verify_heap(rt), TENURE_OK);
         uint64_t c = tt_stats(rt).committed_bytes;
-        if (!committed_first) committed_first = c;
-        if (c > committed_max) committed_max = c;
+        if (!committed_first)
+            committed_first = c;
+        if (c > committed_max)
+            committed_max = c;
     }
     printf("  %zu rounds: committed %.1f MB after the first, at most %.1f MB\n", n, committed_first / 1048576.0,
            committed_max / 1048576.0);
@@ -168,7 +177,8 @@ int main(void) {
     tt_errlog log = {.fatal = 1};
     tenure_config cfg;
     tt_config(&cfg);
-    if (getenv("TENURE_GCgen0size") == NULL) cfg.GCgen0size = 64u << 20; /* no GC while pins are laid out */
+    if (getenv("TENURE_GCgen0size") == NULL)
+        cfg.GCgen0size = 64u << 20; /* no GC while pins are laid out */
     gen0_least = cfg.GCgen0size;
     cfg.GCRegionSize = 4u << 20;
     rt = tt_create(&cfg, &log);
@@ -178,10 +188,12 @@ int main(void) {
     TT_CHECK(live != NULL);
     tenure_root_area *ra = tenure_root_area_add(rt, live, LIVE);
     TT_CHECK(ra != NULL);
-    for (size_t i = 0; i < LIVE; i++) renew_live(i);
+    for (size_t i = 0; i < LIVE; i++)
+        renew_live(i);
     scattered_pins();
     rounds();
-    for (size_t i = 0; i < npins; i++) TT_CHECK_RESULT(tenure_handle_free(rt, pin_h[i]), TENURE_OK);
+    for (size_t i = 0; i < npins; i++)
+        TT_CHECK_RESULT(tenure_handle_free(rt, pin_h[i]), TENURE_OK);
     TT_CHECK_RESULT(tenure_root_area_remove(rt, ra), TENURE_OK);
     free(live);
     tenure_destroy(rt);

@@ -47,13 +47,15 @@ int main(void) {
             live[tt_rand_below(LIVE)] = p;
         if (k % 20000 == 0) { /* a long-lived pin, replacing the oldest */
             size_t i = (size_t)(k / 20000) % PINS;
-            if (ring[i]) TT_CHECK_RESULT(tenure_handle_free(rt, ring[i]), TENURE_OK);
+            if (ring[i])
+                TT_CHECK_RESULT(tenure_handle_free(rt, ring[i]), TENURE_OK);
             ring[i] = tenure_handle_new(rt, TENURE_HANDLE_PINNED, p);
             TT_CHECK(ring[i] != NULL);
         }
         if (k % 100000 == 0) {
             uint64_t c = tt_stats(rt).committed_bytes;
-            if (c > committed_peak) committed_peak = c;
+            if (c > committed_peak)
+                committed_peak = c;
         }
     }
     tenure_stats s = tt_stats(rt);
@@ -66,7 +68,8 @@ int main(void) {
              s.live_bytes_after_gc / 1048576.0, tenure_strerror(tenure_last_error(rt)));
     TT_CHECK_RESULT(tenure_verify_heap(rt), TENURE_OK);
     for (size_t i = 0; i < PINS; i++)
-        if (ring[i]) TT_CHECK_RESULT(tenure_handle_free(rt, ring[i]), TENURE_OK);
+        if (ring[i])
+            TT_CHECK_RESULT(tenure_handle_free(rt, ring[i]), TENURE_OK);
     TT_CHECK_RESULT(tenure_root_area_remove(rt, ra), TENURE_OK);
     tenure_destroy(rt);
     free(live);

@@ -41,7 +41,8 @@ static void neighbours_move(void) {
         garbage_bytes(64 * 1024); /* room below the run for it to slide into */
         for (size_t i = 0; i < CHAIN; i++) {
             tt_node *p = tt_node_new(rt, node_t, i + 1);
-            if (i > 0) tenure_write_ref(rt, p, &p->a, chain[i - 1]);
+            if (i > 0)
+                tenure_write_ref(rt, p, &p->a, chain[i - 1]);
             tt_node_seal(p);
             chain[i] = p;
         }
@@ -51,7 +52,8 @@ static void neighbours_move(void) {
         int contiguous = 1;
         for (size_t i = 0; i < CHAIN; i++) {
             old[i] = (uintptr_t)chain[i];
-            if (i > 0 && old[i] != old[i - 1] + tenure_object_size(rt, chain[i - 1])) contiguous = 0;
+            if (i > 0 && old[i] != old[i - 1] + tenure_object_size(rt, chain[i - 1]))
+                contiguous = 0;
         }
         tt_collect(rt, 0, TENURE_COLLECT_COMPACT);
         for (size_t i = 0; i < CHAIN; i++) {
@@ -65,11 +67,13 @@ static void neighbours_move(void) {
         if (contiguous && gc_count() == before + 1) {
             size_t moved_before = 0, moved_after = 0;
             for (size_t i = 0; i < CHAIN; i++) {
-                if (i < PIN_AT) moved_before += (uintptr_t)chain[i] != old[i];
-                if (i > PIN_AT) moved_after += (uintptr_t)chain[i] != old[i];
+                if (i < PIN_AT)
+                    moved_before += (uintptr_t)chain[i] != old[i];
+                if (i > PIN_AT)
+                    moved_after += (uintptr_t)chain[i] != old[i];
             }
-            printf("  neighbours of a pinned object: %zu of %d before it moved, %zu of %d after it\n",
-                   moved_before, PIN_AT, moved_after, CHAIN - PIN_AT - 1);
+            printf("  neighbours of a pinned object: %zu of %d before it moved, %zu of %d after it\n", moved_before,
+                   PIN_AT, moved_after, CHAIN - PIN_AT - 1);
             TT_CHECK(moved_before == PIN_AT, "live neighbours in front of a pinned object stayed in place");
             TT_CHECK(moved_after == CHAIN - PIN_AT - 1, "live neighbours after a pinned object stayed in place");
             checked = 1;
@@ -117,7 +121,8 @@ static void pinned_tree(void) {
         garbage_bytes(256 * 1024);
         tt_collect(rt, 0, 0);
         uint64_t promoted = tt_stats(rt).promoted_bytes;
-        if (i > 0 && promoted > worst) worst = promoted;
+        if (i > 0 && promoted > worst)
+            worst = promoted;
     }
     tt_node *p = tenure_handle_get(rt, pin);
     TT_CHECK((uintptr_t)p == pinned_at, "the pinned node moved");
@@ -129,8 +134,10 @@ static void pinned_tree(void) {
         tt_node *x = stack[--sp];
         TT_CHECK(tenure_is_object(rt, x) && tt_node_sum(x) == x->check);
         n++;
-        if (x->a) stack[sp++] = x->a;
-        if (x->b) stack[sp++] = x->b;
+        if (x->a)
+            stack[sp++] = x->a;
+        if (x->b)
+            stack[sp++] = x->b;
     }
     TT_CHECK(n == (1u << 13) - 1, "the pinned subtree has %" PRIu64 " nodes", n);
     printf("  pinned node in a tree: later gen0 GCs keep at most %" PRIu64 " bytes\n", worst);
@@ -142,10 +149,10 @@ static void pinned_tree(void) {
 
 /* ---- 3: random runs, random pins ---- */
 enum { MAXN = 3000 };
-static void **nodes;           /* root area: every node */
-static tenure_handle **pins;   /* a pinned handle per node, or NULL */
+static void **nodes;         /* root area: every node */
+static tenure_handle **pins; /* a pinned handle per node, or NULL */
 static uintptr_t *pin_addr;
-static uint64_t *a_id, *b_id;  /* ids the links must name (0: NULL) */
+static uint64_t *a_id, *b_id; /* ids the links must name (0: NULL) */
 
 static void check_nodes(size_t n, const char *when) {
     for (size_t i = 0; i < n; i++) {
@@ -189,27 +196,34 @@ static void random_runs(void) {
     tenure_root_area *ra = tenure_root_area_add(rt, nodes, n);
     TT_CHECK(ra != NULL);
     for (size_t i = 0; i < n; i++) { /* runs of 1..40 neighbours between garbage */
-        if (tt_rand_below(20) == 0) garbage_bytes((size_t)tt_rand_range(16, 4096));
+        if (tt_rand_below(20) == 0)
+            garbage_bytes((size_t)tt_rand_range(16, 4096));
         nodes[i] = tt_node_new(rt, node_t, i + 1);
-        if (i > 0 && tt_rand_below(2)) set_link(i, (size_t)tt_rand_below(i), 0);
-        if (tt_rand_below(8) == 0) set_pin(i, 1);
-        if (i > 0 && pins[i - 1] && tt_rand_below(3) == 0) set_pin(i, 1); /* pinned runs */
+        if (i > 0 && tt_rand_below(2))
+            set_link(i, (size_t)tt_rand_below(i), 0);
+        if (tt_rand_below(8) == 0)
+            set_pin(i, 1);
+        if (i > 0 && pins[i - 1] && tt_rand_below(3) == 0)
+            set_pin(i, 1); /* pinned runs */
     }
     for (size_t i = 0; i < n; i++)
-        if (tt_rand_below(3) == 0) set_link(i, (size_t)tt_rand_below(n), 1);
+        if (tt_rand_below(3) == 0)
+            set_link(i, (size_t)tt_rand_below(n), 1);
     check_nodes(n, "built");
     uint64_t moved = 0;
     size_t rounds = tt_scaled(60, 10);
     for (size_t r = 0; r < rounds; r++) {
         uintptr_t *before = calloc(n, sizeof *before);
         TT_CHECK(before != NULL);
-        for (size_t i = 0; i < n; i++) before[i] = (uintptr_t)nodes[i];
+        for (size_t i = 0; i < n; i++)
+            before[i] = (uintptr_t)nodes[i];
         int g = (int)tt_rand_below(3);
         tt_collect(rt, g, TENURE_COLLECT_COMPACT);
         char when[48];
         snprintf(when, sizeof when, "round %zu (gen%d GC)", r, g);
         check_nodes(n, when);
-        for (size_t i = 0; i < n; i++) moved += (uintptr_t)nodes[i] != before[i];
+        for (size_t i = 0; i < n; i++)
+            moved += (uintptr_t)nodes[i] != before[i];
         free(before);
         for (size_t k = 0; k < n / 20; k++) { /* pins come and go, links change */
             size_t i = (size_t)tt_rand_below(n);
@@ -221,23 +235,33 @@ static void random_runs(void) {
             set_pin(i, 0);
             uint64_t a = a_id[i], b = b_id[i];
             nodes[i] = tt_node_new(rt, node_t, i + 1);
-            if (a) set_link(i, a - 1, 0);
-            if (b) set_link(i, b - 1, 1);
+            if (a)
+                set_link(i, a - 1, 0);
+            if (b)
+                set_link(i, b - 1, 1);
             for (size_t j = 0; j < n; j++) { /* whoever linked the old node i now names the new */
                 tt_node *q = nodes[j];
-                if (a_id[j] == i + 1 && q->a != nodes[i]) set_link(j, i, 0);
-                if (b_id[j] == i + 1 && q->b != nodes[i]) set_link(j, i, 1);
+                if (a_id[j] == i + 1 && q->a != nodes[i])
+                    set_link(j, i, 0);
+                if (b_id[j] == i + 1 && q->b != nodes[i])
+                    set_link(j, i, 1);
             }
-            if (tt_rand_below(6) == 0) set_pin(i, 1);
+            if (tt_rand_below(6) == 0)
+                set_pin(i, 1);
             garbage_bytes((size_t)tt_rand_range(16, 2048));
         }
         TT_CHECK_RESULT(tenure_verify_heap(rt), TENURE_OK);
     }
     printf("  random runs: %zu nodes, %zu rounds, %" PRIu64 " moves\n", n, rounds, moved);
     TT_CHECK(moved > 0, "nothing moved around the pins");
-    for (size_t i = 0; i < n; i++) set_pin(i, 0);
+    for (size_t i = 0; i < n; i++)
+        set_pin(i, 0);
     TT_CHECK_RESULT(tenure_root_area_remove(rt, ra), TENURE_OK);
-    free(nodes); free(pins); free(pin_addr); free(a_id); free(b_id);
+    free(nodes);
+    free(pins);
+    free(pin_addr);
+    free(a_id);
+    free(b_id);
 }
 
 int main(void) {
@@ -246,7 +270,8 @@ int main(void) {
     tt_errlog log = {.fatal = 1};
     tenure_config cfg;
     tt_config(&cfg);
-    if (getenv("TENURE_GCgen0size") == NULL) cfg.GCgen0size = 16u << 20;
+    if (getenv("TENURE_GCgen0size") == NULL)
+        cfg.GCgen0size = 16u << 20;
     rt = tt_create(&cfg, &log);
     node_t = tt_register_node(rt);
     bytes_t = tt_register_bytes(rt);

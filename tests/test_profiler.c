@@ -202,8 +202,8 @@ static void worked_example(uint32_t mode) {
                 TT_CHECK(to == 0, "dead object %d lies in a moved range", i + 1);
                 continue;
             }
-            TT_CHECK(to == (uintptr_t)objs[i], "object %d: the ranges say %#lx, it is at %p", i + 1,
-                     (unsigned long)to, objs[i]);
+            TT_CHECK(to == (uintptr_t)objs[i], "object %d: the ranges say %#lx, it is at %p", i + 1, (unsigned long)to,
+                     objs[i]);
             TT_CHECK(number_of((void *)to) == (uint64_t)i + 1, "object %d's number at its new address", i + 1);
         }
     } else {
@@ -213,8 +213,8 @@ static void worked_example(uint32_t mode) {
             TT_CHECK(in_surviving(&rec, old[i]) == (dead[i] ? 0 : 1), "object %d in %d ranges", i + 1,
                      in_surviving(&rec, old[i]));
             if (!dead[i])
-                TT_CHECK((uintptr_t)objs[i] == old[i] && number_of(objs[i]) == (uint64_t)i + 1, "a sweep moved object %d",
-                         i + 1);
+                TT_CHECK((uintptr_t)objs[i] == old[i] && number_of(objs[i]) == (uint64_t)i + 1,
+                         "a sweep moved object %d", i + 1);
         }
     }
     /* B: promote to gen2, then a gen0 GC must leave them out of every range and in place */
@@ -250,7 +250,8 @@ static int check_in_bounds(void *obj, const tenure_type *type, size_t size, int 
     bounds_ctx *b = c;
     (void)type;
     for (size_t i = 0; i < b->n; i++)
-        if ((uintptr_t)obj >= b->ranges[i].start && (uintptr_t)obj + size <= b->ranges[i].start + b->ranges[i].used_length) {
+        if ((uintptr_t)obj >= b->ranges[i].start &&
+            (uintptr_t)obj + size <= b->ranges[i].start + b->ranges[i].used_length) {
             TT_CHECK(b->ranges[i].generation == generation, "bounds say generation %d, the object is in %d",
                      b->ranges[i].generation, generation);
             b->checked++;

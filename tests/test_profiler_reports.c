@@ -88,10 +88,9 @@ static void handle_reports(void) {
     tenure_profiler_callbacks cb2 = {.handle_created = on_handle_created, .handle_created2 = on_handle_created2};
     tenure_profiler *p2 = tenure_profiler_attach2(rt, &cb2, sizeof cb2, TENURE_PROFILE_HANDLES, &l2);
     TT_CHECK(p2 != NULL);
-    static const tenure_handle_kind kinds[] = {TENURE_HANDLE_WEAK_SHORT, TENURE_HANDLE_WEAK_LONG,
-                                               TENURE_HANDLE_STRONG,     TENURE_HANDLE_PINNED,
-                                               TENURE_HANDLE_VARIABLE,   TENURE_HANDLE_REFCOUNTED,
-                                               TENURE_HANDLE_ASYNC_PINNED, TENURE_HANDLE_SIZED_REF};
+    static const tenure_handle_kind kinds[] = {
+        TENURE_HANDLE_WEAK_SHORT, TENURE_HANDLE_WEAK_LONG,  TENURE_HANDLE_STRONG,       TENURE_HANDLE_PINNED,
+        TENURE_HANDLE_VARIABLE,   TENURE_HANDLE_REFCOUNTED, TENURE_HANDLE_ASYNC_PINNED, TENURE_HANDLE_SIZED_REF};
     enum { NK = sizeof kinds / sizeof kinds[0] };
     tenure_handle *hs[NK + 1];
     for (size_t i = 0; i < NK; i++)
@@ -169,14 +168,17 @@ static void root_reports(void) {
     l.watch[2] = keep11;
     /* dependent pairs: one whose primary lives (a strong handle), one whose primary dies */
     tenure_handle *keep20 = tenure_handle_new(rt, TENURE_HANDLE_STRONG, tt_node_new(rt, node_t, 20));
-    tenure_handle *live_pair = tenure_handle_new_dependent(rt, tenure_handle_get(rt, keep20), tt_node_new(rt, node_t, 21));
-    tenure_handle *dead_pair = tenure_handle_new_dependent(rt, tt_node_new(rt, node_t, 30), tt_node_new(rt, node_t, 31));
+    tenure_handle *live_pair =
+        tenure_handle_new_dependent(rt, tenure_handle_get(rt, keep20), tt_node_new(rt, node_t, 21));
+    tenure_handle *dead_pair =
+        tenure_handle_new_dependent(rt, tt_node_new(rt, node_t, 30), tt_node_new(rt, node_t, 31));
     l.watch[3] = live_pair;
     TT_CHECK(tenure_collect(rt, 2, TENURE_COLLECT_COMPACT) == TENURE_OK);
     TT_CHECK(l.seen[0] == 1 && l.seen[1] == 1 && l.seen[2] == 1 && l.seen[3] == 1, "handle roots seen %d %d %d %d",
              l.seen[0], l.seen[1], l.seen[2], l.seen[3]);
     TT_CHECK(l.flags[0] == TENURE_ROOT_FLAG_REFCOUNTED,
-             "refcounted handle with a count: flags %#x, want REFCOUNTED (%#x)", l.flags[0], TENURE_ROOT_FLAG_REFCOUNTED);
+             "refcounted handle with a count: flags %#x, want REFCOUNTED (%#x)", l.flags[0],
+             TENURE_ROOT_FLAG_REFCOUNTED);
     TT_CHECK(l.flags[1] == (TENURE_ROOT_FLAG_REFCOUNTED | TENURE_ROOT_FLAG_WEAK),
              "refcounted handle without a count: flags %#x, want REFCOUNTED|WEAK", l.flags[1]);
     TT_CHECK(l.flags[2] == 0, "strong handle: flags %#x", l.flags[2]);
@@ -243,13 +245,13 @@ typedef struct worker {
     const tenure_type *node_t;
     pthread_mutex_t mx;
     pthread_cond_t cv;
-    int stage;            /* 1: allocated and waiting (blocking section); 2: go on; 3: done */
+    int stage; /* 1: allocated and waiting (blocking section); 2: go on; 3: done */
     uint64_t tid;
     uintptr_t frame_slot; /* address of its frame's slot */
     void *stack_only;     /* an object only its C stack holds */
     uintptr_t last;       /* its last object, and the end of it */
     uintptr_t last_end;
-    int keep_allocating;  /* D2: allocate until told to stop */
+    int keep_allocating; /* D2: allocate until told to stop */
     int stop;
 } worker;
 
@@ -437,9 +439,9 @@ typedef struct sampler_thread {
     tenure_runtime *rt;
     const tenure_type *node_t, *bytes_t;
     uint64_t seed;
-    size_t target;         /* bytes to allocate */
-    uint64_t allocated;    /* bytes it allocated */
-    uint64_t sample_sum;   /* sum of bytes_since_last_sample */
+    size_t target;       /* bytes to allocate */
+    uint64_t allocated;  /* bytes it allocated */
+    uint64_t sample_sum; /* sum of bytes_since_last_sample */
     size_t samples, max_size, fast_open, nodes, allocations;
     int bad;
 } sampler_thread;
@@ -536,7 +538,10 @@ static void sampled_allocations(void) {
     pthread_t th[NT], ct;
     collector col = {rt, 0};
     for (int i = 0; i < NT; i++)
-        s[i] = (sampler_thread){.rt = rt, .node_t = node_t, .bytes_t = bytes_t, .seed = tt_rand(),
+        s[i] = (sampler_thread){.rt = rt,
+                                .node_t = node_t,
+                                .bytes_t = bytes_t,
+                                .seed = tt_rand(),
                                 .target = tt_scaled(24u << 20, 2u << 20)};
     TT_CHECK(pthread_create(&ct, NULL, collector_main, &col) == 0);
     for (int i = 0; i < NT; i++)

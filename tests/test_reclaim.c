@@ -58,15 +58,14 @@ static void test_drop_structure(void) {
     TENURE_FRAME_POP(rt, f);
 
     tenure_stats s0 = tt_stats(rt);
-    TT_CHECK(s0.bytes_allocated >= bytes, "bytes_allocated %" PRIu64 " < %" PRIu64,
-             s0.bytes_allocated, bytes);
+    TT_CHECK(s0.bytes_allocated >= bytes, "bytes_allocated %" PRIu64 " < %" PRIu64, s0.bytes_allocated, bytes);
     tt_collect(rt, -1, TENURE_COLLECT_COMPACT);
     tt_collect(rt, -1, TENURE_COLLECT_COMPACT);
     tenure_stats s1 = tt_stats(rt);
-    printf("  structure of %" PRIu64 " KiB: live %" PRIu64 " KiB, heap %" PRIu64 " KiB\n",
-           bytes >> 10, s1.live_bytes_after_gc >> 10, s1.heap_bytes >> 10);
-    TT_CHECK(s1.live_bytes_after_gc >= bytes, "live_bytes_after_gc %" PRIu64 " < %" PRIu64,
-             s1.live_bytes_after_gc, bytes);
+    printf("  structure of %" PRIu64 " KiB: live %" PRIu64 " KiB, heap %" PRIu64 " KiB\n", bytes >> 10,
+           s1.live_bytes_after_gc >> 10, s1.heap_bytes >> 10);
+    TT_CHECK(s1.live_bytes_after_gc >= bytes, "live_bytes_after_gc %" PRIu64 " < %" PRIu64, s1.live_bytes_after_gc,
+             bytes);
     TT_CHECK(s1.heap_bytes >= s1.live_bytes_after_gc);
     TT_CHECK(s1.committed_bytes >= s1.live_bytes_after_gc);
 
@@ -96,10 +95,9 @@ static void test_drop_structure(void) {
     TT_CHECK(tenure_handle_get(rt, weak_s) == NULL, "weak short handle not cleared");
     TT_CHECK(tenure_handle_get(rt, weak_l) == NULL, "weak long handle not cleared");
     TT_CHECK(s2.live_bytes_after_gc + bytes * 9 / 10 <= s1.live_bytes_after_gc,
-             "live bytes did not drop: %" PRIu64 " -> %" PRIu64, s1.live_bytes_after_gc,
-             s2.live_bytes_after_gc);
-    TT_CHECK(s2.heap_bytes + bytes / 2 <= s1.heap_bytes, "heap bytes did not drop: %" PRIu64
-             " -> %" PRIu64, s1.heap_bytes, s2.heap_bytes);
+             "live bytes did not drop: %" PRIu64 " -> %" PRIu64, s1.live_bytes_after_gc, s2.live_bytes_after_gc);
+    TT_CHECK(s2.heap_bytes + bytes / 2 <= s1.heap_bytes, "heap bytes did not drop: %" PRIu64 " -> %" PRIu64,
+             s1.heap_bytes, s2.heap_bytes);
     TT_CHECK(s2.gc_count == s1.gc_count + 2);
     TT_CHECK_RESULT(tenure_handle_free(rt, root), TENURE_OK);
     TT_CHECK_RESULT(tenure_handle_free(rt, weak_s), TENURE_OK);
@@ -113,12 +111,11 @@ static void *scan_slot;
 static void scan_fn(tenure_runtime *rt, tenure_visitor *v, void *ctx) {
     (void)rt;
     void **slot = (void **)ctx;
-    if (*slot != NULL) tenure_visit(v, slot);
+    if (*slot != NULL)
+        tenure_visit(v, slot);
 }
 
-static tt_node *new_rooted(tenure_runtime *rt, uint64_t id) {
-    return tt_node_new(rt, node_t, id);
-}
+static tt_node *new_rooted(tenure_runtime *rt, uint64_t id) { return tt_node_new(rt, node_t, id); }
 
 /* Collect twice; the weak handle must (alive) or must not (dead) still have its node. */
 static void expect(tenure_runtime *rt, tenure_handle *weak, int alive, uint64_t id, const char *what) {
@@ -239,7 +236,13 @@ static void bounded_loop(int mode) {
     tenure_config cfg;
     tt_config(&cfg);
     cfg.GCCompactMode = (uint32_t)mode;
-    if (getenv("TENURE_GCgen0size") == NULL) cfg.GCgen0size = 4u << 20;
+    if (getenv("TENURE_GCgen0size") == NULL)
+        cfg.GCgen0size = 4u << 20;
+    /* a small fixed gen1 budget: gen1 GCs often enough that the lists reach gen2 within the
+     * loop (the default budget, half of what lives in the older generations, lets one seed in
+     * twenty bring less than HEAP_BOUND through gen2) */
+    if (getenv("TENURE_GCgen1size") == NULL)
+        cfg.GCgen1size = 8u << 20;
     tenure_runtime *rt = tt_create(&cfg, &log);
     node_t = tt_register_node(rt);
     bytes_t = tt_register_bytes(rt);
@@ -272,9 +275,12 @@ static void bounded_loop(int mode) {
         blob = NULL;
         /* medium-lived: replace (up to 32) lists that have reached gen2, and fill empty slots */
         size_t replaced = 0;
-        for (size_t slot = (size_t)tt_rand_below(RING), k = 0; k < RING && replaced < 32; k++, slot = (slot + 1) % RING) {
-            if (ring[slot] != NULL && tenure_object_generation(rt, ring[slot]) != 2) continue;
-            if (ring[slot] != NULL) gen2_dropped += ring_list * sizeof(tt_node);
+        for (size_t slot = (size_t)tt_rand_below(RING), k = 0; k < RING && replaced < 32;
+             k++, slot = (slot + 1) % RING) {
+            if (ring[slot] != NULL && tenure_object_generation(rt, ring[slot]) != 2)
+                continue;
+            if (ring[slot] != NULL)
+                gen2_dropped += ring_list * sizeof(tt_node);
             ring[slot] = NULL;
             uint64_t base = id + 1;
             head = NULL;
@@ -293,19 +299,21 @@ static void bounded_loop(int mode) {
         head = n = NULL;
         tenure_stats s = tt_stats(rt);
         if (it < iters / 2) {
-            if (s.heap_bytes > max_first) max_first = s.heap_bytes;
+            if (s.heap_bytes > max_first)
+                max_first = s.heap_bytes;
         } else if (s.heap_bytes > max_second) {
             max_second = s.heap_bytes;
         }
         TT_CHECK(s.heap_bytes <= HEAP_BOUND,
                  "mode %d, iteration %zu: heap_bytes %" PRIu64 " MiB with %zu MiB live; %" PRIu64
-                 " MiB of gen2 objects dropped so far, %" PRIu64 " gen2 GCs", mode, it,
-                 s.heap_bytes >> 20, (size_t)(RING * ring_list * sizeof(tt_node)) >> 20,
-                 gen2_dropped >> 20, s.gen[2].collections);
+                 " MiB of gen2 objects dropped so far, %" PRIu64 " gen2 GCs",
+                 mode, it, s.heap_bytes >> 20, (size_t)(RING * ring_list * sizeof(tt_node)) >> 20, gen2_dropped >> 20,
+                 s.gen[2].collections);
         if (it % 20 == 0) {
             for (size_t slot = 0; slot < RING; slot++) {
                 tt_node *p = (tt_node *)ring[slot];
-                if (p == NULL) continue; /* not filled yet */
+                if (p == NULL)
+                    continue; /* not filled yet */
                 for (uint64_t k = 0; k < ring_list; k++, p = p->a)
                     TT_CHECK_NODE(rt, node_t, p, ring_base[slot] + k);
                 TT_CHECK(p == NULL);
@@ -320,11 +328,11 @@ static void bounded_loop(int mode) {
            mode, total >> 20, gen2_dropped >> 20, s.gc_count, s.gen[1].collections, s.gen[2].collections,
            max_first >> 20, max_second >> 20, tt_now() - t0);
     TT_CHECK(s.bytes_allocated >= total);
-    TT_CHECK(s.gc_count >= 10, "only %" PRIu64 " GCs for %" PRIu64 " MiB allocated with a 4 MiB gen0",
-             s.gc_count, total >> 20);
+    TT_CHECK(s.gc_count >= 10, "only %" PRIu64 " GCs for %" PRIu64 " MiB allocated with a 4 MiB gen0", s.gc_count,
+             total >> 20);
     TT_CHECK(max_second <= 2 * max_first + (32u << 20),
-             "heap keeps growing: %" PRIu64 " MiB in the first half, %" PRIu64 " MiB in the second",
-             max_first >> 20, max_second >> 20);
+             "heap keeps growing: %" PRIu64 " MiB in the first half, %" PRIu64 " MiB in the second", max_first >> 20,
+             max_second >> 20);
     /* the loop is only meaningful if objects did pass through gen2: more than the bound */
     if (tt_scale() >= 1.0)
         TT_CHECK(gen2_dropped > HEAP_BOUND, "only %" PRIu64 " MiB reached gen2 and died (gen1 GCs: %" PRIu64 ")",
@@ -341,7 +349,8 @@ static void garbage_loop(int mode) {
     tenure_config cfg;
     tt_config(&cfg);
     cfg.GCCompactMode = (uint32_t)mode;
-    if (getenv("TENURE_GCgen0size") == NULL) cfg.GCgen0size = 4u << 20;
+    if (getenv("TENURE_GCgen0size") == NULL)
+        cfg.GCgen0size = 4u << 20;
     tenure_runtime *rt = tt_create(&cfg, &log);
     node_t = tt_register_node(rt);
     static void *ring[64];
@@ -353,17 +362,20 @@ static void garbage_loop(int mode) {
     for (size_t it = 0; it < iters; it++) {
         for (size_t k = 0; k < 20000; k++) {
             tt_node *n = tt_node_new(rt, node_t, k + 1);
-            if (k % 100 == 0) ring[(it * 200 + k / 100) % 64] = n;
+            if (k % 100 == 0)
+                ring[(it * 200 + k / 100) % 64] = n;
         }
         tenure_stats s = tt_stats(rt);
-        if (s.heap_bytes > max_heap) max_heap = s.heap_bytes;
+        if (s.heap_bytes > max_heap)
+            max_heap = s.heap_bytes;
         TT_CHECK(s.heap_bytes <= ((uint64_t)64 << 20),
                  "mode %d, iteration %zu: heap_bytes %" PRIu64 " MiB for a few KiB live (gen1 %" PRIu64
-                 " MiB of which %" PRIu64 " MiB free; %" PRIu64 " GCs, %" PRIu64 " of gen1)", mode, it,
-                 s.heap_bytes >> 20, s.gen[1].size >> 20, s.gen[1].free_bytes >> 20, s.gc_count,
+                 " MiB of which %" PRIu64 " MiB free; %" PRIu64 " GCs, %" PRIu64 " of gen1)",
+                 mode, it, s.heap_bytes >> 20, s.gen[1].size >> 20, s.gen[1].free_bytes >> 20, s.gc_count,
                  s.gen[1].collections);
     }
-    for (size_t i = 0; i < 64; i++) TT_CHECK(ring[i] == NULL || tenure_is_object(rt, ring[i]));
+    for (size_t i = 0; i < 64; i++)
+        TT_CHECK(ring[i] == NULL || tenure_is_object(rt, ring[i]));
     printf("  garbage loop mode %d: %zu MiB allocated, max heap %" PRIu64 " KiB, %.2f s\n", mode,
            iters * 20000 * sizeof(tt_node) >> 20, max_heap >> 10, tt_now() - t0);
     TT_CHECK_RESULT(tenure_root_area_remove(rt, ra), TENURE_OK);

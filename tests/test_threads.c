@@ -80,11 +80,11 @@ static void *watchdog_main(void *arg) {
         int stop = wd.stop, late = wd.phase != NULL && tt_now() > wd.deadline;
         const char *name = wd.phase;
         pthread_mutex_unlock(&wd.mx);
-        if (stop) return NULL;
+        if (stop)
+            return NULL;
         if (late) {
             fflush(stdout);
-            fprintf(stderr, "threads: phase \"%s\" did not finish in %d s (a hang?): aborting\n", name,
-                    WATCHDOG_SECS);
+            fprintf(stderr, "threads: phase \"%s\" did not finish in %d s (a hang?): aborting\n", name, WATCHDOG_SECS);
             abort();
         }
         sleep_ms(50);
@@ -96,7 +96,8 @@ static int task_count(void) {
     DIR *d = opendir("/proc/self/task");
     TT_CHECK(d != NULL, "cannot open /proc/self/task");
     int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) n += e->d_name[0] != '.';
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
     closedir(d);
     return n;
 }
@@ -105,7 +106,8 @@ static int task_count(void) {
 static int tasks_become(int n) {
     double end = tt_now() + 10;
     int now;
-    while ((now = task_count()) != n && tt_now() < end) sleep_ms(1);
+    while ((now = task_count()) != n && tt_now() < end)
+        sleep_ms(1);
     return now;
 }
 
@@ -129,7 +131,8 @@ static void nap(tenure_runtime *rt) {
 static int wait_flag(tenure_runtime *rt, const int *flag, int value, double secs) {
     double end = tt_now() + secs;
     while (load_flag(flag) != value) {
-        if (tt_now() > end) return 0;
+        if (tt_now() > end)
+            return 0;
         nap(rt);
     }
     return 1;
@@ -165,7 +168,8 @@ static void world_open(world *w, const tenure_config *cfg, int fatal) {
 
 static void base_config(tenure_config *cfg) {
     tt_config(cfg);
-    if (getenv("TENURE_GCgen0size") == NULL) cfg->GCgen0size = 256u << 10;
+    if (getenv("TENURE_GCgen0size") == NULL)
+        cfg->GCgen0size = 256u << 10;
 }
 
 static void garbage(world *w, size_t bytes) {
@@ -190,7 +194,8 @@ static tt_node *build_list(world *w, uint64_t base, size_t len, size_t garbage_b
         tenure_write_ref(rt, n, &n->a, head);
         tt_node_seal(n);
         head = n;
-        if (garbage_bytes) garbage(w, garbage_bytes);
+        if (garbage_bytes)
+            garbage(w, garbage_bytes);
     }
     TENURE_FRAME_POP(rt, f);
     return head;
@@ -198,12 +203,14 @@ static tt_node *build_list(world *w, uint64_t base, size_t len, size_t garbage_b
 
 /* Full check (tenure_is_object...): only when no other thread can collect. */
 static void check_list(world *w, const tt_node *p, uint64_t base, size_t len) {
-    for (size_t k = 0; k < len; k++, p = p->a) TT_CHECK_NODE(w->rt, w->node_t, p, base + k);
+    for (size_t k = 0; k < len; k++, p = p->a)
+        TT_CHECK_NODE(w->rt, w->node_t, p, base + k);
     TT_CHECK(p == NULL, "list %" PRIu64 " is longer than %zu", base, len);
 }
 
 static void check_list_light(const tt_node *p, uint64_t base, size_t len, const char *what) {
-    for (size_t k = 0; k < len; k++, p = p->a) check_node_light(p, base + k, what);
+    for (size_t k = 0; k < len; k++, p = p->a)
+        check_node_light(p, base + k, what);
     TT_CHECK(p == NULL, "%s: list %" PRIu64 " is longer than %zu", what, base, len);
 }
 
@@ -244,9 +251,7 @@ typedef struct wroots {
     void *lists, *blobs, *pins;
 } wroots;
 
-static uint64_t shared_id(int index, uint64_t seq) {
-    return ((uint64_t)(index + 1) << 40) | SHARED_BIT | seq;
-}
+static uint64_t shared_id(int index, uint64_t seq) { return ((uint64_t)(index + 1) << 40) | SHARED_BIT | seq; }
 
 /* b links: each node's b is itself or a node up to 4 further down. */
 static void link_b(worker *wk, tt_node *head) {
@@ -255,7 +260,8 @@ static void link_b(worker *wk, tt_node *head) {
     TENURE_FRAME(rt, f, p, q);
     for (; p != NULL; p = p->a) {
         q = p;
-        for (uint64_t k = trng_below(&wk->rng, 5); k > 0 && q != NULL; k--) q = q->a;
+        for (uint64_t k = trng_below(&wk->rng, 5); k > 0 && q != NULL; k--)
+            q = q->a;
         tenure_write_ref(rt, p, &p->b, q);
         tt_node_seal(p);
     }
@@ -274,12 +280,14 @@ static void op_new_list(worker *wk, wroots *r) {
         n = tt_node_new(rt, w->node_t, base + k);
         tenure_write_ref(rt, n, &n->a, head);
         head = n;
-        if (trng_below(&wk->rng, 2)) garbage(w, trng_below(&wk->rng, 256));
+        if (trng_below(&wk->rng, 2))
+            garbage(w, trng_below(&wk->rng, 256));
     }
     link_b(wk, head);
     tenure_write_ref(rt, r->lists, &tt_refs(r->lists)[s], head);
     TENURE_FRAME_POP(rt, f);
-    for (size_t k = 0; k < len; k++) wk->lists[s].ids[k] = base + k;
+    for (size_t k = 0; k < len; k++)
+        wk->lists[s].ids[k] = base + k;
     wk->lists[s].len = len;
 }
 
@@ -309,10 +317,12 @@ static void op_concat(worker *wk, wroots *r) {
     tenure_runtime *rt = wk->w->rt;
     size_t s = trng_below(&wk->rng, NLISTS), t = trng_below(&wk->rng, NLISTS);
     list_model *ms = &wk->lists[s], *mt = &wk->lists[t];
-    if (s == t || ms->len == 0 || ms->len + mt->len > MAXLEN) return;
+    if (s == t || ms->len == 0 || ms->len + mt->len > MAXLEN)
+        return;
     tt_node *tail = tt_refs(r->lists)[s];
     TENURE_FRAME(rt, f, tail);
-    while (tail->a != NULL) tail = tail->a;
+    while (tail->a != NULL)
+        tail = tail->a;
     tenure_write_ref(rt, tail, &tail->a, tt_refs(r->lists)[t]);
     tt_node_seal(tail);
     tenure_write_ref(rt, r->lists, &tt_refs(r->lists)[t], NULL);
@@ -326,11 +336,13 @@ static void op_truncate(worker *wk, wroots *r) {
     tenure_runtime *rt = wk->w->rt;
     size_t s = trng_below(&wk->rng, NLISTS);
     list_model *m = &wk->lists[s];
-    if (m->len < 2) return;
+    if (m->len < 2)
+        return;
     size_t keep = 1 + (size_t)trng_below(&wk->rng, m->len - 1);
     tt_node *p = tt_refs(r->lists)[s];
     TENURE_FRAME(rt, f, p);
-    for (size_t k = 1; k < keep; k++) p = p->a;
+    for (size_t k = 1; k < keep; k++)
+        p = p->a;
     tenure_write_ref(rt, p, &p->a, NULL);
     tt_node_seal(p);
     TENURE_FRAME_POP(rt, f);
@@ -348,13 +360,13 @@ static uint8_t blob_byte(uint64_t tag, size_t i) { return (uint8_t)(tag + i * 7 
 static void op_blob(worker *wk, wroots *r) {
     world *w = wk->w;
     size_t s = trng_below(&wk->rng, NBLOBS);
-    size_t len = trng_below(&wk->rng, 256) == 0 ? 90000 + trng_below(&wk->rng, 30000)
-                                                : 1 + trng_below(&wk->rng, 2000);
+    size_t len = trng_below(&wk->rng, 256) == 0 ? 90000 + trng_below(&wk->rng, 30000) : 1 + trng_below(&wk->rng, 2000);
     uint64_t tag = trng_next(&wk->rng);
     void *b = tenure_alloc_array(w->rt, w->bytes_t, len);
     TT_CHECK(b != NULL, "blob of %zu bytes: %s", len, tenure_strerror(tenure_last_error(w->rt)));
     uint8_t *data = tenure_array_data(b);
-    for (size_t i = 0; i < len; i++) data[i] = blob_byte(tag, i);
+    for (size_t i = 0; i < len; i++)
+        data[i] = blob_byte(tag, i);
     tenure_write_ref(w->rt, r->blobs, &tt_refs(r->blobs)[s], b);
     wk->blob_tag[s] = tag;
     wk->blob_len[s] = len;
@@ -391,11 +403,13 @@ static void op_shared(worker *wk) {
     if (sh->count == tenure_array_length(arr)) {
         bigger = tenure_alloc_array(rt, w->refs_t, 2 * sh->count);
         TT_CHECK(bigger != NULL);
-        for (size_t i = 0; i < sh->count; i++) tenure_write_ref(rt, bigger, &tt_refs(bigger)[i], tt_refs(arr)[i]);
+        for (size_t i = 0; i < sh->count; i++)
+            tenure_write_ref(rt, bigger, &tt_refs(bigger)[i], tt_refs(arr)[i]);
         TT_CHECK_RESULT(tenure_handle_set(rt, sh->handle, bigger), TENURE_OK);
         arr = bigger;
     }
-    if (sh->count > 0) tenure_write_ref(rt, n, &n->a, tt_refs(arr)[sh->count - 1]);
+    if (sh->count > 0)
+        tenure_write_ref(rt, n, &n->a, tt_refs(arr)[sh->count - 1]);
     tt_node_seal(n);
     tenure_write_ref(rt, arr, &tt_refs(arr)[sh->count], n);
     sh->count++;
@@ -418,16 +432,19 @@ static void worker_check(worker *wk, wroots *r, int full) {
     for (size_t s = 0; s < NLISTS; s++) {
         const tt_node *p = lists[s];
         for (size_t k = 0; k < wk->lists[s].len; k++, p = p->a) {
-            if (full) TT_CHECK_NODE(w->rt, w->node_t, p, wk->lists[s].ids[k]);
+            if (full)
+                TT_CHECK_NODE(w->rt, w->node_t, p, wk->lists[s].ids[k]);
             check_node_light(p, wk->lists[s].ids[k], "worker list");
-            if (full && p->b != NULL) TT_CHECK(tenure_is_object(w->rt, p->b), "a b link is not an object");
+            if (full && p->b != NULL)
+                TT_CHECK(tenure_is_object(w->rt, p->b), "a b link is not an object");
         }
         TT_CHECK(p == NULL, "worker %d list %zu is longer than %zu", wk->index, s, wk->lists[s].len);
     }
     for (size_t s = 0; s < NBLOBS; s++) {
         const uint8_t *data = blobs[s] ? tenure_array_data(blobs[s]) : NULL;
         TT_CHECK((data == NULL) == (wk->blob_len[s] == 0), "worker %d blob %zu lost", wk->index, s);
-        if (data == NULL) continue;
+        if (data == NULL)
+            continue;
         TT_CHECK(tenure_array_length(blobs[s]) == wk->blob_len[s], "worker %d blob %zu: length %zu, expected %zu",
                  wk->index, s, tenure_array_length(blobs[s]), wk->blob_len[s]);
         for (size_t i = 0; i < wk->blob_len[s]; i++)
@@ -436,25 +453,38 @@ static void worker_check(worker *wk, wroots *r, int full) {
     for (size_t s = 0; s < NPINS; s++) {
         TT_CHECK(pins[s] == wk->pin_addr[s], "worker %d: pinned node %zu moved from %p to %p", wk->index, s,
                  wk->pin_addr[s], pins[s]);
-        if (pins[s] == NULL) continue;
+        if (pins[s] == NULL)
+            continue;
         check_node_light(pins[s], wk->pin_id[s], "pinned node");
-        if (full) TT_CHECK(tenure_object_generation(w->rt, pins[s]) == 4, "a pinned node is not in the POH");
+        if (full)
+            TT_CHECK(tenure_object_generation(w->rt, pins[s]) == 4, "a pinned node is not in the POH");
     }
 }
 
 static void worker_step(worker *wk, wroots *r) {
     uint64_t op = trng_below(&wk->rng, 1000);
-    if (op < 220) op_new_list(wk, r);
-    else if (op < 370) op_reverse(wk, r);
-    else if (op < 470) op_concat(wk, r);
-    else if (op < 540) op_truncate(wk, r);
-    else if (op < 580) op_drop(wk, r);
-    else if (op < 760) op_blob(wk, r);
-    else if (op < 820) op_pin(wk, r);
-    else if (op < 940) op_shared(wk);
-    else if (op < 950) op_collect(wk);
-    else if (op < 990) tenure_safepoint(wk->w->rt);
-    else worker_check(wk, r, 0);
+    if (op < 220)
+        op_new_list(wk, r);
+    else if (op < 370)
+        op_reverse(wk, r);
+    else if (op < 470)
+        op_concat(wk, r);
+    else if (op < 540)
+        op_truncate(wk, r);
+    else if (op < 580)
+        op_drop(wk, r);
+    else if (op < 760)
+        op_blob(wk, r);
+    else if (op < 820)
+        op_pin(wk, r);
+    else if (op < 940)
+        op_shared(wk);
+    else if (op < 950)
+        op_collect(wk);
+    else if (op < 990)
+        tenure_safepoint(wk->w->rt);
+    else
+        worker_check(wk, r, 0);
 }
 
 static void barrier_blocking(tenure_runtime *rt, pthread_barrier_t *b) {
@@ -474,7 +504,8 @@ static void *worker_main(void *arg) {
     r.blobs = tenure_alloc_array(rt, w->refs_t, NBLOBS);
     r.pins = tenure_alloc_array(rt, w->refs_t, NPINS);
     TT_CHECK(r.lists && r.blobs && r.pins);
-    for (size_t i = 0; i < wk->ops; i++) worker_step(wk, &r);
+    for (size_t i = 0; i < wk->ops; i++)
+        worker_step(wk, &r);
     worker_check(wk, &r, 0);
     /* Nobody allocates or collects from here to the second barrier: full checks are safe. */
     barrier_blocking(rt, wk->done);
@@ -491,7 +522,8 @@ static void check_shared(world *w, shared_box *sh, worker *wks) {
     tenure_runtime *rt = w->rt;
     void *arr = tenure_handle_get(rt, sh->handle);
     uint64_t next[NWORKERS] = {0}, total = 0;
-    for (int i = 0; i < NWORKERS; i++) total += wks[i].shared_seq;
+    for (int i = 0; i < NWORKERS; i++)
+        total += wks[i].shared_seq;
     TT_CHECK(sh->count == total, "%zu shared entries for %" PRIu64 " appends", sh->count, total);
     for (size_t k = 0; k < sh->count; k++) {
         tt_node *n = tt_refs(arr)[k];
@@ -522,12 +554,18 @@ static void test_mutators(void) {
     worker *wks = calloc(NWORKERS, sizeof *wks);
     TT_CHECK(wks != NULL);
     for (int i = 0; i < NWORKERS; i++) {
-        wks[i] = (worker){.w = &w, .shared = &sh, .done = &done, .index = i, .rng = {tt_rand()},
-                          .ops = tt_scaled(8000, 400), .next_id = (uint64_t)(i + 1) << 40};
+        wks[i] = (worker){.w = &w,
+                          .shared = &sh,
+                          .done = &done,
+                          .index = i,
+                          .rng = {tt_rand()},
+                          .ops = tt_scaled(8000, 400),
+                          .next_id = (uint64_t)(i + 1) << 40};
         TT_CHECK(pthread_create(&wks[i].thread, NULL, worker_main, &wks[i]) == 0);
     }
     tenure_blocking_enter(rt);
-    for (int i = 0; i < NWORKERS; i++) TT_CHECK(pthread_join(wks[i].thread, NULL) == 0);
+    for (int i = 0; i < NWORKERS; i++)
+        TT_CHECK(pthread_join(wks[i].thread, NULL) == 0);
     tenure_blocking_leave(rt);
     TT_CHECK(tenure_thread_count(rt) == threads_before, "%zu threads attached after the workers left, %zu before",
              tenure_thread_count(rt), threads_before);
@@ -535,11 +573,12 @@ static void test_mutators(void) {
     tt_collect(rt, 2, TENURE_COLLECT_COMPACT);
     check_shared(&w, &sh, wks);
     size_t collects = 0;
-    for (int i = 0; i < NWORKERS; i++) collects += wks[i].collects;
+    for (int i = 0; i < NWORKERS; i++)
+        collects += wks[i].collects;
     tenure_stats st = tt_stats(rt);
     TT_CHECK(st.gc_count > collects, "%" PRIu64 " GCs: no allocation-triggered GC", st.gc_count);
-    printf("    %zu ops per thread, %zu shared appends, %" PRIu64 " GCs (%zu induced by the threads)\n",
-           wks[0].ops, sh.count, st.gc_count, collects);
+    printf("    %zu ops per thread, %zu shared appends, %" PRIu64 " GCs (%zu induced by the threads)\n", wks[0].ops,
+           sh.count, st.gc_count, collects);
     TT_CHECK_RESULT(tenure_handle_free(rt, sh.handle), TENURE_OK);
     pthread_barrier_destroy(&done);
     free(wks);
@@ -566,7 +605,8 @@ typedef struct blocker {
 __attribute__((noinline)) static tt_node *make_raw(world *w) {
     tt_node *child = NULL;
     TENURE_FRAME(w->rt, f, child);
-    for (int i = 0; i < 500; i++) garbage(w, 100);
+    for (int i = 0; i < 500; i++)
+        garbage(w, 100);
     child = tt_node_new(w->rt, w->node_t, RAW_ID + 1);
     tt_node *raw = tt_node_new(w->rt, w->node_t, RAW_ID);
     tenure_write_ref(w->rt, raw, &raw->a, child);
@@ -579,10 +619,12 @@ static void blocker_wait(blocker *b) {
     tenure_runtime *rt = b->w->rt;
     tenure_blocking_enter(rt);
     if (b->conservative) {
-        while (!load_flag(&b->release)) sleep_ms(1);
+        while (!load_flag(&b->release))
+            sleep_ms(1);
     } else {
         pthread_mutex_lock(&b->mx);
-        while (!b->release) pthread_cond_wait(&b->cv, &b->mx);
+        while (!b->release)
+            pthread_cond_wait(&b->cv, &b->mx);
         pthread_mutex_unlock(&b->mx);
     }
     tenure_blocking_leave(rt);
@@ -638,7 +680,10 @@ static void test_blocking(int conservative) {
     world w;
     world_open(&w, &cfg, 1);
     tenure_runtime *rt = w.rt;
-    blocker b = {.w = &w, .conservative = conservative, .mx = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    blocker b = {.w = &w,
+                 .conservative = conservative,
+                 .mx = PTHREAD_MUTEX_INITIALIZER,
+                 .cv = PTHREAD_COND_INITIALIZER};
     TT_CHECK(pthread_create(&b.thread, NULL, blocker_main, &b) == 0);
     TT_CHECK(wait_flag(rt, &b.ready, 1, 30), "the blocking thread did not get ready in 30 s");
     uint64_t gc0 = tt_stats(rt).gc_count;
@@ -707,7 +752,8 @@ static void test_safepoint(void) {
     uint64_t gc0 = tt_stats(rt).gc_count;
     size_t rounds = 20;
     for (size_t i = 0; i < rounds; i++) {
-        for (int k = 0; k < 200; k++) garbage(&w, 64);
+        for (int k = 0; k < 200; k++)
+            garbage(&w, 64);
         tt_collect(rt, (int)(i % 3), TENURE_COLLECT_COMPACT);
     }
     uint64_t gcs = tt_stats(rt).gc_count - gc0;
@@ -723,8 +769,8 @@ static void test_safepoint(void) {
 static void expect_state(world *w, int count_before, const char *what) {
     TT_CHECK(w->log.count == count_before + 1, "%s: the hook was called %d times, expected once", what,
              w->log.count - count_before);
-    TT_CHECK(w->log.last == TENURE_STATE, "%s: the hook got %d (%s), expected TENURE_STATE", what,
-             (int)w->log.last, tenure_strerror(w->log.last));
+    TT_CHECK(w->log.last == TENURE_STATE, "%s: the hook got %d (%s), expected TENURE_STATE", what, (int)w->log.last,
+             tenure_strerror(w->log.last));
 }
 
 /* From a thread that is not attached: allocation fails and is reported. */
@@ -928,7 +974,8 @@ static void gate_pass(tenure_runtime *rt) {
     tenure_blocking_enter(rt);
     pthread_mutex_lock(&fs.mx);
     store_flag(&fs.gate_entered, 1);
-    while (!fs.gate_open) pthread_cond_wait(&fs.cv, &fs.mx);
+    while (!fs.gate_open)
+        pthread_cond_wait(&fs.cv, &fs.mx);
     pthread_mutex_unlock(&fs.mx);
     tenure_blocking_leave(rt);
 }
@@ -940,8 +987,10 @@ static void finalize_fobj(tenure_runtime *rt, void *obj) {
     fs.who[o->id] = pthread_self();
     check_node_light(o->child, CHILD_ID(o->id), "child of a finalized object");
     __atomic_fetch_add(&fs.runs[o->id], 1, __ATOMIC_SEQ_CST);
-    if (fs.allocating && o->id % 8 == 0) fin_allocate(rt, o);
-    if (fs.gate) gate_pass(rt);
+    if (fs.allocating && o->id % 8 == 0)
+        fin_allocate(rt, o);
+    if (fs.gate)
+        gate_pass(rt);
 }
 
 static void fin_reset(tenure_runtime *rt) {
@@ -953,8 +1002,12 @@ static void fin_reset(tenure_runtime *rt) {
     fs.allocated = 0;
     fs.gate = fs.gate_entered = fs.gate_open = 0;
     static const size_t offs[] = {offsetof(fobj, child)};
-    tenure_type_desc d = {.name = "fobj", .size = sizeof(fobj), .ref_offsets = offs, .ref_count = 1,
-                          .flags = TENURE_TYPE_FINALIZABLE, .finalize = finalize_fobj};
+    tenure_type_desc d = {.name = "fobj",
+                          .size = sizeof(fobj),
+                          .ref_offsets = offs,
+                          .ref_count = 1,
+                          .flags = TENURE_TYPE_FINALIZABLE,
+                          .finalize = finalize_fobj};
     fs.fobj_t = tenure_type_register(rt, &d);
     fs.node_t = tt_register_node(rt);
     TT_CHECK(fs.fobj_t != NULL && fs.node_t != NULL);
@@ -983,7 +1036,8 @@ static int runs_of(uint64_t id) { return __atomic_load_n(&fs.runs[id], __ATOMIC_
 
 static size_t runs_total(uint64_t from, uint64_t to) {
     size_t total = 0;
-    for (uint64_t id = from; id < to; id++) total += (size_t)runs_of(id);
+    for (uint64_t id = from; id < to; id++)
+        total += (size_t)runs_of(id);
     return total;
 }
 
@@ -991,8 +1045,8 @@ static size_t runs_total(uint64_t from, uint64_t to) {
 static void check_runs(uint64_t from, uint64_t to, pthread_t thread, int same, const char *what) {
     for (uint64_t id = from; id < to; id++) {
         TT_CHECK(runs_of(id) == 1, "%s: object %" PRIu64 " finalized %d times", what, id, runs_of(id));
-        TT_CHECK(!pthread_equal(fs.who[id], thread) == !same, "%s: object %" PRIu64 " finalized on the %s thread",
-                 what, id, same ? "wrong" : "calling");
+        TT_CHECK(!pthread_equal(fs.who[id], thread) == !same, "%s: object %" PRIu64 " finalized on the %s thread", what,
+                 id, same ? "wrong" : "calling");
     }
 }
 
@@ -1017,7 +1071,8 @@ static void test_finalizer_thread(void) {
     make_fobjs(&w, n1);
     tt_collect(rt, 2, 0);
     double end = tt_now() + 10;
-    while (runs_total(0, n1) < n1 && tt_now() < end) nap(rt);
+    while (runs_total(0, n1) < n1 && tt_now() < end)
+        nap(rt);
     TT_CHECK(runs_total(0, n1) == n1, "%zu of %zu finalizers ran within 10 s of a full GC", runs_total(0, n1), n1);
 
     /* within tenure_wait_for_pending_finalizers */
@@ -1033,7 +1088,8 @@ static void test_finalizer_thread(void) {
     for (uint64_t round = 0; round < 10; round++) {
         mine = build_list(&w, 300000 + round * 1000, 100, 16);
         make_fobjs(&w, tt_scaled(100, 10));
-        if (round % 3 == 0) tt_collect(rt, (int)(round % 2), TENURE_COLLECT_COMPACT);
+        if (round % 3 == 0)
+            tt_collect(rt, (int)(round % 2), TENURE_COLLECT_COMPACT);
         check_list_light(mine, 300000 + round * 1000, 100, "main thread's list");
     }
     TENURE_FRAME_POP(rt, f);
@@ -1081,7 +1137,8 @@ static void *mode2_main(void *arg) {
     uint64_t from = fs.next, gc0 = tt_stats(rt).gc_count;
     for (size_t i = 0, n = tt_scaled(600, 150); i < n; i++) {
         make_fobjs(w, 1);
-        for (int k = 0; k < 20; k++) garbage(w, 200);
+        for (int k = 0; k < 20; k++)
+            garbage(w, 200);
     }
     j->gcs = tt_stats(rt).gc_count - gc0;
     j->early = runs_total(from, fs.next);
@@ -1169,17 +1226,20 @@ static void test_shutdown(uint32_t mode, uint32_t on_shutdown) {
     }
     pthread_t self = pthread_self();
     tenure_destroy(rt);
-    if (mode == 0) TT_CHECK(pthread_join(opener, NULL) == 0);
+    if (mode == 0)
+        TT_CHECK(pthread_join(opener, NULL) == 0);
     size_t ran = runs_total(0, n);
     if (on_shutdown) {
         check_runs(0, n, self, mode == 1, "finalizers run by tenure_destroy");
     } else if (mode == 1) {
         TT_CHECK(ran == 0, "GCFinalizeOnShutdown=0: %zu finalizers ran at destroy", ran);
     } else {
-        for (uint64_t id = 0; id < n; id++) TT_CHECK(runs_of(id) <= 1, "object %" PRIu64 " finalized twice", id);
+        for (uint64_t id = 0; id < n; id++)
+            TT_CHECK(runs_of(id) <= 1, "object %" PRIu64 " finalized twice", id);
         TT_CHECK(ran >= 1, "the finalizer at the gate was not counted");
     }
-    if (mode == 0) printf("    %zu of %zu finalizers ran, %zu discarded\n", ran, n, n - ran);
+    if (mode == 0)
+        printf("    %zu of %zu finalizers ran, %zu discarded\n", ran, n, n - ran);
     int now = tasks_become(tasks);
     TT_CHECK(now == tasks, "%d threads after destroy, %d before create", now, tasks);
 }
@@ -1246,7 +1306,9 @@ static void test_barrier_no_safepoint(void) {
     cfg.GCFinalizeMode = 1;
     tt_errlog log = {.fatal = 1};
     tenure_runtime *rt = tt_create(&cfg, &log);
-    tenure_type_desc d = {.name = "bnode", .size = sizeof(bnode), .ref_offsets = (size_t[]){offsetof(bnode, next)},
+    tenure_type_desc d = {.name = "bnode",
+                          .size = sizeof(bnode),
+                          .ref_offsets = (size_t[]){offsetof(bnode, next)},
                           .ref_count = 1};
     barrier_job j = {.rt = rt, .t = tenure_type_register(rt, &d), .rounds = (int)tt_scaled(100, 20)};
     TT_CHECK(j.t != NULL);
@@ -1254,7 +1316,8 @@ static void test_barrier_no_safepoint(void) {
     TT_CHECK(pthread_create(&th, NULL, reverser_main, &j) == 0);
     uint64_t gcs = 0;
     while (!load_flag(&j.done)) {
-        for (int i = 0; i < 50; i++) TT_CHECK(tenure_alloc(rt, j.t) != NULL);
+        for (int i = 0; i < 50; i++)
+            TT_CHECK(tenure_alloc(rt, j.t) != NULL);
         TT_CHECK_RESULT(tenure_collect(rt, 2, TENURE_COLLECT_COMPACT), TENURE_OK);
         gcs++;
     }

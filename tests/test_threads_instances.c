@@ -37,7 +37,9 @@ static void case_finalizer_uses_other_instance(void) {
     B = tenure_create(&cfg, NULL);
     TT_CHECK(A && B);
     b_node = tt_register_node(B);
-    tenure_type_desc d = {.name = "FinalizesIntoB", .size = sizeof(tt_node), .flags = TENURE_TYPE_FINALIZABLE,
+    tenure_type_desc d = {.name = "FinalizesIntoB",
+                          .size = sizeof(tt_node),
+                          .flags = TENURE_TYPE_FINALIZABLE,
                           .finalize = finalize_into_b};
     const tenure_type *fin = tenure_type_register(A, &d);
     for (int round = 0; round < 20; round++) {
@@ -156,8 +158,8 @@ static void run_case(const char *name, void (*fn)(void)) {
     int status = 0;
     TT_CHECK(waitpid(pid, &status, 0) == pid);
     TT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: %s %d", name,
-             WIFSIGNALED(status) ? "killed by signal" : "exit", WIFSIGNALED(status) ? WTERMSIG(status)
-                                                                                  : WEXITSTATUS(status));
+             WIFSIGNALED(status) ? "killed by signal" : "exit",
+             WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     printf("  %s: ok\n", name);
 }
 

@@ -62,7 +62,8 @@ static void inst_step(inst *in, uint64_t r) {
 static void inst_check(inst *in) {
     for (size_t s = 0; s < 64; s++) {
         tt_node *p = (tt_node *)in->slots[s];
-        for (uint64_t k = 0; k < in->len[s]; k++, p = p->a) TT_CHECK_NODE(in->rt, in->node_t, p, in->base[s] + k);
+        for (uint64_t k = 0; k < in->len[s]; k++, p = p->a)
+            TT_CHECK_NODE(in->rt, in->node_t, p, in->base[s] + k);
         TT_CHECK(p == NULL);
     }
 }
@@ -74,13 +75,11 @@ static void inst_done(inst *in) {
 
 /* ------------------------------------------------------------------ A + B */
 static void expect_error(inst *in, tenure_result expected, const char *what) {
-    TT_CHECK(in->log.count == 1, "%s: the hook of the receiving instance was called %d times", what,
-             in->log.count);
-    TT_CHECK(in->log.last == expected, "%s: hook got %d (%s), expected %d (%s)", what,
-             (int)in->log.last, tenure_strerror(in->log.last), (int)expected, tenure_strerror(expected));
+    TT_CHECK(in->log.count == 1, "%s: the hook of the receiving instance was called %d times", what, in->log.count);
+    TT_CHECK(in->log.last == expected, "%s: hook got %d (%s), expected %d (%s)", what, (int)in->log.last,
+             tenure_strerror(in->log.last), (int)expected, tenure_strerror(expected));
     TT_CHECK(in->log.last_rt == in->rt, "%s: the hook got the wrong instance", what);
-    TT_CHECK(tenure_last_error(in->rt) == expected, "%s: tenure_last_error %d", what,
-             (int)tenure_last_error(in->rt));
+    TT_CHECK(tenure_last_error(in->rt) == expected, "%s: tenure_last_error %d", what, (int)tenure_last_error(in->rt));
     tenure_clear_error(in->rt);
     TT_CHECK(tenure_last_error(in->rt) == TENURE_OK);
     tt_errlog_reset(&in->log);
@@ -112,16 +111,14 @@ static void test_same_thread(void) {
             tt_collect(in->rt, (int)tt_rand_below(3) - (int)(i % 2), (i % 3 == 0) ? TENURE_COLLECT_COMPACT : 0);
             in->induced++;
             tenure_stats other_after = tt_stats(in == x ? y->rt : x->rt);
-            TT_CHECK(other_before.gc_count == other_after.gc_count,
-                     "a GC of one instance counted in the other");
+            TT_CHECK(other_before.gc_count == other_after.gc_count, "a GC of one instance counted in the other");
             inst_check(x);
             inst_check(y);
         }
     }
     inst_check(x);
     inst_check(y);
-    TT_CHECK(x->log.count == 0 && y->log.count == 0, "unexpected errors: %s / %s", x->log.function,
-             y->log.function);
+    TT_CHECK(x->log.count == 0 && y->log.count == 0, "unexpected errors: %s / %s", x->log.function, y->log.function);
     TT_CHECK(tt_stats(x->rt).gc_count >= x->induced && tt_stats(y->rt).gc_count >= y->induced);
 
     /* B: cross-instance misuse, reported by the receiving instance only */
@@ -202,7 +199,8 @@ static void test_same_thread(void) {
     TT_CHECK_RESULT(tenure_handle_free(y->rt, hy), TENURE_OK);
     inst_done(x);
     /* y still works after x is gone */
-    for (int i = 0; i < 50; i++) inst_step(y, tt_rand());
+    for (int i = 0; i < 50; i++)
+        inst_step(y, tt_rand());
     tt_collect(y->rt, -1, TENURE_COLLECT_COMPACT);
     inst_check(y);
     inst_done(y);
@@ -250,13 +248,15 @@ static void test_threads(void) {
     for (int i = 0; i < N; i++)
         for (int k = i + 1; k < N; k++)
             TT_CHECK(tenure_instance_id(jobs[i].in->rt) != tenure_instance_id(jobs[k].in->rt),
-                     "live instances %d and %d share id %u", i, k,
-                     (unsigned)tenure_instance_id(jobs[i].in->rt));
+                     "live instances %d and %d share id %u", i, k, (unsigned)tenure_instance_id(jobs[i].in->rt));
     /* the main thread lets go of the instances while the workers own them (an attached
      * thread that does not reach safepoints would hold up their collections) */
-    for (int i = 0; i < N; i++) TT_CHECK_RESULT(tenure_thread_detach(jobs[i].in->rt), TENURE_OK);
-    for (int i = 0; i < N; i++) TT_CHECK(pthread_create(&th[i], NULL, thread_main, &jobs[i]) == 0);
-    for (int i = 0; i < N; i++) TT_CHECK(pthread_join(th[i], NULL) == 0);
+    for (int i = 0; i < N; i++)
+        TT_CHECK_RESULT(tenure_thread_detach(jobs[i].in->rt), TENURE_OK);
+    for (int i = 0; i < N; i++)
+        TT_CHECK(pthread_create(&th[i], NULL, thread_main, &jobs[i]) == 0);
+    for (int i = 0; i < N; i++)
+        TT_CHECK(pthread_join(th[i], NULL) == 0);
     for (int i = 0; i < N; i++) {
         TT_CHECK_RESULT(tenure_thread_attach(jobs[i].in->rt), TENURE_OK);
         inst_done(jobs[i].in);

@@ -36,7 +36,8 @@
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5), noreturn))
 #endif
-static inline void tt_fail(const char *file, int line, const char *cond, const char *fmt, ...) {
+static inline void
+tt_fail(const char *file, int line, const char *cond, const char *fmt, ...) {
     fflush(stdout);
     fprintf(stderr, "%s:%d: CHECK FAILED: %s", file, line, cond);
     if (fmt != NULL && fmt[0] != '\0' && fmt[1] != '\0') {
@@ -56,7 +57,8 @@ static int tt_failures;
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
-static inline void tt_soft_fail(const char *file, int line, const char *cond, const char *fmt, ...) {
+static inline void
+tt_soft_fail(const char *file, int line, const char *cond, const char *fmt, ...) {
     fflush(stdout);
     fprintf(stderr, "%s:%d: CHECK FAILED (continuing): %s", file, line, cond);
     if (fmt != NULL && fmt[0] != '\0' && fmt[1] != '\0') {
@@ -73,13 +75,15 @@ static inline void tt_soft_fail(const char *file, int line, const char *cond, co
 
 /* TT_CHECK(cond) or TT_CHECK(cond, "format", args...): fatal.
  * TT_EXPECT(cond, ...): the same, but the test goes on (for checks after which it is safe). */
-#define TT_CHECK(cond, ...)                                                                    \
-    do {                                                                                       \
-        if (!(cond)) tt_fail(__FILE__, __LINE__, #cond, " " __VA_ARGS__);                       \
+#define TT_CHECK(cond, ...)                                      \
+    do {                                                         \
+        if (!(cond))                                             \
+            tt_fail(__FILE__, __LINE__, #cond, " " __VA_ARGS__); \
     } while (0)
-#define TT_EXPECT(cond, ...)                                                                   \
-    do {                                                                                       \
-        if (!(cond)) tt_soft_fail(__FILE__, __LINE__, #cond, " " __VA_ARGS__);                  \
+#define TT_EXPECT(cond, ...)                                          \
+    do {                                                              \
+        if (!(cond))                                                  \
+            tt_soft_fail(__FILE__, __LINE__, #cond, " " __VA_ARGS__); \
     } while (0)
 
 /* The exit code of main: 1 if any TT_EXPECT failed. */
@@ -95,18 +99,18 @@ static inline int tt_finish(const char *test_name, double t0) {
     return 0;
 }
 
-#define TT_CHECK_EQ_U64(a, b)                                                                  \
-    do {                                                                                       \
-        uint64_t tt_a_ = (uint64_t)(a), tt_b_ = (uint64_t)(b);                                 \
-        if (tt_a_ != tt_b_)                                                                    \
+#define TT_CHECK_EQ_U64(a, b)                                                                    \
+    do {                                                                                         \
+        uint64_t tt_a_ = (uint64_t)(a), tt_b_ = (uint64_t)(b);                                   \
+        if (tt_a_ != tt_b_)                                                                      \
             tt_fail(__FILE__, __LINE__, #a " == " #b, " %" PRIu64 " != %" PRIu64, tt_a_, tt_b_); \
     } while (0)
-#define TT_CHECK_RESULT(expr, expected)                                                        \
-    do {                                                                                       \
-        tenure_result tt_r_ = (expr), tt_e_ = (expected);                                      \
-        if (tt_r_ != tt_e_)                                                                    \
-            tt_fail(__FILE__, __LINE__, #expr " == " #expected, " got %d (%s), expected %d (%s)", \
-                    (int)tt_r_, tenure_strerror(tt_r_), (int)tt_e_, tenure_strerror(tt_e_));  \
+#define TT_CHECK_RESULT(expr, expected)                                                                       \
+    do {                                                                                                      \
+        tenure_result tt_r_ = (expr), tt_e_ = (expected);                                                     \
+        if (tt_r_ != tt_e_)                                                                                   \
+            tt_fail(__FILE__, __LINE__, #expr " == " #expected, " got %d (%s), expected %d (%s)", (int)tt_r_, \
+                    tenure_strerror(tt_r_), (int)tt_e_, tenure_strerror(tt_e_));                              \
     } while (0)
 
 /* ------------------------------------------------------------------------------------------
@@ -128,7 +132,8 @@ static inline double tt_scale(void) {
     const char *s = getenv("TENURE_TEST_SCALE");
     if (s != NULL && s[0] != '\0') {
         double d = strtod(s, NULL);
-        if (d > 0) return d;
+        if (d > 0)
+            return d;
     }
     return tt_stress_mode() ? 0.1 : 1.0;
 }
@@ -160,15 +165,13 @@ static inline uint64_t tt_rng_init(const char *test_name) {
     } else {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        seed = tt_mix64((uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec ^
-                        ((uint64_t)getpid() << 32));
+        seed = tt_mix64((uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32));
         seed &= 0xffffffffffffull; /* short enough to type */
     }
     setvbuf(stdout, NULL, _IOLBF, 0); /* output up to a crash is kept */
     tt_rng_seed_value = seed;
     tt_rng_state = seed;
-    printf("%s: seed %" PRIu64 " (replay with TENURE_TEST_SEED=%" PRIu64 ")\n", test_name, seed,
-           seed);
+    printf("%s: seed %" PRIu64 " (replay with TENURE_TEST_SEED=%" PRIu64 ")\n", test_name, seed, seed);
     fflush(stdout);
     return seed;
 }
@@ -180,9 +183,7 @@ static inline uint64_t tt_rand(void) {
 /* Uniform in [0, n) (n > 0). */
 static inline uint64_t tt_rand_below(uint64_t n) { return tt_rand() % n; }
 /* Uniform in [lo, hi]. */
-static inline uint64_t tt_rand_range(uint64_t lo, uint64_t hi) {
-    return lo + tt_rand_below(hi - lo + 1);
-}
+static inline uint64_t tt_rand_range(uint64_t lo, uint64_t hi) { return lo + tt_rand_below(hi - lo + 1); }
 
 /* ------------------------------------------------------------------------------------------
  * Error hook that records errors. With `fatal` set, any error ends the test.
@@ -196,8 +197,8 @@ typedef struct tt_errlog {
     char message[512];
 } tt_errlog;
 
-static inline void tt_hook(tenure_runtime *rt, tenure_result result, const char *function,
-                           const char *message, void *context) {
+static inline void tt_hook(tenure_runtime *rt, tenure_result result, const char *function, const char *message,
+                           void *context) {
     tt_errlog *log = (tt_errlog *)context;
     log->count++;
     log->last = result;
@@ -205,9 +206,8 @@ static inline void tt_hook(tenure_runtime *rt, tenure_result result, const char 
     snprintf(log->function, sizeof log->function, "%s", function ? function : "(null)");
     snprintf(log->message, sizeof log->message, "%s", message ? message : "(null)");
     if (getenv("TENURE_TEST_VERBOSE") != NULL || log->fatal) {
-        fprintf(stderr, "  [hook] %s: %s (%d %s): %s\n", log->function,
-                log->fatal ? "UNEXPECTED ERROR" : "error", (int)result, tenure_strerror(result),
-                log->message);
+        fprintf(stderr, "  [hook] %s: %s (%d %s): %s\n", log->function, log->fatal ? "UNEXPECTED ERROR" : "error",
+                (int)result, tenure_strerror(result), log->message);
     }
     if (log->fatal) {
         fflush(stdout);
@@ -247,7 +247,8 @@ static inline tenure_runtime *tt_create(const tenure_config *cfg, tt_errlog *log
     tenure_runtime *rt = tenure_create(cfg, &r);
     TT_CHECK(rt != NULL, "tenure_create failed: %d %s", (int)r, tenure_strerror(r));
     TT_CHECK(r == TENURE_OK, "tenure_create returned an instance but result %d", (int)r);
-    if (log != NULL) tenure_set_error_hook(rt, tt_hook, log);
+    if (log != NULL)
+        tenure_set_error_hook(rt, tt_hook, log);
     return rt;
 }
 
@@ -260,8 +261,7 @@ static inline tenure_stats tt_stats(tenure_runtime *rt) {
 
 static inline void tt_collect(tenure_runtime *rt, int gen, unsigned flags) {
     tenure_result r = tenure_collect(rt, gen, flags);
-    TT_CHECK(r == TENURE_OK, "tenure_collect(%d, %u): %d %s", gen, flags, (int)r,
-             tenure_strerror(r));
+    TT_CHECK(r == TENURE_OK, "tenure_collect(%d, %u): %d %s", gen, flags, (int)r, tenure_strerror(r));
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -347,18 +347,16 @@ static inline tt_node *tt_node_new(tenure_runtime *rt, const tenure_type *t, uin
 }
 
 /* Check that p is a live tt_node of rt with the expected id and a valid checksum. */
-#define TT_CHECK_NODE(rt, t, p, expected_id)                                                   \
-    do {                                                                                       \
-        const tt_node *tt_n_ = (const tt_node *)(p);                                           \
-        TT_CHECK(tt_n_ != NULL, "node %" PRIu64 " is missing", (uint64_t)(expected_id));        \
-        TT_CHECK(tenure_is_object((rt), tt_n_), "node %" PRIu64 " at %p is not an object",      \
-                 (uint64_t)(expected_id), (const void *)tt_n_);                                \
-        TT_CHECK(tenure_object_type((rt), tt_n_) == (t), "node %" PRIu64 ": wrong type",         \
-                 (uint64_t)(expected_id));                                                     \
-        TT_CHECK(tt_n_->id == (uint64_t)(expected_id), "node id %" PRIu64 ", expected %" PRIu64, \
-                 tt_n_->id, (uint64_t)(expected_id));                                          \
-        TT_CHECK(tt_n_->check == tt_node_sum(tt_n_), "node %" PRIu64 ": bad checksum",          \
-                 tt_n_->id);                                                                   \
+#define TT_CHECK_NODE(rt, t, p, expected_id)                                                                        \
+    do {                                                                                                            \
+        const tt_node *tt_n_ = (const tt_node *)(p);                                                                \
+        TT_CHECK(tt_n_ != NULL, "node %" PRIu64 " is missing", (uint64_t)(expected_id));                            \
+        TT_CHECK(tenure_is_object((rt), tt_n_), "node %" PRIu64 " at %p is not an object", (uint64_t)(expected_id), \
+                 (const void *)tt_n_);                                                                              \
+        TT_CHECK(tenure_object_type((rt), tt_n_) == (t), "node %" PRIu64 ": wrong type", (uint64_t)(expected_id));  \
+        TT_CHECK(tt_n_->id == (uint64_t)(expected_id), "node id %" PRIu64 ", expected %" PRIu64, tt_n_->id,         \
+                 (uint64_t)(expected_id));                                                                          \
+        TT_CHECK(tt_n_->check == tt_node_sum(tt_n_), "node %" PRIu64 ": bad checksum", tt_n_->id);                  \
     } while (0)
 
 /* Common array types. */

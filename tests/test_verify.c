@@ -21,8 +21,8 @@ static void expect_ok(const char *when) {
     tt_errlog_reset(&log_);
     tenure_clear_error(rt);
     tenure_result r = tenure_verify_heap(rt);
-    TT_CHECK(r == TENURE_OK, "%s: tenure_verify_heap returned %d (%s); hook: %s", when, (int)r,
-             tenure_strerror(r), log_.message);
+    TT_CHECK(r == TENURE_OK, "%s: tenure_verify_heap returned %d (%s); hook: %s", when, (int)r, tenure_strerror(r),
+             log_.message);
     TT_CHECK(log_.count == 0, "%s: the verifier reported '%s' on a healthy heap", when, log_.message);
 }
 
@@ -55,26 +55,31 @@ static void build(void) {
         tenure_write_ref(rt, n, &n->a, roots[0]);
         tt_node_seal(n);
         roots[0] = n;
-        if (i % 7 == 0) TT_CHECK(tenure_alloc_array(rt, bytes_t, (size_t)tt_rand_below(300)) != NULL);
+        if (i % 7 == 0)
+            TT_CHECK(tenure_alloc_array(rt, bytes_t, (size_t)tt_rand_below(300)) != NULL);
     }
     roots[1] = tenure_alloc_array(rt, refarr_t, 200);
     TT_CHECK(roots[1] != NULL);
     n = (tt_node *)roots[0];
-    for (size_t i = 0; i < 200; i++, n = n->a) tenure_write_ref(rt, roots[1], &tt_refs(roots[1])[i], n);
+    for (size_t i = 0; i < 200; i++, n = n->a)
+        tenure_write_ref(rt, roots[1], &tt_refs(roots[1])[i], n);
     TENURE_FRAME_POP(rt, f);
 }
 
 static void check(void) {
     tt_node *n = (tt_node *)roots[0];
-    for (size_t i = 0; i < list_len; i++, n = n->a) TT_CHECK_NODE(rt, node_t, n, i + 1);
+    for (size_t i = 0; i < list_len; i++, n = n->a)
+        TT_CHECK_NODE(rt, node_t, n, i + 1);
     TT_CHECK(n == NULL);
     n = (tt_node *)roots[0];
-    for (size_t i = 0; i < 200; i++, n = n->a) TT_CHECK(tt_refs(roots[1])[i] == n);
+    for (size_t i = 0; i < 200; i++, n = n->a)
+        TT_CHECK(tt_refs(roots[1])[i] == n);
 }
 
 static tt_node *nth(size_t i) {
     tt_node *n = (tt_node *)roots[0];
-    while (i-- > 0) n = n->a;
+    while (i-- > 0)
+        n = n->a;
     return n;
 }
 

@@ -67,9 +67,7 @@ static const char *op_text(unsigned op) {
 
 /* Only these kinds can run while the thread's context is open (outside a collection and a
  * heap walk) and may not allocate: their frames close it. */
-static bool closes_context(tn_cb_kind kind) {
-    return kind != TN_CB_FINALIZER && kind != TN_CB_TRACE;
-}
+static bool closes_context(tn_cb_kind kind) { return kind != TN_CB_FINALIZER && kind != TN_CB_TRACE; }
 
 void tn_cb_enter(tn_cb_frame *f, tenure_runtime *rt, tn_cb_kind kind) {
     tn_cb_push(f, rt, kind);

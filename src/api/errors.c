@@ -5,9 +5,8 @@
 
 const char *tenure_strerror(tenure_result result) {
     switch (result) {
-#define TN_RESULT_CASE(name, value, text)                                                       \
-    case TENURE_##name:                                                                         \
-        return text;
+#define TN_RESULT_CASE(name, value, text) \
+    case TENURE_##name: return text;
         TENURE_RESULTS(TN_RESULT_CASE)
 #undef TN_RESULT_CASE
     }
@@ -19,8 +18,10 @@ const char *tenure_strerror(tenure_result result) {
 static void call_hook(tenure_runtime *rt, tenure_result r, const char *function, const char *message) {
     if (tn_cb_inside(rt, TN_CB_ERROR_HOOK)) {
         if (!rt->hook_failure_printed)
-            fprintf(stderr, "tenure: %s failed inside the error hook: %s (%s); failures inside the hook are "
-                            "not passed to it again, and this is printed once\n", function, message, tenure_strerror(r));
+            fprintf(stderr,
+                    "tenure: %s failed inside the error hook: %s (%s); failures inside the hook are "
+                    "not passed to it again, and this is printed once\n",
+                    function, message, tenure_strerror(r));
         rt->hook_failure_printed = true;
         return;
     }

@@ -82,9 +82,7 @@ void *tn_calloc_at(size_t count, size_t size, const char *where) {
     return refused(count * size, where) ? NULL : calloc(count, size);
 }
 
-void *tn_realloc_at(void *p, size_t size, const char *where) {
-    return refused(size, where) ? NULL : realloc(p, size);
-}
+void *tn_realloc_at(void *p, size_t size, const char *where) { return refused(size, where) ? NULL : realloc(p, size); }
 
 void *tn_aligned_alloc_at(size_t alignment, size_t size, const char *where) {
     return refused(size, where) ? NULL : aligned_alloc(alignment, size);

@@ -38,9 +38,21 @@ static bool parse_u64(const char *s, uint64_t *out) {
         return false;
     unsigned shift = 0;
     switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
+    case 'k':
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        end++;
+        break;
     default: break;
     }
     if (*end == 'b' || *end == 'B')
@@ -71,22 +83,21 @@ static bool parse_option(const char *text, bool is_signed, uint64_t *u, int64_t 
 /* One TENURE_<name> variable: applied if it parses and fits its type; otherwise the reason is
  * written into why and the option keeps its value. Variables are read through tn_os_getenv:
  * none is seen in a secure-execution process. */
-#define TN_OPTION_ENV(name, ctype, def, desc)                                                   \
-    static bool env_##name(tenure_config *config, char *why, size_t len) {                      \
-        const char *text = tn_os_getenv("TENURE_" #name);                                       \
-        uint64_t u = 0;                                                                         \
-        int64_t i = 0;                                                                          \
-        bool is_signed = tn_is_signed_##ctype;                                                  \
-        if (!text)                                                                              \
-            return true;                                                                        \
-        if (parse_option(text, is_signed, &u, &i) &&                                            \
-            (is_signed ? (int64_t)(ctype)i == i : (uint64_t)(ctype)u == u)) {                   \
-            config->name = is_signed ? (ctype)i : (ctype)u;                                     \
-            return true;                                                                        \
-        }                                                                                       \
-        snprintf(why, len, "TENURE_%s=%s: not a valid %s (%s)", #name, text, #ctype,            \
-                 is_signed ? "a decimal or 0x number" : "a decimal or 0x number, k/m/g suffixes for sizes"); \
-        return false;                                                                           \
+#define TN_OPTION_ENV(name, ctype, def, desc)                                                                          \
+    static bool env_##name(tenure_config *config, char *why, size_t len) {                                             \
+        const char *text = tn_os_getenv("TENURE_" #name);                                                              \
+        uint64_t u = 0;                                                                                                \
+        int64_t i = 0;                                                                                                 \
+        bool is_signed = tn_is_signed_##ctype;                                                                         \
+        if (!text)                                                                                                     \
+            return true;                                                                                               \
+        if (parse_option(text, is_signed, &u, &i) && (is_signed ? (int64_t)(ctype)i == i : (uint64_t)(ctype)u == u)) { \
+            config->name = is_signed ? (ctype)i : (ctype)u;                                                            \
+            return true;                                                                                               \
+        }                                                                                                              \
+        snprintf(why, len, "TENURE_%s=%s: not a valid %s (%s)", #name, text, #ctype,                                   \
+                 is_signed ? "a decimal or 0x number" : "a decimal or 0x number, k/m/g suffixes for sizes");           \
+        return false;                                                                                                  \
     }
 TENURE_OPTIONS(TN_OPTION_ENV)
 #undef TN_OPTION_ENV
@@ -112,8 +123,10 @@ static void report_hidden_env(void) {
             used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", var);
     }
     if (used)
-        fprintf(stderr, "tenure: ignoring %s: the environment does not configure a secure-execution (setuid, "
-                        "setgid or capability) process\n", names);
+        fprintf(stderr,
+                "tenure: ignoring %s: the environment does not configure a secure-execution (setuid, "
+                "setgid or capability) process\n",
+                names);
 }
 
 tenure_result tn_config_from_env(tenure_config *config, char *why, size_t len) {
@@ -173,18 +186,23 @@ static tenure_result refuse(const checker *k, const char *name, const char *valu
     return TENURE_INVALID_ARGUMENT;
 }
 
-#define REFUSE_U(k, name, v, rule)                                                              \
-    do {                                                                                        \
-        char text_[32];                                                                         \
-        snprintf(text_, sizeof text_, "%" PRIu64, (uint64_t)(v));                               \
-        return refuse(k, name, text_, rule);                                                    \
+#define REFUSE_U(k, name, v, rule)                                \
+    do {                                                          \
+        char text_[32];                                           \
+        snprintf(text_, sizeof text_, "%" PRIu64, (uint64_t)(v)); \
+        return refuse(k, name, text_, rule);                      \
     } while (0)
 
 /* The options that are switches: anything but 0 or 1 is a typo, not "on". */
 static tenure_result check_switches(const tenure_config *c, const checker *k) {
-    const struct { const char *name; uint32_t value; } switches[] = {
-        {"GCConservativeStack", c->GCConservativeStack}, {"GCLOHCompact", c->GCLOHCompact},
-        {"HeapVerify", c->HeapVerify}, {"GCFinalizeOnShutdown", c->GCFinalizeOnShutdown},
+    const struct {
+        const char *name;
+        uint32_t value;
+    } switches[] = {
+        {"GCConservativeStack", c->GCConservativeStack},
+        {"GCLOHCompact", c->GCLOHCompact},
+        {"HeapVerify", c->HeapVerify},
+        {"GCFinalizeOnShutdown", c->GCFinalizeOnShutdown},
         {"GCPoisonFreed", c->GCPoisonFreed},
     };
     for (size_t i = 0; i < sizeof switches / sizeof switches[0]; i++)

@@ -25,7 +25,8 @@ static void init_budgets(tenure_runtime *rt) {
     if (rt->gen0_max_budget < rt->gen0_min_budget)
         rt->gen0_max_budget = rt->gen0_min_budget;
     /* a heap starts empty: the automatic budget starts at its floor and grows with survival */
-    rt->gen0_budget = rt->config.GCgen0size || rt->gen0_min_budget < TN_GEN0_FLOOR ? rt->gen0_min_budget : TN_GEN0_FLOOR;
+    rt->gen0_budget =
+        rt->config.GCgen0size || rt->gen0_min_budget < TN_GEN0_FLOOR ? rt->gen0_min_budget : TN_GEN0_FLOOR;
     /* the automatic gen1 budget follows the older heap, empty now: its least (heap/alloc.c) */
     rt->gen1_budget = rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->gen0_min_budget;
     rt->gen2_budget = 4 * rt->gen0_min_budget;
@@ -108,7 +109,8 @@ static bool reserve_heap(tenure_runtime *rt, char *why, size_t len) {
 static tenure_result build(tenure_runtime *rt, char *why, size_t len) {
     char note[128];
     if (!tn_threads_init(rt)) { /* the creating thread is attached */
-        snprintf(why, len, "out of memory (the instance's locks and its first thread)%s", limit_note(note, sizeof note));
+        snprintf(why, len, "out of memory (the instance's locks and its first thread)%s",
+                 limit_note(note, sizeof note));
         return TENURE_NOMEM;
     }
     rt->head.barrier_slow = rt->config.HeapVerify ? 1 : 0;
@@ -122,8 +124,10 @@ static tenure_result build(tenure_runtime *rt, char *why, size_t len) {
     }
     int err = rt->config.GCFinalizeMode == 0 ? tn_finalize_start_thread(rt) : 0;
     if (err) {
-        snprintf(why, len, "GCFinalizeMode=0: the finalizer thread could not be started (%s%s); GCFinalizeMode 1 "
-                 "or 2 runs finalizers on the program's own threads", strerror(err), limit_note(note, sizeof note));
+        snprintf(why, len,
+                 "GCFinalizeMode=0: the finalizer thread could not be started (%s%s); GCFinalizeMode 1 "
+                 "or 2 runs finalizers on the program's own threads",
+                 strerror(err), limit_note(note, sizeof note));
         return TENURE_OS;
     }
     tn_fork_register(rt);

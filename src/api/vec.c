@@ -31,9 +31,7 @@ void *tn_vec_push(tn_vec *v) {
     return tn_vec_at(v, v->count++);
 }
 
-void *tn_vec_push_reserved(tn_vec *v) {
-    return v->count < v->cap ? tn_vec_at(v, v->count++) : NULL;
-}
+void *tn_vec_push_reserved(tn_vec *v) { return v->count < v->cap ? tn_vec_at(v, v->count++) : NULL; }
 
 void tn_vec_free(tn_vec *v) {
     free(v->data);

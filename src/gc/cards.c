@@ -139,9 +139,9 @@ typedef struct card_scan {
     /* mark pass: fn is called for each slot referring to a condemned object */
     tn_slot_fn mark;
     void *mark_ctx;
-    bool recording;     /* the slot list has had room so far: cards are rewritten */
+    bool recording;                   /* the slot list has had room so far: cards are rewritten */
     size_t run_c0, run_c1, run_first; /* the current run's cards and its first list entry */
-    size_t seen;        /* slots referring to condemned objects, recorded or not */
+    size_t seen;                      /* slots referring to condemned objects, recorded or not */
     /* relocation pass after an overflow: update every slot, recompute the cards */
     tn_card_slot_fn update;
     void *update_ctx;

@@ -69,13 +69,14 @@ static void update_stats(tenure_runtime *rt, int condemned, uint64_t pause) {
 /* Why this generation: packed as the .NET collector packs gen_to_condemn_tuning. */
 static void record_condemn_reasons(tn_gc_record *g, int requested, uint32_t reason) {
     int initial = requested < 0 || requested > TN_GEN2 ? TN_GEN2 : requested;
-    g->condemn_reasons_gen = (uint32_t)initial << (2 * TN_CR_GEN_INITIAL) |
-                             (uint32_t)g->condemned << (2 * TN_CR_GEN_FINAL);
+    g->condemn_reasons_gen = (uint32_t)initial << (2 * TN_CR_GEN_INITIAL) | (uint32_t)g->condemned
+                                                                                << (2 * TN_CR_GEN_FINAL);
     if (reason == TN_REASON_ALLOC_SMALL || reason == TN_REASON_ALLOC_LARGE)
         g->condemn_reasons_gen |= (uint32_t)initial << (2 * TN_CR_GEN_ALLOC_BUDGET);
     uint32_t c = 0;
     if ((reason == TN_REASON_INDUCED || reason == TN_REASON_INDUCED_COMPACTING ||
-         reason == TN_REASON_INDUCED_AGGRESSIVE) && g->condemned == TN_GEN2)
+         reason == TN_REASON_INDUCED_AGGRESSIVE) &&
+        g->condemned == TN_GEN2)
         c |= 1u << TN_CR_INDUCED_FULLGC;
     if (reason == TN_REASON_INDUCED_NOFORCE)
         c |= 1u << TN_CR_INDUCED_NOFORCE;
@@ -269,8 +270,8 @@ tenure_result tenure_collect(tenure_runtime *rt, int generation, unsigned flags)
     }
     uint32_t reason = (flags & TENURE_COLLECT_AGGRESSIVE)  ? TN_REASON_INDUCED_AGGRESSIVE
                       : (flags & TENURE_COLLECT_OPTIMIZED) ? TN_REASON_INDUCED_NOFORCE
-                      : (flags & TENURE_COLLECT_COMPACT) ? TN_REASON_INDUCED_COMPACTING
-                                                         : TN_REASON_INDUCED;
+                      : (flags & TENURE_COLLECT_COMPACT)   ? TN_REASON_INDUCED_COMPACTING
+                                                           : TN_REASON_INDUCED;
     tenure_result r = collect_induced(rt, generation, reason, flags);
     if (r == TENURE_OK)
         tn_finalize_safepoint(rt);

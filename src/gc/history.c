@@ -49,10 +49,9 @@ static void emit_per_heap(tenure_runtime *rt) {
     uint32_t compact = g->compact_reason >= 0 ? 0x80000000u | (1u << g->compact_reason) : 0;
     TN_EMIT(rt, GCPerHeapHistory_V3, .FreeListAllocated = 0, .FreeListRejected = 0,
             .EndOfSegAllocated = came_in(g, TN_GEN2), .CondemnedAllocated = 0, .PinnedAllocated = 0,
-            .PinnedAllocatedAdvance = 0, .RunningFreeListEfficiency = 0,
-            .CondemnReasons0 = g->condemn_reasons_gen, .CondemnReasons1 = g->condemn_reasons_condition,
-            .CompactMechanisms = compact, .ExpandMechanisms = 0, .HeapIndex = 0, .ExtraGen0Commit = 0,
-            .Count = TN_NGEN, .Values = values);
+            .PinnedAllocatedAdvance = 0, .RunningFreeListEfficiency = 0, .CondemnReasons0 = g->condemn_reasons_gen,
+            .CondemnReasons1 = g->condemn_reasons_condition, .CompactMechanisms = compact, .ExpandMechanisms = 0,
+            .HeapIndex = 0, .ExtraGen0Commit = 0, .Count = TN_NGEN, .Values = values);
 }
 
 void tn_gc_emit_history(tenure_runtime *rt) {
@@ -66,8 +65,8 @@ void tn_gc_emit_history(tenure_runtime *rt) {
         TN_EMIT(rt, GCGlobalHeapHistory_V4, .FinalYoungestDesired = rt->gen0_budget, .NumHeaps = 1,
                 .CondemnedGeneration = (uint32_t)g->condemned, .Gen0ReductionCount = 0, .Reason = g->reason,
                 .GlobalMechanisms = mechanisms, .PauseMode = 0, .MemoryPressure = tn_os_memory_load(),
-                .CondemnReasons0 = g->condemn_reasons_gen, .CondemnReasons1 = g->condemn_reasons_condition,
-                .Count = 5, .Values = g->phase_us);
+                .CondemnReasons0 = g->condemn_reasons_gen, .CondemnReasons1 = g->condemn_reasons_condition, .Count = 5,
+                .Values = g->phase_us);
     }
     if (TN_EV_ON(rt, GCPerHeapHistory_V3))
         emit_per_heap(rt);
@@ -79,9 +78,8 @@ void tn_gc_emit_heap_stats(tenure_runtime *rt) {
     for (int gen = 0; gen < TN_NGEN; gen++)
         promoted[gen] = tn_gen_condemned(gen, g->condemned) ? g->promoted[gen] : 0;
     TN_EMIT(rt, GCHeapStats_V2, .GenerationSize0 = g->size_after[0], .TotalPromotedSize0 = promoted[0],
-            .GenerationSize1 = g->size_after[1], .TotalPromotedSize1 = promoted[1],
-            .GenerationSize2 = g->size_after[2], .TotalPromotedSize2 = promoted[2],
-            .GenerationSize3 = g->size_after[3], .TotalPromotedSize3 = promoted[3],
+            .GenerationSize1 = g->size_after[1], .TotalPromotedSize1 = promoted[1], .GenerationSize2 = g->size_after[2],
+            .TotalPromotedSize2 = promoted[2], .GenerationSize3 = g->size_after[3], .TotalPromotedSize3 = promoted[3],
             .FinalizationPromotedSize = g->finalization_promoted_bytes,
             .FinalizationPromotedCount = g->finalization_promoted_count,
             .PinnedObjectCount = (uint32_t)g->pinned_objects, .SinkBlockCount = (uint32_t)rt->sync_count,

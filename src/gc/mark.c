@@ -100,9 +100,9 @@ static inline void mark_ref(tenure_runtime *rt, char *v, int condemned) {
 typedef struct marker {
     tenure_runtime *rt;
     int condemned;
-    size_t head, tail;        /* fifo[head % MARK_FIFO .. tail % MARK_FIFO) */
-    size_t edge;              /* next slot of the delay line */
-    bool edges_full;          /* every slot of the delay line holds a reference, else [0, edge) */
+    size_t head, tail; /* fifo[head % MARK_FIFO .. tail % MARK_FIFO) */
+    size_t edge;       /* next slot of the delay line */
+    bool edges_full;   /* every slot of the delay line holds a reference, else [0, edge) */
     char *fifo[MARK_FIFO];
     char *edges[MARK_EDGES];
 } marker;
@@ -259,7 +259,8 @@ static void process_overflow(tenure_runtime *rt) {
             size_t end = tn_bit_index(rt, hi) + 1, used_end = tn_bit_index(rt, r->used);
             if (end > used_end)
                 end = used_end;
-            for (size_t b = tn_bit_next(rt->mark_bits, from, end); b < end; b = tn_bit_next(rt->mark_bits, b + 1, end)) {
+            for (size_t b = tn_bit_next(rt->mark_bits, from, end); b < end;
+                 b = tn_bit_next(rt->mark_bits, b + 1, end)) {
                 char *obj = rt->base + b * 8;
                 scan_object(&mk, obj, tn_obj_type(obj));
                 drain_with(&mk);

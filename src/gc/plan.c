@@ -19,12 +19,12 @@
 typedef struct gen_plan {
     tn_region **regions; /* condemned regions of the generation, by address */
     size_t n;
-    tn_region **dests;   /* where plugs go: [tail] + regions */
+    tn_region **dests; /* where plugs go: [tail] + regions */
     size_t nd;
-    tn_region *tail;     /* a region of the next (uncondemned) generation that takes survivors */
-    char *tail_from;     /* its used end before this GC */
+    tn_region *tail; /* a region of the next (uncondemned) generation that takes survivors */
+    char *tail_from; /* its used end before this GC */
     bool compact;
-    bool rebuilt;        /* compacted, and relocation rebuilt its cards and crossing table */
+    bool rebuilt; /* compacted, and relocation rebuilt its cards and crossing table */
     size_t live, used_total;
 } gen_plan;
 
@@ -158,7 +158,8 @@ static void record_plug(tenure_runtime *rt, tn_region *r, char *s, char *e, intp
     } else if (!adjacent) {
         ((intptr_t *)s)[-1] = delta;
     } else if (!is_pinned(rt, s)) { /* after a pinned plug: its record holds it (a pinned plug: 0) */
-        TN_ASSERT_INTERNAL(rt->pins.count > r->pin_first && ((tn_pin *)tn_vec_at(&rt->pins, rt->pins.count - 1))->end == s);
+        TN_ASSERT_INTERNAL(rt->pins.count > r->pin_first &&
+                           ((tn_pin *)tn_vec_at(&rt->pins, rt->pins.count - 1))->end == s);
         ((tn_pin *)tn_vec_at(&rt->pins, rt->pins.count - 1))->after_delta = delta;
     }
 }

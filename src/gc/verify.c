@@ -66,8 +66,8 @@ static void problem(verifier *v, const char *what, const void *slot, const void 
     if (object && v->previous)
         snprintf(before, sizeof before, "; the object before it is %p of type %s", v->previous,
                  type_name(v->rt, tn_obj_type(v->previous)));
-    snprintf(message, sizeof message, "%s: %s %p%s: %s (value %p)%s", v->when, v->where,
-             v->holder ? v->holder : slot, holder, what, value, before);
+    snprintf(message, sizeof message, "%s: %s %p%s: %s (value %p)%s", v->when, v->where, v->holder ? v->holder : slot,
+             holder, what, value, before);
     report(v, message);
 }
 
@@ -197,9 +197,9 @@ static void check_frozen_object(tenure_runtime *rt, char *obj, void *ctx) {
     tn_obj_visit_slots(rt, obj, check_root_slot, v);
 }
 
-#define FOR_EACH_REGION(rt, r)                                                                   \
-    for (size_t i_ = 0; i_ < (rt)->units_high; i_++)                                             \
-        for (tn_region *r = &(rt)->regions[i_]; r; r = NULL)                                     \
+#define FOR_EACH_REGION(rt, r)                               \
+    for (size_t i_ = 0; i_ < (rt)->units_high; i_++)         \
+        for (tn_region *r = &(rt)->regions[i_]; r; r = NULL) \
             if (r->state == TN_RS_IN_USE && (rt)->unit_head[i_] == i_)
 
 static void check_roots(verifier *v) {
@@ -284,7 +284,8 @@ static bool barrier_arguments_valid(tenure_runtime *rt, void *obj, void *slot, v
         tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "%p is not an object of this instance", obj);
         return false;
     }
-    if ((char *)slot < (char *)obj + sizeof(tenure_header) || (char *)slot + sizeof(void *) > (char *)obj + tn_obj_size(obj)) {
+    if ((char *)slot < (char *)obj + sizeof(tenure_header) ||
+        (char *)slot + sizeof(void *) > (char *)obj + tn_obj_size(obj)) {
         tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "slot %p is not inside object %p", slot, obj);
         return false;
     }

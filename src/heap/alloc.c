@@ -133,9 +133,9 @@ static void prepare_memory(tn_region *r, char *a, char *b) {
 /* A gen0 region other than `not`, holding no thread's context, with `room` bytes free at its
  * end (a demoted region whose pinned plugs stayed, or another thread's former region), or
  * NULL. */
-static tn_region *gen0_region_with_room(tenure_runtime *rt, const tn_region *not, size_t room) {
+static tn_region *gen0_region_with_room(tenure_runtime *rt, const tn_region * not, size_t room) {
     for (tn_region *r = rt->gens[TN_GEN0]; r; r = r->next)
-        if (r != not && !r->alloc_owner && (size_t)(r->end - r->used) >= room)
+        if (r != not &&!r->alloc_owner && (size_t)(r->end - r->used) >= room)
             return r;
     return NULL;
 }
@@ -607,12 +607,12 @@ static tn_mutator *allocating_thread(tenure_runtime *rt, const char *fn) {
 
 /* NULL with the result code set: out of memory. *sampled: the bytes since m's previous
  * sample when this object is sampled, else 0. */
-static void *alloc_locked(tenure_runtime *rt, tn_mutator *m, const tn_type *t, size_t size, size_t length,
-                          bool pinned, const char *fn, uint64_t *sampled) {
+static void *alloc_locked(tenure_runtime *rt, tn_mutator *m, const tn_type *t, size_t size, size_t length, bool pinned,
+                          const char *fn, uint64_t *sampled) {
     TN_LOCKED(rt);
     bool large = pinned || size >= rt->config.GCLOHThreshold;
-    void *obj = large ? alloc_large(rt, t, size, length, pinned ? TN_POH : TN_LOH)
-                      : alloc_small(rt, m, t, size, length);
+    void *obj =
+        large ? alloc_large(rt, t, size, length, pinned ? TN_POH : TN_LOH) : alloc_small(rt, m, t, size, length);
     if (!obj) {
         tn_api_fail(rt, TENURE_NOMEM, fn, "no memory for %zu bytes of %s", size, t->name);
         return NULL;
@@ -668,7 +668,9 @@ static void *alloc_array(tenure_runtime *rt, const tenure_type *type, size_t len
     return alloc_sized(rt, t, size, length, pinned, fn);
 }
 
-void *tenure__alloc_slow(tenure_runtime *rt, const tenure_type *type) { return alloc_fixed(rt, type, false, "tenure_alloc"); }
+void *tenure__alloc_slow(tenure_runtime *rt, const tenure_type *type) {
+    return alloc_fixed(rt, type, false, "tenure_alloc");
+}
 
 void *tenure_alloc_pinned(tenure_runtime *rt, const tenure_type *type) {
     return alloc_fixed(rt, type, true, "tenure_alloc_pinned");

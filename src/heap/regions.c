@@ -27,8 +27,8 @@ bool tn_heap_init(tenure_runtime *rt) {
     rt->plug_bits = tn_os_reserve_lazy(side_bits_bytes(rt));
     rt->crossing = tn_os_reserve_lazy(crossing_bytes(rt));
     rt->plug_bricks = tn_os_reserve_lazy(plug_brick_bytes(rt));
-    if (!rt->base || !rt->regions || !rt->unit_head || !rt->unit_gen || !rt->cards || !rt->card_bundles || !rt->mark_bits ||
-        !rt->pin_bits || !rt->plug_bits || !rt->crossing || !rt->plug_bricks)
+    if (!rt->base || !rt->regions || !rt->unit_head || !rt->unit_gen || !rt->cards || !rt->card_bundles ||
+        !rt->mark_bits || !rt->pin_bits || !rt->plug_bits || !rt->crossing || !rt->plug_bricks)
         return false;
     for (size_t i = 0; i < rt->max_units; i++) {
         tn_region *r = &rt->regions[i];
@@ -169,7 +169,9 @@ tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen) {
     r->condemned = r->compacting = r->demote = false;
     tn_region_list_add(rt, r);
     TN_EMIT(rt, GCCreateSegment_V1, .Address = (uint64_t)(uintptr_t)r->start, .Size = (uint64_t)(r->end - r->start),
-            .Type = gen == TN_LOH ? TN_SEGMENT_LOH : gen == TN_POH ? TN_SEGMENT_POH : TN_SEGMENT_SOH);
+            .Type = gen == TN_LOH   ? TN_SEGMENT_LOH
+                    : gen == TN_POH ? TN_SEGMENT_POH
+                                    : TN_SEGMENT_SOH);
     return r;
 }
 

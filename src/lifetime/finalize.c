@@ -205,8 +205,8 @@ static void *finalizer_entry_detached_start(void *arg) {
     if (!m) {
         TN_LOCKED(rt);
         if (rt->fin_stop)
-            return NULL; /* tenure_destroy is about to join it */
-        rt->fin_started = false; /* finalizers run on the threads that wait for them */
+            return NULL;                /* tenure_destroy is about to join it */
+        rt->fin_started = false;        /* finalizers run on the threads that wait for them */
         pthread_detach(pthread_self()); /* and nobody joins this one */
         pthread_cond_broadcast(&rt->fin_idle);
         return NULL;
@@ -264,8 +264,10 @@ void tn_finalize_forked_child(tenure_runtime *rt) {
         return; /* forked while another thread destroyed the instance, or under TSan */
     int err = pthread_create(&rt->fin_thread, NULL, finalizer_entry_detached_start, rt);
     if (err)
-        fprintf(stderr, "tenure: after fork(): the finalizer thread could not be restarted (%s); finalizers "
-                        "run in tenure_wait_for_pending_finalizers and tenure_destroy\n", strerror(err));
+        fprintf(stderr,
+                "tenure: after fork(): the finalizer thread could not be restarted (%s); finalizers "
+                "run in tenure_wait_for_pending_finalizers and tenure_destroy\n",
+                strerror(err));
     rt->fin_started = err == 0;
 }
 

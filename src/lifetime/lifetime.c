@@ -60,9 +60,7 @@ void tn_lifetime_gen2_done(tenure_runtime *rt) { rt->pressure_since_gen2 = 0; }
 
 /* ---- the sync block table: open addressing by address, kept at most half full ---- */
 
-static size_t slot_of(uintptr_t key, size_t cap) {
-    return (size_t)((key >> 3) * 0x9E3779B97F4A7C15ull) & (cap - 1);
-}
+static size_t slot_of(uintptr_t key, size_t cap) { return (size_t)((key >> 3) * 0x9E3779B97F4A7C15ull) & (cap - 1); }
 
 static bool put(tn_sync_entry *table, size_t cap, uintptr_t key, uint32_t hash) {
     for (size_t i = slot_of(key, cap);; i = (i + 1) & (cap - 1))

@@ -200,35 +200,35 @@ size_t tenure_objtrack_count(const tenure_objtrack *t) { return t ? t->count : 0
 
 /* One merge pass: merges pairs of consecutive ascending runs of src[0, n) into dst. Returns
  * the number of runs found in src (1: src was sorted, nothing was written to dst). */
-#define OT_DEFINE_MERGE_PASS(name, T, KEY)                                                       \
-    static size_t name(const T *src, T *dst, size_t n) {                                         \
-        size_t runs = 0, i = 0;                                                                  \
-        while (i < n) {                                                                          \
-            size_t a = i, a_end = i + 1;                                                         \
-            while (a_end < n && KEY(src[a_end - 1]) <= KEY(src[a_end]))                          \
-                a_end++;                                                                         \
-            runs++;                                                                              \
-            if (a == 0 && a_end == n)                                                            \
-                return 1;                                                                        \
-            size_t b = a_end, b_end = b;                                                         \
-            if (b < n) {                                                                         \
-                b_end = b + 1;                                                                   \
-                while (b_end < n && KEY(src[b_end - 1]) <= KEY(src[b_end]))                      \
-                    b_end++;                                                                     \
-                runs++;                                                                          \
-            }                                                                                    \
-            size_t o = a;                                                                        \
-            while (a < a_end && b < b_end)                                                       \
-                dst[o++] = KEY(src[b]) < KEY(src[a]) ? src[b++] : src[a++];                      \
-            if (a < a_end) {                                                                     \
-                memcpy(dst + o, src + a, (a_end - a) * sizeof(T));                               \
-                o += a_end - a;                                                                  \
-            }                                                                                    \
-            if (b < b_end)                                                                       \
-                memcpy(dst + o, src + b, (b_end - b) * sizeof(T));                               \
-            i = b_end;                                                                           \
-        }                                                                                        \
-        return runs;                                                                             \
+#define OT_DEFINE_MERGE_PASS(name, T, KEY)                                  \
+    static size_t name(const T *src, T *dst, size_t n) {                    \
+        size_t runs = 0, i = 0;                                             \
+        while (i < n) {                                                     \
+            size_t a = i, a_end = i + 1;                                    \
+            while (a_end < n && KEY(src[a_end - 1]) <= KEY(src[a_end]))     \
+                a_end++;                                                    \
+            runs++;                                                         \
+            if (a == 0 && a_end == n)                                       \
+                return 1;                                                   \
+            size_t b = a_end, b_end = b;                                    \
+            if (b < n) {                                                    \
+                b_end = b + 1;                                              \
+                while (b_end < n && KEY(src[b_end - 1]) <= KEY(src[b_end])) \
+                    b_end++;                                                \
+                runs++;                                                     \
+            }                                                               \
+            size_t o = a;                                                   \
+            while (a < a_end && b < b_end)                                  \
+                dst[o++] = KEY(src[b]) < KEY(src[a]) ? src[b++] : src[a++]; \
+            if (a < a_end) {                                                \
+                memcpy(dst + o, src + a, (a_end - a) * sizeof(T));          \
+                o += a_end - a;                                             \
+            }                                                               \
+            if (b < b_end)                                                  \
+                memcpy(dst + o, src + b, (b_end - b) * sizeof(T));          \
+            i = b_end;                                                      \
+        }                                                                   \
+        return runs;                                                        \
     }
 
 #define OT_ENTRY_KEY(x) ((x).id)
@@ -594,8 +594,7 @@ static size_t gc_walk(tenure_objtrack *t, const ot_range *rg, size_t nr, size_t 
         } else {
             while (b < b_end && b->end <= id)
                 b++;
-            if (b < b_end && b->start <= id && b->generation >= 0 && b->generation < 5 &&
-                t->collected[b->generation]) {
+            if (b < b_end && b->start <= id && b->generation >= 0 && b->generation < 5 && t->collected[b->generation]) {
                 if (t->on_death)
                     t->on_death(t->context, id, slot_ptr(t, x.slot), b->generation);
                 slot_free(t, x.slot);

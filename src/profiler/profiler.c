@@ -80,8 +80,9 @@ static void recompute(tenure_runtime *rt) {
     tn_alloc_republish_limits(rt); /* every thread's inline fast path follows the mask */
 }
 
-#define KNOWN_MASK                                                                                                     \
-    (unsigned)(TENURE_PROFILE_GC | TENURE_PROFILE_ALLOCATIONS | TENURE_PROFILE_HANDLES | TENURE_PROFILE_ALLOCATIONS_SAMPLED)
+#define KNOWN_MASK                                                                       \
+    (unsigned)(TENURE_PROFILE_GC | TENURE_PROFILE_ALLOCATIONS | TENURE_PROFILE_HANDLES | \
+               TENURE_PROFILE_ALLOCATIONS_SAMPLED)
 
 /* What is wrong with (callbacks, size, mask), or NULL. A struct larger than ours (a newer
  * header) is accepted if what we do not know of it is zero. */
@@ -164,7 +165,9 @@ tenure_result tenure_profiler_detach(tenure_runtime *rt, tenure_profiler *profil
     return r;
 }
 
-#define EACH(rt, p, bit) for (tenure_profiler *p = (rt)->profilers; p; p = p->next) if (p->mask & (bit))
+#define EACH(rt, p, bit)                                       \
+    for (tenure_profiler *p = (rt)->profilers; p; p = p->next) \
+        if (p->mask & (bit))
 
 void tn_prof_gc_started(tenure_runtime *rt) {
     int collected[TN_NGEN];
@@ -305,8 +308,7 @@ static void flush_roots(root_batch *b) {
     b->n = 0;
 }
 
-static void add_root(void *obj, tenure_root_kind kind, uint32_t flags, uintptr_t root_id, uint64_t thread,
-                     void *ctx) {
+static void add_root(void *obj, tenure_root_kind kind, uint32_t flags, uintptr_t root_id, uint64_t thread, void *ctx) {
     root_batch *b = ctx;
     b->ids[b->n] = obj;
     b->kinds[b->n] = kind;

@@ -77,10 +77,10 @@ typedef struct dump {
     uint64_t edge_count;
 } dump;
 
-#define EMIT_INDEXED(name, b, r)                                                                 \
-    do {                                                                                         \
-        tn_ev_##name a_ = {.Index = (b)->index, .Count = (b)->count, .Values = (r)};             \
-        tn_trace_emit(d->rt, TN_EVI_##name, &a_, NULL);                                          \
+#define EMIT_INDEXED(name, b, r)                                                     \
+    do {                                                                             \
+        tn_ev_##name a_ = {.Index = (b)->index, .Count = (b)->count, .Values = (r)}; \
+        tn_trace_emit(d->rt, TN_EVI_##name, &a_, NULL);                              \
     } while (0)
 
 static void flush(dump *d, bulk *b) {

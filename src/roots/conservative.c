@@ -42,8 +42,8 @@ char *tn_roots_object_containing(tenure_runtime *rt, const void *p) {
     return tn_is_free(o) ? NULL : o;
 }
 
-TN_NO_ASAN static void scan_range(tenure_runtime *rt, char *lo, char *hi, bool condemned_only,
-                                  tn_conservative_fn fn, void *ctx) {
+TN_NO_ASAN static void scan_range(tenure_runtime *rt, char *lo, char *hi, bool condemned_only, tn_conservative_fn fn,
+                                  void *ctx) {
     uintptr_t *w = (uintptr_t *)(((uintptr_t)lo + 7) & ~(uintptr_t)7);
     for (; (char *)w + sizeof *w <= hi; w++) {
         uintptr_t v = *w;

@@ -108,14 +108,17 @@ tenure_result tenure_register_frozen_segment(tenure_runtime *rt, void *start, si
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
     if (!start || ((uintptr_t)start & 7) || (size & 7) || size == 0)
-        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "segment %p+%zu is not 8-byte aligned or empty", start, size);
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "segment %p+%zu is not 8-byte aligned or empty", start,
+                           size);
     if (size > UINTPTR_MAX - (uintptr_t)start)
-        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "segment %p+%zu wraps around the address space", start, size);
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "segment %p+%zu wraps around the address space", start,
+                           size);
     char *a = start, *b = (char *)start + size;
     if (rt->in_gc)
         return tn_api_fail(rt, TENURE_STATE, fn, "called during a collection");
     if (overlaps(rt, a, b))
-        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "segment %p+%zu overlaps the heap or another segment", start, size);
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "segment %p+%zu overlaps the heap or another segment",
+                           start, size);
     uint64_t *starts = tn_calloc(size / 512 + 1, sizeof *starts);
     struct tn_frozen *fz = tn_realloc(rt->frozen, (rt->frozen_count + 1) * sizeof *fz);
     if (!starts || !fz) {
@@ -135,8 +138,8 @@ tenure_result tenure_register_frozen_segment(tenure_runtime *rt, void *start, si
         const void *value = *(void *const *)bad;
         free(starts);
         return tn_api_fail(rt, TENURE_INVALID_OBJECT, fn,
-                           "segment %p+%zu: the reference at %p (%p) is not NULL or an object of this instance",
-                           start, size, bad, value);
+                           "segment %p+%zu: the reference at %p (%p) is not NULL or an object of this instance", start,
+                           size, bad, value);
     }
     rt->frozen[rt->frozen_count++] = (struct tn_frozen){a, b, starts};
     TN_EMIT(rt, GCCreateSegment_V1, .Address = (uint64_t)(uintptr_t)a, .Size = size, .Type = TN_SEGMENT_FROZEN);

@@ -115,8 +115,7 @@ static bool owns_slot(const tenure_runtime *rt, const tn_handle_slot *h) {
         return false;
     const tn_handle_slab *s = (const tn_handle_slab *)base;
     uintptr_t off = (uintptr_t)h - (uintptr_t)s->slots;
-    return s->magic == TN_HANDLE_MAGIC && s->owner == rt && off < sizeof s->slots &&
-           off % sizeof(tn_handle_slot) == 0;
+    return s->magic == TN_HANDLE_MAGIC && s->owner == rt && off < sizeof s->slots && off % sizeof(tn_handle_slot) == 0;
 }
 #endif
 
@@ -357,7 +356,8 @@ tenure_result tenure_handle_set_variable_kind(tenure_runtime *rt, tenure_handle 
         return tn_api_fail(rt, TENURE_INVALID_HANDLE, fn, "not a variable handle");
     if (kind != TENURE_HANDLE_WEAK_SHORT && kind != TENURE_HANDLE_WEAK_LONG && kind != TENURE_HANDLE_STRONG &&
         kind != TENURE_HANDLE_PINNED)
-        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "a variable handle is weak short, weak long, strong or pinned");
+        return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn,
+                           "a variable handle is weak short, weak long, strong or pinned");
     h->variable_kind = h->effective = (uint32_t)kind;
     return TENURE_OK;
 }

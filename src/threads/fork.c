@@ -22,8 +22,8 @@
 
 static pthread_mutex_t registry_mx = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t registry_cv = PTHREAD_COND_INITIALIZER; /* a fork finished */
-static tenure_runtime *registry; /* live instances, linked through fork_next */
-static unsigned forking;         /* forks between prepare and parent: the list must not change */
+static tenure_runtime *registry;                              /* live instances, linked through fork_next */
+static unsigned forking; /* forks between prepare and parent: the list must not change */
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
 
 /* The registry's mutex is never held while an instance lock is taken: a fork from inside an
@@ -88,4 +88,3 @@ void tn_fork_unregister(tenure_runtime *rt) {
         }
     pthread_mutex_unlock(&registry_mx);
 }
-

@@ -51,9 +51,7 @@ static uintptr_t me(void) { return (uintptr_t)&my_token; }
 
 /* ---- the instance lock ---- */
 
-bool tn_lock_held(const tenure_runtime *rt) {
-    return __atomic_load_n(&rt->lock_owner, __ATOMIC_RELAXED) == me();
-}
+bool tn_lock_held(const tenure_runtime *rt) { return __atomic_load_n(&rt->lock_owner, __ATOMIC_RELAXED) == me(); }
 
 /* The thread is about to stop touching objects: record its registers and the stack pointer
  * of a live frame (the GC scans from there up), then tell a waiting collector. */
@@ -83,8 +81,7 @@ static void unpark_others(tenure_runtime *rt, bool release_lock);
  * another instance's restart). Not inlined, so that this frame (with the callee-saved
  * registers pushed into it) outlives the wait. */
 __attribute__((noinline)) static void while_safe(tenure_runtime *rt, tn_mutator *m,
-                                                 void (*wait)(tenure_runtime *, void *), void *arg,
-                                                 bool holds_lock) {
+                                                 void (*wait)(tenure_runtime *, void *), void *arg, bool holds_lock) {
     volatile char here = 0;
     __builtin_unwind_init();
     become_safe(rt, m, (char *)&here);

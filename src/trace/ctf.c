@@ -91,7 +91,7 @@ typedef struct stream {
     uint64_t seq;
     uint64_t discarded;
     /* the consumer's */
-    off_t written;            /* bytes of whole packets in the file */
+    off_t written;             /* bytes of whole packets in the file */
     atomic_uint_fast64_t lost; /* events of packets that could not be written */
     /* who holds it: `bind` guards sink and bound against the sink's close */
     pthread_mutex_t bind;
@@ -105,9 +105,9 @@ struct tn_ctf {
     char dir[4096];
     int dirfd;
     uint8_t uuid[16];
-    pthread_mutex_t lock; /* guards taking streams and the free list */
+    pthread_mutex_t lock;             /* guards taking streams and the free list */
     stream *streams[MAX_STREAMS + 1]; /* the threads' and the shared one */
-    atomic_size_t nstreams; /* streams[0..nstreams) are set (stored after them) */
+    atomic_size_t nstreams;           /* streams[0..nstreams) are set (stored after them) */
     stream *free_streams;
     pthread_mutex_t shared_lock; /* the one producer of `shared` at a time */
     stream *shared;              /* for threads beyond MAX_STREAMS (created when first needed) */
@@ -303,27 +303,28 @@ static bool write_metadata(tn_ctf *c) {
     int64_t off = (int64_t)tn_os_realtime_ns() - (int64_t)tn_os_now_ns();
     char host[256];
     tn_os_host_name(host, sizeof host);
-    fprintf(f,
-            "/* CTF 1.8 */\n\n"
-            "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
-            "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
-            "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
-            "typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
-            "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
-            "typealias integer { size = 64; align = 8; signed = false; base = 16; } := ptr_t;\n\n"
-            "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%s\";\n\tbyte_order = le;\n"
-            "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n\t\tuint32_t stream_id;\n\t};\n};\n\n"
-            "env {\n\ttracer_name = \"tenure\";\n\ttracer_major = 0;\n\ttracer_minor = 1;\n\thostname = \"%s\";\n"
-            "\tprovider = \"DotNETRuntime\";\n\tvpid = %ld;\n};\n\n"
-            "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n\tdescription = \"CLOCK_MONOTONIC\";\n"
-            "\tfreq = 1000000000;\n\tprecision = 1;\n\toffset_s = %lld;\n\toffset = %lld;\n\tabsolute = TRUE;\n};\n\n"
-            "typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; } := "
-            "uint64_clock_monotonic_t;\n\n"
-            "stream {\n\tid = 0;\n\tpacket.context := struct {\n\t\tuint64_clock_monotonic_t timestamp_begin;\n"
-            "\t\tuint64_clock_monotonic_t timestamp_end;\n\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
-            "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n\t\tuint64_t tid;\n\t};\n"
-            "\tevent.header := struct {\n\t\tuint16_t id;\n\t\tuint64_clock_monotonic_t timestamp;\n\t};\n};\n\n",
-            uuid, host, tn_os_process_id(), uuid, (long long)(off / 1000000000), (long long)(off % 1000000000));
+    fprintf(
+        f,
+        "/* CTF 1.8 */\n\n"
+        "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+        "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+        "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+        "typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
+        "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+        "typealias integer { size = 64; align = 8; signed = false; base = 16; } := ptr_t;\n\n"
+        "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%s\";\n\tbyte_order = le;\n"
+        "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n\t\tuint32_t stream_id;\n\t};\n};\n\n"
+        "env {\n\ttracer_name = \"tenure\";\n\ttracer_major = 0;\n\ttracer_minor = 1;\n\thostname = \"%s\";\n"
+        "\tprovider = \"DotNETRuntime\";\n\tvpid = %ld;\n};\n\n"
+        "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n\tdescription = \"CLOCK_MONOTONIC\";\n"
+        "\tfreq = 1000000000;\n\tprecision = 1;\n\toffset_s = %lld;\n\toffset = %lld;\n\tabsolute = TRUE;\n};\n\n"
+        "typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; } := "
+        "uint64_clock_monotonic_t;\n\n"
+        "stream {\n\tid = 0;\n\tpacket.context := struct {\n\t\tuint64_clock_monotonic_t timestamp_begin;\n"
+        "\t\tuint64_clock_monotonic_t timestamp_end;\n\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
+        "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n\t\tuint64_t tid;\n\t};\n"
+        "\tevent.header := struct {\n\t\tuint16_t id;\n\t\tuint64_clock_monotonic_t timestamp;\n\t};\n};\n\n",
+        uuid, host, tn_os_process_id(), uuid, (long long)(off / 1000000000), (long long)(off % 1000000000));
     for (size_t i = 0; i < tenure_event_count(); i++)
         write_event_class(f, tenure_event_get(i));
     bool ok = !ferror(f);
@@ -360,8 +361,8 @@ static void complete_packet(stream *s) {
     uint64_t head = atomic_load_explicit(&s->head, memory_order_relaxed);
     packet *p = &s->ring[head % RING];
     uint64_t discarded = s->discarded + atomic_load_explicit(&s->lost, memory_order_relaxed);
-    uint64_t ctx[7] = {p->ts_begin, p->ts_end, (uint64_t)p->size * 8, (uint64_t)PKT_CAP * 8, s->seq++, discarded,
-                       s->tid};
+    uint64_t ctx[7] = {p->ts_begin, p->ts_end, (uint64_t)p->size * 8, (uint64_t)PKT_CAP * 8, s->seq++,
+                       discarded,   s->tid};
     memset(p->data + p->size, 0, PKT_CAP - p->size); /* padding */
     put_at(p->data + HEADER_SIZE, ctx, sizeof ctx);
     s->open = false;
@@ -499,7 +500,8 @@ static stream *my_stream(tn_ctf *c) {
 
 static bool ring_full(stream *s) {
     return atomic_load_explicit(&s->head, memory_order_relaxed) -
-               atomic_load_explicit(&s->tail, memory_order_acquire) >= RING;
+               atomic_load_explicit(&s->tail, memory_order_acquire) >=
+           RING;
 }
 
 /* Append one event to s (whose producer the caller is). */
@@ -585,8 +587,9 @@ void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size
  * lag: keep filling the open packet rather than use up the ring with tiny packets and then
  * drop events). */
 static void complete_for_flush(stream *s) {
-    if (s && s->open && atomic_load_explicit(&s->head, memory_order_relaxed) -
-                                atomic_load_explicit(&s->tail, memory_order_acquire) < RING - FLUSH_RESERVE)
+    if (s && s->open &&
+        atomic_load_explicit(&s->head, memory_order_relaxed) - atomic_load_explicit(&s->tail, memory_order_acquire) <
+            RING - FLUSH_RESERVE)
         complete_packet(s);
 }
 

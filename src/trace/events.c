@@ -30,8 +30,8 @@
 static const char *const rec_gen_names[] = {TN_RECORD_FIELDS_rec_gen};
 static const char *const rec_moved_names[] = {TN_RECORD_FIELDS_rec_moved};
 static const char *const rec_surv_names[] = {TN_RECORD_FIELDS_rec_surv};
-#define TN_MIXED_RECORD(k)                                                                      \
-    static const char *const k##_names[] = {TN_RECORD_FIELDS_##k};                              \
+#define TN_MIXED_RECORD(k)                                         \
+    static const char *const k##_names[] = {TN_RECORD_FIELDS_##k}; \
     static const tenure_field_type k##_types[] = {TN_RECORD_TYPES_##k};
 TN_MIXED_RECORD(rec_type)
 TN_MIXED_RECORD(rec_root)
@@ -56,14 +56,14 @@ TN_MIXED_RECORD(rec_edge)
 #define TN_RECNAMES_rec_edge rec_edge_names, TN_RECORD_WIDTH_rec_edge, rec_edge_types
 
 #define TN_FIELD_DESC(type, field) {#field, TN_FTYPE_##type, TN_RECNAMES_##type},
-#define TN_EV_FIELDS(name, id, ver, level, kw, op) static const tenure_event_field fields_##name[] = {TN_FIELDS_##name(TN_FIELD_DESC)};
+#define TN_EV_FIELDS(name, id, ver, level, kw, op) \
+    static const tenure_event_field fields_##name[] = {TN_FIELDS_##name(TN_FIELD_DESC)};
 TN_EVENTS(TN_EV_FIELDS)
 
 static const tenure_event_desc descs[TN_EV_COUNT] = {
-#define TN_EV_DESC(name, id, ver, level, kw, op)                                                \
+#define TN_EV_DESC(name, id, ver, level, kw, op) \
     {#name, id, ver, level, op, kw, fields_##name, sizeof fields_##name / sizeof fields_##name[0]},
-    TN_EVENTS(TN_EV_DESC)
-};
+    TN_EVENTS(TN_EV_DESC)};
 
 size_t tenure_event_count(void) { return TN_EV_COUNT; }
 const tenure_event_desc *tenure_event_get(size_t i) { return i < TN_EV_COUNT ? &descs[i] : NULL; }
@@ -134,27 +134,26 @@ static void put_bytes(writer *w, tn_records r) {
 #define TN_SER_str(field) put_str(w, a->field);
 #define TN_SER_cid(field) put_u16(w, cid);
 #define TN_SER_arr32(field) put_u32s(w, a->field, a->Count);
-#define TN_SER_rec_gen(field) put_u64s(w, a->field, (size_t)a->Count * TN_RECORD_WIDTH_rec_gen);
-#define TN_SER_rec_moved(field) put_u64s(w, a->field, (size_t)a->Count * TN_RECORD_WIDTH_rec_moved);
-#define TN_SER_rec_surv(field) put_u64s(w, a->field, (size_t)a->Count * TN_RECORD_WIDTH_rec_surv);
+#define TN_SER_rec_gen(field) put_u64s(w, a->field, (size_t)a->Count *TN_RECORD_WIDTH_rec_gen);
+#define TN_SER_rec_moved(field) put_u64s(w, a->field, (size_t)a->Count *TN_RECORD_WIDTH_rec_moved);
+#define TN_SER_rec_surv(field) put_u64s(w, a->field, (size_t)a->Count *TN_RECORD_WIDTH_rec_surv);
 #define TN_SER_rec_type(field) put_bytes(w, a->field);
 #define TN_SER_rec_root(field) put_bytes(w, a->field);
 #define TN_SER_rec_cwt(field) put_bytes(w, a->field);
 #define TN_SER_rec_node(field) put_bytes(w, a->field);
 #define TN_SER_rec_edge(field) put_bytes(w, a->field);
 #define TN_SER_FIELD(type, field) TN_SER_##type(field)
-#define TN_EV_SER(name, id, ver, level, kw, op)                                                 \
-    static void ser_##name(writer *w, const void *args, uint16_t cid) {                         \
-        const tn_ev_##name *a = args;                                                           \
-        (void)a;                                                                                \
-        TN_FIELDS_##name(TN_SER_FIELD)                                                          \
+#define TN_EV_SER(name, id, ver, level, kw, op)                         \
+    static void ser_##name(writer *w, const void *args, uint16_t cid) { \
+        const tn_ev_##name *a = args;                                   \
+        (void)a;                                                        \
+        TN_FIELDS_##name(TN_SER_FIELD)                                  \
     }
 TN_EVENTS(TN_EV_SER)
 
 static void (*const serializers[TN_EV_COUNT])(writer *, const void *, uint16_t) = {
 #define TN_EV_SERP(name, id, ver, level, kw, op) ser_##name,
-    TN_EVENTS(TN_EV_SERP)
-};
+    TN_EVENTS(TN_EV_SERP)};
 
 /* ---- field readers ---- */
 
@@ -340,8 +339,8 @@ tenure_result tenure_event_read_element_string(const tenure_event *ev, const cha
                                                const char *record_field, const char **out) {
     size_t at;
     tenure_field_type t;
-    if (!out || !locate_element(ev, field, i, record_field, &at, &t) || t != TENURE_FIELD_STRING ||
-        at >= ev->size || !memchr((const uint8_t *)ev->payload + at, 0, ev->size - at))
+    if (!out || !locate_element(ev, field, i, record_field, &at, &t) || t != TENURE_FIELD_STRING || at >= ev->size ||
+        !memchr((const uint8_t *)ev->payload + at, 0, ev->size - at))
         return TENURE_INVALID_ARGUMENT;
     *out = (const char *)ev->payload + at;
     return TENURE_OK;
@@ -474,8 +473,7 @@ static void start_failed(tenure_runtime *rt, tenure_result r, const char *what, 
 }
 
 /* `what` names the caller in messages: the function, or the variable TENURE_TRACE */
-static tenure_session *start_ctf(tenure_runtime *rt, uint64_t keywords, int level, const char *dir,
-                                 const char *what) {
+static tenure_session *start_ctf(tenure_runtime *rt, uint64_t keywords, int level, const char *dir, const char *what) {
     TN_LOCKED(rt);
     if (!dir || check_level(level)) {
         start_failed(rt, TENURE_INVALID_ARGUMENT, what, "%s", dir ? check_level(level) : "NULL directory");

@@ -136,11 +136,7 @@ enum { TN_BULKTYPE_FINALIZABLE = 0x2, TN_BULKTYPE_ARRAY = 0x8 };
 enum { TN_COR_ELEMENT_CLASS = 0x12, TN_COR_ELEMENT_SZARRAY = 0x1d };
 
 /* Enumerations of the spec that the collector writes */
-enum {
-    TN_GC_TYPE_BLOCKING = 0,
-    TN_GC_TYPE_BACKGROUND = 1,
-    TN_GC_TYPE_FOREGROUND = 2
-};
+enum { TN_GC_TYPE_BLOCKING = 0, TN_GC_TYPE_BACKGROUND = 1, TN_GC_TYPE_FOREGROUND = 2 };
 enum { TN_SUSPEND_FOR_GC = 1, TN_SUSPEND_FOR_GC_PREP = 6 };
 enum { TN_SEGMENT_SOH = 0, TN_SEGMENT_LOH = 1, TN_SEGMENT_FROZEN = 2, TN_SEGMENT_POH = 3 };
 enum { TN_ALLOC_KIND_SMALL = 0, TN_ALLOC_KIND_LARGE = 1, TN_ALLOC_KIND_PINNED = 2 };
@@ -158,15 +154,16 @@ enum {
 };
 /* condemn reasons (the .NET collector's gc_condemn_reason_gen / _condition) */
 enum { TN_CR_GEN_INITIAL = 0, TN_CR_GEN_FINAL = 1, TN_CR_GEN_ALLOC_BUDGET = 2 };
-enum {
-    TN_CR_INDUCED_FULLGC = 0,
-    TN_CR_BEFORE_OOM = 12,
-    TN_CR_INDUCED_NOFORCE = 14,
-    TN_CR_STRESS = 29
-};
+enum { TN_CR_INDUCED_FULLGC = 0, TN_CR_BEFORE_OOM = 12, TN_CR_INDUCED_NOFORCE = 14, TN_CR_STRESS = 29 };
 /* compact reasons (gc_heap_compact_reason); CompactMechanisms = 0x80000000 | 1 << reason */
-enum { TN_COMPACT_HIGH_FRAG = 1, TN_COMPACT_LOH_FORCED = 3, TN_COMPACT_LAST_GC = 4, TN_COMPACT_INDUCED = 5, TN_COMPACT_FREES_REGION = 6,
-       TN_COMPACT_HIGH_MEM_LOAD = 7 };
+enum {
+    TN_COMPACT_HIGH_FRAG = 1,
+    TN_COMPACT_LOH_FORCED = 3,
+    TN_COMPACT_LAST_GC = 4,
+    TN_COMPACT_INDUCED = 5,
+    TN_COMPACT_FREES_REGION = 6,
+    TN_COMPACT_HIGH_MEM_LOAD = 7
+};
 /* global mechanisms (gc_global_mechanism_p) */
 enum { TN_GLOBAL_COMPACTION = 1, TN_GLOBAL_PROMOTION = 2, TN_GLOBAL_DEMOTION = 3 };
 

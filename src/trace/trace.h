@@ -43,7 +43,10 @@ enum {
 };
 
 #define TN_ARG_FIELD(type, field) TN_CTYPE_##type field;
-#define TN_EV_ARGS(name, id, ver, level, kw, op) typedef struct tn_ev_##name { TN_FIELDS_##name(TN_ARG_FIELD) } tn_ev_##name;
+#define TN_EV_ARGS(name, id, ver, level, kw, op) \
+    typedef struct tn_ev_##name {                \
+        TN_FIELDS_##name(TN_ARG_FIELD)           \
+    } tn_ev_##name;
 TN_EVENTS(TN_EV_ARGS)
 #undef TN_EV_ARGS
 
@@ -54,20 +57,20 @@ void tn_trace_emit(struct tenure_runtime *rt, unsigned index, const void *args, 
  * instance's structure: runtime.h) */
 #define TN_EV_WANTED(rt, level, kw) (((rt)->ev_mask[(level)] & (kw)) != 0)
 
-#define TN_EV_META(name, id, ver, level, kw, op)                                                \
-    enum { TN_EVLEVEL_##name = level };                                                         \
+#define TN_EV_META(name, id, ver, level, kw, op) \
+    enum { TN_EVLEVEL_##name = level };          \
     static const uint64_t TN_EVKW_##name = kw;
 TN_EVENTS(TN_EV_META)
 #undef TN_EV_META
 
 #define TN_EV_ON(rt, name) TN_EV_WANTED(rt, TN_EVLEVEL_##name, TN_EVKW_##name)
 /* Emit: TN_EMIT(rt, GCStart_V2, .Count = n, .Depth = g, ...) */
-#define TN_EMIT(rt, name, ...)                                                                  \
-    do {                                                                                        \
-        if (TN_EV_ON(rt, name)) {                                                               \
-            tn_ev_##name tn_args_ = {__VA_ARGS__};                                              \
-            tn_trace_emit((rt), TN_EVI_##name, &tn_args_, NULL);                                \
-        }                                                                                       \
+#define TN_EMIT(rt, name, ...)                                   \
+    do {                                                         \
+        if (TN_EV_ON(rt, name)) {                                \
+            tn_ev_##name tn_args_ = {__VA_ARGS__};               \
+            tn_trace_emit((rt), TN_EVI_##name, &tn_args_, NULL); \
+        }                                                        \
     } while (0)
 
 /* Lifecycle (events.c) */
@@ -96,9 +99,9 @@ typedef struct tn_ctf tn_ctf;
 tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen);
 /* Append one event (thread-safe per calling thread); false if it had to be dropped */
 void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size_t size);
-void tn_ctf_thread_ready(tn_ctf *c); /* the calling thread's stream (or the shared one) exists */
-void tn_ctf_flush(tn_ctf *c); /* the calling thread's partial packet becomes whole; wake the writer */
-void tn_ctf_close(tn_ctf *c); /* flush everything, stop the writer, close the files */
+void tn_ctf_thread_ready(tn_ctf *c);        /* the calling thread's stream (or the shared one) exists */
+void tn_ctf_flush(tn_ctf *c);               /* the calling thread's partial packet becomes whole; wake the writer */
+void tn_ctf_close(tn_ctf *c);               /* flush everything, stop the writer, close the files */
 uint64_t tn_ctf_discarded(const tn_ctf *c); /* events dropped or lost in failed writes */
 /* In a forked child: free c without writing, waiting or locking (see tn_trace_forked_child) */
 void tn_ctf_forked_child(tn_ctf *c);

@@ -73,7 +73,9 @@ int main(void) {
     static const size_t offs[] = {offsetof(node, left), offsetof(node, right)};
     tenure_type_desc d = {.name = "Node", .size = sizeof(node), .ref_offsets = offs, .ref_count = 2};
     const tenure_type *node_t = tenure_type_register(rt, &d);
-    d = (tenure_type_desc){.name = "Node[]", .elem_size = sizeof(void *), .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_REF_ARRAY};
+    d = (tenure_type_desc){.name = "Node[]",
+                           .elem_size = sizeof(void *),
+                           .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_REF_ARRAY};
     const tenure_type *arr_t = tenure_type_register(rt, &d);
     tenure_handle *t1 = tenure_handle_new(rt, TENURE_HANDLE_STRONG, tree(rt, node_t, 12));
     void *arr = tenure_alloc_array(rt, arr_t, 100);

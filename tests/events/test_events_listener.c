@@ -166,9 +166,9 @@ typedef struct gc_seen {
     int complete;
 } gc_seen;
 
-static const char *const SEQ[] = {"GCSuspendEEBegin_V1", "GCSuspendEEEnd_V1", "GCTriggered", "GCStart_V2",
-                                  "GCGlobalHeapHistory_V4", "GCPerHeapHistory_V3", "GCEnd_V1", "GCHeapStats_V2",
-                                  "GCRestartEEBegin_V1", "GCRestartEEEnd_V1"};
+static const char *const SEQ[] = {"GCSuspendEEBegin_V1",    "GCSuspendEEEnd_V1",   "GCTriggered", "GCStart_V2",
+                                  "GCGlobalHeapHistory_V4", "GCPerHeapHistory_V3", "GCEnd_V1",    "GCHeapStats_V2",
+                                  "GCRestartEEBegin_V1",    "GCRestartEEEnd_V1"};
 enum { NSEQ = 10, STEP_MARKING = 4 };
 
 static int seq_index(const rec_ev *x) {
@@ -185,16 +185,16 @@ static int is_mutator_event(const rec_ev *x) {
 
 static int mark_rank(uint64_t type, int after_newfq) {
     switch (type) {
-    case 4: return 0;  /* SizedRef */
-    case 0: return 1;  /* Stack */
-    case 9: return 2;  /* BGC */
-    case 1: return 3;  /* Finalizer */
-    case 2: return 4;  /* Handle */
-    case 3: return 5;  /* Older */
-    case 8: return 6;  /* Steal */
+    case 4: return 0;                   /* SizedRef */
+    case 0: return 1;                   /* Stack */
+    case 9: return 2;                   /* BGC */
+    case 1: return 3;                   /* Finalizer */
+    case 2: return 4;                   /* Handle */
+    case 3: return 5;                   /* Older */
+    case 8: return 6;                   /* Steal */
     case 6: return after_newfq ? 9 : 7; /* DependentHandle (twice) */
-    case 7: return 8;  /* NewFQ */
-    default: return -1; /* Overflow: any time */
+    case 7: return 8;                   /* NewFQ */
+    default: return -1;                 /* Overflow: any time */
     }
 }
 
@@ -294,7 +294,9 @@ static size_t check_sequence(const recorder *r, size_t from, uint64_t first_coun
             TT_EXPECT(fu(x, "Reason") == cur.reason, "%s: history Reason", what);
             TT_EXPECT(fu(x, "NumHeaps") == 1, "%s: NumHeaps", what);
             break;
-        case 5: TT_EXPECT(fu(x, "Count") == 5, "%s: per-heap history with %" PRIu64 " generations", what, fu(x, "Count")); break;
+        case 5:
+            TT_EXPECT(fu(x, "Count") == 5, "%s: per-heap history with %" PRIu64 " generations", what, fu(x, "Count"));
+            break;
         case 6:
             TT_EXPECT(fu(x, "Count") == cur.count && fu(x, "Depth") == cur.depth,
                       "%s: GCEnd %" PRIu64 "/%" PRIu64 " vs GCStart %" PRIu64 "/%" PRIu64, what, fu(x, "Count"),
@@ -302,8 +304,8 @@ static size_t check_sequence(const recorder *r, size_t from, uint64_t first_coun
             break;
         case 7: {
             TT_EXPECT(i > from && is(&r->v[i - 1], "GCEnd_V1"), "%s: GCHeapStats not right after GCEnd", what);
-            static const char *const gs[5] = {"GenerationSize0", "GenerationSize1", "GenerationSize2", "GenerationSize3",
-                                              "GenerationSize4"};
+            static const char *const gs[5] = {"GenerationSize0", "GenerationSize1", "GenerationSize2",
+                                              "GenerationSize3", "GenerationSize4"};
             static const char *const ps[5] = {"TotalPromotedSize0", "TotalPromotedSize1", "TotalPromotedSize2",
                                               "TotalPromotedSize3", "TotalPromotedSize4"};
             for (int g = 0; g < 5; g++) {
@@ -315,8 +317,9 @@ static size_t check_sequence(const recorder *r, size_t from, uint64_t first_coun
             }
             for (int g = 2; g < 5; g++)
                 if (gen_condemned(g, (int)cur.depth))
-                    TT_EXPECT(cur.size[g] >= cur.prom[g], "%s: GC %" PRIu64 ": GenerationSize%d %" PRIu64
-                              " < TotalPromotedSize%d %" PRIu64, what, cur.count, g, cur.size[g], g, cur.prom[g]);
+                    TT_EXPECT(cur.size[g] >= cur.prom[g],
+                              "%s: GC %" PRIu64 ": GenerationSize%d %" PRIu64 " < TotalPromotedSize%d %" PRIu64, what,
+                              cur.count, g, cur.size[g], g, cur.prom[g]);
             for (int g = 0; g < 2; g++)
                 if (gen_condemned(g, (int)cur.depth)) {
                     uint64_t s = 0, p = 0;
@@ -362,16 +365,18 @@ static void cross_check(const gc_seen *gcs, size_t n, const infos *inf, const ch
                   g->reason, info->reason);
         uint64_t psum = 0, isum = 0;
         for (int k = 0; k < 5; k++) {
-            TT_EXPECT(g->size[k] == info->size_after[k], "%s: GC %" PRIu64 ": GenerationSize%d %" PRIu64
-                      " != size_after %" PRIu64, what, g->count, k, g->size[k], info->size_after[k]);
+            TT_EXPECT(g->size[k] == info->size_after[k],
+                      "%s: GC %" PRIu64 ": GenerationSize%d %" PRIu64 " != size_after %" PRIu64, what, g->count, k,
+                      g->size[k], info->size_after[k]);
             psum += g->prom[k];
             if (gen_condemned(k, info->generation))
                 isum += info->promoted[k];
         }
         TT_EXPECT(psum == isum, "%s: GC %" PRIu64 ": sum TotalPromotedSize %" PRIu64 " != sum info.promoted %" PRIu64,
                   what, g->count, psum, isum);
-        TT_EXPECT(g->pinned_count == info->pinned_objects, "%s: GC %" PRIu64 ": PinnedObjectCount %" PRIu64
-                  " != info.pinned_objects %" PRIu64, what, g->count, g->pinned_count, info->pinned_objects);
+        TT_EXPECT(g->pinned_count == info->pinned_objects,
+                  "%s: GC %" PRIu64 ": PinnedObjectCount %" PRIu64 " != info.pinned_objects %" PRIu64, what, g->count,
+                  g->pinned_count, info->pinned_objects);
     }
 }
 
@@ -430,8 +435,8 @@ static void after_alloc(world *w, void *obj, const tenure_type *t, int kind, siz
               fu(x, "AllocationKind"), kind);
     TT_EXPECT(fu(x, "Address") == (uint64_t)(uintptr_t)obj, "tick Address %#" PRIx64 " is not the new object %p",
               fu(x, "Address"), obj);
-    TT_EXPECT(!strcmp(fs(x, "TypeName"), tenure_type_name(t)), "tick TypeName %s, object of type %s",
-              fs(x, "TypeName"), tenure_type_name(t));
+    TT_EXPECT(!strcmp(fs(x, "TypeName"), tenure_type_name(t)), "tick TypeName %s, object of type %s", fs(x, "TypeName"),
+              tenure_type_name(t));
     TT_EXPECT(fu(x, "TypeID") != 0, "tick TypeID 0");
     TT_EXPECT(fu(x, "ObjectSize") == size, "tick ObjectSize %" PRIu64 ", object size %zu", fu(x, "ObjectSize"), size);
     TT_EXPECT(fu(x, "HeapIndex") == 0, "HeapIndex");
@@ -485,8 +490,8 @@ static void check_tick_sums(world *w, const char *what) {
         uint64_t diff = alloc[k] > sum[k] ? alloc[k] - sum[k] : sum[k] - alloc[k];
         printf("  %s: kind %d allocated %" PRIu64 " ticks sum %" PRIu64 " (diff %" PRIu64 ")\n", what, k, alloc[k],
                sum[k], diff);
-        TT_EXPECT(diff <= 108 * 1024, "%s: kind %d: allocated %" PRIu64 " bytes, ticks sum %" PRIu64, what, k,
-                  alloc[k], sum[k]);
+        TT_EXPECT(diff <= 108 * 1024, "%s: kind %d: allocated %" PRIu64 " bytes, ticks sum %" PRIu64, what, k, alloc[k],
+                  sum[k]);
     }
 }
 
@@ -757,8 +762,8 @@ static void test_handles_only(void) {
                 TT_EXPECT(is(x, "SetGCHandle"), "%s for a handle %s", x->desc->name, op);
                 void *o = tenure_handle_get(rt, h[k]);
                 TT_EXPECT(fu(x, "ObjectID") == (uint64_t)(uintptr_t)o, "ObjectID");
-                TT_EXPECT(fu(x, "Generation") == (uint64_t)(o ? tenure_object_generation(rt, o) : 0), "Generation %" PRIu64,
-                          fu(x, "Generation"));
+                TT_EXPECT(fu(x, "Generation") == (uint64_t)(o ? tenure_object_generation(rt, o) : 0),
+                          "Generation %" PRIu64, fu(x, "Generation"));
                 TT_EXPECT(fu(x, "AppDomainID") == 0, "AppDomainID");
                 if (!strcmp(op, "new"))
                     TT_EXPECT(fu(x, "Kind") == (uint64_t)kinds[i % 4], "Kind %" PRIu64, fu(x, "Kind"));
@@ -814,7 +819,8 @@ static void test_two_sessions(void) {
     for (size_t i = 0; i < b_from; i++)
         TT_EXPECT(is(&w.rec.v[i], "GCCreateSegment_V1"), "rundown event %s", w.rec.v[i].desc->name);
     TT_EXPECT(ra.n == a_from, "starting another session sent events to the first");
-    tenure_session *sc = tenure_session_start_listener(rt, TENURE_KW_GC_HEAP_SURVIVAL_AND_MOVEMENT, 4, rec_listener, &rc);
+    tenure_session *sc =
+        tenure_session_start_listener(rt, TENURE_KW_GC_HEAP_SURVIVAL_AND_MOVEMENT, 4, rec_listener, &rc);
     TT_CHECK(sc != NULL);
 
     static void *roots[256];
@@ -849,7 +855,8 @@ static void test_two_sessions(void) {
     TT_EXPECT(count_named(&w.rec, 0, "DestroyGCHandle") > 0, "GCHandle session got no DestroyGCHandle");
     TT_EXPECT(count_named(&w.rec, 0, "GCBulkMovedObjectRanges") > 0, "no moved ranges at level 5");
     TT_EXPECT(count_named(&w.rec, 0, "PinObjectAtGCTime") > 0, "no PinObjectAtGCTime at level 5");
-    TT_EXPECT(count_named(&ra, a_from, "GCStart_V2") == count_named(&w.rec, b_from, "GCStart_V2"), "GCStart counts differ");
+    TT_EXPECT(count_named(&ra, a_from, "GCStart_V2") == count_named(&w.rec, b_from, "GCStart_V2"),
+              "GCStart counts differ");
     /* the wider session's events, filtered by the narrower's mask, are the narrower's */
     size_t j = a_from, mism = 0;
     for (size_t i = b_from; i < w.rec.n; i++) {
@@ -866,7 +873,8 @@ static void test_two_sessions(void) {
     TT_EXPECT(j == ra.n, "the narrower session has %zu events, the filtered wider one %zu", ra.n - a_from, j - a_from);
     size_t ngc = check_sequence(&ra, a_from, 0, NULL, 0, "D/a");
     check_sequence(&w.rec, b_from, 0, NULL, 0, "D/b");
-    printf("  GC/4: %zu events, GC|Handle|Survival/5: %zu events, Survival/4: %zu; %zu GCs\n", ra.n, w.rec.n, rc.n, ngc);
+    printf("  GC/4: %zu events, GC|Handle|Survival/5: %zu events, Survival/4: %zu; %zu GCs\n", ra.n, w.rec.n, rc.n,
+           ngc);
     /* a stopped session gets nothing more */
     TT_CHECK_RESULT(tenure_session_stop(rt, sb), TENURE_OK);
     size_t nb = w.rec.n, na = ra.n;
@@ -910,7 +918,8 @@ static int walk_visit(void *obj, const tenure_type *type, size_t size, int gener
     }
     uint64_t want = generation == 3 ? 1 : generation == 4 ? 3 : 0;
     if (found->type != want && found->type != 2 && c->wrong_type++ < 5)
-        fprintf(stderr, "  object %p of generation %d in a segment of type %" PRIu64 "\n", obj, generation, found->type);
+        fprintf(stderr, "  object %p of generation %d in a segment of type %" PRIu64 "\n", obj, generation,
+                found->type);
     return 0;
 }
 
@@ -990,7 +999,8 @@ static void test_rundown(void) {
     for (size_t i = 0; i < nrun && i < nlive; i++)
         TT_EXPECT(run[i].addr == live[i].addr && run[i].size == live[i].size && run[i].type == live[i].type,
                   "segment %zu: rundown %#" PRIx64 "+%" PRIu64 " type %" PRIu64 ", events %#" PRIx64 "+%" PRIu64
-                  " type %" PRIu64, i, run[i].addr, run[i].size, run[i].type, live[i].addr, live[i].size, live[i].type);
+                  " type %" PRIu64,
+                  i, run[i].addr, run[i].size, run[i].type, live[i].addr, live[i].size, live[i].type);
     for (size_t i = 1; i < nrun; i++)
         TT_EXPECT(run[i - 1].addr + run[i - 1].size <= run[i].addr, "rundown segments overlap");
     int types[4] = {0};
@@ -1118,8 +1128,8 @@ static void ranges_check(world *w, void **slots, const tracked *tr, size_t ntr, 
         }
         uint64_t expect = hit->new_ + (old - hit->old);
         if (expect != (uint64_t)(uintptr_t)now && bad++ < 10)
-            TT_EXPECT(0, "%s: survivor %zu (generation %d) was at %p; its %s range says %#" PRIx64 ", it is at %p", what,
-                      t, tr[t].gen, tr[t].old, hit->moved ? "moved" : "surviving", expect, now);
+            TT_EXPECT(0, "%s: survivor %zu (generation %d) was at %p; its %s range says %#" PRIx64 ", it is at %p",
+                      what, t, tr[t].gen, tr[t].old, hit->moved ? "moved" : "surviving", expect, now);
         if (tr[t].gen < 3) {
             int compacted = (info->compacted >> tr[t].gen) & 1;
             if (compacted != hit->moved && bad++ < 10)
@@ -1169,8 +1179,8 @@ static void ranges_scenario(int compact_mode) {
     void **dead = calloc(NTRACK * 4, sizeof *dead);
     uint64_t *dead_gc = calloc(NTRACK * 4, sizeof *dead_gc);
     tenure_handle *pins[8] = {0};
-    tenure_session *s = tenure_session_start_listener(rt, TENURE_KW_GC_HEAP_SURVIVAL_AND_MOVEMENT, 5, rec_listener,
-                                                      &w.rec);
+    tenure_session *s =
+        tenure_session_start_listener(rt, TENURE_KW_GC_HEAP_SURVIVAL_AND_MOVEMENT, 5, rec_listener, &w.rec);
     TT_CHECK(s != NULL);
     static const struct {
         int gen;
@@ -1262,13 +1272,13 @@ int main(int argc, char **argv) {
     double t0 = tt_now();
     tt_rng_init("events_listener");
     const char *only = argc > 1 ? argv[1] : NULL;
-#define RUN(letter, fn)                                                                        \
-    do {                                                                                       \
-        if (!only || strchr(only, letter)) {                                                   \
-            double t_ = tt_now();                                                              \
-            fn();                                                                              \
-            printf("  (%.2f s)\n", tt_now() - t_);                                             \
-        }                                                                                      \
+#define RUN(letter, fn)                            \
+    do {                                           \
+        if (!only || strchr(only, letter)) {       \
+            double t_ = tt_now();                  \
+            fn();                                  \
+            printf("  (%.2f s)\n", tt_now() - t_); \
+        }                                          \
     } while (0)
     RUN('A', test_sequence);
     RUN('B', test_pins);

@@ -42,7 +42,9 @@ struct tenure_runtime;
 __attribute__((weak)) void tn_trace_forked_child(struct tenure_runtime *rt);
 
 static const tenure_type *bytes_type(tenure_runtime *rt) {
-    tenure_type_desc d = {.name = "hardening_bytes", .size = sizeof(tenure_array_header), .elem_size = 1,
+    tenure_type_desc d = {.name = "hardening_bytes",
+                          .size = sizeof(tenure_array_header),
+                          .elem_size = 1,
                           .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_NO_REFS};
     const tenure_type *t = tenure_type_register(rt, &d);
     TT_CHECK(t != NULL);
@@ -141,8 +143,8 @@ static tenure_session *start(tenure_runtime *rt, const char *dir) {
 static void expect_refused(tenure_runtime *rt, const char *dir, const char *reason) {
     tenure_session *s = start(rt, dir);
     TT_CHECK(s == NULL, " a trace was started in %s", dir);
-    TT_CHECK(strstr(hook_message, reason) && strstr(hook_message, dir), " %s: the message '%s' does not say '%s'",
-             dir, hook_message, reason);
+    TT_CHECK(strstr(hook_message, reason) && strstr(hook_message, dir), " %s: the message '%s' does not say '%s'", dir,
+             hook_message, reason);
     printf("refused as expected: %s\n", hook_message);
 }
 
@@ -367,8 +369,8 @@ static void crowd(const char *dir, tenure_session *s) {
     tenure_blocking_leave(threads_rt);
     pthread_barrier_destroy(&crowd_barrier);
     uint64_t dropped = tenure_session_discarded(s) - discarded0;
-    printf("crowd: %d threads at once: %zu stream files (64 of their own, one shared), %" PRIu64
-           " events dropped\n", CROWD, streams, dropped);
+    printf("crowd: %d threads at once: %zu stream files (64 of their own, one shared), %" PRIu64 " events dropped\n",
+           CROWD, streams, dropped);
     TT_CHECK(streams == 65, " a session holds 64 streams of threads and one shared stream at most");
     TT_CHECK(dropped == 0, " the threads beyond 64 lost %" PRIu64 " events (they share a stream)", dropped);
 }
@@ -474,7 +476,8 @@ static void mode_loss(const char *tmp) {
         signal(SIGXFSZ, SIG_IGN);
         struct rlimit rl = {FSIZE_LIMIT, FSIZE_LIMIT};
         TT_CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
-        TT_CHECK(trace_past_the_limit(dir) > 0, " the events that did not fit under the file-size limit were not counted");
+        TT_CHECK(trace_past_the_limit(dir) > 0,
+                 " the events that did not fit under the file-size limit were not counted");
         exit(0);
     }
     int status;

@@ -72,7 +72,9 @@ static void inst_init(inst *in, tenure_config *cfg) {
     static const size_t offs[] = {offsetof(node, a), offsetof(node, b)};
     tenure_type_desc d = {.name = "trace_node", .size = sizeof(node), .ref_offsets = offs, .ref_count = 2};
     in->node_t = tenure_type_register(in->rt, &d);
-    tenure_type_desc bd = {.name = "trace_bytes", .size = sizeof(tenure_array_header), .elem_size = 1,
+    tenure_type_desc bd = {.name = "trace_bytes",
+                           .size = sizeof(tenure_array_header),
+                           .elem_size = 1,
                            .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_NO_REFS};
     in->bytes_t = tenure_type_register(in->rt, &bd);
     if (!in->node_t || !in->bytes_t)

@@ -42,44 +42,46 @@ static size_t base_metadata_len;
 static FILE *devnull;
 static int all_metadata;
 
-static void die(const char *what)
-{
+static void die(const char *what) {
     fprintf(stderr, "fuzz_trace_reader: %s: %s\n", what, strerror(errno));
     abort();
 }
 
-static unsigned char *read_file(const char *path, size_t *len)
-{
+static unsigned char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
+    if (!f)
+        return NULL;
     unsigned char *buf = NULL;
     size_t cap = 0, n = 0;
     for (;;) {
         if (n == cap) {
             cap = cap ? cap * 2 : 16384;
             unsigned char *b = realloc(buf, cap);
-            if (!b) die("out of memory");
+            if (!b)
+                die("out of memory");
             buf = b;
         }
         size_t got = fread(buf + n, 1, cap - n, f);
         n += got;
-        if (got == 0) break;
+        if (got == 0)
+            break;
     }
     fclose(f);
     *len = n;
     return buf;
 }
 
-static void write_file(const char *name, const uint8_t *data, size_t len)
-{
+static void write_file(const char *name, const uint8_t *data, size_t len) {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", trace_dir, name);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) die(path);
+    if (fd < 0)
+        die(path);
     while (len) {
         ssize_t w = write(fd, data, len);
         if (w < 0) {
-            if (errno == EINTR) continue;
+            if (errno == EINTR)
+                continue;
             die(path);
         }
         data += w;
@@ -89,30 +91,30 @@ static void write_file(const char *name, const uint8_t *data, size_t len)
 }
 
 /* empty the trace directory (the previous input's files) */
-static void clear_dir(void)
-{
+static void clear_dir(void) {
     DIR *d = opendir(trace_dir);
-    if (!d) die(trace_dir);
+    if (!d)
+        die(trace_dir);
     struct dirent *de;
     char path[4200];
     while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
         snprintf(path, sizeof path, "%s/%s", trace_dir, de->d_name);
         unlink(path);
     }
     closedir(d);
 }
 
-static void cleanup(void)
-{
-    if (!trace_dir[0]) return;
+static void cleanup(void) {
+    if (!trace_dir[0])
+        return;
     clear_dir();
     rmdir(trace_dir);
     trace_dir[0] = '\0';
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
     /* the Python plugin provider would pull in libpython: not what is being tested */
@@ -120,15 +122,19 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     const char *all = getenv("TENURE_FUZZ_ALL_METADATA");
     all_metadata = all && *all && strcmp(all, "0") != 0;
     const char *mp = getenv("TENURE_FUZZ_METADATA");
-    if (!mp || !*mp) mp = TENURE_FUZZ_METADATA_PATH;
+    if (!mp || !*mp)
+        mp = TENURE_FUZZ_METADATA_PATH;
     base_metadata = read_file(mp, &base_metadata_len);
-    if (!base_metadata) die(mp);
+    if (!base_metadata)
+        die(mp);
     const char *tmp = getenv("TMPDIR");
     snprintf(trace_dir, sizeof trace_dir, "%s/tenure-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(trace_dir)) die("mkdtemp");
+    if (!mkdtemp(trace_dir))
+        die("mkdtemp");
     atexit(cleanup);
     devnull = fopen("/dev/null", "w");
-    if (!devnull) die("/dev/null");
+    if (!devnull)
+        die("/dev/null");
     char err[512];
     if (reader_init(err, sizeof err) != 0) {
         fprintf(stderr, "fuzz_trace_reader: %s\n", err);
@@ -137,20 +143,20 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-static const uint8_t *find_sep(const uint8_t *p, const uint8_t *end)
-{
+static const uint8_t *find_sep(const uint8_t *p, const uint8_t *end) {
     size_t sl = sizeof SEP - 1;
     while ((size_t)(end - p) >= sl) {
         const uint8_t *q = memchr(p, SEP[0], (size_t)(end - p) - sl + 1);
-        if (!q) return NULL;
-        if (memcmp(q, SEP, sl) == 0) return q;
+        if (!q)
+            return NULL;
+        if (memcmp(q, SEP, sl) == 0)
+            return q;
         p = q + 1;
     }
     return NULL;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     clear_dir();
     const uint8_t *end = data + size;
     const uint8_t *sep = find_sep(data, end);
@@ -168,7 +174,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             char name[32];
             snprintf(name, sizeof name, "stream_%d", k);
             write_file(name, p, (size_t)((next ? next : end) - p));
-            if (!next) break;
+            if (!next)
+                break;
             p = next + sizeof SEP - 1;
         }
     }
@@ -178,7 +185,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * tenure-report reads such traces in a child process (guard.c), this target in-process, so
      * such an input could only find those known library crashes again: skipped, unless
      * TENURE_FUZZ_ALL_METADATA is set (the regression run of inputs that are known not to). */
-    if (sep && sep != data && !all_metadata && !reader_checks_streams(trace_dir)) return -1;
+    if (sep && sep != data && !all_metadata && !reader_checks_streams(trace_dir))
+        return -1;
 
     /* what main.c does for one trace */
     tr_model m;

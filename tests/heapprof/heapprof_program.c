@@ -33,20 +33,32 @@
 #define SET_SITE(s) TENURE_HEAPPROF_SET_SITE_IF_LOADED(s)
 #endif
 
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "%s:%d: CHECK FAILED: %s\n", __FILE__, __LINE__, #c);                 \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define CHECK(c)                                                                  \
+    do {                                                                          \
+        if (!(c)) {                                                               \
+            fprintf(stderr, "%s:%d: CHECK FAILED: %s\n", __FILE__, __LINE__, #c); \
+            exit(1);                                                              \
+        }                                                                         \
     } while (0)
 
 enum { NA = 1000, NB = 100000, NC = 500, ND = 10, NE = 3, NF = 5, E_LEN = 100000 };
 
-typedef struct obj_a { tenure_header h; uint64_t v[3]; } obj_a; /* 32 bytes */
-typedef struct obj_b { tenure_header h; uint64_t v; } obj_b;    /* 16 bytes */
-typedef struct obj_c { tenure_header h; uint64_t v[5]; } obj_c; /* 48 bytes */
-typedef struct obj_f { tenure_header h; uint64_t v[7]; } obj_f; /* 64 bytes */
+typedef struct obj_a {
+    tenure_header h;
+    uint64_t v[3];
+} obj_a; /* 32 bytes */
+typedef struct obj_b {
+    tenure_header h;
+    uint64_t v;
+} obj_b; /* 16 bytes */
+typedef struct obj_c {
+    tenure_header h;
+    uint64_t v[5];
+} obj_c; /* 48 bytes */
+typedef struct obj_f {
+    tenure_header h;
+    uint64_t v[7];
+} obj_f; /* 64 bytes */
 
 static void *a_slots[NA], *c_slots[NC], *d_slots[ND], *e_slots[NE], *f_slots[NF];
 

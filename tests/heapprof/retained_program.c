@@ -45,7 +45,10 @@ typedef struct leaf {
 } leaf;
 
 static const tenure_type *reg(tenure_runtime *rt, const char *name, size_t size, const size_t *offs, size_t n) {
-    tenure_type_desc d = {.name = name, .size = size, .ref_offsets = offs, .ref_count = n,
+    tenure_type_desc d = {.name = name,
+                          .size = size,
+                          .ref_offsets = offs,
+                          .ref_count = n,
                           .flags = n ? 0 : TENURE_TYPE_NO_REFS};
     const tenure_type *t = tenure_type_register(rt, &d);
     if (!t)
@@ -89,7 +92,9 @@ int main(int argc, char **argv) {
     const tenure_type *shared_t = reg(rt, "Shared", sizeof(shared), shared_offs, 1);
     const tenure_type *cycle_t = reg(rt, "CycleNode", sizeof(cycle_node), cycle_offs, 1);
     const tenure_type *leaf_t = reg(rt, "Leaf", sizeof(leaf), NULL, 0);
-    tenure_type_desc ad = {.name = "Blob[]", .elem_size = sizeof(void *), .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_REF_ARRAY};
+    tenure_type_desc ad = {.name = "Blob[]",
+                           .elem_size = sizeof(void *),
+                           .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_REF_ARRAY};
     const tenure_type *blob_t = tenure_type_register(rt, &ad);
 
     /* tree, and a weak handle to its leftmost leaf */

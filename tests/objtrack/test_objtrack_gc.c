@@ -314,9 +314,9 @@ static void mutate(void) {
 
 static void random_collect(void) {
     int gen = (int)tt_rand_below(3);
-    static const unsigned flag_set[] = {TENURE_COLLECT_FORCED, TENURE_COLLECT_COMPACT, TENURE_COLLECT_OPTIMIZED,
-                                        TENURE_COLLECT_COMPACT | TENURE_COLLECT_COMPACT_LOH,
-                                        TENURE_COLLECT_FORCED, TENURE_COLLECT_AGGRESSIVE};
+    static const unsigned flag_set[] = {TENURE_COLLECT_FORCED,    TENURE_COLLECT_COMPACT,
+                                        TENURE_COLLECT_OPTIMIZED, TENURE_COLLECT_COMPACT | TENURE_COLLECT_COMPACT_LOH,
+                                        TENURE_COLLECT_FORCED,    TENURE_COLLECT_AGGRESSIVE};
     unsigned flags = flag_set[tt_rand_below(tt_rand_below(20) == 0 ? 6 : 5)];
     if (flags & TENURE_COLLECT_AGGRESSIVE)
         gen = 2;

@@ -24,7 +24,7 @@
 
 #define U 8u
 #define BASE ((uintptr_t)0x100000)
-#define AT(k) (BASE + (uintptr_t)(k) * U)
+#define AT(k) (BASE + (uintptr_t)(k)*U)
 
 /* ---- death log ---- */
 typedef struct death {
@@ -130,7 +130,7 @@ static void tails(void) {
         expect_at(t, 20 + i, (uint64_t)i);
     for (int i = 0; i < 10; i++)
         expect_at(t, 25 + i, (uint64_t)(20 + i));
-    expect_at(t, 35, 31); 
+    expect_at(t, 35, 31);
     TT_CHECK(died(30) == 1);
     for (int i = 5; i < 10; i++)
         TT_CHECK(died((uint64_t)i) == 1);
@@ -157,8 +157,8 @@ static void generations(void) {
     /* gen0 at 0..99, gen1 at 100..199, gen2 at 200..299, LOH at 300..399, nothing at 400.. */
     int ks[] = {1, 2, 3, 101, 102, 103, 201, 202, 301, 302, 401};
     tenure_objtrack *t = track_nums(ks, sizeof ks / sizeof ks[0]);
-    tenure_generation_range bs[] = {bound(AT(300), 100 * U, 3), bound(AT(100), 100 * U, 1),
-                                    bound(AT(0), 100 * U, 0), bound(AT(200), 100 * U, 2)};
+    tenure_generation_range bs[] = {bound(AT(300), 100 * U, 3), bound(AT(100), 100 * U, 1), bound(AT(0), 100 * U, 0),
+                                    bound(AT(200), 100 * U, 2)};
     /* gen0 GC, nothing survives: gen0 objects die with generation 0, the rest stays */
     ndeaths = 0;
     tenure_objtrack_gc_started(t, gen0_only, bs, 4);
@@ -461,16 +461,15 @@ static mreg reg[NREG];
 static int *dead_expected; /* by num: -1 none, else generation */
 static int *dead_seen;
 static uint64_t next_num;
-#define RADDR(r) (BASE + (uintptr_t)(r) * RSIZE)
-#define RIDX(a) ((size_t)(((a) - BASE) / RSIZE))
+#define RADDR(r) (BASE + (uintptr_t)(r)*RSIZE)
+#define RIDX(a) ((size_t)(((a)-BASE) / RSIZE))
 
 static void fdeath(void *ctx, uintptr_t id, void *payload, int gen) {
     (void)ctx;
     uint64_t num = *(uint64_t *)payload;
     TT_CHECK(num < next_num);
     TT_CHECK(dead_expected[num] >= 0, "object %" PRIu64 " reported dead but is not (or untracked)", num);
-    TT_CHECK(dead_expected[num] == gen, "object %" PRIu64 ": generation %d, expected %d", num, gen,
-             dead_expected[num]);
+    TT_CHECK(dead_expected[num] == gen, "object %" PRIu64 ": generation %d, expected %d", num, gen, dead_expected[num]);
     TT_CHECK(id == ((uintptr_t *)ctx)[num], "object %" PRIu64 " reported dead under a wrong id", num);
     dead_seen[num]++;
 }
@@ -709,8 +708,8 @@ static void model_heap(void) {
             TT_CHECK_EQ_U64(s.n, tracked);
         }
     }
-    printf("  model heap: %zu GCs, %" PRIu64 " objects, %zu tracked deaths, %zu GCs with several runs\n", gcs,
-           next_num, total_deaths, multi_run_gcs);
+    printf("  model heap: %zu GCs, %" PRIu64 " objects, %zu tracked deaths, %zu GCs with several runs\n", gcs, next_num,
+           total_deaths, multi_run_gcs);
     TT_CHECK(multi_run_gcs > 0, "the model never produced several runs of new ids");
     tenure_objtrack_destroy(t);
     free(dead_expected);

@@ -29,7 +29,8 @@ static __attribute__((noinline)) void push_and_exit(int blocking) {
     TENURE_FRAME(rt, frame, a, b);
     a = tenure_alloc(rt, node_t);
     b = tenure_alloc(rt, node_t);
-    if (blocking) tenure_blocking_enter(rt);
+    if (blocking)
+        tenure_blocking_enter(rt);
     pthread_exit(NULL); /* the frame is still pushed */
 }
 
@@ -50,8 +51,10 @@ static void exit_with_frames(int blocking) {
         pthread_t t[4];
         for (int k = 0; k < 4; k++)
             TT_CHECK(pthread_create(&t[k], NULL, exiting_thread, blocking ? (void *)1 : NULL) == 0, "pthread_create");
-        for (int k = 0; k < 10; k++) tt_collect(rt, 0, 0);
-        for (int k = 0; k < 4; k++) pthread_join(t[k], NULL);
+        for (int k = 0; k < 10; k++)
+            tt_collect(rt, 0, 0);
+        for (int k = 0; k < 4; k++)
+            pthread_join(t[k], NULL);
     }
     TT_CHECK(tenure_thread_count(rt) == before, "threads left attached: %zu", tenure_thread_count(rt) - before);
     printf("exit with frames pushed%s: %zu rounds of 4 threads, GCs meanwhile: ok\n",

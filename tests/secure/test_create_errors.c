@@ -230,8 +230,8 @@ static void test_hard_limit(void) {
         head = x;
     }
     tenure_stats s = tt_stats(rt);
-    printf("  GCHeapHardLimit = 3 regions of 256 KiB: %zu allocations, %" PRIu64 " GCs, %" PRIu64
-           " KiB committed\n", n, s.gc_count, s.committed_bytes >> 10);
+    printf("  GCHeapHardLimit = 3 regions of 256 KiB: %zu allocations, %" PRIu64 " GCs, %" PRIu64 " KiB committed\n", n,
+           s.gc_count, s.committed_bytes >> 10);
     TT_CHECK(s.gc_count < n / 100, "%" PRIu64 " GCs for %zu allocations", s.gc_count, n);
     TT_CHECK(s.committed_bytes <= c.GCHeapHardLimit);
     TENURE_FRAME_POP(rt, f);
@@ -301,7 +301,8 @@ static void test_address_space_limit(void) {
     run_limited(eight, (uint64_t)16 << 30, 0,
                 (const char *const[]){"GCRegionRange=16 GiB", "RLIMIT_AS", "8 GiB", NULL});
     uint64_t small = vm_bytes() + (64u << 20);
-    run_limited(small, 0, 0, (const char *const[]){"GCRegionRange=32 GiB", "retried down to 256 MiB", "RLIMIT_AS", NULL});
+    run_limited(small, 0, 0,
+                (const char *const[]){"GCRegionRange=32 GiB", "retried down to 256 MiB", "RLIMIT_AS", NULL});
 #endif
 }
 

@@ -141,7 +141,8 @@ int main(int argc, char **argv) {
         rc = fail("TENURE_GCStress steered a setuid process", out);
     else if (!strstr(out, "TENURE_PROFILER ignored"))
         rc = fail("the ignored TENURE_PROFILER was not reported", out);
-    else if (!strstr(out, "ignoring TENURE_") || (!strstr(out, "TENURE_GCStress:") && !strstr(out, "TENURE_GCStress, ")))
+    else if (!strstr(out, "ignoring TENURE_") ||
+             (!strstr(out, "TENURE_GCStress:") && !strstr(out, "TENURE_GCStress, ")))
         rc = fail("the ignored TENURE_GCStress was not reported", out);
     else
         rc = 0;
