@@ -15,6 +15,7 @@ needs=(
   "babeltrace2:babeltrace2"
   "/usr/include/babeltrace2/babeltrace.h:libbabeltrace2-dev"
   "/usr/lib/python3/dist-packages/bt2:python3-bt2"
+  "/usr/include/archive.h:libarchive-dev"
   "/usr/bin/python3:python3"
   "npm:npm"
   "chromium:chromium"

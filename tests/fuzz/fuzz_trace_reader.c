@@ -189,15 +189,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return -1;
 
     /* what main.c does for one trace */
-    tr_model m;
+    tr_set set;
     tr_result res;
-    model_init(&m);
-    read_trace_inprocess(trace_dir, &m, &res);
-    model_finish(&m);
-    model_status(&m, &res);
-    print_text(devnull, trace_dir, &m, &res);
-    print_json_trace(devnull, trace_dir, &m, &res, 1);
+    read_trace_inprocess(trace_dir, &set, &res);
+    for (size_t i = 0; i < set.n; i++) {
+        tr_result r = res;
+        model_finish(&set.m[i]);
+        model_status(&set.m[i], &r);
+        print_text(devnull, trace_dir, &set.m[i], &r);
+        print_json_trace(devnull, trace_dir, &set.m[i], &r, 1);
+    }
     fflush(devnull);
-    model_free(&m);
+    set_free(&set);
     return 0;
 }

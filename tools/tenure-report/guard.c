@@ -96,6 +96,8 @@ static int add_file(tr_trace *t, int dfd, const char *name, tr_result *res) {
         fail(res, "%s: %s", name, strerror(errno));
         return -1;
     }
+    if (S_ISDIR(st.st_mode) && strcmp(name, "index") == 0)
+        return 0; /* LTTng's packet index: not read (libbabeltrace2 indexes the streams itself) */
     if (!S_ISREG(st.st_mode)) {
         fail(res, "%s: %s (a trace directory holds regular files only)", name, file_kind(st.st_mode));
         return -1;
@@ -548,11 +550,16 @@ int shadow_create(tr_trace *t, tr_result *res) {
 #endif
 #endif
 
+/* What the child sends: this header, then for each of `models` a wire_model and its GCs. */
 typedef struct wire {
     uint64_t magic;
     tr_result res;
-    tr_model model; /* gcs: model.n tr_gc follow */
+    uint64_t models;
 } wire;
+typedef struct wire_model {
+    uint64_t magic;
+    tr_model model; /* gcs: model.n tr_gc follow */
+} wire_model;
 #define WIRE_MAGIC 0x74656e7572657270ull
 
 static void child(const char *dir, int out) {
@@ -570,15 +577,22 @@ static void child(const char *dir, int out) {
             dup2(null, 2);
     }
     wire w;
+    tr_set set = {0};
     memset(&w, 0, sizeof w);
     w.magic = WIRE_MAGIC;
-    model_init(&w.model);
-    decode_trace(dir, &w.model, &w.res);
-    int rc = write_all(out, (const char *)&w, sizeof w) == 0 &&
-                     write_all(out, (const char *)w.model.gcs, w.model.n * sizeof *w.model.gcs) == 0
-                 ? 0
-                 : 1;
-    _exit(rc); /* no atexit handlers, no stdio buffers of the parent flushed twice */
+    decode_trace(dir, &set, &w.res);
+    w.models = set.n;
+    int rc = write_all(out, (const char *)&w, sizeof w);
+    for (size_t i = 0; rc == 0 && i < set.n; i++) {
+        wire_model wm;
+        memset(&wm, 0, sizeof wm);
+        wm.magic = WIRE_MAGIC;
+        wm.model = set.m[i];
+        rc = write_all(out, (const char *)&wm, sizeof wm);
+        if (rc == 0)
+            rc = write_all(out, (const char *)set.m[i].gcs, set.m[i].n * sizeof *set.m[i].gcs);
+    }
+    _exit(rc == 0 ? 0 : 1); /* no atexit handlers, no stdio buffers of the parent flushed twice */
 }
 
 static double now_s(void) {
@@ -614,31 +628,58 @@ static int read_exact(int fd, void *buf, size_t len, double deadline) {
     return 0;
 }
 
-/* The child's model: its header, then exactly the GCs it says (the parent allocates no more
- * than the child could hold under its own memory limit). */
-static int receive(int fd, wire *w, tr_gc **gcs, double deadline) {
-    *gcs = NULL;
-    int rc = read_exact(fd, w, sizeof *w, deadline);
+/* One model from the child: its header, then exactly the GCs it says (the parent allocates no
+ * more than the child could hold under its own memory limit). */
+static int receive_model(int fd, tr_model *m, double deadline) {
+    wire_model wm;
+    int rc = read_exact(fd, &wm, sizeof wm, deadline);
     if (rc != 0)
         return rc;
     size_t limit =
         reader_max_memory_mb ? (size_t)(reader_max_memory_mb << 20) / sizeof(tr_gc) : SIZE_MAX / sizeof(tr_gc);
-    if (w->magic != WIRE_MAGIC || w->model.n > limit)
+    if (wm.magic != WIRE_MAGIC || wm.model.n > limit)
         return -1;
-    if (w->model.n == 0)
+    *m = wm.model;
+    m->gcs = NULL;
+    m->cap = m->n;
+    m->alloc_source = "none";
+    m->cut_note[sizeof m->cut_note - 1] = '\0';
+    m->bad_note[sizeof m->bad_note - 1] = '\0';
+    m->procname[sizeof m->procname - 1] = '\0';
+    if (m->n == 0)
         return 0;
-    *gcs = malloc(w->model.n * sizeof **gcs);
-    if (!*gcs)
+    m->gcs = malloc(m->n * sizeof *m->gcs);
+    if (!m->gcs) {
+        m->n = 0;
         return -1;
-    rc = read_exact(fd, *gcs, w->model.n * sizeof **gcs, deadline);
-    if (rc != 0) {
-        free(*gcs);
-        *gcs = NULL;
     }
+    rc = read_exact(fd, m->gcs, m->n * sizeof *m->gcs, deadline);
+    if (rc != 0)
+        m->n = 0;
     return rc;
 }
 
-static void decode_forked(const char *dir, tr_model *m, tr_result *res) {
+static int receive(int fd, wire *w, tr_set *set, double deadline) {
+    int rc = read_exact(fd, w, sizeof *w, deadline);
+    if (rc != 0)
+        return rc;
+    if (w->magic != WIRE_MAGIC || w->models > TR_MAX_PROCESSES)
+        return -1;
+    if (w->models == 0)
+        return 0;
+    set->m = calloc((size_t)w->models, sizeof *set->m);
+    if (!set->m)
+        return -1;
+    for (uint64_t i = 0; i < w->models; i++) {
+        set->n++;
+        rc = receive_model(fd, &set->m[i], deadline);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static void decode_forked(const char *dir, tr_set *set, tr_result *res) {
     int p[2];
     if (pipe(p) != 0) {
         fail(res, "cannot create a pipe: %s", strerror(errno));
@@ -658,8 +699,8 @@ static void decode_forked(const char *dir, tr_model *m, tr_result *res) {
     }
     close(p[1]);
     wire w;
-    tr_gc *gcs = NULL;
-    int got = receive(p[0], &w, &gcs, reader_timeout_s > 0 ? now_s() + reader_timeout_s : 0);
+    tr_set got_set = {0};
+    int got = receive(p[0], &w, &got_set, reader_timeout_s > 0 ? now_s() + reader_timeout_s : 0);
     close(p[0]);
     if (got == 1)
         kill(pid, SIGKILL);
@@ -678,14 +719,11 @@ static void decode_forked(const char *dir, tr_model *m, tr_result *res) {
     } else {
         *res = w.res;
         res->error[sizeof res->error - 1] = '\0';
-        *m = w.model;
-        m->gcs = gcs;
-        m->cap = m->n;
-        m->alloc_source = "none";
-        m->cut_note[sizeof m->cut_note - 1] = '\0';
-        gcs = NULL;
+        *set = got_set;
+        got_set.m = NULL;
+        got_set.n = 0;
     }
-    free(gcs);
+    set_free(&got_set);
 }
 
 /* The error text names the private copy: name the trace instead. */
@@ -707,23 +745,37 @@ static void name_trace(tr_result *res, const char *shadow, const char *path) {
     memcpy(res->error, out, o + 1);
 }
 
-static void read_checked(const char *path, tr_model *m, tr_result *res, int forked) {
-    tr_trace t;
-    if (trace_open(path, &t, res) != 0)
+/* Every trace yields one model at least (an empty report rather than none). */
+static void ensure_one(tr_set *set) {
+    if (set->n)
         return;
-    if (shadow_create(&t, res) == 0) {
-        if (forked)
-            decode_forked(t.shadow, m, res);
-        else
-            decode_trace(t.shadow, m, res);
-        name_trace(res, t.shadow, path);
-        shadow_remove(&t);
-        if (res->status != TR_UNREADABLE)
-            trace_account(&t, m, res);
-    }
-    trace_free(&t);
+    tr_event none;
+    memset(&none, 0, sizeof none);
+    set_model_for(set, &none);
 }
 
-void read_trace(const char *path, tr_model *m, tr_result *res) { read_checked(path, m, res, 1); }
+static void read_checked(const char *path, tr_set *set, tr_result *res, int forked) {
+    tr_trace t;
+    set->m = NULL;
+    set->n = 0;
+    if (trace_open(path, &t, res) == 0) {
+        if (shadow_create(&t, res) == 0) {
+            if (forked)
+                decode_forked(t.shadow, set, res);
+            else
+                decode_trace(t.shadow, set, res);
+            name_trace(res, t.shadow, path);
+            shadow_remove(&t);
+            ensure_one(set);
+            if (res->status != TR_UNREADABLE)
+                for (size_t i = 0; i < set->n; i++)
+                    trace_account(&t, &set->m[i], res);
+        }
+        trace_free(&t);
+    }
+    ensure_one(set);
+}
 
-void read_trace_inprocess(const char *path, tr_model *m, tr_result *res) { read_checked(path, m, res, 0); }
+void read_trace(const char *path, tr_set *set, tr_result *res) { read_checked(path, set, res, 1); }
+
+void read_trace_inprocess(const char *path, tr_set *set, tr_result *res) { read_checked(path, set, res, 0); }

@@ -71,61 +71,129 @@ static int push(strlist *l, const char *s) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Traces under `arg`: itself, or its tenure-* subdirectories that hold a trace. */
-static int find_traces(const char *arg, strlist *out, char *err, size_t errlen) {
+/* 1 when the trace's metadata says it is an LTTng kernel trace (no runtime events in it) */
+static int kernel_trace(const char *dir) {
+    char p[4096];
+    if (snprintf(p, sizeof p, "%s/metadata", dir) >= (int)sizeof p)
+        return 0;
+    FILE *f = fopen(p, "rb");
+    if (!f)
+        return 0;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    static const char needle[] = "domain = \"kernel\";";
+    for (size_t i = 0; i + sizeof needle - 1 <= n; i++)
+        if (memcmp(buf + i, needle, sizeof needle - 1) == 0)
+            return 1;
+    return 0;
+}
+
+/* Trace directories (holding `metadata`) under dir, depth-first, at most 16 levels down, never
+ * through a symbolic link; LTTng's index/ folders and kernel traces are left out. */
+static int walk_traces(const char *dir, int depth, strlist *found, size_t *kernel) {
+    if (has_metadata(dir)) {
+        if (kernel_trace(dir))
+            ++*kernel;
+        else if (push(found, dir) != 0)
+            return -1;
+        return 0;
+    }
+    if (depth >= 16 || found->n >= TR_MAX_FILES)
+        return 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    strlist subs = {0};
+    struct dirent *de;
+    int rc = 0;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' || strcmp(de->d_name, "index") == 0)
+            continue;
+        char p[4096];
+        struct stat st;
+        if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) >= (int)sizeof p)
+            continue;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            rc = push(&subs, p);
+    }
+    closedir(d);
+    if (subs.n)
+        qsort(subs.v, subs.n, sizeof *subs.v, cmp_str);
+    for (size_t i = 0; i < subs.n; i++) {
+        if (rc == 0)
+            rc = walk_traces(subs.v[i], depth + 1, found, kernel);
+        free(subs.v[i]);
+    }
+    free(subs.v);
+    return rc;
+}
+
+/* Traces under `arg`: itself, the trace directories below it (tenure-* folders of
+ * TENURE_TRACE=<dir>, an unzipped perfcollect trace), or those of a perfcollect .trace.zip
+ * unpacked into *tmp (the caller removes it). */
+static int find_traces(const char *arg, strlist *out, char *tmp, size_t tmplen, char *err, size_t errlen) {
     struct stat st;
+    tmp[0] = '\0';
     if (stat(arg, &st) != 0) {
         snprintf(err, errlen, "no such file or directory");
         return -1;
     }
-    if (!S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "not a directory (give the trace directory, the one holding `metadata`)");
+    const char *dir = arg;
+    if (S_ISREG(st.st_mode) && zip_is(arg)) {
+        if (zip_extract(arg, tmp, tmplen, err, errlen) != 0)
+            return -1;
+        dir = tmp;
+    } else if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen,
+                 "not a directory or a zip (give the trace directory, the one holding `metadata`, or a "
+                 "perfcollect .trace.zip)");
         return -1;
     }
-    if (has_metadata(arg))
-        return push(out, arg);
-    DIR *d = opendir(arg);
-    if (!d) {
-        snprintf(err, errlen, "cannot open the directory");
+    if (has_metadata(dir))
+        return push(out, dir);
+    size_t kernel = 0;
+    if (walk_traces(dir, 0, out, &kernel) != 0) {
+        snprintf(err, errlen, "out of memory");
         return -1;
     }
-    strlist found = {0};
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (strncmp(de->d_name, "tenure-", 7) != 0)
-            continue;
-        char p[4096];
-        if (snprintf(p, sizeof p, "%s/%s", arg, de->d_name) >= (int)sizeof p)
-            continue;
-        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) && has_metadata(p))
-            push(&found, p);
-    }
-    closedir(d);
-    if (found.n == 0) {
-        free(found.v);
-        snprintf(err, errlen, "no CTF trace here (no `metadata` file, no tenure-*/ trace directories)");
+    if (out->n == 0) {
+        snprintf(err, errlen, "no CTF trace here (no `metadata` file, no trace directories below it%s)",
+                 kernel ? "; only LTTng kernel traces, which hold no runtime events" : "");
         return -1;
     }
-    qsort(found.v, found.n, sizeof *found.v, cmp_str);
-    int rc = 0;
-    for (size_t i = 0; i < found.n; i++) {
-        if (rc == 0 && push(out, found.v[i]) != 0)
-            rc = -1;
-        free(found.v[i]);
-    }
-    free(found.v);
-    return rc;
+    return 0;
 }
 
-/* Read one trace into `m` (model_init'ed), status in `res`; partial when GCs are missing. */
-static void load(const char *path, tr_model *m, tr_result *res) {
-    read_trace(path, m, res);
-    model_finish(m);
-    model_status(m, res);
-    if (res->status != TR_FULL)
-        fprintf(stderr, "tenure-report: %s: %s%s%s\n", path,
-                res->status == TR_UNREADABLE ? "unreadable trace: " : "partial report: ", res->error,
-                reader_verbose || !res->library ? "" : " (--verbose for details)");
+/* The name a report gives a trace: a trace from a zip is named by the zip and its path inside. */
+static void display_name(char *buf, size_t len, const char *arg, const char *tmp, const char *trace) {
+    size_t tl = strlen(tmp);
+    if (tl && strncmp(trace, tmp, tl) == 0)
+        snprintf(buf, len, "%s:%s", arg, trace[tl] == '/' ? trace + tl + 1 : trace + tl);
+    else
+        snprintf(buf, len, "%s", trace);
+}
+
+/* Read one trace directory: one model per process and runtime instance, each finished with
+ * its own status (partial when its GCs are missing). */
+static void load(const char *path, const char *name, tr_set *set, tr_result *res) {
+    tr_result whole;
+    read_trace(path, set, &whole);
+    for (size_t i = 0; i < set->n; i++) {
+        tr_model *m = &set->m[i];
+        tr_result *r = &res[i];
+        *r = whole;
+        model_finish(m);
+        model_status(m, r);
+        if (r->status != TR_FULL) {
+            char who[64] = "";
+            if (m->has_vpid)
+                snprintf(who, sizeof who, " (vpid %lld, ClrInstanceID %u)", (long long)m->vpid, m->instance);
+            fprintf(stderr, "tenure-report: %s%s: %s%s%s\n", name, who,
+                    r->status == TR_UNREADABLE ? "unreadable trace: " : "partial report: ", r->error,
+                    reader_verbose || !r->library ? "" : " (--verbose for details)");
+        }
+    }
 }
 
 static int worse(int worst, tr_status st) {
@@ -156,18 +224,20 @@ static int close_out(FILE *f, const char *path) {
     return bad;
 }
 
-/* --compare A B */
+/* --compare A B: each side one trace of one process */
 static int compare(int json, const char *a, const char *b) {
     const char *arg[2] = {a, b};
     strlist traces[2] = {{0}, {0}};
+    tr_set sets[2] = {{0}, {0}};
     tr_model mm[2];
     tr_result rr[2];
+    char tmp[2][4096];
     int worst = 0;
     char err[512];
     for (int s = 0; s < 2; s++) {
         model_init(&mm[s]);
         memset(&rr[s], 0, sizeof rr[s]);
-        if (find_traces(arg[s], &traces[s], err, sizeof err) != 0) {
+        if (find_traces(arg[s], &traces[s], tmp[s], sizeof tmp[s], err, sizeof err) != 0) {
             rr[s].status = TR_UNREADABLE;
             snprintf(rr[s].error, sizeof rr[s].error, "%s", err);
             fprintf(stderr, "tenure-report: %s: %s\n", arg[s], err);
@@ -177,7 +247,24 @@ static int compare(int json, const char *a, const char *b) {
                      "holds %zu traces; --compare takes one trace directory on each side", traces[s].n);
             fprintf(stderr, "tenure-report: %s: %s\n", arg[s], rr[s].error);
         } else {
-            load(traces[s].v[0], &mm[s], &rr[s]);
+            tr_result *res = calloc(TR_MAX_PROCESSES, sizeof *res);
+            if (!res) {
+                rr[s].status = TR_UNREADABLE;
+                snprintf(rr[s].error, sizeof rr[s].error, "out of memory");
+            } else {
+                load(traces[s].v[0], traces[s].v[0], &sets[s], res);
+                if (sets[s].n == 1) {
+                    mm[s] = sets[s].m[0];
+                    rr[s] = res[0];
+                    sets[s].m[0].gcs = NULL;
+                } else {
+                    rr[s].status = TR_UNREADABLE;
+                    snprintf(rr[s].error, sizeof rr[s].error,
+                             "holds %zu processes; --compare takes a trace of one process on each side", sets[s].n);
+                    fprintf(stderr, "tenure-report: %s: %s\n", arg[s], rr[s].error);
+                }
+                free(res);
+            }
         }
         worst = worse(worst, rr[s].status);
     }
@@ -187,9 +274,11 @@ static int compare(int json, const char *a, const char *b) {
     compare_print(stdout, json, paths, mp, rp);
     for (int s = 0; s < 2; s++) {
         model_free(&mm[s]);
+        set_free(&sets[s]);
         for (size_t i = 0; i < traces[s].n; i++)
             free(traces[s].v[i]);
         free(traces[s].v);
+        zip_remove(tmp[s]);
     }
     return worst;
 }
@@ -307,9 +396,16 @@ int main(int argc, char **argv) {
         chrome_begin(chrome);
     if (html)
         html_begin(html);
+    tr_result *results = calloc(TR_MAX_PROCESSES, sizeof *results);
+    if (!results) {
+        fprintf(stderr, "tenure-report: out of memory\n");
+        worst = 2;
+        args.n = 0;
+    }
     for (size_t a = 0; a < args.n; a++) {
         strlist traces = {0};
-        if (find_traces(args.v[a], &traces, err, sizeof err) != 0) {
+        char tmp[4096];
+        if (find_traces(args.v[a], &traces, tmp, sizeof tmp, err, sizeof err) != 0) {
             fprintf(stderr, "tenure-report: %s: %s\n", args.v[a], err);
             tr_result res = {.status = TR_UNREADABLE};
             snprintf(res.error, sizeof res.error, "%s", err);
@@ -324,28 +420,34 @@ int main(int argc, char **argv) {
             worst = 2;
         }
         for (size_t t = 0; t < traces.n; t++) {
-            tr_model m;
-            tr_result res;
-            model_init(&m);
-            load(traces.v[t], &m, &res);
-            if (report && json) {
-                print_json_trace(report, traces.v[t], &m, &res, first_json);
-                first_json = 0;
-            } else if (report) {
-                print_text(report, traces.v[t], &m, &res);
+            char name[8192];
+            display_name(name, sizeof name, args.v[a], tmp, traces.v[t]);
+            tr_set set;
+            load(traces.v[t], name, &set, results);
+            for (size_t k = 0; k < set.n; k++) {
+                tr_model *m = &set.m[k];
+                tr_result *res = &results[k];
+                if (report && json) {
+                    print_json_trace(report, name, m, res, first_json);
+                    first_json = 0;
+                } else if (report) {
+                    print_text(report, name, m, res);
+                }
+                if (chrome && res->status != TR_UNREADABLE)
+                    chrome_trace(chrome, name, m, ++pid);
+                if (html) {
+                    html_trace(html, name, m, res, first_html);
+                    first_html = 0;
+                }
+                worst = worse(worst, res->status);
             }
-            if (chrome && res.status != TR_UNREADABLE)
-                chrome_trace(chrome, traces.v[t], &m, ++pid);
-            if (html) {
-                html_trace(html, traces.v[t], &m, &res, first_html);
-                first_html = 0;
-            }
-            worst = worse(worst, res.status);
-            model_free(&m);
+            set_free(&set);
             free(traces.v[t]);
         }
         free(traces.v);
+        zip_remove(tmp);
     }
+    free(results);
     if (json && report)
         fputs("\n]}\n", report);
     if (chrome) {

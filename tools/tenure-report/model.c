@@ -72,6 +72,38 @@ void model_free(tr_model *m) {
     m->n = m->cap = 0;
 }
 
+void set_free(tr_set *s) {
+    for (size_t i = 0; i < s->n; i++)
+        model_free(&s->m[i]);
+    free(s->m);
+    s->m = NULL;
+    s->n = 0;
+}
+
+/* Linear search: a trace holds a few processes (TR_MAX_PROCESSES at most), and the reader
+ * remembers the model of the previous event. Events without a vpid (tenure's own traces, one
+ * instance per trace) all go to one model. */
+tr_model *set_model_for(tr_set *s, const tr_event *ev) {
+    uint32_t instance = ev->has_vpid ? ev->instance : 0;
+    for (size_t i = 0; i < s->n; i++) {
+        tr_model *m = &s->m[i];
+        if (m->has_vpid == ev->has_vpid && m->vpid == ev->vpid && m->instance == instance)
+            return m;
+    }
+    if (s->n >= TR_MAX_PROCESSES)
+        return NULL;
+    tr_model *grown = realloc(s->m, (s->n + 1) * sizeof *grown);
+    if (!grown)
+        return NULL;
+    s->m = grown;
+    tr_model *m = &s->m[s->n++];
+    model_init(m);
+    m->has_vpid = ev->has_vpid;
+    m->vpid = ev->has_vpid ? ev->vpid : 0;
+    m->instance = instance;
+    return m;
+}
+
 static long new_gc(tr_model *m) {
     if (m->n == m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 64;
@@ -305,6 +337,7 @@ void model_finish(tr_model *m) {
     memset(m->gc_by_gen, 0, sizeof m->gc_by_gen);
     m->total_pause_ms = 0;
     m->max_heap_mb = 0;
+    m->max_after_mb = 0;
     double sum_alloc_sizes = 0;
 
     const tr_gc *prev = NULL;
@@ -391,6 +424,8 @@ void model_finish(tr_model *m) {
             m->max_heap_mb = g->peak_mb;
         if (g->after_mb > m->max_heap_mb)
             m->max_heap_mb = g->after_mb;
+        if (g->after_mb > m->max_after_mb)
+            m->max_after_mb = g->after_mb;
 
         for (int r = 0; r < 2; r++) {
             tr_gen_rollup *ru = &m->rollup[r == 0 ? g->gen : 3];
@@ -433,7 +468,7 @@ static void add_reason(tr_result *res, const char *fmt, unsigned long long n, co
 void model_status(const tr_model *m, tr_result *res) {
     if (res->status == TR_UNREADABLE)
         return;
-    if (!m->incomplete && !m->discarded_events && !m->discarded_packets && !m->cut_packets)
+    if (!m->incomplete && !m->discarded_events && !m->discarded_packets && !m->cut_packets && !m->bad_payloads)
         return;
     if (res->status == TR_FULL)
         res->error[0] = '\0';
@@ -446,4 +481,7 @@ void model_status(const tr_model *m, tr_result *res) {
         add_reason(res, "%llu event(s) discarded while tracing%s", m->discarded_events, "");
     if (m->incomplete)
         add_reason(res, "%llu GC(s) did not complete in the trace%s", m->incomplete, "");
+    if (m->bad_payloads)
+        add_reason(res, "%llu GC event(s) with a malformed packed payload left out, the first: %s", m->bad_payloads,
+                   m->bad_note);
 }

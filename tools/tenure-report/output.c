@@ -28,6 +28,9 @@ static void print_notes(FILE *out, const tr_model *m) {
         fprintf(out, "note: the tracer discarded %llu event(s)\n", (unsigned long long)m->discarded_events);
     if (m->discarded_packets)
         fprintf(out, "note: %llu packet(s) are missing from the trace\n", (unsigned long long)m->discarded_packets);
+    if (m->bad_payloads)
+        fprintf(out, "note: %llu GC event(s) with a malformed packed payload were left out, the first: %s\n",
+                (unsigned long long)m->bad_payloads, m->bad_note);
     if (m->cut_packets)
         fprintf(out,
                 "note: %llu packet(s) cut short (the writer was killed or a file-size limit cut it), "
@@ -37,6 +40,9 @@ static void print_notes(FILE *out, const tr_model *m) {
 
 void print_text(FILE *out, const char *path, const tr_model *m, const tr_result *res) {
     fprintf(out, "Trace: %s\n", path);
+    if (m && m->has_vpid)
+        fprintf(out, "Process: vpid %lld (%s), ClrInstanceID %u\n", (long long)m->vpid,
+                m->procname[0] ? m->procname : "?", m->instance);
     if (res->status == TR_UNREADABLE) {
         fprintf(out, "Status: unreadable: %s\n\n", res->error);
         return;
@@ -58,7 +64,7 @@ void print_text(FILE *out, const char *path, const tr_model *m, const tr_result 
     fprintf(out, "  GCs                  %12zu (gen0 %d, gen1 %d, gen2 %d), induced %d\n", m->n, m->gc_by_gen[0],
             m->gc_by_gen[1], m->gc_by_gen[2], induced);
     fprintf(out, "  Total pause          %12.3f ms (%.2f%% of the trace)\n", m->total_pause_ms, m->pause_pct);
-    fprintf(out, "  Max heap size        %12.3f MB\n", m->max_heap_mb);
+    fprintf(out, "  Max heap size        %12.3f MB (largest after a GC %.3f MB)\n", m->max_heap_mb, m->max_after_mb);
 
     fprintf(out, "\nGC rollup by generation\n");
     fprintf(out, "%-5s %6s %13s %14s %15s %10s %10s %12s %8s\n", "Gen", "Count", "Max Pause ms", "Mean Pause ms",
@@ -139,6 +145,13 @@ static void jnum3(FILE *out, const char *key, double v, int comma) {
 void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_result *res, int first) {
     fprintf(out, "%s\n    {\"path\": ", first ? "" : ",");
     json_string(out, path);
+    if (m && m->has_vpid) {
+        fprintf(out, ", \"process\": {\"vpid\": %lld, \"name\": ", (long long)m->vpid);
+        json_string(out, m->procname);
+        fprintf(out, ", \"clr_instance\": %u}", m->instance);
+    } else {
+        fputs(", \"process\": null", out);
+    }
     fprintf(out, ", \"status\": \"%s\", \"error\": ", status_word(res));
     if (res->error[0])
         json_string(out, res->error);
@@ -157,11 +170,13 @@ void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_r
     jnum3(out, "total_pause_ms", m->total_pause_ms, 1);
     jnum(out, "pause_pct", m->pause_pct, 1);
     jnum3(out, "max_heap_mb", m->max_heap_mb, 1);
+    jnum3(out, "max_after_gc_mb", m->max_after_mb, 1);
+    jnum3(out, "total_promoted_mb", m->rollup[3].promoted_mb, 1);
     fprintf(out,
             "\"incomplete_gcs\": %zu, \"discarded_events\": %llu, \"discarded_packets\": %llu, "
-            "\"cut_packets\": %llu},\n",
+            "\"cut_packets\": %llu, \"malformed_payloads\": %llu},\n",
             m->incomplete, (unsigned long long)m->discarded_events, (unsigned long long)m->discarded_packets,
-            (unsigned long long)m->cut_packets);
+            (unsigned long long)m->cut_packets, (unsigned long long)m->bad_payloads);
 
     fputs("     \"generations\": [", out);
     static const char *labels[4] = {"0", "1", "2", "all"};

@@ -122,13 +122,17 @@ static tr_kind kind_of(const char *name) {
 /* A small cache from event class to kind (event classes live as long as the trace). */
 #define KIND_CACHE 64
 typedef struct sink_state {
-    tr_model *model;
+    tr_set *set;
+    tr_model *last; /* the model of the previous event (most events come in runs of one process) */
     bt_message_iterator *it;
     const bt_event_class *cls[KIND_CACHE];
     tr_kind cls_kind[KIND_CACHE];
     size_t ncls;
     int oom;
-    uint64_t messages;
+    uint64_t messages, events;
+    uint64_t dropped; /* events of processes past TR_MAX_PROCESSES */
+    /* lost while tracing: which process they were of is unknown, every report counts them */
+    uint64_t discarded_events, discarded_packets;
 } sink_state;
 
 static tr_kind cached_kind(sink_state *s, const bt_event_class *ec) {
@@ -221,13 +225,72 @@ static void decode_payload(tr_event *ev, const bt_field *p) {
     }
 }
 
+/* LTTng's event context (_vpid, _vtid, _procname; libbabeltrace2 drops the leading '_'). */
+static void read_context(tr_event *ev, const bt_event *e) {
+    const bt_field *ctx = bt_event_borrow_common_context_field_const(e);
+    uint64_t v;
+    if (field_u64(member(ctx, "vtid"), &v))
+        ev->tid = (uint32_t)v;
+    if (field_u64(member(ctx, "vpid"), &v)) {
+        ev->has_vpid = 1;
+        ev->vpid = (int32_t)(uint32_t)v;
+    }
+    const bt_field *name = member(ctx, "procname");
+    if (name && bt_field_get_class_type(name) == BT_FIELD_CLASS_TYPE_STRING) {
+        const char *str = bt_field_string_get_value(name);
+        snprintf(ev->procname, sizeof ev->procname, "%s", str ? str : "");
+    }
+}
+
+/* The packed payload (`length` + `__data__`): its bytes into buf (at most cap), its length in
+ * *len. 1 if the event has one, 0 if its fields are named, -1 if it is malformed (why[]). */
+static int packed_payload(const bt_field *p, unsigned char *buf, size_t cap, size_t *len, char *why, size_t wl) {
+    const bt_field *data = member(p, "__data__");
+    if (!data)
+        return 0;
+    uint64_t declared = 0;
+    if (!bt_field_class_type_is(bt_field_get_class_type(data), BT_FIELD_CLASS_TYPE_ARRAY) ||
+        !field_u64(member(p, "length"), &declared)) {
+        snprintf(why, wl, "a packed payload without its length or bytes");
+        return -1;
+    }
+    uint64_t n = bt_field_array_get_length(data);
+    if (n != declared) {
+        snprintf(why, wl, "a packed payload whose length (%llu) is not its byte count (%llu)",
+                 (unsigned long long)declared, (unsigned long long)n);
+        return -1;
+    }
+    if (n > cap) {
+        snprintf(why, wl, "a packed payload of %llu bytes (at most %zu read)", (unsigned long long)n, cap);
+        return -1;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t b = 0;
+        if (!field_u64(bt_field_array_borrow_element_field_by_index_const(data, i), &b)) {
+            snprintf(why, wl, "a packed payload that is not bytes");
+            return -1;
+        }
+        buf[i] = (unsigned char)b;
+    }
+    *len = (size_t)n;
+    return 1;
+}
+
+#define TR_MAX_BLOB (1u << 20)
+
+static void note_bad_payload(tr_model *m, const char *event, const char *why, int64_t ts) {
+    if (m->bad_payloads++ == 0)
+        snprintf(m->bad_note, sizeof m->bad_note, "%s at %lld ns: %s", event ? event : "?", (long long)ts, why);
+}
+
 static int handle_event(sink_state *s, const bt_message *msg) {
     const bt_event *e = bt_message_event_borrow_event_const(msg);
     if (!e)
         return 0;
     tr_event ev;
     memset(&ev, 0, sizeof ev);
-    ev.kind = cached_kind(s, bt_event_borrow_class_const(e));
+    const bt_event_class *ec = bt_event_borrow_class_const(e);
+    ev.kind = cached_kind(s, ec);
 
     /* time: only if the stream class has a default clock (else the snapshot is absent) */
     if (bt_message_event_borrow_stream_class_default_clock_class_const(msg)) {
@@ -243,7 +306,8 @@ static int handle_event(sink_state *s, const bt_message *msg) {
         return 0;
     }
 
-    /* thread: the packet context's tid, else the stream's id */
+    /* thread: the event context's vtid (LTTng), else the packet context's tid (tenure), else
+     * the stream's id; never the CPU channel an event happened to be written to */
     const bt_stream *stream = bt_event_borrow_stream_const(e);
     ev.tid = stream ? bt_stream_get_id(stream) | (1ull << 63) : 0;
     if (stream && bt_stream_class_supports_packets(bt_stream_borrow_class_const(stream))) {
@@ -253,9 +317,45 @@ static int handle_event(sink_state *s, const bt_message *msg) {
         if (field_u64(member(ctx, "tid"), &tid))
             ev.tid = tid;
     }
-    if (ev.kind != TR_EV_OTHER)
-        decode_payload(&ev, bt_event_borrow_payload_field_const(e));
-    return model_event(s->model, &ev);
+    read_context(&ev, e);
+
+    const bt_field *payload = bt_event_borrow_payload_field_const(e);
+    uint64_t inst;
+    if (field_u64(member(payload, "ClrInstanceID"), &inst))
+        ev.instance = (uint32_t)inst;
+    char why[160] = "";
+    int bad = 0;
+    if (ev.kind != TR_EV_OTHER) {
+        static unsigned char blob[TR_MAX_BLOB];
+        size_t len = 0;
+        int packed = packed_payload(payload, blob, sizeof blob, &len, why, sizeof why);
+        if (packed < 0)
+            bad = 1;
+        else if (packed > 0)
+            bad = blob_decode(&ev, bt_event_class_get_name(ec), blob, len, why, sizeof why) != 0;
+        else
+            decode_payload(&ev, payload);
+    }
+
+    tr_model *m = s->last;
+    if (!m || m->has_vpid != ev.has_vpid || m->vpid != ev.vpid || (ev.has_vpid && m->instance != ev.instance))
+        m = set_model_for(s->set, &ev);
+    if (!m) {
+        if (s->set->n >= TR_MAX_PROCESSES) {
+            s->dropped++;
+            return 0;
+        }
+        return -1;
+    }
+    s->last = m;
+    if (ev.procname[0] && !m->procname[0])
+        snprintf(m->procname, sizeof m->procname, "%s", ev.procname);
+    if (bad) {
+        /* counted, and the event is not used: a wrong number is worse than a missing one */
+        note_bad_payload(m, bt_event_class_get_name(ec), why, ev.ts_ns);
+        ev.kind = TR_EV_OTHER;
+    }
+    return model_event(m, &ev);
 }
 
 static bt_graph_simple_sink_component_initialize_func_status sink_init(bt_message_iterator *it, void *data) {
@@ -283,19 +383,20 @@ static bt_graph_simple_sink_component_consume_func_status sink_consume(bt_messag
         if (!failed) {
             switch (bt_message_get_type(msg)) {
             case BT_MESSAGE_TYPE_EVENT:
+                s->events++;
                 if (handle_event(s, msg) != 0)
                     failed = 1;
                 break;
             case BT_MESSAGE_TYPE_DISCARDED_EVENTS: {
                 uint64_t n = 1;
                 bt_message_discarded_events_get_count(msg, &n);
-                s->model->discarded_events += n;
+                s->discarded_events += n;
                 break;
             }
             case BT_MESSAGE_TYPE_DISCARDED_PACKETS: {
                 uint64_t n = 1;
                 bt_message_discarded_packets_get_count(msg, &n);
-                s->model->discarded_packets += n;
+                s->discarded_packets += n;
                 break;
             }
             default: break;
@@ -884,7 +985,7 @@ static const bt_port_input *free_input(const bt_component_filter *mux) {
 }
 
 /* Decode the trace directory `path` (the private copy guard.c made) into the model. */
-void decode_trace(const char *path, tr_model *m, tr_result *res) {
+void decode_trace(const char *path, tr_set *set, tr_result *res) {
     memset(res, 0, sizeof *res);
     res->status = TR_UNREADABLE;
     sink_state *s = calloc(1, sizeof *s);
@@ -894,7 +995,7 @@ void decode_trace(const char *path, tr_model *m, tr_result *res) {
         seterr(res, "out of memory");
         return;
     }
-    s->model = m;
+    s->set = set;
     const bt_component_class_source *fs_cls = bt_plugin_borrow_source_component_class_by_name_const(ctf_plugin, "fs");
     const bt_component_class_filter *mux_cls =
         bt_plugin_borrow_filter_component_class_by_name_const(utils_plugin, "muxer");
@@ -958,19 +1059,28 @@ void decode_trace(const char *path, tr_model *m, tr_result *res) {
         if (st == BT_GRAPH_RUN_STATUS_OK) {
             res->status = TR_FULL;
         } else if (s->oom) {
-            seterr(res, "out of memory after %llu events", (unsigned long long)m->events);
+            seterr(res, "out of memory after %llu events", (unsigned long long)s->events);
             res->status = TR_PARTIAL;
             bt_current_thread_clear_error();
         } else {
-            seterr(res, "trace read failed after %llu events", (unsigned long long)m->events);
+            seterr(res, "trace read failed after %llu events", (unsigned long long)s->events);
             take_bt_error(res);
-            res->status = m->events ? TR_PARTIAL : TR_UNREADABLE;
+            res->status = s->events ? TR_PARTIAL : TR_UNREADABLE;
         }
         break;
     }
 
 out:
     res->library = res->status != TR_FULL;
+    for (size_t i = 0; i < set->n; i++) {
+        set->m[i].discarded_events += s->discarded_events;
+        set->m[i].discarded_packets += s->discarded_packets;
+    }
+    if (s->dropped && res->status == TR_FULL) {
+        res->status = TR_PARTIAL;
+        seterr(res, "%llu event(s) of processes past the first %d left out", (unsigned long long)s->dropped,
+               TR_MAX_PROCESSES);
+    }
     bt_value_put_ref(params);
     bt_graph_put_ref(graph);
     bt_current_thread_clear_error();

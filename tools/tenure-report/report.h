@@ -49,7 +49,11 @@ typedef struct tr_phh_gen {
 typedef struct tr_event {
     tr_kind kind;
     int64_t ts_ns; /* default clock, ns from origin */
-    uint64_t tid;  /* packet context `tid` (else the stream id) */
+    uint64_t tid;  /* event context `vtid` (LTTng), else packet context `tid` (tenure), else the stream id */
+    int has_vpid;  /* LTTng event context: the process (one report per vpid and ClrInstanceID) */
+    int64_t vpid;
+    uint32_t instance; /* ClrInstanceID (0 when the event has none) */
+    char procname[20];
     /* scalar fields, by kind */
     uint64_t count, depth, reason, type;           /* GCStart, GCEnd, SuspendEEBegin, Triggered */
     uint64_t alloc_amount, alloc_kind;             /* AllocationTick (AllocationAmount64, else 32) */
@@ -90,6 +94,12 @@ typedef struct tr_gen_rollup {
 } tr_gen_rollup;
 
 typedef struct tr_model {
+    /* which process and runtime instance (LTTng traces: event context _vpid, ClrInstanceID);
+     * tenure's own traces hold one instance and have no vpid */
+    int has_vpid;
+    int64_t vpid;
+    uint32_t instance;
+    char procname[20];
     tr_gc *gcs; /* every GC that started, in start order */
     size_t n, cap;
     /* suspension in progress */
@@ -111,10 +121,13 @@ typedef struct tr_model {
     uint64_t cut_packets;     /* half packets at the end of stream files, left out (guard.c) */
     char cut_note[400];       /* where, for the report */
     uint64_t nested_suspends; /* suspensions that began before the previous one ended */
+    uint64_t bad_payloads;    /* GC events whose packed payload (length + __data__) is malformed */
+    char bad_note[200];       /* the first one, for the report */
     /* results (model_finish) */
     size_t completed, incomplete;
     const char *alloc_source; /* "ticks", "sizes" or "none" */
     double total_alloc_mb, total_pause_ms, duration_ms, pause_pct, max_heap_mb;
+    double max_after_mb; /* the largest heap after a GC (GCHeapStats) */
     int gc_by_gen[3];
     tr_gen_rollup rollup[4]; /* gen0, gen1, gen2, all */
 } tr_model;
@@ -141,14 +154,30 @@ typedef struct tr_result {
  * discarded, packets are missing or cut; res->error says which and how many. */
 void model_status(const tr_model *m, tr_result *res);
 
+/* The reports of one trace directory: one per (vpid, ClrInstanceID) in an LTTng trace of .NET
+ * processes, one for a tenure trace. Never empty after read_trace (an empty model if needed). */
+typedef struct tr_set {
+    tr_model *m;
+    size_t n;
+} tr_set;
+void set_free(tr_set *s);
+/* the model of this event's process, created if new (NULL: out of memory or too many) */
+tr_model *set_model_for(tr_set *s, const tr_event *ev);
+#define TR_MAX_PROCESSES 4096
+
+/* blob.c: the events the .NET runtime packs into `length` + `__data__` bytes (more than 9
+ * fields or an array, genLttngProvider.py), decoded with the manifest layout of their version.
+ * 0, or -1 with why[] set (a blob shorter than its layout, counts past its end). */
+int blob_decode(tr_event *ev, const char *event_name, const unsigned char *data, size_t len, char *why, size_t whylen);
+
 extern int reader_verbose;                 /* --verbose: the ctf plugin logs its diagnostics to stderr */
 int reader_init(char *err, size_t errlen); /* loads the ctf and utils plugins */
 void reader_fini(void);
 /* Read one trace directory: checked and capped (guard.c), decoded by libbabeltrace2 in a child
  * process; never crashes or hangs on a hostile trace (res: unreadable, with the reason). */
-void read_trace(const char *path, tr_model *m, tr_result *res);
+void read_trace(const char *path, tr_set *set, tr_result *res);
 /* The same in this process (the fuzz target: sanitizers see the decoding). */
-void read_trace_inprocess(const char *path, tr_model *m, tr_result *res);
+void read_trace_inprocess(const char *path, tr_set *set, tr_result *res);
 /* 1 when the trace's metadata (without its comments) has tenure's own layout: read_trace
  * then walks the stream files for the damage libbabeltrace2 2.0.4 crashes on (reader.c) */
 int reader_checks_streams(const char *dir);
@@ -193,7 +222,16 @@ void shadow_remove(tr_trace *t);
  * counts it found into the model, and the libbabeltrace2 graph itself */
 int check_tenure_streams(tr_trace *t, tr_result *res);
 void trace_account(const tr_trace *t, tr_model *m, tr_result *res);
-void decode_trace(const char *dir, tr_model *m, tr_result *res);
+void decode_trace(const char *dir, tr_set *set, tr_result *res);
+
+/* archive.c: a perfcollect .trace.zip unpacked into a private temporary directory */
+#define TR_ZIP_MAX_FILE (1ull << 30)  /* bytes of one unpacked file */
+#define TR_ZIP_MAX_TOTAL (4ull << 30) /* bytes unpacked in all */
+#define TR_ZIP_MAX_ENTRIES 100000
+int zip_is(const char *path); /* a regular file that starts like a zip */
+/* 0, or -1 with err set; dir (the temporary directory) is set even on failure when it was made */
+int zip_extract(const char *zip, char *dir, size_t dirlen, char *err, size_t errlen);
+void zip_remove(const char *dir);
 
 /* output.c */
 void print_text(FILE *out, const char *path, const tr_model *m, const tr_result *res);

@@ -1,0 +1,221 @@
+/*
+ * A perfcollect `.trace.zip` given directly: unpacked with libarchive into a private temporary
+ * directory (mkdtemp, mode 0700), reported, removed.
+ *
+ * The zip is untrusted: only zip is accepted; an entry whose name is absolute, holds a ".."
+ * component or an empty one is refused; only regular files and directories are written (links
+ * and devices are refused); files are created with openat(O_CREAT | O_EXCL | O_NOFOLLOW) under
+ * the directory descriptors made here, so nothing can be written outside the directory; sizes
+ * are bounded (TR_ZIP_MAX_* below): a zip bomb stops with an error.
+ */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include "report.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int zfail(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A descriptor of the directory `dir` (relative to root), each component created if missing
+ * (0700), never following a link. */
+static int open_dirs(int root, const char *dir, char *err, size_t errlen) {
+    int fd = dup(root);
+    char comp[256];
+    const char *p = dir;
+    while (fd >= 0 && *p) {
+        const char *slash = strchr(p, '/');
+        size_t n = slash ? (size_t)(slash - p) : strlen(p);
+        if (n >= sizeof comp) {
+            close(fd);
+            return zfail(err, errlen, "a path component of more than %zu bytes", sizeof comp - 1);
+        }
+        memcpy(comp, p, n);
+        comp[n] = '\0';
+        p += n + (slash ? 1 : 0);
+        if (n == 0)
+            continue;
+        if (mkdirat(fd, comp, 0700) != 0 && errno != EEXIST) {
+            close(fd);
+            return zfail(err, errlen, "cannot create %s: %s", comp, strerror(errno));
+        }
+        int next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close(fd);
+        fd = next;
+        if (fd < 0)
+            return zfail(err, errlen, "cannot open %s: %s", comp, strerror(errno));
+    }
+    return fd;
+}
+
+/* 0 if the entry name is a safe relative path: no leading '/', no "." or ".." component, no
+ * backslash (a Windows separator), no control character. */
+static int safe_name(const char *name) {
+    if (!name || !*name || name[0] == '/' || strlen(name) >= 4096)
+        return -1;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        if (*c < 0x20 || *c == '\\' || *c == 0x7f)
+            return -1;
+    const char *p = name;
+    while (*p) {
+        const char *slash = strchr(p, '/');
+        size_t n = slash ? (size_t)(slash - p) : strlen(p);
+        if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return -1;
+        p += n + (slash ? 1 : 0);
+    }
+    return 0;
+}
+
+static int write_entry(struct archive *a, int root, const char *name, uint64_t *total, char *err, size_t errlen) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", name);
+    char *base = strrchr(dir, '/');
+    const char *file = name;
+    if (base) {
+        *base = '\0';
+        file = base + 1;
+    } else {
+        dir[0] = '\0';
+    }
+    int dfd = open_dirs(root, dir, err, errlen);
+    if (dfd < 0)
+        return -1;
+    int fd = openat(dfd, file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    close(dfd);
+    if (fd < 0)
+        return zfail(err, errlen, "%s: cannot create it: %s (a name twice in the zip?)", name, strerror(errno));
+    uint64_t size = 0;
+    char buf[65536];
+    int rc = 0;
+    for (;;) {
+        la_ssize_t n = archive_read_data(a, buf, sizeof buf);
+        if (n == 0)
+            break;
+        if (n < 0) {
+            rc = zfail(err, errlen, "%s: %s", name, archive_error_string(a));
+            break;
+        }
+        size += (uint64_t)n;
+        *total += (uint64_t)n;
+        if (size > TR_ZIP_MAX_FILE || *total > TR_ZIP_MAX_TOTAL) {
+            rc = zfail(err, errlen, "%s: more than %llu MiB unpacked (a file holds at most %llu MiB)", name,
+                       (unsigned long long)(TR_ZIP_MAX_TOTAL >> 20), (unsigned long long)(TR_ZIP_MAX_FILE >> 20));
+            break;
+        }
+        if (write(fd, buf, (size_t)n) != n) {
+            rc = zfail(err, errlen, "%s: write error: %s", name, strerror(errno));
+            break;
+        }
+    }
+    if (close(fd) != 0 && rc == 0)
+        rc = zfail(err, errlen, "%s: write error: %s", name, strerror(errno));
+    return rc;
+}
+
+int zip_is(const char *path) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    unsigned char magic[4] = {0};
+    int yes = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, magic, 4) == 4 && magic[0] == 'P' &&
+              magic[1] == 'K' && (magic[2] == 3 || magic[2] == 5) && (magic[3] == 4 || magic[3] == 6);
+    close(fd);
+    return yes;
+}
+
+int zip_extract(const char *zip, char *dir, size_t dirlen, char *err, size_t errlen) {
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    if ((size_t)snprintf(dir, dirlen, "%s/tenure-report-XXXXXX", tmp) >= dirlen || !mkdtemp(dir)) {
+        dir[0] = '\0';
+        return zfail(err, errlen, "cannot create a temporary directory in %s: %s", tmp, strerror(errno));
+    }
+    int root = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct archive *a = archive_read_new();
+    if (root < 0 || !a) {
+        if (a)
+            archive_read_free(a);
+        if (root >= 0)
+            close(root);
+        return zfail(err, errlen, "cannot open the temporary directory: %s", strerror(errno));
+    }
+    archive_read_support_format_zip(a);
+    int rc = 0;
+    if (archive_read_open_filename(a, zip, 65536) != ARCHIVE_OK) {
+        rc = zfail(err, errlen, "not a readable zip: %s", archive_error_string(a));
+    } else {
+        uint64_t total = 0, entries = 0;
+        struct archive_entry *e;
+        for (;;) {
+            int r = archive_read_next_header(a, &e);
+            if (r == ARCHIVE_EOF)
+                break;
+            if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
+                rc = zfail(err, errlen, "damaged zip: %s", archive_error_string(a));
+                break;
+            }
+            const char *name = archive_entry_pathname(e);
+            if (++entries > TR_ZIP_MAX_ENTRIES) {
+                rc = zfail(err, errlen, "more than %d entries in the zip", TR_ZIP_MAX_ENTRIES);
+                break;
+            }
+            if (safe_name(name) != 0) {
+                rc = zfail(err, errlen, "the zip entry \"%.200s\" is not a plain relative path (refused)",
+                           name ? name : "");
+                break;
+            }
+            mode_t type = archive_entry_filetype(e);
+            if (type == AE_IFDIR) {
+                int fd = open_dirs(root, name, err, errlen);
+                if (fd < 0) {
+                    rc = -1;
+                    break;
+                }
+                close(fd);
+            } else if (type == AE_IFREG && !archive_entry_hardlink(e)) {
+                if (write_entry(a, root, name, &total, err, errlen) != 0) {
+                    rc = -1;
+                    break;
+                }
+            } else {
+                rc =
+                    zfail(err, errlen, "the zip entry \"%.200s\" is not a regular file or a directory (refused)", name);
+                break;
+            }
+        }
+    }
+    archive_read_free(a);
+    close(root);
+    return rc;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)ftw;
+    if (flag == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+void zip_remove(const char *dir) {
+    if (dir && *dir)
+        nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
