@@ -301,6 +301,7 @@ int model_event(tr_model *m, const tr_event *ev) {
     }
     case TR_EV_ALLOCATION_TICK: {
         unsigned k = ev->alloc_kind <= 2 ? (unsigned)ev->alloc_kind : 0;
+        m->tick_events++;
         m->pending_ticks[k] += ev->alloc_amount;
         m->total_ticks[k] += ev->alloc_amount;
         m->have_ticks = 1;

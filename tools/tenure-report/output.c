@@ -165,6 +165,7 @@ void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_r
     jnum3(out, "duration_ms", m->duration_ms, 1);
     fprintf(out, "\"alloc_source\": \"%s\", ", m->alloc_source);
     jnum3(out, "total_allocated_mb", strcmp(m->alloc_source, "none") ? m->total_alloc_mb : NAN, 1);
+    fprintf(out, "\"allocation_ticks\": %llu, ", (unsigned long long)m->tick_events);
     fprintf(out, "\"gc_count\": %zu, \"gc_by_gen\": [%d, %d, %d], \"induced\": %d, ", m->n, m->gc_by_gen[0],
             m->gc_by_gen[1], m->gc_by_gen[2], m->rollup[3].induced);
     jnum3(out, "total_pause_ms", m->total_pause_ms, 1);

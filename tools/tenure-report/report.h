@@ -115,6 +115,7 @@ typedef struct tr_model {
     uint64_t pending_ticks[3];
     uint64_t total_ticks[3];
     int have_ticks;
+    uint64_t tick_events; /* GCAllocationTick events */
     int64_t first_ns, last_ns;
     int have_time;
     uint64_t events, discarded_events, discarded_packets;
