@@ -17,7 +17,7 @@
       thread, not by CPU channel: the old tool dropped that GC). Skipped (77) without bt2.
   check_dotnet.py hostile    REPORT DATA WORKDIR
       damaged zips (cut, bytes flipped, "../" and absolute entry names, a symbolic link entry,
-      not a zip): exit status 2 and a clear error, nothing written outside the temporary
+      an entry declaring 2 GiB, not a zip): exit status 2 and a clear error, nothing written outside the temporary
       directory, which is removed; a truncated GCHeapStats blob (rewritten trace): exit status
       3, partial, the malformed payload named, that GC left out, the others reported.
 """
@@ -284,6 +284,16 @@ def mode_hostile(report, data, work):
     p = os.path.join(work, "symlink.trace.zip")
     bad_zip(p, [("t/metadata", b"/etc/passwd", 0o120777)])
     cases.append((p, "symbolic link entry"))
+    # a zip bomb's entry: the sizes in its headers say 2 GiB (the data is 11 bytes)
+    p = os.path.join(work, "bomb.trace.zip")
+    bad_zip(p, [("t/metadata", b"hello world", 0)])
+    raw = bytearray(open(p, "rb").read())
+    lh = raw.find(b"PK\x03\x04")
+    struct.pack_into("<I", raw, lh + 22, 2 << 30)
+    cd = raw.find(b"PK\x01\x02")
+    struct.pack_into("<I", raw, cd + 24, 2 << 30)
+    open(p, "wb").write(bytes(raw))
+    cases.append((p, "entry declaring 2 GiB"))
     p = os.path.join(work, "notzip.trace.zip")
     open(p, "wb").write(b"this is not a zip\n" * 10)
     cases.append((p, "not a zip"))

@@ -27,6 +27,13 @@ static int zfail(char *err, size_t errlen, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
+    /* one line: libarchive's messages may end in a newline */
+    size_t n = strlen(err);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)err[i] < 0x20)
+            err[i] = ' ';
+    while (n && err[n - 1] == ' ')
+        err[--n] = '\0';
     return -1;
 }
 
@@ -106,7 +113,7 @@ static int write_entry(struct archive *a, int root, const char *name, uint64_t *
         if (n == 0)
             break;
         if (n < 0) {
-            rc = zfail(err, errlen, "%s: %s", name, archive_error_string(a));
+            rc = zfail(err, errlen, "damaged zip: %s: %s", name, archive_error_string(a));
             break;
         }
         size += (uint64_t)n;
@@ -189,6 +196,17 @@ int zip_extract(const char *zip, char *dir, size_t dirlen, char *err, size_t err
                 }
                 close(fd);
             } else if (type == AE_IFREG && !archive_entry_hardlink(e)) {
+                /* a size the entry declares past the caps is refused before a byte is written
+                 * (a size it does not declare is capped while it is written) */
+                if (archive_entry_size_is_set(e) && ((uint64_t)archive_entry_size(e) > TR_ZIP_MAX_FILE ||
+                                                     (uint64_t)archive_entry_size(e) > TR_ZIP_MAX_TOTAL - total)) {
+                    rc =
+                        zfail(err, errlen,
+                              "the zip entry \"%.200s\" declares %lld bytes (at most %llu MiB a file, %llu MiB in all)",
+                              name, (long long)archive_entry_size(e), (unsigned long long)(TR_ZIP_MAX_FILE >> 20),
+                              (unsigned long long)(TR_ZIP_MAX_TOTAL >> 20));
+                    break;
+                }
                 if (write_entry(a, root, name, &total, err, errlen) != 0) {
                     rc = -1;
                     break;
