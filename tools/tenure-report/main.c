@@ -433,10 +433,17 @@ int main(int argc, char **argv) {
                 } else if (report) {
                     print_text(report, name, m, res);
                 }
+                /* --chrome and --html show one name per report: the process's with the trace's */
+                char label[8400];
+                if (m->has_vpid)
+                    snprintf(label, sizeof label, "%s [vpid %lld %s, ClrInstanceID %u]", name, (long long)m->vpid,
+                             m->procname, m->instance);
+                else
+                    snprintf(label, sizeof label, "%s", name);
                 if (chrome && res->status != TR_UNREADABLE)
-                    chrome_trace(chrome, name, m, ++pid);
+                    chrome_trace(chrome, label, m, ++pid);
                 if (html) {
-                    html_trace(html, name, m, res, first_html);
+                    html_trace(html, label, m, res, first_html);
                     first_html = 0;
                 }
                 worst = worse(worst, res->status);
