@@ -2,8 +2,10 @@
  * tenure-report [--json] [--timeout S] [--max-memory M] [--chrome FILE] [--html FILE] TRACE_DIR...
  * tenure-report --compare [--json] TRACE_A TRACE_B
  *
- * Each argument is a CTF trace directory (it holds `metadata`) or a directory holding
- * tenure-<pid>-<instance> trace directories (what TENURE_TRACE=<dir> writes): each is reported.
+ * Each argument is a CTF trace directory (it holds `metadata`), a directory holding trace
+ * directories (tenure-<pid>-<instance>/ of TENURE_TRACE=<dir>, an unzipped perfcollect trace),
+ * or a perfcollect .trace.zip: each trace is reported, one report per process and runtime
+ * instance (LTTng traces of .NET processes).
  *
  * Exit status: 0 every trace fully reported; 3 a partial report (the trace is cut short or
  * damaged, GCs that did not complete are left out, or events were discarded); 2 some input
@@ -20,12 +22,13 @@
 static void usage(FILE *out) {
     fprintf(out,
             "usage: tenure-report [--json] [--verbose] [--timeout S] [--max-memory M] [--chrome FILE] [--html FILE]\n"
-            "                     TRACE_DIR...\n"
+            "                     TRACE...\n"
             "       tenure-report --compare [--json] [--verbose] TRACE_A TRACE_B\n"
             "  Rebuild the GCs of tenure CTF traces (the .NET GC events) and print PerfView's GCStats:\n"
             "  a summary, a rollup by generation and one row per GC.\n"
-            "  TRACE_DIR is a trace directory (with a `metadata` file) or a directory holding\n"
-            "  tenure-*/ trace directories (TENURE_TRACE=<dir>), each reported.\n"
+            "  TRACE is a trace directory (with a `metadata` file), a directory holding trace\n"
+            "  directories (tenure-*/ of TENURE_TRACE=<dir>, an unzipped perfcollect trace), or a\n"
+            "  perfcollect .trace.zip; one report per trace, process (vpid) and ClrInstanceID.\n"
             "  --json         the summary, rollup and per-GC records as JSON on stdout\n"
             "  --chrome FILE  also write the GCs as Chrome trace-event JSON (Perfetto, chrome://tracing)\n"
             "  --html FILE    also write a self-contained HTML report with interactive charts%s\n"

@@ -5,7 +5,10 @@
  *   guard.c    every trace is hostile: the trace directory and the metadata checked and
  *              capped, a private copy for libbabeltrace2, read in a child process
  *   reader.c   reads a trace with libbabeltrace2 (source.ctf.fs -> filter.utils.muxer -> a
- *              simple sink) and hands every event to the model as a tr_event
+ *              simple sink) and hands every event to the model of its process (LTTng _vpid and
+ *              ClrInstanceID; tenure traces: one model) as a tr_event
+ *   blob.c     the .NET runtime's packed payloads (length + __data__) by manifest layout
+ *   archive.c  a perfcollect .trace.zip unpacked (libarchive) into a private directory
  *   model.c    rebuilds the GCs with the rules PerfView/TraceEvent use (../shared/spec/events.md)
  *   output.c   the text report and the JSON report
  *   main.c     command line, trace directory discovery, exit codes
