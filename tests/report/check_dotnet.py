@@ -30,33 +30,13 @@ import subprocess
 import sys
 import zipfile
 
-FAILS = []
+from checklib import FAILS, check, fresh, run
+
 KC = "kernel-clr.trace.zip"
 NC = "netcoreapp31.trace.zip"
 UST = "kernel-clr.trace/lttngTrace/auto-20200317-170523/ust/uid/1000/64-bit"
 BT2_PYTHON = "/usr/bin/python3"
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def check(cond, msg):
-    if not cond:
-        FAILS.append(msg)
-        print("FAIL: " + msg, file=sys.stderr)
-    return cond
-
-
-def fresh(path):
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
-    return path
-
-
-def run(cmd, env=None, timeout=300):
-    e = dict(os.environ)
-    if env:
-        e.update(env)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, timeout=timeout)
-    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
 
 
 def report_json(report, path, env=None):

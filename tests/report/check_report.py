@@ -37,28 +37,7 @@ import sys
 import tempfile
 import zlib
 
-FAILS = []
-
-
-def check(cond, msg):
-    if not cond:
-        FAILS.append(msg)
-        print("FAIL: " + msg, file=sys.stderr)
-    return cond
-
-
-def fresh(path):
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
-    return path
-
-
-def run(cmd, env=None, timeout=300):
-    e = dict(os.environ)
-    if env:
-        e.update(env)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, timeout=timeout)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+from checklib import FAILS, check, fresh, run
 
 
 def make_trace(workload, tracedir, level="4", extra_env=None):

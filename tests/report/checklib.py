@@ -1,0 +1,29 @@
+"""Helpers shared by the report test scripts (check_report.py, check_dotnet.py): failed checks
+are printed as they happen and collected in FAILS; run() returns (rc, stdout, stderr)."""
+import os
+import shutil
+import subprocess
+import sys
+
+FAILS = []
+
+
+def check(cond, msg):
+    if not cond:
+        FAILS.append(msg)
+        print("FAIL: " + msg, file=sys.stderr)
+    return cond
+
+
+def fresh(path):
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def run(cmd, env=None, timeout=300):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, timeout=timeout)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
