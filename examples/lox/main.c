@@ -2,7 +2,8 @@
  * usage, 65 compile error, 70 runtime error, 74 I/O error.
  *
  * LOX_GC_STATS=1 prints the collector's figures on stderr at exit (for bench/lox.sh):
- * "lox-gc: collections N pause_ms P total_ms T". */
+ * "lox-gc: collections N pause_ms P total_ms T", then, after one more full GC, the strings the
+ * weak interning table still holds: "lox-intern: live N after a full GC". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,9 @@ static void print_gc_stats(VM *vm, double start_ms) {
     lox_gc_stats(vm->gc, &stats);
     fprintf(stderr, "lox-gc: collections %llu pause_ms %.3f total_ms %.3f\n", (unsigned long long)stats.collections,
             stats.pause_ns / 1e6, now_ms() - start_ms);
+    /* the weak interning table: after a full GC only the strings still referred to remain */
+    lox_gc_collect(vm->gc);
+    fprintf(stderr, "lox-intern: live %zu after a full GC\n", intern_live_count(vm));
 }
 
 int main(int argc, const char *argv[]) {
