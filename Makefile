@@ -85,6 +85,7 @@ bench-deps:
 bench: bench-deps
 	$(MAKE) build
 	bench/run_all.sh --bindir $(BUILD)/release/bench
+	bench/lox.sh --bindir $(BUILD)/release/examples/lox
 
 clean:
 	rm -rf $(BUILD)

@@ -25,16 +25,18 @@ def expectations(path):
     out, errors, runtime, stderr = [], [], None, []
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
-            if m := EXPECT.search(line):
-                out.append(m.group(1))
-            elif m := RUNTIME.search(line):
-                runtime = (m.group(1), number)
-            elif m := COMPILE_LINE.search(line):
-                errors.append("[line %s] %s" % (m.group(1), m.group(2)))
-            elif m := COMPILE.search(line):
-                errors.append("[line %d] %s" % (number, m.group(1)))
-            if m := STDERR.search(line):
-                stderr.append(m.group(1))
+            expect, run, error_line, error = (r.search(line) for r in (EXPECT, RUNTIME, COMPILE_LINE, COMPILE))
+            if expect:
+                out.append(expect.group(1))
+            elif run:
+                runtime = (run.group(1), number)
+            elif error_line:
+                errors.append("[line %s] %s" % (error_line.group(1), error_line.group(2)))
+            elif error:
+                errors.append("[line %d] %s" % (number, error.group(1)))
+            err = STDERR.search(line)
+            if err:
+                stderr.append(err.group(1))
     return out, errors, runtime, stderr
 
 
