@@ -17,7 +17,7 @@ import sys
 EXPECT = re.compile(r"// expect: ?(.*)$")
 RUNTIME = re.compile(r"// expect runtime error: (.+)$")
 COMPILE = re.compile(r"// (Error.*)$")
-COMPILE_LINE = re.compile(r"// \[line (\d+)\] (Error.*)$")
+COMPILE_LINE = re.compile(r"// \[(?:c )?line (\d+)\] (Error.*)$")
 STDERR = re.compile(r"// stderr: ?(.*)$")
 
 
