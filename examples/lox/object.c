@@ -101,6 +101,7 @@ void *alloc_array(VM *vm, const LoxType *type, size_t length) {
 }
 
 void write_value(VM *vm, void *holder, Value *slot, Value value) {
+    assert(holder && (char *)slot > (char *)holder);
     if (IS_OBJ(value)) {
         slot->type = VAL_OBJ;
         lox_gc_write(vm->gc, holder, &slot->as.obj, value.as.obj);

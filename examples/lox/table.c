@@ -1,6 +1,8 @@
 /* table.c - open addressing with linear probing, grown at 3/4 load. */
 #include "table.h"
 
+#include <assert.h>
+
 #include "object.h"
 #include "vm.h"
 
@@ -84,7 +86,10 @@ void table_reserve(VM *vm, Obj **holder, size_t offset) {
 }
 
 bool table_set(VM *vm, Table *table, ObjString *key, Value value) {
+    assert(table->entries && key);
     Entry *entry = find_entry(table->entries, key);
+    /* a new key needs the room table_reserve made: the probe must always end */
+    assert(entry->key == key || table->count + 1 <= (int64_t)(table->entries->header.length * TABLE_MAX_LOAD));
     bool is_new = entry->key == NULL;
     if (is_new && IS_NIL(entry->value))
         table->count++;

@@ -17,6 +17,7 @@
 
 static void scan_roots(void *context, lox_visitor *visitor) {
     VM *vm = context;
+    assert(vm->stack_top >= vm->stack && vm->stack_top <= vm->stack + STACK_MAX);
     for (Value *slot = vm->stack; slot < vm->stack_top; slot++)
         if (IS_OBJ(*slot))
             lox_visit(visitor, (void **)&slot->as.obj);
@@ -212,6 +213,7 @@ static ObjUpvalue *capture_upvalue(VM *vm, int64_t slot) {
         prev = u;
         u = u->next;
     }
+    assert(!u || u->slot < slot); /* the open list stays sorted, highest slot first */
     lox_gc_write(vm->gc, created, &created->next, u);
     if (prev)
         lox_gc_write(vm->gc, prev, &prev->next, created);

@@ -1,6 +1,19 @@
-/* vm.h - the Lox virtual machine: a stack of Values, call frames, globals. */
+/* vm.h - the Lox virtual machine: a stack of Values, call frames, globals.
+ *
+ * The rules the VM keeps so that tenure may move any object at any allocation (asserted with
+ * assert() where a check is cheap; the Debug, ASan and TSan builds have them on):
+ *   R1 every reference the VM holds outside the heap is in a root slot that vm_scan_roots
+ *      visits (stack, frames, globals, open upvalues, init_string, temp, compilers);
+ *   R2 after an allocation, objects are read again from root slots: no C local keeps an object
+ *      pointer across one (the interpreter's ip is an offset in its frame across them);
+ *   R3 every reference stored into a heap object goes through lox_gc_write / write_value,
+ *      with the object that contains the slot as the holder;
+ *   R4 pointers into vm->stack are stable (the stack is part of the VM struct and never moves);
+ *   R5 the interning table holds strings weakly: only its weak handles refer to them. */
 #ifndef LOX_VM_H
 #define LOX_VM_H
+
+#include <assert.h>
 
 #include "gc.h"
 #include "intern.h"
@@ -51,9 +64,13 @@ static inline Value vm_peek(VM *vm, int distance) { return vm->stack_top[-1 - di
 
 /* Temporary roots, for an object C code needs across an allocation. */
 static inline int temp_push(VM *vm, void *obj) {
+    assert(vm->temp_count < TEMP_MAX);
     vm->temp[vm->temp_count] = obj;
     return vm->temp_count++;
 }
-static inline void temp_pop(VM *vm) { vm->temp[--vm->temp_count] = NULL; }
+static inline void temp_pop(VM *vm) {
+    assert(vm->temp_count > 0);
+    vm->temp[--vm->temp_count] = NULL;
+}
 
 #endif
