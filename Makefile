@@ -74,7 +74,7 @@ test-unchecked: deps
 test-tsan: deps
 	cmake -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DTENURE_TSAN=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD)/tsan -j $(JOBS)
-	cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|objtrack|callbacks'
+	cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|objtrack|callbacks|lox'
 
 # Every benchmark, tenure against the Boehm collector, malloc/free, HotSpot (Serial, Parallel,
 # G1) and Mono SGen in the same run: writes bench/RESULTS.md (about 12 minutes on 2 cores; run
@@ -85,6 +85,7 @@ bench-deps:
 bench: bench-deps
 	$(MAKE) build
 	bench/run_all.sh --bindir $(BUILD)/release/bench
+	bench/lox.sh --bindir $(BUILD)/release/examples/lox
 
 clean:
 	rm -rf $(BUILD)
