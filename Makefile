@@ -78,14 +78,18 @@ test-tsan: deps
 
 # Every benchmark, tenure against the Boehm collector, malloc/free, HotSpot (Serial, Parallel,
 # G1) and Mono SGen in the same run: writes bench/RESULTS.md (about 12 minutes on 2 cores; run
-# it on a quiet machine). The JDK and Mono are installed for this target only (bench-deps).
+# it on a quiet machine), then the Lox VM on tenure against its mark-sweep baseline: writes
+# bench/RESULTS-lox.md. The JDK and Mono are installed for this target only (bench-deps).
 bench-deps:
 	@scripts/deps.sh --bench
 
 bench: bench-deps
 	$(MAKE) build
 	bench/run_all.sh --bindir $(BUILD)/release/bench
-	bench/lox.sh --bindir $(BUILD)/release/examples/lox
+	{ echo '# Lox VM on tenure against the same VM on a mark-sweep arena (issue 18)'; echo; \
+	  echo 'Written by `make bench` (`bench/lox.sh`); programs in bench/lox/, the VM in examples/lox/.'; echo; \
+	  bench/lox.sh --bindir $(BUILD)/release/examples/lox; } > bench/RESULTS-lox.md.tmp
+	mv bench/RESULTS-lox.md.tmp bench/RESULTS-lox.md
 
 clean:
 	rm -rf $(BUILD)
