@@ -310,6 +310,14 @@ TENURE_API size_t tenure_object_size(tenure_runtime *rt, const void *obj);
 TENURE_API int tenure_object_generation(tenure_runtime *rt, const void *obj);
 /* True if obj is the start of a live object of this instance (no hook call when false). */
 TENURE_API int tenure_is_object(tenure_runtime *rt, const void *obj);
+/* The type of an object, read inline from its header: for an interpreter's dispatch on an
+ * object's kind (compare with the pointers tenure_type_register returned) without a call or a
+ * tag field of its own. Unchecked: obj must be a live object of the instance that the calling
+ * thread holds as a mutator (reached from its roots, frames or other objects, not from inside a
+ * GC callback); tenure_object_type is the checked form. */
+static inline const tenure_type *tenure_object_type_inline(const void *obj) {
+    return (const tenure_type *)(((const tenure_header *)obj)->tenure__word & ~(uintptr_t)7);
+}
 
 static inline size_t tenure_array_length(const void *array) { return ((const tenure_array_header *)array)->length; }
 static inline void *tenure_array_data(void *array) { return (char *)array + sizeof(tenure_array_header); }
@@ -495,6 +503,37 @@ static inline void tenure_frame_pop(tenure_runtime *rt, tenure_frame *frame) {
     tenure_frame name = {NULL, sizeof(name##_slots_) / sizeof(name##_slots_[0]), name##_slots_}; \
     tenure_frame_push((rt), &name)
 #define TENURE_FRAME_POP(rt, name) tenure_frame_pop((rt), &name)
+
+/* A frame that pops itself when its scope ends, by any `return`, `break`, `goto` or the closing
+ * brace (GCC and Clang: the cleanup attribute; not longjmp, which skips it: pop frames by hand
+ * across a longjmp). Declare it after the variables it names, in the scope they live in:
+ *
+ *     node *n = NULL;
+ *     TENURE_SCOPED_FRAME(rt, frame, n);
+ *     n = tenure_alloc(rt, node_type);
+ *     if (!n) return NULL;                      the frame is popped here
+ *     ...
+ *     return n;                                 and here (the value is read before the pop)
+ *
+ * Scoped frames nest with each other and with TENURE_FRAME in reverse order of declaration. */
+#if defined(__GNUC__) || defined(__clang__)
+typedef struct tenure_scoped_frame {
+    tenure_runtime *rt;
+    tenure_frame frame;
+} tenure_scoped_frame;
+
+static inline void tenure__scoped_frame_pop(tenure_scoped_frame *scoped) {
+    tenure_frame_pop(scoped->rt, &scoped->frame);
+}
+
+#define TENURE__POPS_ITSELF __attribute__((cleanup(tenure__scoped_frame_pop)))
+#define TENURE_SCOPED_FRAME(rt, name, ...)                                        \
+    void **const name##_slots_[] = {TENURE__MAP(TENURE__SLOT, __VA_ARGS__)};      \
+    tenure_scoped_frame name TENURE__POPS_ITSELF = {                              \
+        (rt),                                                                     \
+        {NULL, sizeof(name##_slots_) / sizeof(name##_slots_[0]), name##_slots_}}; \
+    tenure_frame_push(name.rt, &name.frame)
+#endif
 
 /* Frozen segments: a block of objects built ahead of time (literals, an image) that is never
  * collected or moved. Build each object with tenure_frozen_object_init (it writes the header
