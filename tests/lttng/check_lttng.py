@@ -1,0 +1,361 @@
+#!/usr/bin/env python3
+"""The LTTng-UST provider (lttng/provider.c), tested with a real session daemon
+(registered by tests/lttng/CMakeLists.txt as lttng_*).
+
+  check_lttng.py session  PROVIDER_DIR REPORT WORKLOAD SIM HEAPDUMP WORKDIR
+      starts a private lttng-sessiond (--daemonize --no-kernel, its own LTTNG_HOME), creates a
+      session with the DotNETRuntime:* userspace events and perfcollect's contexts (vpid, vtid,
+      procname), and runs three tenure programs with TENURE_LTTNG=1 (the provider found through
+      LD_LIBRARY_PATH) and TENURE_TRACE (tenure's own CTF writer) at once, every keyword at the
+      verbose level: the report workload (GCs of every generation, induced ones, allocation
+      ticks, pins, handles), tenure-sim (pinning preset) and the heap-dump program (BulkType,
+      GCBulkNode/Edge/RootEdge). Then:
+       - babeltrace2 reads the LTTng trace; every event of the CTF trace is in it, in the same
+         order per thread, with the same values: plain events field by field, packed events
+         (`length` + `__data__`) byte for byte against the CTF fields laid out as the .NET
+         runtime packs them (integers little-endian of the manifest width, strings UTF-16);
+       - the events packed are exactly those the runtime packs (more than 9 fields or an array);
+       - tenure-report reports the same GCs from both traces (count, generation, reason,
+         promoted bytes, sizes after, pinned objects) and the workload's own GC counts.
+      Exit 77 (skipped) only where no session daemon can run here (no lttng tools, or the
+      daemon refused to start); the reason is printed.
+  check_lttng.py missing  WORKLOAD WORKDIR
+      TENURE_LTTNG naming a provider that does not exist: the program runs unchanged (exit 0,
+      its GCs done) and says on stderr that the provider could not be loaded; TENURE_LTTNG=0
+      and an empty TENURE_LTTNG start nothing and say nothing.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+FAILS = []
+SKIP = 77
+
+
+def check(cond, msg):
+    if not cond:
+        FAILS.append(msg)
+        print("FAIL: " + msg, file=sys.stderr)
+    return cond
+
+
+def run(cmd, env=None, timeout=300):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, timeout=timeout)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def fresh(path):
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+# ---- the session daemon ----
+
+class Daemon:
+    """A private lttng-sessiond: its own LTTNG_HOME; stopped by its pid at the end."""
+
+    def __init__(self, home):
+        self.home = home
+        self.env = {"LTTNG_HOME": home}
+        self.pid = None
+
+    def pid_file(self):
+        # root's daemon is the global one (/var/run/lttng), a user's lives in LTTNG_HOME
+        return "/var/run/lttng/lttng-sessiond.pid" if os.geteuid() == 0 else \
+            os.path.join(self.home, ".lttng", "lttng-sessiond.pid")
+
+    def start(self):
+        for tool in ("lttng", "lttng-sessiond", "babeltrace2"):
+            if not shutil.which(tool):
+                return "%s is not installed (Debian: lttng-tools, babeltrace2)" % tool
+        rc, out, err = run(["lttng-sessiond", "--daemonize", "--no-kernel"], self.env, timeout=60)
+        if rc != 0:
+            # root has one (global) daemon: one already running serves this test too
+            if "already running" in out + err and run(["lttng", "list"], self.env)[0] == 0:
+                print("using the session daemon already running (%s)" % (out + err).strip()[-200:])
+                return None
+            return "lttng-sessiond refused to start (status %d): %s" % (rc, (out + err).strip()[-400:])
+        try:
+            with open(self.pid_file()) as f:
+                self.pid = int(f.read().strip())
+        except (OSError, ValueError) as e:
+            return "lttng-sessiond started but left no pid file (%s)" % e
+        return None
+
+    def lttng(self, *args):
+        rc, out, err = run(["lttng"] + list(args), self.env, timeout=120)
+        if rc != 0:
+            sys.exit("lttng %s failed (%d): %s" % (" ".join(args), rc, (out + err).strip()))
+        return out
+
+    def stop(self):
+        if not self.pid:
+            return
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+            for _ in range(100):
+                os.kill(self.pid, 0)
+                time.sleep(0.1)
+        except ProcessLookupError:
+            pass
+
+
+# ---- babeltrace2's text output ----
+
+LINE = re.compile(r"^\[[^\]]*\] \([^)]*\) \S+ DotNETRuntime:(\w+): (.*)$")
+
+
+def brace_groups(text):
+    """The top-level { ... } groups of a line, as strings (quotes respected)."""
+    groups, depth, start, quote = [], 0, None, False
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                quote = False
+        elif c == '"':
+            quote = True
+        elif c == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                groups.append(text[start:i + 1])
+        i += 1
+    return groups
+
+
+TOKEN = re.compile(r'(?:(\w+)|\[(\d+)\]) = (0x[0-9A-Fa-f]+|-?\d+|"(?:[^"\\]|\\.)*"|\[|\{)|(\]|\})')
+
+
+def fields(group):
+    """(name, value) of every scalar in a payload group, in order; an element of an array of
+    scalars is named after its array ("Values[]"); a string value stays a str."""
+    out, stack = [], []
+    for m in TOKEN.finditer(group):
+        name, index, value, close = m.groups()
+        if close:
+            if stack:
+                stack.pop()
+            continue
+        label = name if name is not None else (stack[-1] + "[]" if stack else "[]")
+        if value in ("[", "{"):
+            stack.append(label)
+            continue
+        if value.startswith('"'):
+            out.append((label, re.sub(r"\\(.)", r"\1", value[1:-1])))
+        else:
+            out.append((label, int(value, 16) if value.startswith("0x") else int(value)))
+    return out
+
+
+def events(trace, tid_key):
+    """{thread: [(name, fields)]} from babeltrace2's text output of a trace"""
+    rc, out, err = run(["babeltrace2", trace], timeout=600)
+    if not check(rc == 0, "babeltrace2 could not read %s: %s" % (trace, err.strip()[-400:])):
+        return {}
+    by_thread = {}
+    for line in out.splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        groups = brace_groups(m.group(2))
+        ctx = dict((k, v) for k, v in fields(" ".join(groups[:-1])))
+        by_thread.setdefault(ctx.get(tid_key), []).append((m.group(1), fields(groups[-1])))
+    return by_thread
+
+
+# ---- the runtime's packing (genLttngProvider.py) ----
+
+# manifest widths of the integer fields by name (every other integer is 8 bytes: u64 or pointer)
+WIDTH = {"ClrInstanceID": 2, "CorElementType": 1, "GCRootKind": 1, "Values[]": 4}
+for n in ("PinnedObjectCount SinkBlockCount GCHandleCount NumHeaps CondemnedGeneration Gen0ReductionCount "
+          "Reason GlobalMechanisms PauseMode MemoryPressure CondemnReasons0 CondemnReasons1 Count "
+          "RunningFreeListEfficiency CompactMechanisms ExpandMechanisms HeapIndex Index TypeNameID Flags "
+          "TypeParameterCount GCRootFlag ReferencingFieldID").split():
+    WIDTH[n] = 4
+
+
+def pack(flds):
+    """A CTF event's fields as the runtime's __data__ bytes: fields in order, little-endian,
+    unpadded; strings UTF-16 with a NUL unit."""
+    b = bytearray()
+    for name, v in flds:
+        if isinstance(v, str):
+            b += v.encode("utf-16-le") + b"\0\0"
+        else:
+            w = WIDTH.get(name, 8)
+            b += (v & ((1 << (8 * w)) - 1)).to_bytes(w, "little")
+    return bytes(b)
+
+
+def compare_events(ctf, lt, what):
+    """Every CTF event in the LTTng trace, same order per thread, same values."""
+    compared, packed_seen = 0, set()
+    check(len(ctf) > 0, "%s: the CTF trace has no event" % what)
+    for tid, evs in ctf.items():
+        mine = lt.get(tid, [])
+        if not check(len(mine) == len(evs), "%s: thread %s: %d events in LTTng, %d in CTF" %
+                     (what, tid, len(mine), len(evs))):
+            continue
+        for k, ((name, f), (lname, lf)) in enumerate(zip(evs, mine)):
+            where = "%s: thread %s event %d (%s)" % (what, tid, k, name)
+            if not check(name == lname, "%s: LTTng has %s" % (where, lname)):
+                return compared, packed_seen
+            names = [n for n, _ in lf]
+            if names[:1] == ["length"]:
+                packed_seen.add(name)
+                data = bytes(v & 0xff for n, v in lf if n == "__data__[]")
+                check(lf[0][1] == len(data), "%s: length %d, %d bytes" % (where, lf[0][1], len(data)))
+                check(data == pack(f), "%s: __data__ is not the CTF fields packed:\n  %r\n  %r" %
+                      (where, data[:64], pack(f)[:64]))
+            else:
+                check(lf == f, "%s: fields differ:\n  LTTng %r\n  CTF   %r" % (where, lf, f))
+            compared += 1
+    return compared, packed_seen
+
+
+def schema_packed(ctf_trace):
+    """The events the runtime's rule packs, from the CTF trace's metadata: more than 9 fields,
+    or a sequence (array) field."""
+    rc, out, err = run(["babeltrace2", "--output-format=ctf-metadata", ctf_trace])
+    packed = set()
+    for m in re.finditer(r'name = "(?:DotNETRuntime:)?(\w+)";.*?fields := struct \{(.*?)\n\t\};', out, re.S):
+        body = m.group(2)
+        top = [l for l in body.splitlines() if l.startswith("\t\t") and not l.startswith("\t\t\t")]
+        count = sum(1 for l in top if l.rstrip().endswith(";"))
+        if count > 9 or "[" in body:
+            packed.add(m.group(1))
+    return packed, out
+
+
+def report(reportexe, trace):
+    rc, out, err = run([reportexe, "--json", trace])
+    check(rc == 0, "tenure-report %s: status %d: %s" % (trace, rc, err.strip()[-400:]))
+    try:
+        return json.loads(out)["traces"]
+    except ValueError:
+        check(False, "tenure-report %s: no JSON" % trace)
+        return []
+
+
+GC_KEYS = ("number", "gen", "reason", "type", "induced", "promoted_mb", "size_after_mb", "after_mb",
+           "pinned_objects", "finalizable_survivors", "gen0_allocated_mb", "phases_us")
+
+
+def compare_reports(reportexe, ctf, lt, what, own=None):
+    a, b = report(reportexe, ctf), report(reportexe, lt)
+    if not check(len(a) == 1 and len(b) == 1, "%s: %d CTF reports, %d LTTng reports (one each)" %
+                 (what, len(a), len(b))):
+        return 0
+    a, b = a[0], b[0]
+    check(b["status"] == "full", "%s: the LTTng report is %s" % (what, b["status"]))
+    for k in ("gc_count", "gc_by_gen", "induced", "total_promoted_mb", "max_after_gc_mb", "malformed_payloads"):
+        check(a["summary"][k] == b["summary"][k], "%s: summary %s: CTF %r, LTTng %r" %
+              (what, k, a["summary"][k], b["summary"][k]))
+    check(len(a["gcs"]) == len(b["gcs"]), "%s: %d GCs vs %d" % (what, len(a["gcs"]), len(b["gcs"])))
+    for ga, gb in zip(a["gcs"], b["gcs"]):
+        for k in GC_KEYS:
+            check(ga.get(k) == gb.get(k), "%s: GC#%s %s: CTF %r, LTTng %r" % (what, ga["number"], k, ga.get(k), gb.get(k)))
+    if own:
+        check(b["summary"]["gc_count"] == own["gc_count"] and b["summary"]["gc_by_gen"] == own["by_gen"],
+              "%s: LTTng report %d %r, the program ran %d %r" % (what, b["summary"]["gc_count"],
+                                                                b["summary"]["gc_by_gen"], own["gc_count"], own["by_gen"]))
+    check(b["process"]["vpid"] > 0, "%s: no vpid in the LTTng report" % what)
+    return b["summary"]["gc_count"]
+
+
+def mode_session(provider_dir, reportexe, workload, sim, heapdump, work):
+    fresh(work)
+    home = tempfile.mkdtemp(prefix="tenure-lttng-home-")
+    d = Daemon(home)
+    why = d.start()
+    if why:
+        print("SKIP: " + why)
+        shutil.rmtree(home, ignore_errors=True)
+        return SKIP
+    try:
+        programs = [("workload", [workload]),
+                    ("tenure-sim", [sim, "--preset", "pinning", "--total-mb", "64", "--live-mb", "8"]),
+                    ("heap-dump", [heapdump])]
+        for what, cmd in programs:
+            session = "tenure-%d-%s" % (os.getpid(), what)
+            lt_dir, ctf_dir = os.path.join(work, what, "lttng"), fresh(os.path.join(work, what, "ctf"))
+            d.lttng("create", session, "--output=" + lt_dir)
+            d.lttng("enable-event", "-s", session, "-u", "DotNETRuntime:*")
+            d.lttng("add-context", "-s", session, "-u", "-t", "vpid", "-t", "vtid", "-t", "procname")
+            d.lttng("start", session)
+            env = dict(d.env, TENURE_LTTNG="1", TENURE_TRACE=ctf_dir, TENURE_TRACE_LEVEL="5",
+                       TENURE_TRACE_KEYWORDS="0x5f0003",
+                       LD_LIBRARY_PATH=provider_dir + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
+            rc, out, err = run(cmd, env)
+            d.lttng("stop", session)
+            d.lttng("destroy", session)
+            if not check(rc == 0, "%s failed (%d): %s" % (what, rc, (out + err)[-600:])):
+                continue
+            check("LTTng" not in err and "TENURE_LTTNG" not in err, "%s: complaint on stderr: %s" % (what, err[-400:]))
+            ctf = [os.path.join(ctf_dir, x) for x in os.listdir(ctf_dir)]
+            if not check(len(ctf) == 1, "%s: %d CTF traces" % (what, len(ctf))):
+                continue
+            ctf_ev, lt_ev = events(ctf[0], "tid"), events(lt_dir, "vtid")
+            compared, packed_seen = compare_events(ctf_ev, lt_ev, what)
+            rule, _ = schema_packed(ctf[0])
+            check(packed_seen <= rule, "%s: packed but not by the runtime's rule: %r" % (what, packed_seen - rule))
+            plain_seen = set(n for evs in lt_ev.values() for n, f in evs if f[:1] and f[0][0] != "length")
+            check(not (plain_seen & rule), "%s: not packed, but the runtime packs: %r" % (what, plain_seen & rule))
+            m = re.search(r"^WORKLOAD (\{.*\})$", out, re.M)
+            gcs = compare_reports(reportexe, ctf[0], lt_dir, what, json.loads(m.group(1)) if m else None)
+            print("%s: %d events compared (packed: %s), %d GCs reported alike" %
+                  (what, compared, ", ".join(sorted(packed_seen)), gcs))
+    finally:
+        d.stop()
+        shutil.rmtree(home, ignore_errors=True)
+    if FAILS:
+        print("%d failure(s)" % len(FAILS))
+        return 1
+    print("lttng session checks: ok")
+    return 0
+
+
+def mode_missing(workload, work):
+    tracedir = fresh(work)
+    base = {"TENURE_TRACE": tracedir}
+    rc, out, err = run([workload], dict(base, TENURE_LTTNG=os.path.join(work, "no-such-provider.so")))
+    check(rc == 0 and "WORKLOAD" in out, "a missing provider stopped the program (%d): %s" % (rc, err[-400:]))
+    check("TENURE_LTTNG" in err and "could not load the LTTng provider" in err and "no-such-provider.so" in err,
+          "no message about the missing provider: %r" % err[-400:])
+    for value in ("0", ""):
+        rc, out, err = run([workload], dict(base, TENURE_TRACE=fresh(work), TENURE_LTTNG=value))
+        check(rc == 0 and "LTTng" not in err, "TENURE_LTTNG=%r: status %d, stderr %r" % (value, rc, err[-400:]))
+    if FAILS:
+        return 1
+    print("lttng missing provider checks: ok")
+    return 0
+
+
+def main():
+    if len(sys.argv) >= 2 and sys.argv[1] == "session" and len(sys.argv) == 8:
+        return mode_session(*sys.argv[2:])
+    if len(sys.argv) >= 2 and sys.argv[1] == "missing" and len(sys.argv) == 4:
+        return mode_missing(*sys.argv[2:])
+    sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
