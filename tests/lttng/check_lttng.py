@@ -2,7 +2,7 @@
 """The LTTng-UST provider (lttng/provider.c), tested with a real session daemon
 (registered by tests/lttng/CMakeLists.txt as lttng_*).
 
-  check_lttng.py session  PROVIDER_DIR REPORT WORKLOAD SIM HEAPDUMP WORKDIR
+  check_lttng.py session  PROVIDER_DIR REPORT WORKLOAD SIM HEAPDUMP DATA WORKDIR
       starts a private lttng-sessiond (--daemonize --no-kernel, its own LTTNG_HOME), creates a
       session with the DotNETRuntime:* userspace events and perfcollect's contexts (vpid, vtid,
       procname), and runs three tenure programs with TENURE_LTTNG=1 (the provider found through
@@ -15,6 +15,9 @@
          (`length` + `__data__`) byte for byte against the CTF fields laid out as the .NET
          runtime packs them (integers little-endian of the manifest width, strings UTF-16);
        - the events packed are exactly those the runtime packs (more than 9 fields or an array);
+       - the tracepoints are declared as the .NET runtime's own provider declares them (the
+         real perfcollect traces of DATA, tests/data/dotnet-traces): the same fields, widths and
+         loglevel for every event both have, the runtime's packed template for packed ones;
        - tenure-report reports the same GCs from both traces (count, generation, reason,
          promoted bytes, sizes after, pinned objects) and the workload's own GC counts.
       Exit 77 (skipped) only where no session daemon can run here (no lttng tools, or the
@@ -245,6 +248,56 @@ def schema_packed(ctf_trace):
     return packed, out
 
 
+def metadata_events(text):
+    """{event name: (loglevel, [field declarations])} of an LTTng trace's metadata text"""
+    out = {}
+    for m in re.finditer(r'event \{\n\tname = "DotNETRuntime:(\w+)";(.*?)\n\};', text, re.S):
+        body = m.group(2)
+        f = re.search(r"fields := struct \{(.*?)\n\t\};", body, re.S)
+        ll = re.search(r"loglevel = (\d+);", body)
+        out[m.group(1)] = (ll.group(1) if ll else None, [l.strip() for l in f.group(1).strip().splitlines()] if f else [])
+    return out
+
+
+def real_metadata(zip_path, work):
+    """The DotNETRuntime events of a real perfcollect trace (the .NET runtime's own provider)"""
+    import zipfile
+    dest = fresh(os.path.join(work, "real"))
+    with zipfile.ZipFile(zip_path) as z:
+        names = [n for n in z.namelist() if "/ust/" in n and n.endswith("/metadata")]
+        if not check(len(names) == 1, "%s: %d ust metadata files" % (zip_path, len(names))):
+            return {}
+        path = z.extract(names[0], dest)
+    rc, out, err = run(["babeltrace2", "--output-format=ctf-metadata", os.path.dirname(path)])
+    check(rc == 0, "babeltrace2 could not read the real metadata: %s" % err[-300:])
+    return metadata_events(out)
+
+
+def compare_with_runtime(lt_dir, data, work):
+    """Our tracepoints against the .NET runtime's own (kernel-clr, netcoreapp31): every event
+    both have is declared alike (names, widths, signedness, order, loglevel); our packed events
+    have the runtime's packed template; GCAllocationTick_V4 extends the runtime's V3."""
+    meta = [r for r, _, files in os.walk(lt_dir) if "metadata" in files]
+    if not check(len(meta) == 1, "%d metadata files in %s" % (len(meta), lt_dir)):
+        return []
+    rc, out, err = run(["babeltrace2", "--output-format=ctf-metadata", meta[0]])
+    ours = metadata_events(out)
+    real = real_metadata(os.path.join(data, "kernel-clr.trace.zip"), work)
+    common = sorted(set(ours) & set(real))
+    for n in common:
+        check(ours[n] == real[n], "%s: declared\n  %r\n  the runtime declares\n  %r" % (n, ours[n], real[n]))
+    check(len(common) >= 10, "only %d events in common with the runtime's trace: %r" % (len(common), common))
+    packed = real.get("GCHeapStats_V1")
+    for n, decl in ours.items():
+        if decl[1][:1] and "_length" in decl[1][0]:
+            check(decl == packed, "%s: packed as\n  %r\n  the runtime packs as\n  %r" % (n, decl, packed))
+    tick = real_metadata(os.path.join(data, "netcoreapp31.trace.zip"), work).get("GCAllocationTick_V3")
+    if "GCAllocationTick_V4" in ours and check(tick is not None, "no GCAllocationTick_V3 in netcoreapp31"):
+        check(ours["GCAllocationTick_V4"][1][:len(tick[1])] == tick[1],
+              "GCAllocationTick_V4 does not extend the runtime's V3:\n  %r\n  %r" % (ours["GCAllocationTick_V4"], tick))
+    return common
+
+
 def report(reportexe, trace):
     rc, out, err = run([reportexe, "--json", trace])
     check(rc == 0, "tenure-report %s: status %d: %s" % (trace, rc, err.strip()[-400:]))
@@ -281,7 +334,7 @@ def compare_reports(reportexe, ctf, lt, what, own=None):
     return b["summary"]["gc_count"]
 
 
-def mode_session(provider_dir, reportexe, workload, sim, heapdump, work):
+def mode_session(provider_dir, reportexe, workload, sim, heapdump, data, work):
     fresh(work)
     home = tempfile.mkdtemp(prefix="tenure-lttng-home-")
     d = Daemon(home)
@@ -316,6 +369,8 @@ def mode_session(provider_dir, reportexe, workload, sim, heapdump, work):
             ctf_ev, lt_ev = events(ctf[0], "tid"), events(lt_dir, "vtid")
             compared, packed_seen = compare_events(ctf_ev, lt_ev, what)
             rule, _ = schema_packed(ctf[0])
+            check({"GCHeapStats_V2", "GCPerHeapHistory_V3", "GCGlobalHeapHistory_V4"} <= rule,
+                  "%s: the rule read from the CTF metadata packs only %r" % (what, sorted(rule)))
             check(packed_seen <= rule, "%s: packed but not by the runtime's rule: %r" % (what, packed_seen - rule))
             plain_seen = set(n for evs in lt_ev.values() for n, f in evs if f[:1] and f[0][0] != "length")
             check(not (plain_seen & rule), "%s: not packed, but the runtime packs: %r" % (what, plain_seen & rule))
@@ -323,6 +378,9 @@ def mode_session(provider_dir, reportexe, workload, sim, heapdump, work):
             gcs = compare_reports(reportexe, ctf[0], lt_dir, what, json.loads(m.group(1)) if m else None)
             print("%s: %d events compared (packed: %s), %d GCs reported alike" %
                   (what, compared, ", ".join(sorted(packed_seen)), gcs))
+            if what == "workload":
+                common = compare_with_runtime(lt_dir, data, work)
+                print("declared as the .NET runtime declares them: %s" % ", ".join(common))
     finally:
         d.stop()
         shutil.rmtree(home, ignore_errors=True)
@@ -350,7 +408,7 @@ def mode_missing(workload, work):
 
 
 def main():
-    if len(sys.argv) >= 2 and sys.argv[1] == "session" and len(sys.argv) == 8:
+    if len(sys.argv) >= 2 and sys.argv[1] == "session" and len(sys.argv) == 9:
         return mode_session(*sys.argv[2:])
     if len(sys.argv) >= 2 and sys.argv[1] == "missing" and len(sys.argv) == 4:
         return mode_missing(*sys.argv[2:])
