@@ -22,10 +22,13 @@
          promoted bytes, sizes after, pinned objects) and the workload's own GC counts.
       Exit 77 (skipped) only where no session daemon can run here (no lttng tools, or the
       daemon refused to start); the reason is printed.
-  check_lttng.py missing  WORKLOAD WORKDIR
-      TENURE_LTTNG naming a provider that does not exist: the program runs unchanged (exit 0,
-      its GCs done) and says on stderr that the provider could not be loaded; TENURE_LTTNG=0
-      and an empty TENURE_LTTNG start nothing and say nothing.
+  check_lttng.py load     WORKLOAD FAKE_PROVIDER SETUID_PROGRAM WORKDIR
+      needs no LTTng. TENURE_LTTNG naming a provider that does not exist: the program runs
+      unchanged (exit 0) and says on stderr that the provider could not be loaded; naming a
+      stand-in provider (fake_provider.c): loaded once, it receives every GC's GCStart_V2 with
+      the right Count and the other events; a stand-in of another schema size is refused, with
+      a message; TENURE_LTTNG=0 or empty: nothing loaded, nothing said; as root, a setuid copy
+      of SETUID_PROGRAM (tests/secure) does not load the provider its plain copy loads.
 """
 import json
 import os
@@ -391,27 +394,80 @@ def mode_session(provider_dir, reportexe, workload, sim, heapdump, data, work):
     return 0
 
 
-def mode_missing(workload, work):
+def mode_load(workload, fake, setuid_program, work):
+    """TENURE_LTTNG without LTTng: a missing provider, a stand-in provider, one of another
+    schema, 0 or empty, and a setuid process"""
     tracedir = fresh(work)
     base = {"TENURE_TRACE": tracedir}
     rc, out, err = run([workload], dict(base, TENURE_LTTNG=os.path.join(work, "no-such-provider.so")))
     check(rc == 0 and "WORKLOAD" in out, "a missing provider stopped the program (%d): %s" % (rc, err[-400:]))
     check("TENURE_LTTNG" in err and "could not load the LTTng provider" in err and "no-such-provider.so" in err,
           "no message about the missing provider: %r" % err[-400:])
+    # the stand-in: loaded once, every GC's GCStart_V2 with the right Count
+    rc, out, err = run([workload], dict(base, TENURE_TRACE=fresh(tracedir), TENURE_LTTNG=fake))
+    m = re.search(r"^WORKLOAD (\{.*\})$", out, re.M)
+    f = re.search(r"FAKE-PROVIDER events=(\d+) gcstarts=(\d+) bad=(\d+)", err)
+    if check(rc == 0 and m and f, "with the stand-in provider: status %d: %s" % (rc, (out + err)[-400:])):
+        own = json.loads(m.group(1))
+        check(err.count("FAKE-PROVIDER-LOADED") == 1, "the provider loaded %d times" % err.count("FAKE-PROVIDER-LOADED"))
+        check(int(f.group(2)) == own["gc_count"] and int(f.group(3)) == 0,
+              "the provider saw %s GCStart_V2 (%s bad), the workload ran %d GCs" % (f.group(2), f.group(3), own["gc_count"]))
+        check(int(f.group(1)) > int(f.group(2)), "only GCStart_V2 events reached the provider")
+    # a provider of another schema is refused, and said so
+    rc, out, err = run([workload], dict(base, TENURE_TRACE=fresh(tracedir), TENURE_LTTNG=fake, FAKE_PROVIDER_SKEW="1"))
+    check(rc == 0 and "events=0 " in err and "schema" in err,
+          "a provider of another schema: status %d, stderr %r" % (rc, err[-400:]))
     for value in ("0", ""):
-        rc, out, err = run([workload], dict(base, TENURE_TRACE=fresh(work), TENURE_LTTNG=value))
+        rc, out, err = run([workload], dict(base, TENURE_TRACE=fresh(tracedir), TENURE_LTTNG=value))
         check(rc == 0 and "LTTng" not in err, "TENURE_LTTNG=%r: status %d, stderr %r" % (value, rc, err[-400:]))
+    secure = setuid_run(setuid_program, fake, work)
     if FAILS:
         return 1
-    print("lttng missing provider checks: ok")
+    print("lttng load checks: ok%s" % ("" if secure else " (the setuid check skipped: %s)" % SETUID_SKIP[0]))
     return 0
+
+
+SETUID_SKIP = [""]
+
+
+def setuid_run(program, fake, work):
+    """As root: a setuid copy of the program (owned by nobody) does not load TENURE_LTTNG's
+    provider; its plain copy does (the control). False (skipped) where setuid cannot work."""
+    if os.geteuid() != 0:
+        SETUID_SKIP[0] = "not root"
+        return False
+    d = fresh(os.path.join(work, "setuid"))
+    if os.statvfs(d).f_flag & os.ST_NOSUID:
+        SETUID_SKIP[0] = "nosuid filesystem"
+        return False
+    prog = os.path.join(d, "prog")
+    shutil.copy(program, prog)
+    lib = os.path.join(d, "provider.so")
+    shutil.copy(fake, lib)
+    env = {"TENURE_LTTNG": lib, "PATH": os.environ.get("PATH", "")}
+
+    def once():
+        p = subprocess.run([prog], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, timeout=120)
+        return p.returncode, p.stdout.decode("utf-8", "replace")
+    rc, out = once()
+    check(rc == 0 and "FAKE-PROVIDER-LOADED" in out, "plain run: the provider was not loaded (%d): %s" % (rc, out[-400:]))
+    os.chown(prog, 65534, 65534)
+    os.chmod(prog, 0o4755)
+    os.chmod(d, 0o755)
+    rc, out = once()
+    if "euid=65534" not in out:
+        SETUID_SKIP[0] = "the setuid bit had no effect (no_new_privs?)"
+        return False
+    check(rc == 0 and "secure=1" in out and "FAKE-PROVIDER" not in out,
+          "setuid run: TENURE_LTTNG loaded a provider into a secure-execution process (%d): %s" % (rc, out[-400:]))
+    return True
 
 
 def main():
     if len(sys.argv) >= 2 and sys.argv[1] == "session" and len(sys.argv) == 9:
         return mode_session(*sys.argv[2:])
-    if len(sys.argv) >= 2 and sys.argv[1] == "missing" and len(sys.argv) == 4:
-        return mode_missing(*sys.argv[2:])
+    if len(sys.argv) >= 2 and sys.argv[1] == "load" and len(sys.argv) == 6:
+        return mode_load(*sys.argv[2:])
     sys.exit(__doc__)
 
 
