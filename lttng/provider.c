@@ -86,13 +86,15 @@ static const char *take_str(reader *r) {
 #define TN_LT_DEC_str(f) a.f = take_str(&r);
 #define TN_LT_DEC(type, f) TN_LT_DEC_##type(f)
 
-#define TN_LT_EMIT_PLAIN(name)                                                                      \
-    static void emit_##name(const uint8_t *p, size_t n) {                                           \
-        if (!tracepoint_enabled(DotNETRuntime, name))                                               \
-            return;                                                                                 \
-        tn_ev_##name a;                                                                             \
-        reader r = {p, n, 0, true};                                                                 \
-        TN_FIELDS_##name(TN_LT_DEC) if (r.ok && r.off == n) do_tracepoint(DotNETRuntime, name, &a); \
+#define TN_LT_EMIT_PLAIN(name)                            \
+    static void emit_##name(const uint8_t *p, size_t n) { \
+        if (!tracepoint_enabled(DotNETRuntime, name))     \
+            return;                                       \
+        tn_ev_##name a;                                   \
+        reader r = {p, n, 0, true};                       \
+        TN_FIELDS_##name(TN_LT_DEC);                      \
+        if (r.ok && r.off == n)                           \
+            do_tracepoint(DotNETRuntime, name, &a);       \
     }
 TN_LTTNG_PLAIN(TN_LT_EMIT_PLAIN)
 
@@ -196,11 +198,8 @@ static void emit_BulkType(const uint8_t *p, size_t n) {
             do_tracepoint(DotNETRuntime, name, (unsigned int)n, (const char *)p);        \
     }
 TN_LTTNG_PACKED(TN_LT_EMIT_PACKED)
-/* the generic BulkType above would copy UTF-8 names: emit_BulkType replaces it */
+/* the generic BulkType above would copy UTF-8 names: the dispatch below calls emit_BulkType */
 #define emit_packed_BulkType emit_BulkType
-#define TN_LT_PACKED_ALIAS(name) \
-    static void (*const emit_##name##_packed)(const uint8_t *, size_t) = emit_packed_##name;
-TN_LTTNG_PACKED(TN_LT_PACKED_ALIAS)
 
 /* ---- the entry point libtenure looks up ---- */
 
@@ -208,9 +207,9 @@ TN_LTTNG_PACKED(TN_LT_PACKED_ALIAS)
     case TN_LT_ID_##name:           \
         emit_##name(payload, size); \
         return;
-#define TN_LT_DISPATCH_PACKED(name)          \
-    case TN_LT_ID_##name:                    \
-        emit_##name##_packed(payload, size); \
+#define TN_LT_DISPATCH_PACKED(name)        \
+    case TN_LT_ID_##name:                  \
+        emit_packed_##name(payload, size); \
         return;
 #define TN_LT_ID(name, id, ver, level, kw, op) TN_LT_ID_##name = id,
 enum { TN_EVENTS(TN_LT_ID) };
