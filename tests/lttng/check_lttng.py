@@ -354,11 +354,14 @@ def mode_session(provider_dir, reportexe, workload, sim, heapdump, data, work):
             session = "tenure-%d-%s" % (os.getpid(), what)
             lt_dir, ctf_dir = os.path.join(work, what, "lttng"), fresh(os.path.join(work, what, "ctf"))
             d.lttng("create", session, "--output=" + lt_dir)
-            d.lttng("enable-event", "-s", session, "-u", "DotNETRuntime:*")
-            d.lttng("add-context", "-s", session, "-u", "-t", "vpid", "-t", "vtid", "-t", "procname")
+            # events are compared one by one: a full buffer makes the program wait, never drop
+            d.lttng("enable-channel", "-s", session, "-u", "--subbuf-size=1M", "--num-subbuf=8",
+                    "--blocking-timeout=inf", "channel0")
+            d.lttng("enable-event", "-s", session, "-u", "-c", "channel0", "DotNETRuntime:*")
+            d.lttng("add-context", "-s", session, "-u", "-c", "channel0", "-t", "vpid", "-t", "vtid", "-t", "procname")
             d.lttng("start", session)
             env = dict(d.env, TENURE_LTTNG="1", TENURE_TRACE=ctf_dir, TENURE_TRACE_LEVEL="5",
-                       TENURE_TRACE_KEYWORDS="0x5f0003",
+                       TENURE_TRACE_KEYWORDS="0x5f0003", LTTNG_UST_ALLOW_BLOCKING="1",
                        LD_LIBRARY_PATH=provider_dir + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
             rc, out, err = run(cmd, env)
             d.lttng("stop", session)
