@@ -2,14 +2,17 @@
 """The LTTng-UST provider (lttng/provider.c), tested with a real session daemon
 (registered by tests/lttng/CMakeLists.txt as lttng_*).
 
-  check_lttng.py session  PROVIDER_DIR REPORT WORKLOAD SIM HEAPDUMP DATA WORKDIR
+  check_lttng.py session  PROVIDER_DIR REPORT WORKLOAD SIM HEAPDUMP PRESSURE DATA WORKDIR
       starts a private lttng-sessiond (--daemonize --no-kernel, its own LTTNG_HOME), creates a
       session with the DotNETRuntime:* userspace events and perfcollect's contexts (vpid, vtid,
-      procname), and runs three tenure programs with TENURE_LTTNG=1 (the provider found through
-      LD_LIBRARY_PATH) and TENURE_TRACE (tenure's own CTF writer) at once, every keyword at the
-      verbose level: the report workload (GCs of every generation, induced ones, allocation
-      ticks, pins, handles), tenure-sim (pinning preset) and the heap-dump program (BulkType,
-      GCBulkNode/Edge/RootEdge). Then:
+      procname) on a blocking channel, and runs four tenure programs with TENURE_LTTNG=1 (the
+      provider found through LD_LIBRARY_PATH) and TENURE_TRACE (tenure's own CTF writer) at
+      once, every keyword at the verbose level: the report workload (GCs of every generation,
+      induced ones, allocation ticks, pins, handles), tenure-sim (finalizer-heavy, 2 threads:
+      finalizer events), the heap-dump program (BulkType, GCBulkNode/Edge/RootEdge) and
+      pressure_program (Increase/DecreaseMemoryPressure). Every event the collector writes
+      today is in one of them (GCCreate/TerminateConcurrentThread and GCJoin_V2 are written by
+      no code). Then:
        - babeltrace2 reads the LTTng trace; every event of the CTF trace is in it, in the same
          order per thread, with the same values: plain events field by field, packed events
          (`length` + `__data__`) byte for byte against the CTF fields laid out as the .NET
@@ -337,7 +340,17 @@ def compare_reports(reportexe, ctf, lt, what, own=None):
     return b["summary"]["gc_count"]
 
 
-def mode_session(provider_dir, reportexe, workload, sim, heapdump, data, work):
+# the schema's events that the collector writes (GCCreateConcurrentThread_V1,
+# GCTerminateConcurrentThread_V1 and GCJoin_V2 are rows no code emits)
+WRITTEN = set("""GCStart_V2 GCEnd_V1 GCRestartEEEnd_V1 GCHeapStats_V2 GCCreateSegment_V1 GCFreeSegment_V1
+GCRestartEEBegin_V1 GCSuspendEEEnd_V1 GCSuspendEEBegin_V1 GCAllocationTick_V4 GCFinalizersEnd_V1
+GCFinalizersBegin_V1 BulkType GCBulkRootEdge GCBulkRootConditionalWeakTableElementEdge GCBulkNode GCBulkEdge
+GCBulkMovedObjectRanges SetGCHandle DestroyGCHandle PinObjectAtGCTime GCTriggered
+IncreaseMemoryPressure DecreaseMemoryPressure GCMarkWithType GCPerHeapHistory_V3 GCGlobalHeapHistory_V4""".split())
+ALL_KINDS = set()
+
+
+def mode_session(provider_dir, reportexe, workload, sim, heapdump, pressure, data, work):
     fresh(work)
     home = tempfile.mkdtemp(prefix="tenure-lttng-home-")
     d = Daemon(home)
@@ -348,8 +361,10 @@ def mode_session(provider_dir, reportexe, workload, sim, heapdump, data, work):
         return SKIP
     try:
         programs = [("workload", [workload]),
-                    ("tenure-sim", [sim, "--preset", "pinning", "--total-mb", "64", "--live-mb", "8"]),
-                    ("heap-dump", [heapdump])]
+                    ("tenure-sim", [sim, "--preset", "finalizer-heavy", "--total-mb", "64", "--live-mb", "8",
+                                    "--threads", "2"]),
+                    ("heap-dump", [heapdump]),
+                    ("pressure", [pressure])]
         for what, cmd in programs:
             session = "tenure-%d-%s" % (os.getpid(), what)
             lt_dir, ctf_dir = os.path.join(work, what, "lttng"), fresh(os.path.join(work, what, "ctf"))
@@ -382,11 +397,15 @@ def mode_session(provider_dir, reportexe, workload, sim, heapdump, data, work):
             check(not (plain_seen & rule), "%s: not packed, but the runtime packs: %r" % (what, plain_seen & rule))
             m = re.search(r"^WORKLOAD (\{.*\})$", out, re.M)
             gcs = compare_reports(reportexe, ctf[0], lt_dir, what, json.loads(m.group(1)) if m else None)
+            kinds = set(n for evs in ctf_ev.values() for n, _ in evs)
+            ALL_KINDS.update(kinds)
             print("%s: %d events compared (packed: %s), %d GCs reported alike" %
                   (what, compared, ", ".join(sorted(packed_seen)), gcs))
             if what == "workload":
                 common = compare_with_runtime(lt_dir, data, work)
                 print("declared as the .NET runtime declares them: %s" % ", ".join(common))
+        missing = WRITTEN - ALL_KINDS
+        check(not missing, "events no program wrote: %s" % ", ".join(sorted(missing)))
     finally:
         d.stop()
         shutil.rmtree(home, ignore_errors=True)
@@ -467,7 +486,7 @@ def setuid_run(program, fake, work):
 
 
 def main():
-    if len(sys.argv) >= 2 and sys.argv[1] == "session" and len(sys.argv) == 9:
+    if len(sys.argv) >= 2 and sys.argv[1] == "session" and len(sys.argv) == 10:
         return mode_session(*sys.argv[2:])
     if len(sys.argv) >= 2 and sys.argv[1] == "load" and len(sys.argv) == 6:
         return mode_load(*sys.argv[2:])
