@@ -25,8 +25,8 @@
          promoted bytes, sizes after, pinned objects) and the workload's own GC counts.
       Exit 77 (skipped) only where no session daemon can run here (no lttng tools, or the
       daemon refused to start); the reason is printed.
-  check_lttng.py load     WORKLOAD FAKE_PROVIDER SETUID_PROGRAM WORKDIR
-      needs no LTTng. TENURE_LTTNG naming a provider that does not exist: the program runs
+  check_lttng.py load     WORKLOAD FAKE_PROVIDER SETUID_PROGRAM LIBTENURE WORKDIR
+      needs no LTTng. libtenure.so needs only libc (and pthreads): never liblttng-ust. TENURE_LTTNG naming a provider that does not exist: the program runs
       unchanged (exit 0) and says on stderr that the provider could not be loaded; naming a
       stand-in provider (fake_provider.c): loaded once, it receives every GC's GCStart_V2 with
       the right Count and the other events; a stand-in of another schema size is refused, with
@@ -416,9 +416,14 @@ def mode_session(provider_dir, reportexe, workload, sim, heapdump, pressure, dat
     return 0
 
 
-def mode_load(workload, fake, setuid_program, work):
+def mode_load(workload, fake, setuid_program, libtenure, work):
     """TENURE_LTTNG without LTTng: a missing provider, a stand-in provider, one of another
-    schema, 0 or empty, and a setuid process"""
+    schema, 0 or empty, and a setuid process; libtenure.so needs libc only"""
+    if shutil.which("readelf"):
+        rc, out, err = run(["readelf", "-d", libtenure])
+        needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+        check(rc == 0 and needed and all(re.match(r"(libc|libpthread|libdl|ld-linux)", n) for n in needed),
+              "libtenure.so needs %r (libc and pthreads only)" % needed)
     tracedir = fresh(work)
     base = {"TENURE_TRACE": tracedir}
     rc, out, err = run([workload], dict(base, TENURE_LTTNG=os.path.join(work, "no-such-provider.so")))
@@ -488,7 +493,7 @@ def setuid_run(program, fake, work):
 def main():
     if len(sys.argv) >= 2 and sys.argv[1] == "session" and len(sys.argv) == 10:
         return mode_session(*sys.argv[2:])
-    if len(sys.argv) >= 2 and sys.argv[1] == "load" and len(sys.argv) == 6:
+    if len(sys.argv) >= 2 and sys.argv[1] == "load" and len(sys.argv) == 7:
         return mode_load(*sys.argv[2:])
     sys.exit(__doc__)
 
