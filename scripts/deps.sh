@@ -20,6 +20,8 @@ needs=(
   "npm:npm"
   "chromium:chromium"
   "clang-format:clang-format"
+  "lttng-sessiond:lttng-tools"
+  "/usr/include/lttng/tracepoint.h:liblttng-ust-dev"
 )
 bench_needs=(
   "java:openjdk-17-jdk-headless"

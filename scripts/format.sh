@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The files and folders held to .clang-format: every C file of the repository.
-FORMAT_PATHS=(src include tests bench tools scripts examples)
+FORMAT_PATHS=(src include tests bench tools scripts examples lttng)
 CLANG_FORMAT_MAJOR=14
 
 check=0

@@ -356,6 +356,7 @@ struct tn_session {
     tenure_event_listener listener;
     void *context;
     tn_ctf *ctf;
+    tn_lttng_write_fn lttng; /* an LTTng session (TENURE_LTTNG): every event to the provider */
 };
 #define TN_SESSION_MAGIC 0x5e55104eu
 #define TN_SESSION_STOPPING 0x5e55dea0u /* stopped during a dispatch or a GC: closed after it */
@@ -410,6 +411,8 @@ void tn_trace_emit(tenure_runtime *rt, unsigned index, const void *args, struct 
             continue;
         if (s->ctf) {
             tn_ctf_write(s->ctf, ev.timestamp_ns, d->id, buf, w.n);
+        } else if (s->lttng) {
+            s->lttng(d->id, buf, w.n);
         } else {
             if (!framed) {
                 ev.thread_id = tn_os_thread_id();
@@ -627,12 +630,7 @@ static bool trace_options_from_env(tenure_runtime *rt, uint64_t *keywords, int *
 
 /* TENURE_TRACE=<dir>: a CTF session on every instance, without a code change, in
  * <dir>/tenure-<pid>-<instance> (see ctf.c for what is created and what is refused). */
-void tn_trace_init_from_env(tenure_runtime *rt) {
-    const char *dir = tn_os_getenv("TENURE_TRACE");
-    uint64_t keywords;
-    int level;
-    if (!dir || !*dir || !trace_options_from_env(rt, &keywords, &level))
-        return;
+static void start_ctf_from_env(tenure_runtime *rt, const char *dir, uint64_t keywords, int level) {
     char path[4096];
     if (snprintf(path, sizeof path, "%s/tenure-%ld-%u", dir, tn_os_process_id(), (unsigned)rt->instance_id) >=
         (int)sizeof path) {
@@ -642,12 +640,51 @@ void tn_trace_init_from_env(tenure_runtime *rt) {
     start_ctf(rt, keywords, level, path, "TENURE_TRACE");
 }
 
+/* TENURE_LTTNG=1 (the provider found by the dynamic loader's search path) or
+ * TENURE_LTTNG=<path of libtenuretraceptprovider.so>: a session that hands every event to the
+ * LTTng-UST provider (lttng/provider.c), loaded once and never unloaded, as CoreCLR loads
+ * libcoreclrtraceptprovider.so. libtenure itself never links liblttng-ust. */
+static void start_lttng_from_env(tenure_runtime *rt, const char *value, uint64_t keywords, int level) {
+    char err[1024];
+    tn_lttng_write_fn write = tn_lttng_load(value, err, sizeof err);
+    if (!write) {
+        start_failed(rt, TENURE_OS, "TENURE_LTTNG", "could not load the LTTng provider: %s", err);
+        return;
+    }
+    struct tn_session *s = tn_calloc(1, sizeof *s);
+    if (!s) {
+        start_failed(rt, TENURE_NOMEM, "TENURE_LTTNG", "out of memory");
+        return;
+    }
+    s->lttng = write;
+    s->keywords = keywords;
+    s->level = level;
+    add_session(rt, s);
+}
+
+/* The sessions the environment asks for: TENURE_TRACE (CTF files) and TENURE_LTTNG (the
+ * LTTng-UST provider), both with TENURE_TRACE_KEYWORDS and TENURE_TRACE_LEVEL. */
+void tn_trace_init_from_env(tenure_runtime *rt) {
+    const char *dir = tn_os_getenv("TENURE_TRACE"), *lttng = tn_os_getenv("TENURE_LTTNG");
+    uint64_t keywords;
+    int level;
+    bool want_ctf = dir && *dir, want_lttng = lttng && *lttng && strcmp(lttng, "0") != 0;
+    if ((!want_ctf && !want_lttng) || !trace_options_from_env(rt, &keywords, &level))
+        return;
+    if (want_ctf)
+        start_ctf_from_env(rt, dir, keywords, level);
+    if (want_lttng)
+        start_lttng_from_env(rt, lttng, keywords, level);
+}
+
 void tn_trace_forked_child(tenure_runtime *rt) {
     tn_os_thread_id_forget();
     for (struct tn_session *s = rt->sessions; s; s = s->next)
-        if (s->ctf) {
-            tn_ctf_forked_child(s->ctf);
+        if (s->ctf || s->lttng) {
+            if (s->ctf)
+                tn_ctf_forked_child(s->ctf);
             s->ctf = NULL;
+            s->lttng = NULL; /* the child is not registered with the session daemon */
             s->keywords = 0; /* inert: it wants nothing */
         }
     recompute_mask(rt);

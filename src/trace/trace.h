@@ -103,6 +103,13 @@ void tn_ctf_thread_ready(tn_ctf *c);        /* the calling thread's stream (or t
 void tn_ctf_flush(tn_ctf *c);               /* the calling thread's partial packet becomes whole; wake the writer */
 void tn_ctf_close(tn_ctf *c);               /* flush everything, stop the writer, close the files */
 uint64_t tn_ctf_discarded(const tn_ctf *c); /* events dropped or lost in failed writes */
+/* The LTTng-UST provider (lttng.c loads it; lttng/provider.c is it): one event of schema id
+ * `id` with the payload the CTF writer writes. */
+typedef void (*tn_lttng_write_fn)(uint16_t id, const void *payload, size_t size);
+/* Load the provider named by TENURE_LTTNG's value ("1": libtenuretraceptprovider.so by the
+ * loader's search path; a path: that file), once per process; NULL with the reason in err. */
+tn_lttng_write_fn tn_lttng_load(const char *value, char *err, size_t errlen);
+
 /* In a forked child: free c without writing, waiting or locking (see tn_trace_forked_child) */
 void tn_ctf_forked_child(tn_ctf *c);
 

@@ -321,7 +321,8 @@ static int handle_event(sink_state *s, const bt_message *msg) {
 
     const bt_field *payload = bt_event_borrow_payload_field_const(e);
     uint64_t inst;
-    if (field_u64(member(payload, "ClrInstanceID"), &inst))
+    int named_instance = field_u64(member(payload, "ClrInstanceID"), &inst);
+    if (named_instance)
         ev.instance = (uint32_t)inst;
     char why[160] = "";
     int bad = 0;
@@ -338,6 +339,10 @@ static int handle_event(sink_state *s, const bt_message *msg) {
     }
 
     tr_model *m = s->last;
+    /* an event that names no instance (a packed payload not decoded here: GCBulk*) stays with
+     * its process's current instance rather than open a report of its own */
+    if (!named_instance && ev.kind == TR_EV_OTHER && m && m->has_vpid == ev.has_vpid && m->vpid == ev.vpid)
+        ev.instance = m->instance;
     if (!m || m->has_vpid != ev.has_vpid || m->vpid != ev.vpid || (ev.has_vpid && m->instance != ev.instance))
         m = set_model_for(s->set, &ev);
     if (!m) {

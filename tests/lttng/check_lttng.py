@@ -1,0 +1,502 @@
+#!/usr/bin/env python3
+"""The LTTng-UST provider (lttng/provider.c), tested with a real session daemon
+(registered by tests/lttng/CMakeLists.txt as lttng_*).
+
+  check_lttng.py session  PROVIDER_DIR REPORT WORKLOAD SIM HEAPDUMP PRESSURE DATA WORKDIR
+      starts a private lttng-sessiond (--daemonize --no-kernel, its own LTTNG_HOME), creates a
+      session with the DotNETRuntime:* userspace events and perfcollect's contexts (vpid, vtid,
+      procname) on a blocking channel, and runs four tenure programs with TENURE_LTTNG=1 (the
+      provider found through LD_LIBRARY_PATH) and TENURE_TRACE (tenure's own CTF writer) at
+      once, every keyword at the verbose level: the report workload (GCs of every generation,
+      induced ones, allocation ticks, pins, handles), tenure-sim (finalizer-heavy, 2 threads:
+      finalizer events), the heap-dump program (BulkType, GCBulkNode/Edge/RootEdge) and
+      pressure_program (Increase/DecreaseMemoryPressure). Every event the collector writes
+      today is in one of them (GCCreate/TerminateConcurrentThread and GCJoin_V2 are written by
+      no code). Then:
+       - babeltrace2 reads the LTTng trace; every event of the CTF trace is in it, in the same
+         order per thread, with the same values: plain events field by field, packed events
+         (`length` + `__data__`) byte for byte against the CTF fields laid out as the .NET
+         runtime packs them (integers little-endian of the manifest width, strings UTF-16);
+       - the events packed are exactly those the runtime packs (more than 9 fields or an array);
+       - the tracepoints are declared as the .NET runtime's own provider declares them (the
+         real perfcollect traces of DATA, tests/data/dotnet-traces): the same fields, widths and
+         loglevel for every event both have, the runtime's packed template for packed ones;
+       - tenure-report reports the same GCs from both traces (count, generation, reason,
+         promoted bytes, sizes after, pinned objects) and the workload's own GC counts.
+      Exit 77 (skipped) only where no session daemon can run here (no lttng tools, or the
+      daemon refused to start); the reason is printed.
+  check_lttng.py load     WORKLOAD FAKE_PROVIDER SETUID_PROGRAM LIBTENURE WORKDIR
+      needs no LTTng. libtenure.so needs only libc (and pthreads): never liblttng-ust. TENURE_LTTNG naming a provider that does not exist: the program runs
+      unchanged (exit 0) and says on stderr that the provider could not be loaded; naming a
+      stand-in provider (fake_provider.c): loaded once, it receives every GC's GCStart_V2 with
+      the right Count and the other events; a stand-in of another schema size is refused, with
+      a message; TENURE_LTTNG=0 or empty: nothing loaded, nothing said; as root, a setuid copy
+      of SETUID_PROGRAM (tests/secure) does not load the provider its plain copy loads.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+FAILS = []
+SKIP = 77
+
+
+def check(cond, msg):
+    if not cond:
+        FAILS.append(msg)
+        print("FAIL: " + msg, file=sys.stderr)
+    return cond
+
+
+def run(cmd, env=None, timeout=300):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, timeout=timeout)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def fresh(path):
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+# ---- the session daemon ----
+
+class Daemon:
+    """A private lttng-sessiond: its own LTTNG_HOME; stopped by its pid at the end."""
+
+    def __init__(self, home):
+        self.home = home
+        self.env = {"LTTNG_HOME": home}
+        self.pid = None
+
+    def pid_file(self):
+        # root's daemon is the global one (/var/run/lttng), a user's lives in LTTNG_HOME
+        return "/var/run/lttng/lttng-sessiond.pid" if os.geteuid() == 0 else \
+            os.path.join(self.home, ".lttng", "lttng-sessiond.pid")
+
+    def start(self):
+        for tool in ("lttng", "lttng-sessiond", "babeltrace2"):
+            if not shutil.which(tool):
+                return "%s is not installed (Debian: lttng-tools, babeltrace2)" % tool
+        rc, out, err = run(["lttng-sessiond", "--daemonize", "--no-kernel"], self.env, timeout=60)
+        if rc != 0:
+            # root has one (global) daemon: one already running serves this test too
+            if "already running" in out + err and run(["lttng", "list"], self.env)[0] == 0:
+                print("using the session daemon already running (%s)" % (out + err).strip()[-200:])
+                return None
+            return "lttng-sessiond refused to start (status %d): %s" % (rc, (out + err).strip()[-400:])
+        try:
+            with open(self.pid_file()) as f:
+                self.pid = int(f.read().strip())
+        except (OSError, ValueError) as e:
+            return "lttng-sessiond started but left no pid file (%s)" % e
+        return None
+
+    def lttng(self, *args):
+        rc, out, err = run(["lttng"] + list(args), self.env, timeout=120)
+        if rc != 0:
+            sys.exit("lttng %s failed (%d): %s" % (" ".join(args), rc, (out + err).strip()))
+        return out
+
+    def stop(self):
+        if not self.pid:
+            return
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+            for _ in range(100):
+                os.kill(self.pid, 0)
+                time.sleep(0.1)
+        except ProcessLookupError:
+            pass
+
+
+# ---- babeltrace2's text output ----
+
+LINE = re.compile(r"^\[[^\]]*\] \([^)]*\) \S+ DotNETRuntime:(\w+): (.*)$")
+
+
+def brace_groups(text):
+    """The top-level { ... } groups of a line, as strings (quotes respected)."""
+    groups, depth, start, quote = [], 0, None, False
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                quote = False
+        elif c == '"':
+            quote = True
+        elif c == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                groups.append(text[start:i + 1])
+        i += 1
+    return groups
+
+
+TOKEN = re.compile(r'(?:(\w+)|\[(\d+)\]) = (0x[0-9A-Fa-f]+|-?\d+|"(?:[^"\\]|\\.)*"|\[|\{)|(\]|\})')
+
+
+def fields(group):
+    """(name, value) of every scalar in a payload group, in order; an element of an array of
+    scalars is named after its array ("Values[]"); a string value stays a str."""
+    out, stack = [], []
+    for m in TOKEN.finditer(group):
+        name, index, value, close = m.groups()
+        if close:
+            if stack:
+                stack.pop()
+            continue
+        label = name if name is not None else (stack[-1] + "[]" if stack else "[]")
+        if value in ("[", "{"):
+            stack.append(label)
+            continue
+        if value.startswith('"'):
+            out.append((label, re.sub(r"\\(.)", r"\1", value[1:-1])))
+        else:
+            out.append((label, int(value, 16) if value.startswith("0x") else int(value)))
+    return out
+
+
+def events(trace, tid_key):
+    """{thread: [(name, fields)]} from babeltrace2's text output of a trace"""
+    rc, out, err = run(["babeltrace2", trace], timeout=600)
+    if not check(rc == 0, "babeltrace2 could not read %s: %s" % (trace, err.strip()[-400:])):
+        return {}
+    by_thread = {}
+    for line in out.splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        groups = brace_groups(m.group(2))
+        ctx = dict((k, v) for k, v in fields(" ".join(groups[:-1])))
+        by_thread.setdefault(ctx.get(tid_key), []).append((m.group(1), fields(groups[-1])))
+    return by_thread
+
+
+# ---- the runtime's packing (genLttngProvider.py) ----
+
+# manifest widths of the integer fields by name (every other integer is 8 bytes: u64 or pointer)
+WIDTH = {"ClrInstanceID": 2, "CorElementType": 1, "GCRootKind": 1, "Values[]": 4}
+for n in ("PinnedObjectCount SinkBlockCount GCHandleCount NumHeaps CondemnedGeneration Gen0ReductionCount "
+          "Reason GlobalMechanisms PauseMode MemoryPressure CondemnReasons0 CondemnReasons1 Count "
+          "RunningFreeListEfficiency CompactMechanisms ExpandMechanisms HeapIndex Index TypeNameID Flags "
+          "TypeParameterCount GCRootFlag ReferencingFieldID").split():
+    WIDTH[n] = 4
+
+
+def pack(flds):
+    """A CTF event's fields as the runtime's __data__ bytes: fields in order, little-endian,
+    unpadded; strings UTF-16 with a NUL unit."""
+    b = bytearray()
+    for name, v in flds:
+        if isinstance(v, str):
+            b += v.encode("utf-16-le") + b"\0\0"
+        else:
+            w = WIDTH.get(name, 8)
+            b += (v & ((1 << (8 * w)) - 1)).to_bytes(w, "little")
+    return bytes(b)
+
+
+def compare_events(ctf, lt, what):
+    """Every CTF event in the LTTng trace, same order per thread, same values."""
+    compared, packed_seen = 0, set()
+    check(len(ctf) > 0, "%s: the CTF trace has no event" % what)
+    for tid, evs in ctf.items():
+        mine = lt.get(tid, [])
+        if not check(len(mine) == len(evs), "%s: thread %s: %d events in LTTng, %d in CTF" %
+                     (what, tid, len(mine), len(evs))):
+            continue
+        for k, ((name, f), (lname, lf)) in enumerate(zip(evs, mine)):
+            where = "%s: thread %s event %d (%s)" % (what, tid, k, name)
+            if not check(name == lname, "%s: LTTng has %s" % (where, lname)):
+                return compared, packed_seen
+            names = [n for n, _ in lf]
+            if names[:1] == ["length"]:
+                packed_seen.add(name)
+                data = bytes(v & 0xff for n, v in lf if n == "__data__[]")
+                check(lf[0][1] == len(data), "%s: length %d, %d bytes" % (where, lf[0][1], len(data)))
+                check(data == pack(f), "%s: __data__ is not the CTF fields packed:\n  %r\n  %r" %
+                      (where, data[:64], pack(f)[:64]))
+            else:
+                check(lf == f, "%s: fields differ:\n  LTTng %r\n  CTF   %r" % (where, lf, f))
+            compared += 1
+    return compared, packed_seen
+
+
+def schema_packed(ctf_trace):
+    """The events the runtime's rule packs, from the CTF trace's metadata: more than 9 fields,
+    or a sequence (array) field."""
+    rc, out, err = run(["babeltrace2", "--output-format=ctf-metadata", ctf_trace])
+    packed = set()
+    for m in re.finditer(r'name = "(?:DotNETRuntime:)?(\w+)";.*?fields := struct \{(.*?)\n\t\};', out, re.S):
+        body = m.group(2)
+        top = [l for l in body.splitlines() if l.startswith("\t\t") and not l.startswith("\t\t\t")]
+        count = sum(1 for l in top if l.rstrip().endswith(";"))
+        if count > 9 or "[" in body:
+            packed.add(m.group(1))
+    return packed, out
+
+
+def metadata_events(text):
+    """{event name: (loglevel, [field declarations])} of an LTTng trace's metadata text"""
+    out = {}
+    for m in re.finditer(r'event \{\n\tname = "DotNETRuntime:(\w+)";(.*?)\n\};', text, re.S):
+        body = m.group(2)
+        f = re.search(r"fields := struct \{(.*?)\n\t\};", body, re.S)
+        ll = re.search(r"loglevel = (\d+);", body)
+        out[m.group(1)] = (ll.group(1) if ll else None, [l.strip() for l in f.group(1).strip().splitlines()] if f else [])
+    return out
+
+
+def real_metadata(zip_path, work):
+    """The DotNETRuntime events of a real perfcollect trace (the .NET runtime's own provider)"""
+    import zipfile
+    dest = fresh(os.path.join(work, "real"))
+    with zipfile.ZipFile(zip_path) as z:
+        names = [n for n in z.namelist() if "/ust/" in n and n.endswith("/metadata")]
+        if not check(len(names) == 1, "%s: %d ust metadata files" % (zip_path, len(names))):
+            return {}
+        path = z.extract(names[0], dest)
+    rc, out, err = run(["babeltrace2", "--output-format=ctf-metadata", os.path.dirname(path)])
+    check(rc == 0, "babeltrace2 could not read the real metadata: %s" % err[-300:])
+    return metadata_events(out)
+
+
+def compare_with_runtime(lt_dir, data, work):
+    """Our tracepoints against the .NET runtime's own (kernel-clr, netcoreapp31): every event
+    both have is declared alike (names, widths, signedness, order, loglevel); our packed events
+    have the runtime's packed template; GCAllocationTick_V4 extends the runtime's V3."""
+    meta = [r for r, _, files in os.walk(lt_dir) if "metadata" in files]
+    if not check(len(meta) == 1, "%d metadata files in %s" % (len(meta), lt_dir)):
+        return []
+    rc, out, err = run(["babeltrace2", "--output-format=ctf-metadata", meta[0]])
+    ours = metadata_events(out)
+    real = real_metadata(os.path.join(data, "kernel-clr.trace.zip"), work)
+    common = sorted(set(ours) & set(real))
+    for n in common:
+        check(ours[n] == real[n], "%s: declared\n  %r\n  the runtime declares\n  %r" % (n, ours[n], real[n]))
+    check(len(common) >= 10, "only %d events in common with the runtime's trace: %r" % (len(common), common))
+    packed = real.get("GCHeapStats_V1")
+    for n, decl in ours.items():
+        if decl[1][:1] and "_length" in decl[1][0]:
+            check(decl == packed, "%s: packed as\n  %r\n  the runtime packs as\n  %r" % (n, decl, packed))
+    tick = real_metadata(os.path.join(data, "netcoreapp31.trace.zip"), work).get("GCAllocationTick_V3")
+    if "GCAllocationTick_V4" in ours and check(tick is not None, "no GCAllocationTick_V3 in netcoreapp31"):
+        check(ours["GCAllocationTick_V4"][1][:len(tick[1])] == tick[1],
+              "GCAllocationTick_V4 does not extend the runtime's V3:\n  %r\n  %r" % (ours["GCAllocationTick_V4"], tick))
+    return common
+
+
+def report(reportexe, trace):
+    rc, out, err = run([reportexe, "--json", trace])
+    check(rc == 0, "tenure-report %s: status %d: %s" % (trace, rc, err.strip()[-400:]))
+    try:
+        return json.loads(out)["traces"]
+    except ValueError:
+        check(False, "tenure-report %s: no JSON" % trace)
+        return []
+
+
+GC_KEYS = ("number", "gen", "reason", "type", "induced", "promoted_mb", "size_after_mb", "after_mb",
+           "pinned_objects", "finalizable_survivors", "gen0_allocated_mb", "phases_us")
+
+
+def compare_reports(reportexe, ctf, lt, what, own=None):
+    a, b = report(reportexe, ctf), report(reportexe, lt)
+    if not check(len(a) == 1 and len(b) == 1, "%s: %d CTF reports, %d LTTng reports (one each)" %
+                 (what, len(a), len(b))):
+        return 0
+    a, b = a[0], b[0]
+    check(b["status"] == "full", "%s: the LTTng report is %s" % (what, b["status"]))
+    for k in ("gc_count", "gc_by_gen", "induced", "total_promoted_mb", "max_after_gc_mb", "malformed_payloads"):
+        check(a["summary"][k] == b["summary"][k], "%s: summary %s: CTF %r, LTTng %r" %
+              (what, k, a["summary"][k], b["summary"][k]))
+    check(len(a["gcs"]) == len(b["gcs"]), "%s: %d GCs vs %d" % (what, len(a["gcs"]), len(b["gcs"])))
+    for ga, gb in zip(a["gcs"], b["gcs"]):
+        for k in GC_KEYS:
+            check(ga.get(k) == gb.get(k), "%s: GC#%s %s: CTF %r, LTTng %r" % (what, ga["number"], k, ga.get(k), gb.get(k)))
+    if own:
+        check(b["summary"]["gc_count"] == own["gc_count"] and b["summary"]["gc_by_gen"] == own["by_gen"],
+              "%s: LTTng report %d %r, the program ran %d %r" % (what, b["summary"]["gc_count"],
+                                                                b["summary"]["gc_by_gen"], own["gc_count"], own["by_gen"]))
+    check(b["process"]["vpid"] > 0, "%s: no vpid in the LTTng report" % what)
+    return b["summary"]["gc_count"]
+
+
+# the schema's events that the collector writes (GCCreateConcurrentThread_V1,
+# GCTerminateConcurrentThread_V1 and GCJoin_V2 are rows no code emits)
+WRITTEN = set("""GCStart_V2 GCEnd_V1 GCRestartEEEnd_V1 GCHeapStats_V2 GCCreateSegment_V1 GCFreeSegment_V1
+GCRestartEEBegin_V1 GCSuspendEEEnd_V1 GCSuspendEEBegin_V1 GCAllocationTick_V4 GCFinalizersEnd_V1
+GCFinalizersBegin_V1 BulkType GCBulkRootEdge GCBulkRootConditionalWeakTableElementEdge GCBulkNode GCBulkEdge
+GCBulkMovedObjectRanges SetGCHandle DestroyGCHandle PinObjectAtGCTime GCTriggered
+IncreaseMemoryPressure DecreaseMemoryPressure GCMarkWithType GCPerHeapHistory_V3 GCGlobalHeapHistory_V4""".split())
+ALL_KINDS = set()
+
+
+def mode_session(provider_dir, reportexe, workload, sim, heapdump, pressure, data, work):
+    fresh(work)
+    home = tempfile.mkdtemp(prefix="tenure-lttng-home-")
+    d = Daemon(home)
+    why = d.start()
+    if why:
+        print("SKIP: " + why)
+        shutil.rmtree(home, ignore_errors=True)
+        return SKIP
+    try:
+        programs = [("workload", [workload]),
+                    ("tenure-sim", [sim, "--preset", "finalizer-heavy", "--total-mb", "64", "--live-mb", "8",
+                                    "--threads", "2"]),
+                    ("heap-dump", [heapdump]),
+                    ("pressure", [pressure])]
+        for what, cmd in programs:
+            session = "tenure-%d-%s" % (os.getpid(), what)
+            lt_dir, ctf_dir = os.path.join(work, what, "lttng"), fresh(os.path.join(work, what, "ctf"))
+            d.lttng("create", session, "--output=" + lt_dir)
+            # events are compared one by one: a full buffer makes the program wait, never drop
+            d.lttng("enable-channel", "-s", session, "-u", "--subbuf-size=1M", "--num-subbuf=8",
+                    "--blocking-timeout=inf", "channel0")
+            d.lttng("enable-event", "-s", session, "-u", "-c", "channel0", "DotNETRuntime:*")
+            d.lttng("add-context", "-s", session, "-u", "-c", "channel0", "-t", "vpid", "-t", "vtid", "-t", "procname")
+            d.lttng("start", session)
+            env = dict(d.env, TENURE_LTTNG="1", TENURE_TRACE=ctf_dir, TENURE_TRACE_LEVEL="5",
+                       TENURE_TRACE_KEYWORDS="0x5f0003", LTTNG_UST_ALLOW_BLOCKING="1",
+                       LD_LIBRARY_PATH=provider_dir + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
+            rc, out, err = run(cmd, env)
+            d.lttng("stop", session)
+            d.lttng("destroy", session)
+            if not check(rc == 0, "%s failed (%d): %s" % (what, rc, (out + err)[-600:])):
+                continue
+            check("LTTng" not in err and "TENURE_LTTNG" not in err, "%s: complaint on stderr: %s" % (what, err[-400:]))
+            ctf = [os.path.join(ctf_dir, x) for x in os.listdir(ctf_dir)]
+            if not check(len(ctf) == 1, "%s: %d CTF traces" % (what, len(ctf))):
+                continue
+            ctf_ev, lt_ev = events(ctf[0], "tid"), events(lt_dir, "vtid")
+            compared, packed_seen = compare_events(ctf_ev, lt_ev, what)
+            rule, _ = schema_packed(ctf[0])
+            check({"GCHeapStats_V2", "GCPerHeapHistory_V3", "GCGlobalHeapHistory_V4"} <= rule,
+                  "%s: the rule read from the CTF metadata packs only %r" % (what, sorted(rule)))
+            check(packed_seen <= rule, "%s: packed but not by the runtime's rule: %r" % (what, packed_seen - rule))
+            plain_seen = set(n for evs in lt_ev.values() for n, f in evs if f[:1] and f[0][0] != "length")
+            check(not (plain_seen & rule), "%s: not packed, but the runtime packs: %r" % (what, plain_seen & rule))
+            m = re.search(r"^WORKLOAD (\{.*\})$", out, re.M)
+            gcs = compare_reports(reportexe, ctf[0], lt_dir, what, json.loads(m.group(1)) if m else None)
+            kinds = set(n for evs in ctf_ev.values() for n, _ in evs)
+            ALL_KINDS.update(kinds)
+            print("%s: %d events compared (packed: %s), %d GCs reported alike" %
+                  (what, compared, ", ".join(sorted(packed_seen)), gcs))
+            if what == "workload":
+                common = compare_with_runtime(lt_dir, data, work)
+                print("declared as the .NET runtime declares them: %s" % ", ".join(common))
+        missing = WRITTEN - ALL_KINDS
+        check(not missing, "events no program wrote: %s" % ", ".join(sorted(missing)))
+    finally:
+        d.stop()
+        shutil.rmtree(home, ignore_errors=True)
+    if FAILS:
+        print("%d failure(s)" % len(FAILS))
+        return 1
+    print("lttng session checks: ok")
+    return 0
+
+
+def mode_load(workload, fake, setuid_program, libtenure, work):
+    """TENURE_LTTNG without LTTng: a missing provider, a stand-in provider, one of another
+    schema, 0 or empty, and a setuid process; libtenure.so needs libc only"""
+    if shutil.which("readelf"):
+        rc, out, err = run(["readelf", "-d", libtenure])
+        needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+        check(rc == 0 and needed and all(re.match(r"(libc|libpthread|libdl|ld-linux)", n) for n in needed),
+              "libtenure.so needs %r (libc and pthreads only)" % needed)
+    tracedir = fresh(work)
+    base = {"TENURE_TRACE": tracedir}
+    rc, out, err = run([workload], dict(base, TENURE_LTTNG=os.path.join(work, "no-such-provider.so")))
+    check(rc == 0 and "WORKLOAD" in out, "a missing provider stopped the program (%d): %s" % (rc, err[-400:]))
+    check("TENURE_LTTNG" in err and "could not load the LTTng provider" in err and "no-such-provider.so" in err,
+          "no message about the missing provider: %r" % err[-400:])
+    # the stand-in: loaded once, every GC's GCStart_V2 with the right Count
+    rc, out, err = run([workload], dict(base, TENURE_TRACE=fresh(tracedir), TENURE_LTTNG=fake))
+    m = re.search(r"^WORKLOAD (\{.*\})$", out, re.M)
+    f = re.search(r"FAKE-PROVIDER events=(\d+) gcstarts=(\d+) bad=(\d+)", err)
+    if check(rc == 0 and m and f, "with the stand-in provider: status %d: %s" % (rc, (out + err)[-400:])):
+        own = json.loads(m.group(1))
+        check(err.count("FAKE-PROVIDER-LOADED") == 1, "the provider loaded %d times" % err.count("FAKE-PROVIDER-LOADED"))
+        check(int(f.group(2)) == own["gc_count"] and int(f.group(3)) == 0,
+              "the provider saw %s GCStart_V2 (%s bad), the workload ran %d GCs" % (f.group(2), f.group(3), own["gc_count"]))
+        check(int(f.group(1)) > int(f.group(2)), "only GCStart_V2 events reached the provider")
+    # a provider of another schema is refused, and said so
+    rc, out, err = run([workload], dict(base, TENURE_TRACE=fresh(tracedir), TENURE_LTTNG=fake, FAKE_PROVIDER_SKEW="1"))
+    check(rc == 0 and "events=0 " in err and "schema" in err,
+          "a provider of another schema: status %d, stderr %r" % (rc, err[-400:]))
+    for value in ("0", ""):
+        rc, out, err = run([workload], dict(base, TENURE_TRACE=fresh(tracedir), TENURE_LTTNG=value))
+        check(rc == 0 and "LTTng" not in err, "TENURE_LTTNG=%r: status %d, stderr %r" % (value, rc, err[-400:]))
+    secure = setuid_run(setuid_program, fake, work)
+    if FAILS:
+        return 1
+    print("lttng load checks: ok%s" % ("" if secure else " (the setuid check skipped: %s)" % SETUID_SKIP[0]))
+    return 0
+
+
+SETUID_SKIP = [""]
+
+
+def setuid_run(program, fake, work):
+    """As root: a setuid copy of the program (owned by nobody) does not load TENURE_LTTNG's
+    provider; its plain copy does (the control). False (skipped) where setuid cannot work."""
+    if os.geteuid() != 0:
+        SETUID_SKIP[0] = "not root"
+        return False
+    d = fresh(os.path.join(work, "setuid"))
+    if os.statvfs(d).f_flag & os.ST_NOSUID:
+        SETUID_SKIP[0] = "nosuid filesystem"
+        return False
+    prog = os.path.join(d, "prog")
+    shutil.copy(program, prog)
+    lib = os.path.join(d, "provider.so")
+    shutil.copy(fake, lib)
+    env = {"TENURE_LTTNG": lib, "PATH": os.environ.get("PATH", "")}
+
+    def once():
+        p = subprocess.run([prog], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, timeout=120)
+        return p.returncode, p.stdout.decode("utf-8", "replace")
+    rc, out = once()
+    check(rc == 0 and "FAKE-PROVIDER-LOADED" in out, "plain run: the provider was not loaded (%d): %s" % (rc, out[-400:]))
+    os.chown(prog, 65534, 65534)
+    os.chmod(prog, 0o4755)
+    os.chmod(d, 0o755)
+    rc, out = once()
+    if "euid=65534" not in out:
+        SETUID_SKIP[0] = "the setuid bit had no effect (no_new_privs?)"
+        return False
+    check(rc == 0 and "secure=1" in out and "FAKE-PROVIDER" not in out,
+          "setuid run: TENURE_LTTNG loaded a provider into a secure-execution process (%d): %s" % (rc, out[-400:]))
+    return True
+
+
+def main():
+    if len(sys.argv) >= 2 and sys.argv[1] == "session" and len(sys.argv) == 10:
+        return mode_session(*sys.argv[2:])
+    if len(sys.argv) >= 2 and sys.argv[1] == "load" and len(sys.argv) == 7:
+        return mode_load(*sys.argv[2:])
+    sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
