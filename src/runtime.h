@@ -211,7 +211,8 @@ typedef struct tn_vec {
     size_t count, cap, elem;
 } tn_vec;
 
-/* What one collection decided and did (feeds the events' history records later). */
+/* What one collection decided and did: built by the collection (gc/collection.h), then kept
+ * as rt->last, the record of the previous GC (the events' history records, budgets, stats). */
 typedef struct tn_gc_record {
     uint64_t index;
     int condemned;           /* 0, 1 or 2 */
@@ -226,7 +227,6 @@ typedef struct tn_gc_record {
     uint32_t condemn_reasons_gen, condemn_reasons_condition; /* as the .NET collector packs them */
     int compact_reason;                                      /* -1: nothing compacted */
     bool demoted;         /* regions holding only pinned plugs stayed in their generation */
-    bool scratch_short;   /* some scratch reserved before the pause was too small (gc/scratch.c) */
     uint32_t phase_us[5]; /* mark, plan, relocate, compact or sweep, promote */
     uint64_t pause_ns;
 } tn_gc_record;
@@ -356,7 +356,8 @@ struct tenure_runtime {
     size_t overflow_marked; /* bytes marked while recovering from mark stack overflow */
     bool overflow_seen;
     size_t pinned_objects;
-    tn_gc_record last;
+    struct tn_collection *collection; /* the GC in progress (gc/collection.h), NULL outside one */
+    tn_gc_record last;                /* the record of the previous GC (set at its end) */
     /* events: ev_mask[l] = keywords wanted at level l by some session (trace/) */
     uint64_t ev_mask[6];
     struct tn_session *sessions;
@@ -766,10 +767,11 @@ void tn_gc_scratch_destroy(tenure_runtime *rt);
 /* Bytes of pause scratch the range reports (plan.c) need. */
 size_t tn_gc_range_scratch_bytes(void);
 tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags);
-void tn_gc_mark(tenure_runtime *rt, int condemned);
+struct tn_collection;
+void tn_gc_mark(tenure_runtime *rt, struct tn_collection *c);
 /* Consistency check of the mark stack (count within capacity, entries in the heap range). */
 void tn_mark_stack_check(const tenure_runtime *rt);
-void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags);
+void tn_gc_plan_and_reclaim(tenure_runtime *rt, struct tn_collection *c);
 void tn_gc_rebuild_region(tenure_runtime *rt, tn_region *r, bool set_cards);
 /* The same for the objects of r from `from` (an object start) to its end. */
 void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_cards);

@@ -28,6 +28,7 @@
  * reserves twice the slots this one saw.
  */
 #include "runtime.h"
+#include "gc/collection.h"
 
 #define BUNDLE_CARDS ((size_t)1 << (TENURE__BUNDLE_SHIFT - TENURE__CARD_SHIFT))
 #define MIN_CARD_SLOTS ((size_t)16384) /* 128 KiB, touched only as far as used */
@@ -484,7 +485,7 @@ void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *
     if (s.seen > rt->card_slots_needed)
         rt->card_slots_needed = s.seen;
     if (rt->card_slots_short)
-        rt->last.scratch_short = true;
+        rt->collection->scratch_short = true;
 }
 
 void tn_gc_update_card_slots(tenure_runtime *rt, int condemned, tn_card_slot_fn fn, void *ctx) {

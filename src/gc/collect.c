@@ -1,7 +1,7 @@
 /* collect.c - the collect driver: one blocking GC from start to end, in the order of the
  * events spec (suspend, mark, plan, relocate, compact or sweep, promote, restart). Also the
  * public tenure_collect and the statistics. */
-#include "runtime.h"
+#include "gc/collection.h"
 #include <setjmp.h>
 
 static void set_condemned(tenure_runtime *rt, int condemned, bool on) {
@@ -34,15 +34,15 @@ static void verify_if_asked(tenure_runtime *rt, const char *when) {
         tn_gc_verify(rt, when);
 }
 
-static void update_stats(tenure_runtime *rt, int condemned, uint64_t pause) {
+static void update_stats(tenure_runtime *rt, tn_collection *c, uint64_t pause) {
     tenure_stats *s = &rt->stats;
-    tn_gc_record *g = &rt->last;
+    tn_gc_record *g = &c->record;
     measure_generations(rt, g->size_after, g->free_after);
     s->heap_bytes = s->live_bytes_after_gc = s->promoted_bytes = 0;
     for (int i = 0; i < TN_NGEN; i++) {
         s->heap_bytes += s->gen[i].size;
         s->live_bytes_after_gc += s->gen[i].size - s->gen[i].free_bytes;
-        if (tn_gen_condemned(i, condemned)) {
+        if (tn_gen_condemned(i, c->condemned)) {
             s->gen[i].collections++;
             s->promoted_bytes += g->promoted[i];
         }
@@ -56,7 +56,7 @@ static void update_stats(tenure_runtime *rt, int condemned, uint64_t pause) {
     s->sync_blocks = rt->sync_count;
     s->finalization_promoted_bytes = g->finalization_promoted_bytes;
     s->finalization_promoted_count = g->finalization_promoted_count;
-    if (condemned == TN_GEN2)
+    if (c->condemned == TN_GEN2)
         tn_lifetime_gen2_done(rt);
     g->pinned_objects = rt->pinned_objects;
     g->pause_ns = pause;
@@ -121,19 +121,36 @@ static void restart(tenure_runtime *rt) {
     tn_trace_gc_end(rt);
 }
 
-static void start_gc(tenure_runtime *rt, int condemned, int requested, uint32_t reason) {
+/* The collection's parameters and its record's first fields. */
+static void begin_collection(tenure_runtime *rt, tn_collection *c, int requested, uint32_t reason, unsigned flags) {
+    memset(c, 0, sizeof *c);
+    c->requested = requested;
+    c->condemned = requested < 0 || requested > TN_GEN2 ? TN_GEN2 : requested;
+    c->reason = reason;
+    c->flags = flags;
+    c->started_ns = tn_os_now_ns();
+    c->queued_before = rt->fin_queued;
+}
+
+static void start_gc(tenure_runtime *rt, tn_collection *c) {
+    tn_gc_record *g = &c->record;
     rt->stats.gc_count++;
-    memset(&rt->last, 0, sizeof rt->last);
-    rt->last.index = rt->stats.gc_count;
-    rt->last.condemned = condemned;
-    rt->last.reason = reason;
-    rt->last.compact_reason = -1;
-    record_condemn_reasons(&rt->last, requested, reason);
-    measure_generations(rt, rt->last.size_before, rt->last.free_before);
+    g->index = rt->stats.gc_count;
+    g->condemned = c->condemned;
+    g->reason = c->reason;
+    g->compact_reason = -1;
+    record_condemn_reasons(g, c->requested, c->reason);
+    measure_generations(rt, g->size_before, g->free_before);
     if (TN_PROF_ON(rt, TENURE_PROFILE_GC))
         tn_prof_gc_started(rt);
-    TN_EMIT(rt, GCStart_V2, .Count = (uint32_t)rt->last.index, .Depth = (uint32_t)condemned, .Reason = reason,
+    TN_EMIT(rt, GCStart_V2, .Count = (uint32_t)g->index, .Depth = (uint32_t)c->condemned, .Reason = c->reason,
             .Type = TN_GC_TYPE_BLOCKING, .ClientSequenceNumber = rt->heap_dump_pending ? rt->heap_dumps : 0);
+}
+
+/* The record is done: it becomes the previous GC's (rt->last), which what follows reads. */
+static void finish_record(tenure_runtime *rt, tn_collection *c) {
+    update_stats(rt, c, tn_os_now_ns() - c->started_ns);
+    rt->last = c->record;
 }
 
 static void end_gc(tenure_runtime *rt) {
@@ -160,35 +177,36 @@ static void end_gc(tenure_runtime *rt) {
  * start, and every other thread that wants the lock waits SAFE). */
 static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
     tn_assert_locked(rt);
-    uint64_t t0 = tn_os_now_ns();
-    int condemned = generation < 0 || generation > TN_GEN2 ? TN_GEN2 : generation;
-    uint64_t queued_before = rt->fin_queued;
+    tn_collection c;
+    begin_collection(rt, &c, generation, reason, flags);
     tn_gc_reserve_scratch(rt);
     suspend(rt, reason);
     tn_mem_pause_begin(rt);
     rt->in_gc = true;
+    rt->collection = &c;
     verify_if_asked(rt, "before a GC");
-    start_gc(rt, condemned, generation, reason);
+    start_gc(rt, &c);
 
-    set_condemned(rt, condemned, true);
+    set_condemned(rt, c.condemned, true);
     uint64_t t1 = tn_os_now_ns();
-    tn_gc_mark(rt, condemned);
-    rt->last.phase_us[0] = (uint32_t)((tn_os_now_ns() - t1) / 1000);
-    tn_gc_plan_and_reclaim(rt, condemned, flags);
-    set_condemned(rt, condemned, false);
+    tn_gc_mark(rt, &c);
+    c.record.phase_us[0] = (uint32_t)((tn_os_now_ns() - t1) / 1000);
+    tn_gc_plan_and_reclaim(rt, &c);
+    set_condemned(rt, c.condemned, false);
 
-    update_stats(rt, condemned, tn_os_now_ns() - t0);
+    finish_record(rt, &c);
     tn_budgets_update(rt);
     tn_regions_trim(rt, (flags & TENURE_COLLECT_AGGRESSIVE) != 0);
     verify_if_asked(rt, "after a GC");
     end_gc(rt);
-    if (rt->last.scratch_short)
+    if (c.scratch_short)
         rt->stats.gc_scratch_shortfalls++;
+    rt->collection = NULL;
     rt->in_gc = false;
     check_structures(rt);
     tn_mem_pause_end();
     restart(rt);
-    if (rt->fin_queued != queued_before)
+    if (rt->fin_queued != c.queued_before)
         tn_finalize_notify(rt);
 }
 

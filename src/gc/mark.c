@@ -21,7 +21,7 @@
  *  - Invariant M2: an object's bytes are counted (marked_bytes, its region's live_bytes)
  *    exactly once: when it is popped to be scanned, or when its push overflows the stack.
  *    Rescanning the overflow range counts nothing. */
-#include "runtime.h"
+#include "gc/collection.h"
 
 /* Objects in flight between the stack and their scan: enough to hide a memory access
  * behind the scanning of the others (measured: docs/design/collector.md, "Mark loop"). */
@@ -110,7 +110,7 @@ typedef struct marker {
 /* Not a memset: a root by root trace starts a drain for each root that pushed something. */
 static inline void marker_init(marker *mk, tenure_runtime *rt) {
     mk->rt = rt;
-    mk->condemned = rt->last.condemned;
+    mk->condemned = rt->collection->condemned;
     mk->head = mk->tail = mk->edge = 0;
     mk->edges_full = false;
 }
@@ -286,14 +286,14 @@ static void drain_all(tenure_runtime *rt) {
  * drain_all. */
 static void mark_root_slot(void **slot, void *ctx) {
     tenure_runtime *rt = ctx;
-    mark_ref(rt, *slot, rt->last.condemned);
+    mark_ref(rt, *slot, rt->collection->condemned);
     if (rt->mark_stack.count)
         drain(rt);
 }
 
 /* Pin and mark v; handle_id is the pinning handle (0 for a conservative stack root). */
 static void pin_object(tenure_runtime *rt, char *v, uint64_t handle_id) {
-    if (!in_condemned(rt, v, rt->last.condemned))
+    if (!in_condemned(rt, v, rt->collection->condemned))
         return;
     size_t bit = tn_bit_index(rt, v);
     if (!tn_bit_test(rt->pin_bits, bit)) {
@@ -302,7 +302,7 @@ static void pin_object(tenure_runtime *rt, char *v, uint64_t handle_id) {
         TN_EMIT(rt, PinObjectAtGCTime, .HandleID = handle_id, .ObjectID = (uint64_t)(uintptr_t)v,
                 .ObjectSize = tn_obj_size(v), .TypeName = tn_obj_type(v)->name);
     }
-    mark_ref(rt, v, rt->last.condemned);
+    mark_ref(rt, v, rt->collection->condemned);
 }
 
 /* A pinned handle's slot is the handle itself (the object is its first field). */
@@ -315,7 +315,7 @@ static void pin_stack_word(void *obj, void *word, void *ctx) {
 static void clear_weak(void **slot, void *ctx) {
     tenure_runtime *rt = ctx;
     char *v = *slot;
-    if (in_condemned(rt, v, rt->last.condemned) && !tn_bit_test(rt->mark_bits, tn_bit_index(rt, v)))
+    if (in_condemned(rt, v, rt->collection->condemned) && !tn_bit_test(rt->mark_bits, tn_bit_index(rt, v)))
         *slot = NULL;
 }
 
@@ -352,7 +352,7 @@ static void pin_async(tn_handle_slot *h, void *ctx) {
 static bool survives(tenure_runtime *rt, void *v) {
     if (!v)
         return false;
-    return !in_condemned(rt, v, rt->last.condemned) || tn_bit_test(rt->mark_bits, tn_bit_index(rt, v));
+    return !in_condemned(rt, v, rt->collection->condemned) || tn_bit_test(rt->mark_bits, tn_bit_index(rt, v));
 }
 
 typedef struct dep_pass {
@@ -408,8 +408,9 @@ static void meter_end(tenure_runtime *rt, kind_meter m, uint32_t type) {
     TN_EMIT(rt, GCMarkWithType, .HeapNum = 0, .Type = type, .Bytes = bytes);
 }
 
-void tn_gc_mark(tenure_runtime *rt, int condemned) {
-    TN_ASSERT_INTERNAL(rt->last.condemned == condemned);
+void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
+    TN_ASSERT_INTERNAL(rt->collection == c);
+    int condemned = c->condemned;
     rt->marked_bytes = rt->overflow_marked = 0;
     rt->overflow_seen = false;
     rt->pinned_objects = 0;
@@ -466,8 +467,8 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
     if (rt->finalizable.count) {
         m = meter_start(rt);
         size_t n = tn_finalize_scan(rt, is_dead_now, queue_for_finalization);
-        rt->last.finalization_promoted_count = n;
-        rt->last.finalization_promoted_bytes = (rt->marked_bytes - m.marked) - (rt->overflow_marked - m.overflow);
+        c->record.finalization_promoted_count = n;
+        c->record.finalization_promoted_bytes = (rt->marked_bytes - m.marked) - (rt->overflow_marked - m.overflow);
         meter_end(rt, m, TN_ROOT_NEW_FQ);
         if (n && rt->handle_count) { /* DependentHandle again: resurrection may revive primaries */
             m = meter_start(rt);

@@ -14,19 +14,9 @@
  * it with the next generation.
  * See docs/design/collector.md.
  */
-#include "runtime.h"
+#include "gc/collection.h"
 
-typedef struct gen_plan {
-    tn_region **regions; /* condemned regions of the generation, by address */
-    size_t n;
-    tn_region **dests; /* where plugs go: [tail] + regions */
-    size_t nd;
-    tn_region *tail; /* a region of the next (uncondemned) generation that takes survivors */
-    char *tail_from; /* its used end before this GC */
-    bool compact;
-    bool rebuilt; /* compacted, and relocation rebuilt its cards and crossing table */
-    size_t live, used_total;
-} gen_plan;
+typedef tn_gen_plan gen_plan;
 
 typedef struct cursor {
     gen_plan *gp;
@@ -311,7 +301,7 @@ static tn_pin *push_pin(tenure_runtime *rt, tn_region *r, char *s, char *e) {
     }
     *p = (tn_pin){s, e, 0};
     r->pin_count++;
-    rt->last.pinned_bytes[r->gen] += (size_t)(e - s);
+    rt->collection->record.pinned_bytes[r->gen] += (size_t)(e - s);
     return p;
 }
 
@@ -363,13 +353,13 @@ static void abandon_plan(tenure_runtime *rt, gen_plan *gp, int gen, size_t pins,
     }
     rt->pins.count = pins;
     rt->gaps.count = gaps;
-    rt->last.pinned_bytes[gen] = 0;
+    rt->collection->record.pinned_bytes[gen] = 0;
     gp->compact = false;
     gp->tail = NULL;
     gp->dests = gp->regions;
     gp->nd = gp->n;
     rt->plan_failed = false;
-    rt->last.scratch_short = true;
+    rt->collection->scratch_short = true;
 }
 
 static bool plan_compaction(tenure_runtime *rt, gen_plan *gp, int gen) {
@@ -397,7 +387,7 @@ static bool plan_compaction(tenure_runtime *rt, gen_plan *gp, int gen) {
  * no end bit lies between a plug's start and its objects), or, if that word has none, where
  * v's brick says. Then one delta. */
 static inline __attribute__((always_inline)) char *relocate(tenure_runtime *rt, char *v) {
-    if (!v || !tn_in_range(rt, v) || rt->unit_gen[tn_unit_of(rt, v)] > rt->last.condemned)
+    if (!v || !tn_in_range(rt, v) || rt->unit_gen[tn_unit_of(rt, v)] > rt->collection->condemned)
         return v;
     tn_region *r = tn_region_of(rt, v);
     if (!r || !r->compacting)
@@ -668,7 +658,7 @@ static int compaction_reason(tenure_runtime *rt, int gen, gen_plan *gp, unsigned
         return -1;
     if (gen == TN_LOH)
         return (flags & TENURE_COLLECT_COMPACT_LOH) || rt->config.GCLOHCompact ? TN_COMPACT_LOH_FORCED : -1;
-    if (rt->last.reason == TN_REASON_OOS_SOH || rt->last.reason == TN_REASON_OOS_LOH)
+    if (rt->collection->reason == TN_REASON_OOS_SOH || rt->collection->reason == TN_REASON_OOS_LOH)
         return TN_COMPACT_LAST_GC;
     if ((flags & TENURE_COLLECT_COMPACT) || rt->config.GCCompactMode == 1)
         return TN_COMPACT_INDUCED;
@@ -790,7 +780,7 @@ static void release_and_promote(tenure_runtime *rt, int gen, gen_plan *gp) {
         }
         if (r->demote) {
             r->demote = false;
-            rt->last.demoted = true;
+            rt->collection->record.demoted = true;
         } else if (gen < TN_GEN2) {
             tn_region_set_gen(rt, r, gen + 1);
         }
@@ -802,7 +792,7 @@ static void release_and_promote(tenure_runtime *rt, int gen, gen_plan *gp) {
 /* Record the time since `since` as phase i (microseconds); return now. */
 static uint64_t phase_mark(tenure_runtime *rt, int i, uint64_t since) {
     uint64_t now = tn_os_now_ns();
-    rt->last.phase_us[i] = (uint32_t)((now - since) / 1000);
+    rt->collection->record.phase_us[i] = (uint32_t)((now - since) / 1000);
     return now;
 }
 
@@ -888,10 +878,11 @@ static void report_ranges(tenure_runtime *rt, gen_plan *plans, int condemned) {
 
 size_t tn_gc_range_scratch_bytes(void) { return 2 * sizeof(range_batch); }
 
-void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
+void tn_gc_plan_and_reclaim(tenure_runtime *rt, tn_collection *col) {
+    int condemned = col->condemned;
+    unsigned flags = col->flags;
     uint64_t t = tn_os_now_ns();
-    gen_plan plans[TN_NGEN];
-    memset(plans, 0, sizeof plans);
+    gen_plan *plans = col->plans;
     rt->pins.count = 0;
     rt->gaps.count = 0;
     rt->gen0_gaps = NULL; /* every gen0 region is condemned: its free objects change */
@@ -908,17 +899,17 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
             gp->live += gp->regions[i]->live_bytes;
             gp->used_total += (size_t)(gp->regions[i]->used - gp->regions[i]->start);
         }
-        rt->last.promoted[g] = gp->live;
+        rt->collection->record.promoted[g] = gp->live;
         int why = compaction_reason(rt, g, gp, flags);
         gp->compact = why >= 0;
-        if (why >= 0 && rt->last.compact_reason < 0)
-            rt->last.compact_reason = why;
+        if (why >= 0 && rt->collection->record.compact_reason < 0)
+            rt->collection->record.compact_reason = why;
         if (gp->compact && g < TN_GEN2 && !tn_gen_condemned(g + 1, condemned))
             choose_tail(rt, gp, g);
-        rt->last.compacted[g] = gp->compact;
+        rt->collection->record.compacted[g] = gp->compact;
         any_compact |= gp->compact;
         if (gp->compact && !plan_compaction(rt, gp, g)) {
-            rt->last.compacted[g] = false; /* swept instead: out of memory for the plan */
+            rt->collection->record.compacted[g] = false; /* swept instead: out of memory for the plan */
             any_compact = false;
             for (int k = 0; k < g; k++)
                 any_compact |= plans[k].compact;
@@ -966,7 +957,7 @@ void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags) {
         release_and_promote(rt, g, &plans[g]);
     /* every region that was condemned (or took survivors) gets its crossing table and, in
      * generation 2 (or 1, when demoted objects stayed in gen0), its cards rebuilt */
-    bool demoted = rt->last.demoted;
+    bool demoted = rt->collection->record.demoted;
     for (int g = 0; g < TN_NGEN; g++) {
         gen_plan *gp = &plans[g];
         if (gp->rebuilt)

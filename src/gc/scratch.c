@@ -22,6 +22,7 @@
  *   ready queue       needs nothing: room is reserved when an object registers (finalize.c)
  */
 #include "runtime.h"
+#include "gc/collection.h"
 #include <stdlib.h>
 
 #define MIN_PLAN_ENTRIES 256
@@ -103,7 +104,7 @@ void tn_gc_reserve_scratch(tenure_runtime *rt) {
 void *tn_gc_pause_scratch(tenure_runtime *rt, size_t size) {
     if (size <= rt->pause_scratch_size)
         return rt->pause_scratch;
-    rt->last.scratch_short = true;
+    rt->collection->scratch_short = true;
     return NULL;
 }
 

@@ -3,6 +3,7 @@
  * roots at their final addresses, gc_finished, allocations and handles; the generation
  * bounds query; TENURE_PROFILER loading. See ../shared/spec/profiler.md. */
 #include "runtime.h"
+#include "gc/collection.h"
 #include "tenure_profiler.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,8 +173,8 @@ tenure_result tenure_profiler_detach(tenure_runtime *rt, tenure_profiler *profil
 void tn_prof_gc_started(tenure_runtime *rt) {
     int collected[TN_NGEN];
     for (int g = 0; g < TN_NGEN; g++)
-        collected[g] = tn_gen_condemned(g, rt->last.condemned);
-    uint32_t r = rt->last.reason;
+        collected[g] = tn_gen_condemned(g, rt->collection->condemned);
+    uint32_t r = rt->collection->reason;
     tenure_gc_reason_kind kind = r == TN_REASON_INDUCED || r == TN_REASON_INDUCED_NOFORCE ||
                                          r == TN_REASON_INDUCED_COMPACTING || r == TN_REASON_INDUCED_AGGRESSIVE
                                      ? TENURE_GC_REASON_INDUCED

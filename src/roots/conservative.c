@@ -8,6 +8,7 @@
  * regions every allocation quantum records its start, so the walk from there is bounded by
  * the quantum (8 KiB) and never by the region. */
 #include "runtime.h"
+#include "gc/collection.h"
 #include <pthread.h>
 #include <setjmp.h>
 
@@ -49,7 +50,7 @@ TN_NO_ASAN static void scan_range(tenure_runtime *rt, char *lo, char *hi, bool c
         uintptr_t v = *w;
         if (v - (uintptr_t)rt->base >= rt->range)
             continue;
-        if (condemned_only && rt->unit_gen[tn_unit_of(rt, (void *)v)] > rt->last.condemned)
+        if (condemned_only && rt->unit_gen[tn_unit_of(rt, (void *)v)] > rt->collection->condemned)
             continue;
         tn_region *r = tn_region_of(rt, (void *)v);
         if (!r || (condemned_only && !r->condemned))
