@@ -767,11 +767,8 @@ void tn_gc_scratch_destroy(tenure_runtime *rt);
 /* Bytes of pause scratch the range reports (plan.c) need. */
 size_t tn_gc_range_scratch_bytes(void);
 tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags);
-struct tn_collection;
-void tn_gc_mark(tenure_runtime *rt, struct tn_collection *c);
 /* Consistency check of the mark stack (count within capacity, entries in the heap range). */
 void tn_mark_stack_check(const tenure_runtime *rt);
-void tn_gc_plan_and_reclaim(tenure_runtime *rt, struct tn_collection *c);
 void tn_gc_rebuild_region(tenure_runtime *rt, tn_region *r, bool set_cards);
 /* The same for the objects of r from `from` (an object start) to its end. */
 void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_cards);

@@ -21,7 +21,7 @@
  *  - Invariant M2: an object's bytes are counted (marked_bytes, its region's live_bytes)
  *    exactly once: when it is popped to be scanned, or when its push overflows the stack.
  *    Rescanning the overflow range counts nothing. */
-#include "gc/collection.h"
+#include "gc/gc_internal.h"
 
 /* Objects in flight between the stack and their scan: enough to hide a memory access
  * behind the scanning of the others (measured: docs/design/collector.md, "Mark loop"). */

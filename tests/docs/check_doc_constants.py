@@ -64,7 +64,7 @@ CHECKS = [
     ("docs/design/trace.md", r"`TENURE_TRACE_LEVEL`, default (\d+)", ("helper", "trace_level_default"), "trace level default"),
     ("docs/design/trace.md", r"allocation kind passes (\d+) (KiB) since its last tick", ("define", "src/heap/alloc.c", "TN_TICK_BYTES"), "allocation tick"),
     ("README.md", r"ticks \(every (\d+) (KiB) per allocation kind\)", ("define", "src/heap/alloc.c", "TN_TICK_BYTES"), "allocation tick"),
-    ("docs/design/profiler.md", r"bounded buffer of (\d+) records", ("define", "src/gc/plan.c", "RANGE_BATCH"), "range batch size"),
+    ("docs/design/profiler.md", r"bounded buffer of (\d+) records", ("define", "src/gc/report.c", "RANGE_BATCH"), "range batch size"),
     ("docs/design/profiler.md", r"batched in (\d+)-byte events", ("define", "src/profiler/references.c", "BULK_BYTES"), "heap dump event size"),
     ("docs/design/profiler.md", r"fixed chunks of\s+(\d+) with a free-slot stack", ("expr", "1 << d['src/objtrack/objtrack.c:OT_CHUNK_SHIFT']"), "object tracker chunk"),
     ("docs/design/profiler.md", r"default (\d+) (KiB), the smallest", ("helper", "sampling_interval"), "sampling interval default"),
@@ -94,7 +94,7 @@ CHECKS = [
     ("docs/design/api.md", r"halved on each refusal down to \d+ MiB \(or (\d+) regions\)", ("define", "src/api/options.c", r"regions = (\d+) \* c->GCRegionSize;"), "smallest automatic range (regions)"),
     ("include/tenure.h", r"it is halved, down to (\d+) (MiB) or \d+ regions", ("define", "src/api/options.c", r"uint64_t floor = (.+?), regions"), "smallest automatic range"),
     ("include/tenure.h", r"it is halved, down to \d+ MiB or (\d+) regions", ("define", "src/api/options.c", r"regions = (\d+) \* c->GCRegionSize;"), "smallest automatic range (regions)"),
-    ("src/gc/plan.c", r"RANGE_BATCH \d+ /\* (\d+) moved records", ("define", "src/gc/plan.c", "RANGE_BATCH"), "range batch (its comment)"),
+    ("src/gc/report.c", r"RANGE_BATCH \d+ /\* (\d+) moved records", ("define", "src/gc/report.c", "RANGE_BATCH"), "range batch (its comment)"),
     ("docs/design/api.md", r"below (\d+) regions is refused", ("define", "src/api/options.c", "TN_MIN_HARD_LIMIT_REGIONS"), "hard limit minimum regions"),
 ]
 
