@@ -38,10 +38,6 @@
 #define TN_ALIGN 8u
 #define TN_MIN_OBJECT 16u
 #define TN_CARD_SIZE ((size_t)1 << TENURE__CARD_SHIFT)
-/* The crossing table has one entry per 512-byte granule (two cards): half the entries to write
- * for every object placed in an old region, for one more object walked per card scanned. */
-#define TN_CROSSING_SHIFT 9
-#define TN_CROSSING_GRANULE ((size_t)1 << TN_CROSSING_SHIFT)
 #define TN_PLUG_BRICK_SHIFT 9   /* plug lookup bricks: 512 bytes, one word of plug_bits */
 #define TN_QUANTUM (8u * 1024u) /* allocation context quantum */
 #define TN_GAP_MIN 1024u        /* the smallest gap between pinned plugs reused by allocation */
@@ -599,6 +595,11 @@ static inline tn_region *tn_region_of(const tenure_runtime *rt, const void *p) {
     tn_region *r = &rt->regions[rt->unit_head[tn_unit_of(rt, p)]];
     return r->state == TN_RS_IN_USE ? r : NULL;
 }
+/* The generation of obj, an object of rt (frozen objects count as gen2): what
+ * tenure_object_generation answers, without its checks. */
+static inline int tn_object_gen(const tenure_runtime *rt, const void *obj) {
+    return tn_in_range(rt, obj) ? tn_region_of(rt, obj)->gen : TN_GEN2;
+}
 /* Take a region of `units` units for generation gen; NULL if out of memory. */
 tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen);
 void tn_region_release(tenure_runtime *rt, tn_region *r);
@@ -777,16 +778,6 @@ void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_
  * `slot` for a reference to generation value - 1 (its bundle too). */
 void tn_gc_clear_cards(tenure_runtime *rt, tn_region *r, char *from);
 void tn_gc_lower_card(tenure_runtime *rt, void *slot, uint8_t value);
-/* Record in the crossing table that the object [o, o + size) covers the start of every
- * granule that begins inside it (H6). */
-static inline void tn_crossing_set(tenure_runtime *rt, char *o, size_t size) {
-    uintptr_t off = (uintptr_t)o - (uintptr_t)rt->base;
-    uintptr_t gs = (off + TN_CROSSING_GRANULE - 1) & ~(uintptr_t)(TN_CROSSING_GRANULE - 1);
-    for (; gs < off + size; gs += TN_CROSSING_GRANULE)
-        rt->crossing[gs >> TN_CROSSING_SHIFT] = (uint32_t)((gs - off) / 8);
-}
-/* The object that covers address p in a gen1+/LOH/POH region (via the crossing table). */
-char *tn_gc_find_object_start(tenure_runtime *rt, tn_region *r, char *p);
 /* HeapVerify around a GC (when: "before a GC" or "after a GC"): the number of problems,
  * each reported through the error hook; without a hook they go to stderr and the process
  * aborts. */
@@ -796,8 +787,6 @@ void tn_gc_emit_history(tenure_runtime *rt);
 void tn_gc_emit_heap_stats(tenure_runtime *rt);
 /* Every card of every old region dirty (after fork(), in the child: cards.c). */
 void tn_gc_dirty_old_cards(tenure_runtime *rt);
-/* Record the crossing-table entries of an object placed in an old region. */
-void tn_gc_note_object(tenure_runtime *rt, char *o, size_t size);
 /* The card scan of an ephemeral GC (cards.c, docs/design/collector.md "Cards"). During mark:
  * scan once every card of value 1..condemned+1 of the regions not condemned, call `mark` for
  * each slot that refers to a condemned object and record it in rt->card_slots, and rewrite

@@ -1,5 +1,6 @@
 /* runtime.c - creating and destroying an instance, and the queries about objects. */
 #include "runtime.h"
+#include "heap/crossing.h"
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -247,7 +248,7 @@ bool tn_is_object(tenure_runtime *rt, const void *obj) {
     const tn_type *t = (const tn_type *)(word & ~(uintptr_t)7);
     if (!tn_type_valid(rt, t) || t->kind == TN_TK_FREE)
         return 0;
-    return tn_gc_find_object_start(rt, r, (char *)obj) == obj;
+    return tn_crossing_object_start(rt, r, (char *)obj) == obj;
 }
 
 static bool check_object(tenure_runtime *rt, const void *obj, const char *fn) {
@@ -272,7 +273,7 @@ int tenure_object_generation(tenure_runtime *rt, const void *obj) {
     TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!check_object(rt, obj, "tenure_object_generation"))
         return -1;
-    return tn_in_range(rt, obj) ? tn_region_of(rt, obj)->gen : TN_GEN2; /* frozen: as old as it gets */
+    return tn_object_gen(rt, obj);
 }
 
 typedef struct heap_walk {

@@ -1,7 +1,7 @@
-/* cards.c - all card code: the crossing table (which object covers each 512-byte granule of
- * an old region), the card scan of an ephemeral GC (one pass, during mark), the update of the slots
- * that scan found (during relocation), the rebuilding of an old region's cards and crossing
- * entries after a GC gave it a new layout or generation, and what HeapVerify asks of cards.
+/* cards.c - all card code: the card scan of an ephemeral GC (one pass, during mark), the
+ * update of the slots that scan found (during relocation), the rebuilding of an old region's
+ * cards and crossing entries (the table itself: heap/crossing.h) after a GC gave it a new
+ * layout or generation, and what HeapVerify asks of cards.
  *
  * Values (H5, runtime.h): a card is 0 (clean) or one more than the youngest generation its
  * slots may refer to; the barrier writes 1. A card bundle (64 cards, 16 KiB of heap) is 0
@@ -29,6 +29,7 @@
  */
 #include "runtime.h"
 #include "gc/collection.h"
+#include "heap/crossing.h"
 
 #define BUNDLE_CARDS ((size_t)1 << (TENURE__BUNDLE_SHIFT - TENURE__CARD_SHIFT))
 #define MIN_CARD_SLOTS ((size_t)16384) /* 128 KiB, touched only as far as used */
@@ -49,24 +50,6 @@ static inline void lower_card(tenure_runtime *rt, size_t c, uint8_t value) {
         *bundle = value;
 }
 
-/* ---- the crossing table ---- */
-
-/* The object the crossing table names for the granule holding p. */
-static inline char *crossing_object(const tenure_runtime *rt, const void *p) {
-    size_t g = ((uintptr_t)p - (uintptr_t)rt->base) >> TN_CROSSING_SHIFT;
-    return rt->base + (g << TN_CROSSING_SHIFT) - (size_t)rt->crossing[g] * 8;
-}
-
-char *tn_gc_find_object_start(tenure_runtime *rt, tn_region *r, char *p) {
-    char *o = crossing_object(rt, p);
-    if (o < r->start)
-        o = r->start;
-    while (o + tn_obj_size(o) <= p)
-        o += tn_obj_size(o);
-    return o;
-}
-
-void tn_gc_note_object(tenure_runtime *rt, char *o, size_t size) { tn_crossing_set(rt, o, size); }
 
 /* ---- rebuilding a region's cards ---- */
 
@@ -312,7 +295,7 @@ static void scan_run(card_scan *s, tn_region *r, size_t c0, size_t c1) {
         s->run_c1 = c1;
         s->run_first = rt->card_slots.count;
     }
-    for (char *o = tn_gc_find_object_start(rt, r, s->lo); o < s->hi;) {
+    for (char *o = tn_crossing_object_start(rt, r, s->lo); o < s->hi;) {
         const tn_type *t = tn_obj_type(o);
         size_t size = tn_obj_size_t(t, o);
         if (t->kind != TN_TK_FREE)
@@ -385,7 +368,7 @@ static void run_next(card_scan *s, tn_region *r, run_queue *rq) {
     tenure_runtime *rt = s->rt;
     size_t ahead = rq->done + RUN_LAG / 2;
     if (ahead < rq->queued) {
-        __builtin_prefetch(crossing_object(rt, card_addr(rt, rq->q[ahead % RUN_LAG].c0)));
+        __builtin_prefetch(tn_crossing_object(rt, card_addr(rt, rq->q[ahead % RUN_LAG].c0)));
     }
     size_t i = rq->done++ % RUN_LAG;
     scan_run(s, r, rq->q[i].c0, rq->q[i].c1);
@@ -530,7 +513,7 @@ static uint8_t exact_value(tenure_runtime *rt, tn_region *r, size_t c) {
     card_value_ctx cv = {rt, card_addr(rt, c), card_addr(rt, c + 1), rt->unit_gen[r->index], 0};
     if (cv.hi > r->used)
         cv.hi = r->used;
-    for (char *o = tn_gc_find_object_start(rt, r, cv.lo); o < cv.hi; o += tn_obj_size(o))
+    for (char *o = tn_crossing_object_start(rt, r, cv.lo); o < cv.hi; o += tn_obj_size(o))
         if (!tn_is_free(o))
             tn_obj_visit_slots(rt, o, least_young, &cv);
     return cv.least;

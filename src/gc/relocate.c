@@ -5,6 +5,7 @@
  * new places as it goes (below). Nothing moves yet (compact.c). See docs/design/collector.md.
  */
 #include "gc/gc_internal.h"
+#include "heap/crossing.h"
 
 /* The new address of v (a live object, or not in a compacting region: unchanged). The plug
  * holding v starts at the last plug bit at or before v in v's own plug_bits word (a start bit:

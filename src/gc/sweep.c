@@ -4,6 +4,7 @@
  * on their free lists. Nothing moves. See docs/design/collector.md.
  */
 #include "gc/gc_internal.h"
+#include "heap/crossing.h"
 
 static void sweep_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
     char *p = r->start, *last_live_end = r->start;

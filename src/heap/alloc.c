@@ -8,6 +8,7 @@
  * rt->lock changes anything else here; a GC (which holds the lock, with every other thread
  * stopped) ends every context first. */
 #include "runtime.h"
+#include "heap/crossing.h"
 
 /* ---- accounting ---- */
 
@@ -42,7 +43,7 @@ static void close_gap_context(tenure_runtime *rt, tn_mutator *m) {
     if (size) {
         tn_make_free(rt, tail, size);
         tn_heap_poison_free(rt, tail, size); /* GCPoisonFreed: as the GC leaves free space */
-        tn_gc_note_object(rt, tail, size);
+        tn_crossing_note_object(rt, tail, size);
     }
     m->ctx_in_gap = false;
 }
@@ -177,14 +178,14 @@ static bool take_gap(tenure_runtime *rt, tn_mutator *m, size_t size, size_t want
             continue;
         if (top < gend) { /* up to the pinned plug: a free object its crossing entry can name */
             tn_make_free(rt, top, (size_t)(gend - top));
-            tn_gc_note_object(rt, top, (size_t)(gend - top));
+            tn_crossing_note_object(rt, top, (size_t)(gend - top));
         }
         if (from > g)
             ((size_t *)g)[1] = (size_t)(from - g); /* the rest stays listed, in place */
         else
             *link = ((char **)g)[2];
         memset(from, 0, (size_t)(top - from));
-        tn_gc_note_object(rt, from, (size_t)(top - from));
+        tn_crossing_note_object(rt, from, (size_t)(top - from));
         r->alloc_owner = m;
         m->alloc_region = r;
         m->ctx_in_gap = true;
@@ -226,7 +227,7 @@ static bool refill(tenure_runtime *rt, tn_mutator *m, size_t size) {
     if (to > from)
         prepare_memory(r, from, to);
     /* the next object starts at alloc_ptr: cards up to `to` find objects by walking from it */
-    tn_gc_note_object(rt, (char *)m->pub.alloc_ptr, (size_t)(to - (char *)m->pub.alloc_ptr));
+    tn_crossing_note_object(rt, (char *)m->pub.alloc_ptr, (size_t)(to - (char *)m->pub.alloc_ptr));
     m->ctx_end = (uintptr_t)to;
     r->used = to;
     return true;
@@ -539,7 +540,7 @@ static bool grow_large(tenure_runtime *rt, int gen, size_t size) {
     prepare_memory(r, r->start, r->end);
     r->used = r->end;
     tn_make_free(rt, r->start, (size_t)(r->end - r->start));
-    tn_gc_note_object(rt, r->start, (size_t)(r->end - r->start));
+    tn_crossing_note_object(rt, r->start, (size_t)(r->end - r->start));
     tn_free_list_add(rt, large_list(rt, gen), r->start, (size_t)(r->end - r->start));
     return true;
 }
@@ -563,12 +564,12 @@ static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, size
     size_t csize = ((size_t *)c)[1];
     if (csize > size) {
         tn_make_free(rt, c + size, csize - size);
-        tn_gc_note_object(rt, c + size, csize - size);
+        tn_crossing_note_object(rt, c + size, csize - size);
         tn_free_list_add(rt, fl, c + size, csize - size);
     }
     memset(c, 0, size);
     init_header(c, t, length);
-    tn_gc_note_object(rt, c, size);
+    tn_crossing_note_object(rt, c, size);
     if (gen == TN_LOH)
         rt->loh_allocated += size;
     rt->stats.bytes_allocated += size;

@@ -1,6 +1,7 @@
 /* regions.c - the reserved range, its side tables, and regions: taking them, labelling them
  * with a generation, giving them back, decommitting them after a delay. */
 #include "runtime.h"
+#include "heap/crossing.h"
 #include <stdlib.h>
 
 static size_t side_bits_bytes(const tenure_runtime *rt) { return rt->range / 64; }

@@ -8,6 +8,7 @@
  * regions every allocation quantum records its start, so the walk from there is bounded by
  * the quantum (8 KiB) and never by the region. */
 #include "runtime.h"
+#include "heap/crossing.h"
 #include "gc/collection.h"
 #include <pthread.h>
 #include <setjmp.h>
@@ -39,7 +40,7 @@ char *tn_roots_object_containing(tenure_runtime *rt, const void *p) {
     tn_region *r = tn_region_of(rt, p);
     if (!r || (const char *)p >= tn_region_walk_end(rt, r))
         return NULL;
-    char *o = tn_gc_find_object_start(rt, r, (char *)p);
+    char *o = tn_crossing_object_start(rt, r, (char *)p);
     return tn_is_free(o) ? NULL : o;
 }
 

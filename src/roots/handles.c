@@ -139,9 +139,9 @@ static tn_handle_slot *live_slot(tenure_runtime *rt, const tenure_handle *handle
 
 static void emit_set(tenure_runtime *rt, const tn_handle_slot *h) {
     if (TN_EV_ON(rt, SetGCHandle)) {
-        int gen = h->object ? tenure_object_generation(rt, h->object) : 0;
+        int gen = h->object ? tn_object_gen(rt, h->object) : 0; /* an object: valid_target */
         TN_EMIT(rt, SetGCHandle, .HandleID = (uint64_t)(uintptr_t)h, .ObjectID = (uint64_t)(uintptr_t)h->object,
-                .Kind = h->kind, .Generation = (uint32_t)(gen < 0 ? 0 : gen), .AppDomainID = 0);
+                .Kind = h->kind, .Generation = (uint32_t)gen, .AppDomainID = 0);
     }
 }
 
