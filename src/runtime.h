@@ -129,44 +129,6 @@ typedef struct tn_mutator {
     uint64_t allocated, sampled_at;
 } tn_mutator;
 
-/* Handles */
-typedef struct tn_handle_slot {
-    void *object;  /* must be first: a slot's address is the handle, and &object the root */
-    uint32_t kind; /* tenure_handle_kind, or TN_HANDLE_FREE */
-    uint32_t magic;
-    struct tn_handle_slot *next_free;
-    void *secondary;        /* dependent handles */
-    uint32_t variable_kind; /* variable handles */
-    uint32_t effective;     /* the kind it behaves as in the current GC (tn_handles_prepare) */
-    uint64_t sized_bytes;   /* SizedRef: bytes at the last full GC */
-} tn_handle_slot;
-#define TN_HANDLE_FREE 0xffffffffu
-#define TN_HANDLE_MAGIC 0x4a4d0e11u
-#define TN_HANDLE_SLAB_BYTES 8192u /* slabs are aligned to their size: slot -> slab is a mask */
-#define TN_HANDLES_PER_SLAB ((TN_HANDLE_SLAB_BYTES - 32u) / sizeof(tn_handle_slot))
-
-typedef struct tn_handle_slab {
-    uint32_t magic;
-    const struct tenure_runtime *owner;
-    struct tn_handle_slab *next;
-    tn_handle_slot slots[TN_HANDLES_PER_SLAB];
-} tn_handle_slab;
-
-struct tenure_root_area {
-    struct tenure_root_area *next;
-    void **slots;
-    size_t count;
-    uint32_t magic;
-};
-struct tenure_root_scanner {
-    struct tenure_root_scanner *next;
-    tenure_root_scan_fn scan;
-    void *context;
-    uint32_t magic;
-};
-#define TN_ROOT_MAGIC 0x7007a7eau
-#define TN_ROOT_REMOVED 0x7007dea0u /* removed while the roots were walked: unlinked at the walk's end */
-
 struct tenure_visitor {
     void (*fn)(void **slot, void *ctx); /* a tn_slot_fn */
     void *ctx;
@@ -184,11 +146,6 @@ typedef struct tn_frozen {
     uint64_t *starts; /* one bit per 8 bytes: object starts */
 } tn_frozen;
 
-/* An identity hash (lifetime/) */
-typedef struct tn_sync_entry {
-    uintptr_t key; /* the object's address; 0: empty */
-    uint32_t hash;
-} tn_sync_entry;
 
 /* Pinned plugs found by plan */
 typedef struct tn_pin {
@@ -226,6 +183,10 @@ typedef struct tn_gc_record {
     uint32_t phase_us[5]; /* mark, plan, relocate, compact or sweep, promote */
     uint64_t pause_ns;
 } tn_gc_record;
+
+/* The state each subsystem owns, embedded below (each in its subsystem's own header). */
+#include "lifetime/lifetime.h"
+#include "roots/roots.h"
 
 /* Automatic gen0 budget bounds (heap/alloc.c "budgets and triggers"): the smallest (a tiny
  * heap) and the largest (GCgen0MaxBudget 0). */
@@ -278,25 +239,10 @@ struct tenure_runtime {
     tn_type *filler_type; /* 8-byte free object */
 
     /* roots */
-    struct tenure_root_area *areas;
-    struct tenure_root_scanner *scanners;
-    struct tn_frozen *frozen; /* frozen segments */
+    struct tn_roots_state roots; /* roots/roots.h */
+    struct tn_frozen *frozen;    /* frozen segments */
     size_t frozen_count;
-    tn_handle_slab *handle_slabs;
-    struct tn_slab_set *slab_set; /* slab addresses: checks a handle (read without the lock) */
-    size_t slab_count;
-    tn_handle_slot *handle_free_head, *handle_free_tail;
-    size_t handle_count;
-    /* lifetime/: memory pressure and identity hashes */
-    uint64_t pressure, pressure_since_gen2;
-    tn_sync_entry *sync;
-    size_t sync_cap, sync_count;
-    uint64_t hash_state;
-    tn_vec finalizable; /* void *: registered finalizable objects (weak) */
-    tn_vec ready;       /* void *: found unreachable, waiting for their finalizer (strong) */
-    size_t ready_head;  /* next to run */
-    tenure_refcount_fn refcount_fn;
-    void *refcount_context;
+    struct tn_lifetime_state lifetime; /* lifetime/lifetime.h */
 
     /* threads (threads/): the instance lock serialises every change of shared state; a
      * collection holds it from the stop of the world to the restart */
@@ -313,13 +259,6 @@ struct tenure_runtime {
      * mutators of threads gone with the fork wait to be forgotten (at the outermost unlock) */
     struct tenure_runtime *fork_next;
     bool fork_purge;
-    /* the finalizer thread (lifetime/finalize.c); its conditions use rt->lock */
-    pthread_t fin_thread;
-    bool fin_started, fin_stop;
-    pthread_cond_t fin_work;       /* finalizers are pending, or the thread must stop */
-    pthread_cond_t fin_idle;       /* finalizers ran (fin_done grew) */
-    uint64_t fin_queued, fin_done; /* entries ever queued / ever taken off the queue */
-    struct tn_mutator *fin_runner; /* the thread running finalizers now, NULL if none */
 
     /* collection */
     bool in_gc;
@@ -368,8 +307,6 @@ struct tenure_runtime {
     void *gc_callback_context;
     /* callbacks (api/callbacks.c): removals asked for while a list is walked wait for its end */
     bool hook_failure_printed; /* a failure inside the error hook went to stderr (once) */
-    unsigned root_walks;       /* tn_roots_visit_embedder in progress (its callbacks may remove) */
-    bool roots_removed;        /* some root area or scanner waits to be unlinked */
     unsigned prof_dispatches;  /* profiler callback loops in progress */
     bool profilers_detached;   /* some profiler waits to be freed */
     unsigned ev_dispatches;    /* listener dispatches (tn_trace_emit) in progress */

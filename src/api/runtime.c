@@ -170,8 +170,8 @@ tenure_runtime *tenure_create_ex(const tenure_config *config, tenure_result *res
     tn_vec_init(&rt->pins, sizeof(tn_pin));
     tn_vec_init(&rt->gaps, sizeof(tn_gap));
     tn_vec_init(&rt->card_slots, sizeof(void **));
-    tn_vec_init(&rt->finalizable, sizeof(void *));
-    tn_vec_init(&rt->ready, sizeof(void *));
+    tn_vec_init(&rt->lifetime.finalizable, sizeof(void *));
+    tn_vec_init(&rt->lifetime.ready, sizeof(void *));
     r = build(rt, reason, sizeof reason);
     if (r != TENURE_OK) {
         tenure_destroy(rt);

@@ -64,7 +64,7 @@ static void begin_collection(tenure_runtime *rt, tn_collection *c, int requested
     c->reason = reason;
     c->flags = flags;
     c->started_ns = tn_os_now_ns();
-    c->queued_before = rt->fin_queued;
+    c->queued_before = rt->lifetime.fin_queued;
 }
 
 static void start_gc(tenure_runtime *rt, tn_collection *c) {
@@ -119,7 +119,7 @@ static void restart(tenure_runtime *rt, tn_collection *c) {
     tn_world_restart(rt);
     TN_EMIT(rt, GCRestartEEEnd_V1, .ClrInstanceID = 0);
     tn_trace_gc_end(rt);
-    if (rt->fin_queued != c->queued_before)
+    if (rt->lifetime.fin_queued != c->queued_before)
         tn_finalize_notify(rt);
 }
 

@@ -35,7 +35,7 @@ typedef struct tn_collection {
     uint64_t started_ns, phase_started_ns;
     bool any_compact;           /* some generation is compacted (relocation has work) */
     bool scratch_short;         /* some scratch reserved before the pause was too small (scratch.c) */
-    uint64_t queued_before;     /* finalizers queued before this GC (rt->fin_queued) */
+    uint64_t queued_before;     /* finalizers queued before this GC (rt->lifetime.fin_queued) */
     tn_gen_plan plans[TN_NGEN]; /* per generation, for the condemned ones (plan.c) */
     tn_gc_record record;        /* built by the phases, copied to rt->last at the end */
 } tn_collection;

@@ -420,7 +420,7 @@ void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
     tn_handles_prepare(rt);
     /* SizedRef (full GCs): each handle's graph first, one handle after the other */
     kind_meter m;
-    if (condemned == TN_GEN2 && rt->handle_count) {
+    if (condemned == TN_GEN2 && rt->roots.handle_count) {
         m = meter_start(rt);
         tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_SIZED_REF), mark_sized_ref, rt);
         meter_end(rt, m, TN_ROOT_SIZEDREF);
@@ -433,7 +433,7 @@ void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
     drain_all(rt);
     meter_end(rt, m, TN_ROOT_STACK);
     /* Finalizer: objects waiting for their finalizer */
-    if (rt->ready.count > rt->ready_head) {
+    if (rt->lifetime.ready.count > rt->lifetime.ready_head) {
         m = meter_start(rt);
         tn_finalize_visit_ready(rt, mark_root_slot, rt);
         drain_all(rt);
@@ -454,7 +454,7 @@ void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
         meter_end(rt, m, TN_ROOT_OLDER);
     }
     /* DependentHandle: secondaries of live primaries, to a fixed point */
-    if (rt->handle_count) {
+    if (rt->roots.handle_count) {
         m = meter_start(rt);
         mark_dependents(rt);
         meter_end(rt, m, TN_ROOT_DEPENDENT_HANDLE);
@@ -464,13 +464,13 @@ void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
      * objects */
     tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_SHORT), clear_weak, rt);
     /* NewFQ: unreachable finalizable objects go to the ready queue and are marked through */
-    if (rt->finalizable.count) {
+    if (rt->lifetime.finalizable.count) {
         m = meter_start(rt);
         size_t n = tn_finalize_scan(rt, is_dead_now, queue_for_finalization);
         c->record.finalization_promoted_count = n;
         c->record.finalization_promoted_bytes = (rt->marked_bytes - m.marked) - (rt->overflow_marked - m.overflow);
         meter_end(rt, m, TN_ROOT_NEW_FQ);
-        if (n && rt->handle_count) { /* DependentHandle again: resurrection may revive primaries */
+        if (n && rt->roots.handle_count) { /* DependentHandle again: resurrection may revive primaries */
             m = meter_start(rt);
             mark_dependents(rt);
             meter_end(rt, m, TN_ROOT_DEPENDENT_HANDLE);

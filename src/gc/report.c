@@ -124,7 +124,7 @@ static void update_stats(tenure_runtime *rt, tn_collection *c, uint64_t pause) {
         s->sweeping_gcs++;
     s->committed_bytes = rt->committed;
     s->pinned_objects = rt->pinned_objects;
-    s->sync_blocks = rt->sync_count;
+    s->sync_blocks = rt->lifetime.sync_count;
     s->finalization_promoted_bytes = g->finalization_promoted_bytes;
     s->finalization_promoted_count = g->finalization_promoted_count;
     if (c->condemned == TN_GEN2)

@@ -63,7 +63,7 @@ static void reserve_mark_stack(tenure_runtime *rt) {
  * the gap list needs no more entries than the pin list. Large reservations cost address
  * space; only the entries used are touched. */
 static void reserve_plan_lists(tenure_runtime *rt) {
-    size_t want = rt->handle_count + 2 * rt->mutator_count + 2 * rt->pins_needed;
+    size_t want = rt->roots.handle_count + 2 * rt->mutator_count + 2 * rt->pins_needed;
     if (want < MIN_PLAN_ENTRIES)
         want = MIN_PLAN_ENTRIES;
     tn_vec_reserve(&rt->pins, want); /* or what there is: plan degrades beyond it */

@@ -522,8 +522,8 @@ void tn_threads_forked_child(tenure_runtime *rt) {
     pthread_mutex_init(&rt->lock, NULL);
     pthread_mutex_init(&rt->world_mx, NULL);
     pthread_cond_init(&rt->world_cv, NULL);
-    pthread_cond_init(&rt->fin_work, NULL);
-    pthread_cond_init(&rt->fin_idle, NULL);
+    pthread_cond_init(&rt->lifetime.fin_work, NULL);
+    pthread_cond_init(&rt->lifetime.fin_idle, NULL);
     pthread_mutex_lock(&rt->lock);
     became_owner(rt);
     rt->lock_depth = depth;
@@ -555,8 +555,8 @@ bool tn_threads_init(tenure_runtime *rt) {
         return false;
     }
     pthread_cond_init(&rt->world_cv, NULL);
-    pthread_cond_init(&rt->fin_work, NULL);
-    pthread_cond_init(&rt->fin_idle, NULL);
+    pthread_cond_init(&rt->lifetime.fin_work, NULL);
+    pthread_cond_init(&rt->lifetime.fin_idle, NULL);
     rt->locks_ready = true;
     return tn_mutator_attach(rt, false) != NULL;
 }
@@ -565,7 +565,7 @@ bool tn_threads_may_destroy(tenure_runtime *rt) {
     if (!rt->locks_ready)
         return true;
     tn_mutator *self = tn_self(rt);
-    if ((self && (self->finalizer || self == rt->fin_runner)) || rt->in_gc) {
+    if ((self && (self->finalizer || self == rt->lifetime.fin_runner)) || rt->in_gc) {
         tn_api_fail(rt, TENURE_STATE, "tenure_destroy", "called from a finalizer or during a collection");
         return false;
     }
@@ -594,8 +594,8 @@ void tn_threads_destroy(tenure_runtime *rt) {
         rt->mutators = m->next;
         free(m);
     }
-    pthread_cond_destroy(&rt->fin_idle);
-    pthread_cond_destroy(&rt->fin_work);
+    pthread_cond_destroy(&rt->lifetime.fin_idle);
+    pthread_cond_destroy(&rt->lifetime.fin_work);
     pthread_cond_destroy(&rt->world_cv);
     pthread_mutex_destroy(&rt->world_mx);
     pthread_mutex_destroy(&rt->lock);
