@@ -101,7 +101,7 @@ enum { TN_MUT_RUNNING = 0, TN_MUT_SAFE = 1 };
 typedef struct tn_mutator {
     tenure__mutator pub; /* must be first: tenure__current points at it */
     struct tenure_runtime *rt;
-    struct tn_mutator *next;           /* rt->mutators */
+    struct tn_mutator *next;           /* rt->threads.mutators */
     struct tn_mutator *next_of_thread; /* this thread's attachments (thread-local list) */
     unsigned attach_count;
     bool finalizer;   /* the instance's finalizer thread */
@@ -113,11 +113,11 @@ typedef struct tn_mutator {
     bool ctx_in_gap;     /* the context lies in a gap between pinned plugs of its region
                                   (below r->used), not at its tail: ending it leaves
                                   [alloc_ptr, ctx_end) as a free object (heap/alloc.c) */
-    /* suspension: state changes under rt->world_mx */
+    /* suspension: state changes under rt->threads.world_mx */
     int state;
     char *safe_sp;             /* the stack below this is not scanned while SAFE */
     ucontext_t safe_regs;      /* the registers when it became SAFE (scanned conservatively) */
-    const void *held[2];       /* objects passed to the call waiting for rt->lock: pinned */
+    const void *held[2];       /* objects passed to the call waiting for rt->threads.lock: pinned */
     bool gone;                 /* after fork(), in the child: its thread does not exist here */
     bool parked;               /* SAFE because its thread waits in another instance (threads.c) */
     unsigned callbacks_closed; /* callbacks that may not allocate running on this thread: while
@@ -187,6 +187,11 @@ typedef struct tn_gc_record {
 /* The state each subsystem owns, embedded below (each in its subsystem's own header). */
 #include "lifetime/lifetime.h"
 #include "roots/roots.h"
+#include "gc/mark.h"
+#include "gc/cards.h"
+#include "gc/plan.h"
+#include "profiler/profiler.h"
+#include "threads/threads.h"
 
 /* Automatic gen0 budget bounds (heap/alloc.c "budgets and triggers"): the smallest (a tiny
  * heap) and the largest (GCgen0MaxBudget 0). */
@@ -244,21 +249,9 @@ struct tenure_runtime {
     size_t frozen_count;
     struct tn_lifetime_state lifetime; /* lifetime/lifetime.h */
 
-    /* threads (threads/): the instance lock serialises every change of shared state; a
-     * collection holds it from the stop of the world to the restart */
-    pthread_mutex_t lock;
-    uintptr_t lock_owner; /* (uintptr_t)pthread_self() of the holder, 0 if none (atomic) */
-    unsigned lock_depth;  /* the holder's nesting */
-    pthread_mutex_t world_mx;
-    pthread_cond_t world_cv; /* a thread became SAFE / the world restarted */
-    tn_mutator *mutators;
-    size_t mutator_count;
-    bool locks_ready;
-    unsigned world_stops; /* nesting of tn_world_stop (only the lock holder touches it) */
-    /* fork (threads/fork.c): the process-wide list of live instances, and, in a child, that
-     * mutators of threads gone with the fork wait to be forgotten (at the outermost unlock) */
-    struct tenure_runtime *fork_next;
-    bool fork_purge;
+    /* threads (threads/) */
+    struct tn_threads_state threads; /* threads/threads.h */
+    unsigned world_stops;            /* nesting of tn_world_stop (only the lock holder touches it) */
 
     /* collection */
     bool in_gc;
@@ -266,54 +259,26 @@ struct tenure_runtime {
     char *stack_high;
     char *scan_from; /* during a GC: where the conservative stack scan of its thread starts */
     uint32_t stress_countdown;
-    tn_vec mark_stack; /* void * */
-    bool mark_overflow;
-    char *overflow_lo, *overflow_hi;
-    tn_vec pins;              /* tn_pin: reserved before the pause (gc/scratch.c), never grown in it */
-    tn_vec gaps;              /* tn_gap: as many as pins (a gap lies in front of a pinned plug) */
-    char *gen0_gaps;          /* free objects of gen0 regions (between pinned plugs) of at least
+    struct tn_mark_state mark;        /* gc/mark.h */
+    struct tn_plan_state plan;        /* gc/plan.h */
+    char *gen0_gaps;                  /* free objects of gen0 regions (between pinned plugs) of at least
                             TN_GAP_MIN bytes, linked through their third word; built at the end
                             of a GC, emptied at the start of the next; allocation contexts are
                             cut from them (heap/alloc.c) */
-    bool plan_failed;         /* a plan list was full: the generation is swept instead */
-    size_t pins_seen;         /* pinned plugs plan found in this GC, kept in pins or not */
-    size_t pins_needed;       /* the most any GC found: pins and gaps are reserved for twice that */
-    tn_vec card_slots;        /* void **: old-to-condemned slots the card scan found (gc/cards.c),
-                            reserved before the pause for twice card_slots_needed */
-    bool card_slots_short;    /* this GC's card scan filled the list (relocation rescans) */
-    size_t card_slots_seen;   /* slots the card scan of this GC found, recorded or not */
-    size_t card_slots_needed; /* the most any GC found */
-    void *pause_scratch;      /* reserved before the pause for the range reports, the profiler's root
-                            batch and the heap dump (used one after the other: gc/scratch.c) */
-    size_t pause_scratch_size;
-    tn_region **plan_regions[TN_NGEN]; /* per generation: max_units + 1 slots for plan */
-    size_t marked_bytes;
-    size_t overflow_marked; /* bytes marked while recovering from mark stack overflow */
-    bool overflow_seen;
-    size_t pinned_objects;
+    struct tn_card_state card;        /* gc/cards.h */
     struct tn_collection *collection; /* the GC in progress (gc/collection.h), NULL outside one */
     tn_gc_record last;                /* the record of the previous GC (set at its end) */
     /* events: ev_mask[l] = keywords wanted at level l by some session (trace/) */
     uint64_t ev_mask[6];
     struct tn_session *sessions;
     /* profilers (profiler/) */
-    struct tenure_profiler *profilers;
-    unsigned prof_mask;
-    bool alloc_slow_always;          /* a profiler wants every allocation: no inline fast path */
-    size_t sample_interval;          /* a profiler samples allocations every this many bytes (0: none) */
-    unsigned prof_sample_dispatches; /* sampled-allocation dispatches in progress (atomic: they
-                                        run without the lock) */
+    struct tn_prof_state prof; /* profiler/profiler.h */
     tenure_gc_callback gc_callback;
     void *gc_callback_context;
     /* callbacks (api/callbacks.c): removals asked for while a list is walked wait for its end */
     bool hook_failure_printed; /* a failure inside the error hook went to stderr (once) */
-    unsigned prof_dispatches;  /* profiler callback loops in progress */
-    bool profilers_detached;   /* some profiler waits to be freed */
     unsigned ev_dispatches;    /* listener dispatches (tn_trace_emit) in progress */
     bool sessions_stopped;     /* some session waits to be closed */
-    /* heap dumps (profiler/references.c): the GC running now writes the heap's graph */
-    bool heap_dump_pending;
-    uint64_t heap_dumps; /* dumps asked for so far (GCStart's ClientSequenceNumber) */
     tenure_stats stats;
 };
 #define TN_RUNTIME_MAGIC 0x7e7e0001u
@@ -547,10 +512,10 @@ void tn_region_list_add(tenure_runtime *rt, tn_region *r);
 void tn_regions_trim(tenure_runtime *rt, bool all);
 /* End of the walkable part of r (the allocation context's unused tail is not). */
 char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r);
-/* tenure_is_object for callers that hold rt->lock (or run with the world stopped). */
+/* tenure_is_object for callers that hold rt->threads.lock (or run with the world stopped). */
 bool tn_is_object(tenure_runtime *rt, const void *obj);
 /* Call fn on every object (free objects left out): frozen segments (as generation 2), then the
- * regions by address; fn returns true to stop (then so does this). With rt->lock held and every
+ * regions by address; fn returns true to stop (then so does this). With rt->threads.lock held and every
  * allocation context ended (the heap walk, the heap dump). */
 typedef bool (*tn_object_fn)(char *obj, tn_type *t, size_t size, int gen, void *ctx);
 bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx);
@@ -590,8 +555,8 @@ bool tn_threads_init(tenure_runtime *rt);
 bool tn_threads_may_destroy(tenure_runtime *rt);
 /* Detach the caller, free what is left and the locks. */
 void tn_threads_destroy(tenure_runtime *rt);
-/* In the child of fork() (the forking thread holds rt->lock and world_mx from the prepare
- * handler): fresh locks and conditions, rt->lock held as before; every mutator of another
+/* In the child of fork() (the forking thread holds rt->threads.lock and world_mx from the prepare
+ * handler): fresh locks and conditions, rt->threads.lock held as before; every mutator of another
  * thread is gone (forgotten at the outermost unlock, when no GC runs). */
 void tn_threads_forked_child(tenure_runtime *rt);
 tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer);
@@ -604,22 +569,22 @@ void tn_unlock(tenure_runtime *rt);
 /* The lock if it is free (or held by the caller): never a safepoint. */
 bool tn_trylock(tenure_runtime *rt);
 bool tn_lock_held(const tenure_runtime *rt);
-/* The claims "with rt->lock held" and "with the world stopped", checked (TN_ASSERT). Before
- * the locks exist and after they are destroyed (rt->locks_ready false: creation, destruction)
+/* The claims "with rt->threads.lock held" and "with the world stopped", checked (TN_ASSERT). Before
+ * the locks exist and after they are destroyed (rt->threads.locks_ready false: creation, destruction)
  * the instance has one thread and both hold trivially. Macros, so a failure names the caller;
  * world_stops is read only by the lock holder (a data race otherwise). */
-#define tn_assert_locked(rt) TN_ASSERT(!(rt)->locks_ready || tn_lock_held(rt))
-#define tn_assert_world_stopped(rt) TN_ASSERT(!(rt)->locks_ready || (tn_lock_held(rt) && (rt)->world_stops > 0))
+#define tn_assert_locked(rt) TN_ASSERT(!(rt)->threads.locks_ready || tn_lock_held(rt))
+#define tn_assert_world_stopped(rt) TN_ASSERT(!(rt)->threads.locks_ready || (tn_lock_held(rt) && (rt)->world_stops > 0))
 /* Run wait(rt, arg) (a join, a wait for something outside the instance) as a safepoint:
- * a GC may run meanwhile. Without rt->lock held. */
+ * a GC may run meanwhile. Without rt->threads.lock held. */
 void tn_while_safe(tenure_runtime *rt, void (*wait)(tenure_runtime *, void *), void *arg);
-/* Wait on cond (with rt->lock held once) as a safepoint. */
+/* Wait on cond (with rt->threads.lock held once) as a safepoint. */
 void tn_wait_safe(tenure_runtime *rt, pthread_cond_t *cond);
-/* With rt->lock held: wait until every other attached thread is SAFE / let them go.
+/* With rt->threads.lock held: wait until every other attached thread is SAFE / let them go.
  * Nested stops are counted: the world restarts at the outermost restart. */
 void tn_world_stop(tenure_runtime *rt);
 void tn_world_restart(tenure_runtime *rt);
-/* Cleanup-attribute guard: `TN_LOCKED(rt);` holds rt->lock to the end of the scope. */
+/* Cleanup-attribute guard: `TN_LOCKED(rt);` holds rt->threads.lock to the end of the scope. */
 static inline void tn_unlock_guard(tenure_runtime **rt) {
     if (*rt)
         tn_unlock(*rt);
@@ -726,7 +691,7 @@ void tn_gc_emit_heap_stats(tenure_runtime *rt);
 void tn_gc_dirty_old_cards(tenure_runtime *rt);
 /* The card scan of an ephemeral GC (cards.c, docs/design/collector.md "Cards"). During mark:
  * scan once every card of value 1..condemned+1 of the regions not condemned, call `mark` for
- * each slot that refers to a condemned object and record it in rt->card_slots, and rewrite
+ * each slot that refers to a condemned object and record it in rt->card.card_slots, and rewrite
  * every other scanned card from what its slots refer to. During relocation: `fn` updates each
  * recorded slot (and, if the list filled, every slot under the cards the scan left) and
  * returns the generation its object has after the GC (3: none younger than gen2), from which
@@ -758,9 +723,9 @@ void tn_finalize_visit_registered(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
  * predicate), calling queued(obj) for each; returns how many. */
 size_t tn_finalize_scan(tenure_runtime *rt, bool (*dead)(tenure_runtime *, const void *),
                         void (*queued)(tenure_runtime *, void **));
-/* GCFinalizeMode 2: run pending finalizers on this thread (call without rt->lock held). */
+/* GCFinalizeMode 2: run pending finalizers on this thread (call without rt->threads.lock held). */
 void tn_finalize_safepoint(tenure_runtime *rt);
-/* After a GC that queued finalizers (rt->lock held): wake the finalizer thread. */
+/* After a GC that queued finalizers (rt->threads.lock held): wake the finalizer thread. */
 void tn_finalize_notify(tenure_runtime *rt);
 /* GCFinalizeMode 0: start the instance's finalizer thread / drain or discard its queue
  * (GCFinalizeOnShutdown) and join it. */
@@ -787,7 +752,7 @@ void tn_prof_gc_finished(tenure_runtime *rt);
 void tn_prof_allocated(tenure_runtime *rt, void *obj, const tn_type *t);
 void tn_prof_handle_created(tenure_runtime *rt, tenure_handle *h, uint32_t kind, void *obj, void *secondary);
 void tn_prof_handle_destroyed(tenure_runtime *rt, tenure_handle *h);
-/* object_allocated_sampled, without rt->lock, on m's thread; returns obj (moved if a GC ran
+/* object_allocated_sampled, without rt->threads.lock, on m's thread; returns obj (moved if a GC ran
  * while a callback waited in a query: obj is rooted by m for the call). */
 void *tn_prof_sampled(tenure_runtime *rt, tn_mutator *m, void *obj, const tn_type *t, uint64_t since);
 /* Sampling turned on (interval changed): every thread's countdown starts now. World stopped. */
@@ -801,7 +766,7 @@ void tn_heap_dump_emit(tenure_runtime *rt);
  * root batch (0 if none is asked for). */
 size_t tn_heap_dump_scratch_bytes(const tenure_runtime *rt);
 size_t tn_prof_roots_scratch_bytes(const tenure_runtime *rt);
-#define TN_PROF_ON(rt, bit) ((rt)->prof_mask & (bit))
+#define TN_PROF_ON(rt, bit) ((rt)->prof.prof_mask & (bit))
 
 /* GC reasons (events spec) */
 enum {

@@ -65,14 +65,14 @@ static const char *limit_note(char *buf, size_t len) {
 static bool try_heap(tenure_runtime *rt) {
     bool ok = tn_heap_init(rt);
     for (int g = 0; ok && g < TN_NGEN; g++)
-        ok = (rt->plan_regions[g] = tn_calloc(rt->max_units + 1, sizeof(tn_region *))) != NULL;
+        ok = (rt->plan.plan_regions[g] = tn_calloc(rt->max_units + 1, sizeof(tn_region *))) != NULL;
     return ok;
 }
 
 static void undo_heap(tenure_runtime *rt) {
     for (int g = 0; g < TN_NGEN; g++) {
-        free(rt->plan_regions[g]);
-        rt->plan_regions[g] = NULL;
+        free(rt->plan.plan_regions[g]);
+        rt->plan.plan_regions[g] = NULL;
     }
     tn_heap_destroy(rt);
 }
@@ -166,10 +166,10 @@ tenure_runtime *tenure_create_ex(const tenure_config *config, tenure_result *res
     rt->magic = TN_RUNTIME_MAGIC;
     rt->config = c;
     rt->instance_id = (uint16_t)(atomic_fetch_add(&next_instance_id, 1) + 1);
-    tn_vec_init(&rt->mark_stack, sizeof(void *));
-    tn_vec_init(&rt->pins, sizeof(tn_pin));
-    tn_vec_init(&rt->gaps, sizeof(tn_gap));
-    tn_vec_init(&rt->card_slots, sizeof(void **));
+    tn_vec_init(&rt->mark.mark_stack, sizeof(void *));
+    tn_vec_init(&rt->plan.pins, sizeof(tn_pin));
+    tn_vec_init(&rt->plan.gaps, sizeof(tn_gap));
+    tn_vec_init(&rt->card.card_slots, sizeof(void **));
     tn_vec_init(&rt->lifetime.finalizable, sizeof(void *));
     tn_vec_init(&rt->lifetime.ready, sizeof(void *));
     r = build(rt, reason, sizeof reason);
@@ -196,7 +196,7 @@ void tenure_destroy(tenure_runtime *rt) {
     if (!tn_threads_may_destroy(rt))
         return;
     tn_fork_unregister(rt); /* before its locks go; a fork from now on leaves it behind */
-    if (rt->locks_ready && !tn_self(rt))
+    if (rt->threads.locks_ready && !tn_self(rt))
         tn_mutator_attach(rt, false); /* pending finalizers may allocate on this thread */
     tn_finalize_stop_thread(rt);
     tn_finalize_shutdown(rt);
@@ -209,7 +209,7 @@ void tenure_destroy(tenure_runtime *rt) {
     tn_heap_destroy(rt);
     tn_gc_scratch_destroy(rt);
     for (int g = 0; g < TN_NGEN; g++)
-        free(rt->plan_regions[g]);
+        free(rt->plan.plan_regions[g]);
     rt->magic = 0;
     free(rt);
 }

@@ -136,10 +136,10 @@ typedef struct card_scan {
 static void list_full(card_scan *s) {
     tenure_runtime *rt = s->rt;
     s->recording = false;
-    for (size_t i = s->run_first; i < rt->card_slots.count; i++) /* not marked yet */
-        s->mark(((void ***)rt->card_slots.data)[i], s->mark_ctx);
-    rt->card_slots.count = s->run_first;
-    rt->card_slots_short = true;
+    for (size_t i = s->run_first; i < rt->card.card_slots.count; i++) /* not marked yet */
+        s->mark(((void ***)rt->card.card_slots.data)[i], s->mark_ctx);
+    rt->card.card_slots.count = s->run_first;
+    rt->card.card_slots_short = true;
     memset(rt->cards + s->run_c0, 1, s->run_c1 - s->run_c0);
     lower_card(rt, s->run_c0, 1); /* the bundle (a run lies in one) */
 }
@@ -168,7 +168,7 @@ static __attribute__((noinline)) void found_young(card_scan *s, void **slot, uin
     }
     s->seen++;
     if (s->recording) {
-        void ***e = tn_vec_push_reserved(&rt->card_slots);
+        void ***e = tn_vec_push_reserved(&rt->card.card_slots);
         if (e) {
             *e = slot; /* marked through after the scan (mark_recorded) */
             return;
@@ -293,7 +293,7 @@ static void scan_run(card_scan *s, tn_region *r, size_t c0, size_t c1) {
             rt->cards[c] = 0;
         s->run_c0 = c0;
         s->run_c1 = c1;
-        s->run_first = rt->card_slots.count;
+        s->run_first = rt->card.card_slots.count;
     }
     for (char *o = tn_crossing_object_start(rt, r, s->lo); o < s->hi;) {
         const tn_type *t = tn_obj_type(o);
@@ -449,8 +449,8 @@ static void scan_regions(card_scan *s) {
 
 /* Mark through the recorded slots, the object of a slot a few entries ahead prefetched. */
 static void mark_recorded(tenure_runtime *rt, tn_slot_fn mark, void *ctx) {
-    void ***slots = rt->card_slots.data;
-    for (size_t i = 0, n = rt->card_slots.count; i < n; i++) {
+    void ***slots = rt->card.card_slots.data;
+    for (size_t i = 0, n = rt->card.card_slots.count; i < n; i++) {
         if (i + 8 < n)
             __builtin_prefetch(*slots[i + 8]);
         mark(slots[i], ctx);
@@ -460,35 +460,35 @@ static void mark_recorded(tenure_runtime *rt, tn_slot_fn mark, void *ctx) {
 void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *ctx) {
     TN_ASSERT_INTERNAL(condemned < TN_GEN2);
     card_scan s = {.rt = rt, .condemned = condemned, .mark = mark, .mark_ctx = ctx, .recording = true};
-    rt->card_slots.count = 0;
-    rt->card_slots_short = false;
+    rt->card.card_slots.count = 0;
+    rt->card.card_slots_short = false;
     scan_regions(&s);
     mark_recorded(rt, mark, ctx);
-    rt->card_slots_seen = s.seen;
-    if (s.seen > rt->card_slots_needed)
-        rt->card_slots_needed = s.seen;
-    if (rt->card_slots_short)
+    rt->card.card_slots_seen = s.seen;
+    if (s.seen > rt->card.card_slots_needed)
+        rt->card.card_slots_needed = s.seen;
+    if (rt->card.card_slots_short)
         rt->collection->scratch_short = true;
 }
 
 void tn_gc_update_card_slots(tenure_runtime *rt, int condemned, tn_card_slot_fn fn, void *ctx) {
-    if (rt->card_slots_short) { /* the cards the mark scan could not record (see the top) */
+    if (rt->card.card_slots_short) { /* the cards the mark scan could not record (see the top) */
         card_scan s = {.rt = rt, .condemned = condemned, .recording = true, .update = fn, .update_ctx = ctx};
         scan_regions(&s);
     }
-    void ***slots = rt->card_slots.data;
-    for (size_t i = 0, n = rt->card_slots.count; i < n; i++) {
+    void ***slots = rt->card.card_slots.data;
+    for (size_t i = 0, n = rt->card.card_slots.count; i < n; i++) {
         void **slot = slots[i];
         int g = fn(slot, ctx);
         if (g < rt->unit_gen[tn_unit_of(rt, slot)])
             lower_card(rt, card_of(rt, slot), (uint8_t)(g + 1));
     }
-    rt->card_slots.count = 0;
+    rt->card.card_slots.count = 0;
 }
 
 void tn_gc_reserve_card_slots(tenure_runtime *rt) {
-    size_t want = 2 * rt->card_slots_needed;
-    tn_vec_reserve(&rt->card_slots, want > MIN_CARD_SLOTS ? want : MIN_CARD_SLOTS); /* or what there is */
+    size_t want = 2 * rt->card.card_slots_needed;
+    tn_vec_reserve(&rt->card.card_slots, want > MIN_CARD_SLOTS ? want : MIN_CARD_SLOTS); /* or what there is */
 }
 
 /* ---- checks (HeapVerify) ---- */

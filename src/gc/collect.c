@@ -48,7 +48,7 @@ static void check_structures(tenure_runtime *rt) {
     if (!TN_DEBUG_ASSERTS)
         return;
     tn_assert_world_stopped(rt);
-    for (const tn_mutator *m = rt->mutators; m; m = m->next)
+    for (const tn_mutator *m = rt->threads.mutators; m; m = m->next)
         tn_alloc_context_check(rt, m);
     tn_mark_stack_check(rt);
     tn_trace_sessions_check(rt);
@@ -79,13 +79,13 @@ static void start_gc(tenure_runtime *rt, tn_collection *c) {
     if (TN_PROF_ON(rt, TENURE_PROFILE_GC))
         tn_prof_gc_started(rt);
     TN_EMIT(rt, GCStart_V2, .Count = (uint32_t)g->index, .Depth = (uint32_t)c->condemned, .Reason = c->reason,
-            .Type = TN_GC_TYPE_BLOCKING, .ClientSequenceNumber = rt->heap_dump_pending ? rt->heap_dumps : 0);
+            .Type = TN_GC_TYPE_BLOCKING, .ClientSequenceNumber = rt->prof.heap_dump_pending ? rt->prof.heap_dumps : 0);
     set_condemned(rt, c->condemned, true);
     c->phase_started_ns = tn_os_now_ns();
 }
 
 /* Stop the world, in the events' order: every other attached thread reaches a safepoint (the
- * collecting thread holds rt->lock, so none can start a GC meanwhile), then every thread's
+ * collecting thread holds rt->threads.lock, so none can start a GC meanwhile), then every thread's
  * allocation context ends so that the heap is walkable. From here to restart, c is the
  * collection in progress (rt->collection) and nothing is allocated (api/mem.c). */
 static void suspend(tenure_runtime *rt, tn_collection *c) {
@@ -123,7 +123,7 @@ static void restart(tenure_runtime *rt, tn_collection *c) {
         tn_finalize_notify(rt);
 }
 
-/* One collection, on the calling thread, with rt->lock held (T1: no other GC can start, and
+/* One collection, on the calling thread, with rt->threads.lock held (T1: no other GC can start, and
  * every other thread that wants the lock waits SAFE): the phases in order, each a function
  * over the heap and the collection (docs/design/collector.md). */
 static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {

@@ -68,8 +68,8 @@ static void discard_gap(tenure_runtime *rt, tn_region *r, char *start, size_t si
 
 /* The gaps in front of pinned plugs become free objects. */
 static void free_gaps(tenure_runtime *rt) {
-    for (size_t i = 0; i < rt->gaps.count; i++) {
-        tn_gap *gap = tn_vec_at(&rt->gaps, i);
+    for (size_t i = 0; i < rt->plan.gaps.count; i++) {
+        tn_gap *gap = tn_vec_at(&rt->plan.gaps, i);
         tn_region *r = tn_region_of(rt, gap->start);
         tn_make_free(rt, gap->start, gap->size);
         tn_heap_poison_free(rt, gap->start, gap->size);

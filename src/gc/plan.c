@@ -16,7 +16,7 @@ typedef struct cursor {
     tn_gc_record *record; /* the collection's: pinned bytes */
     size_t ri;            /* destination region index in gp->regions */
     char *pos;            /* next free byte there */
-    size_t pin;           /* index in rt->pins of the next pinned plug in that region */
+    size_t pin;           /* index in rt->plan.pins of the next pinned plug in that region */
 } cursor;
 
 /* Heap sort by address: in place, unlike the C library's qsort, which may malloc (no
@@ -47,7 +47,7 @@ static void sort_by_address(tn_region **a, size_t n) {
 /* The generation's regions, sorted by address, in storage reserved at creation (no malloc
  * during a GC); one slot is kept in front for a tail region. */
 static void collect_regions(tenure_runtime *rt, int gen, tn_gen_plan *gp) {
-    tn_region **all = rt->plan_regions[gen];
+    tn_region **all = rt->plan.plan_regions[gen];
     gp->regions = all + 1;
     gp->n = 0;
     for (tn_region *r = rt->gens[gen]; r; r = r->next)
@@ -117,9 +117,9 @@ static void record_plug(tenure_runtime *rt, tn_region *r, char *s, char *e, intp
     } else if (!adjacent) {
         ((intptr_t *)s)[-1] = delta;
     } else if (!tn_is_pinned(rt, s)) { /* after a pinned plug: its record holds it (a pinned plug: 0) */
-        TN_ASSERT_INTERNAL(rt->pins.count > r->pin_first &&
-                           ((tn_pin *)tn_vec_at(&rt->pins, rt->pins.count - 1))->end == s);
-        ((tn_pin *)tn_vec_at(&rt->pins, rt->pins.count - 1))->after_delta = delta;
+        TN_ASSERT_INTERNAL(rt->plan.pins.count > r->pin_first &&
+                           ((tn_pin *)tn_vec_at(&rt->plan.pins, rt->plan.pins.count - 1))->end == s);
+        ((tn_pin *)tn_vec_at(&rt->plan.pins, rt->plan.pins.count - 1))->after_delta = delta;
     }
 }
 
@@ -129,12 +129,12 @@ __attribute__((noinline)) intptr_t tn_plug_adjacent_delta(tenure_runtime *rt, tn
     size_t lo = r->pin_first, hi = (size_t)r->pin_first + r->pin_count; /* pins[lo..hi) by address */
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
-        if (((tn_pin *)tn_vec_at(&rt->pins, mid))->start <= s)
+        if (((tn_pin *)tn_vec_at(&rt->plan.pins, mid))->start <= s)
             lo = mid;
         else
             hi = mid;
     }
-    tn_pin *p = tn_vec_at(&rt->pins, lo);
+    tn_pin *p = tn_vec_at(&rt->plan.pins, lo);
     if (p->start == s)
         return 0;
     TN_ASSERT_INTERNAL(p->end == s);
@@ -154,16 +154,16 @@ static void record_runs(tenure_runtime *rt, tn_region *r) {
 static void add_gap(tenure_runtime *rt, char *start, size_t size) {
     if (size == 0)
         return;
-    tn_gap *g = tn_vec_push_reserved(&rt->gaps);
+    tn_gap *g = tn_vec_push_reserved(&rt->plan.gaps);
     if (!g) {
-        rt->plan_failed = true; /* the generation will be swept instead (scratch.c) */
+        rt->plan.plan_failed = true; /* the generation will be swept instead (scratch.c) */
         return;
     }
     g->start = start;
     g->size = size;
 }
 
-static inline tn_pin *pin_at(tenure_runtime *rt, size_t i) { return tn_vec_at(&rt->pins, i); }
+static inline tn_pin *pin_at(tenure_runtime *rt, size_t i) { return tn_vec_at(&rt->plan.pins, i); }
 
 static void cursor_enter(cursor *c, size_t ri) {
     tn_region *r = c->gp->dests[ri];
@@ -215,10 +215,10 @@ static void finish_cursor(tenure_runtime *rt, cursor *c) {
 }
 
 static tn_pin *push_pin(tenure_runtime *rt, cursor *c, tn_region *r, char *s, char *e) {
-    rt->pins_seen++;
-    tn_pin *p = tn_vec_push_reserved(&rt->pins);
+    rt->plan.pins_seen++;
+    tn_pin *p = tn_vec_push_reserved(&rt->plan.pins);
     if (!p) {
-        rt->plan_failed = true; /* as in add_gap */
+        rt->plan.plan_failed = true; /* as in add_gap */
         return NULL;
     }
     *p = (tn_pin){s, e, 0};
@@ -230,7 +230,7 @@ static tn_pin *push_pin(tenure_runtime *rt, cursor *c, tn_region *r, char *s, ch
 /* Find the region's plugs (the one walk over the survivors' sizes), give each movable plug
  * its new place, record pinned plugs. */
 static void plan_region(tenure_runtime *rt, cursor *c, tn_region *r) {
-    r->pin_first = (uint32_t)rt->pins.count;
+    r->pin_first = (uint32_t)rt->plan.pins.count;
     r->pin_count = 0;
     r->compacting = true;
     size_t end = tn_bit_index(rt, r->used);
@@ -249,7 +249,7 @@ static void plan_region(tenure_runtime *rt, cursor *c, tn_region *r) {
             }
         } else {
             e = unpinned_run_end(rt, s, next_pin < end ? tn_bit_addr(rt, next_pin) : r->used);
-            if (adjacent && rt->plan_failed) { /* its pinned neighbour has no record */
+            if (adjacent && rt->plan.plan_failed) { /* its pinned neighbour has no record */
                 b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
                 adjacent = false;
                 continue;
@@ -273,14 +273,14 @@ static void abandon_plan(tenure_runtime *rt, tn_collection *col, tn_gen_plan *gp
         r->compacting = r->demote = false;
         r->pin_count = 0;
     }
-    rt->pins.count = pins;
-    rt->gaps.count = gaps;
+    rt->plan.pins.count = pins;
+    rt->plan.gaps.count = gaps;
     col->record.pinned_bytes[gen] = 0;
     gp->compact = false;
     gp->tail = NULL;
     gp->dests = gp->regions;
     gp->nd = gp->n;
-    rt->plan_failed = false;
+    rt->plan.plan_failed = false;
     col->scratch_short = true;
 }
 
@@ -288,15 +288,15 @@ static bool plan_compaction(tenure_runtime *rt, tn_collection *col, tn_gen_plan 
     cursor c = {gp, &col->record, 0, NULL, 0};
     if (gp->n == 0)
         return true;
-    size_t pins = rt->pins.count, gaps = rt->gaps.count;
-    rt->plan_failed = false;
-    gp->dests[0]->pin_first = (uint32_t)rt->pins.count;
+    size_t pins = rt->plan.pins.count, gaps = rt->plan.gaps.count;
+    rt->plan.plan_failed = false;
+    gp->dests[0]->pin_first = (uint32_t)rt->plan.pins.count;
     gp->dests[0]->pin_count = 0;
     cursor_enter(&c, 0);
     for (size_t si = 0; si < gp->n; si++)
         plan_region(rt, &c, gp->regions[si]);
     finish_cursor(rt, &c);
-    if (!rt->plan_failed)
+    if (!rt->plan.plan_failed)
         return true;
     abandon_plan(rt, col, gp, gen, pins, gaps);
     return false;
@@ -380,14 +380,14 @@ static void plan_generation(tenure_runtime *rt, tn_collection *c, int g) {
 }
 
 void tn_gc_plan(tenure_runtime *rt, tn_collection *c) {
-    rt->pins.count = 0;
-    rt->gaps.count = 0;
+    rt->plan.pins.count = 0;
+    rt->plan.gaps.count = 0;
     rt->gen0_gaps = NULL; /* every gen0 region is condemned: its free objects change */
-    rt->pins_seen = 0;
+    rt->plan.pins_seen = 0;
     c->any_compact = false;
     for (int g = 0; g < TN_NGEN; g++)
         if (tn_gen_condemned(g, c->condemned))
             plan_generation(rt, c, g);
-    if (rt->pins_seen > rt->pins_needed)
-        rt->pins_needed = rt->pins_seen;
+    if (rt->plan.pins_seen > rt->plan.pins_needed)
+        rt->plan.pins_needed = rt->plan.pins_seen;
 }

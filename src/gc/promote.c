@@ -35,11 +35,11 @@ static void discard_tail(tenure_runtime *rt, tn_region *r) {
 /* The gaps left in gen0 (in front of the pinned plugs of demoted regions), at least
  * TN_GAP_MIN bytes and not given back to the OS, linked in address order through their third
  * word (rt->gen0_gaps): the allocator cuts contexts from them before it takes new space
- * (heap/alloc.c). Built from rt->gaps, reserved before the pause: nothing is allocated. */
+ * (heap/alloc.c). Built from rt->plan.gaps, reserved before the pause: nothing is allocated. */
 static void link_gen0_gaps(tenure_runtime *rt) {
     char *head = NULL;
-    for (size_t i = rt->gaps.count; i-- > 0;) {
-        tn_gap *gap = tn_vec_at(&rt->gaps, i);
+    for (size_t i = rt->plan.gaps.count; i-- > 0;) {
+        tn_gap *gap = tn_vec_at(&rt->plan.gaps, i);
         tn_region *r = tn_region_of(rt, gap->start);
         if (gap->size < TN_GAP_MIN || r->state != TN_RS_IN_USE || r->gen != TN_GEN0 || r->discarded)
             continue;

@@ -111,7 +111,7 @@ static void relocate_survivors_rebuilding(tenure_runtime *rt, tn_region *r) {
 }
 
 static bool rebuilds_while_relocating(tenure_runtime *rt, int gen, const tn_gen_plan *gp) {
-    return gp->n && gen <= TN_GEN2 && !rt->card_slots_short;
+    return gp->n && gen <= TN_GEN2 && !rt->card.card_slots_short;
 }
 
 /* (A region that keeps nothing is released: its cards are left as the old rebuild left them.) */
@@ -126,8 +126,8 @@ static void clear_destination_cards(tenure_runtime *rt, tn_gen_plan *gp) {
 }
 
 static void note_gap_crossings(tenure_runtime *rt) {
-    for (size_t i = 0; i < rt->gaps.count; i++) {
-        tn_gap *gap = tn_vec_at(&rt->gaps, i);
+    for (size_t i = 0; i < rt->plan.gaps.count; i++) {
+        tn_gap *gap = tn_vec_at(&rt->plan.gaps, i);
         tn_crossing_set(rt, gap->start, gap->size);
     }
 }

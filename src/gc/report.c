@@ -123,13 +123,13 @@ static void update_stats(tenure_runtime *rt, tn_collection *c, uint64_t pause) {
     else
         s->sweeping_gcs++;
     s->committed_bytes = rt->committed;
-    s->pinned_objects = rt->pinned_objects;
+    s->pinned_objects = rt->mark.pinned_objects;
     s->sync_blocks = rt->lifetime.sync_count;
     s->finalization_promoted_bytes = g->finalization_promoted_bytes;
     s->finalization_promoted_count = g->finalization_promoted_count;
     if (c->condemned == TN_GEN2)
         tn_lifetime_gen2_done(rt);
-    g->pinned_objects = rt->pinned_objects;
+    g->pinned_objects = rt->mark.pinned_objects;
     g->pause_ns = pause;
     s->last_pause_ns = pause;
     s->total_pause_ns += pause;
@@ -145,7 +145,7 @@ static void finish_record(tenure_runtime *rt, tn_collection *c) {
 
 static void end_gc(tenure_runtime *rt) {
     tn_gc_emit_history(rt);
-    if (rt->heap_dump_pending)
+    if (rt->prof.heap_dump_pending)
         tn_heap_dump_emit(rt);
     if (TN_PROF_ON(rt, TENURE_PROFILE_GC)) {
         tn_prof_root_references(rt);

@@ -5,7 +5,7 @@
  * Each attached thread (tn_mutator) has its own allocation context at the tail of its own
  * gen0 region (m->alloc_region, whose alloc_owner is m): [pub.alloc_ptr, ctx_end) is zeroed
  * memory not yet handed out. Only the owning thread moves its context, and only the holder of
- * rt->lock changes anything else here; a GC (which holds the lock, with every other thread
+ * rt->threads.lock changes anything else here; a GC (which holds the lock, with every other thread
  * stopped) ends every context first. */
 #include "runtime.h"
 #include "heap/crossing.h"
@@ -62,7 +62,7 @@ void tn_alloc_reset_context(tenure_runtime *rt, tn_mutator *m) {
 
 void tn_alloc_end_contexts(tenure_runtime *rt) {
     tn_assert_world_stopped(rt);
-    for (tn_mutator *m = rt->mutators; m; m = m->next)
+    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
         tn_alloc_reset_context(rt, m);
 }
 
@@ -84,16 +84,16 @@ static uint64_t bytes_since_sample(const tn_mutator *m) {
 }
 
 void tn_alloc_restart_sampling(tenure_runtime *rt) {
-    for (tn_mutator *m = rt->mutators; m; m = m->next)
+    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
         m->sampled_at = m->allocated + (m->pub.alloc_ptr - m->ctx_start);
 }
 
-/* With rt->lock held, after an allocation by m: the bytes since m's previous sample if this
+/* With rt->threads.lock held, after an allocation by m: the bytes since m's previous sample if this
  * allocation made them pass the interval (m's countdown starts again), else 0. */
 static uint64_t take_sample(tenure_runtime *rt, tn_mutator *m) {
     tn_assert_locked(rt);
     uint64_t since = bytes_since_sample(m);
-    if (!rt->sample_interval || since <= rt->sample_interval)
+    if (!rt->prof.sample_interval || since <= rt->prof.sample_interval)
         return 0;
     m->sampled_at += since;
     tn_alloc_publish_limit(rt, m);
@@ -104,11 +104,12 @@ void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m) {
     /* under GCStress every allocation takes the slow path, so that it can count them; inside a
      * callback that may not allocate or a blocking section (SAFE), so that it is refused (a
      * thread parked at a safepoint while the world is stopped reopens at its next slow path) */
-    bool closed = rt->config.GCStress || rt->alloc_slow_always || m->callbacks_closed || m->state != TN_MUT_RUNNING;
+    bool closed =
+        rt->config.GCStress || rt->prof.alloc_slow_always || m->callbacks_closed || m->state != TN_MUT_RUNNING;
     uintptr_t limit = closed ? m->pub.alloc_ptr : m->ctx_end;
-    if (rt->sample_interval && limit > m->pub.alloc_ptr) {
+    if (rt->prof.sample_interval && limit > m->pub.alloc_ptr) {
         uint64_t since = bytes_since_sample(m);
-        uint64_t room = since < rt->sample_interval ? rt->sample_interval - since : 0;
+        uint64_t room = since < rt->prof.sample_interval ? rt->prof.sample_interval - since : 0;
         if (room < limit - m->pub.alloc_ptr)
             limit = m->pub.alloc_ptr + (uintptr_t)room;
     }
@@ -118,7 +119,7 @@ void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m) {
 void tn_alloc_republish_limits(tenure_runtime *rt) {
     TN_LOCKED(rt);
     tn_world_stop(rt);
-    for (tn_mutator *m = rt->mutators; m; m = m->next)
+    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
         tn_alloc_publish_limit(rt, m);
     tn_world_restart(rt);
 }

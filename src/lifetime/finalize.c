@@ -11,7 +11,7 @@
  * tenure_run_pending_finalizers; 2, the allocating thread at its slow path and after
  * tenure_collect. Invariants:
  *  F1 One thread at a time runs finalizers (rt->lifetime.fin_runner), in queue order, never nested.
- *  F2 Only the runner advances ready_head, and only with rt->lock held; finalizers themselves
+ *  F2 Only the runner advances ready_head, and only with rt->threads.lock held; finalizers themselves
  *     run without the lock (they allocate, block, take the program's locks).
  *  F3 An entry stays in the queue (a root, relocated by GCs) until its finalizer returned.
  *  F4 fin_done counts entries taken off the queue (run, suppressed or discarded); a waiter for
@@ -82,12 +82,12 @@ static void entry_done(tenure_runtime *rt) {
     rt->lifetime.fin_done++;
     if (queue_empty(rt))
         rt->lifetime.ready.count = rt->lifetime.ready_head = 0;
-    if (rt->locks_ready)
+    if (rt->threads.locks_ready)
         pthread_cond_broadcast(&rt->lifetime.fin_idle);
 }
 
 /* Run every pending finalizer on the calling thread, unless another thread is running them
- * (F1). Called without rt->lock held. */
+ * (F1). Called without rt->threads.lock held. */
 static size_t run_pending(tenure_runtime *rt) {
     tn_mutator *self = tn_self(rt);
     if (!self)
@@ -198,7 +198,7 @@ static void *finalizer_entry(void *arg) {
 }
 
 /* After fork(), in the child: nobody waits for the thread to attach (the forking thread holds
- * rt->lock, which attaching takes). */
+ * rt->threads.lock, which attaching takes). */
 static void *finalizer_entry_detached_start(void *arg) {
     tenure_runtime *rt = arg;
     tn_mutator *m = tn_mutator_attach(rt, true);
@@ -251,7 +251,7 @@ int tn_finalize_start_thread(tenure_runtime *rt) {
 #define TN_FORK_RESTARTS_FINALIZER 1
 #endif
 
-/* In the child of fork() (rt->lock held, the other threads gone): a new finalizer thread for
+/* In the child of fork() (rt->threads.lock held, the other threads gone): a new finalizer thread for
  * the child's copy of the instance. If none can be started, the finalizers run on the thread
  * that waits for them (tenure_wait_for_pending_finalizers, tenure_destroy), as in mode 1. */
 void tn_finalize_forked_child(tenure_runtime *rt) {

@@ -28,7 +28,7 @@ struct tn_lifetime_state {
     tn_vec finalizable; /* void *: registered finalizable objects (weak) */
     tn_vec ready;       /* void *: found unreachable, waiting for their finalizer (strong) */
     size_t ready_head;  /* next to run */
-    /* the finalizer thread (finalize.c); its conditions use rt->lock; fin_queued: read by the GC */
+    /* the finalizer thread (finalize.c); its conditions use rt->threads.lock; fin_queued: read by the GC */
     pthread_t fin_thread;
     bool fin_started, fin_stop;
     pthread_cond_t fin_work;       /* finalizers are pending, or the thread must stop */

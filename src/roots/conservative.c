@@ -105,7 +105,7 @@ void tn_roots_scan_conservative_threads(tenure_runtime *rt, bool condemned_only,
                                         void (*thread)(tn_mutator *m, void *ctx), void *ctx) {
     bool stacks = rt->config.GCConservativeStack;
     tn_mutator *self = tn_self(rt);
-    for (tn_mutator *m = rt->mutators; m; m = m->next) {
+    for (tn_mutator *m = rt->threads.mutators; m; m = m->next) {
         if (thread)
             thread(m, ctx);
         scan_range(rt, (char *)m->held, (char *)(m->held + 2), condemned_only, fn, ctx);
