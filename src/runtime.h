@@ -3,6 +3,15 @@
  * functions each subsystem offers the others. Module prefixes: tn_os_ (os/), tn_type_ and
  * tn_heap_ (heap/), tn_gc_ (gc/), tn_roots_ (roots/), tn_api_ (api/).
  *
+ * struct tenure_runtime holds the per-instance configuration and services (config, error
+ * hook, the reserved range and its side tables, statistics) and embeds the state each
+ * subsystem owns, declared in the subsystem's own header: rt->heap (heap/heap.h), rt->roots
+ * (roots/roots.h), rt->lifetime (lifetime/lifetime.h), rt->threads (threads/threads.h),
+ * rt->mark (gc/mark.h), rt->plan (gc/plan.h), rt->card (gc/cards.h), rt->prof
+ * (profiler/profiler.h). One GC's own state is a tn_collection (gc/collection.h) on the
+ * driver's stack, rt->collection while it runs; rt->last is the record of the previous GC.
+ * The table: docs/design/README.md "Who owns which state".
+ *
  * Heap invariants (checked by gc/verify.c, explained in docs/design/heap.md):
  *  H1 Every region is walkable: from its start to `used`, objects and free objects lie back
  *     to back; each begins with a header word naming a registered type (or the free type).
@@ -89,7 +98,7 @@ typedef struct tn_region {
     char *plan_used;
     uint32_t pin_first, pin_count;  /* pinned plugs of this region in gc->pins */
     size_t discarded;               /* bytes of free space around pinned plugs given back to the OS
-                               (not counted in rt->committed until a GC condemns the region) */
+                               (not counted in rt->heap.committed until a GC condemns the region) */
     struct tn_mutator *alloc_owner; /* a gen0 region holding this thread's allocation context */
 } tn_region;
 
@@ -185,6 +194,7 @@ typedef struct tn_gc_record {
 } tn_gc_record;
 
 /* The state each subsystem owns, embedded below (each in its subsystem's own header). */
+#include "heap/heap.h"
 #include "lifetime/lifetime.h"
 #include "roots/roots.h"
 #include "gc/mark.h"
@@ -223,35 +233,22 @@ struct tenure_runtime {
                                to the plug covering the brick's first byte (compacting regions) */
     uint32_t *crossing;             /* per card: words back from the card start to the covering object */
     uint32_t units_high;            /* units below this index have been used at some time */
-    size_t committed;               /* bytes of regions committed */
-    size_t committed_peak;          /* the most committed so far (gen0 may grow into it: alloc.c) */
-    uint64_t commit_requests;       /* for GCFaultCommit */
-
-    /* generations */
-    tn_region *gens[TN_NGEN];
-    tn_region *free_regions;
-    tn_free_list loh_free, poh_free;
-    size_t gen0_budget, gen0_min_budget, gen0_max_budget; /* heap/alloc.c "budgets and triggers" */
-    size_t gen1_budget, gen2_budget, loh_budget;
-    size_t gen0_allocated, gen1_promoted_since, gen2_promoted_since, loh_allocated;
-    uint64_t tick_bytes[3]; /* bytes per allocation kind since the last allocation tick */
-    bool tick_pending;      /* the next small object crossed the 100 KiB tick threshold */
-
-    /* types */
-    tn_type *types;
-    size_t type_count, type_capacity;
-    tn_type *free_type;   /* free objects: size in word 1 */
-    tn_type *filler_type; /* 8-byte free object */
-
-    /* roots */
-    struct tn_roots_state roots; /* roots/roots.h */
-    struct tn_frozen *frozen;    /* frozen segments */
+    struct tn_frozen *frozen;       /* frozen segments (roots/frozen.c; here: trace/ reads them) */
     size_t frozen_count;
-    struct tn_lifetime_state lifetime; /* lifetime/lifetime.h */
 
-    /* threads (threads/) */
-    struct tn_threads_state threads; /* threads/threads.h */
-    unsigned world_stops;            /* nesting of tn_world_stop (only the lock holder touches it) */
+    /* the state each subsystem owns (docs/design/README.md "Who owns which state") */
+    struct tn_heap_state heap;         /* heap/heap.h */
+    struct tn_roots_state roots;       /* roots/roots.h */
+    struct tn_lifetime_state lifetime; /* lifetime/lifetime.h */
+    struct tn_threads_state threads;   /* threads/threads.h */
+    struct tn_mark_state mark;         /* gc/mark.h */
+    struct tn_plan_state plan;         /* gc/plan.h */
+    struct tn_card_state card;         /* gc/cards.h */
+    struct tn_prof_state prof;         /* profiler/profiler.h */
+
+    /* threads/: the nesting of tn_world_stop (only the lock holder touches it; here: trace/
+     * reads it) */
+    unsigned world_stops;
 
     /* collection */
     bool in_gc;
@@ -259,23 +256,16 @@ struct tenure_runtime {
     char *stack_high;
     char *scan_from; /* during a GC: where the conservative stack scan of its thread starts */
     uint32_t stress_countdown;
-    struct tn_mark_state mark;        /* gc/mark.h */
-    struct tn_plan_state plan;        /* gc/plan.h */
-    char *gen0_gaps;                  /* free objects of gen0 regions (between pinned plugs) of at least
-                            TN_GAP_MIN bytes, linked through their third word; built at the end
-                            of a GC, emptied at the start of the next; allocation contexts are
-                            cut from them (heap/alloc.c) */
-    struct tn_card_state card;        /* gc/cards.h */
     struct tn_collection *collection; /* the GC in progress (gc/collection.h), NULL outside one */
     tn_gc_record last;                /* the record of the previous GC (set at its end) */
     /* events: ev_mask[l] = keywords wanted at level l by some session (trace/) */
     uint64_t ev_mask[6];
     struct tn_session *sessions;
-    /* profilers (profiler/) */
-    struct tn_prof_state prof; /* profiler/profiler.h */
+    /* the GC callback (gc/report.c) */
     tenure_gc_callback gc_callback;
     void *gc_callback_context;
-    /* callbacks (api/callbacks.c): removals asked for while a list is walked wait for its end */
+    /* callbacks (api/callbacks.c, trace/): removals asked for while a list is walked wait for
+     * its end */
     bool hook_failure_printed; /* a failure inside the error hook went to stderr (once) */
     unsigned ev_dispatches;    /* listener dispatches (tn_trace_emit) in progress */
     bool sessions_stopped;     /* some session waits to be closed */

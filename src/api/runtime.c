@@ -20,20 +20,20 @@ static uint64_t default_gen0_budget(void) {
 }
 
 static void init_budgets(tenure_runtime *rt) {
-    rt->gen0_min_budget = rt->config.GCgen0size ? (size_t)rt->config.GCgen0size : (size_t)default_gen0_budget();
+    rt->heap.gen0_min_budget = rt->config.GCgen0size ? (size_t)rt->config.GCgen0size : (size_t)default_gen0_budget();
     /* the automatic cap also follows the heap (heap/alloc.c gen0_cap) */
-    rt->gen0_max_budget = rt->config.GCgen0MaxBudget ? (size_t)rt->config.GCgen0MaxBudget : TN_GEN0_CAP;
-    if (rt->gen0_max_budget < rt->gen0_min_budget)
-        rt->gen0_max_budget = rt->gen0_min_budget;
+    rt->heap.gen0_max_budget = rt->config.GCgen0MaxBudget ? (size_t)rt->config.GCgen0MaxBudget : TN_GEN0_CAP;
+    if (rt->heap.gen0_max_budget < rt->heap.gen0_min_budget)
+        rt->heap.gen0_max_budget = rt->heap.gen0_min_budget;
     /* a heap starts empty: the automatic budget starts at its floor and grows with survival */
-    rt->gen0_budget =
-        rt->config.GCgen0size || rt->gen0_min_budget < TN_GEN0_FLOOR ? rt->gen0_min_budget : TN_GEN0_FLOOR;
+    rt->heap.gen0_budget =
+        rt->config.GCgen0size || rt->heap.gen0_min_budget < TN_GEN0_FLOOR ? rt->heap.gen0_min_budget : TN_GEN0_FLOOR;
     /* the automatic gen1 budget follows the older heap, empty now: its least (heap/alloc.c) */
-    rt->gen1_budget = rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->gen0_min_budget;
-    rt->gen2_budget = 4 * rt->gen0_min_budget;
-    rt->loh_budget = (size_t)8 << 20;
-    if (rt->loh_budget < rt->gen2_budget) /* B2 (heap/alloc.c tn_budgets_update) */
-        rt->loh_budget = rt->gen2_budget;
+    rt->heap.gen1_budget = rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->heap.gen0_min_budget;
+    rt->heap.gen2_budget = 4 * rt->heap.gen0_min_budget;
+    rt->heap.loh_budget = (size_t)8 << 20;
+    if (rt->heap.loh_budget < rt->heap.gen2_budget) /* B2 (heap/alloc.c tn_budgets_update) */
+        rt->heap.loh_budget = rt->heap.gen2_budget;
 }
 
 /* A size for a message: "32 GiB" when it is a whole number of GiB, MiB or KiB. */

@@ -442,7 +442,7 @@ static void scan_region(card_scan *s, tn_region *r) {
 static void scan_regions(card_scan *s) {
     tenure_runtime *rt = s->rt;
     for (int g = s->condemned + 1; g < TN_NGEN; g++)
-        for (tn_region *r = rt->gens[g]; r; r = r->next)
+        for (tn_region *r = rt->heap.gens[g]; r; r = r->next)
             if (!r->condemned)
                 scan_region(s, r);
 }

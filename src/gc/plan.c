@@ -50,7 +50,7 @@ static void collect_regions(tenure_runtime *rt, int gen, tn_gen_plan *gp) {
     tn_region **all = rt->plan.plan_regions[gen];
     gp->regions = all + 1;
     gp->n = 0;
-    for (tn_region *r = rt->gens[gen]; r; r = r->next)
+    for (tn_region *r = rt->heap.gens[gen]; r; r = r->next)
         gp->regions[gp->n++] = r;
     sort_by_address(gp->regions, gp->n);
     gp->tail = NULL;
@@ -63,7 +63,7 @@ static void collect_regions(tenure_runtime *rt, int gen, tn_gen_plan *gp) {
  * start a new, mostly empty region of the next generation. */
 static void choose_tail(tenure_runtime *rt, tn_gen_plan *gp, int gen) {
     tn_region *best = NULL;
-    for (tn_region *r = rt->gens[gen + 1]; r; r = r->next)
+    for (tn_region *r = rt->heap.gens[gen + 1]; r; r = r->next)
         if (!best || r->end - r->used > best->end - best->used)
             best = r;
     if (!best || (size_t)(best->end - best->used) < rt->unit_size / 8)
@@ -344,7 +344,7 @@ static int compaction_reason(tenure_runtime *rt, const tn_collection *c, int gen
     if (frag * 4 >= gp->used_total && frag >= rt->unit_size)
         return TN_COMPACT_HIGH_FRAG;
     uint64_t limit = rt->config.GCHeapHardLimit;
-    if (frees_region && limit && rt->committed + limit / 8 >= limit)
+    if (frees_region && limit && rt->heap.committed + limit / 8 >= limit)
         return TN_COMPACT_HIGH_MEM_LOAD;
     return -1;
 }
@@ -382,7 +382,7 @@ static void plan_generation(tenure_runtime *rt, tn_collection *c, int g) {
 void tn_gc_plan(tenure_runtime *rt, tn_collection *c) {
     rt->plan.pins.count = 0;
     rt->plan.gaps.count = 0;
-    rt->gen0_gaps = NULL; /* every gen0 region is condemned: its free objects change */
+    rt->heap.gen0_gaps = NULL; /* every gen0 region is condemned: its free objects change */
     rt->plan.pins_seen = 0;
     c->any_compact = false;
     for (int g = 0; g < TN_NGEN; g++)

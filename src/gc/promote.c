@@ -29,12 +29,12 @@ static void discard_tail(tenure_runtime *rt, tn_region *r) {
         r->zero_from = from;
     }
     r->discarded += (size_t)(r->end - from);
-    rt->committed -= (size_t)(r->end - from);
+    rt->heap.committed -= (size_t)(r->end - from);
 }
 
 /* The gaps left in gen0 (in front of the pinned plugs of demoted regions), at least
  * TN_GAP_MIN bytes and not given back to the OS, linked in address order through their third
- * word (rt->gen0_gaps): the allocator cuts contexts from them before it takes new space
+ * word (rt->heap.gen0_gaps): the allocator cuts contexts from them before it takes new space
  * (heap/alloc.c). Built from rt->plan.gaps, reserved before the pause: nothing is allocated. */
 static void link_gen0_gaps(tenure_runtime *rt) {
     char *head = NULL;
@@ -47,7 +47,7 @@ static void link_gen0_gaps(tenure_runtime *rt) {
         ((char **)gap->start)[2] = head;
         head = gap->start;
     }
-    rt->gen0_gaps = head;
+    rt->heap.gen0_gaps = head;
 }
 
 /* Release the empty regions of a generation, promote the others by relabelling them. */
@@ -97,6 +97,6 @@ void tn_gc_promote(tenure_runtime *rt, tn_collection *c) {
     link_gen0_gaps(rt);
     /* the gaps' pages counted again at the start of this GC (tn_recount_discarded) may have
      * become free regions, still committed: over a hard limit, they go back now */
-    if (rt->config.GCHeapHardLimit && rt->committed > rt->config.GCHeapHardLimit)
+    if (rt->config.GCHeapHardLimit && rt->heap.committed > rt->config.GCHeapHardLimit)
         tn_regions_trim(rt, true);
 }

@@ -42,7 +42,7 @@ static size_t mark_stack_wanted(const tenure_runtime *rt) {
     size_t want = rt->config.GCMarkStackSize, have = rt->mark.mark_stack.cap;
     if (want < MARK_STACK_MIN || !rt->mark.overflow_seen || have < want)
         return want;
-    size_t bound = rt->committed / MARK_STACK_HEAP_BYTES;
+    size_t bound = rt->heap.committed / MARK_STACK_HEAP_BYTES;
     size_t grown = have <= bound / MARK_STACK_GROWTH ? have * MARK_STACK_GROWTH : bound;
     return grown > want ? grown : want;
 }

@@ -48,7 +48,7 @@ static void sweep_large_region(tenure_runtime *rt, tn_region *r, tn_free_list *f
 }
 
 static void sweep_generation(tenure_runtime *rt, int gen, tn_gen_plan *gp) {
-    tn_free_list *fl = gen == TN_LOH ? &rt->loh_free : gen == TN_POH ? &rt->poh_free : NULL;
+    tn_free_list *fl = gen == TN_LOH ? &rt->heap.loh_free : gen == TN_POH ? &rt->heap.poh_free : NULL;
     if (fl)
         tn_free_list_clear(fl);
     for (size_t i = 0; i < gp->n; i++) {

@@ -71,7 +71,7 @@ CHECKS = [
     ("README.md", r"\(default (\d+) (KiB), like \.NET's AllocationTick\)", ("helper", "sampling_interval"), "sampling interval default"),
     ("docs/design/lifetime.md", r"gen0 budgets; and at least (\d+) (MiB)\) since", ("define", "src/lifetime/lifetime.c", "MIN_PRESSURE_BUDGET"), "memory pressure budget minimum"),
     ("include/tenure.h", r"at least four gen0 budgets and (\d+) (MiB)\)", ("define", "src/lifetime/lifetime.c", "MIN_PRESSURE_BUDGET"), "memory pressure budget minimum"),
-    ("docs/design/lifetime.md", r"at least (four) gen0 budgets", ("define", "src/heap/alloc.c", r"size_t min2 = (\d+) \* rt->gen0_min_budget;"), "gen2 budget floor (in gen0 budgets)"),
+    ("docs/design/lifetime.md", r"at least (four) gen0 budgets", ("define", "src/heap/alloc.c", r"size_t min2 = (\d+) \* rt->heap\.gen0_min_budget;"), "gen2 budget floor (in gen0 budgets)"),
     ("docs/design/heap.md", r"its\s+budget \((twice) what survived in\s+the LOH", ("define", "src/heap/alloc.c", r"size_t loh = (\d+) \* \(g->promoted\[TN_LOH\]"), "LOH budget factor"),
     ("docs/design/heap.md", r"between twice `GCgen0size` and (\d+) (MiB) by default", ("define", "src/heap/alloc.c", r"#define TN_GEN1_CAP \((.+)\)"), "automatic gen1 budget cap"),
     ("README.md", r"gen1 budget in bytes \(0: half of what lives in the older generations, within 2 x GCgen0size\.\.(\d+) (MiB)\)", ("define", "src/heap/alloc.c", r"#define TN_GEN1_CAP \((.+)\)"), "default GCgen1size cap"),
