@@ -657,7 +657,7 @@ void tn_gc_reserve_scratch(tenure_runtime *rt);
  * does without and the GC counts a shortfall). */
 void *tn_gc_pause_scratch(tenure_runtime *rt, size_t size);
 void tn_gc_scratch_destroy(tenure_runtime *rt);
-/* Bytes of pause scratch the range reports (plan.c) need. */
+/* Bytes of pause scratch the range reports (report.c) need. */
 size_t tn_gc_range_scratch_bytes(void);
 tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags);
 /* Consistency check of the mark stack (count within capacity, entries in the heap range). */
@@ -665,7 +665,7 @@ void tn_mark_stack_check(const tenure_runtime *rt);
 void tn_gc_rebuild_region(tenure_runtime *rt, tn_region *r, bool set_cards);
 /* The same for the objects of r from `from` (an object start) to its end. */
 void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_cards);
-/* The pieces of a rebuild that relocation does as it goes (plan.c, collector.md "Cards"):
+/* The pieces of a rebuild that relocation does as it goes (relocate.c, collector.md "Cards"):
  * zero r's cards from `from` (an object start; r->start: the whole region), lower the card of
  * `slot` for a reference to generation value - 1 (its bundle too). */
 void tn_gc_clear_cards(tenure_runtime *rt, tn_region *r, char *from);

@@ -1,6 +1,7 @@
 /* collect.c - the collect driver: one blocking GC from start to end, in the order of the
- * events spec (suspend, mark, plan, relocate, compact or sweep, promote, restart). Also the
- * public tenure_collect and the statistics. */
+ * events spec (suspend, mark, plan, relocate, compact or sweep, promote, report, restart),
+ * each phase a function over the heap and the collection (gc_internal.h) in its own file.
+ * Also the public tenure_collect and the statistics. */
 #include "gc/gc_internal.h"
 #include <setjmp.h>
 

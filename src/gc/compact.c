@@ -81,6 +81,7 @@ static void free_gaps(tenure_runtime *rt) {
 }
 
 void tn_gc_compact(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
     for (int g = 0; g < TN_NGEN; g++) {
         tn_gen_plan *gp = &c->plans[g];
         if (!tn_gen_condemned(g, c->condemned) || !gp->compact)

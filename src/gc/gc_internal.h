@@ -9,6 +9,13 @@
 #include "gc/collection.h"
 
 /* ---- the phases, in the driver's order (docs/design/collector.md) ---- */
+/* Every phase runs inside the pause of collection c: rt->lock held, the world stopped, c the
+ * collection in progress (checked at each phase's entry: TN_ASSERT, api/assert.h). */
+#define tn_assert_phase(rt, c)              \
+    do {                                    \
+        tn_assert_world_stopped(rt);        \
+        TN_ASSERT((rt)->collection == (c)); \
+    } while (0)
 /* mark.c: every object reachable from the roots in a condemned region is marked (M1). */
 void tn_gc_mark(tenure_runtime *rt, tn_collection *c);
 /* plan.c: per condemned generation, compact or sweep; plugs recorded, new places given. */

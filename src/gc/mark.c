@@ -411,7 +411,7 @@ static void meter_end(tenure_runtime *rt, kind_meter m, uint32_t type) {
 }
 
 void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
-    TN_ASSERT_INTERNAL(rt->collection == c);
+    tn_assert_phase(rt, c);
     int condemned = c->condemned;
     rt->mark.marked_bytes = rt->mark.overflow_marked = 0;
     rt->mark.overflow_seen = false;

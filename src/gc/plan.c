@@ -380,6 +380,7 @@ static void plan_generation(tenure_runtime *rt, tn_collection *c, int g) {
 }
 
 void tn_gc_plan(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
     rt->plan.pins.count = 0;
     rt->plan.gaps.count = 0;
     rt->heap.gen0_gaps = NULL; /* every gen0 region is condemned: its free objects change */

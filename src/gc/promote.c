@@ -91,6 +91,7 @@ static void rebuild_cards_and_crossings(tenure_runtime *rt, tn_collection *c) {
 }
 
 void tn_gc_promote(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
     for (int g = TN_NGEN - 1; g >= 0; g--)
         release_and_promote(rt, c, g, &c->plans[g]);
     rebuild_cards_and_crossings(rt, c);

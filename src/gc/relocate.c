@@ -154,6 +154,7 @@ static void relocate_all(tenure_runtime *rt, tn_gen_plan *plans) {
 }
 
 void tn_gc_relocate(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
     if (c->any_compact)
         relocate_all(rt, c->plans);
     if (c->condemned < TN_GEN2)

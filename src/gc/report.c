@@ -55,6 +55,7 @@ static void add_range(range_batch *b, char *old, char *new_start, size_t len) {
 /* One record per plug: compacted generations report where each plug goes (old == new for a
  * pinned plug), swept ones where each run of survivors is. Nothing has moved yet. */
 void tn_gc_report_ranges(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
     const tn_gen_plan *plans = c->plans;
     bool prof = TN_PROF_ON(rt, TENURE_PROFILE_GC) != 0;
     bool moved_on = TN_EV_ON(rt, GCBulkMovedObjectRanges), surv_on = TN_EV_ON(rt, GCBulkSurvivingObjectRanges);
@@ -164,6 +165,7 @@ static void end_gc(tenure_runtime *rt) {
 }
 
 void tn_gc_report(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
     finish_record(rt, c);
     tn_budgets_update(rt);
     tn_regions_trim(rt, (c->flags & TENURE_COLLECT_AGGRESSIVE) != 0);

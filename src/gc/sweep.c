@@ -66,6 +66,7 @@ static void sweep_generation(tenure_runtime *rt, int gen, tn_gen_plan *gp) {
 }
 
 void tn_gc_sweep(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
     for (int g = 0; g < TN_NGEN; g++)
         if (tn_gen_condemned(g, c->condemned) && !c->plans[g].compact)
             sweep_generation(rt, g, &c->plans[g]);

@@ -145,7 +145,7 @@ static tn_region *gen0_region_with_room(tenure_runtime *rt, const tn_region * no
 /* ---- contexts in the gaps between pinned plugs ----
  *
  * After a GC, the free objects of gen0 regions that kept pinned plugs (demoted) are listed in
- * rt->heap.gen0_gaps (gc/plan.c link_gen0_gaps). Before taking new space, the allocator cuts its
+ * rt->heap.gen0_gaps (gc/promote.c link_gen0_gaps). Before taking new space, the allocator cuts its
  * next context from the first listed gap whose region holds no other thread's context, as
  * the .NET collector allocates in the free list of gen0 built from the gaps in front of
  * pinned plugs. Contexts are cut from a gap's high end, a quantum at a time: the rest of the
