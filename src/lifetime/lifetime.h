@@ -1,8 +1,9 @@
 /*
  * lifetime.h - the state lifetime/ owns (rt->lifetime): memory pressure, identity hashes and
  * finalization (the registered and ready queues, the finalizer thread). Included by
- * runtime.h, which embeds it in struct tenure_runtime; other subsystems call lifetime/'s
- * functions (runtime.h "lifetime/") and read these fields only where noted.
+ * runtime.h (tn_vec and tn_mutator come from there), which embeds it in struct
+ * tenure_runtime; other subsystems call lifetime/'s functions (runtime.h "lifetime/") and
+ * read these fields only where noted.
  */
 #ifndef TENURE_LIFETIME_LIFETIME_H
 #define TENURE_LIFETIME_LIFETIME_H
