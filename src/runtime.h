@@ -252,10 +252,6 @@ struct tenure_runtime {
 
     /* collection */
     bool in_gc;
-    pthread_t stack_thread; /* whose stack high end is cached (an unattached collecting thread) */
-    char *stack_high;
-    char *scan_from; /* during a GC: where the conservative stack scan of its thread starts */
-    uint32_t stress_countdown;
     struct tn_collection *collection; /* the GC in progress (gc/collection.h), NULL outside one */
     tn_gc_record last;                /* the record of the previous GC (set at its end) */
     /* events: ev_mask[l] = keywords wanted at level l by some session (trace/) */

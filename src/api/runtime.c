@@ -115,7 +115,7 @@ static tenure_result build(tenure_runtime *rt, char *why, size_t len) {
         return TENURE_NOMEM;
     }
     rt->head.barrier_slow = rt->config.HeapVerify ? 1 : 0;
-    rt->stress_countdown = (uint32_t)rt->config.GCStress;
+    rt->heap.stress_countdown = (uint32_t)rt->config.GCStress;
     init_budgets(rt);
     if (!reserve_heap(rt, why, len))
         return TENURE_NOMEM;

@@ -162,10 +162,10 @@ tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason,
     jmp_buf regs;
     __builtin_unwind_init();
     setjmp(regs);
-    char *outer_scan_from = rt->scan_from;
-    rt->scan_from = (char *)&regs;
+    char *outer_scan_from = rt->roots.scan_from;
+    rt->roots.scan_from = (char *)&regs;
     collect_locked(rt, generation, reason, flags);
-    rt->scan_from = outer_scan_from;
+    rt->roots.scan_from = outer_scan_from;
     return TENURE_OK;
 }
 

@@ -301,11 +301,11 @@ static void collect_for_budget(tenure_runtime *rt) {
 static void stress_tick(tenure_runtime *rt) {
     if (!rt->config.GCStress || rt->in_gc)
         return;
-    if (rt->stress_countdown > 1) {
-        rt->stress_countdown--;
+    if (rt->heap.stress_countdown > 1) {
+        rt->heap.stress_countdown--;
         return;
     }
-    rt->stress_countdown = rt->config.GCStress;
+    rt->heap.stress_countdown = rt->config.GCStress;
     int gen = rt->config.GCStressGeneration;
     if (gen < 0 || gen > TN_GEN2)
         gen = (int)(rt->stats.gc_count % 7 == 6 ? TN_GEN2 : rt->stats.gc_count % 3 == 2 ? TN_GEN1 : TN_GEN0);

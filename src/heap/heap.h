@@ -28,8 +28,9 @@ struct tn_heap_state {
     size_t gen0_budget, gen0_min_budget, gen0_max_budget; /* heap/alloc.c "budgets and triggers" */
     size_t gen1_budget, gen2_budget, loh_budget;
     size_t gen0_allocated, gen1_promoted_since, gen2_promoted_since, loh_allocated;
-    uint64_t tick_bytes[3]; /* bytes per allocation kind since the last allocation tick */
-    bool tick_pending;      /* the next small object crossed the 100 KiB tick threshold */
+    uint64_t tick_bytes[3];    /* bytes per allocation kind since the last allocation tick */
+    bool tick_pending;         /* the next small object crossed the 100 KiB tick threshold */
+    uint32_t stress_countdown; /* GCStress: allocations until the next forced GC (alloc.c) */
     /* types (types.c) */
     tn_type *types;
     size_t type_count, type_capacity;

@@ -26,11 +26,11 @@
 /* The high end of the calling thread's stack when it is not attached (cached). */
 static char *unattached_stack_high(tenure_runtime *rt) {
     pthread_t self = pthread_self();
-    if (!rt->stack_high || !pthread_equal(self, rt->stack_thread)) {
-        rt->stack_thread = self;
-        rt->stack_high = tn_os_stack_base();
+    if (!rt->roots.stack_high || !pthread_equal(self, rt->roots.stack_thread)) {
+        rt->roots.stack_thread = self;
+        rt->roots.stack_high = tn_os_stack_base();
     }
-    return rt->stack_high;
+    return rt->roots.stack_high;
 }
 
 /* The live, non-free object of a condemned region that contains p, or NULL. */
@@ -84,8 +84,8 @@ TN_NOINLINE static void scan_this_thread(tenure_runtime *rt, bool condemned_only
     char *hi = self && self->stack_high ? self->stack_high : unattached_stack_high(rt);
     if (!hi)
         return;
-    if (rt->scan_from && rt->scan_from < hi) { /* a GC: from where it was entered */
-        scan_range(rt, rt->scan_from, hi, condemned_only, fn, ctx);
+    if (rt->roots.scan_from && rt->roots.scan_from < hi) { /* a GC: from where it was entered */
+        scan_range(rt, rt->roots.scan_from, hi, condemned_only, fn, ctx);
         return;
     }
     jmp_buf regs;

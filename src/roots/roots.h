@@ -10,6 +10,7 @@
 #define TENURE_ROOTS_ROOTS_H
 
 #include "tenure.h"
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +64,11 @@ struct tn_roots_state {
     size_t handle_count;
     tenure_refcount_fn refcount_fn; /* refcounted handles: is the object referenced? */
     void *refcount_context;
+    /* the conservative scan of the collecting thread (conservative.c): its stack's high end,
+     * cached for an unattached thread, and where the scan starts (set by gc/collect.c) */
+    pthread_t stack_thread;
+    char *stack_high;
+    char *scan_from;
     /* removals asked for while a list is walked wait for its end */
     unsigned root_walks; /* tn_roots_visit_embedder in progress (its callbacks may remove) */
     bool roots_removed;  /* some root area or scanner waits to be unlinked */
