@@ -3,6 +3,15 @@
  * functions each subsystem offers the others. Module prefixes: tn_os_ (os/), tn_type_ and
  * tn_heap_ (heap/), tn_gc_ (gc/), tn_roots_ (roots/), tn_api_ (api/).
  *
+ * struct tenure_runtime holds the per-instance configuration and services (config, error
+ * hook, the reserved range and its side tables, statistics) and embeds the state each
+ * subsystem owns, declared in the subsystem's own header: rt->heap (heap/heap.h), rt->roots
+ * (roots/roots.h), rt->lifetime (lifetime/lifetime.h), rt->threads (threads/threads.h),
+ * rt->mark (gc/mark.h), rt->plan (gc/plan.h), rt->card (gc/cards.h), rt->prof
+ * (profiler/profiler.h). One GC's own state is a tn_collection (gc/collection.h) on the
+ * driver's stack, rt->collection while it runs; rt->last is the record of the previous GC.
+ * The table: docs/design/README.md "Who owns which state".
+ *
  * Heap invariants (checked by gc/verify.c, explained in docs/design/heap.md):
  *  H1 Every region is walkable: from its start to `used`, objects and free objects lie back
  *     to back; each begins with a header word naming a registered type (or the free type).
@@ -38,10 +47,6 @@
 #define TN_ALIGN 8u
 #define TN_MIN_OBJECT 16u
 #define TN_CARD_SIZE ((size_t)1 << TENURE__CARD_SHIFT)
-/* The crossing table has one entry per 512-byte granule (two cards): half the entries to write
- * for every object placed in an old region, for one more object walked per card scanned. */
-#define TN_CROSSING_SHIFT 9
-#define TN_CROSSING_GRANULE ((size_t)1 << TN_CROSSING_SHIFT)
 #define TN_PLUG_BRICK_SHIFT 9   /* plug lookup bricks: 512 bytes, one word of plug_bits */
 #define TN_QUANTUM (8u * 1024u) /* allocation context quantum */
 #define TN_GAP_MIN 1024u        /* the smallest gap between pinned plugs reused by allocation */
@@ -93,7 +98,7 @@ typedef struct tn_region {
     char *plan_used;
     uint32_t pin_first, pin_count;  /* pinned plugs of this region in gc->pins */
     size_t discarded;               /* bytes of free space around pinned plugs given back to the OS
-                               (not counted in rt->committed until a GC condemns the region) */
+                               (not counted in rt->heap.committed until a GC condemns the region) */
     struct tn_mutator *alloc_owner; /* a gen0 region holding this thread's allocation context */
 } tn_region;
 
@@ -105,7 +110,7 @@ enum { TN_MUT_RUNNING = 0, TN_MUT_SAFE = 1 };
 typedef struct tn_mutator {
     tenure__mutator pub; /* must be first: tenure__current points at it */
     struct tenure_runtime *rt;
-    struct tn_mutator *next;           /* rt->mutators */
+    struct tn_mutator *next;           /* rt->threads.mutators */
     struct tn_mutator *next_of_thread; /* this thread's attachments (thread-local list) */
     unsigned attach_count;
     bool finalizer;   /* the instance's finalizer thread */
@@ -117,11 +122,11 @@ typedef struct tn_mutator {
     bool ctx_in_gap;     /* the context lies in a gap between pinned plugs of its region
                                   (below r->used), not at its tail: ending it leaves
                                   [alloc_ptr, ctx_end) as a free object (heap/alloc.c) */
-    /* suspension: state changes under rt->world_mx */
+    /* suspension: state changes under rt->threads.world_mx */
     int state;
     char *safe_sp;             /* the stack below this is not scanned while SAFE */
     ucontext_t safe_regs;      /* the registers when it became SAFE (scanned conservatively) */
-    const void *held[2];       /* objects passed to the call waiting for rt->lock: pinned */
+    const void *held[2];       /* objects passed to the call waiting for rt->threads.lock: pinned */
     bool gone;                 /* after fork(), in the child: its thread does not exist here */
     bool parked;               /* SAFE because its thread waits in another instance (threads.c) */
     unsigned callbacks_closed; /* callbacks that may not allocate running on this thread: while
@@ -132,44 +137,6 @@ typedef struct tn_mutator {
      * previous sample. Bytes since the sample: allocated + (alloc_ptr - ctx_start) - sampled_at */
     uint64_t allocated, sampled_at;
 } tn_mutator;
-
-/* Handles */
-typedef struct tn_handle_slot {
-    void *object;  /* must be first: a slot's address is the handle, and &object the root */
-    uint32_t kind; /* tenure_handle_kind, or TN_HANDLE_FREE */
-    uint32_t magic;
-    struct tn_handle_slot *next_free;
-    void *secondary;        /* dependent handles */
-    uint32_t variable_kind; /* variable handles */
-    uint32_t effective;     /* the kind it behaves as in the current GC (tn_handles_prepare) */
-    uint64_t sized_bytes;   /* SizedRef: bytes at the last full GC */
-} tn_handle_slot;
-#define TN_HANDLE_FREE 0xffffffffu
-#define TN_HANDLE_MAGIC 0x4a4d0e11u
-#define TN_HANDLE_SLAB_BYTES 8192u /* slabs are aligned to their size: slot -> slab is a mask */
-#define TN_HANDLES_PER_SLAB ((TN_HANDLE_SLAB_BYTES - 32u) / sizeof(tn_handle_slot))
-
-typedef struct tn_handle_slab {
-    uint32_t magic;
-    const struct tenure_runtime *owner;
-    struct tn_handle_slab *next;
-    tn_handle_slot slots[TN_HANDLES_PER_SLAB];
-} tn_handle_slab;
-
-struct tenure_root_area {
-    struct tenure_root_area *next;
-    void **slots;
-    size_t count;
-    uint32_t magic;
-};
-struct tenure_root_scanner {
-    struct tenure_root_scanner *next;
-    tenure_root_scan_fn scan;
-    void *context;
-    uint32_t magic;
-};
-#define TN_ROOT_MAGIC 0x7007a7eau
-#define TN_ROOT_REMOVED 0x7007dea0u /* removed while the roots were walked: unlinked at the walk's end */
 
 struct tenure_visitor {
     void (*fn)(void **slot, void *ctx); /* a tn_slot_fn */
@@ -188,11 +155,6 @@ typedef struct tn_frozen {
     uint64_t *starts; /* one bit per 8 bytes: object starts */
 } tn_frozen;
 
-/* An identity hash (lifetime/) */
-typedef struct tn_sync_entry {
-    uintptr_t key; /* the object's address; 0: empty */
-    uint32_t hash;
-} tn_sync_entry;
 
 /* Pinned plugs found by plan */
 typedef struct tn_pin {
@@ -211,7 +173,8 @@ typedef struct tn_vec {
     size_t count, cap, elem;
 } tn_vec;
 
-/* What one collection decided and did (feeds the events' history records later). */
+/* What one collection decided and did: built by the collection (gc/collection.h), then kept
+ * as rt->last, the record of the previous GC (the events' history records, budgets, stats). */
 typedef struct tn_gc_record {
     uint64_t index;
     int condemned;           /* 0, 1 or 2 */
@@ -226,10 +189,19 @@ typedef struct tn_gc_record {
     uint32_t condemn_reasons_gen, condemn_reasons_condition; /* as the .NET collector packs them */
     int compact_reason;                                      /* -1: nothing compacted */
     bool demoted;         /* regions holding only pinned plugs stayed in their generation */
-    bool scratch_short;   /* some scratch reserved before the pause was too small (gc/scratch.c) */
     uint32_t phase_us[5]; /* mark, plan, relocate, compact or sweep, promote */
     uint64_t pause_ns;
 } tn_gc_record;
+
+/* The state each subsystem owns, embedded below (each in its subsystem's own header). */
+#include "heap/heap.h"
+#include "lifetime/lifetime.h"
+#include "roots/roots.h"
+#include "gc/mark.h"
+#include "gc/cards.h"
+#include "gc/plan.h"
+#include "profiler/profiler.h"
+#include "threads/threads.h"
 
 /* Automatic gen0 budget bounds (heap/alloc.c "budgets and triggers"): the smallest (a tiny
  * heap) and the largest (GCgen0MaxBudget 0). */
@@ -261,125 +233,38 @@ struct tenure_runtime {
                                to the plug covering the brick's first byte (compacting regions) */
     uint32_t *crossing;             /* per card: words back from the card start to the covering object */
     uint32_t units_high;            /* units below this index have been used at some time */
-    size_t committed;               /* bytes of regions committed */
-    size_t committed_peak;          /* the most committed so far (gen0 may grow into it: alloc.c) */
-    uint64_t commit_requests;       /* for GCFaultCommit */
-
-    /* generations */
-    tn_region *gens[TN_NGEN];
-    tn_region *free_regions;
-    tn_free_list loh_free, poh_free;
-    size_t gen0_budget, gen0_min_budget, gen0_max_budget; /* heap/alloc.c "budgets and triggers" */
-    size_t gen1_budget, gen2_budget, loh_budget;
-    size_t gen0_allocated, gen1_promoted_since, gen2_promoted_since, loh_allocated;
-    uint64_t tick_bytes[3]; /* bytes per allocation kind since the last allocation tick */
-    bool tick_pending;      /* the next small object crossed the 100 KiB tick threshold */
-
-    /* types */
-    tn_type *types;
-    size_t type_count, type_capacity;
-    tn_type *free_type;   /* free objects: size in word 1 */
-    tn_type *filler_type; /* 8-byte free object */
-
-    /* roots */
-    struct tenure_root_area *areas;
-    struct tenure_root_scanner *scanners;
-    struct tn_frozen *frozen; /* frozen segments */
+    struct tn_frozen *frozen;       /* frozen segments (roots/frozen.c; here: trace/ reads them) */
     size_t frozen_count;
-    tn_handle_slab *handle_slabs;
-    struct tn_slab_set *slab_set; /* slab addresses: checks a handle (read without the lock) */
-    size_t slab_count;
-    tn_handle_slot *handle_free_head, *handle_free_tail;
-    size_t handle_count;
-    /* lifetime/: memory pressure and identity hashes */
-    uint64_t pressure, pressure_since_gen2;
-    tn_sync_entry *sync;
-    size_t sync_cap, sync_count;
-    uint64_t hash_state;
-    tn_vec finalizable; /* void *: registered finalizable objects (weak) */
-    tn_vec ready;       /* void *: found unreachable, waiting for their finalizer (strong) */
-    size_t ready_head;  /* next to run */
-    tenure_refcount_fn refcount_fn;
-    void *refcount_context;
 
-    /* threads (threads/): the instance lock serialises every change of shared state; a
-     * collection holds it from the stop of the world to the restart */
-    pthread_mutex_t lock;
-    uintptr_t lock_owner; /* (uintptr_t)pthread_self() of the holder, 0 if none (atomic) */
-    unsigned lock_depth;  /* the holder's nesting */
-    pthread_mutex_t world_mx;
-    pthread_cond_t world_cv; /* a thread became SAFE / the world restarted */
-    tn_mutator *mutators;
-    size_t mutator_count;
-    bool locks_ready;
-    unsigned world_stops; /* nesting of tn_world_stop (only the lock holder touches it) */
-    /* fork (threads/fork.c): the process-wide list of live instances, and, in a child, that
-     * mutators of threads gone with the fork wait to be forgotten (at the outermost unlock) */
-    struct tenure_runtime *fork_next;
-    bool fork_purge;
-    /* the finalizer thread (lifetime/finalize.c); its conditions use rt->lock */
-    pthread_t fin_thread;
-    bool fin_started, fin_stop;
-    pthread_cond_t fin_work;       /* finalizers are pending, or the thread must stop */
-    pthread_cond_t fin_idle;       /* finalizers ran (fin_done grew) */
-    uint64_t fin_queued, fin_done; /* entries ever queued / ever taken off the queue */
-    struct tn_mutator *fin_runner; /* the thread running finalizers now, NULL if none */
+    /* the state each subsystem owns (docs/design/README.md "Who owns which state") */
+    struct tn_heap_state heap;         /* heap/heap.h */
+    struct tn_roots_state roots;       /* roots/roots.h */
+    struct tn_lifetime_state lifetime; /* lifetime/lifetime.h */
+    struct tn_threads_state threads;   /* threads/threads.h */
+    struct tn_mark_state mark;         /* gc/mark.h */
+    struct tn_plan_state plan;         /* gc/plan.h */
+    struct tn_card_state card;         /* gc/cards.h */
+    struct tn_prof_state prof;         /* profiler/profiler.h */
+
+    /* threads/: the nesting of tn_world_stop (only the lock holder touches it; here: trace/
+     * reads it) */
+    unsigned world_stops;
 
     /* collection */
     bool in_gc;
-    pthread_t stack_thread; /* whose stack high end is cached (an unattached collecting thread) */
-    char *stack_high;
-    char *scan_from; /* during a GC: where the conservative stack scan of its thread starts */
-    uint32_t stress_countdown;
-    tn_vec mark_stack; /* void * */
-    bool mark_overflow;
-    char *overflow_lo, *overflow_hi;
-    tn_vec pins;              /* tn_pin: reserved before the pause (gc/scratch.c), never grown in it */
-    tn_vec gaps;              /* tn_gap: as many as pins (a gap lies in front of a pinned plug) */
-    char *gen0_gaps;          /* free objects of gen0 regions (between pinned plugs) of at least
-                            TN_GAP_MIN bytes, linked through their third word; built at the end
-                            of a GC, emptied at the start of the next; allocation contexts are
-                            cut from them (heap/alloc.c) */
-    bool plan_failed;         /* a plan list was full: the generation is swept instead */
-    size_t pins_seen;         /* pinned plugs plan found in this GC, kept in pins or not */
-    size_t pins_needed;       /* the most any GC found: pins and gaps are reserved for twice that */
-    tn_vec card_slots;        /* void **: old-to-condemned slots the card scan found (gc/cards.c),
-                            reserved before the pause for twice card_slots_needed */
-    bool card_slots_short;    /* this GC's card scan filled the list (relocation rescans) */
-    size_t card_slots_seen;   /* slots the card scan of this GC found, recorded or not */
-    size_t card_slots_needed; /* the most any GC found */
-    void *pause_scratch;      /* reserved before the pause for the range reports, the profiler's root
-                            batch and the heap dump (used one after the other: gc/scratch.c) */
-    size_t pause_scratch_size;
-    tn_region **plan_regions[TN_NGEN]; /* per generation: max_units + 1 slots for plan */
-    size_t marked_bytes;
-    size_t overflow_marked; /* bytes marked while recovering from mark stack overflow */
-    bool overflow_seen;
-    size_t pinned_objects;
-    tn_gc_record last;
+    struct tn_collection *collection; /* the GC in progress (gc/collection.h), NULL outside one */
+    tn_gc_record last;                /* the record of the previous GC (set at its end) */
     /* events: ev_mask[l] = keywords wanted at level l by some session (trace/) */
     uint64_t ev_mask[6];
     struct tn_session *sessions;
-    /* profilers (profiler/) */
-    struct tenure_profiler *profilers;
-    unsigned prof_mask;
-    bool alloc_slow_always;          /* a profiler wants every allocation: no inline fast path */
-    size_t sample_interval;          /* a profiler samples allocations every this many bytes (0: none) */
-    unsigned prof_sample_dispatches; /* sampled-allocation dispatches in progress (atomic: they
-                                        run without the lock) */
+    /* the GC callback (gc/report.c) */
     tenure_gc_callback gc_callback;
     void *gc_callback_context;
-    /* callbacks (api/callbacks.c): removals asked for while a list is walked wait for its end */
+    /* callbacks (api/callbacks.c, trace/): removals asked for while a list is walked wait for
+     * its end */
     bool hook_failure_printed; /* a failure inside the error hook went to stderr (once) */
-    unsigned root_walks;       /* tn_roots_visit_embedder in progress (its callbacks may remove) */
-    bool roots_removed;        /* some root area or scanner waits to be unlinked */
-    unsigned prof_dispatches;  /* profiler callback loops in progress */
-    bool profilers_detached;   /* some profiler waits to be freed */
     unsigned ev_dispatches;    /* listener dispatches (tn_trace_emit) in progress */
     bool sessions_stopped;     /* some session waits to be closed */
-    /* heap dumps (profiler/references.c): the GC running now writes the heap's graph */
-    bool heap_dump_pending;
-    uint64_t heap_dumps; /* dumps asked for so far (GCStart's ClientSequenceNumber) */
     tenure_stats stats;
 };
 #define TN_RUNTIME_MAGIC 0x7e7e0001u
@@ -598,6 +483,11 @@ static inline tn_region *tn_region_of(const tenure_runtime *rt, const void *p) {
     tn_region *r = &rt->regions[rt->unit_head[tn_unit_of(rt, p)]];
     return r->state == TN_RS_IN_USE ? r : NULL;
 }
+/* The generation of obj, an object of rt (frozen objects count as gen2): what
+ * tenure_object_generation answers, without its checks. */
+static inline int tn_object_gen(const tenure_runtime *rt, const void *obj) {
+    return tn_in_range(rt, obj) ? tn_region_of(rt, obj)->gen : TN_GEN2;
+}
 /* Take a region of `units` units for generation gen; NULL if out of memory. */
 tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen);
 void tn_region_release(tenure_runtime *rt, tn_region *r);
@@ -608,10 +498,10 @@ void tn_region_list_add(tenure_runtime *rt, tn_region *r);
 void tn_regions_trim(tenure_runtime *rt, bool all);
 /* End of the walkable part of r (the allocation context's unused tail is not). */
 char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r);
-/* tenure_is_object for callers that hold rt->lock (or run with the world stopped). */
+/* tenure_is_object for callers that hold rt->threads.lock (or run with the world stopped). */
 bool tn_is_object(tenure_runtime *rt, const void *obj);
 /* Call fn on every object (free objects left out): frozen segments (as generation 2), then the
- * regions by address; fn returns true to stop (then so does this). With rt->lock held and every
+ * regions by address; fn returns true to stop (then so does this). With rt->threads.lock held and every
  * allocation context ended (the heap walk, the heap dump). */
 typedef bool (*tn_object_fn)(char *obj, tn_type *t, size_t size, int gen, void *ctx);
 bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx);
@@ -651,8 +541,8 @@ bool tn_threads_init(tenure_runtime *rt);
 bool tn_threads_may_destroy(tenure_runtime *rt);
 /* Detach the caller, free what is left and the locks. */
 void tn_threads_destroy(tenure_runtime *rt);
-/* In the child of fork() (the forking thread holds rt->lock and world_mx from the prepare
- * handler): fresh locks and conditions, rt->lock held as before; every mutator of another
+/* In the child of fork() (the forking thread holds rt->threads.lock and world_mx from the prepare
+ * handler): fresh locks and conditions, rt->threads.lock held as before; every mutator of another
  * thread is gone (forgotten at the outermost unlock, when no GC runs). */
 void tn_threads_forked_child(tenure_runtime *rt);
 tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer);
@@ -665,22 +555,22 @@ void tn_unlock(tenure_runtime *rt);
 /* The lock if it is free (or held by the caller): never a safepoint. */
 bool tn_trylock(tenure_runtime *rt);
 bool tn_lock_held(const tenure_runtime *rt);
-/* The claims "with rt->lock held" and "with the world stopped", checked (TN_ASSERT). Before
- * the locks exist and after they are destroyed (rt->locks_ready false: creation, destruction)
+/* The claims "with rt->threads.lock held" and "with the world stopped", checked (TN_ASSERT). Before
+ * the locks exist and after they are destroyed (rt->threads.locks_ready false: creation, destruction)
  * the instance has one thread and both hold trivially. Macros, so a failure names the caller;
  * world_stops is read only by the lock holder (a data race otherwise). */
-#define tn_assert_locked(rt) TN_ASSERT(!(rt)->locks_ready || tn_lock_held(rt))
-#define tn_assert_world_stopped(rt) TN_ASSERT(!(rt)->locks_ready || (tn_lock_held(rt) && (rt)->world_stops > 0))
+#define tn_assert_locked(rt) TN_ASSERT(!(rt)->threads.locks_ready || tn_lock_held(rt))
+#define tn_assert_world_stopped(rt) TN_ASSERT(!(rt)->threads.locks_ready || (tn_lock_held(rt) && (rt)->world_stops > 0))
 /* Run wait(rt, arg) (a join, a wait for something outside the instance) as a safepoint:
- * a GC may run meanwhile. Without rt->lock held. */
+ * a GC may run meanwhile. Without rt->threads.lock held. */
 void tn_while_safe(tenure_runtime *rt, void (*wait)(tenure_runtime *, void *), void *arg);
-/* Wait on cond (with rt->lock held once) as a safepoint. */
+/* Wait on cond (with rt->threads.lock held once) as a safepoint. */
 void tn_wait_safe(tenure_runtime *rt, pthread_cond_t *cond);
-/* With rt->lock held: wait until every other attached thread is SAFE / let them go.
+/* With rt->threads.lock held: wait until every other attached thread is SAFE / let them go.
  * Nested stops are counted: the world restarts at the outermost restart. */
 void tn_world_stop(tenure_runtime *rt);
 void tn_world_restart(tenure_runtime *rt);
-/* Cleanup-attribute guard: `TN_LOCKED(rt);` holds rt->lock to the end of the scope. */
+/* Cleanup-attribute guard: `TN_LOCKED(rt);` holds rt->threads.lock to the end of the scope. */
 static inline void tn_unlock_guard(tenure_runtime **rt) {
     if (*rt)
         tn_unlock(*rt);
@@ -763,31 +653,19 @@ void tn_gc_reserve_scratch(tenure_runtime *rt);
  * does without and the GC counts a shortfall). */
 void *tn_gc_pause_scratch(tenure_runtime *rt, size_t size);
 void tn_gc_scratch_destroy(tenure_runtime *rt);
-/* Bytes of pause scratch the range reports (plan.c) need. */
+/* Bytes of pause scratch the range reports (report.c) need. */
 size_t tn_gc_range_scratch_bytes(void);
 tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags);
-void tn_gc_mark(tenure_runtime *rt, int condemned);
 /* Consistency check of the mark stack (count within capacity, entries in the heap range). */
 void tn_mark_stack_check(const tenure_runtime *rt);
-void tn_gc_plan_and_reclaim(tenure_runtime *rt, int condemned, unsigned flags);
 void tn_gc_rebuild_region(tenure_runtime *rt, tn_region *r, bool set_cards);
 /* The same for the objects of r from `from` (an object start) to its end. */
 void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_cards);
-/* The pieces of a rebuild that relocation does as it goes (plan.c, collector.md "Cards"):
+/* The pieces of a rebuild that relocation does as it goes (relocate.c, collector.md "Cards"):
  * zero r's cards from `from` (an object start; r->start: the whole region), lower the card of
  * `slot` for a reference to generation value - 1 (its bundle too). */
 void tn_gc_clear_cards(tenure_runtime *rt, tn_region *r, char *from);
 void tn_gc_lower_card(tenure_runtime *rt, void *slot, uint8_t value);
-/* Record in the crossing table that the object [o, o + size) covers the start of every
- * granule that begins inside it (H6). */
-static inline void tn_crossing_set(tenure_runtime *rt, char *o, size_t size) {
-    uintptr_t off = (uintptr_t)o - (uintptr_t)rt->base;
-    uintptr_t gs = (off + TN_CROSSING_GRANULE - 1) & ~(uintptr_t)(TN_CROSSING_GRANULE - 1);
-    for (; gs < off + size; gs += TN_CROSSING_GRANULE)
-        rt->crossing[gs >> TN_CROSSING_SHIFT] = (uint32_t)((gs - off) / 8);
-}
-/* The object that covers address p in a gen1+/LOH/POH region (via the crossing table). */
-char *tn_gc_find_object_start(tenure_runtime *rt, tn_region *r, char *p);
 /* HeapVerify around a GC (when: "before a GC" or "after a GC"): the number of problems,
  * each reported through the error hook; without a hook they go to stderr and the process
  * aborts. */
@@ -797,11 +675,9 @@ void tn_gc_emit_history(tenure_runtime *rt);
 void tn_gc_emit_heap_stats(tenure_runtime *rt);
 /* Every card of every old region dirty (after fork(), in the child: cards.c). */
 void tn_gc_dirty_old_cards(tenure_runtime *rt);
-/* Record the crossing-table entries of an object placed in an old region. */
-void tn_gc_note_object(tenure_runtime *rt, char *o, size_t size);
 /* The card scan of an ephemeral GC (cards.c, docs/design/collector.md "Cards"). During mark:
  * scan once every card of value 1..condemned+1 of the regions not condemned, call `mark` for
- * each slot that refers to a condemned object and record it in rt->card_slots, and rewrite
+ * each slot that refers to a condemned object and record it in rt->card.card_slots, and rewrite
  * every other scanned card from what its slots refer to. During relocation: `fn` updates each
  * recorded slot (and, if the list filled, every slot under the cards the scan left) and
  * returns the generation its object has after the GC (3: none younger than gen2), from which
@@ -833,9 +709,9 @@ void tn_finalize_visit_registered(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
  * predicate), calling queued(obj) for each; returns how many. */
 size_t tn_finalize_scan(tenure_runtime *rt, bool (*dead)(tenure_runtime *, const void *),
                         void (*queued)(tenure_runtime *, void **));
-/* GCFinalizeMode 2: run pending finalizers on this thread (call without rt->lock held). */
+/* GCFinalizeMode 2: run pending finalizers on this thread (call without rt->threads.lock held). */
 void tn_finalize_safepoint(tenure_runtime *rt);
-/* After a GC that queued finalizers (rt->lock held): wake the finalizer thread. */
+/* After a GC that queued finalizers (rt->threads.lock held): wake the finalizer thread. */
 void tn_finalize_notify(tenure_runtime *rt);
 /* GCFinalizeMode 0: start the instance's finalizer thread / drain or discard its queue
  * (GCFinalizeOnShutdown) and join it. */
@@ -862,7 +738,7 @@ void tn_prof_gc_finished(tenure_runtime *rt);
 void tn_prof_allocated(tenure_runtime *rt, void *obj, const tn_type *t);
 void tn_prof_handle_created(tenure_runtime *rt, tenure_handle *h, uint32_t kind, void *obj, void *secondary);
 void tn_prof_handle_destroyed(tenure_runtime *rt, tenure_handle *h);
-/* object_allocated_sampled, without rt->lock, on m's thread; returns obj (moved if a GC ran
+/* object_allocated_sampled, without rt->threads.lock, on m's thread; returns obj (moved if a GC ran
  * while a callback waited in a query: obj is rooted by m for the call). */
 void *tn_prof_sampled(tenure_runtime *rt, tn_mutator *m, void *obj, const tn_type *t, uint64_t since);
 /* Sampling turned on (interval changed): every thread's countdown starts now. World stopped. */
@@ -876,7 +752,7 @@ void tn_heap_dump_emit(tenure_runtime *rt);
  * root batch (0 if none is asked for). */
 size_t tn_heap_dump_scratch_bytes(const tenure_runtime *rt);
 size_t tn_prof_roots_scratch_bytes(const tenure_runtime *rt);
-#define TN_PROF_ON(rt, bit) ((rt)->prof_mask & (bit))
+#define TN_PROF_ON(rt, bit) ((rt)->prof.prof_mask & (bit))
 
 /* GC reasons (events spec) */
 enum {

@@ -3,7 +3,7 @@
  *
  *  - a failed assertion prints file:line, the condition and the GC index of the calling
  *    thread's instance on stderr and aborts (SIGABRT, no error hook);
- *  - checked builds (TENURE_CHECKED): a function whose comment says "with rt->lock held",
+ *  - checked builds (TENURE_CHECKED): a function whose comment says "with rt->threads.lock held",
  *    called without it, aborts (tn_heap_visit_objects, tn_is_object);
  *  - debug-assertions builds (TENURE_DEBUG_ASSERTS): the handle slab check at GC start catches
  *    a slot whose magic was overwritten.
@@ -70,7 +70,7 @@ static bool count_object(char *obj, tn_type *t, size_t size, int gen, void *ctx)
 
 static void visit_without_lock(void) {
     tenure_runtime *rt = new_instance();
-    tn_heap_visit_objects(rt, count_object, NULL); /* "with rt->lock held" */
+    tn_heap_visit_objects(rt, count_object, NULL); /* "with rt->threads.lock held" */
 }
 
 static void is_object_without_lock(void) {

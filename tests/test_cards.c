@@ -70,7 +70,7 @@ static void test_not_wrongly_cleared(bool no_list) {
     bool exact = !tt_stress_mode();
     void *arr = old_array(rt, roots, 1024, no_list);
     if (no_list)
-        TT_CHECK(rt->card_slots.cap == 0, "the card slot list was reserved (%zu)", rt->card_slots.cap);
+        TT_CHECK(rt->card.card_slots.cap == 0, "the card slot list was reserved (%zu)", rt->card.card_slots.cap);
     uint64_t shortfalls = tt_stats(rt).gc_scratch_shortfalls;
     int FIRST = 8; /* slots FIRST..FIRST+ROUNDS-1 of the array: one card */
     while (card_index(rt, &tt_refs(arr)[FIRST]) != card_index(rt, &tt_refs(arr)[FIRST + ROUNDS - 1]))
@@ -97,7 +97,7 @@ static void test_not_wrongly_cleared(bool no_list) {
                  tn_gc_bundle_value(rt, &tt_refs(arr)[FIRST]) <= 2);
     }
     if (no_list) {
-        TT_CHECK(rt->card_slots_short, "the card slot list was not short: the fallback was not tested");
+        TT_CHECK(rt->card.card_slots_short, "the card slot list was not short: the fallback was not tested");
         TT_CHECK(tt_stats(rt).gc_scratch_shortfalls > shortfalls);
     }
     /* the gen1 GC finds them only through the card it did not clear */

@@ -8,7 +8,7 @@ void tn_assert_fail(const char *file, int line, const char *cond) {
     /* the thread's last instance, if it has one (the "nobody" context points at address 1) */
     if ((uintptr_t)rt > 1)
         fprintf(stderr, "tenure: %s:%d: assertion failed: %s (GC index %llu)\n", file, line, cond,
-                (unsigned long long)rt->last.index);
+                (unsigned long long)rt->stats.gc_count);
     else
         fprintf(stderr, "tenure: %s:%d: assertion failed: %s\n", file, line, cond);
     fflush(stderr);

@@ -71,7 +71,7 @@ static bool closes_context(tn_cb_kind kind) { return kind != TN_CB_FINALIZER && 
 
 void tn_cb_enter(tn_cb_frame *f, tenure_runtime *rt, tn_cb_kind kind) {
     tn_cb_push(f, rt, kind);
-    tn_mutator *m = closes_context(kind) && rt->locks_ready ? tn_self(rt) : NULL;
+    tn_mutator *m = closes_context(kind) && rt->threads.locks_ready ? tn_self(rt) : NULL;
     if (!m)
         return;
     f->closed = m;

@@ -11,7 +11,7 @@
  *  - Fault injection for tests (tn_mem_fault): the Nth internal allocation of the calling
  *    thread from now (and, if asked, every one after it) fails as malloc fails.
  *
- * Both are per thread: a pause belongs to the thread that collects (rt->lock is held, every
+ * Both are per thread: a pause belongs to the thread that collects (rt->threads.lock is held, every
  * other attached thread is stopped), and a test injects faults into its own calls. The cost
  * is one thread-local load and a branch per internal allocation, none on the allocation of
  * objects (the heap's regions are not malloc'd). */

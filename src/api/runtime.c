@@ -1,5 +1,6 @@
 /* runtime.c - creating and destroying an instance, and the queries about objects. */
 #include "runtime.h"
+#include "heap/crossing.h"
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -19,20 +20,20 @@ static uint64_t default_gen0_budget(void) {
 }
 
 static void init_budgets(tenure_runtime *rt) {
-    rt->gen0_min_budget = rt->config.GCgen0size ? (size_t)rt->config.GCgen0size : (size_t)default_gen0_budget();
+    rt->heap.gen0_min_budget = rt->config.GCgen0size ? (size_t)rt->config.GCgen0size : (size_t)default_gen0_budget();
     /* the automatic cap also follows the heap (heap/alloc.c gen0_cap) */
-    rt->gen0_max_budget = rt->config.GCgen0MaxBudget ? (size_t)rt->config.GCgen0MaxBudget : TN_GEN0_CAP;
-    if (rt->gen0_max_budget < rt->gen0_min_budget)
-        rt->gen0_max_budget = rt->gen0_min_budget;
+    rt->heap.gen0_max_budget = rt->config.GCgen0MaxBudget ? (size_t)rt->config.GCgen0MaxBudget : TN_GEN0_CAP;
+    if (rt->heap.gen0_max_budget < rt->heap.gen0_min_budget)
+        rt->heap.gen0_max_budget = rt->heap.gen0_min_budget;
     /* a heap starts empty: the automatic budget starts at its floor and grows with survival */
-    rt->gen0_budget =
-        rt->config.GCgen0size || rt->gen0_min_budget < TN_GEN0_FLOOR ? rt->gen0_min_budget : TN_GEN0_FLOOR;
+    rt->heap.gen0_budget =
+        rt->config.GCgen0size || rt->heap.gen0_min_budget < TN_GEN0_FLOOR ? rt->heap.gen0_min_budget : TN_GEN0_FLOOR;
     /* the automatic gen1 budget follows the older heap, empty now: its least (heap/alloc.c) */
-    rt->gen1_budget = rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->gen0_min_budget;
-    rt->gen2_budget = 4 * rt->gen0_min_budget;
-    rt->loh_budget = (size_t)8 << 20;
-    if (rt->loh_budget < rt->gen2_budget) /* B2 (heap/alloc.c tn_budgets_update) */
-        rt->loh_budget = rt->gen2_budget;
+    rt->heap.gen1_budget = rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->heap.gen0_min_budget;
+    rt->heap.gen2_budget = 4 * rt->heap.gen0_min_budget;
+    rt->heap.loh_budget = (size_t)8 << 20;
+    if (rt->heap.loh_budget < rt->heap.gen2_budget) /* B2 (heap/alloc.c tn_budgets_update) */
+        rt->heap.loh_budget = rt->heap.gen2_budget;
 }
 
 /* A size for a message: "32 GiB" when it is a whole number of GiB, MiB or KiB. */
@@ -64,14 +65,14 @@ static const char *limit_note(char *buf, size_t len) {
 static bool try_heap(tenure_runtime *rt) {
     bool ok = tn_heap_init(rt);
     for (int g = 0; ok && g < TN_NGEN; g++)
-        ok = (rt->plan_regions[g] = tn_calloc(rt->max_units + 1, sizeof(tn_region *))) != NULL;
+        ok = (rt->plan.plan_regions[g] = tn_calloc(rt->max_units + 1, sizeof(tn_region *))) != NULL;
     return ok;
 }
 
 static void undo_heap(tenure_runtime *rt) {
     for (int g = 0; g < TN_NGEN; g++) {
-        free(rt->plan_regions[g]);
-        rt->plan_regions[g] = NULL;
+        free(rt->plan.plan_regions[g]);
+        rt->plan.plan_regions[g] = NULL;
     }
     tn_heap_destroy(rt);
 }
@@ -114,7 +115,7 @@ static tenure_result build(tenure_runtime *rt, char *why, size_t len) {
         return TENURE_NOMEM;
     }
     rt->head.barrier_slow = rt->config.HeapVerify ? 1 : 0;
-    rt->stress_countdown = (uint32_t)rt->config.GCStress;
+    rt->heap.stress_countdown = (uint32_t)rt->config.GCStress;
     init_budgets(rt);
     if (!reserve_heap(rt, why, len))
         return TENURE_NOMEM;
@@ -165,12 +166,12 @@ tenure_runtime *tenure_create_ex(const tenure_config *config, tenure_result *res
     rt->magic = TN_RUNTIME_MAGIC;
     rt->config = c;
     rt->instance_id = (uint16_t)(atomic_fetch_add(&next_instance_id, 1) + 1);
-    tn_vec_init(&rt->mark_stack, sizeof(void *));
-    tn_vec_init(&rt->pins, sizeof(tn_pin));
-    tn_vec_init(&rt->gaps, sizeof(tn_gap));
-    tn_vec_init(&rt->card_slots, sizeof(void **));
-    tn_vec_init(&rt->finalizable, sizeof(void *));
-    tn_vec_init(&rt->ready, sizeof(void *));
+    tn_vec_init(&rt->mark.mark_stack, sizeof(void *));
+    tn_vec_init(&rt->plan.pins, sizeof(tn_pin));
+    tn_vec_init(&rt->plan.gaps, sizeof(tn_gap));
+    tn_vec_init(&rt->card.card_slots, sizeof(void **));
+    tn_vec_init(&rt->lifetime.finalizable, sizeof(void *));
+    tn_vec_init(&rt->lifetime.ready, sizeof(void *));
     r = build(rt, reason, sizeof reason);
     if (r != TENURE_OK) {
         tenure_destroy(rt);
@@ -195,7 +196,7 @@ void tenure_destroy(tenure_runtime *rt) {
     if (!tn_threads_may_destroy(rt))
         return;
     tn_fork_unregister(rt); /* before its locks go; a fork from now on leaves it behind */
-    if (rt->locks_ready && !tn_self(rt))
+    if (rt->threads.locks_ready && !tn_self(rt))
         tn_mutator_attach(rt, false); /* pending finalizers may allocate on this thread */
     tn_finalize_stop_thread(rt);
     tn_finalize_shutdown(rt);
@@ -208,7 +209,7 @@ void tenure_destroy(tenure_runtime *rt) {
     tn_heap_destroy(rt);
     tn_gc_scratch_destroy(rt);
     for (int g = 0; g < TN_NGEN; g++)
-        free(rt->plan_regions[g]);
+        free(rt->plan.plan_regions[g]);
     rt->magic = 0;
     free(rt);
 }
@@ -247,7 +248,7 @@ bool tn_is_object(tenure_runtime *rt, const void *obj) {
     const tn_type *t = (const tn_type *)(word & ~(uintptr_t)7);
     if (!tn_type_valid(rt, t) || t->kind == TN_TK_FREE)
         return 0;
-    return tn_gc_find_object_start(rt, r, (char *)obj) == obj;
+    return tn_crossing_object_start(rt, r, (char *)obj) == obj;
 }
 
 static bool check_object(tenure_runtime *rt, const void *obj, const char *fn) {
@@ -272,7 +273,7 @@ int tenure_object_generation(tenure_runtime *rt, const void *obj) {
     TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!check_object(rt, obj, "tenure_object_generation"))
         return -1;
-    return tn_in_range(rt, obj) ? tn_region_of(rt, obj)->gen : TN_GEN2; /* frozen: as old as it gets */
+    return tn_object_gen(rt, obj);
 }
 
 typedef struct heap_walk {

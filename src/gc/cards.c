@@ -1,7 +1,7 @@
-/* cards.c - all card code: the crossing table (which object covers each 512-byte granule of
- * an old region), the card scan of an ephemeral GC (one pass, during mark), the update of the slots
- * that scan found (during relocation), the rebuilding of an old region's cards and crossing
- * entries after a GC gave it a new layout or generation, and what HeapVerify asks of cards.
+/* cards.c - all card code: the card scan of an ephemeral GC (one pass, during mark), the
+ * update of the slots that scan found (during relocation), the rebuilding of an old region's
+ * cards and crossing entries (the table itself: heap/crossing.h) after a GC gave it a new
+ * layout or generation, and what HeapVerify asks of cards.
  *
  * Values (H5, runtime.h): a card is 0 (clean) or one more than the youngest generation its
  * slots may refer to; the barrier writes 1. A card bundle (64 cards, 16 KiB of heap) is 0
@@ -28,6 +28,8 @@
  * reserves twice the slots this one saw.
  */
 #include "runtime.h"
+#include "gc/collection.h"
+#include "heap/crossing.h"
 
 #define BUNDLE_CARDS ((size_t)1 << (TENURE__BUNDLE_SHIFT - TENURE__CARD_SHIFT))
 #define MIN_CARD_SLOTS ((size_t)16384) /* 128 KiB, touched only as far as used */
@@ -48,24 +50,6 @@ static inline void lower_card(tenure_runtime *rt, size_t c, uint8_t value) {
         *bundle = value;
 }
 
-/* ---- the crossing table ---- */
-
-/* The object the crossing table names for the granule holding p. */
-static inline char *crossing_object(const tenure_runtime *rt, const void *p) {
-    size_t g = ((uintptr_t)p - (uintptr_t)rt->base) >> TN_CROSSING_SHIFT;
-    return rt->base + (g << TN_CROSSING_SHIFT) - (size_t)rt->crossing[g] * 8;
-}
-
-char *tn_gc_find_object_start(tenure_runtime *rt, tn_region *r, char *p) {
-    char *o = crossing_object(rt, p);
-    if (o < r->start)
-        o = r->start;
-    while (o + tn_obj_size(o) <= p)
-        o += tn_obj_size(o);
-    return o;
-}
-
-void tn_gc_note_object(tenure_runtime *rt, char *o, size_t size) { tn_crossing_set(rt, o, size); }
 
 /* ---- rebuilding a region's cards ---- */
 
@@ -152,10 +136,10 @@ typedef struct card_scan {
 static void list_full(card_scan *s) {
     tenure_runtime *rt = s->rt;
     s->recording = false;
-    for (size_t i = s->run_first; i < rt->card_slots.count; i++) /* not marked yet */
-        s->mark(((void ***)rt->card_slots.data)[i], s->mark_ctx);
-    rt->card_slots.count = s->run_first;
-    rt->card_slots_short = true;
+    for (size_t i = s->run_first; i < rt->card.card_slots.count; i++) /* not marked yet */
+        s->mark(((void ***)rt->card.card_slots.data)[i], s->mark_ctx);
+    rt->card.card_slots.count = s->run_first;
+    rt->card.card_slots_short = true;
     memset(rt->cards + s->run_c0, 1, s->run_c1 - s->run_c0);
     lower_card(rt, s->run_c0, 1); /* the bundle (a run lies in one) */
 }
@@ -184,7 +168,7 @@ static __attribute__((noinline)) void found_young(card_scan *s, void **slot, uin
     }
     s->seen++;
     if (s->recording) {
-        void ***e = tn_vec_push_reserved(&rt->card_slots);
+        void ***e = tn_vec_push_reserved(&rt->card.card_slots);
         if (e) {
             *e = slot; /* marked through after the scan (mark_recorded) */
             return;
@@ -309,9 +293,9 @@ static void scan_run(card_scan *s, tn_region *r, size_t c0, size_t c1) {
             rt->cards[c] = 0;
         s->run_c0 = c0;
         s->run_c1 = c1;
-        s->run_first = rt->card_slots.count;
+        s->run_first = rt->card.card_slots.count;
     }
-    for (char *o = tn_gc_find_object_start(rt, r, s->lo); o < s->hi;) {
+    for (char *o = tn_crossing_object_start(rt, r, s->lo); o < s->hi;) {
         const tn_type *t = tn_obj_type(o);
         size_t size = tn_obj_size_t(t, o);
         if (t->kind != TN_TK_FREE)
@@ -384,7 +368,7 @@ static void run_next(card_scan *s, tn_region *r, run_queue *rq) {
     tenure_runtime *rt = s->rt;
     size_t ahead = rq->done + RUN_LAG / 2;
     if (ahead < rq->queued) {
-        __builtin_prefetch(crossing_object(rt, card_addr(rt, rq->q[ahead % RUN_LAG].c0)));
+        __builtin_prefetch(tn_crossing_object(rt, card_addr(rt, rq->q[ahead % RUN_LAG].c0)));
     }
     size_t i = rq->done++ % RUN_LAG;
     scan_run(s, r, rq->q[i].c0, rq->q[i].c1);
@@ -458,15 +442,15 @@ static void scan_region(card_scan *s, tn_region *r) {
 static void scan_regions(card_scan *s) {
     tenure_runtime *rt = s->rt;
     for (int g = s->condemned + 1; g < TN_NGEN; g++)
-        for (tn_region *r = rt->gens[g]; r; r = r->next)
+        for (tn_region *r = rt->heap.gens[g]; r; r = r->next)
             if (!r->condemned)
                 scan_region(s, r);
 }
 
 /* Mark through the recorded slots, the object of a slot a few entries ahead prefetched. */
 static void mark_recorded(tenure_runtime *rt, tn_slot_fn mark, void *ctx) {
-    void ***slots = rt->card_slots.data;
-    for (size_t i = 0, n = rt->card_slots.count; i < n; i++) {
+    void ***slots = rt->card.card_slots.data;
+    for (size_t i = 0, n = rt->card.card_slots.count; i < n; i++) {
         if (i + 8 < n)
             __builtin_prefetch(*slots[i + 8]);
         mark(slots[i], ctx);
@@ -476,35 +460,35 @@ static void mark_recorded(tenure_runtime *rt, tn_slot_fn mark, void *ctx) {
 void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *ctx) {
     TN_ASSERT_INTERNAL(condemned < TN_GEN2);
     card_scan s = {.rt = rt, .condemned = condemned, .mark = mark, .mark_ctx = ctx, .recording = true};
-    rt->card_slots.count = 0;
-    rt->card_slots_short = false;
+    rt->card.card_slots.count = 0;
+    rt->card.card_slots_short = false;
     scan_regions(&s);
     mark_recorded(rt, mark, ctx);
-    rt->card_slots_seen = s.seen;
-    if (s.seen > rt->card_slots_needed)
-        rt->card_slots_needed = s.seen;
-    if (rt->card_slots_short)
-        rt->last.scratch_short = true;
+    rt->card.card_slots_seen = s.seen;
+    if (s.seen > rt->card.card_slots_needed)
+        rt->card.card_slots_needed = s.seen;
+    if (rt->card.card_slots_short)
+        rt->collection->scratch_short = true;
 }
 
 void tn_gc_update_card_slots(tenure_runtime *rt, int condemned, tn_card_slot_fn fn, void *ctx) {
-    if (rt->card_slots_short) { /* the cards the mark scan could not record (see the top) */
+    if (rt->card.card_slots_short) { /* the cards the mark scan could not record (see the top) */
         card_scan s = {.rt = rt, .condemned = condemned, .recording = true, .update = fn, .update_ctx = ctx};
         scan_regions(&s);
     }
-    void ***slots = rt->card_slots.data;
-    for (size_t i = 0, n = rt->card_slots.count; i < n; i++) {
+    void ***slots = rt->card.card_slots.data;
+    for (size_t i = 0, n = rt->card.card_slots.count; i < n; i++) {
         void **slot = slots[i];
         int g = fn(slot, ctx);
         if (g < rt->unit_gen[tn_unit_of(rt, slot)])
             lower_card(rt, card_of(rt, slot), (uint8_t)(g + 1));
     }
-    rt->card_slots.count = 0;
+    rt->card.card_slots.count = 0;
 }
 
 void tn_gc_reserve_card_slots(tenure_runtime *rt) {
-    size_t want = 2 * rt->card_slots_needed;
-    tn_vec_reserve(&rt->card_slots, want > MIN_CARD_SLOTS ? want : MIN_CARD_SLOTS); /* or what there is */
+    size_t want = 2 * rt->card.card_slots_needed;
+    tn_vec_reserve(&rt->card.card_slots, want > MIN_CARD_SLOTS ? want : MIN_CARD_SLOTS); /* or what there is */
 }
 
 /* ---- checks (HeapVerify) ---- */
@@ -529,7 +513,7 @@ static uint8_t exact_value(tenure_runtime *rt, tn_region *r, size_t c) {
     card_value_ctx cv = {rt, card_addr(rt, c), card_addr(rt, c + 1), rt->unit_gen[r->index], 0};
     if (cv.hi > r->used)
         cv.hi = r->used;
-    for (char *o = tn_gc_find_object_start(rt, r, cv.lo); o < cv.hi; o += tn_obj_size(o))
+    for (char *o = tn_crossing_object_start(rt, r, cv.lo); o < cv.hi; o += tn_obj_size(o))
         if (!tn_is_free(o))
             tn_obj_visit_slots(rt, o, least_young, &cv);
     return cv.least;

@@ -1,13 +1,14 @@
 /* collect.c - the collect driver: one blocking GC from start to end, in the order of the
- * events spec (suspend, mark, plan, relocate, compact or sweep, promote, restart). Also the
- * public tenure_collect and the statistics. */
-#include "runtime.h"
+ * events spec (suspend, mark, plan, relocate, compact or sweep, promote, report, restart),
+ * each phase a function over the heap and the collection (gc_internal.h) in its own file.
+ * Also the public tenure_collect and the statistics. */
+#include "gc/gc_internal.h"
 #include <setjmp.h>
 
 static void set_condemned(tenure_runtime *rt, int condemned, bool on) {
     for (int g = 0; g < TN_NGEN; g++) {
         bool c = on && tn_gen_condemned(g, condemned);
-        for (tn_region *r = rt->gens[g]; r; r = r->next) {
+        for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
             r->condemned = c;
             if (c)
                 r->live_bytes = 0;
@@ -15,55 +16,9 @@ static void set_condemned(tenure_runtime *rt, int condemned, bool on) {
     }
 }
 
-static void measure_generations(tenure_runtime *rt, size_t *sizes, size_t *free_sizes) {
-    for (int g = 0; g < TN_NGEN; g++) {
-        size_t size = 0, free_bytes = 0;
-        for (tn_region *r = rt->gens[g]; r; r = r->next) {
-            size += (size_t)(r->used - r->start);
-            free_bytes += r->free_bytes;
-        }
-        sizes[g] = size;
-        free_sizes[g] = free_bytes;
-        rt->stats.gen[g].size = size;
-        rt->stats.gen[g].free_bytes = free_bytes;
-    }
-}
-
 static void verify_if_asked(tenure_runtime *rt, const char *when) {
     if (rt->config.HeapVerify)
         tn_gc_verify(rt, when);
-}
-
-static void update_stats(tenure_runtime *rt, int condemned, uint64_t pause) {
-    tenure_stats *s = &rt->stats;
-    tn_gc_record *g = &rt->last;
-    measure_generations(rt, g->size_after, g->free_after);
-    s->heap_bytes = s->live_bytes_after_gc = s->promoted_bytes = 0;
-    for (int i = 0; i < TN_NGEN; i++) {
-        s->heap_bytes += s->gen[i].size;
-        s->live_bytes_after_gc += s->gen[i].size - s->gen[i].free_bytes;
-        if (tn_gen_condemned(i, condemned)) {
-            s->gen[i].collections++;
-            s->promoted_bytes += g->promoted[i];
-        }
-    }
-    if (g->compacted[0])
-        s->compacting_gcs++;
-    else
-        s->sweeping_gcs++;
-    s->committed_bytes = rt->committed;
-    s->pinned_objects = rt->pinned_objects;
-    s->sync_blocks = rt->sync_count;
-    s->finalization_promoted_bytes = g->finalization_promoted_bytes;
-    s->finalization_promoted_count = g->finalization_promoted_count;
-    if (condemned == TN_GEN2)
-        tn_lifetime_gen2_done(rt);
-    g->pinned_objects = rt->pinned_objects;
-    g->pause_ns = pause;
-    s->last_pause_ns = pause;
-    s->total_pause_ns += pause;
-    if (pause > s->max_pause_ns)
-        s->max_pause_ns = pause;
 }
 
 /* Why this generation: packed as the .NET collector packs gen_to_condemn_tuning. */
@@ -94,7 +49,7 @@ static void check_structures(tenure_runtime *rt) {
     if (!TN_DEBUG_ASSERTS)
         return;
     tn_assert_world_stopped(rt);
-    for (const tn_mutator *m = rt->mutators; m; m = m->next)
+    for (const tn_mutator *m = rt->threads.mutators; m; m = m->next)
         tn_alloc_context_check(rt, m);
     tn_mark_stack_check(rt);
     tn_trace_sessions_check(rt);
@@ -102,95 +57,100 @@ static void check_structures(tenure_runtime *rt) {
     tn_handle_slabs_check(rt);
 }
 
+/* The collection's parameters and its record's first fields. */
+static void begin_collection(tenure_runtime *rt, tn_collection *c, int requested, uint32_t reason, unsigned flags) {
+    memset(c, 0, sizeof *c);
+    c->requested = requested;
+    c->condemned = requested < 0 || requested > TN_GEN2 ? TN_GEN2 : requested;
+    c->reason = reason;
+    c->flags = flags;
+    c->started_ns = tn_os_now_ns();
+    c->queued_before = rt->lifetime.fin_queued;
+}
+
+static void start_gc(tenure_runtime *rt, tn_collection *c) {
+    tn_gc_record *g = &c->record;
+    rt->stats.gc_count++;
+    g->index = rt->stats.gc_count;
+    g->condemned = c->condemned;
+    g->reason = c->reason;
+    g->compact_reason = -1;
+    record_condemn_reasons(g, c->requested, c->reason);
+    tn_gc_measure_generations(rt, g->size_before, g->free_before);
+    if (TN_PROF_ON(rt, TENURE_PROFILE_GC))
+        tn_prof_gc_started(rt);
+    TN_EMIT(rt, GCStart_V2, .Count = (uint32_t)g->index, .Depth = (uint32_t)c->condemned, .Reason = c->reason,
+            .Type = TN_GC_TYPE_BLOCKING, .ClientSequenceNumber = rt->prof.heap_dump_pending ? rt->prof.heap_dumps : 0);
+    set_condemned(rt, c->condemned, true);
+    c->phase_started_ns = tn_os_now_ns();
+}
+
 /* Stop the world, in the events' order: every other attached thread reaches a safepoint (the
- * collecting thread holds rt->lock, so none can start a GC meanwhile), then every thread's
- * allocation context ends so that the heap is walkable. */
-static void suspend(tenure_runtime *rt, uint32_t reason) {
+ * collecting thread holds rt->threads.lock, so none can start a GC meanwhile), then every thread's
+ * allocation context ends so that the heap is walkable. From here to restart, c is the
+ * collection in progress (rt->collection) and nothing is allocated (api/mem.c). */
+static void suspend(tenure_runtime *rt, tn_collection *c) {
     TN_EMIT(rt, GCSuspendEEBegin_V1, .Reason = TN_SUSPEND_FOR_GC, .Count = (uint32_t)rt->stats.gc_count);
     tn_world_stop(rt);
     check_structures(rt); /* the contexts as the threads left them */
     tn_alloc_end_contexts(rt);
     TN_EMIT(rt, GCSuspendEEEnd_V1, .ClrInstanceID = 0);
-    TN_EMIT(rt, GCTriggered, .Reason = reason);
+    TN_EMIT(rt, GCTriggered, .Reason = c->reason);
+    tn_mem_pause_begin(rt);
+    rt->in_gc = true;
+    rt->collection = c;
+    verify_if_asked(rt, "before a GC");
 }
 
-static void restart(tenure_runtime *rt) {
+/* Record the time since the previous phase ended as phase i's. */
+static void phase_done(tn_collection *c, int i) {
+    uint64_t now = tn_os_now_ns();
+    c->record.phase_us[i] = (uint32_t)((now - c->phase_started_ns) / 1000);
+    c->phase_started_ns = now;
+}
+
+static void restart(tenure_runtime *rt, tn_collection *c) {
+    if (c->scratch_short)
+        rt->stats.gc_scratch_shortfalls++;
+    rt->collection = NULL;
+    rt->in_gc = false;
+    check_structures(rt);
+    tn_mem_pause_end();
     TN_EMIT(rt, GCRestartEEBegin_V1, .ClrInstanceID = 0);
     tn_world_restart(rt);
     TN_EMIT(rt, GCRestartEEEnd_V1, .ClrInstanceID = 0);
     tn_trace_gc_end(rt);
-}
-
-static void start_gc(tenure_runtime *rt, int condemned, int requested, uint32_t reason) {
-    rt->stats.gc_count++;
-    memset(&rt->last, 0, sizeof rt->last);
-    rt->last.index = rt->stats.gc_count;
-    rt->last.condemned = condemned;
-    rt->last.reason = reason;
-    rt->last.compact_reason = -1;
-    record_condemn_reasons(&rt->last, requested, reason);
-    measure_generations(rt, rt->last.size_before, rt->last.free_before);
-    if (TN_PROF_ON(rt, TENURE_PROFILE_GC))
-        tn_prof_gc_started(rt);
-    TN_EMIT(rt, GCStart_V2, .Count = (uint32_t)rt->last.index, .Depth = (uint32_t)condemned, .Reason = reason,
-            .Type = TN_GC_TYPE_BLOCKING, .ClientSequenceNumber = rt->heap_dump_pending ? rt->heap_dumps : 0);
-}
-
-static void end_gc(tenure_runtime *rt) {
-    tn_gc_emit_history(rt);
-    if (rt->heap_dump_pending)
-        tn_heap_dump_emit(rt);
-    if (TN_PROF_ON(rt, TENURE_PROFILE_GC)) {
-        tn_prof_root_references(rt);
-        tn_prof_gc_finished(rt);
-    }
-    TN_EMIT(rt, GCEnd_V1, .Count = (uint32_t)rt->last.index, .Depth = (uint32_t)rt->last.condemned);
-    tn_gc_emit_heap_stats(rt);
-    if (rt->gc_callback) {
-        tenure_gc_info info;
-        tenure_get_last_gc_info(rt, &info);
-        tn_cb_frame frame;
-        tn_cb_enter(&frame, rt, TN_CB_GC_CALLBACK);
-        rt->gc_callback(rt, &info, rt->gc_callback_context);
-        tn_cb_leave(&frame);
-    }
-}
-
-/* The collection itself, on the calling thread, with rt->lock held (T1: no other GC can
- * start, and every other thread that wants the lock waits SAFE). */
-static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
-    tn_assert_locked(rt);
-    uint64_t t0 = tn_os_now_ns();
-    int condemned = generation < 0 || generation > TN_GEN2 ? TN_GEN2 : generation;
-    uint64_t queued_before = rt->fin_queued;
-    tn_gc_reserve_scratch(rt);
-    suspend(rt, reason);
-    tn_mem_pause_begin(rt);
-    rt->in_gc = true;
-    verify_if_asked(rt, "before a GC");
-    start_gc(rt, condemned, generation, reason);
-
-    set_condemned(rt, condemned, true);
-    uint64_t t1 = tn_os_now_ns();
-    tn_gc_mark(rt, condemned);
-    rt->last.phase_us[0] = (uint32_t)((tn_os_now_ns() - t1) / 1000);
-    tn_gc_plan_and_reclaim(rt, condemned, flags);
-    set_condemned(rt, condemned, false);
-
-    update_stats(rt, condemned, tn_os_now_ns() - t0);
-    tn_budgets_update(rt);
-    tn_regions_trim(rt, (flags & TENURE_COLLECT_AGGRESSIVE) != 0);
-    verify_if_asked(rt, "after a GC");
-    end_gc(rt);
-    if (rt->last.scratch_short)
-        rt->stats.gc_scratch_shortfalls++;
-    rt->in_gc = false;
-    check_structures(rt);
-    tn_mem_pause_end();
-    restart(rt);
-    if (rt->fin_queued != queued_before)
+    if (rt->lifetime.fin_queued != c->queued_before)
         tn_finalize_notify(rt);
 }
+
+/* One collection, on the calling thread, with rt->threads.lock held (T1: no other GC can start, and
+ * every other thread that wants the lock waits SAFE): the phases in order, each a function
+ * over the heap and the collection (docs/design/collector.md). */
+static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
+    tn_assert_locked(rt);
+    tn_collection c;
+    begin_collection(rt, &c, generation, reason, flags);
+    tn_gc_reserve_scratch(rt); /* what the pause needs, before it: it allocates nothing */
+    suspend(rt, &c);
+    start_gc(rt, &c);
+    tn_gc_mark(rt, &c);
+    phase_done(&c, TN_PHASE_MARK);
+    tn_gc_plan(rt, &c);
+    tn_gc_report_ranges(rt, &c); /* where each survivor goes, before anything moves */
+    phase_done(&c, TN_PHASE_PLAN);
+    tn_gc_relocate(rt, &c);
+    phase_done(&c, TN_PHASE_RELOCATE);
+    tn_gc_compact(rt, &c); /* the generations the plan compacts */
+    tn_gc_sweep(rt, &c);   /* the others */
+    phase_done(&c, TN_PHASE_COMPACT_OR_SWEEP);
+    tn_gc_promote(rt, &c);
+    phase_done(&c, TN_PHASE_PROMOTE);
+    set_condemned(rt, c.condemned, false);
+    tn_gc_report(rt, &c);
+    restart(rt, &c);
+}
+
 
 tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
     TN_LOCKED(rt);
@@ -202,10 +162,10 @@ tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason,
     jmp_buf regs;
     __builtin_unwind_init();
     setjmp(regs);
-    char *outer_scan_from = rt->scan_from;
-    rt->scan_from = (char *)&regs;
+    char *outer_scan_from = rt->roots.scan_from;
+    rt->roots.scan_from = (char *)&regs;
     collect_locked(rt, generation, reason, flags);
-    rt->scan_from = outer_scan_from;
+    rt->roots.scan_from = outer_scan_from;
     return TENURE_OK;
 }
 
@@ -244,8 +204,8 @@ static tenure_result collect_induced(tenure_runtime *rt, int generation, uint32_
         return tn_api_fail(rt, TENURE_STATE, "tenure_collect",
                            "a collection is already in progress (called from a callback?)");
     if (flags & TENURE_COLLECT_OPTIMIZED) {
-        size_t pending = rt->gen0_allocated + tn_alloc_uncounted(rt);
-        if (pending < rt->gen0_budget / 2)
+        size_t pending = rt->heap.gen0_allocated + tn_alloc_uncounted(rt);
+        if (pending < rt->heap.gen0_budget / 2)
             return TENURE_OK; /* little to gain: declined, as GCCollectionMode.Optimized may */
     }
     return tn_gc_collect(rt, generation, reason, flags);
@@ -287,5 +247,5 @@ void tenure_get_stats(const tenure_runtime *crt, tenure_stats *stats) {
     TN_LOCKED(rt);
     *stats = rt->stats;
     stats->bytes_allocated += tn_alloc_uncounted(rt);
-    stats->committed_bytes = rt->committed;
+    stats->committed_bytes = rt->heap.committed;
 }

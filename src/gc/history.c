@@ -11,10 +11,10 @@ static bool any_compacted(const tn_gc_record *g) {
 
 static uint64_t budget_of(const tenure_runtime *rt, int gen) {
     switch (gen) {
-    case TN_GEN0: return rt->gen0_budget;
-    case TN_GEN1: return rt->gen1_budget;
-    case TN_GEN2: return rt->gen2_budget;
-    case TN_LOH: return rt->loh_budget;
+    case TN_GEN0: return rt->heap.gen0_budget;
+    case TN_GEN1: return rt->heap.gen1_budget;
+    case TN_GEN2: return rt->heap.gen2_budget;
+    case TN_LOH: return rt->heap.loh_budget;
     default: return 0;
     }
 }
@@ -62,7 +62,7 @@ void tn_gc_emit_history(tenure_runtime *rt) {
             mechanisms |= 1u << TN_GLOBAL_COMPACTION;
         if (g->demoted)
             mechanisms |= 1u << TN_GLOBAL_DEMOTION;
-        TN_EMIT(rt, GCGlobalHeapHistory_V4, .FinalYoungestDesired = rt->gen0_budget, .NumHeaps = 1,
+        TN_EMIT(rt, GCGlobalHeapHistory_V4, .FinalYoungestDesired = rt->heap.gen0_budget, .NumHeaps = 1,
                 .CondemnedGeneration = (uint32_t)g->condemned, .Gen0ReductionCount = 0, .Reason = g->reason,
                 .GlobalMechanisms = mechanisms, .PauseMode = 0, .MemoryPressure = tn_os_memory_load(),
                 .CondemnReasons0 = g->condemn_reasons_gen, .CondemnReasons1 = g->condemn_reasons_condition, .Count = 5,
@@ -82,7 +82,7 @@ void tn_gc_emit_heap_stats(tenure_runtime *rt) {
             .TotalPromotedSize2 = promoted[2], .GenerationSize3 = g->size_after[3], .TotalPromotedSize3 = promoted[3],
             .FinalizationPromotedSize = g->finalization_promoted_bytes,
             .FinalizationPromotedCount = g->finalization_promoted_count,
-            .PinnedObjectCount = (uint32_t)g->pinned_objects, .SinkBlockCount = (uint32_t)rt->sync_count,
-            .GCHandleCount = (uint32_t)rt->handle_count, .GenerationSize4 = g->size_after[4],
+            .PinnedObjectCount = (uint32_t)g->pinned_objects, .SinkBlockCount = (uint32_t)rt->lifetime.sync_count,
+            .GCHandleCount = (uint32_t)rt->roots.handle_count, .GenerationSize4 = g->size_after[4],
             .TotalPromotedSize4 = promoted[4]);
 }

@@ -21,7 +21,7 @@
  *  - Invariant M2: an object's bytes are counted (marked_bytes, its region's live_bytes)
  *    exactly once: when it is popped to be scanned, or when its push overflows the stack.
  *    Rescanning the overflow range counts nothing. */
-#include "runtime.h"
+#include "gc/gc_internal.h"
 
 /* Objects in flight between the stack and their scan: enough to hide a memory access
  * behind the scanning of the others (measured: docs/design/collector.md, "Mark loop"). */
@@ -61,24 +61,24 @@ static inline bool set_mark_bit(tenure_runtime *rt, const void *v) {
 static inline void count_marked(tenure_runtime *rt, const char *obj, size_t size) {
     tn_region *r = &rt->regions[rt->unit_head[tn_unit_of(rt, obj)]];
     TN_ASSERT_INTERNAL(r->state == TN_RS_IN_USE && r->condemned);
-    rt->marked_bytes += size;
+    rt->mark.marked_bytes += size;
     r->live_bytes += size;
 }
 
 /* The stack is full: obj stays marked but unscanned; remember the range to rescan. */
 static __attribute__((noinline)) void push_overflow(tenure_runtime *rt, char *obj) {
     count_marked(rt, obj, tn_obj_size(obj));
-    if (!rt->mark_overflow || obj < rt->overflow_lo)
-        rt->overflow_lo = obj;
-    if (!rt->mark_overflow || obj > rt->overflow_hi)
-        rt->overflow_hi = obj;
-    if (!rt->mark_overflow)
+    if (!rt->mark.mark_overflow || obj < rt->mark.overflow_lo)
+        rt->mark.overflow_lo = obj;
+    if (!rt->mark.mark_overflow || obj > rt->mark.overflow_hi)
+        rt->mark.overflow_hi = obj;
+    if (!rt->mark.mark_overflow)
         rt->stats.mark_stack_overflows++;
-    rt->mark_overflow = true;
+    rt->mark.mark_overflow = true;
 }
 
 static inline void push(tenure_runtime *rt, char *obj) {
-    tn_vec *s = &rt->mark_stack;
+    tn_vec *s = &rt->mark.mark_stack;
     TN_ASSERT_INTERNAL(tn_in_range(rt, obj) && ((uintptr_t)obj & CONT_TAG) == 0);
     if (__builtin_expect(s->count < s->cap, 1))
         ((char **)s->data)[s->count++] = obj;
@@ -110,7 +110,7 @@ typedef struct marker {
 /* Not a memset: a root by root trace starts a drain for each root that pushed something. */
 static inline void marker_init(marker *mk, tenure_runtime *rt) {
     mk->rt = rt;
-    mk->condemned = rt->last.condemned;
+    mk->condemned = rt->collection->condemned;
     mk->head = mk->tail = mk->edge = 0;
     mk->edges_full = false;
 }
@@ -168,7 +168,7 @@ static void scan_array(marker *mk, char *obj, const tn_type *t, size_t from) {
     size_t n = ((tenure_array_header *)obj)->length;
     size_t per_chunk = MARK_CHUNK_SLOTS / t->elem_ref_count + 1;
     size_t to = n - from > per_chunk ? from + per_chunk : n;
-    tn_vec *s = &mk->rt->mark_stack;
+    tn_vec *s = &mk->rt->mark.mark_stack;
     if (to < n) {
         if (s->cap - s->count >= 2) {
             ((uintptr_t *)s->data)[s->count++] = (uintptr_t)obj;
@@ -200,7 +200,7 @@ static inline void scan_object(marker *mk, char *obj, const tn_type *t) {
 /* Pop entries until the FIFO is full or the stack empty; continuations are scanned at once
  * (their array was read a moment ago, and its slots lie in a row). */
 static inline void refill_fifo(marker *mk) {
-    tn_vec *s = &mk->rt->mark_stack;
+    tn_vec *s = &mk->rt->mark.mark_stack;
     uintptr_t *stack = s->data;
     while (mk->tail - mk->head < MARK_FIFO && s->count) {
         uintptr_t e = stack[--s->count];
@@ -225,7 +225,7 @@ static void drain_with(marker *mk) {
         refill_fifo(mk);
         if (mk->head == mk->tail) {
             flush_edges(mk);
-            if (!rt->mark_stack.count)
+            if (!rt->mark.mark_stack.count)
                 return;
             continue;
         }
@@ -246,9 +246,9 @@ static void drain(tenure_runtime *rt) {
 static void process_overflow(tenure_runtime *rt) {
     marker mk;
     marker_init(&mk, rt);
-    while (rt->mark_overflow) {
-        char *lo = rt->overflow_lo, *hi = rt->overflow_hi;
-        rt->mark_overflow = false;
+    while (rt->mark.mark_overflow) {
+        char *lo = rt->mark.overflow_lo, *hi = rt->mark.overflow_hi;
+        rt->mark.mark_overflow = false;
         size_t last = tn_unit_of(rt, hi);
         for (size_t u = rt->unit_head[tn_unit_of(rt, lo)]; u <= last;) {
             tn_region *r = &rt->regions[u];
@@ -271,12 +271,12 @@ static void process_overflow(tenure_runtime *rt) {
 
 static void drain_all(tenure_runtime *rt) {
     drain(rt);
-    if (!rt->mark_overflow)
+    if (!rt->mark.mark_overflow)
         return;
-    size_t before = rt->marked_bytes;
+    size_t before = rt->mark.marked_bytes;
     process_overflow(rt);
-    rt->overflow_marked += rt->marked_bytes - before;
-    rt->overflow_seen = true;
+    rt->mark.overflow_marked += rt->mark.marked_bytes - before;
+    rt->mark.overflow_seen = true;
 }
 
 /* Roots are traced depth first, one at a time, so that millions of roots do not overflow
@@ -286,23 +286,23 @@ static void drain_all(tenure_runtime *rt) {
  * drain_all. */
 static void mark_root_slot(void **slot, void *ctx) {
     tenure_runtime *rt = ctx;
-    mark_ref(rt, *slot, rt->last.condemned);
-    if (rt->mark_stack.count)
+    mark_ref(rt, *slot, rt->collection->condemned);
+    if (rt->mark.mark_stack.count)
         drain(rt);
 }
 
 /* Pin and mark v; handle_id is the pinning handle (0 for a conservative stack root). */
 static void pin_object(tenure_runtime *rt, char *v, uint64_t handle_id) {
-    if (!in_condemned(rt, v, rt->last.condemned))
+    if (!in_condemned(rt, v, rt->collection->condemned))
         return;
     size_t bit = tn_bit_index(rt, v);
     if (!tn_bit_test(rt->pin_bits, bit)) {
         tn_bit_set(rt->pin_bits, bit);
-        rt->pinned_objects++;
+        rt->mark.pinned_objects++;
         TN_EMIT(rt, PinObjectAtGCTime, .HandleID = handle_id, .ObjectID = (uint64_t)(uintptr_t)v,
                 .ObjectSize = tn_obj_size(v), .TypeName = tn_obj_type(v)->name);
     }
-    mark_ref(rt, v, rt->last.condemned);
+    mark_ref(rt, v, rt->collection->condemned);
 }
 
 /* A pinned handle's slot is the handle itself (the object is its first field). */
@@ -315,7 +315,7 @@ static void pin_stack_word(void *obj, void *word, void *ctx) {
 static void clear_weak(void **slot, void *ctx) {
     tenure_runtime *rt = ctx;
     char *v = *slot;
-    if (in_condemned(rt, v, rt->last.condemned) && !tn_bit_test(rt->mark_bits, tn_bit_index(rt, v)))
+    if (in_condemned(rt, v, rt->collection->condemned) && !tn_bit_test(rt->mark_bits, tn_bit_index(rt, v)))
         *slot = NULL;
 }
 
@@ -323,12 +323,12 @@ static void clear_weak(void **slot, void *ctx) {
 
 static void mark_sized_ref(tn_handle_slot *h, void *ctx) {
     tenure_runtime *rt = ctx;
-    size_t before = rt->marked_bytes;
+    size_t before = rt->mark.marked_bytes;
     if (h->object) {
         mark_root_slot(&h->object, rt);
         drain_all(rt);
     }
-    h->sized_bytes = rt->marked_bytes - before;
+    h->sized_bytes = rt->mark.marked_bytes - before;
 }
 
 /* AsyncPinned: the object, and each element of a reference array, are pinned. */
@@ -352,7 +352,7 @@ static void pin_async(tn_handle_slot *h, void *ctx) {
 static bool survives(tenure_runtime *rt, void *v) {
     if (!v)
         return false;
-    return !in_condemned(rt, v, rt->last.condemned) || tn_bit_test(rt->mark_bits, tn_bit_index(rt, v));
+    return !in_condemned(rt, v, rt->collection->condemned) || tn_bit_test(rt->mark_bits, tn_bit_index(rt, v));
 }
 
 typedef struct dep_pass {
@@ -401,25 +401,28 @@ typedef struct kind_meter {
     size_t marked, overflow;
 } kind_meter;
 
-static kind_meter meter_start(const tenure_runtime *rt) { return (kind_meter){rt->marked_bytes, rt->overflow_marked}; }
+static kind_meter meter_start(const tenure_runtime *rt) {
+    return (kind_meter){rt->mark.marked_bytes, rt->mark.overflow_marked};
+}
 
 static void meter_end(tenure_runtime *rt, kind_meter m, uint32_t type) {
-    size_t bytes = (rt->marked_bytes - m.marked) - (rt->overflow_marked - m.overflow);
+    size_t bytes = (rt->mark.marked_bytes - m.marked) - (rt->mark.overflow_marked - m.overflow);
     TN_EMIT(rt, GCMarkWithType, .HeapNum = 0, .Type = type, .Bytes = bytes);
 }
 
-void tn_gc_mark(tenure_runtime *rt, int condemned) {
-    TN_ASSERT_INTERNAL(rt->last.condemned == condemned);
-    rt->marked_bytes = rt->overflow_marked = 0;
-    rt->overflow_seen = false;
-    rt->pinned_objects = 0;
-    rt->mark_overflow = false;
-    rt->mark_stack.count = 0; /* reserved before the pause (scratch.c): it never grows */
+void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
+    int condemned = c->condemned;
+    rt->mark.marked_bytes = rt->mark.overflow_marked = 0;
+    rt->mark.overflow_seen = false;
+    rt->mark.pinned_objects = 0;
+    rt->mark.mark_overflow = false;
+    rt->mark.mark_stack.count = 0; /* reserved before the pause (scratch.c): it never grows */
 
     tn_handles_prepare(rt);
     /* SizedRef (full GCs): each handle's graph first, one handle after the other */
     kind_meter m;
-    if (condemned == TN_GEN2 && rt->handle_count) {
+    if (condemned == TN_GEN2 && rt->roots.handle_count) {
         m = meter_start(rt);
         tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_SIZED_REF), mark_sized_ref, rt);
         meter_end(rt, m, TN_ROOT_SIZEDREF);
@@ -432,7 +435,7 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
     drain_all(rt);
     meter_end(rt, m, TN_ROOT_STACK);
     /* Finalizer: objects waiting for their finalizer */
-    if (rt->ready.count > rt->ready_head) {
+    if (rt->lifetime.ready.count > rt->lifetime.ready_head) {
         m = meter_start(rt);
         tn_finalize_visit_ready(rt, mark_root_slot, rt);
         drain_all(rt);
@@ -453,7 +456,7 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
         meter_end(rt, m, TN_ROOT_OLDER);
     }
     /* DependentHandle: secondaries of live primaries, to a fixed point */
-    if (rt->handle_count) {
+    if (rt->roots.handle_count) {
         m = meter_start(rt);
         mark_dependents(rt);
         meter_end(rt, m, TN_ROOT_DEPENDENT_HANDLE);
@@ -463,13 +466,14 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
      * objects */
     tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_SHORT), clear_weak, rt);
     /* NewFQ: unreachable finalizable objects go to the ready queue and are marked through */
-    if (rt->finalizable.count) {
+    if (rt->lifetime.finalizable.count) {
         m = meter_start(rt);
         size_t n = tn_finalize_scan(rt, is_dead_now, queue_for_finalization);
-        rt->last.finalization_promoted_count = n;
-        rt->last.finalization_promoted_bytes = (rt->marked_bytes - m.marked) - (rt->overflow_marked - m.overflow);
+        c->record.finalization_promoted_count = n;
+        c->record.finalization_promoted_bytes =
+            (rt->mark.marked_bytes - m.marked) - (rt->mark.overflow_marked - m.overflow);
         meter_end(rt, m, TN_ROOT_NEW_FQ);
-        if (n && rt->handle_count) { /* DependentHandle again: resurrection may revive primaries */
+        if (n && rt->roots.handle_count) { /* DependentHandle again: resurrection may revive primaries */
             m = meter_start(rt);
             mark_dependents(rt);
             meter_end(rt, m, TN_ROOT_DEPENDENT_HANDLE);
@@ -477,8 +481,8 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
     }
     tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_LONG), clear_weak, rt);
     tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_DEPENDENT), clear_dependent, rt);
-    if (rt->overflow_seen)
-        TN_EMIT(rt, GCMarkWithType, .HeapNum = 0, .Type = TN_ROOT_OVERFLOW, .Bytes = rt->overflow_marked);
+    if (rt->mark.overflow_seen)
+        TN_EMIT(rt, GCMarkWithType, .HeapNum = 0, .Type = TN_ROOT_OVERFLOW, .Bytes = rt->mark.overflow_marked);
 }
 
 /* ---- consistency check (api/assert.h) ---- */
@@ -487,7 +491,7 @@ void tn_gc_mark(tenure_runtime *rt, int condemned) {
  * tagged, on top of the array it continues, which is no further than its length), no more
  * than it has room for (it is reserved before the pause and never grows inside it). */
 void tn_mark_stack_check(const tenure_runtime *rt) {
-    const tn_vec *s = &rt->mark_stack;
+    const tn_vec *s = &rt->mark.mark_stack;
     TN_ASSERT_INTERNAL(s->count <= s->cap && (s->cap == 0 || s->data != NULL));
     TN_ASSERT_INTERNAL(s->count == 0 || s->elem == sizeof(void *));
     const uintptr_t *e = s->data;

@@ -2,7 +2,7 @@
  *
  * Inside a pause the collector allocates nothing (api/mem.c checks it in checked builds):
  * a GC that could fail half way through for want of a few bytes of malloc would have to undo
- * work or leave the heap inconsistent. Everything it needs is reserved here, with rt->lock
+ * work or leave the heap inconsistent. Everything it needs is reserved here, with rt->threads.lock
  * held, before the world stops; what cannot be reserved is done without, in a defined way
  * (docs/design/collector.md, "Memory inside a pause"):
  *
@@ -22,6 +22,7 @@
  *   ready queue       needs nothing: room is reserved when an object registers (finalize.c)
  */
 #include "runtime.h"
+#include "gc/collection.h"
 #include <stdlib.h>
 
 #define MIN_PLAN_ENTRIES 256
@@ -38,20 +39,20 @@
 #define MARK_STACK_HEAP_BYTES 32
 
 static size_t mark_stack_wanted(const tenure_runtime *rt) {
-    size_t want = rt->config.GCMarkStackSize, have = rt->mark_stack.cap;
-    if (want < MARK_STACK_MIN || !rt->overflow_seen || have < want)
+    size_t want = rt->config.GCMarkStackSize, have = rt->mark.mark_stack.cap;
+    if (want < MARK_STACK_MIN || !rt->mark.overflow_seen || have < want)
         return want;
-    size_t bound = rt->committed / MARK_STACK_HEAP_BYTES;
+    size_t bound = rt->heap.committed / MARK_STACK_HEAP_BYTES;
     size_t grown = have <= bound / MARK_STACK_GROWTH ? have * MARK_STACK_GROWTH : bound;
     return grown > want ? grown : want;
 }
 
 static void reserve_mark_stack(tenure_runtime *rt) {
     size_t want = mark_stack_wanted(rt);
-    if (want > rt->mark_stack.cap && rt->mark_stack.cap >= MARK_STACK_MIN)
-        tn_vec_free(&rt->mark_stack); /* empty between GCs: a new block, not a copy */
-    if (!tn_vec_reserve(&rt->mark_stack, want))
-        tn_vec_reserve(&rt->mark_stack, MARK_STACK_MIN);
+    if (want > rt->mark.mark_stack.cap && rt->mark.mark_stack.cap >= MARK_STACK_MIN)
+        tn_vec_free(&rt->mark.mark_stack); /* empty between GCs: a new block, not a copy */
+    if (!tn_vec_reserve(&rt->mark.mark_stack, want))
+        tn_vec_reserve(&rt->mark.mark_stack, MARK_STACK_MIN);
 }
 
 /* Pinned plugs come from pinning handles (one object each: every live handle is counted, as
@@ -62,11 +63,11 @@ static void reserve_mark_stack(tenure_runtime *rt) {
  * the gap list needs no more entries than the pin list. Large reservations cost address
  * space; only the entries used are touched. */
 static void reserve_plan_lists(tenure_runtime *rt) {
-    size_t want = rt->handle_count + 2 * rt->mutator_count + 2 * rt->pins_needed;
+    size_t want = rt->roots.handle_count + 2 * rt->threads.mutator_count + 2 * rt->plan.pins_needed;
     if (want < MIN_PLAN_ENTRIES)
         want = MIN_PLAN_ENTRIES;
-    tn_vec_reserve(&rt->pins, want); /* or what there is: plan degrades beyond it */
-    tn_vec_reserve(&rt->gaps, rt->pins.cap);
+    tn_vec_reserve(&rt->plan.pins, want); /* or what there is: plan degrades beyond it */
+    tn_vec_reserve(&rt->plan.gaps, rt->plan.pins.cap);
 }
 
 static size_t pause_scratch_bytes(const tenure_runtime *rt) {
@@ -83,13 +84,13 @@ static size_t pause_scratch_bytes(const tenure_runtime *rt) {
 
 static void reserve_pause_scratch(tenure_runtime *rt) {
     size_t want = pause_scratch_bytes(rt);
-    if (want <= rt->pause_scratch_size)
+    if (want <= rt->plan.pause_scratch_size)
         return;
-    void *p = tn_realloc(rt->pause_scratch, want);
+    void *p = tn_realloc(rt->plan.pause_scratch, want);
     if (!p)
         return; /* the GC does without (tn_gc_pause_scratch says so) */
-    rt->pause_scratch = p;
-    rt->pause_scratch_size = want;
+    rt->plan.pause_scratch = p;
+    rt->plan.pause_scratch_size = want;
 }
 
 void tn_gc_reserve_scratch(tenure_runtime *rt) {
@@ -101,18 +102,18 @@ void tn_gc_reserve_scratch(tenure_runtime *rt) {
 }
 
 void *tn_gc_pause_scratch(tenure_runtime *rt, size_t size) {
-    if (size <= rt->pause_scratch_size)
-        return rt->pause_scratch;
-    rt->last.scratch_short = true;
+    if (size <= rt->plan.pause_scratch_size)
+        return rt->plan.pause_scratch;
+    rt->collection->scratch_short = true;
     return NULL;
 }
 
 void tn_gc_scratch_destroy(tenure_runtime *rt) {
-    tn_vec_free(&rt->mark_stack);
-    tn_vec_free(&rt->pins);
-    tn_vec_free(&rt->gaps);
-    tn_vec_free(&rt->card_slots);
-    free(rt->pause_scratch);
-    rt->pause_scratch = NULL;
-    rt->pause_scratch_size = 0;
+    tn_vec_free(&rt->mark.mark_stack);
+    tn_vec_free(&rt->plan.pins);
+    tn_vec_free(&rt->plan.gaps);
+    tn_vec_free(&rt->card.card_slots);
+    free(rt->plan.pause_scratch);
+    rt->plan.pause_scratch = NULL;
+    rt->plan.pause_scratch_size = 0;
 }

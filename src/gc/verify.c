@@ -6,6 +6,7 @@
  * process: corruption is never silent. Its cost is proportional to the memory in use: the
  * side bitmaps are checked and cleared only up to each region's used end. */
 #include "runtime.h"
+#include "heap/crossing.h"
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -5,9 +5,10 @@
  * Each attached thread (tn_mutator) has its own allocation context at the tail of its own
  * gen0 region (m->alloc_region, whose alloc_owner is m): [pub.alloc_ptr, ctx_end) is zeroed
  * memory not yet handed out. Only the owning thread moves its context, and only the holder of
- * rt->lock changes anything else here; a GC (which holds the lock, with every other thread
+ * rt->threads.lock changes anything else here; a GC (which holds the lock, with every other thread
  * stopped) ends every context first. */
 #include "runtime.h"
+#include "heap/crossing.h"
 
 /* ---- accounting ---- */
 
@@ -17,17 +18,17 @@ static void account_context(tenure_runtime *rt, tn_mutator *m) {
     size_t used = (size_t)(m->pub.alloc_ptr - m->ctx_start);
     m->allocated += used;
     rt->stats.bytes_allocated += used;
-    rt->gen0_allocated += used;
+    rt->heap.gen0_allocated += used;
     m->ctx_start = m->pub.alloc_ptr;
-    rt->tick_bytes[TN_ALLOC_KIND_SMALL] += used;
-    if (rt->tick_bytes[TN_ALLOC_KIND_SMALL] >= TN_TICK_BYTES)
-        rt->tick_pending = true; /* the object being allocated now gets the tick */
+    rt->heap.tick_bytes[TN_ALLOC_KIND_SMALL] += used;
+    if (rt->heap.tick_bytes[TN_ALLOC_KIND_SMALL] >= TN_TICK_BYTES)
+        rt->heap.tick_pending = true; /* the object being allocated now gets the tick */
 }
 
 /* GCAllocationTick_V4: obj's allocation made the bytes of its kind pass 100 KiB. */
 static void allocation_tick(tenure_runtime *rt, int kind, const tn_type *t, void *obj, size_t size) {
-    uint64_t amount = rt->tick_bytes[kind];
-    rt->tick_bytes[kind] = 0;
+    uint64_t amount = rt->heap.tick_bytes[kind];
+    rt->heap.tick_bytes[kind] = 0;
     TN_EMIT(rt, GCAllocationTick_V4, .AllocationAmount = (uint32_t)amount, .AllocationKind = (uint32_t)kind,
             .AllocationAmount64 = amount, .TypeID = (uint64_t)(uintptr_t)t, .TypeName = t->name, .HeapIndex = 0,
             .Address = (uint64_t)(uintptr_t)obj, .ObjectSize = size);
@@ -42,7 +43,7 @@ static void close_gap_context(tenure_runtime *rt, tn_mutator *m) {
     if (size) {
         tn_make_free(rt, tail, size);
         tn_heap_poison_free(rt, tail, size); /* GCPoisonFreed: as the GC leaves free space */
-        tn_gc_note_object(rt, tail, size);
+        tn_crossing_note_object(rt, tail, size);
     }
     m->ctx_in_gap = false;
 }
@@ -61,7 +62,7 @@ void tn_alloc_reset_context(tenure_runtime *rt, tn_mutator *m) {
 
 void tn_alloc_end_contexts(tenure_runtime *rt) {
     tn_assert_world_stopped(rt);
-    for (tn_mutator *m = rt->mutators; m; m = m->next)
+    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
         tn_alloc_reset_context(rt, m);
 }
 
@@ -83,16 +84,16 @@ static uint64_t bytes_since_sample(const tn_mutator *m) {
 }
 
 void tn_alloc_restart_sampling(tenure_runtime *rt) {
-    for (tn_mutator *m = rt->mutators; m; m = m->next)
+    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
         m->sampled_at = m->allocated + (m->pub.alloc_ptr - m->ctx_start);
 }
 
-/* With rt->lock held, after an allocation by m: the bytes since m's previous sample if this
+/* With rt->threads.lock held, after an allocation by m: the bytes since m's previous sample if this
  * allocation made them pass the interval (m's countdown starts again), else 0. */
 static uint64_t take_sample(tenure_runtime *rt, tn_mutator *m) {
     tn_assert_locked(rt);
     uint64_t since = bytes_since_sample(m);
-    if (!rt->sample_interval || since <= rt->sample_interval)
+    if (!rt->prof.sample_interval || since <= rt->prof.sample_interval)
         return 0;
     m->sampled_at += since;
     tn_alloc_publish_limit(rt, m);
@@ -103,11 +104,12 @@ void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m) {
     /* under GCStress every allocation takes the slow path, so that it can count them; inside a
      * callback that may not allocate or a blocking section (SAFE), so that it is refused (a
      * thread parked at a safepoint while the world is stopped reopens at its next slow path) */
-    bool closed = rt->config.GCStress || rt->alloc_slow_always || m->callbacks_closed || m->state != TN_MUT_RUNNING;
+    bool closed =
+        rt->config.GCStress || rt->prof.alloc_slow_always || m->callbacks_closed || m->state != TN_MUT_RUNNING;
     uintptr_t limit = closed ? m->pub.alloc_ptr : m->ctx_end;
-    if (rt->sample_interval && limit > m->pub.alloc_ptr) {
+    if (rt->prof.sample_interval && limit > m->pub.alloc_ptr) {
         uint64_t since = bytes_since_sample(m);
-        uint64_t room = since < rt->sample_interval ? rt->sample_interval - since : 0;
+        uint64_t room = since < rt->prof.sample_interval ? rt->prof.sample_interval - since : 0;
         if (room < limit - m->pub.alloc_ptr)
             limit = m->pub.alloc_ptr + (uintptr_t)room;
     }
@@ -117,7 +119,7 @@ void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m) {
 void tn_alloc_republish_limits(tenure_runtime *rt) {
     TN_LOCKED(rt);
     tn_world_stop(rt);
-    for (tn_mutator *m = rt->mutators; m; m = m->next)
+    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
         tn_alloc_publish_limit(rt, m);
     tn_world_restart(rt);
 }
@@ -134,7 +136,7 @@ static void prepare_memory(tn_region *r, char *a, char *b) {
  * end (a demoted region whose pinned plugs stayed, or another thread's former region), or
  * NULL. */
 static tn_region *gen0_region_with_room(tenure_runtime *rt, const tn_region * not, size_t room) {
-    for (tn_region *r = rt->gens[TN_GEN0]; r; r = r->next)
+    for (tn_region *r = rt->heap.gens[TN_GEN0]; r; r = r->next)
         if (r != not &&!r->alloc_owner && (size_t)(r->end - r->used) >= room)
             return r;
     return NULL;
@@ -143,7 +145,7 @@ static tn_region *gen0_region_with_room(tenure_runtime *rt, const tn_region * no
 /* ---- contexts in the gaps between pinned plugs ----
  *
  * After a GC, the free objects of gen0 regions that kept pinned plugs (demoted) are listed in
- * rt->gen0_gaps (gc/plan.c link_gen0_gaps). Before taking new space, the allocator cuts its
+ * rt->heap.gen0_gaps (gc/promote.c link_gen0_gaps). Before taking new space, the allocator cuts its
  * next context from the first listed gap whose region holds no other thread's context, as
  * the .NET collector allocates in the free list of gen0 built from the gaps in front of
  * pinned plugs. Contexts are cut from a gap's high end, a quantum at a time: the rest of the
@@ -161,7 +163,7 @@ static tn_region *gen0_region_with_room(tenure_runtime *rt, const tn_region * no
 static bool take_gap(tenure_runtime *rt, tn_mutator *m, size_t size, size_t want) {
     if (rt->in_gc)
         return false; /* the list is rebuilt by this GC */
-    char **link = &rt->gen0_gaps;
+    char **link = &rt->heap.gen0_gaps;
     for (int seen = 0; *link && seen < TN_GAP_SCAN; seen++, link = &((char **)*link)[2]) {
         char *g = *link;
         tn_region *r = tn_region_of(rt, g);
@@ -177,14 +179,14 @@ static bool take_gap(tenure_runtime *rt, tn_mutator *m, size_t size, size_t want
             continue;
         if (top < gend) { /* up to the pinned plug: a free object its crossing entry can name */
             tn_make_free(rt, top, (size_t)(gend - top));
-            tn_gc_note_object(rt, top, (size_t)(gend - top));
+            tn_crossing_note_object(rt, top, (size_t)(gend - top));
         }
         if (from > g)
             ((size_t *)g)[1] = (size_t)(from - g); /* the rest stays listed, in place */
         else
             *link = ((char **)g)[2];
         memset(from, 0, (size_t)(top - from));
-        tn_gc_note_object(rt, from, (size_t)(top - from));
+        tn_crossing_note_object(rt, from, (size_t)(top - from));
         r->alloc_owner = m;
         m->alloc_region = r;
         m->ctx_in_gap = true;
@@ -199,11 +201,11 @@ static bool take_gap(tenure_runtime *rt, tn_mutator *m, size_t size, size_t want
 static bool refill(tenure_runtime *rt, tn_mutator *m, size_t size) {
     account_context(rt, m);
     size_t want = size > TN_QUANTUM ? size : TN_QUANTUM;
-    if (m->ctx_in_gap || (rt->gen0_gaps && m->alloc_region)) {
+    if (m->ctx_in_gap || (rt->heap.gen0_gaps && m->alloc_region)) {
         tn_alloc_reset_context(rt, m); /* counted above: nothing more to count */
         if (take_gap(rt, m, size, want))
             return true;
-    } else if (rt->gen0_gaps && take_gap(rt, m, size, want)) {
+    } else if (rt->heap.gen0_gaps && take_gap(rt, m, size, want)) {
         return true;
     }
     tn_region *r = m->alloc_region;
@@ -226,7 +228,7 @@ static bool refill(tenure_runtime *rt, tn_mutator *m, size_t size) {
     if (to > from)
         prepare_memory(r, from, to);
     /* the next object starts at alloc_ptr: cards up to `to` find objects by walking from it */
-    tn_gc_note_object(rt, (char *)m->pub.alloc_ptr, (size_t)(to - (char *)m->pub.alloc_ptr));
+    tn_crossing_note_object(rt, (char *)m->pub.alloc_ptr, (size_t)(to - (char *)m->pub.alloc_ptr));
     m->ctx_end = (uintptr_t)to;
     r->used = to;
     return true;
@@ -278,11 +280,11 @@ static bool refill(tenure_runtime *rt, tn_mutator *m, size_t size) {
 static int budget_generation(tenure_runtime *rt, uint32_t *reason) {
     int gen = TN_GEN0;
     *reason = TN_REASON_ALLOC_SMALL;
-    if (rt->gen1_promoted_since >= rt->gen1_budget)
+    if (rt->heap.gen1_promoted_since >= rt->heap.gen1_budget)
         gen = TN_GEN1;
-    if (rt->gen2_promoted_since >= rt->gen2_budget)
+    if (rt->heap.gen2_promoted_since >= rt->heap.gen2_budget)
         gen = TN_GEN2;
-    if (rt->loh_allocated >= rt->loh_budget) {
+    if (rt->heap.loh_allocated >= rt->heap.loh_budget) {
         gen = TN_GEN2;
         *reason = TN_REASON_ALLOC_LARGE;
     }
@@ -299,11 +301,11 @@ static void collect_for_budget(tenure_runtime *rt) {
 static void stress_tick(tenure_runtime *rt) {
     if (!rt->config.GCStress || rt->in_gc)
         return;
-    if (rt->stress_countdown > 1) {
-        rt->stress_countdown--;
+    if (rt->heap.stress_countdown > 1) {
+        rt->heap.stress_countdown--;
         return;
     }
-    rt->stress_countdown = rt->config.GCStress;
+    rt->heap.stress_countdown = rt->config.GCStress;
     int gen = rt->config.GCStressGeneration;
     if (gen < 0 || gen > TN_GEN2)
         gen = (int)(rt->stats.gc_count % 7 == 6 ? TN_GEN2 : rt->stats.gc_count % 3 == 2 ? TN_GEN1 : TN_GEN0);
@@ -345,21 +347,22 @@ static size_t hard_limit_room(const tenure_runtime *rt) {
     uint64_t limit = rt->config.GCHeapHardLimit;
     if (!limit)
         return SIZE_MAX;
-    return limit > rt->committed ? (size_t)(limit - rt->committed) : 0;
+    return limit > rt->heap.committed ? (size_t)(limit - rt->heap.committed) : 0;
 }
 
 static size_t gen0_floor(const tenure_runtime *rt) {
     if (rt->config.GCgen0size)
-        return rt->gen0_min_budget;
-    return clamp_size(older_live(rt) / 4, TN_GEN0_FLOOR < rt->gen0_min_budget ? TN_GEN0_FLOOR : rt->gen0_min_budget,
-                      rt->gen0_min_budget);
+        return rt->heap.gen0_min_budget;
+    return clamp_size(older_live(rt) / 4,
+                      TN_GEN0_FLOOR < rt->heap.gen0_min_budget ? TN_GEN0_FLOOR : rt->heap.gen0_min_budget,
+                      rt->heap.gen0_min_budget);
 }
 
 /* Bytes of the regions in use (every generation), whatever their occupancy. */
 static size_t regions_in_use(const tenure_runtime *rt) {
     size_t bytes = 0;
     for (int g = 0; g < TN_NGEN; g++)
-        for (const tn_region *r = rt->gens[g]; r; r = r->next)
+        for (const tn_region *r = rt->heap.gens[g]; r; r = r->next)
             bytes += (size_t)(r->end - r->start);
     return bytes;
 }
@@ -369,24 +372,24 @@ static size_t regions_in_use(const tenure_runtime *rt) {
  * committed peak's room above the regions now in use, within [TN_GEN0_FLOOR, TN_GEN0_CAP];
  * with GCHeapHardLimit at most a quarter of the limit and half of the room left under it. */
 static size_t gen0_cap(const tenure_runtime *rt) {
-    size_t cap = rt->gen0_max_budget;
+    size_t cap = rt->heap.gen0_max_budget;
     if (!rt->config.GCgen0MaxBudget) {
         /* memory the process has already had committed costs no peak RSS to reuse */
         size_t in_use = regions_in_use(rt), share = older_live(rt) / 2;
         /* less two regions: a budget spreads over one more region than it fills, and growing
          * into exactly the room would raise the peak by that region at every GC */
         size_t margin = in_use + 2 * rt->unit_size;
-        size_t paid = rt->committed_peak > margin ? rt->committed_peak - margin : 0;
+        size_t paid = rt->heap.committed_peak > margin ? rt->heap.committed_peak - margin : 0;
         cap = clamp_size(share > paid ? share : paid, TN_GEN0_FLOOR < cap ? TN_GEN0_FLOOR : cap, cap);
         if (rt->config.GCgen0size) /* a gen0 size chosen by the embedder grows at most 6x */
-            cap = clamp_size(cap, 0, TN_GEN0_SET_GROWTH * rt->gen0_min_budget);
+            cap = clamp_size(cap, 0, TN_GEN0_SET_GROWTH * rt->heap.gen0_min_budget);
     }
     if (rt->config.GCHeapHardLimit) {
         size_t room = hard_limit_room(rt) / 2, quarter = (size_t)rt->config.GCHeapHardLimit / 4;
         cap = clamp_size(cap, 0, quarter < room ? quarter : room);
     }
     /* near the limit gen0 still gets some room: a budget of 0 would collect at every refill */
-    size_t least = TN_GEN0_FLOOR < rt->gen0_min_budget ? TN_GEN0_FLOOR : rt->gen0_min_budget;
+    size_t least = TN_GEN0_FLOOR < rt->heap.gen0_min_budget ? TN_GEN0_FLOOR : rt->heap.gen0_min_budget;
     return cap > least ? cap : least;
 }
 
@@ -395,37 +398,37 @@ static void update_gen0_budget(tenure_runtime *rt, const tn_gc_record *g) {
     /* a GC that came before gen0 spent its budget (induced, or for another generation) saw
      * only part of an allocation cycle: its figure moves the budget only in proportion (the
      * .NET collector's linear_allocation_model) */
-    double fraction = rt->gen0_budget ? (double)rt->gen0_allocated / (double)rt->gen0_budget : 1.0;
+    double fraction = rt->heap.gen0_budget ? (double)rt->heap.gen0_allocated / (double)rt->heap.gen0_budget : 1.0;
     if (fraction < 0.95)
-        desired = fraction * desired + (1.0 - fraction) * (double)rt->gen0_budget;
+        desired = fraction * desired + (1.0 - fraction) * (double)rt->heap.gen0_budget;
     size_t cap = gen0_cap(rt), floor = gen0_floor(rt);
     size_t b0 = desired >= (double)cap ? cap : (size_t)desired;
-    rt->gen0_budget = clamp_size(b0, floor < cap ? floor : cap, cap);
+    rt->heap.gen0_budget = clamp_size(b0, floor < cap ? floor : cap, cap);
 }
 
 /* gen1's budget is GCgen1size, or by default half of what lives in the older generations,
  * within [2 x GCgen0size, TN_GEN1_CAP] (see above). */
 static void update_gen1_budget(tenure_runtime *rt) {
     if (rt->config.GCgen1size) {
-        rt->gen1_budget = (size_t)rt->config.GCgen1size;
+        rt->heap.gen1_budget = (size_t)rt->config.GCgen1size;
         return;
     }
-    size_t least = 2 * rt->gen0_min_budget;
-    rt->gen1_budget = clamp_size(older_live(rt) / TN_GEN1_SHARE, least, least > TN_GEN1_CAP ? least : TN_GEN1_CAP);
+    size_t least = 2 * rt->heap.gen0_min_budget;
+    rt->heap.gen1_budget = clamp_size(older_live(rt) / TN_GEN1_SHARE, least, least > TN_GEN1_CAP ? least : TN_GEN1_CAP);
 }
 
 static void update_gen2_budgets(tenure_runtime *rt, const tn_gc_record *g) {
     double f = surv_to_growth(survival_rate(g, TN_GEN2), 1.2, 1.8);
     size_t live = g->promoted[TN_GEN1] + g->promoted[TN_GEN2];
     size_t b2 = (size_t)(2.0 * (f - 1.0) * (double)live);
-    size_t min2 = 4 * rt->gen0_min_budget;
+    size_t min2 = 4 * rt->heap.gen0_min_budget;
     if (b2 > hard_limit_room(rt) / 2)
         b2 = hard_limit_room(rt) / 2; /* collect again before the limit is reached */
-    rt->gen2_budget = b2 > min2 ? b2 : min2;
+    rt->heap.gen2_budget = b2 > min2 ? b2 : min2;
     size_t loh = 2 * (g->promoted[TN_LOH] + g->promoted[TN_POH]);
-    rt->loh_budget = loh > TN_LOH_MIN_BUDGET ? loh : TN_LOH_MIN_BUDGET;
-    if (rt->loh_budget < rt->gen2_budget)
-        rt->loh_budget = rt->gen2_budget;
+    rt->heap.loh_budget = loh > TN_LOH_MIN_BUDGET ? loh : TN_LOH_MIN_BUDGET;
+    if (rt->heap.loh_budget < rt->heap.gen2_budget)
+        rt->heap.loh_budget = rt->heap.gen2_budget;
 }
 
 void tn_budgets_update(tenure_runtime *rt) {
@@ -433,24 +436,25 @@ void tn_budgets_update(tenure_runtime *rt) {
     size_t survived0 = g->promoted[TN_GEN0];
     /* what a generation gained counts toward its budget: survivors, and the free space of
      * regions that were swept and promoted in place */
-    rt->gen1_promoted_since += grew(g, TN_GEN1) > survived0 ? grew(g, TN_GEN1) : survived0;
+    rt->heap.gen1_promoted_since += grew(g, TN_GEN1) > survived0 ? grew(g, TN_GEN1) : survived0;
     if (g->condemned >= TN_GEN1) {
-        rt->gen2_promoted_since += grew(g, TN_GEN2) > g->promoted[TN_GEN1] ? grew(g, TN_GEN2) : g->promoted[TN_GEN1];
-        rt->gen1_promoted_since = 0;
+        rt->heap.gen2_promoted_since +=
+            grew(g, TN_GEN2) > g->promoted[TN_GEN1] ? grew(g, TN_GEN2) : g->promoted[TN_GEN1];
+        rt->heap.gen1_promoted_since = 0;
         update_gen1_budget(rt);
     }
     if (g->condemned == TN_GEN2) {
-        rt->gen2_promoted_since = 0;
-        rt->loh_allocated = 0;
+        rt->heap.gen2_promoted_since = 0;
+        rt->heap.loh_allocated = 0;
         update_gen2_budgets(rt, g);
     }
     /* last: the older generations' sizes (floor and cap) are final now */
     update_gen0_budget(rt, g);
-    rt->gen0_allocated = 0;
+    rt->heap.gen0_allocated = 0;
     /* B1: every budget is positive (a budget of 0 would collect at every slow path); B2: large
      * allocation triggers a full GC no sooner than promotion does */
-    TN_ASSERT_INTERNAL(rt->gen0_budget > 0 && rt->gen1_budget > 0 && rt->gen2_budget > 0);
-    TN_ASSERT_INTERNAL(rt->loh_budget >= rt->gen2_budget);
+    TN_ASSERT_INTERNAL(rt->heap.gen0_budget > 0 && rt->heap.gen1_budget > 0 && rt->heap.gen2_budget > 0);
+    TN_ASSERT_INTERNAL(rt->heap.loh_budget >= rt->heap.gen2_budget);
 }
 
 /* ---- small object heap ---- */
@@ -471,8 +475,8 @@ static void *alloc_small(tenure_runtime *rt, tn_mutator *m, const tn_type *t, si
             m->pub.alloc_ptr = p + size;
             tn_alloc_publish_limit(rt, m);
             init_header((void *)p, t, length);
-            if (rt->tick_pending) {
-                rt->tick_pending = false;
+            if (rt->heap.tick_pending) {
+                rt->heap.tick_pending = false;
                 allocation_tick(rt, TN_ALLOC_KIND_SMALL, t, (void *)p, size);
             }
             if (TN_PROF_ON(rt, TENURE_PROFILE_ALLOCATIONS))
@@ -480,7 +484,7 @@ static void *alloc_small(tenure_runtime *rt, tn_mutator *m, const tn_type *t, si
             return (void *)p;
         }
         if (!collected_for_budget && !rt->in_gc &&
-            rt->gen0_allocated + (m->pub.alloc_ptr - m->ctx_start) >= rt->gen0_budget) {
+            rt->heap.gen0_allocated + (m->pub.alloc_ptr - m->ctx_start) >= rt->heap.gen0_budget) {
             collected_for_budget = true;
             collect_for_budget(rt);
             continue;
@@ -527,7 +531,9 @@ static void *take_chunk(tn_free_list *fl, size_t size) {
     return NULL;
 }
 
-static tn_free_list *large_list(tenure_runtime *rt, int gen) { return gen == TN_LOH ? &rt->loh_free : &rt->poh_free; }
+static tn_free_list *large_list(tenure_runtime *rt, int gen) {
+    return gen == TN_LOH ? &rt->heap.loh_free : &rt->heap.poh_free;
+}
 
 static bool grow_large(tenure_runtime *rt, int gen, size_t size) {
     size_t units = (size + rt->unit_size - 1) / rt->unit_size;
@@ -539,14 +545,14 @@ static bool grow_large(tenure_runtime *rt, int gen, size_t size) {
     prepare_memory(r, r->start, r->end);
     r->used = r->end;
     tn_make_free(rt, r->start, (size_t)(r->end - r->start));
-    tn_gc_note_object(rt, r->start, (size_t)(r->end - r->start));
+    tn_crossing_note_object(rt, r->start, (size_t)(r->end - r->start));
     tn_free_list_add(rt, large_list(rt, gen), r->start, (size_t)(r->end - r->start));
     return true;
 }
 
 static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, size_t length, int gen) {
     stress_tick(rt);
-    if (gen == TN_LOH && rt->loh_allocated + size > rt->loh_budget && !rt->in_gc)
+    if (gen == TN_LOH && rt->heap.loh_allocated + size > rt->heap.loh_budget && !rt->in_gc)
         tn_gc_collect(rt, TN_GEN2, TN_REASON_ALLOC_LARGE, 0);
     tn_free_list *fl = large_list(rt, gen);
     char *c;
@@ -563,18 +569,18 @@ static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, size
     size_t csize = ((size_t *)c)[1];
     if (csize > size) {
         tn_make_free(rt, c + size, csize - size);
-        tn_gc_note_object(rt, c + size, csize - size);
+        tn_crossing_note_object(rt, c + size, csize - size);
         tn_free_list_add(rt, fl, c + size, csize - size);
     }
     memset(c, 0, size);
     init_header(c, t, length);
-    tn_gc_note_object(rt, c, size);
+    tn_crossing_note_object(rt, c, size);
     if (gen == TN_LOH)
-        rt->loh_allocated += size;
+        rt->heap.loh_allocated += size;
     rt->stats.bytes_allocated += size;
     int kind = gen == TN_LOH ? TN_ALLOC_KIND_LARGE : TN_ALLOC_KIND_PINNED;
-    rt->tick_bytes[kind] += size;
-    if (rt->tick_bytes[kind] >= TN_TICK_BYTES)
+    rt->heap.tick_bytes[kind] += size;
+    if (rt->heap.tick_bytes[kind] >= TN_TICK_BYTES)
         allocation_tick(rt, kind, t, c, size);
     if (TN_PROF_ON(rt, TENURE_PROFILE_ALLOCATIONS))
         tn_prof_allocated(rt, c, t);

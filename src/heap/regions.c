@@ -1,6 +1,7 @@
 /* regions.c - the reserved range, its side tables, and regions: taking them, labelling them
  * with a generation, giving them back, decommitting them after a delay. */
 #include "runtime.h"
+#include "heap/crossing.h"
 #include <stdlib.h>
 
 static size_t side_bits_bytes(const tenure_runtime *rt) { return rt->range / 64; }
@@ -71,12 +72,12 @@ void tn_heap_destroy(tenure_runtime *rt) {
 }
 
 void tn_region_list_add(tenure_runtime *rt, tn_region *r) {
-    r->next = rt->gens[r->gen];
-    rt->gens[r->gen] = r;
+    r->next = rt->heap.gens[r->gen];
+    rt->heap.gens[r->gen] = r;
 }
 
 void tn_region_list_remove(tenure_runtime *rt, tn_region *r) {
-    for (tn_region **p = &rt->gens[r->gen]; *p; p = &(*p)->next)
+    for (tn_region **p = &rt->heap.gens[r->gen]; *p; p = &(*p)->next)
         if (*p == r) {
             *p = r->next;
             r->next = NULL;
@@ -121,15 +122,15 @@ static bool commit_units(tenure_runtime *rt, size_t first, uint32_t units) {
         if (u->committed)
             continue;
         uint64_t every = rt->config.GCFaultCommit;
-        if (every && ++rt->commit_requests % every == 0)
+        if (every && ++rt->heap.commit_requests % every == 0)
             return false; /* injected: as if the OS had refused */
         if (!tn_os_commit(u->start, rt->unit_size))
             return false;
         u->committed = true;
         u->zero_from = u->start;
-        rt->committed += rt->unit_size;
-        if (rt->committed > rt->committed_peak)
-            rt->committed_peak = rt->committed;
+        rt->heap.committed += rt->unit_size;
+        if (rt->heap.committed > rt->heap.committed_peak)
+            rt->heap.committed_peak = rt->heap.committed;
     }
     return true;
 }
@@ -139,11 +140,11 @@ tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen) {
     if (first == SIZE_MAX)
         return NULL;
     uint64_t limit = rt->config.GCHeapHardLimit;
-    if (limit && rt->committed + uncommitted_bytes(rt, first, units) > limit) {
+    if (limit && rt->heap.committed + uncommitted_bytes(rt, first, units) > limit) {
         /* free regions kept committed for reuse count against the limit: give them back */
         tn_regions_trim(rt, true);
         first = find_units(rt, units);
-        if (first == SIZE_MAX || rt->committed + uncommitted_bytes(rt, first, units) > limit)
+        if (first == SIZE_MAX || rt->heap.committed + uncommitted_bytes(rt, first, units) > limit)
             return NULL;
     }
     if (!commit_units(rt, first, units))
@@ -191,7 +192,7 @@ static void decommit_unit(tenure_runtime *rt, tn_region *u) {
     u->state = TN_RS_UNUSED;
     u->committed = false;
     u->zero_from = u->start;
-    rt->committed -= rt->unit_size;
+    rt->heap.committed -= rt->unit_size;
 }
 
 /* The region leaves its generation list; its units become free (still committed). */
@@ -227,7 +228,7 @@ static size_t free_units_to_keep(const tenure_runtime *rt) {
     if (rt->last.condemned == TN_GEN2)
         return 0; /* a full GC gives back what has stayed free GCRetainRegions GCs, as before */
     size_t gen0 = rt->last.size_before[TN_GEN0]; /* what the last budget took */
-    size_t want = gen0 > rt->gen0_budget ? gen0 : rt->gen0_budget;
+    size_t want = gen0 > rt->heap.gen0_budget ? gen0 : rt->heap.gen0_budget;
     return (want + rt->unit_size - 1) / rt->unit_size;
 }
 
@@ -260,10 +261,10 @@ void tn_heap_poison_free(tenure_runtime *rt, void *p, size_t size) {
 void tn_make_free(tenure_runtime *rt, void *p, size_t size) {
     uintptr_t *w = p;
     if (size == 8) {
-        w[0] = (uintptr_t)rt->filler_type;
+        w[0] = (uintptr_t)rt->heap.filler_type;
         return;
     }
-    w[0] = (uintptr_t)rt->free_type;
+    w[0] = (uintptr_t)rt->heap.free_type;
     w[1] = size;
 }
 
@@ -302,11 +303,11 @@ void tn_region_check(const tenure_runtime *rt, const tn_region *r) {
 
 void tn_regions_check(const tenure_runtime *rt) {
     for (int g = 0; g < TN_NGEN; g++)
-        for (const tn_region *r = rt->gens[g]; r; r = r->next) {
+        for (const tn_region *r = rt->heap.gens[g]; r; r = r->next) {
             tn_region_check(rt, r);
             TN_ASSERT_EXPENSIVE(r->gen == g && r->state == TN_RS_IN_USE);
         }
-    for (const tn_region *r = rt->free_regions; r; r = r->next) {
+    for (const tn_region *r = rt->heap.free_regions; r; r = r->next) {
         tn_region_check(rt, r);
         TN_ASSERT_EXPENSIVE(r->state == TN_RS_FREE);
     }

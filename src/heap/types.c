@@ -5,47 +5,47 @@
 #define TN_MAX_TYPES ((size_t)1 << 20)
 
 static tn_type *new_type(tenure_runtime *rt) {
-    if (rt->type_count == TN_MAX_TYPES)
+    if (rt->heap.type_count == TN_MAX_TYPES)
         return NULL;
-    tn_type *t = &rt->types[rt->type_count];
+    tn_type *t = &rt->heap.types[rt->heap.type_count];
     memset(t, 0, sizeof *t);
-    t->index = (uint32_t)rt->type_count++;
+    t->index = (uint32_t)rt->heap.type_count++;
     t->magic = TN_TYPE_MAGIC;
     t->pub.tenure__owner = rt;
     return t;
 }
 
 bool tn_type_init_builtin(tenure_runtime *rt) {
-    rt->types = tn_os_reserve_lazy(TN_MAX_TYPES * sizeof(tn_type));
-    if (!rt->types)
+    rt->heap.types = tn_os_reserve_lazy(TN_MAX_TYPES * sizeof(tn_type));
+    if (!rt->heap.types)
         return false;
-    rt->type_count = 0;
-    rt->free_type = new_type(rt);
-    rt->free_type->kind = TN_TK_FREE;
-    rt->free_type->size = 16;
-    rt->free_type->name = tn_strdup("Free");
-    rt->filler_type = new_type(rt);
-    rt->filler_type->kind = TN_TK_FREE;
-    rt->filler_type->size = 8;
-    rt->filler_type->name = tn_strdup("Free");
-    return rt->free_type->name && rt->filler_type->name;
+    rt->heap.type_count = 0;
+    rt->heap.free_type = new_type(rt);
+    rt->heap.free_type->kind = TN_TK_FREE;
+    rt->heap.free_type->size = 16;
+    rt->heap.free_type->name = tn_strdup("Free");
+    rt->heap.filler_type = new_type(rt);
+    rt->heap.filler_type->kind = TN_TK_FREE;
+    rt->heap.filler_type->size = 8;
+    rt->heap.filler_type->name = tn_strdup("Free");
+    return rt->heap.free_type->name && rt->heap.filler_type->name;
 }
 
 void tn_type_free_all(tenure_runtime *rt) {
-    if (!rt->types)
+    if (!rt->heap.types)
         return;
-    for (size_t i = 0; i < rt->type_count; i++) {
-        free(rt->types[i].name);
-        free(rt->types[i].ref_offsets);
-        free(rt->types[i].elem_ref_offsets);
+    for (size_t i = 0; i < rt->heap.type_count; i++) {
+        free(rt->heap.types[i].name);
+        free(rt->heap.types[i].ref_offsets);
+        free(rt->heap.types[i].elem_ref_offsets);
     }
-    tn_os_release(rt->types, TN_MAX_TYPES * sizeof(tn_type));
-    rt->types = NULL;
+    tn_os_release(rt->heap.types, TN_MAX_TYPES * sizeof(tn_type));
+    rt->heap.types = NULL;
 }
 
 bool tn_type_valid(const tenure_runtime *rt, const void *t) {
-    uintptr_t off = (uintptr_t)t - (uintptr_t)rt->types;
-    return t && off < rt->type_count * sizeof(tn_type) && off % sizeof(tn_type) == 0 &&
+    uintptr_t off = (uintptr_t)t - (uintptr_t)rt->heap.types;
+    return t && off < rt->heap.type_count * sizeof(tn_type) && off % sizeof(tn_type) == 0 &&
            ((const tn_type *)t)->magic == TN_TYPE_MAGIC;
 }
 
@@ -163,7 +163,7 @@ static void drop_last_type(tenure_runtime *rt, tn_type *t) {
     free(t->ref_offsets);
     free(t->elem_ref_offsets);
     memset(t, 0, sizeof *t);
-    rt->type_count--;
+    rt->heap.type_count--;
 }
 
 /* Arrays of more bytes than this always take the slow path (it keeps length * elem_size small). */

@@ -10,8 +10,8 @@
  * thread that sleeps SAFE on fin_work until a GC queues something; 1, whoever calls
  * tenure_run_pending_finalizers; 2, the allocating thread at its slow path and after
  * tenure_collect. Invariants:
- *  F1 One thread at a time runs finalizers (rt->fin_runner), in queue order, never nested.
- *  F2 Only the runner advances ready_head, and only with rt->lock held; finalizers themselves
+ *  F1 One thread at a time runs finalizers (rt->lifetime.fin_runner), in queue order, never nested.
+ *  F2 Only the runner advances ready_head, and only with rt->threads.lock held; finalizers themselves
  *     run without the lock (they allocate, block, take the program's locks).
  *  F3 An entry stays in the queue (a root, relocated by GCs) until its finalizer returned.
  *  F4 fin_done counts entries taken off the queue (run, suppressed or discarded); a waiter for
@@ -29,9 +29,9 @@
 static void **entries(tn_vec *v) { return (void **)v->data; }
 
 bool tn_finalize_register(tenure_runtime *rt, void *obj) {
-    if (!tn_vec_reserve(&rt->ready, rt->ready.count + rt->finalizable.count + 1)) /* F5 */
+    if (!tn_vec_reserve(&rt->lifetime.ready, rt->lifetime.ready.count + rt->lifetime.finalizable.count + 1)) /* F5 */
         return false;
-    void **slot = tn_vec_push(&rt->finalizable);
+    void **slot = tn_vec_push(&rt->lifetime.finalizable);
     if (!slot)
         return false;
     *slot = obj;
@@ -39,14 +39,14 @@ bool tn_finalize_register(tenure_runtime *rt, void *obj) {
 }
 
 void tn_finalize_visit_ready(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
-    for (size_t i = rt->ready_head; i < rt->ready.count; i++)
-        if (entries(&rt->ready)[i])
-            fn(&entries(&rt->ready)[i], ctx);
+    for (size_t i = rt->lifetime.ready_head; i < rt->lifetime.ready.count; i++)
+        if (entries(&rt->lifetime.ready)[i])
+            fn(&entries(&rt->lifetime.ready)[i], ctx);
 }
 
 void tn_finalize_visit_registered(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
-    for (size_t i = 0; i < rt->finalizable.count; i++)
-        fn(&entries(&rt->finalizable)[i], ctx);
+    for (size_t i = 0; i < rt->lifetime.finalizable.count; i++)
+        fn(&entries(&rt->lifetime.finalizable)[i], ctx);
 }
 
 /* Two passes, as the .NET collector does: first every unreachable registered object moves to
@@ -55,51 +55,51 @@ void tn_finalize_visit_registered(tenure_runtime *rt, tn_slot_fn fn, void *ctx) 
 size_t tn_finalize_scan(tenure_runtime *rt, bool (*dead)(tenure_runtime *, const void *),
                         void (*queued)(tenure_runtime *, void **)) {
     tn_assert_world_stopped(rt);
-    size_t kept = 0, first = rt->ready.count;
-    void **reg = entries(&rt->finalizable);
-    for (size_t i = 0; i < rt->finalizable.count; i++) {
+    size_t kept = 0, first = rt->lifetime.ready.count;
+    void **reg = entries(&rt->lifetime.finalizable);
+    for (size_t i = 0; i < rt->lifetime.finalizable.count; i++) {
         void *obj = reg[i];
-        void **slot = dead(rt, obj) ? tn_vec_push_reserved(&rt->ready) : NULL;
+        void **slot = dead(rt, obj) ? tn_vec_push_reserved(&rt->lifetime.ready) : NULL;
         if (!slot) { /* alive (the queue has room for every dead one: F5) */
             reg[kept++] = obj;
             continue;
         }
         *slot = obj;
     }
-    rt->finalizable.count = kept;
-    for (size_t i = first; i < rt->ready.count; i++)
-        queued(rt, &entries(&rt->ready)[i]);
-    rt->fin_queued += rt->ready.count - first;
-    return rt->ready.count - first;
+    rt->lifetime.finalizable.count = kept;
+    for (size_t i = first; i < rt->lifetime.ready.count; i++)
+        queued(rt, &entries(&rt->lifetime.ready)[i]);
+    rt->lifetime.fin_queued += rt->lifetime.ready.count - first;
+    return rt->lifetime.ready.count - first;
 }
 
-static bool queue_empty(const tenure_runtime *rt) { return rt->ready_head == rt->ready.count; }
+static bool queue_empty(const tenure_runtime *rt) { return rt->lifetime.ready_head == rt->lifetime.ready.count; }
 
 /* An entry is off the queue (F4). */
 static void entry_done(tenure_runtime *rt) {
     tn_assert_locked(rt); /* F2 */
-    rt->ready_head++;
-    rt->fin_done++;
+    rt->lifetime.ready_head++;
+    rt->lifetime.fin_done++;
     if (queue_empty(rt))
-        rt->ready.count = rt->ready_head = 0;
-    if (rt->locks_ready)
-        pthread_cond_broadcast(&rt->fin_idle);
+        rt->lifetime.ready.count = rt->lifetime.ready_head = 0;
+    if (rt->threads.locks_ready)
+        pthread_cond_broadcast(&rt->lifetime.fin_idle);
 }
 
 /* Run every pending finalizer on the calling thread, unless another thread is running them
- * (F1). Called without rt->lock held. */
+ * (F1). Called without rt->threads.lock held. */
 static size_t run_pending(tenure_runtime *rt) {
     tn_mutator *self = tn_self(rt);
     if (!self)
         return 0;
     TN_LOCKED(rt);
-    if (rt->fin_runner || rt->in_gc || queue_empty(rt))
+    if (rt->lifetime.fin_runner || rt->in_gc || queue_empty(rt))
         return 0;
-    rt->fin_runner = self;
+    rt->lifetime.fin_runner = self;
     TN_EMIT(rt, GCFinalizersBegin_V1, .ClrInstanceID = 0);
     size_t ran = 0;
     while (!queue_empty(rt)) {
-        void *obj = entries(&rt->ready)[rt->ready_head];
+        void *obj = entries(&rt->lifetime.ready)[rt->lifetime.ready_head];
         if (obj) {
             void (*finalize)(tenure_runtime *, void *) = tn_obj_type(obj)->finalize;
             tn_unlock(rt); /* F2; obj stays queued meanwhile (F3) */
@@ -114,7 +114,7 @@ static size_t run_pending(tenure_runtime *rt) {
     }
     rt->stats.finalizers_run += ran;
     TN_EMIT(rt, GCFinalizersEnd_V1, .Count = (uint32_t)ran);
-    rt->fin_runner = NULL;
+    rt->lifetime.fin_runner = NULL;
     return ran;
 }
 
@@ -141,7 +141,7 @@ size_t tenure_run_pending_finalizers(tenure_runtime *rt) {
 size_t tenure_pending_finalizers(const tenure_runtime *crt) {
     tenure_runtime *rt = (tenure_runtime *)crt;
     TN_LOCKED(rt);
-    return rt ? rt->ready.count - rt->ready_head : 0;
+    return rt ? rt->lifetime.ready.count - rt->lifetime.ready_head : 0;
 }
 
 void tn_finalize_safepoint(tenure_runtime *rt) {
@@ -151,8 +151,8 @@ void tn_finalize_safepoint(tenure_runtime *rt) {
 
 void tn_finalize_notify(tenure_runtime *rt) {
     tn_assert_locked(rt);
-    if (rt->fin_started)
-        pthread_cond_signal(&rt->fin_work);
+    if (rt->lifetime.fin_started)
+        pthread_cond_signal(&rt->lifetime.fin_work);
 }
 
 /* The finalizer thread: attached for its whole life, SAFE while it waits for work. It drains
@@ -169,9 +169,9 @@ static void *finalizer_main(void *arg) {
             tn_lock(rt);
             continue;
         }
-        if (rt->fin_stop)
+        if (rt->lifetime.fin_stop)
             break;
-        tn_wait_safe(rt, &rt->fin_work);
+        tn_wait_safe(rt, &rt->lifetime.fin_work);
     }
     tn_unlock(rt);
     self->attach_count = 1;
@@ -198,17 +198,17 @@ static void *finalizer_entry(void *arg) {
 }
 
 /* After fork(), in the child: nobody waits for the thread to attach (the forking thread holds
- * rt->lock, which attaching takes). */
+ * rt->threads.lock, which attaching takes). */
 static void *finalizer_entry_detached_start(void *arg) {
     tenure_runtime *rt = arg;
     tn_mutator *m = tn_mutator_attach(rt, true);
     if (!m) {
         TN_LOCKED(rt);
-        if (rt->fin_stop)
-            return NULL;                /* tenure_destroy is about to join it */
-        rt->fin_started = false;        /* finalizers run on the threads that wait for them */
-        pthread_detach(pthread_self()); /* and nobody joins this one */
-        pthread_cond_broadcast(&rt->fin_idle);
+        if (rt->lifetime.fin_stop)
+            return NULL;                  /* tenure_destroy is about to join it */
+        rt->lifetime.fin_started = false; /* finalizers run on the threads that wait for them */
+        pthread_detach(pthread_self());   /* and nobody joins this one */
+        pthread_cond_broadcast(&rt->lifetime.fin_idle);
         return NULL;
     }
     return finalizer_main(rt);
@@ -221,20 +221,20 @@ int tn_finalize_start_thread(tenure_runtime *rt) {
     fin_start st = {.rt = rt, .state = 0};
     pthread_mutex_init(&st.mx, NULL);
     pthread_cond_init(&st.cv, NULL);
-    int err = pthread_create(&rt->fin_thread, NULL, finalizer_entry, &st);
+    int err = pthread_create(&rt->lifetime.fin_thread, NULL, finalizer_entry, &st);
     if (!err) {
         pthread_mutex_lock(&st.mx);
         while (st.state == 0)
             pthread_cond_wait(&st.cv, &st.mx);
         pthread_mutex_unlock(&st.mx);
         if (st.state < 0) {
-            pthread_join(rt->fin_thread, NULL);
+            pthread_join(rt->lifetime.fin_thread, NULL);
             err = ENOMEM;
         }
     }
     pthread_cond_destroy(&st.cv);
     pthread_mutex_destroy(&st.mx);
-    rt->fin_started = err == 0;
+    rt->lifetime.fin_started = err == 0;
     return err;
 }
 
@@ -251,69 +251,70 @@ int tn_finalize_start_thread(tenure_runtime *rt) {
 #define TN_FORK_RESTARTS_FINALIZER 1
 #endif
 
-/* In the child of fork() (rt->lock held, the other threads gone): a new finalizer thread for
+/* In the child of fork() (rt->threads.lock held, the other threads gone): a new finalizer thread for
  * the child's copy of the instance. If none can be started, the finalizers run on the thread
  * that waits for them (tenure_wait_for_pending_finalizers, tenure_destroy), as in mode 1. */
 void tn_finalize_forked_child(tenure_runtime *rt) {
     tn_assert_locked(rt);
     tn_mutator *self = tn_self(rt);
-    if (!rt->fin_started || (self && self->finalizer))
+    if (!rt->lifetime.fin_started || (self && self->finalizer))
         return; /* no thread, or the finalizer thread itself forked: it goes on in the child */
-    rt->fin_started = false;
-    if (rt->fin_stop || !TN_FORK_RESTARTS_FINALIZER)
+    rt->lifetime.fin_started = false;
+    if (rt->lifetime.fin_stop || !TN_FORK_RESTARTS_FINALIZER)
         return; /* forked while another thread destroyed the instance, or under TSan */
-    int err = pthread_create(&rt->fin_thread, NULL, finalizer_entry_detached_start, rt);
+    int err = pthread_create(&rt->lifetime.fin_thread, NULL, finalizer_entry_detached_start, rt);
     if (err)
         fprintf(stderr,
                 "tenure: after fork(): the finalizer thread could not be restarted (%s); finalizers "
                 "run in tenure_wait_for_pending_finalizers and tenure_destroy\n",
                 strerror(err));
-    rt->fin_started = err == 0;
+    rt->lifetime.fin_started = err == 0;
 }
 
 /* In the child of fork(), at the first moment no GC runs: the finalizer that a thread gone
  * with the fork was running is not run again here (it completes in the parent). */
 void tn_finalize_forget_runner(tenure_runtime *rt, const tn_mutator *gone) {
-    if (!rt->fin_runner || rt->fin_runner != gone)
+    if (!rt->lifetime.fin_runner || rt->lifetime.fin_runner != gone)
         return;
-    rt->fin_runner = NULL;
+    rt->lifetime.fin_runner = NULL;
     entry_done(rt);
 }
 
 static void join_finalizer(tenure_runtime *rt, void *unused) {
     (void)unused;
-    pthread_join(rt->fin_thread, NULL);
+    pthread_join(rt->lifetime.fin_thread, NULL);
 }
 
 void tn_finalize_stop_thread(tenure_runtime *rt) {
     {
         TN_LOCKED(rt);
-        if (!rt->fin_started)
+        if (!rt->lifetime.fin_started)
             return;
         if (!rt->config.GCFinalizeOnShutdown) /* discarded; a running one stays queued (F3) */
-            for (size_t i = rt->ready_head + (rt->fin_runner ? 1 : 0); i < rt->ready.count; i++)
-                entries(&rt->ready)[i] = NULL;
-        rt->fin_stop = true;
-        pthread_cond_signal(&rt->fin_work);
+            for (size_t i = rt->lifetime.ready_head + (rt->lifetime.fin_runner ? 1 : 0); i < rt->lifetime.ready.count;
+                 i++)
+                entries(&rt->lifetime.ready)[i] = NULL;
+        rt->lifetime.fin_stop = true;
+        pthread_cond_signal(&rt->lifetime.fin_work);
     }
     tn_while_safe(rt, join_finalizer, NULL); /* its last finalizers may collect meanwhile */
-    rt->fin_started = false;
+    rt->lifetime.fin_started = false;
 }
 
 static bool finalizer_thread_running(tenure_runtime *rt) {
     TN_LOCKED(rt);
-    return rt->fin_started;
+    return rt->lifetime.fin_started;
 }
 
 /* Collect fully; the finalizers pending then are those up to fin_queued (F4). */
 static tenure_result collect_for_wait(tenure_runtime *rt, uint64_t *target) {
     TN_LOCKED(rt);
     tn_mutator *self = tn_self(rt);
-    if (rt->in_gc || (self && (self == rt->fin_runner || self->finalizer)))
+    if (rt->in_gc || (self && (self == rt->lifetime.fin_runner || self->finalizer)))
         return tn_api_fail(rt, TENURE_STATE, "tenure_wait_for_pending_finalizers",
                            "called during a collection or from a finalizer");
     tenure_result r = tn_gc_collect(rt, TN_GEN2, TN_REASON_INDUCED, 0);
-    *target = rt->fin_queued;
+    *target = rt->lifetime.fin_queued;
     return r;
 }
 
@@ -329,8 +330,9 @@ tenure_result tenure_wait_for_pending_finalizers(tenure_runtime *rt) {
     if (rt->config.GCFinalizeMode != 0 || !finalizer_thread_running(rt))
         run_pending(rt); /* mode 0 without its thread (it could not be restarted after fork) */
     TN_LOCKED(rt);
-    while (rt->fin_done < target && (rt->fin_runner || finalizer_thread_running(rt))) /* another thread runs them */
-        tn_wait_safe(rt, &rt->fin_idle);
+    while (rt->lifetime.fin_done < target &&
+           (rt->lifetime.fin_runner || finalizer_thread_running(rt))) /* another thread runs them */
+        tn_wait_safe(rt, &rt->lifetime.fin_idle);
     return r;
 }
 
@@ -348,8 +350,8 @@ static bool check_finalizable(tenure_runtime *rt, void *obj, const char *fn) {
 
 /* obj's index in the registry, or SIZE_MAX */
 static size_t find_registered(tenure_runtime *rt, const void *obj) {
-    void **reg = entries(&rt->finalizable);
-    for (size_t i = 0; i < rt->finalizable.count; i++)
+    void **reg = entries(&rt->lifetime.finalizable);
+    for (size_t i = 0; i < rt->lifetime.finalizable.count; i++)
         if (reg[i] == obj)
             return i;
     return SIZE_MAX;
@@ -366,11 +368,11 @@ tenure_result tenure_suppress_finalize(tenure_runtime *rt, void *obj) {
         return rt->last_error;
     size_t i = find_registered(rt, obj);
     if (i != SIZE_MAX)
-        entries(&rt->finalizable)[i] = entries(&rt->finalizable)[--rt->finalizable.count];
+        entries(&rt->lifetime.finalizable)[i] = entries(&rt->lifetime.finalizable)[--rt->lifetime.finalizable.count];
     /* found dead and not run yet (also when registered again since): cancelled too */
-    for (i = rt->ready_head; i < rt->ready.count; i++)
-        if (entries(&rt->ready)[i] == obj && !(rt->fin_runner && i == rt->ready_head))
-            entries(&rt->ready)[i] = NULL;
+    for (i = rt->lifetime.ready_head; i < rt->lifetime.ready.count; i++)
+        if (entries(&rt->lifetime.ready)[i] == obj && !(rt->lifetime.fin_runner && i == rt->lifetime.ready_head))
+            entries(&rt->lifetime.ready)[i] = NULL;
     return TENURE_OK;
 }
 
@@ -393,7 +395,7 @@ tenure_result tenure_reregister_for_finalize(tenure_runtime *rt, void *obj) {
 void tn_finalize_shutdown(tenure_runtime *rt) {
     if (rt->config.GCFinalizeOnShutdown && !rt->in_gc)
         run_pending(rt);
-    tn_vec_free(&rt->finalizable);
-    tn_vec_free(&rt->ready);
-    rt->ready_head = 0;
+    tn_vec_free(&rt->lifetime.finalizable);
+    tn_vec_free(&rt->lifetime.ready);
+    rt->lifetime.ready_head = 0;
 }

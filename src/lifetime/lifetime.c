@@ -14,7 +14,7 @@
 #define MIN_PRESSURE_BUDGET ((uint64_t)8 << 20)
 
 static uint64_t pressure_budget(const tenure_runtime *rt) {
-    uint64_t live = rt->gen2_budget; /* grows with what lives in gen1+gen2 (heap/alloc.c) */
+    uint64_t live = rt->heap.gen2_budget; /* grows with what lives in gen1+gen2 (heap/alloc.c) */
     return live > MIN_PRESSURE_BUDGET ? live : MIN_PRESSURE_BUDGET;
 }
 
@@ -25,12 +25,12 @@ tenure_result tenure_add_memory_pressure(tenure_runtime *rt, uint64_t bytes) {
     TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
-    if (bytes > UINT64_MAX / 2 || rt->pressure + bytes < rt->pressure)
+    if (bytes > UINT64_MAX / 2 || rt->lifetime.pressure + bytes < rt->lifetime.pressure)
         return tn_api_fail(rt, TENURE_SIZE, fn, "%llu bytes of pressure is impossible", (unsigned long long)bytes);
-    rt->pressure += bytes;
-    rt->pressure_since_gen2 += bytes;
+    rt->lifetime.pressure += bytes;
+    rt->lifetime.pressure_since_gen2 += bytes;
     TN_EMIT(rt, IncreaseMemoryPressure, .BytesAllocated = bytes);
-    if (!rt->in_gc && rt->pressure_since_gen2 >= pressure_budget(rt))
+    if (!rt->in_gc && rt->lifetime.pressure_since_gen2 >= pressure_budget(rt))
         tn_gc_collect(rt, TN_GEN2, TN_REASON_INDUCED, 0);
     return TENURE_OK;
 }
@@ -41,11 +41,11 @@ tenure_result tenure_remove_memory_pressure(tenure_runtime *rt, uint64_t bytes) 
     TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
-    if (bytes > rt->pressure)
+    if (bytes > rt->lifetime.pressure)
         return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_remove_memory_pressure",
                            "removing %llu bytes of pressure, only %llu were added", (unsigned long long)bytes,
-                           (unsigned long long)rt->pressure);
-    rt->pressure -= bytes;
+                           (unsigned long long)rt->lifetime.pressure);
+    rt->lifetime.pressure -= bytes;
     TN_EMIT(rt, DecreaseMemoryPressure, .BytesFreed = bytes);
     return TENURE_OK;
 }
@@ -53,10 +53,10 @@ tenure_result tenure_remove_memory_pressure(tenure_runtime *rt, uint64_t bytes) 
 uint64_t tenure_memory_pressure(const tenure_runtime *crt) {
     tenure_runtime *rt = (tenure_runtime *)crt;
     TN_LOCKED(rt);
-    return rt ? rt->pressure : 0;
+    return rt ? rt->lifetime.pressure : 0;
 }
 
-void tn_lifetime_gen2_done(tenure_runtime *rt) { rt->pressure_since_gen2 = 0; }
+void tn_lifetime_gen2_done(tenure_runtime *rt) { rt->lifetime.pressure_since_gen2 = 0; }
 
 /* ---- the sync block table: open addressing by address, kept at most half full ---- */
 
@@ -75,21 +75,21 @@ static bool grow(tenure_runtime *rt, size_t cap) {
     tn_sync_entry *t = tn_calloc(cap, sizeof *t);
     if (!t)
         return false;
-    for (size_t i = 0; i < rt->sync_cap; i++)
-        if (rt->sync[i].key)
-            put(t, cap, rt->sync[i].key, rt->sync[i].hash);
-    free(rt->sync);
-    rt->sync = t;
-    rt->sync_cap = cap;
+    for (size_t i = 0; i < rt->lifetime.sync_cap; i++)
+        if (rt->lifetime.sync[i].key)
+            put(t, cap, rt->lifetime.sync[i].key, rt->lifetime.sync[i].hash);
+    free(rt->lifetime.sync);
+    rt->lifetime.sync = t;
+    rt->lifetime.sync_cap = cap;
     return true;
 }
 
 static uint32_t next_hash(tenure_runtime *rt) {
-    uint64_t x = rt->hash_state ? rt->hash_state : 0x243F6A8885A308D3ull ^ rt->instance_id;
+    uint64_t x = rt->lifetime.hash_state ? rt->lifetime.hash_state : 0x243F6A8885A308D3ull ^ rt->instance_id;
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;
-    rt->hash_state = x;
+    rt->lifetime.hash_state = x;
     uint32_t h = (uint32_t)((x * 2685821657736338717ull) >> 32);
     return h ? h : 1;
 }
@@ -106,17 +106,19 @@ uint32_t tenure_identity_hash(tenure_runtime *rt, const void *obj) {
         return 0;
     }
     uintptr_t key = (uintptr_t)obj;
-    if (rt->sync_cap)
-        for (size_t i = slot_of(key, rt->sync_cap); rt->sync[i].key; i = (i + 1) & (rt->sync_cap - 1))
-            if (rt->sync[i].key == key)
-                return rt->sync[i].hash;
-    if (2 * (rt->sync_count + 1) > rt->sync_cap && !grow(rt, rt->sync_cap ? 2 * rt->sync_cap : 64)) {
+    if (rt->lifetime.sync_cap)
+        for (size_t i = slot_of(key, rt->lifetime.sync_cap); rt->lifetime.sync[i].key;
+             i = (i + 1) & (rt->lifetime.sync_cap - 1))
+            if (rt->lifetime.sync[i].key == key)
+                return rt->lifetime.sync[i].hash;
+    if (2 * (rt->lifetime.sync_count + 1) > rt->lifetime.sync_cap &&
+        !grow(rt, rt->lifetime.sync_cap ? 2 * rt->lifetime.sync_cap : 64)) {
         tn_api_fail(rt, TENURE_NOMEM, fn, "no memory for the identity hash table");
         return 0;
     }
     uint32_t h = next_hash(rt);
-    put(rt->sync, rt->sync_cap, key, h);
-    rt->sync_count++;
+    put(rt->lifetime.sync, rt->lifetime.sync_cap, key, h);
+    rt->lifetime.sync_count++;
     return h;
 }
 
@@ -149,10 +151,10 @@ static void place_moving(tn_sync_entry *table, size_t cap, tn_sync_entry e) {
  * then each moving entry is placed again. */
 void tn_lifetime_update_sync(tenure_runtime *rt, char *(*forward)(tenure_runtime *, char *),
                              bool (*dead)(tenure_runtime *, const void *)) {
-    if (!rt->sync_count)
+    if (!rt->lifetime.sync_count)
         return;
-    tn_sync_entry *t = rt->sync;
-    size_t cap = rt->sync_cap, n = 0;
+    tn_sync_entry *t = rt->lifetime.sync;
+    size_t cap = rt->lifetime.sync_cap, n = 0;
     for (size_t i = 0; i < cap; i++) {
         if (!t[i].key)
             continue;
@@ -169,11 +171,11 @@ void tn_lifetime_update_sync(tenure_runtime *rt, char *(*forward)(tenure_runtime
             t[i].key = 0;
             place_moving(t, cap, e);
         }
-    rt->sync_count = n;
+    rt->lifetime.sync_count = n;
 }
 
 void tn_lifetime_destroy(tenure_runtime *rt) {
-    free(rt->sync);
-    rt->sync = NULL;
-    rt->sync_cap = rt->sync_count = 0;
+    free(rt->lifetime.sync);
+    rt->lifetime.sync = NULL;
+    rt->lifetime.sync_cap = rt->lifetime.sync_count = 0;
 }

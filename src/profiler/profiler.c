@@ -3,6 +3,7 @@
  * roots at their final addresses, gc_finished, allocations and handles; the generation
  * bounds query; TENURE_PROFILER loading. See ../shared/spec/profiler.md. */
 #include "runtime.h"
+#include "gc/collection.h"
 #include "tenure_profiler.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +23,11 @@ struct tenure_profiler {
  * call) and freed when the outermost dispatch ends. */
 static void dispatch_begin(tenure_runtime *rt, tn_cb_frame *f, tn_cb_kind kind) {
     tn_cb_enter(f, rt, kind);
-    rt->prof_dispatches++;
+    rt->prof.prof_dispatches++;
 }
 
 static void free_detached(tenure_runtime *rt) {
-    for (tenure_profiler **pp = &rt->profilers; *pp;)
+    for (tenure_profiler **pp = &rt->prof.profilers; *pp;)
         if ((*pp)->magic == TN_PROFILER_DETACHED) {
             tenure_profiler *p = *pp;
             *pp = p->next;
@@ -34,7 +35,7 @@ static void free_detached(tenure_runtime *rt) {
         } else {
             pp = &(*pp)->next;
         }
-    __atomic_store_n(&rt->profilers_detached, false, __ATOMIC_RELAXED);
+    __atomic_store_n(&rt->prof.profilers_detached, false, __ATOMIC_RELAXED);
 }
 
 /* The sampled-allocation dispatch walks the list without the lock, on a running thread: the
@@ -42,20 +43,20 @@ static void free_detached(tenure_runtime *rt) {
  * freed only when no dispatch of either kind is in progress (a sampling thread may wait,
  * SAFE, inside its callback). */
 static bool dispatches_idle(tenure_runtime *rt) {
-    return rt->prof_dispatches == 0 && __atomic_load_n(&rt->prof_sample_dispatches, __ATOMIC_ACQUIRE) == 0;
+    return rt->prof.prof_dispatches == 0 && __atomic_load_n(&rt->prof.prof_sample_dispatches, __ATOMIC_ACQUIRE) == 0;
 }
 
 static void free_detached_if_idle(tenure_runtime *rt) {
     TN_LOCKED(rt); /* (recursive: a GC or a locked dispatch holds it already) */
     tn_world_stop(rt);
-    if (rt->profilers_detached && dispatches_idle(rt))
+    if (rt->prof.profilers_detached && dispatches_idle(rt))
         free_detached(rt);
     tn_world_restart(rt);
 }
 
 static void dispatch_end(tenure_runtime *rt, tn_cb_frame *f) {
     tn_cb_leave(f);
-    if (--rt->prof_dispatches == 0 && rt->profilers_detached)
+    if (--rt->prof.prof_dispatches == 0 && rt->prof.profilers_detached)
         free_detached_if_idle(rt);
 }
 
@@ -64,17 +65,17 @@ static void recompute(tenure_runtime *rt) {
     tn_assert_world_stopped(rt);
     unsigned mask = 0;
     size_t interval = 0;
-    for (tenure_profiler *p = rt->profilers; p; p = p->next) {
+    for (tenure_profiler *p = rt->prof.profilers; p; p = p->next) {
         mask |= p->mask;
         if (p->mask & TENURE_PROFILE_ALLOCATIONS_SAMPLED) {
             size_t want = p->cb.sampling_interval ? p->cb.sampling_interval : TENURE_PROFILER_DEFAULT_SAMPLING_INTERVAL;
             interval = interval && interval < want ? interval : want;
         }
     }
-    rt->prof_mask = mask;
-    rt->alloc_slow_always = (mask & TENURE_PROFILE_ALLOCATIONS) != 0;
-    if (interval != rt->sample_interval) {
-        rt->sample_interval = interval;
+    rt->prof.prof_mask = mask;
+    rt->prof.alloc_slow_always = (mask & TENURE_PROFILE_ALLOCATIONS) != 0;
+    if (interval != rt->prof.sample_interval) {
+        rt->prof.sample_interval = interval;
         tn_alloc_restart_sampling(rt);
     }
     tn_alloc_republish_limits(rt); /* every thread's inline fast path follows the mask */
@@ -126,8 +127,8 @@ tenure_profiler *tenure_profiler_attach2(tenure_runtime *rt, const tenure_profil
     memcpy(&p->cb, callbacks, callbacks_size < sizeof p->cb ? callbacks_size : sizeof p->cb);
     p->context = context;
     tn_world_stop(rt);
-    p->next = rt->profilers;
-    rt->profilers = p;
+    p->next = rt->prof.profilers;
+    rt->prof.profilers = p;
     recompute(rt);
     tn_world_restart(rt);
     return p;
@@ -144,12 +145,12 @@ tenure_result tenure_profiler_detach(tenure_runtime *rt, tenure_profiler *profil
     TN_LOCKED(rt);
     tn_world_stop(rt);
     tenure_result r = TENURE_INVALID_ARGUMENT;
-    for (tenure_profiler **pp = &rt->profilers; *pp; pp = &(*pp)->next)
+    for (tenure_profiler **pp = &rt->prof.profilers; *pp; pp = &(*pp)->next)
         if (*pp == profiler && profiler->magic == TN_PROFILER_MAGIC) {
             if (!dispatches_idle(rt)) {
                 profiler->magic = TN_PROFILER_DETACHED;
                 profiler->mask = 0;
-                __atomic_store_n(&rt->profilers_detached, true, __ATOMIC_RELEASE);
+                __atomic_store_n(&rt->prof.profilers_detached, true, __ATOMIC_RELEASE);
             } else {
                 *pp = profiler->next;
                 profiler->magic = 0;
@@ -165,15 +166,15 @@ tenure_result tenure_profiler_detach(tenure_runtime *rt, tenure_profiler *profil
     return r;
 }
 
-#define EACH(rt, p, bit)                                       \
-    for (tenure_profiler *p = (rt)->profilers; p; p = p->next) \
+#define EACH(rt, p, bit)                                            \
+    for (tenure_profiler *p = (rt)->prof.profilers; p; p = p->next) \
         if (p->mask & (bit))
 
 void tn_prof_gc_started(tenure_runtime *rt) {
     int collected[TN_NGEN];
     for (int g = 0; g < TN_NGEN; g++)
-        collected[g] = tn_gen_condemned(g, rt->last.condemned);
-    uint32_t r = rt->last.reason;
+        collected[g] = tn_gen_condemned(g, rt->collection->condemned);
+    uint32_t r = rt->collection->reason;
     tenure_gc_reason_kind kind = r == TN_REASON_INDUCED || r == TN_REASON_INDUCED_NOFORCE ||
                                          r == TN_REASON_INDUCED_COMPACTING || r == TN_REASON_INDUCED_AGGRESSIVE
                                      ? TENURE_GC_REASON_INDUCED
@@ -255,8 +256,8 @@ void tn_prof_handle_destroyed(tenure_runtime *rt, tenure_handle *h) {
 /* ---- object_allocated_sampled: on the allocating thread, without the lock ---- */
 
 static void sample_dispatch_end(tenure_runtime *rt) {
-    if (__atomic_sub_fetch(&rt->prof_sample_dispatches, 1, __ATOMIC_ACQ_REL) == 0 &&
-        __atomic_load_n(&rt->profilers_detached, __ATOMIC_ACQUIRE))
+    if (__atomic_sub_fetch(&rt->prof.prof_sample_dispatches, 1, __ATOMIC_ACQ_REL) == 0 &&
+        __atomic_load_n(&rt->prof.profilers_detached, __ATOMIC_ACQUIRE))
         free_detached_if_idle(rt);
 }
 
@@ -267,7 +268,7 @@ void *tn_prof_sampled(tenure_runtime *rt, tn_mutator *m, void *obj, const tn_typ
     tenure_frame root = {m->pub.frames, 1, slots};
     m->pub.frames = &root;
     size_t size = tn_obj_size(obj);
-    __atomic_add_fetch(&rt->prof_sample_dispatches, 1, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&rt->prof.prof_sample_dispatches, 1, __ATOMIC_ACQ_REL);
     tn_cb_frame frame;
     tn_cb_enter(&frame, rt, TN_CB_PROF_SAMPLE);
     EACH(rt, p, TENURE_PROFILE_ALLOCATIONS_SAMPLED)
@@ -363,7 +364,7 @@ static void root_handle(tn_handle_slot *h, void *ctx) {
 
 static void stack_roots(root_walk *w) {
     w->kind = TENURE_ROOT_KIND_STACK;
-    for (tn_mutator *m = w->rt->mutators; m; m = m->next) {
+    for (tn_mutator *m = w->rt->threads.mutators; m; m = m->next) {
         w->thread = m->os_tid;
         tn_roots_visit_frames(w->rt, m, root_slot, w);
     }
@@ -466,7 +467,7 @@ void tn_prof_root_references(tenure_runtime *rt) {
  * the lock). Contexts only change hands under the lock, which the caller holds. */
 static bool others_hold_contexts(tenure_runtime *rt) {
     tn_mutator *self = tn_self(rt);
-    for (tn_mutator *m = rt->mutators; m; m = m->next)
+    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
         if (m != self && m->alloc_region)
             return true;
     return false;
@@ -488,7 +489,7 @@ size_t tenure_generation_bounds(tenure_runtime *rt, tenure_generation_range *out
         tn_world_stop(rt); /* their allocation pointers hold still */
     /* a context in a gap between pinned plugs lies inside its region's objects: end it (its
      * unused tail becomes a free object) so that the range is walkable back to back */
-    for (tn_mutator *m = rt->mutators; m; m = m->next)
+    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
         if (m->ctx_in_gap)
             tn_alloc_reset_context(rt, m);
     size_t n = 0;
@@ -513,17 +514,17 @@ size_t tenure_generation_bounds(tenure_runtime *rt, tenure_generation_range *out
 void tn_prof_shutdown(tenure_runtime *rt) {
     tn_cb_frame frame;
     dispatch_begin(rt, &frame, TN_CB_PROF_SHUTDOWN);
-    for (tenure_profiler *p = rt->profilers; p; p = p->next)
+    for (tenure_profiler *p = rt->prof.profilers; p; p = p->next)
         if (p->magic == TN_PROFILER_MAGIC && p->cb.shutdown)
             p->cb.shutdown(p->context);
     dispatch_end(rt, &frame);
-    while (rt->profilers) {
-        tenure_profiler *p = rt->profilers;
-        rt->profilers = p->next;
+    while (rt->prof.profilers) {
+        tenure_profiler *p = rt->prof.profilers;
+        rt->prof.profilers = p->next;
         free(p);
     }
-    rt->prof_mask = 0;
-    rt->alloc_slow_always = false;
+    rt->prof.prof_mask = 0;
+    rt->prof.alloc_slow_always = false;
 }
 
 /* TENURE_PROFILER=<shared library>: load it and call its tenure_profiler_main(rt). Never in a

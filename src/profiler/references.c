@@ -198,11 +198,11 @@ static void dump_objects(dump *d) {
 
 /* At the end of the GC tenure_heap_dump asked for (collect.c), objects at their final
  * addresses, before the profiler's root_references. */
-static bool dump_wanted(const tenure_runtime *rt) { return rt->heap_dump_pending && TN_EV_ON(rt, GCBulkNode); }
+static bool dump_wanted(const tenure_runtime *rt) { return rt->prof.heap_dump_pending && TN_EV_ON(rt, GCBulkNode); }
 
 /* The dump, then one byte per type (type_seen): types cannot be registered during the GC. */
 size_t tn_heap_dump_scratch_bytes(const tenure_runtime *rt) {
-    return dump_wanted(rt) ? sizeof(dump) + (TN_EV_ON(rt, BulkType) ? rt->type_count + 1 : 0) : 0;
+    return dump_wanted(rt) ? sizeof(dump) + (TN_EV_ON(rt, BulkType) ? rt->heap.type_count + 1 : 0) : 0;
 }
 
 void tn_heap_dump_emit(tenure_runtime *rt) {
@@ -230,10 +230,10 @@ static tenure_result dump_locked(tenure_runtime *rt) {
     TN_LOCKED(rt);
     if (rt->in_gc)
         return tn_api_fail(rt, TENURE_STATE, "tenure_heap_dump", "a collection is already in progress");
-    rt->heap_dumps++;
-    rt->heap_dump_pending = true;
+    rt->prof.heap_dumps++;
+    rt->prof.heap_dump_pending = true;
     tenure_result r = tn_gc_collect(rt, TN_GEN2, TN_REASON_INDUCED, 0);
-    rt->heap_dump_pending = false;
+    rt->prof.heap_dump_pending = false;
     return r;
 }
 

@@ -8,6 +8,8 @@
  * regions every allocation quantum records its start, so the walk from there is bounded by
  * the quantum (8 KiB) and never by the region. */
 #include "runtime.h"
+#include "heap/crossing.h"
+#include "gc/collection.h"
 #include <pthread.h>
 #include <setjmp.h>
 
@@ -24,11 +26,11 @@
 /* The high end of the calling thread's stack when it is not attached (cached). */
 static char *unattached_stack_high(tenure_runtime *rt) {
     pthread_t self = pthread_self();
-    if (!rt->stack_high || !pthread_equal(self, rt->stack_thread)) {
-        rt->stack_thread = self;
-        rt->stack_high = tn_os_stack_base();
+    if (!rt->roots.stack_high || !pthread_equal(self, rt->roots.stack_thread)) {
+        rt->roots.stack_thread = self;
+        rt->roots.stack_high = tn_os_stack_base();
     }
-    return rt->stack_high;
+    return rt->roots.stack_high;
 }
 
 /* The live, non-free object of a condemned region that contains p, or NULL. */
@@ -38,7 +40,7 @@ char *tn_roots_object_containing(tenure_runtime *rt, const void *p) {
     tn_region *r = tn_region_of(rt, p);
     if (!r || (const char *)p >= tn_region_walk_end(rt, r))
         return NULL;
-    char *o = tn_gc_find_object_start(rt, r, (char *)p);
+    char *o = tn_crossing_object_start(rt, r, (char *)p);
     return tn_is_free(o) ? NULL : o;
 }
 
@@ -49,7 +51,7 @@ TN_NO_ASAN static void scan_range(tenure_runtime *rt, char *lo, char *hi, bool c
         uintptr_t v = *w;
         if (v - (uintptr_t)rt->base >= rt->range)
             continue;
-        if (condemned_only && rt->unit_gen[tn_unit_of(rt, (void *)v)] > rt->last.condemned)
+        if (condemned_only && rt->unit_gen[tn_unit_of(rt, (void *)v)] > rt->collection->condemned)
             continue;
         tn_region *r = tn_region_of(rt, (void *)v);
         if (!r || (condemned_only && !r->condemned))
@@ -82,8 +84,8 @@ TN_NOINLINE static void scan_this_thread(tenure_runtime *rt, bool condemned_only
     char *hi = self && self->stack_high ? self->stack_high : unattached_stack_high(rt);
     if (!hi)
         return;
-    if (rt->scan_from && rt->scan_from < hi) { /* a GC: from where it was entered */
-        scan_range(rt, rt->scan_from, hi, condemned_only, fn, ctx);
+    if (rt->roots.scan_from && rt->roots.scan_from < hi) { /* a GC: from where it was entered */
+        scan_range(rt, rt->roots.scan_from, hi, condemned_only, fn, ctx);
         return;
     }
     jmp_buf regs;
@@ -103,7 +105,7 @@ void tn_roots_scan_conservative_threads(tenure_runtime *rt, bool condemned_only,
                                         void (*thread)(tn_mutator *m, void *ctx), void *ctx) {
     bool stacks = rt->config.GCConservativeStack;
     tn_mutator *self = tn_self(rt);
-    for (tn_mutator *m = rt->mutators; m; m = m->next) {
+    for (tn_mutator *m = rt->threads.mutators; m; m = m->next) {
         if (thread)
             thread(m, ctx);
         scan_range(rt, (char *)m->held, (char *)(m->held + 2), condemned_only, fn, ctx);

@@ -31,7 +31,7 @@ static void slab_set_put(tn_slab_set *set, uintptr_t a) {
 
 #ifdef TENURE_CHECKED /* reads for owns_slot */
 static bool slab_set_has(const tenure_runtime *rt, uintptr_t a) {
-    const tn_slab_set *set = __atomic_load_n(&rt->slab_set, __ATOMIC_ACQUIRE);
+    const tn_slab_set *set = __atomic_load_n(&rt->roots.slab_set, __ATOMIC_ACQUIRE);
     if (!set || a == 0)
         return false; /* 0 is the empty marker: a pointer below the slab size is no handle */
     for (size_t i = slab_hash(a, set->cap);; i = (i + 1) & (set->cap - 1)) {
@@ -47,8 +47,8 @@ static bool slab_set_has(const tenure_runtime *rt, uintptr_t a) {
 /* Record a new slab in the set (with the instance lock held). */
 static bool slab_set_add(tenure_runtime *rt, uintptr_t a) {
     tn_assert_locked(rt);
-    tn_slab_set *set = rt->slab_set;
-    if (!set || 2 * (rt->slab_count + 1) > set->cap) {
+    tn_slab_set *set = rt->roots.slab_set;
+    if (!set || 2 * (rt->roots.slab_count + 1) > set->cap) {
         size_t cap = set ? 2 * set->cap : 64;
         tn_slab_set *bigger = tn_calloc(1, sizeof *bigger + cap * sizeof bigger->addr[0]);
         if (!bigger)
@@ -58,21 +58,21 @@ static bool slab_set_add(tenure_runtime *rt, uintptr_t a) {
         for (size_t i = 0; set && i < set->cap; i++)
             if (set->addr[i])
                 slab_set_put(bigger, set->addr[i]);
-        __atomic_store_n(&rt->slab_set, bigger, __ATOMIC_RELEASE);
+        __atomic_store_n(&rt->roots.slab_set, bigger, __ATOMIC_RELEASE);
         set = bigger;
     }
     slab_set_put(set, a);
-    rt->slab_count++;
+    rt->roots.slab_count++;
     return true;
 }
 
 void tn_handles_destroy_slab_sets(tenure_runtime *rt) {
-    for (tn_slab_set *set = rt->slab_set, *next; set; set = next) {
+    for (tn_slab_set *set = rt->roots.slab_set, *next; set; set = next) {
         next = set->replaced;
         free(set);
     }
-    rt->slab_set = NULL;
-    rt->slab_count = 0;
+    rt->roots.slab_set = NULL;
+    rt->roots.slab_count = 0;
 }
 
 /* The slot becomes free and goes to the tail of the FIFO free list. */
@@ -80,11 +80,11 @@ static void release_slot(tenure_runtime *rt, tn_handle_slot *h) {
     h->kind = h->effective = TN_HANDLE_FREE;
     h->object = h->secondary = NULL;
     h->next_free = NULL;
-    if (rt->handle_free_tail)
-        rt->handle_free_tail->next_free = h;
+    if (rt->roots.handle_free_tail)
+        rt->roots.handle_free_tail->next_free = h;
     else
-        rt->handle_free_head = h;
-    rt->handle_free_tail = h;
+        rt->roots.handle_free_head = h;
+    rt->roots.handle_free_tail = h;
 }
 
 static bool grow(tenure_runtime *rt) {
@@ -98,8 +98,8 @@ static bool grow(tenure_runtime *rt) {
     memset(s, 0, sizeof *s);
     s->magic = TN_HANDLE_MAGIC;
     s->owner = rt;
-    s->next = rt->handle_slabs;
-    rt->handle_slabs = s;
+    s->next = rt->roots.handle_slabs;
+    rt->roots.handle_slabs = s;
     for (size_t i = 0; i < TN_HANDLES_PER_SLAB; i++) {
         s->slots[i].magic = TN_HANDLE_MAGIC;
         release_slot(rt, &s->slots[i]);
@@ -139,9 +139,9 @@ static tn_handle_slot *live_slot(tenure_runtime *rt, const tenure_handle *handle
 
 static void emit_set(tenure_runtime *rt, const tn_handle_slot *h) {
     if (TN_EV_ON(rt, SetGCHandle)) {
-        int gen = h->object ? tenure_object_generation(rt, h->object) : 0;
+        int gen = h->object ? tn_object_gen(rt, h->object) : 0; /* an object: valid_target */
         TN_EMIT(rt, SetGCHandle, .HandleID = (uint64_t)(uintptr_t)h, .ObjectID = (uint64_t)(uintptr_t)h->object,
-                .Kind = h->kind, .Generation = (uint32_t)(gen < 0 ? 0 : gen), .AppDomainID = 0);
+                .Kind = h->kind, .Generation = (uint32_t)gen, .AppDomainID = 0);
     }
 }
 
@@ -155,14 +155,14 @@ static bool valid_target(tenure_runtime *rt, void *obj, const char *fn) {
 /* A new handle, complete (kind, object, secondary) before anyone hears of it: the
  * SetGCHandle event and the profilers' handle_created see what it really is. */
 static tenure_handle *new_handle(tenure_runtime *rt, uint32_t kind, void *obj, void *secondary, const char *fn) {
-    if (!rt->handle_free_head && !grow(rt)) {
+    if (!rt->roots.handle_free_head && !grow(rt)) {
         tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory for handles");
         return NULL;
     }
-    tn_handle_slot *h = rt->handle_free_head;
-    rt->handle_free_head = h->next_free;
-    if (!rt->handle_free_head)
-        rt->handle_free_tail = NULL;
+    tn_handle_slot *h = rt->roots.handle_free_head;
+    rt->roots.handle_free_head = h->next_free;
+    if (!rt->roots.handle_free_head)
+        rt->roots.handle_free_tail = NULL;
     h->next_free = NULL;
     h->kind = kind;
     h->object = obj;
@@ -170,7 +170,7 @@ static tenure_handle *new_handle(tenure_runtime *rt, uint32_t kind, void *obj, v
     h->variable_kind = TENURE_HANDLE_STRONG;
     h->effective = default_effective(h->kind);
     h->sized_bytes = 0;
-    rt->handle_count++;
+    rt->roots.handle_count++;
     emit_set(rt, h);
     if (TN_PROF_ON(rt, TENURE_PROFILE_HANDLES))
         tn_prof_handle_created(rt, (tenure_handle *)h, kind, obj, secondary);
@@ -234,19 +234,19 @@ tenure_result tenure_handle_free(tenure_runtime *rt, tenure_handle *handle) {
     if (TN_PROF_ON(rt, TENURE_PROFILE_HANDLES))
         tn_prof_handle_destroyed(rt, (tenure_handle *)h);
     release_slot(rt, h);
-    rt->handle_count--;
+    rt->roots.handle_count--;
     return TENURE_OK;
 }
 
 size_t tenure_handle_count(const tenure_runtime *crt) {
     tenure_runtime *rt = (tenure_runtime *)crt;
     TN_LOCKED(rt);
-    return rt ? rt->handle_count : 0;
+    return rt ? rt->roots.handle_count : 0;
 }
 
 void tn_roots_visit_handle_slots(tenure_runtime *rt, uint32_t kind_mask, void (*fn)(tn_handle_slot *h, void *ctx),
                                  void *ctx) {
-    for (tn_handle_slab *s = rt->handle_slabs; s; s = s->next)
+    for (tn_handle_slab *s = rt->roots.handle_slabs; s; s = s->next)
         for (size_t i = 0; i < TN_HANDLES_PER_SLAB; i++) {
             tn_handle_slot *h = &s->slots[i];
             if (h->kind != TN_HANDLE_FREE && (kind_mask >> h->effective) & 1)
@@ -286,15 +286,16 @@ static void prepare_one(tn_handle_slot *h, void *c) {
     if (h->kind == TENURE_HANDLE_VARIABLE)
         h->effective = h->variable_kind;
     else if (h->kind == TENURE_HANDLE_REFCOUNTED)
-        h->effective = h->object && rt->refcount_fn && rt->refcount_fn(h->object, rt->refcount_context)
-                           ? TENURE_HANDLE_STRONG
-                           : TENURE_HANDLE_WEAK_SHORT;
+        h->effective =
+            h->object && rt->roots.refcount_fn && rt->roots.refcount_fn(h->object, rt->roots.refcount_context)
+                ? TENURE_HANDLE_STRONG
+                : TENURE_HANDLE_WEAK_SHORT;
 }
 
 void tn_handles_prepare(tenure_runtime *rt) {
     tn_cb_frame frame;
     tn_cb_enter(&frame, rt, TN_CB_REFCOUNT);
-    for (tn_handle_slab *s = rt->handle_slabs; s; s = s->next)
+    for (tn_handle_slab *s = rt->roots.handle_slabs; s; s = s->next)
         for (size_t i = 0; i < TN_HANDLES_PER_SLAB; i++)
             if (s->slots[i].kind != TN_HANDLE_FREE)
                 prepare_one(&s->slots[i], rt);
@@ -366,8 +367,8 @@ void tenure_set_refcount_callback(tenure_runtime *rt, tenure_refcount_fn fn, voi
     TN_LOCKED(rt);
     if (!rt)
         return;
-    rt->refcount_fn = fn;
-    rt->refcount_context = context;
+    rt->roots.refcount_fn = fn;
+    rt->roots.refcount_context = context;
 }
 
 uint64_t tenure_handle_sized_ref_bytes(tenure_runtime *rt, const tenure_handle *handle) {
@@ -392,7 +393,7 @@ void tn_handle_slab_check(const tenure_runtime *rt, const tn_handle_slab *s) {
 
 void tn_handle_slabs_check(const tenure_runtime *rt) {
     size_t slabs = 0;
-    for (const tn_handle_slab *s = rt->handle_slabs; s; s = s->next, slabs++)
+    for (const tn_handle_slab *s = rt->roots.handle_slabs; s; s = s->next, slabs++)
         tn_handle_slab_check(rt, s);
-    TN_ASSERT_EXPENSIVE(slabs == rt->slab_count);
+    TN_ASSERT_EXPENSIVE(slabs == rt->roots.slab_count);
 }

@@ -46,8 +46,8 @@ tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slots, size_t 
     a->slots = slots;
     a->count = count;
     a->magic = TN_ROOT_MAGIC;
-    a->next = rt->areas;
-    rt->areas = a;
+    a->next = rt->roots.areas;
+    rt->roots.areas = a;
     return a;
 }
 
@@ -55,15 +55,15 @@ tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slots, size_t 
  * scanner, say), an area or scanner is only marked: the walk skips it, and unlinks and frees
  * it at its end. */
 static bool defer_removal(tenure_runtime *rt, uint32_t *magic) {
-    if (!rt->root_walks)
+    if (!rt->roots.root_walks)
         return false;
     *magic = TN_ROOT_REMOVED;
-    rt->roots_removed = true;
+    rt->roots.roots_removed = true;
     return true;
 }
 
 static void unlink_removed(tenure_runtime *rt) {
-    for (tenure_root_area **p = &rt->areas; *p;)
+    for (tenure_root_area **p = &rt->roots.areas; *p;)
         if ((*p)->magic == TN_ROOT_REMOVED) {
             tenure_root_area *a = *p;
             *p = a->next;
@@ -71,7 +71,7 @@ static void unlink_removed(tenure_runtime *rt) {
         } else {
             p = &(*p)->next;
         }
-    for (tenure_root_scanner **p = &rt->scanners; *p;)
+    for (tenure_root_scanner **p = &rt->roots.scanners; *p;)
         if ((*p)->magic == TN_ROOT_REMOVED) {
             tenure_root_scanner *sc = *p;
             *p = sc->next;
@@ -79,14 +79,14 @@ static void unlink_removed(tenure_runtime *rt) {
         } else {
             p = &(*p)->next;
         }
-    rt->roots_removed = false;
+    rt->roots.roots_removed = false;
 }
 
 tenure_result tenure_root_area_remove(tenure_runtime *rt, tenure_root_area *area) {
     TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
-    for (tenure_root_area **p = &rt->areas; *p; p = &(*p)->next)
+    for (tenure_root_area **p = &rt->roots.areas; *p; p = &(*p)->next)
         if (*p == area && area->magic == TN_ROOT_MAGIC) {
             if (!defer_removal(rt, &area->magic)) {
                 *p = area->next;
@@ -118,8 +118,8 @@ tenure_root_scanner *tenure_root_scanner_add(tenure_runtime *rt, tenure_root_sca
     s->scan = scan;
     s->context = context;
     s->magic = TN_ROOT_MAGIC;
-    s->next = rt->scanners;
-    rt->scanners = s;
+    s->next = rt->roots.scanners;
+    rt->roots.scanners = s;
     return s;
 }
 
@@ -127,7 +127,7 @@ tenure_result tenure_root_scanner_remove(tenure_runtime *rt, tenure_root_scanner
     TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
-    for (tenure_root_scanner **p = &rt->scanners; *p; p = &(*p)->next)
+    for (tenure_root_scanner **p = &rt->roots.scanners; *p; p = &(*p)->next)
         if (*p == scanner && scanner->magic == TN_ROOT_MAGIC) {
             if (!defer_removal(rt, &scanner->magic)) {
                 *p = scanner->next;
@@ -146,7 +146,7 @@ void tn_roots_visit_stack(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
 }
 
 void tn_roots_visit_embedder(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
-    for (tn_mutator *m = rt->mutators; m; m = m->next)
+    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
         tn_roots_visit_frames(rt, m, fn, ctx);
     tn_roots_visit_areas_and_scanners(rt, fn, ctx);
 }
@@ -160,39 +160,39 @@ void tn_roots_visit_frames(tenure_runtime *rt, tn_mutator *m, tn_slot_fn fn, voi
 
 void tn_roots_visit_areas_and_scanners(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
     /* fn may call a profiler (root references), which may remove an area: checked per slot */
-    rt->root_walks++;
-    for (tenure_root_area *a = rt->areas; a; a = a->next)
+    rt->roots.root_walks++;
+    for (tenure_root_area *a = rt->roots.areas; a; a = a->next)
         for (size_t i = 0; i < a->count && a->magic == TN_ROOT_MAGIC; i++)
             fn(&a->slots[i], ctx);
-    if (rt->scanners) {
+    if (rt->roots.scanners) {
         struct tenure_visitor v = {fn, ctx};
         tn_cb_frame frame;
         tn_cb_enter(&frame, rt, TN_CB_ROOT_SCANNER);
-        for (tenure_root_scanner *s = rt->scanners; s; s = s->next)
+        for (tenure_root_scanner *s = rt->roots.scanners; s; s = s->next)
             if (s->magic == TN_ROOT_MAGIC)
                 s->scan(rt, &v, s->context);
         tn_cb_leave(&frame);
     }
-    if (--rt->root_walks == 0 && rt->roots_removed)
+    if (--rt->roots.root_walks == 0 && rt->roots.roots_removed)
         unlink_removed(rt);
 }
 
 void tn_roots_destroy(tenure_runtime *rt) {
     tn_frozen_destroy(rt);
-    while (rt->areas) {
-        tenure_root_area *a = rt->areas;
-        rt->areas = a->next;
+    while (rt->roots.areas) {
+        tenure_root_area *a = rt->roots.areas;
+        rt->roots.areas = a->next;
         free(a);
     }
-    while (rt->scanners) {
-        tenure_root_scanner *s = rt->scanners;
-        rt->scanners = s->next;
+    while (rt->roots.scanners) {
+        tenure_root_scanner *s = rt->roots.scanners;
+        rt->roots.scanners = s->next;
         free(s);
     }
     tn_handles_destroy_slab_sets(rt);
-    while (rt->handle_slabs) {
-        tn_handle_slab *h = rt->handle_slabs;
-        rt->handle_slabs = h->next;
+    while (rt->roots.handle_slabs) {
+        tn_handle_slab *h = rt->roots.handle_slabs;
+        rt->roots.handle_slabs = h->next;
         free(h);
     }
 }

@@ -32,15 +32,15 @@ static void prepare(void) {
     pthread_mutex_lock(&registry_mx);
     forking++;
     pthread_mutex_unlock(&registry_mx);
-    for (tenure_runtime *rt = registry; rt; rt = rt->fork_next) {
+    for (tenure_runtime *rt = registry; rt; rt = rt->threads.fork_next) {
         tn_lock(rt);
-        pthread_mutex_lock(&rt->world_mx);
+        pthread_mutex_lock(&rt->threads.world_mx);
     }
 }
 
 static void parent(void) {
-    for (tenure_runtime *rt = registry; rt; rt = rt->fork_next) {
-        pthread_mutex_unlock(&rt->world_mx);
+    for (tenure_runtime *rt = registry; rt; rt = rt->threads.fork_next) {
+        pthread_mutex_unlock(&rt->threads.world_mx);
         tn_unlock(rt);
     }
     pthread_mutex_lock(&registry_mx);
@@ -53,7 +53,7 @@ static void child(void) {
     pthread_mutex_init(&registry_mx, NULL);
     pthread_cond_init(&registry_cv, NULL);
     forking = 0;
-    for (tenure_runtime *rt = registry; rt; rt = rt->fork_next) {
+    for (tenure_runtime *rt = registry; rt; rt = rt->threads.fork_next) {
         tn_threads_forked_child(rt);
         tn_assert_locked(rt); /* what the next two rely on (a test calls the second without) */
         tn_finalize_forked_child(rt);
@@ -74,16 +74,16 @@ static void registry_lock(void) {
 void tn_fork_register(tenure_runtime *rt) {
     pthread_once(&handlers_once, install_handlers);
     registry_lock();
-    rt->fork_next = registry;
+    rt->threads.fork_next = registry;
     registry = rt;
     pthread_mutex_unlock(&registry_mx);
 }
 
 void tn_fork_unregister(tenure_runtime *rt) {
     registry_lock();
-    for (tenure_runtime **p = &registry; *p; p = &(*p)->fork_next)
+    for (tenure_runtime **p = &registry; *p; p = &(*p)->threads.fork_next)
         if (*p == rt) {
-            *p = rt->fork_next;
+            *p = rt->threads.fork_next;
             break;
         }
     pthread_mutex_unlock(&registry_mx);

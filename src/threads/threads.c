@@ -1,11 +1,11 @@
 /* threads.c - attached threads, the instance lock, and cooperative stop-the-world.
  *
  * Every thread that uses an instance is attached: it has a tn_mutator (its allocation context,
- * its shadow stack, its stack bounds) in rt->mutators and in a thread-local list of its own
+ * its shadow stack, its stack bounds) in rt->threads.mutators and in a thread-local list of its own
  * attachments; tenure__current points at the one it used last, so the inline fast paths find
  * it with one thread-local load and one compare.
  *
- * The instance lock (rt->lock) serialises every change of shared state. A collection holds it
+ * The instance lock (rt->threads.lock) serialises every change of shared state. A collection holds it
  * from the stop of the world to the restart, so a thread that holds the lock knows that no GC
  * is running and none can start. Stopping the world is cooperative: the collecting thread sets
  * head.stop_requested and waits until every other attached thread is SAFE. A thread is SAFE
@@ -16,11 +16,11 @@
  * from there up (GCConservativeStack), and reads its shadow frames.
  *
  * Invariants:
- *  T1 head.stop_requested is set only by the holder of rt->lock, and cleared before the lock
+ *  T1 head.stop_requested is set only by the holder of rt->threads.lock, and cleared before the lock
  *     is released: a thread that acquires the lock never finds the world stopping.
- *  T2 A mutator's state changes under rt->world_mx; while a GC runs, every attached thread
+ *  T2 A mutator's state changes under rt->threads.world_mx; while a GC runs, every attached thread
  *     other than the collecting one is SAFE and touches no object, context or frame.
- *  T3 A thread waits for rt->lock only while SAFE (if attached): no GC waits for a thread
+ *  T3 A thread waits for rt->threads.lock only while SAFE (if attached): no GC waits for a thread
  *     that waits for the GC's lock.
  *  T4 A thread attached to several instances that waits inside one of them (for its lock, its
  *     finalizers, the finalizer thread, a world stop, or while it collects it) is SAFE in the
@@ -51,33 +51,35 @@ static uintptr_t me(void) { return (uintptr_t)&my_token; }
 
 /* ---- the instance lock ---- */
 
-bool tn_lock_held(const tenure_runtime *rt) { return __atomic_load_n(&rt->lock_owner, __ATOMIC_RELAXED) == me(); }
+bool tn_lock_held(const tenure_runtime *rt) {
+    return __atomic_load_n(&rt->threads.lock_owner, __ATOMIC_RELAXED) == me();
+}
 
 /* The thread is about to stop touching objects: record its registers and the stack pointer
  * of a live frame (the GC scans from there up), then tell a waiting collector. */
 static void become_safe(tenure_runtime *rt, tn_mutator *m, char *sp) {
     getcontext(&m->safe_regs);
     m->safe_sp = sp;
-    pthread_mutex_lock(&rt->world_mx);
+    pthread_mutex_lock(&rt->threads.world_mx);
     m->state = TN_MUT_SAFE;
-    pthread_cond_broadcast(&rt->world_cv);
-    pthread_mutex_unlock(&rt->world_mx);
+    pthread_cond_broadcast(&rt->threads.world_cv);
+    pthread_mutex_unlock(&rt->threads.world_mx);
 }
 
 /* Back to RUNNING once no stop is in progress (the lock holder never waits: T1). */
 static void become_running(tenure_runtime *rt, tn_mutator *m) {
-    pthread_mutex_lock(&rt->world_mx);
+    pthread_mutex_lock(&rt->threads.world_mx);
     while (__atomic_load_n(&rt->head.stop_requested, __ATOMIC_ACQUIRE) && !tn_lock_held(rt))
-        pthread_cond_wait(&rt->world_cv, &rt->world_mx);
+        pthread_cond_wait(&rt->threads.world_cv, &rt->threads.world_mx);
     m->state = TN_MUT_RUNNING;
-    pthread_mutex_unlock(&rt->world_mx);
+    pthread_mutex_unlock(&rt->threads.world_mx);
 }
 
 static void park_others(tenure_runtime *rt, char *sp);
 static void unpark_others(tenure_runtime *rt, bool release_lock);
 
 /* SAFE for the duration of wait(rt, arg), and parked in the thread's other instances (T4);
- * holds_lock: wait returns with rt->lock taken (it is let go while the thread waits for
+ * holds_lock: wait returns with rt->threads.lock taken (it is let go while the thread waits for
  * another instance's restart). Not inlined, so that this frame (with the callee-saved
  * registers pushed into it) outlives the wait. */
 __attribute__((noinline)) static void while_safe(tenure_runtime *rt, tn_mutator *m,
@@ -134,7 +136,7 @@ static void unpark_others(tenure_runtime *rt, bool release_lock) {
         if (!n)
             return;
         for (size_t i = 0; i < n; i++)
-            pthread_mutex_lock(&parked[i]->rt->world_mx);
+            pthread_mutex_lock(&parked[i]->rt->threads.world_mx);
         tenure_runtime *stopping = NULL;
         for (size_t i = 0; i < n && !stopping; i++)
             if (__atomic_load_n(&parked[i]->rt->head.stop_requested, __ATOMIC_ACQUIRE))
@@ -144,25 +146,25 @@ static void unpark_others(tenure_runtime *rt, bool release_lock) {
             parked[i]->parked = false;
         }
         for (size_t i = n; i-- > 0;)
-            pthread_mutex_unlock(&parked[i]->rt->world_mx);
+            pthread_mutex_unlock(&parked[i]->rt->threads.world_mx);
         if (!stopping)
             return;
-        uintptr_t owner = __atomic_load_n(&rt->lock_owner, __ATOMIC_RELAXED);
+        uintptr_t owner = __atomic_load_n(&rt->threads.lock_owner, __ATOMIC_RELAXED);
         if (release_lock) {
-            __atomic_store_n(&rt->lock_owner, 0, __ATOMIC_RELAXED);
-            pthread_mutex_unlock(&rt->lock);
+            __atomic_store_n(&rt->threads.lock_owner, 0, __ATOMIC_RELAXED);
+            pthread_mutex_unlock(&rt->threads.lock);
         }
         wait_for_restart(stopping, NULL);
         if (release_lock) {
-            pthread_mutex_lock(&rt->lock);
-            __atomic_store_n(&rt->lock_owner, owner, __ATOMIC_RELAXED);
+            pthread_mutex_lock(&rt->threads.lock);
+            __atomic_store_n(&rt->threads.lock_owner, owner, __ATOMIC_RELAXED);
         }
     }
 }
 
 static void wait_for_lock(tenure_runtime *rt, void *arg) {
     (void)arg;
-    pthread_mutex_lock(&rt->lock);
+    pthread_mutex_lock(&rt->threads.lock);
 }
 
 /* The lock is taken: by a thread that had to wait (m: its mutator, or NULL), SAFE meanwhile. */
@@ -170,37 +172,37 @@ static void lock_contended(tenure_runtime *rt, tn_mutator *m) {
     if (m && m->state == TN_MUT_RUNNING)
         while_safe(rt, m, wait_for_lock, NULL, true);
     else
-        pthread_mutex_lock(&rt->lock);
+        pthread_mutex_lock(&rt->threads.lock);
 }
 
 static void became_owner(tenure_runtime *rt) {
-    __atomic_store_n(&rt->lock_owner, me(), __ATOMIC_RELAXED);
-    rt->lock_depth = 1;
+    __atomic_store_n(&rt->threads.lock_owner, me(), __ATOMIC_RELAXED);
+    rt->threads.lock_depth = 1;
 }
 
 void tn_lock(tenure_runtime *rt) { tn_lock_holding(rt, NULL, NULL); }
 
 bool tn_trylock(tenure_runtime *rt) {
-    if (!rt->locks_ready)
+    if (!rt->threads.locks_ready)
         return true;
     if (tn_lock_held(rt)) {
-        rt->lock_depth++;
+        rt->threads.lock_depth++;
         return true;
     }
-    if (pthread_mutex_trylock(&rt->lock) != 0)
+    if (pthread_mutex_trylock(&rt->threads.lock) != 0)
         return false;
     became_owner(rt);
     return true;
 }
 
 void tn_lock_holding(tenure_runtime *rt, const void *a, const void *b) {
-    if (!rt->locks_ready)
+    if (!rt->threads.locks_ready)
         return;
     if (tn_lock_held(rt)) {
-        rt->lock_depth++;
+        rt->threads.lock_depth++;
         return;
     }
-    if (pthread_mutex_trylock(&rt->lock) != 0) {
+    if (pthread_mutex_trylock(&rt->threads.lock) != 0) {
         tn_mutator *m = tn_self(rt);
         if (m) {
             m->held[0] = a;
@@ -216,20 +218,20 @@ void tn_lock_holding(tenure_runtime *rt, const void *a, const void *b) {
 static void forget_gone_mutators(tenure_runtime *rt);
 
 void tn_unlock(tenure_runtime *rt) {
-    if (!rt->locks_ready)
+    if (!rt->threads.locks_ready)
         return;
-    if (rt->lock_depth == 1 && TENURE__UNLIKELY(rt->fork_purge))
+    if (rt->threads.lock_depth == 1 && TENURE__UNLIKELY(rt->threads.fork_purge))
         forget_gone_mutators(rt); /* the child of a fork, outside any GC */
-    if (--rt->lock_depth)
+    if (--rt->threads.lock_depth)
         return;
-    __atomic_store_n(&rt->lock_owner, 0, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&rt->lock);
+    __atomic_store_n(&rt->threads.lock_owner, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&rt->threads.lock);
 }
 
 static void wait_on_cond(tenure_runtime *rt, void *cond) {
-    __atomic_store_n(&rt->lock_owner, 0, __ATOMIC_RELAXED);
-    pthread_cond_wait((pthread_cond_t *)cond, &rt->lock);
-    __atomic_store_n(&rt->lock_owner, me(), __ATOMIC_RELAXED);
+    __atomic_store_n(&rt->threads.lock_owner, 0, __ATOMIC_RELAXED);
+    pthread_cond_wait((pthread_cond_t *)cond, &rt->threads.lock);
+    __atomic_store_n(&rt->threads.lock_owner, me(), __ATOMIC_RELAXED);
 }
 
 void tn_while_safe(tenure_runtime *rt, void (*wait)(tenure_runtime *, void *), void *arg) {
@@ -242,19 +244,19 @@ void tn_while_safe(tenure_runtime *rt, void (*wait)(tenure_runtime *, void *), v
 
 void tn_wait_safe(tenure_runtime *rt, pthread_cond_t *cond) {
     tn_assert_locked(rt);
-    unsigned depth = rt->lock_depth;
+    unsigned depth = rt->threads.lock_depth;
     tn_mutator *m = tn_self(rt);
     if (m && m->state == TN_MUT_RUNNING)
         while_safe(rt, m, wait_on_cond, cond, true);
     else
         wait_on_cond(rt, cond);
-    rt->lock_depth = depth;
+    rt->threads.lock_depth = depth;
 }
 
 /* ---- stopping the world ---- */
 
 static bool others_safe(tenure_runtime *rt, const tn_mutator *self) {
-    for (tn_mutator *m = rt->mutators; m; m = m->next)
+    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
         if (m != self && m->state != TN_MUT_SAFE)
             return false;
     return true;
@@ -277,30 +279,30 @@ void tn_world_stop(tenure_runtime *rt) {
         return;
     tn_mutator *self = tn_self(rt);
     park_collector(rt);
-    pthread_mutex_lock(&rt->world_mx);
+    pthread_mutex_lock(&rt->threads.world_mx);
     __atomic_store_n(&rt->head.stop_requested, 1, __ATOMIC_RELEASE);
     while (!others_safe(rt, self))
-        pthread_cond_wait(&rt->world_cv, &rt->world_mx);
-    pthread_mutex_unlock(&rt->world_mx);
+        pthread_cond_wait(&rt->threads.world_cv, &rt->threads.world_mx);
+    pthread_mutex_unlock(&rt->threads.world_mx);
 }
 
 void tn_world_restart(tenure_runtime *rt) {
     tn_assert_world_stopped(rt);
     if (--rt->world_stops)
         return;
-    pthread_mutex_lock(&rt->world_mx);
+    pthread_mutex_lock(&rt->threads.world_mx);
     __atomic_store_n(&rt->head.stop_requested, 0, __ATOMIC_RELEASE);
-    pthread_cond_broadcast(&rt->world_cv);
-    pthread_mutex_unlock(&rt->world_mx);
+    pthread_cond_broadcast(&rt->threads.world_cv);
+    pthread_mutex_unlock(&rt->threads.world_mx);
     unpark_others(rt, false); /* rt's lock stays held: the collection is not over */
 }
 
 static void wait_for_restart(tenure_runtime *rt, void *arg) {
     (void)arg;
-    pthread_mutex_lock(&rt->world_mx);
+    pthread_mutex_lock(&rt->threads.world_mx);
     while (__atomic_load_n(&rt->head.stop_requested, __ATOMIC_ACQUIRE))
-        pthread_cond_wait(&rt->world_cv, &rt->world_mx);
-    pthread_mutex_unlock(&rt->world_mx);
+        pthread_cond_wait(&rt->threads.world_cv, &rt->threads.world_mx);
+    pthread_mutex_unlock(&rt->threads.world_mx);
 }
 
 void tenure__safepoint_slow(tenure_runtime *rt) {
@@ -402,9 +404,9 @@ tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer) {
     m->os_tid = tn_os_thread_id();
     m->state = TN_MUT_RUNNING;
     tn_lock(rt); /* not SAFE yet: the GC does not know this thread until it is in the list */
-    m->next = rt->mutators;
-    rt->mutators = m;
-    rt->mutator_count++;
+    m->next = rt->threads.mutators;
+    rt->threads.mutators = m;
+    rt->threads.mutator_count++;
     tn_unlock(rt);
     m->next_of_thread = my_attachments;
     my_attachments = m;
@@ -418,12 +420,12 @@ void tn_mutator_detach(tenure_runtime *rt, tn_mutator *m) {
         return;
     tn_lock(rt);
     tn_alloc_reset_context(rt, m);
-    for (tn_mutator **p = &rt->mutators; *p; p = &(*p)->next)
+    for (tn_mutator **p = &rt->threads.mutators; *p; p = &(*p)->next)
         if (*p == m) {
             *p = m->next;
             break;
         }
-    rt->mutator_count--;
+    rt->threads.mutator_count--;
     tn_unlock(rt);
     for (tn_mutator **p = &my_attachments; *p; p = &(*p)->next_of_thread)
         if (*p == m) {
@@ -468,7 +470,7 @@ size_t tenure_thread_count(tenure_runtime *rt) {
     if (!rt)
         return 0;
     TN_LOCKED(rt);
-    return rt->mutator_count;
+    return rt->threads.mutator_count;
 }
 
 /* ---- fork ---- */
@@ -494,8 +496,8 @@ static void cut_torn_context(tn_mutator *m) {
 }
 
 static void forget_gone_mutators(tenure_runtime *rt) {
-    rt->fork_purge = false;
-    for (tn_mutator **p = &rt->mutators; *p;) {
+    rt->threads.fork_purge = false;
+    for (tn_mutator **p = &rt->threads.mutators; *p;) {
         tn_mutator *m = *p;
         if (!m->gone) {
             p = &m->next;
@@ -505,7 +507,7 @@ static void forget_gone_mutators(tenure_runtime *rt) {
         cut_torn_context(m);
         tn_alloc_reset_context(rt, m);
         *p = m->next;
-        rt->mutator_count--;
+        rt->threads.mutator_count--;
         free(m);
     }
 }
@@ -518,17 +520,17 @@ static bool is_mine(const tn_mutator *m) {
 }
 
 void tn_threads_forked_child(tenure_runtime *rt) {
-    unsigned depth = rt->lock_depth; /* the prepare handler's level included */
-    pthread_mutex_init(&rt->lock, NULL);
-    pthread_mutex_init(&rt->world_mx, NULL);
-    pthread_cond_init(&rt->world_cv, NULL);
-    pthread_cond_init(&rt->fin_work, NULL);
-    pthread_cond_init(&rt->fin_idle, NULL);
-    pthread_mutex_lock(&rt->lock);
+    unsigned depth = rt->threads.lock_depth; /* the prepare handler's level included */
+    pthread_mutex_init(&rt->threads.lock, NULL);
+    pthread_mutex_init(&rt->threads.world_mx, NULL);
+    pthread_cond_init(&rt->threads.world_cv, NULL);
+    pthread_cond_init(&rt->lifetime.fin_work, NULL);
+    pthread_cond_init(&rt->lifetime.fin_idle, NULL);
+    pthread_mutex_lock(&rt->threads.lock);
     became_owner(rt);
-    rt->lock_depth = depth;
+    rt->threads.lock_depth = depth;
     bool torn = false; /* a thread vanished while RUNNING: maybe inside a barrier */
-    for (tn_mutator *m = rt->mutators; m; m = m->next) {
+    for (tn_mutator *m = rt->threads.mutators; m; m = m->next) {
         if (is_mine(m)) {
             tn_os_thread_id_forget(); /* the child is another thread */
             m->os_tid = tn_os_thread_id();
@@ -541,38 +543,38 @@ void tn_threads_forked_child(tenure_runtime *rt) {
         m->safe_sp = NULL;
         m->pub.frames = NULL;
         m->held[0] = m->held[1] = NULL;
-        rt->fork_purge = true;
+        rt->threads.fork_purge = true;
     }
     if (torn) /* (never during a GC: all other threads were SAFE then) */
         tn_gc_dirty_old_cards(rt);
 }
 
 bool tn_threads_init(tenure_runtime *rt) {
-    if (pthread_mutex_init(&rt->lock, NULL))
+    if (pthread_mutex_init(&rt->threads.lock, NULL))
         return false;
-    if (pthread_mutex_init(&rt->world_mx, NULL)) {
-        pthread_mutex_destroy(&rt->lock);
+    if (pthread_mutex_init(&rt->threads.world_mx, NULL)) {
+        pthread_mutex_destroy(&rt->threads.lock);
         return false;
     }
-    pthread_cond_init(&rt->world_cv, NULL);
-    pthread_cond_init(&rt->fin_work, NULL);
-    pthread_cond_init(&rt->fin_idle, NULL);
-    rt->locks_ready = true;
+    pthread_cond_init(&rt->threads.world_cv, NULL);
+    pthread_cond_init(&rt->lifetime.fin_work, NULL);
+    pthread_cond_init(&rt->lifetime.fin_idle, NULL);
+    rt->threads.locks_ready = true;
     return tn_mutator_attach(rt, false) != NULL;
 }
 
 bool tn_threads_may_destroy(tenure_runtime *rt) {
-    if (!rt->locks_ready)
+    if (!rt->threads.locks_ready)
         return true;
     tn_mutator *self = tn_self(rt);
-    if ((self && (self->finalizer || self == rt->fin_runner)) || rt->in_gc) {
+    if ((self && (self->finalizer || self == rt->lifetime.fin_runner)) || rt->in_gc) {
         tn_api_fail(rt, TENURE_STATE, "tenure_destroy", "called from a finalizer or during a collection");
         return false;
     }
     size_t others = 0;
     {
         TN_LOCKED(rt);
-        for (tn_mutator *m = rt->mutators; m; m = m->next)
+        for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
             others += m != self && !m->finalizer;
     }
     if (others)
@@ -582,22 +584,22 @@ bool tn_threads_may_destroy(tenure_runtime *rt) {
 }
 
 void tn_threads_destroy(tenure_runtime *rt) {
-    if (!rt->locks_ready)
+    if (!rt->threads.locks_ready)
         return;
     tn_mutator *self = tn_self(rt);
     if (self) {
         self->attach_count = 1;
         tn_mutator_detach(rt, self);
     }
-    while (rt->mutators) { /* threads that are gone (the finalizer thread is joined) */
-        tn_mutator *m = rt->mutators;
-        rt->mutators = m->next;
+    while (rt->threads.mutators) { /* threads that are gone (the finalizer thread is joined) */
+        tn_mutator *m = rt->threads.mutators;
+        rt->threads.mutators = m->next;
         free(m);
     }
-    pthread_cond_destroy(&rt->fin_idle);
-    pthread_cond_destroy(&rt->fin_work);
-    pthread_cond_destroy(&rt->world_cv);
-    pthread_mutex_destroy(&rt->world_mx);
-    pthread_mutex_destroy(&rt->lock);
-    rt->locks_ready = false;
+    pthread_cond_destroy(&rt->lifetime.fin_idle);
+    pthread_cond_destroy(&rt->lifetime.fin_work);
+    pthread_cond_destroy(&rt->threads.world_cv);
+    pthread_mutex_destroy(&rt->threads.world_mx);
+    pthread_mutex_destroy(&rt->threads.lock);
+    rt->threads.locks_ready = false;
 }

@@ -2,6 +2,7 @@
  * (sizes of structures, values of the internal headers' macros, option defaults), one
  * "name value" per line, for check_doc_constants.py. */
 #include "runtime.h"
+#include "heap/crossing.h"
 #include <stdio.h>
 #include <tenure_events.h>
 #include <tenure_profiler.h>

@@ -1,0 +1,43 @@
+/*
+ * collection.h - the state of one collection (gc/collect.c creates it on its stack for one GC
+ * and passes it to every phase). It is not the record of the previous GC: that is rt->last,
+ * which the driver sets from this collection's record once the GC is done (budgets,
+ * tenure_stats, the history events and tenure_get_last_gc_info read rt->last). Outside gc/,
+ * code that runs inside a GC and needs the current one's parameters (the conservative stack
+ * scan, the profilers' gc_started) reads rt->collection, set for the GC's duration.
+ */
+#ifndef TENURE_GC_COLLECTION_H
+#define TENURE_GC_COLLECTION_H
+
+#include "runtime.h"
+
+/* The plan of one condemned generation (plan.c), read by the phases after it. */
+typedef struct tn_gen_plan {
+    tn_region **regions; /* condemned regions of the generation, by address */
+    size_t n;
+    tn_region **dests; /* where plugs go: [tail] + regions */
+    size_t nd;
+    tn_region *tail; /* a region of the next (uncondemned) generation that takes survivors */
+    char *tail_from; /* its used end before this GC */
+    bool compact;
+    bool rebuilt; /* compacted, and relocation rebuilt its cards and crossing table */
+    size_t live, used_total;
+} tn_gen_plan;
+
+/* Phases timed in the record (phase_us, the order of GCGlobalHeapHistory's values). */
+enum { TN_PHASE_MARK, TN_PHASE_PLAN, TN_PHASE_RELOCATE, TN_PHASE_COMPACT_OR_SWEEP, TN_PHASE_PROMOTE, TN_PHASES };
+
+typedef struct tn_collection {
+    int condemned;   /* 0, 1 or 2: every generation up to it (and LOH, POH with 2) */
+    int requested;   /* the generation asked for (-1: the oldest) */
+    uint32_t reason; /* TN_REASON_* */
+    unsigned flags;  /* TENURE_COLLECT_* */
+    uint64_t started_ns, phase_started_ns;
+    bool any_compact;           /* some generation is compacted (relocation has work) */
+    bool scratch_short;         /* some scratch reserved before the pause was too small (scratch.c) */
+    uint64_t queued_before;     /* finalizers queued before this GC (rt->lifetime.fin_queued) */
+    tn_gen_plan plans[TN_NGEN]; /* per generation, for the condemned ones (plan.c) */
+    tn_gc_record record;        /* built by the phases, copied to rt->last at the end */
+} tn_collection;
+
+#endif

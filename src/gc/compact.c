@@ -1,0 +1,96 @@
+/* compact.c - compaction: the plugs of every compacted generation move to the places the
+ * plan gave them (memmove, in address order: a plug never moves past its source), each
+ * region's used end drops to its plan's, and the gaps in front of pinned plugs become free
+ * objects (their pages given back to the OS where gc_internal.h says). An LOH compaction
+ * rebuilds its free list. See docs/design/collector.md.
+ */
+#include "gc/gc_internal.h"
+
+static void move_region(tenure_runtime *rt, tn_region *r) {
+    tn_plug_iter it;
+    tn_plug_iter_init(&it, rt, r);
+    for (size_t b, eb; tn_plug_iter_next(&it, &b, &eb);) {
+        char *s = tn_bit_addr(rt, b);
+        intptr_t delta = tn_plug_delta(rt, r, s, b);
+        if (delta)
+            memmove(s + delta, s, (size_t)(tn_bit_addr(rt, eb) + 8 - s));
+    }
+}
+
+/* Every plug has moved: the space above each region's new end held objects that moved out
+ * (or died). A region left empty is released, and decommitted, later (GCPoisonFreed). */
+static void finish_compacted(tenure_runtime *rt, tn_gen_plan *gp) {
+    for (size_t i = 0; i < gp->nd; i++) {
+        tn_region *r = gp->dests[i];
+        if (r->zero_from < r->used)
+            r->zero_from = r->used;
+        if (r->plan_used > r->start && r->plan_used < r->used)
+            tn_heap_poison(rt, r->plan_used, (size_t)(r->used - r->plan_used));
+        r->used = r->plan_used;
+        if (r->zero_from < r->used)
+            r->zero_from = r->used;
+        if (r != gp->tail)
+            r->free_bytes = 0;
+    }
+}
+
+/* After an LOH compaction: the free list is every free object left, and each region's tail. */
+static void refill_free_list(tenure_runtime *rt, tn_gen_plan *gp, tn_free_list *fl) {
+    tn_free_list_clear(fl);
+    for (size_t i = 0; i < gp->n; i++) {
+        tn_region *r = gp->regions[i];
+        if (r->used == r->start)
+            continue;
+        for (char *o = r->start; o < r->used; o += tn_obj_size(o))
+            if (tn_is_free(o))
+                tn_free_list_add(rt, fl, o, tn_obj_size(o));
+        if (r->used < r->end) {
+            tn_make_free(rt, r->used, (size_t)(r->end - r->used));
+            tn_free_list_add(rt, fl, r->used, (size_t)(r->end - r->used));
+            r->free_bytes += (size_t)(r->end - r->used);
+            r->used = r->end;
+        }
+    }
+}
+
+static void discard_gap(tenure_runtime *rt, tn_region *r, char *start, size_t size) {
+    if (rt->config.GCPoisonFreed || size < TN_DISCARD_MIN)
+        return;
+    uintptr_t page = tn_os_page_size();
+    uintptr_t a = ((uintptr_t)start + 2 * sizeof(uintptr_t) + page - 1) & ~(page - 1);
+    uintptr_t b = ((uintptr_t)start + size) & ~(page - 1);
+    if (b <= a)
+        return;
+    tn_os_discard((void *)a, b - a);
+    r->discarded += b - a;
+    rt->heap.committed -= b - a;
+}
+
+/* The gaps in front of pinned plugs become free objects. */
+static void free_gaps(tenure_runtime *rt) {
+    for (size_t i = 0; i < rt->plan.gaps.count; i++) {
+        tn_gap *gap = tn_vec_at(&rt->plan.gaps, i);
+        tn_region *r = tn_region_of(rt, gap->start);
+        tn_make_free(rt, gap->start, gap->size);
+        tn_heap_poison_free(rt, gap->start, gap->size);
+        r->free_bytes += gap->size;
+        int g = tn_gen_after(rt, gap->start); /* not the LOH's: its free list hands gaps out */
+        if (r->gen <= TN_GEN2 && (g == TN_GEN1 || g == TN_GEN2 || rt->config.GCHeapHardLimit))
+            discard_gap(rt, r, gap->start, gap->size);
+    }
+}
+
+void tn_gc_compact(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
+    for (int g = 0; g < TN_NGEN; g++) {
+        tn_gen_plan *gp = &c->plans[g];
+        if (!tn_gen_condemned(g, c->condemned) || !gp->compact)
+            continue;
+        for (size_t i = 0; i < gp->n; i++)
+            move_region(rt, gp->regions[i]);
+        finish_compacted(rt, gp);
+    }
+    free_gaps(rt);
+    if (c->plans[TN_LOH].compact)
+        refill_free_list(rt, &c->plans[TN_LOH], &rt->heap.loh_free);
+}

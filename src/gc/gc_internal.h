@@ -1,0 +1,140 @@
+/*
+ * gc_internal.h - what the phases of a collection share (private to gc/): the phases
+ * themselves, called in order by the driver (collect.c), and the plugs that plan records and
+ * the later phases walk. Each phase is a function over the heap (rt) and the collection (c).
+ */
+#ifndef TENURE_GC_INTERNAL_H
+#define TENURE_GC_INTERNAL_H
+
+#include "gc/collection.h"
+
+/* ---- the phases, in the driver's order (docs/design/collector.md) ---- */
+/* Every phase runs inside the pause of collection c: rt->lock held, the world stopped, c the
+ * collection in progress (checked at each phase's entry: TN_ASSERT, api/assert.h). */
+#define tn_assert_phase(rt, c)              \
+    do {                                    \
+        tn_assert_world_stopped(rt);        \
+        TN_ASSERT((rt)->collection == (c)); \
+    } while (0)
+/* mark.c: every object reachable from the roots in a condemned region is marked (M1). */
+void tn_gc_mark(tenure_runtime *rt, tn_collection *c);
+/* plan.c: per condemned generation, compact or sweep; plugs recorded, new places given. */
+void tn_gc_plan(tenure_runtime *rt, tn_collection *c);
+/* report.c: where every survivor goes (bulk range events, profilers), before anything moves. */
+void tn_gc_report_ranges(tenure_runtime *rt, tn_collection *c);
+/* relocate.c: every reference to a moving object gets its new address. */
+void tn_gc_relocate(tenure_runtime *rt, tn_collection *c);
+/* compact.c: the plugs of compacted generations move; the gaps become free objects. */
+void tn_gc_compact(tenure_runtime *rt, tn_collection *c);
+/* sweep.c: the dead objects of swept generations become free objects. */
+void tn_gc_sweep(tenure_runtime *rt, tn_collection *c);
+/* promote.c: empty regions released, the others promoted; cards and crossings rebuilt. */
+void tn_gc_promote(tenure_runtime *rt, tn_collection *c);
+/* report.c: the record done (rt->last, tenure_stats), budgets, the end events, the GC callback. */
+void tn_gc_report(tenure_runtime *rt, tn_collection *c);
+/* report.c: each generation's size and free bytes (the record's before or after, and stats). */
+void tn_gc_measure_generations(tenure_runtime *rt, size_t *sizes, size_t *free_sizes);
+
+/* ---- plugs ---- */
+static inline char *tn_bit_addr(tenure_runtime *rt, size_t bit) { return rt->base + bit * 8; }
+static inline bool tn_is_marked(tenure_runtime *rt, const void *p) {
+    return tn_bit_test(rt->mark_bits, tn_bit_index(rt, p));
+}
+static inline bool tn_is_pinned(tenure_runtime *rt, const void *p) {
+    return tn_bit_test(rt->pin_bits, tn_bit_index(rt, p));
+}
+
+/* Plugs: found once, by plan, and recorded.
+ *
+ * Plan is the only phase that reads the objects' sizes to find plugs. It records each plug
+ * [s, e) as two bits of plug_bits, at s and at e - 8 (its last word; a plug is at least one
+ * real object, 16 bytes, so the two bits differ). Relocation, moving, sweeping and the range
+ * reports walk plugs from those bits: the start bits and end bits alternate.
+ *
+ * In a compacted generation a plug is a maximal run of neighbouring marked objects that are
+ * either all pinned or all not pinned: a pinned object keeps only itself (and pinned
+ * neighbours) in place, and the marked objects around it move. A plug's move distance
+ * (delta) is kept in the 8 bytes before it when that word is dead (a gap), in the region for
+ * a plug at its start, and, for a plug directly after another one (its end bit is the bit just
+ * before its start bit; this happens only next to a pinned plug), in the pinned plug's record
+ * (after_delta) or, for the pinned plug itself, nowhere (0). */
+
+/* The delta of a plug that directly follows another (next to a pinned plug): plan.c. */
+intptr_t tn_plug_adjacent_delta(tenure_runtime *rt, tn_region *r, char *s);
+
+/* The delta of the plug starting at s (bit sb) of compacting region r. */
+static inline intptr_t tn_plug_delta(tenure_runtime *rt, tn_region *r, char *s, size_t sb) {
+    if (s == r->start)
+        return r->first_plug_delta;
+    if (TENURE__UNLIKELY(tn_bit_test(rt->plug_bits, sb - 1)))
+        return tn_plug_adjacent_delta(rt, r, s);
+    return ((intptr_t *)s)[-1];
+}
+
+/* Walks a region's recorded plugs in address order, one plug_bits word at a time (no call
+ * per plug). Regions start on a unit boundary, so their bits begin a word, and no bit of
+ * another region lies in their last word. */
+typedef struct tn_plug_iter {
+    const uint64_t *bits;
+    size_t w, end_w; /* the word being taken, the first word past the region's used end */
+    uint64_t word;   /* bits of word w not taken yet */
+} tn_plug_iter;
+
+static inline void tn_plug_iter_init(tn_plug_iter *it, tenure_runtime *rt, const tn_region *r) {
+    size_t from = tn_bit_index(rt, r->start), end = tn_bit_index(rt, r->used);
+    TN_ASSERT_INTERNAL((from & 63) == 0);
+    it->bits = rt->plug_bits;
+    it->w = from >> 6;
+    it->end_w = (end + 63) >> 6;
+    it->word = it->w < it->end_w ? it->bits[it->w] : 0;
+}
+
+static inline size_t tn_plug_iter_bit(tn_plug_iter *it) {
+    while (!it->word) {
+        if (++it->w >= it->end_w)
+            return SIZE_MAX;
+        it->word = it->bits[it->w];
+    }
+    size_t i = (it->w << 6) + (size_t)__builtin_ctzll(it->word);
+    it->word &= it->word - 1;
+    return i;
+}
+
+/* The next plug: its start bit and its end bit (the bit of its last word). */
+static inline bool tn_plug_iter_next(tn_plug_iter *it, size_t *sb, size_t *eb) {
+    if ((*sb = tn_plug_iter_bit(it)) == SIZE_MAX)
+        return false;
+    *eb = tn_plug_iter_bit(it);
+    TN_ASSERT_INTERNAL(*eb != SIZE_MAX && *eb > *sb);
+    return true;
+}
+
+/* Generation v will have after this GC (3 = not young: NULL or outside the heap). */
+static inline int tn_gen_after(tenure_runtime *rt, const void *v) {
+    if (!v || !tn_in_range(rt, v))
+        return 3;
+    tn_region *r = tn_region_of(rt, v);
+    int g = rt->unit_gen[tn_unit_of(rt, v)];
+    return r && r->condemned && !r->demote && g < TN_GEN2 ? g + 1 : g;
+}
+
+/* ---- the space around pinned plugs (issue 19) ----
+ *
+ * A region that keeps pinned plugs keeps the free objects (gaps) between them until a later
+ * compaction fills them, and a gen1 or gen2 one its free end, which no allocation context
+ * uses. The whole pages inside a gap of at least TN_DISCARD_MIN bytes (past the free object's
+ * header and size words), and those of such a free end, go back to the OS (MADV_DONTNEED:
+ * they read as zero if touched again) and stop counting in rt->heap.committed, so that regions
+ * held by a few pins do not exhaust GCHeapHardLimit. A GC that condemns the region, or packs
+ * survivors into its free end (choose_tail), counts them again first: it may write there.
+ * Not under GCPoisonFreed, whose poison must stay readable. The gaps of a (demoted) gen0
+ * region are given back only under a hard limit: the next GC is near and refills them, and
+ * giving them back costs a system call and the page faults of their reuse every GC. */
+#define TN_DISCARD_MIN ((size_t)16 << 10)
+
+static inline void tn_recount_discarded(tenure_runtime *rt, tn_region *r) {
+    rt->heap.committed += r->discarded;
+    r->discarded = 0;
+}
+
+#endif

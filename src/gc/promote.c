@@ -1,0 +1,103 @@
+/* promote.c - promotion: the condemned regions' side bits are cleared, empty regions are
+ * released, the others are promoted by relabelling them with the next generation (or kept in
+ * theirs when they hold only pinned plugs: demoted); then every region that was condemned (or
+ * took survivors) gets its crossing table and cards rebuilt, unless relocation did it, and the
+ * gen0 gaps are linked for the allocator. See docs/design/collector.md.
+ */
+#include "gc/gc_internal.h"
+
+/* Clear the region's side bits. Nothing lies at or above zero_from (memory there is still
+ * zero), so only the bits below it, rounded up to whole bitmap words, can be set. */
+static void clear_bits(tenure_runtime *rt, tn_region *r) {
+    char *top = r->start + tn_align_up((size_t)(r->zero_from - r->start), 64 * 8);
+    size_t from = tn_bit_index(rt, r->start), to = tn_bit_index(rt, top < r->end ? top : r->end);
+    tn_bits_clear(rt->mark_bits, from, to);
+    tn_bits_clear(rt->pin_bits, from, to);
+    tn_bits_clear(rt->plug_bits, from, to);
+}
+
+static void discard_tail(tenure_runtime *rt, tn_region *r) {
+    if (rt->config.GCPoisonFreed)
+        return;
+    uintptr_t page = tn_os_page_size();
+    char *from = (char *)(((uintptr_t)r->used + page - 1) & ~(page - 1));
+    if (from >= r->end || (size_t)(r->end - from) < TN_DISCARD_MIN)
+        return;
+    if (from < r->zero_from) { /* untouched pages above zero_from hold nothing to give back */
+        char *to = (char *)(((uintptr_t)r->zero_from + page - 1) & ~(page - 1)); /* whole pages */
+        tn_os_discard(from, (size_t)((to < r->end ? to : r->end) - from));
+        r->zero_from = from;
+    }
+    r->discarded += (size_t)(r->end - from);
+    rt->heap.committed -= (size_t)(r->end - from);
+}
+
+/* The gaps left in gen0 (in front of the pinned plugs of demoted regions), at least
+ * TN_GAP_MIN bytes and not given back to the OS, linked in address order through their third
+ * word (rt->heap.gen0_gaps): the allocator cuts contexts from them before it takes new space
+ * (heap/alloc.c). Built from rt->plan.gaps, reserved before the pause: nothing is allocated. */
+static void link_gen0_gaps(tenure_runtime *rt) {
+    char *head = NULL;
+    for (size_t i = rt->plan.gaps.count; i-- > 0;) {
+        tn_gap *gap = tn_vec_at(&rt->plan.gaps, i);
+        tn_region *r = tn_region_of(rt, gap->start);
+        if (gap->size < TN_GAP_MIN || r->state != TN_RS_IN_USE || r->gen != TN_GEN0 || r->discarded)
+            continue;
+        TN_ASSERT_INTERNAL(tn_is_free(gap->start) && ((size_t *)gap->start)[1] == gap->size);
+        ((char **)gap->start)[2] = head;
+        head = gap->start;
+    }
+    rt->heap.gen0_gaps = head;
+}
+
+/* Release the empty regions of a generation, promote the others by relabelling them. */
+static void release_and_promote(tenure_runtime *rt, tn_collection *c, int gen, tn_gen_plan *gp) {
+    for (size_t i = 0; i < gp->n; i++) {
+        tn_region *r = gp->regions[i];
+        clear_bits(rt, r);
+        bool pinned = r->compacting && r->pin_count > 0;
+        r->compacting = false;
+        if (r->used == r->start) {
+            tn_region_release(rt, r);
+            continue;
+        }
+        if (r->demote) {
+            r->demote = false;
+            c->record.demoted = true;
+        } else if (gen < TN_GEN2) {
+            tn_region_set_gen(rt, r, gen + 1);
+        }
+        if (pinned && r->gen >= TN_GEN1 && r->gen <= TN_GEN2)
+            discard_tail(rt, r);
+    }
+}
+
+/* Every region that was condemned (or took survivors) gets its crossing table and, in
+ * generation 2 (or 1, when demoted objects stayed in gen0), its cards rebuilt. */
+static void rebuild_cards_and_crossings(tenure_runtime *rt, tn_collection *c) {
+    bool demoted = c->record.demoted;
+    for (int g = 0; g < TN_NGEN; g++) {
+        tn_gen_plan *gp = &c->plans[g];
+        if (gp->rebuilt)
+            continue; /* done during relocation */
+        for (size_t i = 0; i < gp->n; i++) {
+            tn_region *r = gp->regions[i];
+            if (r->state == TN_RS_IN_USE)
+                tn_gc_rebuild_region(rt, r, r->gen >= TN_GEN2 || (demoted && r->gen >= TN_GEN1));
+        }
+        if (gp->tail)
+            tn_gc_rebuild_range(rt, gp->tail, gp->tail_from, gp->tail->gen == TN_GEN2 || demoted);
+    }
+}
+
+void tn_gc_promote(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
+    for (int g = TN_NGEN - 1; g >= 0; g--)
+        release_and_promote(rt, c, g, &c->plans[g]);
+    rebuild_cards_and_crossings(rt, c);
+    link_gen0_gaps(rt);
+    /* the gaps' pages counted again at the start of this GC (tn_recount_discarded) may have
+     * become free regions, still committed: over a hard limit, they go back now */
+    if (rt->config.GCHeapHardLimit && rt->heap.committed > rt->config.GCHeapHardLimit)
+        tn_regions_trim(rt, true);
+}

@@ -1,0 +1,175 @@
+/* report.c - what a collection tells the world: the ranges of survivors (bulk range events
+ * and the profilers' moved/surviving references, after plan, before anything moves), and at
+ * the end the finished record (rt->last, tenure_stats), the budgets for the next GC, HeapVerify
+ * after the GC, the history and end events, the heap dump, the profilers' end callbacks and
+ * the GC callback. See docs/design/collector.md and trace.md.
+ */
+#include "gc/gc_internal.h"
+
+/* ---- the ranges of survivors, for the events (and the profiler) ---- */
+
+#define RANGE_BATCH 128 /* 128 moved records: 3 KiB, one event fits a 4 KiB CTF packet */
+
+/* Ranges in a bounded buffer, flushed to the bulk range events and to the profilers. */
+typedef struct range_batch {
+    tenure_runtime *rt;
+    bool moved, events, profilers;
+    uint32_t index, count;
+    uintptr_t old[RANGE_BATCH], new_start[RANGE_BATCH];
+    size_t len[RANGE_BATCH];
+} range_batch;
+
+static void flush_batch(range_batch *b) {
+    if (!b->count)
+        return;
+    if (b->events) {
+        uint64_t values[RANGE_BATCH * 3];
+        int w = b->moved ? 3 : 2;
+        for (uint32_t i = 0; i < b->count; i++) {
+            values[i * w] = b->old[i];
+            values[i * w + 1] = b->moved ? b->new_start[i] : b->len[i];
+            if (b->moved)
+                values[i * w + 2] = b->len[i];
+        }
+        if (b->moved)
+            TN_EMIT(b->rt, GCBulkMovedObjectRanges, .Index = b->index, .Count = b->count, .Values = values);
+        else
+            TN_EMIT(b->rt, GCBulkSurvivingObjectRanges, .Index = b->index, .Count = b->count, .Values = values);
+    }
+    if (b->profilers && b->moved)
+        tn_prof_moved(b->rt, b->count, b->old, b->new_start, b->len);
+    else if (b->profilers)
+        tn_prof_surviving(b->rt, b->count, b->old, b->len);
+    b->index++;
+    b->count = 0;
+}
+
+static void add_range(range_batch *b, char *old, char *new_start, size_t len) {
+    b->old[b->count] = (uintptr_t)old;
+    b->new_start[b->count] = (uintptr_t)new_start;
+    b->len[b->count] = len;
+    if (++b->count == RANGE_BATCH)
+        flush_batch(b);
+}
+
+/* One record per plug: compacted generations report where each plug goes (old == new for a
+ * pinned plug), swept ones where each run of survivors is. Nothing has moved yet. */
+void tn_gc_report_ranges(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
+    const tn_gen_plan *plans = c->plans;
+    bool prof = TN_PROF_ON(rt, TENURE_PROFILE_GC) != 0;
+    bool moved_on = TN_EV_ON(rt, GCBulkMovedObjectRanges), surv_on = TN_EV_ON(rt, GCBulkSurvivingObjectRanges);
+    if (!moved_on && !surv_on && !prof)
+        return;
+    static const int order[TN_NGEN] = {TN_GEN0, TN_GEN1, TN_GEN2, TN_LOH, TN_POH};
+    range_batch *moved = tn_gc_pause_scratch(rt, tn_gc_range_scratch_bytes()), *surv = moved + 1;
+    if (!moved)
+        return; /* the observers miss this GC's ranges rather than the GC failing (counted) */
+    *moved = (range_batch){.rt = rt, .moved = true, .events = moved_on, .profilers = prof};
+    *surv = (range_batch){.rt = rt, .moved = false, .events = surv_on, .profilers = prof};
+    for (int k = 0; k < TN_NGEN; k++) {
+        const tn_gen_plan *gp = &plans[order[k]];
+        if (!tn_gen_condemned(order[k], c->condemned))
+            continue;
+        for (size_t i = 0; i < gp->n; i++) {
+            tn_region *r = gp->regions[i];
+            tn_plug_iter it;
+            tn_plug_iter_init(&it, rt, r);
+            for (size_t b, eb; tn_plug_iter_next(&it, &b, &eb);) {
+                char *s = tn_bit_addr(rt, b), *e = tn_bit_addr(rt, eb) + 8;
+                if (gp->compact)
+                    add_range(moved, s, s + tn_plug_delta(rt, r, s, b), (size_t)(e - s));
+                else
+                    add_range(surv, s, NULL, (size_t)(e - s));
+            }
+        }
+    }
+    flush_batch(moved);
+    flush_batch(surv);
+}
+
+size_t tn_gc_range_scratch_bytes(void) { return 2 * sizeof(range_batch); }
+
+/* ---- the end of a collection ---- */
+
+void tn_gc_measure_generations(tenure_runtime *rt, size_t *sizes, size_t *free_sizes) {
+    for (int g = 0; g < TN_NGEN; g++) {
+        size_t size = 0, free_bytes = 0;
+        for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+            size += (size_t)(r->used - r->start);
+            free_bytes += r->free_bytes;
+        }
+        sizes[g] = size;
+        free_sizes[g] = free_bytes;
+        rt->stats.gen[g].size = size;
+        rt->stats.gen[g].free_bytes = free_bytes;
+    }
+}
+
+static void update_stats(tenure_runtime *rt, tn_collection *c, uint64_t pause) {
+    tenure_stats *s = &rt->stats;
+    tn_gc_record *g = &c->record;
+    tn_gc_measure_generations(rt, g->size_after, g->free_after);
+    s->heap_bytes = s->live_bytes_after_gc = s->promoted_bytes = 0;
+    for (int i = 0; i < TN_NGEN; i++) {
+        s->heap_bytes += s->gen[i].size;
+        s->live_bytes_after_gc += s->gen[i].size - s->gen[i].free_bytes;
+        if (tn_gen_condemned(i, c->condemned)) {
+            s->gen[i].collections++;
+            s->promoted_bytes += g->promoted[i];
+        }
+    }
+    if (g->compacted[0])
+        s->compacting_gcs++;
+    else
+        s->sweeping_gcs++;
+    s->committed_bytes = rt->heap.committed;
+    s->pinned_objects = rt->mark.pinned_objects;
+    s->sync_blocks = rt->lifetime.sync_count;
+    s->finalization_promoted_bytes = g->finalization_promoted_bytes;
+    s->finalization_promoted_count = g->finalization_promoted_count;
+    if (c->condemned == TN_GEN2)
+        tn_lifetime_gen2_done(rt);
+    g->pinned_objects = rt->mark.pinned_objects;
+    g->pause_ns = pause;
+    s->last_pause_ns = pause;
+    s->total_pause_ns += pause;
+    if (pause > s->max_pause_ns)
+        s->max_pause_ns = pause;
+}
+
+/* The record is done: it becomes the previous GC's (rt->last), which what follows reads. */
+static void finish_record(tenure_runtime *rt, tn_collection *c) {
+    update_stats(rt, c, tn_os_now_ns() - c->started_ns);
+    rt->last = c->record;
+}
+
+static void end_gc(tenure_runtime *rt) {
+    tn_gc_emit_history(rt);
+    if (rt->prof.heap_dump_pending)
+        tn_heap_dump_emit(rt);
+    if (TN_PROF_ON(rt, TENURE_PROFILE_GC)) {
+        tn_prof_root_references(rt);
+        tn_prof_gc_finished(rt);
+    }
+    TN_EMIT(rt, GCEnd_V1, .Count = (uint32_t)rt->last.index, .Depth = (uint32_t)rt->last.condemned);
+    tn_gc_emit_heap_stats(rt);
+    if (rt->gc_callback) {
+        tenure_gc_info info;
+        tenure_get_last_gc_info(rt, &info);
+        tn_cb_frame frame;
+        tn_cb_enter(&frame, rt, TN_CB_GC_CALLBACK);
+        rt->gc_callback(rt, &info, rt->gc_callback_context);
+        tn_cb_leave(&frame);
+    }
+}
+
+void tn_gc_report(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
+    finish_record(rt, c);
+    tn_budgets_update(rt);
+    tn_regions_trim(rt, (c->flags & TENURE_COLLECT_AGGRESSIVE) != 0);
+    if (rt->config.HeapVerify)
+        tn_gc_verify(rt, "after a GC");
+    end_gc(rt);
+}

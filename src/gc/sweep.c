@@ -1,0 +1,73 @@
+/* sweep.c - sweeping: in every swept generation (the plan did not compact it), each run of
+ * dead objects between the plugs the plan recorded becomes a free object; a region with no
+ * survivor is left empty (released by promote.c); the large object heaps put every free run
+ * on their free lists. Nothing moves. See docs/design/collector.md.
+ */
+#include "gc/gc_internal.h"
+#include "heap/crossing.h"
+
+static void sweep_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
+    char *p = r->start, *last_live_end = r->start;
+    size_t free_bytes = 0;
+    tn_plug_iter it;
+    tn_plug_iter_init(&it, rt, r);
+    for (size_t b, eb; tn_plug_iter_next(&it, &b, &eb);) {
+        char *s = tn_bit_addr(rt, b);
+        if (s > p) {
+            tn_make_free(rt, p, (size_t)(s - p));
+            tn_crossing_set(rt, p, (size_t)(s - p)); /* (the survivors' entries stay right) */
+            tn_heap_poison_free(rt, p, (size_t)(s - p));
+            if (fl)
+                tn_free_list_add(rt, fl, p, (size_t)(s - p));
+            free_bytes += (size_t)(s - p);
+        }
+        p = last_live_end = tn_bit_addr(rt, eb) + 8;
+    }
+    if (fl && last_live_end < r->end) { /* large heaps keep the tail on the free list */
+        tn_make_free(rt, last_live_end, (size_t)(r->end - last_live_end));
+        tn_heap_poison_free(rt, last_live_end, (size_t)(r->used - last_live_end));
+        tn_free_list_add(rt, fl, last_live_end, (size_t)(r->end - last_live_end));
+        free_bytes += (size_t)(r->end - last_live_end);
+        last_live_end = r->end;
+    }
+    if (r->zero_from < r->used)
+        r->zero_from = r->used;
+    if (last_live_end > r->start && last_live_end < r->used) /* dead objects at the end */
+        tn_heap_poison(rt, last_live_end, (size_t)(r->used - last_live_end));
+    r->used = last_live_end;
+    r->free_bytes = free_bytes;
+}
+
+/* Sweep a large or pinned heap region, putting every free run on the free list. */
+static void sweep_large_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
+    if (r->live_bytes == 0) {
+        r->used = r->start; /* released below */
+        return;
+    }
+    sweep_region(rt, r, fl);
+}
+
+static void sweep_generation(tenure_runtime *rt, int gen, tn_gen_plan *gp) {
+    tn_free_list *fl = gen == TN_LOH ? &rt->heap.loh_free : gen == TN_POH ? &rt->heap.poh_free : NULL;
+    if (fl)
+        tn_free_list_clear(fl);
+    for (size_t i = 0; i < gp->n; i++) {
+        tn_region *r = gp->regions[i];
+        if (fl) {
+            sweep_large_region(rt, r, fl);
+        } else if (r->live_bytes) {
+            sweep_region(rt, r, NULL);
+        } else {
+            if (r->zero_from < r->used)
+                r->zero_from = r->used;
+            r->used = r->start;
+        }
+    }
+}
+
+void tn_gc_sweep(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
+    for (int g = 0; g < TN_NGEN; g++)
+        if (tn_gen_condemned(g, c->condemned) && !c->plans[g].compact)
+            sweep_generation(rt, g, &c->plans[g]);
+}
