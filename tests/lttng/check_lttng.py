@@ -44,29 +44,10 @@ import sys
 import tempfile
 import time
 
-FAILS = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/checklib.py
+from checklib import FAILS, check, fresh, run  # noqa: E402
+
 SKIP = 77
-
-
-def check(cond, msg):
-    if not cond:
-        FAILS.append(msg)
-        print("FAIL: " + msg, file=sys.stderr)
-    return cond
-
-
-def run(cmd, env=None, timeout=300):
-    e = dict(os.environ)
-    if env:
-        e.update(env)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, timeout=timeout)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
-
-
-def fresh(path):
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
-    return path
 
 
 # ---- the session daemon ----

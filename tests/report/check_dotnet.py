@@ -30,7 +30,8 @@ import subprocess
 import sys
 import zipfile
 
-from checklib import FAILS, check, fresh, run
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/checklib.py
+from checklib import FAILS, check, fresh, run  # noqa: E402
 
 KC = "kernel-clr.trace.zip"
 NC = "netcoreapp31.trace.zip"

@@ -37,7 +37,8 @@ import sys
 import tempfile
 import zlib
 
-from checklib import FAILS, check, fresh, run
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/checklib.py
+from checklib import FAILS, check, fresh, run  # noqa: E402
 
 
 def make_trace(workload, tracedir, level="4", extra_env=None):

@@ -1,5 +1,6 @@
-"""Helpers shared by the report test scripts (check_report.py, check_dotnet.py): failed checks
-are printed as they happen and collected in FAILS; run() returns (rc, stdout, stderr)."""
+"""Helpers shared by the test scripts (report/check_report.py, report/check_dotnet.py,
+lttng/check_lttng.py): failed checks are printed as they happen and collected in FAILS;
+run() returns (rc, stdout, stderr)."""
 import os
 import shutil
 import subprocess
