@@ -283,7 +283,8 @@ typedef struct tenure_type_desc {
     size_t size;               /* fixed objects: sizeof your struct (header included);
                                   arrays: 0 or sizeof(tenure_array_header) */
     size_t elem_size;          /* arrays: bytes per element (>= 1) */
-    const size_t *ref_offsets; /* fixed objects: byte offsets of the reference fields (copied) */
+    const size_t *ref_offsets; /* fixed objects: byte offsets of the reference fields (copied);
+                                  each holds NULL, a heap or a frozen object (see tenure_write_ref) */
     size_t ref_count;
     const size_t *elem_ref_offsets; /* arrays: offsets of references inside one element */
     size_t elem_ref_count;
@@ -416,6 +417,19 @@ TENURE_API void *tenure_alloc_array_pinned(tenure_runtime *rt, const tenure_type
  * The write barrier. Every store of a reference into a heap object goes through it:
  * `slot` is the address of the field inside `obj`, `value` the reference (or NULL). Plain
  * reads need no barrier. Stores into roots (locals, handles, root areas) need none either.
+ *
+ * What a reference may hold (in an object's reference field, and in every root): NULL, the
+ * start of an object of this instance's heap, or the start of an object inside a frozen
+ * segment registered with this instance (see tenure_register_frozen_segment), as in .NET,
+ * where references point to the GC heap or to frozen segments. Anything else is misuse, even
+ * with a header that names a registered type: a static C struct, a malloc'd block, an object
+ * of another instance, an interior pointer. The collector neither follows nor updates such a
+ * word, so it would keep nothing alive; for a static object, build it in a frozen segment.
+ * With HeapVerify on, the barrier is checked: such a value is reported through the error
+ * hook (TENURE_INVALID_OBJECT, "store refused: object <obj> of type <T>, field at offset
+ * <N>: ...") and not stored (the field keeps its previous value, so the heap stays sound),
+ * and the verifier reports one stored without the barrier in the same words. Without
+ * HeapVerify nothing is checked (the inline barrier is a store and a card mark).
  * ---------------------------------------------------------------------------------------- */
 /* The store and the card marking of the barrier (the checked barrier ends with it too). */
 static inline void tenure__store_ref(tenure__head *h, void *slot, void *value) {
@@ -540,7 +554,8 @@ static inline void tenure__scoped_frame_pop(tenure_scoped_frame *scoped) {
  * and, for arrays, the length; the rest is zeroed), back to back from `start`, then register
  * the block. The references frozen objects hold are roots; the memory must stay writable
  * because the collector updates those references when their targets move. Heap objects may
- * refer to frozen objects. Segments stay registered for the instance's lifetime. */
+ * refer to frozen objects: they are the only objects outside the heap a reference may hold
+ * (see tenure_write_ref). Segments stay registered for the instance's lifetime. */
 TENURE_API size_t tenure_frozen_object_init(tenure_runtime *rt, void *at, const tenure_type *type, size_t length);
 TENURE_API tenure_result tenure_register_frozen_segment(tenure_runtime *rt, void *start, size_t size);
 

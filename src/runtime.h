@@ -16,8 +16,10 @@
  *  H1 Every region is walkable: from its start to `used`, objects and free objects lie back
  *     to back; each begins with a header word naming a registered type (or the free type).
  *  H2 Objects are 8-byte aligned; real objects are >= 16 bytes; free objects are >= 8.
- *  H3 Every reference in a heap object or root is NULL, outside the reserved range (frozen
- *     data), or the start of a live (non-free) object in a region in use.
+ *  H3 Every reference in a heap object or root is NULL, the start of a live (non-free) object
+ *     in a region in use, or (outside the reserved range) the start of an object of a frozen
+ *     segment registered with this instance; nothing else (static or malloc'd memory, another
+ *     instance's objects). The checked barrier refuses a store that breaks it (gc/verify.c).
  *  H4 Outside a GC, the mark, pin and plug bitmaps are all zero.
  *  H5 Every slot of a gen1/gen2/LOH/POH object that refers to an object of a younger
  *     generation g lies under a card whose value is in 1..g+1 (the card's value is one more

@@ -29,9 +29,9 @@ static const char *type_name(const tenure_runtime *rt, const void *t) {
 }
 
 /* " of type T, field at offset N" / ", element I (offset N in the element)" for a slot of obj. */
-static void describe_slot(const verifier *v, const char *obj, const void *slot, char *out, size_t cap) {
+static void describe_slot(const tenure_runtime *rt, const char *obj, const void *slot, char *out, size_t cap) {
     const tn_type *t = tn_obj_type(obj);
-    if (!tn_type_valid(v->rt, t)) {
+    if (!tn_type_valid(rt, t)) {
         snprintf(out, cap, " (header %p is not a type)", (void *)t);
         return;
     }
@@ -61,7 +61,7 @@ static void problem(verifier *v, const char *what, const void *slot, const void 
     char holder[200] = "", before[160] = "", message[512];
     bool object = v->holder && strcmp(v->where, "object") == 0;
     if (object)
-        describe_slot(v, v->holder, slot, holder, sizeof holder);
+        describe_slot(v->rt, v->holder, slot, holder, sizeof holder);
     else if (slot && v->holder)
         snprintf(holder, sizeof holder, " (slot %p)", slot);
     if (object && v->previous)
@@ -72,6 +72,14 @@ static void problem(verifier *v, const char *what, const void *slot, const void 
     report(v, message);
 }
 
+/* What a reference may hold (H3; tenure.h, "The write barrier"): NULL, an object of this
+ * instance's heap, or an object of a frozen segment registered with it. The verifier and the
+ * checked barrier say what breaks the rule in the same words. */
+static const char NOT_HEAP_OR_FROZEN[] =
+    "reference outside the heap that is not a frozen object of this instance (a static or malloc'd "
+    "block, or another instance's object?)";
+static const char NOT_OBJECT_START[] = "reference to something that is not the start of an object";
+
 static bool is_start(tenure_runtime *rt, const void *p) { return tn_bit_test(rt->mark_bits, tn_bit_index(rt, p)); }
 
 static void check_ref(verifier *v, void **slot, bool in_heap) {
@@ -81,12 +89,12 @@ static void check_ref(verifier *v, void **slot, bool in_heap) {
         return;
     if (!tn_in_range(rt, t)) {
         if (!tn_frozen_is_object(rt, t))
-            problem(v, "reference outside the heap (not an object of this instance)", slot, t);
+            problem(v, NOT_HEAP_OR_FROZEN, slot, t);
         return;
     }
     tn_region *r = tn_region_of(rt, t);
     if (!r || (uintptr_t)t & 7 || !is_start(rt, t)) {
-        problem(v, "reference to something that is not the start of an object", slot, t);
+        problem(v, NOT_OBJECT_START, slot, t);
         return;
     }
     if (tn_is_free(t)) {
@@ -277,7 +285,8 @@ tenure_result tenure_verify_heap(tenure_runtime *rt) {
 }
 
 /* Checked with the instance lock held: the slot must lie inside obj, obj must be an object
- * and value NULL or an object (of the heap or a frozen segment). */
+ * (of the heap or a frozen segment) and value follow the rule of H3. A value that breaks it is
+ * reported in the verifier's words, naming obj's type and the field. */
 static bool barrier_arguments_valid(tenure_runtime *rt, void *obj, void *slot, void *value) {
     tn_assert_locked(rt);
     static const char fn[] = "tenure_write_ref";
@@ -290,17 +299,24 @@ static bool barrier_arguments_valid(tenure_runtime *rt, void *obj, void *slot, v
         tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "slot %p is not inside object %p", slot, obj);
         return false;
     }
-    if (value && !tn_is_object(rt, value)) { /* outside the heap only frozen objects (H3) */
-        tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "stored value %p is not an object of this instance", value);
+    if (value && !tn_is_object(rt, value)) {
+        char holder[200];
+        describe_slot(rt, obj, slot, holder, sizeof holder);
+        tn_api_fail(rt, TENURE_INVALID_OBJECT, fn, "store refused: object %p%s: %s (value %p)", obj, holder,
+                    tn_in_range(rt, value) ? NOT_OBJECT_START : NOT_HEAP_OR_FROZEN, value);
         return false;
     }
     return true;
 }
 
-/* The checked write barrier (HeapVerify). The inline barrier is never a safepoint, so neither
- * is this: the arguments are checked only when the instance lock is free at once (another
- * thread holding it means the store goes unchecked; the verifier still checks its card at
- * the next GC). */
+/* The checked write barrier (HeapVerify). A store that breaks the rule is refused, not done:
+ * the field keeps its previous (valid) value, so the heap stays what a GC can trace and the
+ * verifier accepts, and the misuse is reported once, at the store that made it, instead of as
+ * heap corruption at the next GC, far from its cause (and a GC never follows or updates such
+ * a word: a static struct would hold no object alive, and a moved target would leave it
+ * dangling). The inline barrier is never a safepoint, so neither is this: the arguments are
+ * checked only when the instance lock is free at once (another thread holding it means the
+ * store goes unchecked; the verifier still checks it, and its card, at the next GC). */
 void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *value) {
     if (tn_trylock(rt)) {
         bool valid = barrier_arguments_valid(rt, obj, slot, value);
