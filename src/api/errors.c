@@ -33,7 +33,7 @@ static void call_hook(tenure_runtime *rt, tenure_result r, const char *function,
 
 tenure_result tn_api_fail(tenure_runtime *rt, tenure_result r, const char *function, const char *fmt, ...) {
     TN_LOCKED(rt);
-    char message[256];
+    char message[512]; /* room for the verifier's and the barrier's messages with long type names */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
