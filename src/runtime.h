@@ -191,7 +191,8 @@ typedef struct tn_gc_record {
     uint32_t condemn_reasons_gen, condemn_reasons_condition; /* as the .NET collector packs them */
     int compact_reason;                                      /* -1: nothing compacted */
     bool demoted;         /* regions holding only pinned plugs stayed in their generation */
-    uint32_t phase_us[5]; /* mark, plan, relocate, compact or sweep, promote */
+    uint32_t phase_us[5]; /* mark, plan, relocate, compact or sweep, promote (gc/collection.h) */
+    uint32_t mark_us[5];  /* the mark phase's steps: sizedref, roots, short weak, finalization, long weak */
     uint64_t pause_ns;
 } tn_gc_record;
 

@@ -24,8 +24,14 @@ typedef struct tn_gen_plan {
     size_t live, used_total;
 } tn_gen_plan;
 
-/* Phases timed in the record (phase_us, the order of GCGlobalHeapHistory's values). */
+/* Phases timed in the record (phase_us): tenure's own, in the driver's order. The .NET runtime's
+ * phases, which GCGlobalHeapHistory_V4 carries, are mapped from them in gc/history.c. */
 enum { TN_PHASE_MARK, TN_PHASE_PLAN, TN_PHASE_RELOCATE, TN_PHASE_COMPACT_OR_SWEEP, TN_PHASE_PROMOTE, TN_PHASES };
+/* The mark phase's steps timed in the record (mark_us), in the order (and with the meaning) of
+ * the runtime's first five etw_gc_time_info indices (gcpriv.h): sized-ref handles' graphs, the
+ * other roots with their transitive closure, short weak handles cleared, finalization scanned,
+ * long weak handles cleared. */
+enum { TN_MARK_SIZEDREF, TN_MARK_ROOTS, TN_MARK_SHORT_WEAK, TN_MARK_FINALIZATION, TN_MARK_LONG_WEAK, TN_MARK_STEPS };
 
 typedef struct tn_collection {
     int condemned;   /* 0, 1 or 2: every generation up to it (and LOH, POH with 2) */

@@ -1,6 +1,7 @@
 /* history.c - what a GC reports at its end: GCGlobalHeapHistory_V4, GCPerHeapHistory_V3 and
  * GCHeapStats_V2, from the GC's record (tn_gc_record) and the heap's own accounting. */
 #include "runtime.h"
+#include "gc/collection.h"
 
 static bool any_compacted(const tn_gc_record *g) {
     for (int i = 0; i < TN_NGEN; i++)
@@ -54,19 +55,72 @@ static void emit_per_heap(tenure_runtime *rt) {
             .HeapIndex = 0, .ExtraGen0Commit = 0, .Count = TN_NGEN, .Values = values);
 }
 
+/* GCGlobalHeapHistory_V4's Values: the .NET runtime's phase times (gc_heap::etw_gc_time_info,
+ * gcpriv.h; fired by gc_heap::fire_pevents), microseconds as uint32, in its order. Count is
+ * the runtime's too: 8 for a compacting GC, 7 for a sweeping one (index 6 is then the sweep),
+ * 5 for a background GC (mark only; tenure has none). */
+enum {
+    TN_V4_MARK_SIZEDREF = 0,
+    TN_V4_MARK_ROOTS = 1,
+    TN_V4_MARK_SHORT_WEAK = 2,
+    TN_V4_MARK_SCAN_FINALIZATION = 3,
+    TN_V4_MARK_LONG_WEAK = 4,
+    TN_V4_PLAN = 5,
+    TN_V4_RELOCATE = 6,
+    TN_V4_SWEEP = 6,
+    TN_V4_SWEEP_COUNT = 7,
+    TN_V4_COMPACT = 7,
+    TN_V4_COMPACT_COUNT = 8
+};
+_Static_assert((int)TN_MARK_STEPS == (int)TN_V4_PLAN && (int)TN_MARK_SIZEDREF == (int)TN_V4_MARK_SIZEDREF &&
+                   (int)TN_MARK_ROOTS == (int)TN_V4_MARK_ROOTS &&
+                   (int)TN_MARK_SHORT_WEAK == (int)TN_V4_MARK_SHORT_WEAK &&
+                   (int)TN_MARK_FINALIZATION == (int)TN_V4_MARK_SCAN_FINALIZATION &&
+                   (int)TN_MARK_LONG_WEAK == (int)TN_V4_MARK_LONG_WEAK,
+               "the mark steps are the runtime's first five time indices");
+
+/* Map the record's phase times onto the runtime's; returns Count. The mark steps go where they
+ * are; what the mark phase spent outside them (setting up, the overflow rescan's event) goes to
+ * the roots, so that the mark values add up to the mark phase. Plan, relocate and compact (or
+ * sweep) mean what the runtime's do. Promotion (regions relabelled, cards and crossing tables
+ * rebuilt) has no time of its own in the runtime: it is left out, and the values add up to the
+ * pause less promotion and suspension. */
+static uint32_t runtime_phase_times(const tn_gc_record *g, bool compacting, uint32_t values[TN_V4_COMPACT_COUNT]) {
+    uint32_t steps = 0;
+    for (int i = 0; i < TN_MARK_STEPS; i++) {
+        values[i] = g->mark_us[i];
+        steps += g->mark_us[i];
+    }
+    /* the steps lie inside the mark phase, and each rounds down: together no more than it */
+    TN_ASSERT_INTERNAL(steps <= g->phase_us[TN_PHASE_MARK]);
+    if (g->phase_us[TN_PHASE_MARK] > steps)
+        values[TN_V4_MARK_ROOTS] += g->phase_us[TN_PHASE_MARK] - steps;
+    values[TN_V4_PLAN] = g->phase_us[TN_PHASE_PLAN];
+    if (!compacting) { /* nothing moved: relocation, which had nothing to update, counts as sweep */
+        values[TN_V4_SWEEP] = g->phase_us[TN_PHASE_RELOCATE] + g->phase_us[TN_PHASE_COMPACT_OR_SWEEP];
+        return TN_V4_SWEEP_COUNT;
+    }
+    values[TN_V4_RELOCATE] = g->phase_us[TN_PHASE_RELOCATE];
+    values[TN_V4_COMPACT] = g->phase_us[TN_PHASE_COMPACT_OR_SWEEP];
+    return TN_V4_COMPACT_COUNT;
+}
+
 void tn_gc_emit_history(tenure_runtime *rt) {
     const tn_gc_record *g = &rt->last;
     if (TN_EV_ON(rt, GCGlobalHeapHistory_V4)) {
         uint32_t mechanisms = 1u << TN_GLOBAL_PROMOTION;
-        if (any_compacted(g))
+        bool compacting = any_compacted(g);
+        if (compacting)
             mechanisms |= 1u << TN_GLOBAL_COMPACTION;
         if (g->demoted)
             mechanisms |= 1u << TN_GLOBAL_DEMOTION;
+        uint32_t times[TN_V4_COMPACT_COUNT];
+        uint32_t count = runtime_phase_times(g, compacting, times);
         TN_EMIT(rt, GCGlobalHeapHistory_V4, .FinalYoungestDesired = rt->heap.gen0_budget, .NumHeaps = 1,
                 .CondemnedGeneration = (uint32_t)g->condemned, .Gen0ReductionCount = 0, .Reason = g->reason,
                 .GlobalMechanisms = mechanisms, .PauseMode = 0, .MemoryPressure = tn_os_memory_load(),
-                .CondemnReasons0 = g->condemn_reasons_gen, .CondemnReasons1 = g->condemn_reasons_condition, .Count = 5,
-                .Values = g->phase_us);
+                .CondemnReasons0 = g->condemn_reasons_gen, .CondemnReasons1 = g->condemn_reasons_condition,
+                .Count = count, .Values = times);
     }
     if (TN_EV_ON(rt, GCPerHeapHistory_V3))
         emit_per_heap(rt);

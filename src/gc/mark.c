@@ -410,8 +410,17 @@ static void meter_end(tenure_runtime *rt, kind_meter m, uint32_t type) {
     TN_EMIT(rt, GCMarkWithType, .HeapNum = 0, .Type = type, .Bytes = bytes);
 }
 
+/* Add the time since *since to the mark step's in the record (GCGlobalHeapHistory_V4's mark
+ * times, gc/history.c), and start the next step's clock. */
+static void mark_step_done(tn_collection *c, int step, uint64_t *since) {
+    uint64_t now = tn_os_now_ns();
+    c->record.mark_us[step] += (uint32_t)((now - *since) / 1000);
+    *since = now;
+}
+
 void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
     tn_assert_phase(rt, c);
+    uint64_t step_from = tn_os_now_ns();
     int condemned = c->condemned;
     rt->mark.marked_bytes = rt->mark.overflow_marked = 0;
     rt->mark.overflow_seen = false;
@@ -427,6 +436,7 @@ void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
         tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_SIZED_REF), mark_sized_ref, rt);
         meter_end(rt, m, TN_ROOT_SIZEDREF);
     }
+    mark_step_done(c, TN_MARK_SIZEDREF, &step_from);
     /* Stack: shadow frames, root areas, root scanners, frozen segments, and the stack itself
      * conservatively */
     m = meter_start(rt);
@@ -464,7 +474,9 @@ void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
     /* short weak handles of dead objects are cleared before finalization is scanned, long
      * ones after it (they track resurrection); dependent handles whose primary died lose both
      * objects */
+    mark_step_done(c, TN_MARK_ROOTS, &step_from);
     tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_SHORT), clear_weak, rt);
+    mark_step_done(c, TN_MARK_SHORT_WEAK, &step_from);
     /* NewFQ: unreachable finalizable objects go to the ready queue and are marked through */
     if (rt->lifetime.finalizable.count) {
         m = meter_start(rt);
@@ -479,8 +491,10 @@ void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
             meter_end(rt, m, TN_ROOT_DEPENDENT_HANDLE);
         }
     }
+    mark_step_done(c, TN_MARK_FINALIZATION, &step_from);
     tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_LONG), clear_weak, rt);
     tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_DEPENDENT), clear_dependent, rt);
+    mark_step_done(c, TN_MARK_LONG_WEAK, &step_from);
     if (rt->mark.overflow_seen)
         TN_EMIT(rt, GCMarkWithType, .HeapNum = 0, .Type = TN_ROOT_OVERFLOW, .Bytes = rt->mark.overflow_marked);
 }

@@ -113,8 +113,11 @@ static void global_heap_history_v4(void) {
     tr_event ev;
     char why[160];
     CHECK(decode(TR_EV_GLOBAL_HEAP_HISTORY, "GCGlobalHeapHistory_V4", b.b, b.n, &ev, why) == 0, "V4: %s", why);
-    CHECK(ev.phase_count == TR_PHASES && ev.phase_us[0] == 10 && ev.phase_us[4] == 50 && ev.instance == 1,
-          "V4 values: %d %u %u", ev.phase_count, ev.phase_us[0], ev.phase_us[4]);
+    CHECK(ev.phase_count == 7 && ev.phase_us[0] == 10 && ev.phase_us[6] == 70 && ev.instance == 1,
+          "V4 values: %d %u %u", ev.phase_count, ev.phase_us[0], ev.phase_us[6]);
+    CHECK(strcmp(tr_phase_name(7, 6), "sweep") == 0 && strcmp(tr_phase_name(8, 6), "relocate") == 0 &&
+              strcmp(tr_phase_name(8, 1), "mark roots") == 0 && strcmp(tr_phase_name(8, 7), "compact") == 0,
+          "V4 phase names follow the runtime's etw_gc_time_info");
     CHECK(ev.reason == 0, "GlobalHeapHistory's Reason is not a GC reason");
     check_cuts(TR_EV_GLOBAL_HEAP_HISTORY, "GCGlobalHeapHistory_V4", &b);
     CHECK(decode(TR_EV_GLOBAL_HEAP_HISTORY, "GCGlobalHeapHistory_V3", b.b, v3, &ev, why) == 0 && ev.phase_count == 0,

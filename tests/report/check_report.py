@@ -394,7 +394,10 @@ def test_chrome(report, workload, workdir):
                   (g["number"], sl["dur"], g["pause_ms"]))
         by_number[g["number"]] = sl
     # suspension and phases nested inside their GC, phases in order and not overlapping
-    phase_order = ["mark", "plan", "relocate", "compact/sweep", "promote"]
+    # GCGlobalHeapHistory_V4's phase times, the .NET runtime's order (a sweeping GC has sweep
+    # where a compacting one has relocate, and no compact)
+    phase_order = ["mark sizedref", "mark roots", "mark short weak", "mark finalization", "mark long weak",
+                   "plan", "relocate", "sweep", "compact"]
     phases_seen = 0
     last = {}
     for e in ev:

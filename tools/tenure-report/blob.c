@@ -192,6 +192,20 @@ static int phh_records(tr_event *ev, cursor *c, uint64_t count) {
     return 0;
 }
 
+/* The runtime's order: its mark steps, plan, then relocate and compact (8 values: a compacting
+ * GC) or sweep (7 values: a sweeping one); 5 values are a background GC's mark steps. */
+static const char *const phase_names[TR_PHASES] = {"mark sizedref",     "mark roots",     "mark short weak",
+                                                   "mark finalization", "mark long weak", "plan",
+                                                   "relocate",          "compact"};
+
+const char *tr_phase_name(int count, int k) {
+    if (k < 0 || k >= TR_PHASES)
+        return "?";
+    if (k == 6 && count == 7)
+        return "sweep";
+    return phase_names[k];
+}
+
 static int u32_array(tr_event *ev, cursor *c, uint64_t count) {
     if (count > (c->len - c->off) / 4)
         return -1;

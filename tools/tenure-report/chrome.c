@@ -7,7 +7,8 @@
  *     the restart (a background GC: from its start to its GCHeapStats), on thread 1 ("GC") or,
  *     for background GCs, thread 2 ("background GC") so that foreground GCs inside them nest;
  *   - inside it, "suspend" (SuspendEEBegin .. SuspendEEEnd) and the GCGlobalHeapHistory_V4 phase
- *     times (mark, plan, relocate, compact/sweep, promote) laid out one after the other from
+ *     times (the .NET runtime's: mark steps, plan, relocate and compact, or sweep; named by
+ *     tr_phase_name) laid out one after the other from
  *     GCStart (scaled down when they add up to more than the time left in the slice);
  *   - after each GC, a counter ("ph":"C") "heap size after GC (MB)" with one value per
  *     generation (gen0, gen1, gen2, LOH, POH), the same numbers as --json's size_after_mb.
@@ -145,7 +146,7 @@ void chrome_trace(FILE *out, const char *path, const tr_model *m, int pid) {
                     dur = end - at;
                 if (dur <= 0)
                     continue;
-                slice(out, tr_phase_names[k], "gc.phase", pid, tid, at - t0, dur);
+                slice(out, tr_phase_name(g->phase_count, k), "gc.phase", pid, tid, at - t0, dur);
                 fprintf(out, ", \"args\": {\"gc\": %u, \"phase_us\": %u%s}}", g->number, g->phase_us[k],
                         scale < 1.0 ? ", \"scaled\": true" : "");
                 at += dur;

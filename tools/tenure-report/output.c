@@ -6,7 +6,7 @@
 
 #define MB 1000000.0
 
-const char *const tr_phase_names[TR_PHASES] = {"mark", "plan", "relocate", "compact/sweep", "promote"};
+
 const char *const tr_gen_names[TR_GENS] = {"gen0", "gen1", "gen2", "LOH", "POH"};
 
 static const char *status_word(const tr_result *res) {

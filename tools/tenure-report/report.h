@@ -22,8 +22,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define TR_GENS 5   /* gen0, gen1, gen2, LOH, POH */
-#define TR_PHASES 5 /* GCGlobalHeapHistory_V4 phase times: mark, plan, relocate, compact/sweep, promote */
+#define TR_GENS 5 /* gen0, gen1, gen2, LOH, POH */
+/* GCGlobalHeapHistory_V4 phase times: the .NET runtime's (gc_heap::etw_gc_time_info), from
+ * tenure and the runtime alike; their names depend on their count (tr_phase_name) */
+#define TR_PHASES 8
 
 /* The events the model looks at. */
 typedef enum tr_kind {
@@ -241,7 +243,8 @@ void zip_remove(const char *dir);
 void print_text(FILE *out, const char *path, const tr_model *m, const tr_result *res);
 void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_result *res, int first);
 void json_string(FILE *out, const char *s);
-extern const char *const tr_phase_names[TR_PHASES];
+/* The name of phase time k of a GCGlobalHeapHistory_V4 that carries count of them */
+const char *tr_phase_name(int count, int k);
 /* what each generation index is called: gen0, gen1, gen2, LOH, POH */
 extern const char *const tr_gen_names[TR_GENS];
 

@@ -9,7 +9,9 @@
   'use strict';
   var GEN_NAMES = ['gen0', 'gen1', 'gen2', 'LOH', 'POH'];
   var GEN_COLORS = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f'];
-  var PHASES = ['mark', 'plan', 'relocate', 'compact/sweep', 'promote'];
+  /* GCGlobalHeapHistory_V4's phase times, in the .NET runtime's order (7 values: the 7th is sweep) */
+  var PHASES = ['mark sizedref', 'mark roots', 'mark short weak', 'mark finalization', 'mark long weak', 'plan',
+    'relocate (sweep)', 'compact'];
   var status = document.getElementById('status');
   var app = document.getElementById('app');
   var charts = [];
