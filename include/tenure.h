@@ -764,6 +764,10 @@ typedef struct tenure_gc_info {
     uint64_t size_after[5];  /* ... and after the GC */
     uint64_t promoted[5];    /* bytes of each condemned generation that survived */
     uint64_t pinned_objects;
+    /* tenure's own phase times in microseconds, in the driver's order: mark, plan, relocate,
+     * compact or sweep, promote (the GCGlobalHeapHistory_V4 event carries the .NET runtime's
+     * phases instead: docs/events.md) */
+    uint32_t phase_us[5];
 } tenure_gc_info;
 
 /* The last GC (index 0 if none yet). */

@@ -188,6 +188,8 @@ void tenure_get_last_gc_info(const tenure_runtime *crt, tenure_gc_info *info) {
         info->promoted[i] = g->promoted[i];
     }
     info->pinned_objects = g->pinned_objects;
+    for (int i = 0; i < 5; i++)
+        info->phase_us[i] = g->phase_us[i];
 }
 
 void tenure_set_gc_callback(tenure_runtime *rt, tenure_gc_callback callback, void *context) {

@@ -76,6 +76,19 @@ static bool one_gc(tenure_runtime *rt, last_history *h, int gen, unsigned flags,
         other_mark += i == V4_MARK_ROOTS ? 0 : h->values[i];
     TT_CHECK(sum <= info.pause_ns / 1000, "phase times add up to %llu us, more than the pause (%llu us)",
              (unsigned long long)sum, (unsigned long long)(info.pause_ns / 1000));
+    /* tenure's own phases (tenure_gc_info.phase_us): the V4 mark steps add up to its mark
+     * phase, V4's plan is its plan, and together they fit in the pause */
+    uint64_t v4_mark = 0, own = 0;
+    for (int i = 0; i < V4_PLAN; i++)
+        v4_mark += h->values[i];
+    for (int i = 0; i < 5; i++)
+        own += info.phase_us[i];
+    TT_CHECK(info.phase_us[0] == v4_mark, "own mark phase %u us, the V4 mark steps add up to %llu us", info.phase_us[0],
+             (unsigned long long)v4_mark);
+    TT_CHECK(info.phase_us[1] == h->values[V4_PLAN], "own plan phase %u us, V4 plan %llu us", info.phase_us[1],
+             (unsigned long long)h->values[V4_PLAN]);
+    TT_CHECK(own <= info.pause_ns / 1000, "own phase times add up to %llu us, more than the pause",
+             (unsigned long long)own);
     return h->values[V4_MARK_ROOTS] > 0 && h->values[V4_MARK_ROOTS] >= other_mark && h->values[V4_PLAN] > 0;
 }
 
