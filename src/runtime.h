@@ -1,7 +1,8 @@
 /*
- * runtime.h - the one structure every subsystem hangs off (no globals), and the internal
- * functions each subsystem offers the others. Module prefixes: tn_os_ (os/), tn_type_ and
- * tn_heap_ (heap/), tn_gc_ (gc/), tn_roots_ (roots/), tn_api_ (api/).
+ * runtime.h - the one structure every subsystem hangs off (no globals), the object model
+ * (tn_type, tn_region, tn_mutator, object sizes and slots: heap/types.c) and api/'s services
+ * (errors, options, callbacks, internal allocation, tn_vec). Module prefixes: tn_os_ (os/),
+ * tn_type_ and tn_heap_ (heap/), tn_gc_ (gc/), tn_roots_ (roots/), tn_api_ (api/).
  *
  * struct tenure_runtime holds the per-instance configuration and services (config, error
  * hook, the reserved range and its side tables, statistics) and embeds the state each
@@ -11,6 +12,12 @@
  * (profiler/profiler.h). One GC's own state is a tn_collection (gc/collection.h) on the
  * driver's stack, rt->collection while it runs; rt->last is the record of the previous GC.
  * The table: docs/design/README.md "Who owns which state".
+ *
+ * The functions each subsystem offers the others are declared in the same header as its state,
+ * after it: heap/heap.h, threads/threads.h, roots/roots.h, lifetime/lifetime.h,
+ * profiler/profiler.h, gc/mark.h and gc/cards.h; the rest of gc/ in gc/gc.h. This header
+ * includes them all (a .c file includes only runtime.h): the state headers before struct
+ * tenure_runtime, then heap/heap.h again for its inline helpers that read the struct, and gc/gc.h.
  *
  * Heap invariants (checked by gc/verify.c, explained in docs/design/heap.md):
  *  H1 Every region is walkable: from its start to `used`, objects and free objects lie back
@@ -145,6 +152,9 @@ struct tenure_visitor {
     void *ctx;
 };
 
+/* What the visits call for each reference slot (tn_obj_visit_slots, the root walks). */
+typedef void (*tn_slot_fn)(void **slot, void *ctx);
+
 /* Free lists of the LOH and POH: size-segregated, first fit. */
 #define TN_FREE_BUCKETS 40
 typedef struct tn_free_list {
@@ -272,6 +282,11 @@ struct tenure_runtime {
 };
 #define TN_RUNTIME_MAGIC 0x7e7e0001u
 
+/* The functions that read struct tenure_runtime inline (heap/heap.h's second part), and gc/'s */
+#define TENURE_RUNTIME_DEFINED
+#include "heap/heap.h"
+#include "gc/gc.h"
+
 /* ---- api/errors.c ---- */
 tenure_result tn_api_fail(tenure_runtime *rt, tenure_result r, const char *function, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -290,9 +305,6 @@ tenure_result tn_config_check(const tenure_config *c, bool from_env, char *why, 
 bool tn_config_range_is_automatic(const tenure_config *c);
 uint64_t tn_config_min_range(const tenure_config *c);
 
-/* ---- threads/fork.c: the registry of live instances for the fork handlers ---- */
-void tn_fork_register(tenure_runtime *rt);
-void tn_fork_unregister(tenure_runtime *rt);
 /* ---- api/callbacks.c: which callback is running, and what it may call ----
  *
  * Every call out of the library into the embedder's code is bracketed by a callback frame: a
@@ -438,7 +450,6 @@ size_t tn_array_size(const tn_type *t, size_t length);
 
 /* Visit every reference slot of obj. Inline, so that a call with a constant fn (the marker,
  * the relocator) becomes a plain loop with fn inlined. */
-typedef void (*tn_slot_fn)(void **slot, void *ctx);
 void tn_obj_visit_traced(void *obj, tn_slot_fn fn, void *ctx); /* types with a trace callback */
 static inline void tn_obj_visit_slots(tenure_runtime *rt, void *obj, tn_slot_fn fn, void *ctx) {
     tn_type *t = tn_obj_type(obj);
@@ -467,309 +478,6 @@ static inline void tn_obj_visit_slots(tenure_runtime *rt, void *obj, tn_slot_fn 
         for (size_t j = 0; j < t->elem_ref_count; j++)
             fn((void **)(e + t->elem_ref_offsets[j]), ctx);
 }
-
-/* ---- heap/regions.c ---- */
-bool tn_heap_init(tenure_runtime *rt);
-/* Consistency checks (TN_ASSERT_INTERNAL / TN_ASSERT_EXPENSIVE, api/assert.h): one region;
- * every region of every generation and the free list (whole heap). */
-void tn_region_check(const tenure_runtime *rt, const tn_region *r);
-void tn_regions_check(const tenure_runtime *rt);
-void tn_heap_destroy(tenure_runtime *rt);
-static inline bool tn_in_range(const tenure_runtime *rt, const void *p) {
-    return (uintptr_t)p - (uintptr_t)rt->base < rt->range;
-}
-static inline size_t tn_unit_of(const tenure_runtime *rt, const void *p) {
-    return ((uintptr_t)p - (uintptr_t)rt->base) >> rt->head.unit_shift;
-}
-/* The region holding p (p must be in range); NULL if the unit is not in use. */
-static inline tn_region *tn_region_of(const tenure_runtime *rt, const void *p) {
-    tn_region *r = &rt->regions[rt->unit_head[tn_unit_of(rt, p)]];
-    return r->state == TN_RS_IN_USE ? r : NULL;
-}
-/* The generation of obj, an object of rt (frozen objects count as gen2): what
- * tenure_object_generation answers, without its checks. */
-static inline int tn_object_gen(const tenure_runtime *rt, const void *obj) {
-    return tn_in_range(rt, obj) ? tn_region_of(rt, obj)->gen : TN_GEN2;
-}
-/* Take a region of `units` units for generation gen; NULL if out of memory. */
-tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen);
-void tn_region_release(tenure_runtime *rt, tn_region *r);
-void tn_region_set_gen(tenure_runtime *rt, tn_region *r, int gen);
-void tn_region_list_remove(tenure_runtime *rt, tn_region *r);
-void tn_region_list_add(tenure_runtime *rt, tn_region *r);
-/* Decommit free regions that have stayed free long enough. */
-void tn_regions_trim(tenure_runtime *rt, bool all);
-/* End of the walkable part of r (the allocation context's unused tail is not). */
-char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r);
-/* tenure_is_object for callers that hold rt->threads.lock (or run with the world stopped). */
-bool tn_is_object(tenure_runtime *rt, const void *obj);
-/* Call fn on every object (free objects left out): frozen segments (as generation 2), then the
- * regions by address; fn returns true to stop (then so does this). With rt->threads.lock held and every
- * allocation context ended (the heap walk, the heap dump). */
-typedef bool (*tn_object_fn)(char *obj, tn_type *t, size_t size, int gen, void *ctx);
-bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx);
-/* Make [p, p+size) a free object (size >= 8). */
-void tn_make_free(tenure_runtime *rt, void *p, size_t size);
-/* GCPoisonFreed (a no-op when it is off): fill [p, p+size), space no object occupies any
- * more, with TN_POISON_BYTE / the same for the free object [p, p+size) past its header and
- * size words (the heap stays walkable). A word of poison is neither a type (a header read
- * through a stale pointer fails every check) nor a canonical address (a reference read from
- * it faults at its first use). Regions left empty are decommitted at once (PROT_NONE). */
-#define TN_POISON_BYTE 0xcc
-#define TN_POISON_WORD ((uintptr_t)0xccccccccccccccccull)
-void tn_heap_poison(tenure_runtime *rt, void *p, size_t size);
-void tn_heap_poison_free(tenure_runtime *rt, void *p, size_t size);
-
-/* ---- heap/alloc.c ---- */
-/* Consistency check of m's allocation context (inside its own region; none without one). */
-void tn_alloc_context_check(const tenure_runtime *rt, const tn_mutator *m);
-void tn_free_list_clear(tn_free_list *fl);
-void tn_free_list_add(tenure_runtime *rt, tn_free_list *fl, void *p, size_t size);
-void tn_budgets_update(tenure_runtime *rt);
-
-/* ---- bitmaps ---- */
-static inline size_t tn_bit_index(const tenure_runtime *rt, const void *p) {
-    return ((uintptr_t)p - (uintptr_t)rt->base) >> 3;
-}
-static inline bool tn_bit_test(const uint64_t *bits, size_t i) { return (bits[i >> 6] >> (i & 63)) & 1; }
-static inline void tn_bit_set(uint64_t *bits, size_t i) { bits[i >> 6] |= (uint64_t)1 << (i & 63); }
-/* First set bit in [from, to) or `to` if none. */
-size_t tn_bit_next(const uint64_t *bits, size_t from, size_t to);
-void tn_bits_clear(uint64_t *bits, size_t from, size_t to);
-
-/* ---- threads/ ---- */
-bool tn_threads_init(tenure_runtime *rt);
-/* tenure_destroy may go on: no thread other than the caller and the finalizer thread is
- * attached (else reported, false). */
-bool tn_threads_may_destroy(tenure_runtime *rt);
-/* Detach the caller, free what is left and the locks. */
-void tn_threads_destroy(tenure_runtime *rt);
-/* In the child of fork() (the forking thread holds rt->threads.lock and world_mx from the prepare
- * handler): fresh locks and conditions, rt->threads.lock held as before; every mutator of another
- * thread is gone (forgotten at the outermost unlock, when no GC runs). */
-void tn_threads_forked_child(tenure_runtime *rt);
-tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer);
-void tn_mutator_detach(tenure_runtime *rt, tn_mutator *m);
-/* The calling thread's mutator for rt, or NULL if it is not attached. */
-tn_mutator *tn_self(tenure_runtime *rt);
-/* The instance lock (recursive for its holder). Waiting for it is a safepoint. */
-void tn_lock(tenure_runtime *rt);
-void tn_unlock(tenure_runtime *rt);
-/* The lock if it is free (or held by the caller): never a safepoint. */
-bool tn_trylock(tenure_runtime *rt);
-bool tn_lock_held(const tenure_runtime *rt);
-/* The claims "with rt->threads.lock held" and "with the world stopped", checked (TN_ASSERT). Before
- * the locks exist and after they are destroyed (rt->threads.locks_ready false: creation, destruction)
- * the instance has one thread and both hold trivially. Macros, so a failure names the caller;
- * world_stops is read only by the lock holder (a data race otherwise). */
-#define tn_assert_locked(rt) TN_ASSERT(!(rt)->threads.locks_ready || tn_lock_held(rt))
-#define tn_assert_world_stopped(rt) TN_ASSERT(!(rt)->threads.locks_ready || (tn_lock_held(rt) && (rt)->world_stops > 0))
-/* Run wait(rt, arg) (a join, a wait for something outside the instance) as a safepoint:
- * a GC may run meanwhile. Without rt->threads.lock held. */
-void tn_while_safe(tenure_runtime *rt, void (*wait)(tenure_runtime *, void *), void *arg);
-/* Wait on cond (with rt->threads.lock held once) as a safepoint. */
-void tn_wait_safe(tenure_runtime *rt, pthread_cond_t *cond);
-/* With rt->threads.lock held: wait until every other attached thread is SAFE / let them go.
- * Nested stops are counted: the world restarts at the outermost restart. */
-void tn_world_stop(tenure_runtime *rt);
-void tn_world_restart(tenure_runtime *rt);
-/* Cleanup-attribute guard: `TN_LOCKED(rt);` holds rt->threads.lock to the end of the scope. */
-static inline void tn_unlock_guard(tenure_runtime **rt) {
-    if (*rt)
-        tn_unlock(*rt);
-}
-static inline tenure_runtime *tn_lock_guard(tenure_runtime *rt) {
-    if (rt)
-        tn_lock(rt);
-    return rt;
-}
-#define TN_LOCKED(rt) tenure_runtime *tn_guard_ __attribute__((cleanup(tn_unlock_guard))) = tn_lock_guard(rt)
-/* The same for a function given objects a and b (or NULL): if the caller must wait for the
- * lock, a GC may run meanwhile; it pins a and b (words treated as conservative roots) so that
- * the function's arguments stay valid. */
-void tn_lock_holding(tenure_runtime *rt, const void *a, const void *b);
-static inline tenure_runtime *tn_lock_holding_guard(tenure_runtime *rt, const void *a, const void *b) {
-    if (rt)
-        tn_lock_holding(rt, a, b);
-    return rt;
-}
-#define TN_LOCKED_HOLDING(rt, a, b) \
-    tenure_runtime *tn_guard_ __attribute__((cleanup(tn_unlock_guard))) = tn_lock_holding_guard(rt, a, b)
-
-/* ---- roots/ ---- */
-bool tn_roots_init(tenure_runtime *rt);
-void tn_roots_destroy(tenure_runtime *rt);
-/* Call fn on every root slot of the embedder (frames, areas, scanners). */
-void tn_roots_visit_stack(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
-/* Call fn(object, word) for every object (of a condemned region, if condemned_only) that a
- * word of the calling thread's stack or registers points into (GCConservativeStack). */
-typedef void (*tn_conservative_fn)(void *obj, void *word, void *ctx);
-void tn_roots_scan_conservative(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn, void *ctx);
-/* The live object of this instance containing p (interior pointers allowed), or NULL. */
-char *tn_roots_object_containing(tenure_runtime *rt, const void *p);
-/* Frames, root areas and root scanners only (no frozen segments) */
-void tn_roots_visit_embedder(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
-/* The same in two parts: one thread's shadow frames / root areas and scanners. */
-void tn_roots_visit_frames(tenure_runtime *rt, tn_mutator *m, tn_slot_fn fn, void *ctx);
-void tn_roots_visit_areas_and_scanners(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
-/* tn_roots_scan_conservative, calling thread(m, ctx) before the words of each thread (m NULL:
- * the calling thread, not attached). */
-void tn_roots_scan_conservative_threads(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn,
-                                        void (*thread)(tn_mutator *m, void *ctx), void *ctx);
-/* Frozen segments (roots/frozen.c) */
-bool tn_frozen_is_object(const tenure_runtime *rt, const void *p);
-void tn_frozen_visit_slots(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
-void tn_frozen_visit_objects(tenure_runtime *rt, void (*fn)(tenure_runtime *rt, char *obj, void *ctx), void *ctx);
-void tn_frozen_destroy(tenure_runtime *rt);
-/* Work out what each handle behaves as in this GC (variable, refcounted, ...). */
-void tn_handles_prepare(tenure_runtime *rt);
-/* Call fn(handle slot) for every live handle of one of the kinds (bits of effective kinds). */
-void tn_roots_visit_handle_slots(tenure_runtime *rt, uint32_t kind_mask, void (*fn)(tn_handle_slot *h, void *ctx),
-                                 void *ctx);
-/* Call fn on the secondary slot of every dependent handle that has one. */
-void tn_roots_visit_secondaries(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
-void tn_handles_destroy_slab_sets(tenure_runtime *rt);
-/* Consistency checks: one handle slab (magic, owner, every slot); every slab of rt. */
-void tn_handle_slab_check(const tenure_runtime *rt, const tn_handle_slab *s);
-void tn_handle_slabs_check(const tenure_runtime *rt);
-/* Call fn on the object slot of every handle of one of the kinds in kind_mask (bit = kind). */
-void tn_roots_visit_handles(tenure_runtime *rt, uint32_t kind_mask, tn_slot_fn fn, void *ctx);
-
-/* ---- heap/alloc.c ---- */
-/* Count the context's bytes, end it, hand its region back (a GC, or the thread detaches). */
-void tn_alloc_reset_context(tenure_runtime *rt, tn_mutator *m);
-/* With the world stopped: every thread's context ends, so every region is walkable. */
-void tn_alloc_end_contexts(tenure_runtime *rt);
-/* Bytes the calling thread has allocated in its context that are not counted yet. */
-size_t tn_alloc_uncounted(tenure_runtime *rt);
-/* A profiler now wants every allocation (or no longer): every context's limit is republished. */
-void tn_alloc_republish_limits(tenure_runtime *rt);
-/* m's inline allocation limit: closed (the slow path every time) under GCStress, for a
- * profiler of allocations, or while a callback that may not allocate runs on m's thread. */
-void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m);
-
-/* ---- gc/ ---- */
-/* scratch.c: before the pause, reserve what the GC will need (mark stack, pin and gap lists,
- * the pause scratch, this thread's trace streams) so that the pause allocates nothing. */
-void tn_gc_reserve_scratch(tenure_runtime *rt);
-/* The pause scratch (at least `size` bytes, or NULL if it could not be reserved: the user
- * does without and the GC counts a shortfall). */
-void *tn_gc_pause_scratch(tenure_runtime *rt, size_t size);
-void tn_gc_scratch_destroy(tenure_runtime *rt);
-/* Bytes of pause scratch the range reports (report.c) need. */
-size_t tn_gc_range_scratch_bytes(void);
-tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags);
-/* Consistency check of the mark stack (count within capacity, entries in the heap range). */
-void tn_mark_stack_check(const tenure_runtime *rt);
-void tn_gc_rebuild_region(tenure_runtime *rt, tn_region *r, bool set_cards);
-/* The same for the objects of r from `from` (an object start) to its end. */
-void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_cards);
-/* The pieces of a rebuild that relocation does as it goes (relocate.c, collector.md "Cards"):
- * zero r's cards from `from` (an object start; r->start: the whole region), lower the card of
- * `slot` for a reference to generation value - 1 (its bundle too). */
-void tn_gc_clear_cards(tenure_runtime *rt, tn_region *r, char *from);
-void tn_gc_lower_card(tenure_runtime *rt, void *slot, uint8_t value);
-/* HeapVerify around a GC (when: "before a GC" or "after a GC"): the number of problems,
- * each reported through the error hook; without a hook they go to stderr and the process
- * aborts. */
-size_t tn_gc_verify(tenure_runtime *rt, const char *when);
-/* GCGlobalHeapHistory_V4, GCPerHeapHistory_V3 / GCHeapStats_V2 of the GC just done (history.c) */
-void tn_gc_emit_history(tenure_runtime *rt);
-void tn_gc_emit_heap_stats(tenure_runtime *rt);
-/* Every card of every old region dirty (after fork(), in the child: cards.c). */
-void tn_gc_dirty_old_cards(tenure_runtime *rt);
-/* The card scan of an ephemeral GC (cards.c, docs/design/collector.md "Cards"). During mark:
- * scan once every card of value 1..condemned+1 of the regions not condemned, call `mark` for
- * each slot that refers to a condemned object and record it in rt->card.card_slots, and rewrite
- * every other scanned card from what its slots refer to. During relocation: `fn` updates each
- * recorded slot (and, if the list filled, every slot under the cards the scan left) and
- * returns the generation its object has after the GC (3: none younger than gen2), from which
- * the slot's card is lowered. Before the pause: reserve the list (scratch.c). */
-typedef int (*tn_card_slot_fn)(void **slot, void *ctx);
-void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *ctx);
-void tn_gc_update_card_slots(tenure_runtime *rt, int condemned, tn_card_slot_fn fn, void *ctx);
-void tn_gc_reserve_card_slots(tenure_runtime *rt);
-/* HeapVerify (H5, H7): the first card of r from `from` on whose value, in 1..upto, is not the
- * one its slots give now (NULL if none; *value: the card's value); the card and bundle values
- * of a slot's card. */
-char *tn_gc_next_stale_card(tenure_runtime *rt, tn_region *r, char *from, int upto, uint8_t *value);
-uint8_t tn_gc_card_value(const tenure_runtime *rt, const void *slot);
-uint8_t tn_gc_bundle_value(const tenure_runtime *rt, const void *slot);
-static inline bool tn_gen_condemned(int gen, int condemned) {
-    return gen <= condemned || (condemned == TN_GEN2 && gen > TN_GEN2);
-}
-
-/* ---- lifetime/ ---- */
-void tn_lifetime_gen2_done(tenure_runtime *rt);
-void tn_lifetime_update_sync(tenure_runtime *rt, char *(*forward)(tenure_runtime *, char *),
-                             bool (*dead)(tenure_runtime *, const void *));
-void tn_lifetime_destroy(tenure_runtime *rt);
-/* finalize.c */
-bool tn_finalize_register(tenure_runtime *rt, void *obj);
-void tn_finalize_visit_ready(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
-void tn_finalize_visit_registered(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
-/* During marking: move unreachable finalizable objects to the ready queue (dead: a
- * predicate), calling queued(obj) for each; returns how many. */
-size_t tn_finalize_scan(tenure_runtime *rt, bool (*dead)(tenure_runtime *, const void *),
-                        void (*queued)(tenure_runtime *, void **));
-/* GCFinalizeMode 2: run pending finalizers on this thread (call without rt->threads.lock held). */
-void tn_finalize_safepoint(tenure_runtime *rt);
-/* After a GC that queued finalizers (rt->threads.lock held): wake the finalizer thread. */
-void tn_finalize_notify(tenure_runtime *rt);
-/* GCFinalizeMode 0: start the instance's finalizer thread / drain or discard its queue
- * (GCFinalizeOnShutdown) and join it. */
-int tn_finalize_start_thread(tenure_runtime *rt); /* 0 or the error of pthread_create */
-/* In the child of fork(): start a new finalizer thread (without waiting for it); forget the
- * running finalizer of a thread gone with the fork. */
-void tn_finalize_forked_child(tenure_runtime *rt);
-void tn_finalize_forget_runner(tenure_runtime *rt, const tn_mutator *gone);
-void tn_finalize_stop_thread(tenure_runtime *rt);
-void tn_finalize_shutdown(tenure_runtime *rt);
-
-/* ---- profiler/ ---- */
-void tn_prof_gc_started(tenure_runtime *rt);
-void tn_prof_moved(tenure_runtime *rt, size_t n, const uintptr_t *old, const uintptr_t *new_starts, const size_t *len);
-void tn_prof_surviving(tenure_runtime *rt, size_t n, const uintptr_t *starts, const size_t *len);
-void tn_prof_root_references(tenure_runtime *rt);
-/* Every root as root_references reports it (object at its final address, kind, flags, root
- * id, OS thread id of a stack root or 0): the one enumeration behind root_references and the
- * heap dump's root edges. */
-typedef void (*tn_prof_root_fn)(void *obj, tenure_root_kind kind, uint32_t flags, uintptr_t root_id, uint64_t thread,
-                                void *ctx);
-void tn_prof_visit_roots(tenure_runtime *rt, tn_prof_root_fn fn, void *ctx);
-void tn_prof_gc_finished(tenure_runtime *rt);
-void tn_prof_allocated(tenure_runtime *rt, void *obj, const tn_type *t);
-void tn_prof_handle_created(tenure_runtime *rt, tenure_handle *h, uint32_t kind, void *obj, void *secondary);
-void tn_prof_handle_destroyed(tenure_runtime *rt, tenure_handle *h);
-/* object_allocated_sampled, without rt->threads.lock, on m's thread; returns obj (moved if a GC ran
- * while a callback waited in a query: obj is rooted by m for the call). */
-void *tn_prof_sampled(tenure_runtime *rt, tn_mutator *m, void *obj, const tn_type *t, uint64_t since);
-/* Sampling turned on (interval changed): every thread's countdown starts now. World stopped. */
-void tn_alloc_restart_sampling(tenure_runtime *rt);
-void tn_prof_finalizeable_queued(tenure_runtime *rt, void *obj);
-void tn_prof_shutdown(tenure_runtime *rt);
-void tn_prof_load_from_env(tenure_runtime *rt);
-/* references.c: the heap dump's events, at the end of a GC asked for by tenure_heap_dump */
-void tn_heap_dump_emit(tenure_runtime *rt);
-/* Bytes of pause scratch the GC about to start needs for its heap dump / the profilers'
- * root batch (0 if none is asked for). */
-size_t tn_heap_dump_scratch_bytes(const tenure_runtime *rt);
-size_t tn_prof_roots_scratch_bytes(const tenure_runtime *rt);
-#define TN_PROF_ON(rt, bit) ((rt)->prof.prof_mask & (bit))
-
-/* GC reasons (events spec) */
-enum {
-    TN_REASON_ALLOC_SMALL = 0,
-    TN_REASON_INDUCED = 1,
-    TN_REASON_LOW_MEMORY = 2,
-    TN_REASON_ALLOC_LARGE = 4,
-    TN_REASON_OOS_SOH = 5,
-    TN_REASON_OOS_LOH = 6,
-    TN_REASON_INDUCED_NOFORCE = 7,
-    TN_REASON_STRESS = 8,
-    TN_REASON_INDUCED_COMPACTING = 10,
-    TN_REASON_INDUCED_AGGRESSIVE = 17
-};
 
 #include "trace/trace.h"
 

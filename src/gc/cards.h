@@ -3,7 +3,8 @@
  * slots an ephemeral GC's card scan found, reserved before the pause (gc/scratch.c), and how
  * full it got. The card table and bundles themselves are side tables of the reserved range
  * (rt->cards, rt->card_bundles, set up by heap/regions.c, written by the barrier). Included
- * by runtime.h, which embeds it in struct tenure_runtime.
+ * by runtime.h, which embeds it in struct tenure_runtime. After the state: every card
+ * function gc/cards.c offers (rebuild, clear, lower, the card scan, HeapVerify's card checks).
  */
 #ifndef TENURE_GC_CARDS_H
 #define TENURE_GC_CARDS_H
@@ -18,5 +19,37 @@ struct tn_card_state {
     size_t card_slots_seen;   /* slots the card scan of this GC found, recorded or not */
     size_t card_slots_needed; /* the most any GC found */
 };
+
+/* ---- functions (cards.c) ---- */
+
+/* Clear r's cards and rebuild its crossing table; with set_cards, set each card again from
+ * the slots under it. */
+void tn_gc_rebuild_region(tenure_runtime *rt, tn_region *r, bool set_cards);
+/* The same for the objects of r from `from` (an object start) to its end. */
+void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_cards);
+/* The pieces of a rebuild that relocation does as it goes (relocate.c, collector.md "Cards"):
+ * zero r's cards from `from` (an object start; r->start: the whole region), lower the card of
+ * `slot` for a reference to generation value - 1 (its bundle too). */
+void tn_gc_clear_cards(tenure_runtime *rt, tn_region *r, char *from);
+void tn_gc_lower_card(tenure_runtime *rt, void *slot, uint8_t value);
+/* Every card of every old region dirty (after fork(), in the child: cards.c). */
+void tn_gc_dirty_old_cards(tenure_runtime *rt);
+/* The card scan of an ephemeral GC (cards.c, docs/design/collector.md "Cards"). During mark:
+ * scan once every card of value 1..condemned+1 of the regions not condemned, call `mark` for
+ * each slot that refers to a condemned object and record it in rt->card.card_slots, and rewrite
+ * every other scanned card from what its slots refer to. During relocation: `fn` updates each
+ * recorded slot (and, if the list filled, every slot under the cards the scan left) and
+ * returns the generation its object has after the GC (3: none younger than gen2), from which
+ * the slot's card is lowered. Before the pause: reserve the list (scratch.c). */
+typedef int (*tn_card_slot_fn)(void **slot, void *ctx);
+void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *ctx);
+void tn_gc_update_card_slots(tenure_runtime *rt, int condemned, tn_card_slot_fn fn, void *ctx);
+void tn_gc_reserve_card_slots(tenure_runtime *rt);
+/* HeapVerify (H5, H7): the first card of r from `from` on whose value, in 1..upto, is not the
+ * one its slots give now (NULL if none; *value: the card's value); the card and bundle values
+ * of a slot's card. */
+char *tn_gc_next_stale_card(tenure_runtime *rt, tn_region *r, char *from, int upto, uint8_t *value);
+uint8_t tn_gc_card_value(const tenure_runtime *rt, const void *slot);
+uint8_t tn_gc_bundle_value(const tenure_runtime *rt, const void *slot);
 
 #endif

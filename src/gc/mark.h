@@ -3,7 +3,8 @@
  * the pause by gc/scratch.c, never grown in it), its overflow range, and what this GC's marking
  * counted. Included by runtime.h (tn_vec comes from there), which embeds it in struct
  * tenure_runtime: a heap's own marking state, apart from the per-collection parameters
- * (gc/collection.h). pinned_objects is read by the stats (report.c).
+ * (gc/collection.h). pinned_objects is read by the stats (report.c). After the state: the
+ * mark stack's consistency check (gc/gc.h has gc/'s other functions).
  */
 #ifndef TENURE_GC_MARK_H
 #define TENURE_GC_MARK_H
@@ -20,5 +21,10 @@ struct tn_mark_state {
     bool overflow_seen;
     size_t pinned_objects;
 };
+
+/* ---- functions ---- */
+
+/* Consistency check of the mark stack (count within capacity, entries in the heap range). */
+void tn_mark_stack_check(const tenure_runtime *rt);
 
 #endif

@@ -7,6 +7,8 @@
  * regions, unit tables, bitmaps, cards, crossing) stay in struct tenure_runtime: every
  * subsystem and the inline fast paths read them, and trace/ reads the unit tables. The GC
  * (gc/) rewrites the region lists, free lists, committed bytes and gen0 gaps inside a pause.
+ * After the state: heap/'s functions (regions.c, alloc.c), then, in a second part that
+ * runtime.h includes after struct tenure_runtime, the inline helpers that read it.
  */
 #ifndef TENURE_HEAP_HEAP_H
 #define TENURE_HEAP_HEAP_H
@@ -42,4 +44,85 @@ struct tn_heap_state {
                             cut from them (heap/alloc.c) */
 };
 
+/* ---- functions (runtime.h includes this header before struct tenure_runtime) ---- */
+
+/* regions.c */
+bool tn_heap_init(tenure_runtime *rt);
+/* Consistency checks (TN_ASSERT_INTERNAL / TN_ASSERT_EXPENSIVE, api/assert.h): one region;
+ * every region of every generation and the free list (whole heap). */
+void tn_region_check(const tenure_runtime *rt, const tn_region *r);
+void tn_regions_check(const tenure_runtime *rt);
+void tn_heap_destroy(tenure_runtime *rt);
+/* Take a region of `units` units for generation gen; NULL if out of memory. */
+tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen);
+void tn_region_release(tenure_runtime *rt, tn_region *r);
+void tn_region_set_gen(tenure_runtime *rt, tn_region *r, int gen);
+void tn_region_list_remove(tenure_runtime *rt, tn_region *r);
+void tn_region_list_add(tenure_runtime *rt, tn_region *r);
+/* Decommit free regions that have stayed free long enough. */
+void tn_regions_trim(tenure_runtime *rt, bool all);
+/* End of the walkable part of r (the allocation context's unused tail is not). */
+char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r);
+/* tenure_is_object for callers that hold rt->threads.lock (or run with the world stopped). */
+bool tn_is_object(tenure_runtime *rt, const void *obj);
+/* Call fn on every object (free objects left out): frozen segments (as generation 2), then the
+ * regions by address; fn returns true to stop (then so does this). With rt->threads.lock held and every
+ * allocation context ended (the heap walk, the heap dump). */
+typedef bool (*tn_object_fn)(char *obj, tn_type *t, size_t size, int gen, void *ctx);
+bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx);
+/* Make [p, p+size) a free object (size >= 8). */
+void tn_make_free(tenure_runtime *rt, void *p, size_t size);
+/* GCPoisonFreed (a no-op when it is off): fill [p, p+size), space no object occupies any
+ * more, with TN_POISON_BYTE / the same for the free object [p, p+size) past its header and
+ * size words (the heap stays walkable). A word of poison is neither a type (a header read
+ * through a stale pointer fails every check) nor a canonical address (a reference read from
+ * it faults at its first use). Regions left empty are decommitted at once (PROT_NONE). */
+#define TN_POISON_BYTE 0xcc
+#define TN_POISON_WORD ((uintptr_t)0xccccccccccccccccull)
+void tn_heap_poison(tenure_runtime *rt, void *p, size_t size);
+void tn_heap_poison_free(tenure_runtime *rt, void *p, size_t size);
+
+
+/* alloc.c */
+/* Consistency check of m's allocation context (inside its own region; none without one). */
+void tn_alloc_context_check(const tenure_runtime *rt, const tn_mutator *m);
+void tn_free_list_clear(tn_free_list *fl);
+void tn_free_list_add(tenure_runtime *rt, tn_free_list *fl, void *p, size_t size);
+void tn_budgets_update(tenure_runtime *rt);
+/* Count the context's bytes, end it, hand its region back (a GC, or the thread detaches). */
+void tn_alloc_reset_context(tenure_runtime *rt, tn_mutator *m);
+/* With the world stopped: every thread's context ends, so every region is walkable. */
+void tn_alloc_end_contexts(tenure_runtime *rt);
+/* Bytes the calling thread has allocated in its context that are not counted yet. */
+size_t tn_alloc_uncounted(tenure_runtime *rt);
+/* A profiler now wants every allocation (or no longer): every context's limit is republished. */
+void tn_alloc_republish_limits(tenure_runtime *rt);
+/* m's inline allocation limit: closed (the slow path every time) under GCStress, for a
+ * profiler of allocations, or while a callback that may not allocate runs on m's thread. */
+void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m);
+/* Sampling turned on (interval changed): every thread's countdown starts now. World stopped. */
+void tn_alloc_restart_sampling(tenure_runtime *rt);
+
+#endif
+
+/* The inline helpers that read struct tenure_runtime: runtime.h includes this header a second
+ * time, after that struct (TENURE_RUNTIME_DEFINED). */
+#if defined(TENURE_RUNTIME_DEFINED) && !defined(TENURE_HEAP_HEAP_INLINE_H)
+#define TENURE_HEAP_HEAP_INLINE_H
+static inline bool tn_in_range(const tenure_runtime *rt, const void *p) {
+    return (uintptr_t)p - (uintptr_t)rt->base < rt->range;
+}
+static inline size_t tn_unit_of(const tenure_runtime *rt, const void *p) {
+    return ((uintptr_t)p - (uintptr_t)rt->base) >> rt->head.unit_shift;
+}
+/* The region holding p (p must be in range); NULL if the unit is not in use. */
+static inline tn_region *tn_region_of(const tenure_runtime *rt, const void *p) {
+    tn_region *r = &rt->regions[rt->unit_head[tn_unit_of(rt, p)]];
+    return r->state == TN_RS_IN_USE ? r : NULL;
+}
+/* The generation of obj, an object of rt (frozen objects count as gen2): what
+ * tenure_object_generation answers, without its checks. */
+static inline int tn_object_gen(const tenure_runtime *rt, const void *obj) {
+    return tn_in_range(rt, obj) ? tn_region_of(rt, obj)->gen : TN_GEN2;
+}
 #endif

@@ -2,8 +2,8 @@
  * lifetime.h - the state lifetime/ owns (rt->lifetime): memory pressure, identity hashes and
  * finalization (the registered and ready queues, the finalizer thread). Included by
  * runtime.h (tn_vec and tn_mutator come from there), which embeds it in struct
- * tenure_runtime; other subsystems call lifetime/'s functions (runtime.h "lifetime/") and
- * read these fields only where noted.
+ * tenure_runtime; other subsystems call lifetime/'s functions (after the state, below)
+ * and read these fields only where noted.
  */
 #ifndef TENURE_LIFETIME_LIFETIME_H
 #define TENURE_LIFETIME_LIFETIME_H
@@ -37,5 +37,34 @@ struct tn_lifetime_state {
     uint64_t fin_queued, fin_done; /* entries ever queued / ever taken off the queue */
     struct tn_mutator *fin_runner; /* the thread running finalizers now, NULL if none */
 };
+
+/* ---- functions ---- */
+
+/* lifetime.c */
+void tn_lifetime_gen2_done(tenure_runtime *rt);
+void tn_lifetime_update_sync(tenure_runtime *rt, char *(*forward)(tenure_runtime *, char *),
+                             bool (*dead)(tenure_runtime *, const void *));
+void tn_lifetime_destroy(tenure_runtime *rt);
+/* finalize.c */
+bool tn_finalize_register(tenure_runtime *rt, void *obj);
+void tn_finalize_visit_ready(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
+void tn_finalize_visit_registered(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
+/* During marking: move unreachable finalizable objects to the ready queue (dead: a
+ * predicate), calling queued(obj) for each; returns how many. */
+size_t tn_finalize_scan(tenure_runtime *rt, bool (*dead)(tenure_runtime *, const void *),
+                        void (*queued)(tenure_runtime *, void **));
+/* GCFinalizeMode 2: run pending finalizers on this thread (call without rt->threads.lock held). */
+void tn_finalize_safepoint(tenure_runtime *rt);
+/* After a GC that queued finalizers (rt->threads.lock held): wake the finalizer thread. */
+void tn_finalize_notify(tenure_runtime *rt);
+/* GCFinalizeMode 0: start the instance's finalizer thread / drain or discard its queue
+ * (GCFinalizeOnShutdown) and join it. */
+int tn_finalize_start_thread(tenure_runtime *rt); /* 0 or the error of pthread_create */
+/* In the child of fork(): start a new finalizer thread (without waiting for it); forget the
+ * running finalizer of a thread gone with the fork. */
+void tn_finalize_forked_child(tenure_runtime *rt);
+void tn_finalize_forget_runner(tenure_runtime *rt, const tn_mutator *gone);
+void tn_finalize_stop_thread(tenure_runtime *rt);
+void tn_finalize_shutdown(tenure_runtime *rt);
 
 #endif

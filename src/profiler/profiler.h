@@ -4,7 +4,8 @@
  * and the heap dump the running GC must write. Included by runtime.h, which embeds it in
  * struct tenure_runtime. Read elsewhere: prof_mask (TN_PROF_ON), alloc_slow_always and
  * sample_interval by the allocator (heap/alloc.c), heap_dump_pending and heap_dumps by the
- * GC's start and end (gc/collect.c, gc/report.c).
+ * GC's start and end (gc/collect.c, gc/report.c). After the state: profiler/'s functions
+ * (the callbacks the GC and the allocator call, the heap dump's).
  */
 #ifndef TENURE_PROFILER_PROFILER_H
 #define TENURE_PROFILER_PROFILER_H
@@ -29,5 +30,35 @@ struct tn_prof_state {
     bool heap_dump_pending;
     uint64_t heap_dumps; /* dumps asked for so far (GCStart's ClientSequenceNumber) */
 };
+
+/* ---- functions ---- */
+
+void tn_prof_gc_started(tenure_runtime *rt);
+void tn_prof_moved(tenure_runtime *rt, size_t n, const uintptr_t *old, const uintptr_t *new_starts, const size_t *len);
+void tn_prof_surviving(tenure_runtime *rt, size_t n, const uintptr_t *starts, const size_t *len);
+void tn_prof_root_references(tenure_runtime *rt);
+/* Every root as root_references reports it (object at its final address, kind, flags, root
+ * id, OS thread id of a stack root or 0): the one enumeration behind root_references and the
+ * heap dump's root edges. */
+typedef void (*tn_prof_root_fn)(void *obj, tenure_root_kind kind, uint32_t flags, uintptr_t root_id, uint64_t thread,
+                                void *ctx);
+void tn_prof_visit_roots(tenure_runtime *rt, tn_prof_root_fn fn, void *ctx);
+void tn_prof_gc_finished(tenure_runtime *rt);
+void tn_prof_allocated(tenure_runtime *rt, void *obj, const tn_type *t);
+void tn_prof_handle_created(tenure_runtime *rt, tenure_handle *h, uint32_t kind, void *obj, void *secondary);
+void tn_prof_handle_destroyed(tenure_runtime *rt, tenure_handle *h);
+/* object_allocated_sampled, without rt->threads.lock, on m's thread; returns obj (moved if a GC ran
+ * while a callback waited in a query: obj is rooted by m for the call). */
+void *tn_prof_sampled(tenure_runtime *rt, tn_mutator *m, void *obj, const tn_type *t, uint64_t since);
+void tn_prof_finalizeable_queued(tenure_runtime *rt, void *obj);
+void tn_prof_shutdown(tenure_runtime *rt);
+void tn_prof_load_from_env(tenure_runtime *rt);
+/* references.c: the heap dump's events, at the end of a GC asked for by tenure_heap_dump */
+void tn_heap_dump_emit(tenure_runtime *rt);
+/* Bytes of pause scratch the GC about to start needs for its heap dump / the profilers'
+ * root batch (0 if none is asked for). */
+size_t tn_heap_dump_scratch_bytes(const tenure_runtime *rt);
+size_t tn_prof_roots_scratch_bytes(const tenure_runtime *rt);
+#define TN_PROF_ON(rt, bit) ((rt)->prof.prof_mask & (bit))
 
 #endif

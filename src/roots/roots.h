@@ -2,9 +2,10 @@
  * roots.h - the state roots/ owns (rt->roots): root areas and scanners, handles (their slabs,
  * free list and count; the refcount callback of refcounted handles), and the walks in
  * progress over the embedder's roots. Included by runtime.h, which embeds it in struct
- * tenure_runtime; others call roots/'s functions (runtime.h "roots/"); handle_count is read
+ * tenure_runtime; others call roots/'s functions (below); handle_count is read
  * by the GC (to skip handle passes) and the stats. The frozen segments (roots/frozen.c) are
- * still rt->frozen: trace/ reads them.
+ * still rt->frozen: trace/ reads them. After the state: roots/'s functions (root walks,
+ * conservative scan, frozen segments, handle walks and checks).
  */
 #ifndef TENURE_ROOTS_ROOTS_H
 #define TENURE_ROOTS_ROOTS_H
@@ -73,5 +74,45 @@ struct tn_roots_state {
     unsigned root_walks; /* tn_roots_visit_embedder in progress (its callbacks may remove) */
     bool roots_removed;  /* some root area or scanner waits to be unlinked */
 };
+
+/* ---- functions ---- */
+
+bool tn_roots_init(tenure_runtime *rt);
+void tn_roots_destroy(tenure_runtime *rt);
+/* Call fn on every root slot of the embedder (frames, areas, scanners). */
+void tn_roots_visit_stack(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
+/* Call fn(object, word) for every object (of a condemned region, if condemned_only) that a
+ * word of the calling thread's stack or registers points into (GCConservativeStack). */
+typedef void (*tn_conservative_fn)(void *obj, void *word, void *ctx);
+void tn_roots_scan_conservative(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn, void *ctx);
+/* The live object of this instance containing p (interior pointers allowed), or NULL. */
+char *tn_roots_object_containing(tenure_runtime *rt, const void *p);
+/* Frames, root areas and root scanners only (no frozen segments) */
+void tn_roots_visit_embedder(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
+/* The same in two parts: one thread's shadow frames / root areas and scanners. */
+void tn_roots_visit_frames(tenure_runtime *rt, tn_mutator *m, tn_slot_fn fn, void *ctx);
+void tn_roots_visit_areas_and_scanners(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
+/* tn_roots_scan_conservative, calling thread(m, ctx) before the words of each thread (m NULL:
+ * the calling thread, not attached). */
+void tn_roots_scan_conservative_threads(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn,
+                                        void (*thread)(tn_mutator *m, void *ctx), void *ctx);
+/* Frozen segments (roots/frozen.c) */
+bool tn_frozen_is_object(const tenure_runtime *rt, const void *p);
+void tn_frozen_visit_slots(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
+void tn_frozen_visit_objects(tenure_runtime *rt, void (*fn)(tenure_runtime *rt, char *obj, void *ctx), void *ctx);
+void tn_frozen_destroy(tenure_runtime *rt);
+/* Work out what each handle behaves as in this GC (variable, refcounted, ...). */
+void tn_handles_prepare(tenure_runtime *rt);
+/* Call fn(handle slot) for every live handle of one of the kinds (bits of effective kinds). */
+void tn_roots_visit_handle_slots(tenure_runtime *rt, uint32_t kind_mask, void (*fn)(tn_handle_slot *h, void *ctx),
+                                 void *ctx);
+/* Call fn on the secondary slot of every dependent handle that has one. */
+void tn_roots_visit_secondaries(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
+void tn_handles_destroy_slab_sets(tenure_runtime *rt);
+/* Consistency checks: one handle slab (magic, owner, every slot); every slab of rt. */
+void tn_handle_slab_check(const tenure_runtime *rt, const tn_handle_slab *s);
+void tn_handle_slabs_check(const tenure_runtime *rt);
+/* Call fn on the object slot of every handle of one of the kinds in kind_mask (bit = kind). */
+void tn_roots_visit_handles(tenure_runtime *rt, uint32_t kind_mask, tn_slot_fn fn, void *ctx);
 
 #endif

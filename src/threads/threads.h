@@ -4,7 +4,8 @@
  * runtime.h (tn_mutator comes from there), which embeds it in struct tenure_runtime. Others
  * take the lock through tn_lock/TN_LOCKED and walk rt->threads.mutators with the world
  * stopped. The world-stop nesting (rt->world_stops) is still in struct tenure_runtime: trace/
- * reads it.
+ * reads it. After the state: threads/'s functions (the lock and its guards, the lock and
+ * world-stop assertions, world stop and restart, attach and detach, the fork registry).
  */
 #ifndef TENURE_THREADS_THREADS_H
 #define TENURE_THREADS_THREADS_H
@@ -32,5 +33,70 @@ struct tn_threads_state {
     struct tenure_runtime *fork_next;
     bool fork_purge;
 };
+
+/* ---- functions ---- */
+
+/* threads.c */
+bool tn_threads_init(tenure_runtime *rt);
+/* tenure_destroy may go on: no thread other than the caller and the finalizer thread is
+ * attached (else reported, false). */
+bool tn_threads_may_destroy(tenure_runtime *rt);
+/* Detach the caller, free what is left and the locks. */
+void tn_threads_destroy(tenure_runtime *rt);
+/* In the child of fork() (the forking thread holds rt->threads.lock and world_mx from the prepare
+ * handler): fresh locks and conditions, rt->threads.lock held as before; every mutator of another
+ * thread is gone (forgotten at the outermost unlock, when no GC runs). */
+void tn_threads_forked_child(tenure_runtime *rt);
+tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer);
+void tn_mutator_detach(tenure_runtime *rt, tn_mutator *m);
+/* The calling thread's mutator for rt, or NULL if it is not attached. */
+tn_mutator *tn_self(tenure_runtime *rt);
+/* The instance lock (recursive for its holder). Waiting for it is a safepoint. */
+void tn_lock(tenure_runtime *rt);
+void tn_unlock(tenure_runtime *rt);
+/* The lock if it is free (or held by the caller): never a safepoint. */
+bool tn_trylock(tenure_runtime *rt);
+bool tn_lock_held(const tenure_runtime *rt);
+/* The claims "with rt->threads.lock held" and "with the world stopped", checked (TN_ASSERT). Before
+ * the locks exist and after they are destroyed (rt->threads.locks_ready false: creation, destruction)
+ * the instance has one thread and both hold trivially. Macros, so a failure names the caller;
+ * world_stops is read only by the lock holder (a data race otherwise). */
+#define tn_assert_locked(rt) TN_ASSERT(!(rt)->threads.locks_ready || tn_lock_held(rt))
+#define tn_assert_world_stopped(rt) TN_ASSERT(!(rt)->threads.locks_ready || (tn_lock_held(rt) && (rt)->world_stops > 0))
+/* Run wait(rt, arg) (a join, a wait for something outside the instance) as a safepoint:
+ * a GC may run meanwhile. Without rt->threads.lock held. */
+void tn_while_safe(tenure_runtime *rt, void (*wait)(tenure_runtime *, void *), void *arg);
+/* Wait on cond (with rt->threads.lock held once) as a safepoint. */
+void tn_wait_safe(tenure_runtime *rt, pthread_cond_t *cond);
+/* With rt->threads.lock held: wait until every other attached thread is SAFE / let them go.
+ * Nested stops are counted: the world restarts at the outermost restart. */
+void tn_world_stop(tenure_runtime *rt);
+void tn_world_restart(tenure_runtime *rt);
+/* Cleanup-attribute guard: `TN_LOCKED(rt);` holds rt->threads.lock to the end of the scope. */
+static inline void tn_unlock_guard(tenure_runtime **rt) {
+    if (*rt)
+        tn_unlock(*rt);
+}
+static inline tenure_runtime *tn_lock_guard(tenure_runtime *rt) {
+    if (rt)
+        tn_lock(rt);
+    return rt;
+}
+#define TN_LOCKED(rt) tenure_runtime *tn_guard_ __attribute__((cleanup(tn_unlock_guard))) = tn_lock_guard(rt)
+/* The same for a function given objects a and b (or NULL): if the caller must wait for the
+ * lock, a GC may run meanwhile; it pins a and b (words treated as conservative roots) so that
+ * the function's arguments stay valid. */
+void tn_lock_holding(tenure_runtime *rt, const void *a, const void *b);
+static inline tenure_runtime *tn_lock_holding_guard(tenure_runtime *rt, const void *a, const void *b) {
+    if (rt)
+        tn_lock_holding(rt, a, b);
+    return rt;
+}
+#define TN_LOCKED_HOLDING(rt, a, b) \
+    tenure_runtime *tn_guard_ __attribute__((cleanup(tn_unlock_guard))) = tn_lock_holding_guard(rt, a, b)
+
+/* fork.c: the registry of live instances for the fork handlers */
+void tn_fork_register(tenure_runtime *rt);
+void tn_fork_unregister(tenure_runtime *rt);
 
 #endif
