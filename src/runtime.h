@@ -282,9 +282,25 @@ struct tenure_runtime {
 };
 #define TN_RUNTIME_MAGIC 0x7e7e0001u
 
-/* The functions that read struct tenure_runtime inline (heap/heap.h's second part), and gc/'s */
-#define TENURE_RUNTIME_DEFINED
-#include "heap/heap.h"
+/* Where an address lies in the heap: inline helpers that read struct tenure_runtime (the
+ * heap's own functions are in heap/heap.h) */
+static inline bool tn_in_range(const tenure_runtime *rt, const void *p) {
+    return (uintptr_t)p - (uintptr_t)rt->base < rt->range;
+}
+static inline size_t tn_unit_of(const tenure_runtime *rt, const void *p) {
+    return ((uintptr_t)p - (uintptr_t)rt->base) >> rt->head.unit_shift;
+}
+/* The region holding p (p must be in range); NULL if the unit is not in use. */
+static inline tn_region *tn_region_of(const tenure_runtime *rt, const void *p) {
+    tn_region *r = &rt->regions[rt->unit_head[tn_unit_of(rt, p)]];
+    return r->state == TN_RS_IN_USE ? r : NULL;
+}
+/* The generation of obj, an object of rt (frozen objects count as gen2): what
+ * tenure_object_generation answers, without its checks. */
+static inline int tn_object_gen(const tenure_runtime *rt, const void *obj) {
+    return tn_in_range(rt, obj) ? tn_region_of(rt, obj)->gen : TN_GEN2;
+}
+
 #include "gc/gc.h"
 
 /* ---- api/errors.c ---- */

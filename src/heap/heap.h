@@ -7,8 +7,8 @@
  * regions, unit tables, bitmaps, cards, crossing) stay in struct tenure_runtime: every
  * subsystem and the inline fast paths read them, and trace/ reads the unit tables. The GC
  * (gc/) rewrites the region lists, free lists, committed bytes and gen0 gaps inside a pause.
- * After the state: heap/'s functions (regions.c, alloc.c), then, in a second part that
- * runtime.h includes after struct tenure_runtime, the inline helpers that read it.
+ * After the state: heap/'s functions (regions.c, alloc.c). The inline address helpers that
+ * read struct tenure_runtime (tn_in_range, tn_region_of, ...) follow that struct in runtime.h.
  */
 #ifndef TENURE_HEAP_HEAP_H
 #define TENURE_HEAP_HEAP_H
@@ -103,26 +103,4 @@ void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m);
 /* Sampling turned on (interval changed): every thread's countdown starts now. World stopped. */
 void tn_alloc_restart_sampling(tenure_runtime *rt);
 
-#endif
-
-/* The inline helpers that read struct tenure_runtime: runtime.h includes this header a second
- * time, after that struct (TENURE_RUNTIME_DEFINED). */
-#if defined(TENURE_RUNTIME_DEFINED) && !defined(TENURE_HEAP_HEAP_INLINE_H)
-#define TENURE_HEAP_HEAP_INLINE_H
-static inline bool tn_in_range(const tenure_runtime *rt, const void *p) {
-    return (uintptr_t)p - (uintptr_t)rt->base < rt->range;
-}
-static inline size_t tn_unit_of(const tenure_runtime *rt, const void *p) {
-    return ((uintptr_t)p - (uintptr_t)rt->base) >> rt->head.unit_shift;
-}
-/* The region holding p (p must be in range); NULL if the unit is not in use. */
-static inline tn_region *tn_region_of(const tenure_runtime *rt, const void *p) {
-    tn_region *r = &rt->regions[rt->unit_head[tn_unit_of(rt, p)]];
-    return r->state == TN_RS_IN_USE ? r : NULL;
-}
-/* The generation of obj, an object of rt (frozen objects count as gen2): what
- * tenure_object_generation answers, without its checks. */
-static inline int tn_object_gen(const tenure_runtime *rt, const void *obj) {
-    return tn_in_range(rt, obj) ? tn_region_of(rt, obj)->gen : TN_GEN2;
-}
 #endif

@@ -542,11 +542,11 @@ int shadow_create(tr_trace *t, tr_result *res) {
 
 /* ---- 5. the child -------------------------------------------------------------------------- */
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TR_ASAN 1
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TR_SANITIZED 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TR_ASAN 1
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TR_SANITIZED 1
 #endif
 #endif
 
@@ -565,7 +565,7 @@ typedef struct wire_model {
 static void child(const char *dir, int out) {
     struct rlimit none = {0, 0};
     setrlimit(RLIMIT_CORE, &none);
-#ifndef TR_ASAN                 /* ASan's shadow memory counts as data: no limit under it */
+#ifndef TR_SANITIZED            /* ASan's and TSan's shadow and allocator memory count as data: no limit under them */
     if (reader_max_memory_mb) { /* heap and anonymous memory; the stream files' mappings are not counted */
         struct rlimit mem = {(rlim_t)reader_max_memory_mb << 20, (rlim_t)reader_max_memory_mb << 20};
         setrlimit(RLIMIT_DATA, &mem);
