@@ -5,7 +5,8 @@ set -euo pipefail
 # `scripts/deps.sh --bench` (make bench) also wants the peers of the benchmarks: HotSpot
 # (java, javac) and Mono SGen (mono, mcs); make build / make test / CI do not need them.
 
-# command-or-file:package pairs
+# command-or-file:package pairs ("dpkg:package": the package itself, for headers whose path
+# depends on the architecture)
 needs=(
   "cmake:cmake"
   "make:make"
@@ -21,7 +22,7 @@ needs=(
   "chromium:chromium"
   "clang-format:clang-format"
   "lttng-sessiond:lttng-tools"
-  "/usr/include/lttng/tracepoint.h:liblttng-ust-dev"
+  "dpkg:liblttng-ust-dev"
 )
 bench_needs=(
   "java:openjdk-17-jdk-headless"
@@ -37,7 +38,9 @@ missing=()
 for pair in "${needs[@]}"; do
   what=${pair%%:*} pkg=${pair##*:}
   [[ " ${missing[*]:-} " == *" $pkg "* ]] && continue
-  if [[ $what == /* ]]; then
+  if [[ $what == dpkg ]]; then
+    [[ $(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true) == "install ok installed" ]] || missing+=("$pkg")
+  elif [[ $what == /* ]]; then
     [[ -e $what ]] || missing+=("$pkg")
   else
     command -v "$what" >/dev/null 2>&1 || missing+=("$pkg")
