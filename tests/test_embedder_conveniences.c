@@ -86,7 +86,7 @@ static void test_scoped_frames(void) {
     TT_CHECK(g_log.count == 0, "a scoped frame was not popped: %s", g_log.message);
     TENURE_FRAME_POP(rt, frame); /* reports a mismatch if a scoped frame stayed pushed */
     TT_CHECK(g_log.count == 0, "the outer frame's pop found another frame on top: %s", g_log.message);
-    printf("  A: %zu recursive builds with early returns and %s GCs inside scoped frames\n", rounds, "compacting");
+    printf("  A: %zu recursive builds with early returns and compacting GCs inside scoped frames\n", rounds);
 }
 
 /* ------------------------------------------------------------------ B. inline type query */

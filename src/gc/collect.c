@@ -188,9 +188,11 @@ void tenure_get_last_gc_info(const tenure_runtime *crt, tenure_gc_info *info) {
         info->promoted[i] = g->promoted[i];
     }
     info->pinned_objects = g->pinned_objects;
-    for (int i = 0; i < 5; i++)
-        info->phase_us[i] = g->phase_us[i];
+    memcpy(info->phase_us, g->phase_us, sizeof info->phase_us);
 }
+_Static_assert(sizeof(((tenure_gc_info *)0)->phase_us) == sizeof(((tn_gc_record *)0)->phase_us) &&
+                   sizeof(((tn_gc_record *)0)->phase_us) == TN_PHASES * sizeof(uint32_t),
+               "tenure_gc_info.phase_us holds the record's phases, in its order");
 
 void tenure_set_gc_callback(tenure_runtime *rt, tenure_gc_callback callback, void *context) {
     if (!rt)
