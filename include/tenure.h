@@ -101,6 +101,13 @@ TENURE_API const char *tenure_strerror(tenure_result result);
     X(GCFinalizeOnShutdown, uint32_t, 1, "1: tenure_destroy runs pending finalizers; 0: it discards them")            \
     X(GCFaultCommit, uint64_t, 0,                                                                                     \
       "fault injection: N > 0 makes the Nth request to commit memory (and every Nth after it) fail")                  \
+    X(gcServer, uint32_t, 0,                                                                                          \
+      "1: server GC: GCHeapCount GC threads mark each collection in parallel, meeting at joins (GCJoin_V2)")          \
+    X(GCHeapCount, uint32_t, 0,                                                                                       \
+      "GC threads (heaps) with gcServer=1, 1..64 (0: the CPUs the process may run on, at most 64)")                   \
+    X(GCNoAffinitize, uint32_t, 0, "1: server GC's threads are not bound to CPUs")                                    \
+    X(GCHeapAffinitizeMask, uint64_t, 0,                                                                              \
+      "CPUs (bit i: CPU i) server GC's threads are bound to, one each in order (0: the CPUs the process may run on)") \
     X(GCPoisonFreed, uint32_t, 0,                                                                                     \
       "debug: 1: after every GC, fill the space objects moved out of and dead objects' space with 0xcc and make "     \
       "regions left empty inaccessible (PROT_NONE), so that a stale pointer crashes at its first use")
@@ -132,7 +139,8 @@ TENURE_API tenure_result tenure_config_from_env(tenure_config *config);
  * regions and at most 64 TiB; GCHeapHardLimit 0 or at least 3 regions (3 x GCRegionSize: with
  * fewer, every allocation fails or collects; each thread that allocates holds a gen0 region
  * of its own, so give a limit room for those); GCCompactMode, GCFinalizeMode 0..2;
- * GCStressGeneration -1..2; GCLOHThreshold 1024..GCRegionSize; GCMarkStackSize 1..2^30. */
+ * GCStressGeneration -1..2; GCLOHThreshold 1024..GCRegionSize; GCMarkStackSize 1..2^30;
+ * GCHeapCount 0..64. */
 TENURE_API tenure_result tenure_config_check(const tenure_config *config, char *why, size_t why_len);
 
 /* One row of the options table, for tools and docs. */

@@ -255,6 +255,7 @@ struct tenure_runtime {
     struct tn_lifetime_state lifetime; /* lifetime/lifetime.h */
     struct tn_threads_state threads;   /* threads/threads.h */
     struct tn_mark_state mark;         /* gc/mark.h */
+    struct tn_gc_team team;            /* gc/team.h: server GC's threads */
     struct tn_plan_state plan;         /* gc/plan.h */
     struct tn_card_state card;         /* gc/cards.h */
     struct tn_prof_state prof;         /* profiler/profiler.h */

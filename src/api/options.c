@@ -204,6 +204,8 @@ static tenure_result check_switches(const tenure_config *c, const checker *k) {
         {"HeapVerify", c->HeapVerify},
         {"GCFinalizeOnShutdown", c->GCFinalizeOnShutdown},
         {"GCPoisonFreed", c->GCPoisonFreed},
+        {"gcServer", c->gcServer},
+        {"GCNoAffinitize", c->GCNoAffinitize},
     };
     for (size_t i = 0; i < sizeof switches / sizeof switches[0]; i++)
         if (switches[i].value > 1)
@@ -239,6 +241,8 @@ static tenure_result check(const tenure_config *c, const checker *k) {
                  "must be at most GCRegionSize (a smaller object must fit in one region)");
     if (c->GCFinalizeMode > 2)
         REFUSE_U(k, "GCFinalizeMode", c->GCFinalizeMode, "must be 0, 1 or 2");
+    if (c->GCHeapCount > TN_MAX_GC_THREADS)
+        REFUSE_U(k, "GCHeapCount", c->GCHeapCount, "must be at most 64 (0: one per CPU)");
     return check_switches(c, k);
 }
 

@@ -166,7 +166,8 @@ tenure_runtime *tenure_create_ex(const tenure_config *config, tenure_result *res
     rt->magic = TN_RUNTIME_MAGIC;
     rt->config = c;
     rt->instance_id = (uint16_t)(atomic_fetch_add(&next_instance_id, 1) + 1);
-    tn_vec_init(&rt->mark.mark_stack, sizeof(void *));
+    for (unsigned i = 0; i < TN_MAX_GC_THREADS; i++)
+        tn_vec_init(&rt->mark.w[i].stack, sizeof(void *));
     tn_vec_init(&rt->plan.pins, sizeof(tn_pin));
     tn_vec_init(&rt->plan.gaps, sizeof(tn_gap));
     tn_vec_init(&rt->card.card_slots, sizeof(void **));

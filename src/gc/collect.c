@@ -52,6 +52,7 @@ static void check_structures(tenure_runtime *rt) {
     for (const tn_mutator *m = rt->threads.mutators; m; m = m->next)
         tn_alloc_context_check(rt, m);
     tn_mark_stack_check(rt);
+    tn_gc_team_check(rt);
     tn_trace_sessions_check(rt);
     tn_regions_check(rt);
     tn_handle_slabs_check(rt);
@@ -131,8 +132,9 @@ static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, 
     tn_assert_locked(rt);
     tn_collection c;
     begin_collection(rt, &c, generation, reason, flags);
-    tn_gc_reserve_scratch(rt); /* what the pause needs, before it: it allocates nothing */
+    c.gc_threads = tn_gc_reserve_scratch(rt); /* what the pause needs, before it: it allocates nothing */
     suspend(rt, &c);
+    tn_gc_team_wake(rt, tn_gc_mark_helper, c.gc_threads); /* server GC's helpers (gc/team.h) */
     start_gc(rt, &c);
     tn_gc_mark(rt, &c);
     phase_done(&c, TN_PHASE_MARK);
@@ -146,6 +148,7 @@ static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, 
     phase_done(&c, TN_PHASE_COMPACT_OR_SWEEP);
     tn_gc_promote(rt, &c);
     phase_done(&c, TN_PHASE_PROMOTE);
+    tn_gc_team_finish(rt); /* the helpers leave their last join and park */
     set_condemned(rt, c.condemned, false);
     tn_gc_report(rt, &c);
     restart(rt, &c);

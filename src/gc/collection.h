@@ -34,10 +34,11 @@ enum { TN_PHASE_MARK, TN_PHASE_PLAN, TN_PHASE_RELOCATE, TN_PHASE_COMPACT_OR_SWEE
 enum { TN_MARK_SIZEDREF, TN_MARK_ROOTS, TN_MARK_SHORT_WEAK, TN_MARK_FINALIZATION, TN_MARK_LONG_WEAK, TN_MARK_STEPS };
 
 typedef struct tn_collection {
-    int condemned;   /* 0, 1 or 2: every generation up to it (and LOH, POH with 2) */
-    int requested;   /* the generation asked for (-1: the oldest) */
-    uint32_t reason; /* TN_REASON_* */
-    unsigned flags;  /* TENURE_COLLECT_* */
+    int condemned;       /* 0, 1 or 2: every generation up to it (and LOH, POH with 2) */
+    int requested;       /* the generation asked for (-1: the oldest) */
+    uint32_t reason;     /* TN_REASON_* */
+    unsigned flags;      /* TENURE_COLLECT_* */
+    unsigned gc_threads; /* GC threads marking (1, or server GC's team: gc/team.h) */
     uint64_t started_ns, phase_started_ns;
     bool any_compact;           /* some generation is compacted (relocation has work) */
     bool scratch_short;         /* some scratch reserved before the pause was too small (scratch.c) */

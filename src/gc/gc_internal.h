@@ -18,6 +18,8 @@
     } while (0)
 /* mark.c: every object reachable from the roots in a condemned region is marked (M1). */
 void tn_gc_mark(tenure_runtime *rt, tn_collection *c);
+/* mark.c: what GC thread `heap` (1..n-1) does in a GC (server GC: gc/team.h). */
+void tn_gc_mark_helper(tenure_runtime *rt, unsigned heap);
 /* plan.c: per condemned generation, compact or sweep; plugs recorded, new places given. */
 void tn_gc_plan(tenure_runtime *rt, tn_collection *c);
 /* report.c: where every survivor goes (bulk range events, profilers), before anything moves. */

@@ -22,6 +22,7 @@
  *    exactly once: when it is popped to be scanned, or when its push overflows the stack.
  *    Rescanning the overflow range counts nothing. */
 #include "gc/gc_internal.h"
+#include <stdlib.h>
 
 /* Objects in flight between the stack and their scan: enough to hide a memory access
  * behind the scanning of the others (measured: docs/design/collector.md, "Mark loop"). */
@@ -47,58 +48,16 @@ static inline bool in_condemned(const tenure_runtime *rt, const void *v, int con
     return off < rt->range && rt->unit_gen[off >> rt->head.unit_shift] <= condemned;
 }
 
-/* Set v's mark bit; false if it was set already. */
-static inline bool set_mark_bit(tenure_runtime *rt, const void *v) {
-    size_t bit = tn_bit_index(rt, v);
-    uint64_t *w = &rt->mark_bits[bit >> 6], m = (uint64_t)1 << (bit & 63);
-    if (*w & m)
-        return false;
-    *w |= m;
-    return true;
-}
-
-/* M2: count obj's bytes, once (see the header comment). */
-static inline void count_marked(tenure_runtime *rt, const char *obj, size_t size) {
-    tn_region *r = &rt->regions[rt->unit_head[tn_unit_of(rt, obj)]];
-    TN_ASSERT_INTERNAL(r->state == TN_RS_IN_USE && r->condemned);
-    rt->mark.marked_bytes += size;
-    r->live_bytes += size;
-}
-
-/* The stack is full: obj stays marked but unscanned; remember the range to rescan. */
-static __attribute__((noinline)) void push_overflow(tenure_runtime *rt, char *obj) {
-    count_marked(rt, obj, tn_obj_size(obj));
-    if (!rt->mark.mark_overflow || obj < rt->mark.overflow_lo)
-        rt->mark.overflow_lo = obj;
-    if (!rt->mark.mark_overflow || obj > rt->mark.overflow_hi)
-        rt->mark.overflow_hi = obj;
-    if (!rt->mark.mark_overflow)
-        rt->stats.mark_stack_overflows++;
-    rt->mark.mark_overflow = true;
-}
-
-static inline void push(tenure_runtime *rt, char *obj) {
-    tn_vec *s = &rt->mark.mark_stack;
-    TN_ASSERT_INTERNAL(tn_in_range(rt, obj) && ((uintptr_t)obj & CONT_TAG) == 0);
-    if (__builtin_expect(s->count < s->cap, 1))
-        ((char **)s->data)[s->count++] = obj;
-    else
-        push_overflow(rt, obj);
-}
-
-/* Mark the condemned object v refers to and push it, if it was not marked. */
-static inline void mark_ref(tenure_runtime *rt, char *v, int condemned) {
-    if (in_condemned(rt, v, condemned) && set_mark_bit(rt, v)) {
-        TN_ASSERT_INTERNAL(tn_region_of(rt, v) && tn_region_of(rt, v)->condemned);
-        push(rt, v);
-    }
-}
-
-/* The state of one drain: the FIFO of objects between the stack and their scan, and the
- * delay line of references whose mark bit is tested only MARK_EDGES references after it was
- * prefetched (the mark bitmap is 1/64 of the heap: too big for the nearest caches). */
-typedef struct marker {
+/* The state of one GC thread's marking: its worker (stack, counts), the pool it shares work
+ * through (NULL when it marks alone), the FIFO of objects between the stack and their scan,
+ * and the delay line of references whose mark bit is tested only MARK_EDGES references after
+ * it was prefetched (the mark bitmap is 1/64 of the heap: too big for the nearest caches).
+ * Thread 0 keeps one marker for the whole mark phase (the root callbacks get it as their
+ * context); a drain leaves its FIFO and delay line empty. */
+typedef struct tn_marker {
     tenure_runtime *rt;
+    tn_mark_worker *w;
+    tn_mark_pool *pool;
     int condemned;
     size_t head, tail; /* fifo[head % MARK_FIFO .. tail % MARK_FIFO) */
     size_t edge;       /* next slot of the delay line */
@@ -107,12 +66,88 @@ typedef struct marker {
     char *edges[MARK_EDGES];
 } marker;
 
-/* Not a memset: a root by root trace starts a drain for each root that pushed something. */
-static inline void marker_init(marker *mk, tenure_runtime *rt) {
+static void marker_init(marker *mk, tenure_runtime *rt, tn_mark_worker *w) {
     mk->rt = rt;
+    mk->w = w;
+    mk->pool = NULL;
     mk->condemned = rt->collection->condemned;
     mk->head = mk->tail = mk->edge = 0;
     mk->edges_full = false;
+}
+
+/* Set v's mark bit; false if it was set already. With other GC threads marking (mk->pool) the
+ * bit is set atomically: of two threads that find the same object, one pushes it. */
+static inline bool set_mark_bit(const marker *mk, const void *v) {
+    tenure_runtime *rt = mk->rt;
+    size_t bit = tn_bit_index(rt, v);
+    uint64_t *w = &rt->mark_bits[bit >> 6], m = (uint64_t)1 << (bit & 63);
+    if (__atomic_load_n(w, __ATOMIC_RELAXED) & m)
+        return false;
+    if (mk->pool)
+        return !(__atomic_fetch_or(w, m, __ATOMIC_RELAXED) & m);
+    *w |= m;
+    return true;
+}
+
+/* Add the bytes counted for the worker's current region to its live_bytes (atomically while
+ * other threads count too). */
+static void flush_live(const marker *mk) {
+    tn_mark_worker *w = mk->w;
+    if (!w->live_r)
+        return;
+    if (mk->pool)
+        __atomic_fetch_add(&w->live_r->live_bytes, w->live_pending, __ATOMIC_RELAXED);
+    else
+        w->live_r->live_bytes += w->live_pending;
+    w->live_r = NULL;
+    w->live_pending = 0;
+}
+
+/* M2: count obj's bytes, once (see the header comment). A region's live_bytes is added to
+ * when the worker moves on to another region (flush_live), not per object: objects found
+ * one after the other mostly lie in the same region, and server GC's threads would
+ * otherwise contend for the region's counter. */
+static inline void count_marked(const marker *mk, const char *obj, size_t size) {
+    tenure_runtime *rt = mk->rt;
+    tn_region *r = &rt->regions[rt->unit_head[tn_unit_of(rt, obj)]];
+    TN_ASSERT_INTERNAL(r->state == TN_RS_IN_USE && r->condemned);
+    tn_mark_worker *w = mk->w;
+    w->marked_bytes += size;
+    if (__builtin_expect(r != w->live_r, 0)) {
+        flush_live(mk);
+        w->live_r = r;
+    }
+    w->live_pending += size;
+}
+
+/* The stack is full: obj stays marked but unscanned; remember the range to rescan. */
+static __attribute__((noinline)) void push_overflow(const marker *mk, char *obj) {
+    tn_mark_worker *w = mk->w;
+    count_marked(mk, obj, tn_obj_size(obj));
+    if (!w->overflow || obj < w->overflow_lo)
+        w->overflow_lo = obj;
+    if (!w->overflow || obj > w->overflow_hi)
+        w->overflow_hi = obj;
+    if (!w->overflow)
+        w->overflows++;
+    w->overflow = true;
+}
+
+static inline void push(const marker *mk, char *obj) {
+    tn_vec *s = &mk->w->stack;
+    TN_ASSERT_INTERNAL(tn_in_range(mk->rt, obj) && ((uintptr_t)obj & CONT_TAG) == 0);
+    if (__builtin_expect(s->count < s->cap, 1))
+        ((char **)s->data)[s->count++] = obj;
+    else
+        push_overflow(mk, obj);
+}
+
+/* Mark the condemned object v refers to and push it, if it was not marked. */
+static inline void mark_ref(const marker *mk, char *v) {
+    if (in_condemned(mk->rt, v, mk->condemned) && set_mark_bit(mk, v)) {
+        TN_ASSERT_INTERNAL(tn_region_of(mk->rt, v) && tn_region_of(mk->rt, v)->condemned);
+        push(mk, v);
+    }
 }
 
 /* Reference v was found in a slot: prefetch its mark bit, and test the reference found
@@ -131,8 +166,8 @@ static inline void mark_later(marker *mk, char *v) {
     }
     char *old = mk->edges[i];
     mk->edges[i] = v;
-    if (set_mark_bit(rt, old))
-        push(rt, old);
+    if (set_mark_bit(mk, old))
+        push(mk, old);
 }
 
 /* The slot visitor for types with a trace callback: one call per slot, as the callback wants. */
@@ -141,8 +176,8 @@ static void mark_later_slot(void **slot, void *ctx) { mark_later(ctx, *slot); }
 /* Test every reference still in the delay line. */
 static void flush_edges(marker *mk) {
     for (size_t i = 0, n = mk->edges_full ? MARK_EDGES : mk->edge; i < n; i++)
-        if (set_mark_bit(mk->rt, mk->edges[i]))
-            push(mk->rt, mk->edges[i]);
+        if (set_mark_bit(mk, mk->edges[i]))
+            push(mk, mk->edges[i]);
     mk->edge = 0;
     mk->edges_full = false;
 }
@@ -168,7 +203,7 @@ static void scan_array(marker *mk, char *obj, const tn_type *t, size_t from) {
     size_t n = ((tenure_array_header *)obj)->length;
     size_t per_chunk = MARK_CHUNK_SLOTS / t->elem_ref_count + 1;
     size_t to = n - from > per_chunk ? from + per_chunk : n;
-    tn_vec *s = &mk->rt->mark.mark_stack;
+    tn_vec *s = &mk->w->stack;
     if (to < n) {
         if (s->cap - s->count >= 2) {
             ((uintptr_t *)s->data)[s->count++] = (uintptr_t)obj;
@@ -200,7 +235,7 @@ static inline void scan_object(marker *mk, char *obj, const tn_type *t) {
 /* Pop entries until the FIFO is full or the stack empty; continuations are scanned at once
  * (their array was read a moment ago, and its slots lie in a row). */
 static inline void refill_fifo(marker *mk) {
-    tn_vec *s = &mk->rt->mark.mark_stack;
+    tn_vec *s = &mk->w->stack;
     uintptr_t *stack = s->data;
     while (mk->tail - mk->head < MARK_FIFO && s->count) {
         uintptr_t e = stack[--s->count];
@@ -217,38 +252,103 @@ static inline void refill_fifo(marker *mk) {
     }
 }
 
+/* ---- parallel marking (server GC): sharing work through the pool ----
+ *
+ * Each GC thread marks from its own stack. A thread that runs out of work waits in the pool
+ * (steal_until_done) and says so (pool->hungry); a thread with at least two entries on its
+ * stack, seeing that, gives the oldest half of them (the bottom: the roots of the largest
+ * subgraphs left; at most a packet) to the pool (donate), where a waiting thread takes them.
+ * Marking is over when every thread waits at once with no packet full: no thread holds work
+ * and none is in the pool. The pool's lock is taken once per packet, never per object; a
+ * thread that marks while nobody waits pays one load of `hungry` per object. */
+static __attribute__((noinline)) void donate(marker *mk) {
+    tn_mark_pool *p = mk->pool;
+    tn_vec *s = &mk->w->stack;
+    uintptr_t *e = s->data;
+    pthread_mutex_lock(&p->mx);
+    size_t n = s->count / 2 < p->packet_max ? s->count / 2 : p->packet_max;
+    if (e[n] & CONT_TAG) /* an array stays with its continuation */
+        n = n > 1 ? n - 1 : n + 1;
+    if (p->nfree && p->idle > p->nfull && n < s->count) {
+        uint32_t id = p->free_ids[--p->nfree];
+        memcpy(p->entries + (size_t)id * TN_MARK_PACKET, e, n * sizeof *e);
+        memmove(e, e + n, (s->count - n) * sizeof *e);
+        s->count -= n;
+        p->lens[id] = (uint32_t)n;
+        p->full_ids[p->nfull++] = id;
+        pthread_cond_signal(&p->cv);
+    }
+    __atomic_store_n(&p->hungry, p->idle > p->nfull, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&p->mx);
+}
+
+static inline void maybe_donate(marker *mk) {
+    if (mk->pool && mk->w->stack.count >= 2 && __atomic_load_n(&mk->pool->hungry, __ATOMIC_RELAXED))
+        donate(mk);
+}
+
 /* Scan until the stack, the FIFO and the delay line are empty (overflowed objects wait for
  * process_overflow). */
 static void drain_with(marker *mk) {
-    tenure_runtime *rt = mk->rt;
+    tn_mark_worker *w = mk->w;
     for (;;) {
+        maybe_donate(mk);
         refill_fifo(mk);
         if (mk->head == mk->tail) {
             flush_edges(mk);
-            if (!rt->mark.mark_stack.count)
+            if (!w->stack.count)
                 return;
             continue;
         }
         char *obj = mk->fifo[mk->head++ % MARK_FIFO];
         const tn_type *t = tn_obj_type(obj);
-        count_marked(rt, obj, tn_obj_size_t(t, obj));
+        count_marked(mk, obj, tn_obj_size_t(t, obj));
         scan_object(mk, obj, t);
     }
 }
 
-static void drain(tenure_runtime *rt) {
-    marker mk;
-    marker_init(&mk, rt);
-    drain_with(&mk);
+/* Take packets from the pool and mark from them until marking is over (see above). */
+static void steal_until_done(marker *mk) {
+    tn_mark_pool *p = mk->pool;
+    tn_vec *s = &mk->w->stack;
+    pthread_mutex_lock(&p->mx);
+    for (;;) {
+        if (p->nfull) {
+            uint32_t id = p->full_ids[--p->nfull];
+            TN_ASSERT_INTERNAL(s->count == 0 && p->lens[id] <= s->cap);
+            memcpy(s->data, p->entries + (size_t)id * TN_MARK_PACKET, p->lens[id] * sizeof(uintptr_t));
+            s->count = p->lens[id];
+            p->free_ids[p->nfree++] = id;
+            __atomic_store_n(&p->hungry, p->idle > p->nfull, __ATOMIC_RELAXED);
+            pthread_mutex_unlock(&p->mx);
+            size_t before = mk->w->marked_bytes;
+            drain_with(mk);
+            mk->w->stolen_bytes += mk->w->marked_bytes - before;
+            pthread_mutex_lock(&p->mx);
+            continue;
+        }
+        if (p->done)
+            break;
+        if (p->idle + 1 == p->threads) {
+            p->done = true;
+            pthread_cond_broadcast(&p->cv);
+            break;
+        }
+        p->idle++;
+        __atomic_store_n(&p->hungry, 1, __ATOMIC_RELAXED);
+        pthread_cond_wait(&p->cv, &p->mx);
+        p->idle--;
+    }
+    pthread_mutex_unlock(&p->mx);
 }
 
-/* Rescan marked objects in the overflow range until no overflow is left. */
-static void process_overflow(tenure_runtime *rt) {
-    marker mk;
-    marker_init(&mk, rt);
-    while (rt->mark.mark_overflow) {
-        char *lo = rt->mark.overflow_lo, *hi = rt->mark.overflow_hi;
-        rt->mark.mark_overflow = false;
+/* Rescan marked objects in w's overflow range until no overflow is left (one thread). */
+static void process_overflow(marker *mk) {
+    tenure_runtime *rt = mk->rt;
+    tn_mark_worker *w = mk->w;
+    while (w->overflow) {
+        char *lo = w->overflow_lo, *hi = w->overflow_hi;
+        w->overflow = false;
         size_t last = tn_unit_of(rt, hi);
         for (size_t u = rt->unit_head[tn_unit_of(rt, lo)]; u <= last;) {
             tn_region *r = &rt->regions[u];
@@ -262,38 +362,41 @@ static void process_overflow(tenure_runtime *rt) {
             for (size_t b = tn_bit_next(rt->mark_bits, from, end); b < end;
                  b = tn_bit_next(rt->mark_bits, b + 1, end)) {
                 char *obj = rt->base + b * 8;
-                scan_object(&mk, obj, tn_obj_type(obj));
-                drain_with(&mk);
+                scan_object(mk, obj, tn_obj_type(obj));
+                drain_with(mk);
             }
         }
     }
 }
 
-static void drain_all(tenure_runtime *rt) {
-    drain(rt);
-    if (!rt->mark.mark_overflow)
+/* Drain thread 0's stack; alone, also recover from overflow (while other threads mark, the
+ * overflow waits for the end of the parallel part: their bits change under a rescan). */
+static void drain_all(marker *mk) {
+    drain_with(mk);
+    if (!mk->w->overflow || mk->pool)
         return;
-    size_t before = rt->mark.marked_bytes;
-    process_overflow(rt);
-    rt->mark.overflow_marked += rt->mark.marked_bytes - before;
-    rt->mark.overflow_seen = true;
+    size_t before = mk->w->marked_bytes;
+    process_overflow(mk);
+    mk->rt->mark.overflow_marked += mk->w->marked_bytes - before;
+    mk->rt->mark.overflow_seen = true;
 }
 
 /* Roots are traced depth first, one at a time, so that millions of roots do not overflow
  * the mark stack. (Pushing roots in batches and draining at half a stack, which lets the
  * FIFO prefetch across roots, was measured slower: the young objects found through cards
  * lie in allocation order, which a trace root by root follows.) Every root kind ends with
- * drain_all. */
+ * drain_all. The roots are visited on thread 0 (ctx: its marker). */
 static void mark_root_slot(void **slot, void *ctx) {
-    tenure_runtime *rt = ctx;
-    mark_ref(rt, *slot, rt->collection->condemned);
-    if (rt->mark.mark_stack.count)
-        drain(rt);
+    marker *mk = ctx;
+    mark_ref(mk, *slot);
+    if (mk->w->stack.count)
+        drain_with(mk);
 }
 
 /* Pin and mark v; handle_id is the pinning handle (0 for a conservative stack root). */
-static void pin_object(tenure_runtime *rt, char *v, uint64_t handle_id) {
-    if (!in_condemned(rt, v, rt->collection->condemned))
+static void pin_object(marker *mk, char *v, uint64_t handle_id) {
+    tenure_runtime *rt = mk->rt;
+    if (!in_condemned(rt, v, mk->condemned))
         return;
     size_t bit = tn_bit_index(rt, v);
     if (!tn_bit_test(rt->pin_bits, bit)) {
@@ -302,7 +405,7 @@ static void pin_object(tenure_runtime *rt, char *v, uint64_t handle_id) {
         TN_EMIT(rt, PinObjectAtGCTime, .HandleID = handle_id, .ObjectID = (uint64_t)(uintptr_t)v,
                 .ObjectSize = tn_obj_size(v), .TypeName = tn_obj_type(v)->name);
     }
-    mark_ref(rt, v, rt->collection->condemned);
+    mark_ref(mk, v);
 }
 
 /* A pinned handle's slot is the handle itself (the object is its first field). */
@@ -312,31 +415,38 @@ static void pin_stack_word(void *obj, void *word, void *ctx) {
     pin_object(ctx, obj, 0);
 }
 
+/* Alive after this GC: NULL is not, an object outside the condemned regions is, a condemned
+ * one is if marked. Only once marking is done or on one thread (the bits do not change). */
+static bool survives(tenure_runtime *rt, void *v) {
+    if (!v)
+        return false;
+    return !in_condemned(rt, v, rt->collection->condemned) || tn_bit_test(rt->mark_bits, tn_bit_index(rt, v));
+}
+
 static void clear_weak(void **slot, void *ctx) {
-    tenure_runtime *rt = ctx;
-    char *v = *slot;
-    if (in_condemned(rt, v, rt->collection->condemned) && !tn_bit_test(rt->mark_bits, tn_bit_index(rt, v)))
+    marker *mk = ctx;
+    if (*slot && !survives(mk->rt, *slot))
         *slot = NULL;
 }
 
 #define KIND_BIT(k) (1u << (k))
 
 static void mark_sized_ref(tn_handle_slot *h, void *ctx) {
-    tenure_runtime *rt = ctx;
-    size_t before = rt->mark.marked_bytes;
+    marker *mk = ctx;
+    size_t before = mk->w->marked_bytes;
     if (h->object) {
-        mark_root_slot(&h->object, rt);
-        drain_all(rt);
+        mark_root_slot(&h->object, mk);
+        drain_all(mk);
     }
-    h->sized_bytes = rt->mark.marked_bytes - before;
+    h->sized_bytes = mk->w->marked_bytes - before;
 }
 
 /* AsyncPinned: the object, and each element of a reference array, are pinned. */
 static void pin_async(tn_handle_slot *h, void *ctx) {
-    tenure_runtime *rt = ctx;
+    marker *mk = ctx;
     if (!h->object)
         return;
-    pin_object(rt, h->object, (uint64_t)(uintptr_t)h);
+    pin_object(mk, h->object, (uint64_t)(uintptr_t)h);
     tn_type *t = tn_obj_type(h->object);
     if (t->kind != TN_TK_ARRAY || t->trace || t->elem_ref_count != 1 || t->elem_size != sizeof(void *) ||
         t->elem_ref_offsets[0] != 0)
@@ -344,39 +454,31 @@ static void pin_async(tn_handle_slot *h, void *ctx) {
     void **e = tenure_array_data(h->object);
     for (size_t i = 0, n = tenure_array_length(h->object); i < n; i++)
         if (e[i])
-            pin_object(rt, e[i], (uint64_t)(uintptr_t)h);
-}
-
-/* Alive after this GC: NULL is not, an object outside the condemned regions is, a condemned
- * one is if marked. */
-static bool survives(tenure_runtime *rt, void *v) {
-    if (!v)
-        return false;
-    return !in_condemned(rt, v, rt->collection->condemned) || tn_bit_test(rt->mark_bits, tn_bit_index(rt, v));
+            pin_object(mk, e[i], (uint64_t)(uintptr_t)h);
 }
 
 typedef struct dep_pass {
-    tenure_runtime *rt;
+    marker *mk;
     bool changed;
 } dep_pass;
 
 static void mark_dependent(tn_handle_slot *h, void *ctx) {
     dep_pass *p = ctx;
-    tenure_runtime *rt = p->rt;
+    tenure_runtime *rt = p->mk->rt;
     if (!h->secondary || !survives(rt, h->object) || survives(rt, h->secondary))
         return;
-    mark_root_slot(&h->secondary, rt);
-    drain_all(rt);
+    mark_root_slot(&h->secondary, p->mk);
+    drain_all(p->mk);
     p->changed = true;
 }
 
 /* Ephemerons: a secondary lives if its primary does, which marking it may change for other
  * handles: repeat until nothing changes. */
-static void mark_dependents(tenure_runtime *rt) {
-    dep_pass p = {rt, true};
+static void mark_dependents(marker *mk) {
+    dep_pass p = {mk, true};
     while (p.changed) {
         p.changed = false;
-        tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_DEPENDENT), mark_dependent, &p);
+        tn_roots_visit_handle_slots(mk->rt, KIND_BIT(TENURE_HANDLE_DEPENDENT), mark_dependent, &p);
     }
 }
 
@@ -385,29 +487,34 @@ static bool is_dead_now(tenure_runtime *rt, const void *v) { return !survives(rt
 static void queue_for_finalization(tenure_runtime *rt, void **slot) {
     if (TN_PROF_ON(rt, TENURE_PROFILE_GC))
         tn_prof_finalizeable_queued(rt, *slot);
-    mark_root_slot(slot, rt);
-    drain_all(rt);
+    mark_root_slot(slot, rt->mark.lead);
+    drain_all(rt->mark.lead);
 }
 
 /* A dependent handle keeps its secondary exactly while its primary is alive: a primary that
  * died, or none at all, leaves neither. */
 static void clear_dependent(tn_handle_slot *h, void *ctx) {
-    if (!h->object || !survives(ctx, h->object))
+    marker *mk = ctx;
+    if (!h->object || !survives(mk->rt, h->object))
         h->object = h->secondary = NULL;
 }
 
-/* GCMarkWithType for one root kind: the bytes it marked, overflow processing excluded. */
+/* GCMarkWithType for one root kind: the bytes thread 0 marked, overflow processing excluded
+ * (other GC threads' bytes are their Steal). */
 typedef struct kind_meter {
     size_t marked, overflow;
 } kind_meter;
 
-static kind_meter meter_start(const tenure_runtime *rt) {
-    return (kind_meter){rt->mark.marked_bytes, rt->mark.overflow_marked};
+static kind_meter meter_start(const marker *mk) {
+    return (kind_meter){mk->w->marked_bytes, mk->rt->mark.overflow_marked};
 }
 
-static void meter_end(tenure_runtime *rt, kind_meter m, uint32_t type) {
-    size_t bytes = (rt->mark.marked_bytes - m.marked) - (rt->mark.overflow_marked - m.overflow);
-    TN_EMIT(rt, GCMarkWithType, .HeapNum = 0, .Type = type, .Bytes = bytes);
+static size_t meter_bytes(const marker *mk, kind_meter m) {
+    return (mk->w->marked_bytes - m.marked) - (mk->rt->mark.overflow_marked - m.overflow);
+}
+
+static void meter_end(const marker *mk, kind_meter m, uint32_t type) {
+    TN_EMIT(mk->rt, GCMarkWithType, .HeapNum = 0, .Type = type, .Bytes = meter_bytes(mk, m));
 }
 
 /* Add the time since *since to the mark step's in the record (GCGlobalHeapHistory_V4's mark
@@ -418,83 +525,174 @@ static void mark_step_done(tn_collection *c, int step, uint64_t *since) {
     *since = now;
 }
 
+static void reset_workers(tenure_runtime *rt, unsigned threads) {
+    for (unsigned i = 0; i < threads; i++) {
+        tn_mark_worker *w = &rt->mark.w[i];
+        w->stack.count = 0; /* reserved before the pause (scratch.c): it never grows */
+        w->overflow = false;
+        w->marked_bytes = w->stolen_bytes = w->overflows = 0;
+        w->live_r = NULL;
+        w->live_pending = 0;
+    }
+    rt->mark.overflow_marked = 0;
+    rt->mark.overflow_seen = false;
+    rt->mark.pinned_objects = 0;
+}
+
+static void pool_start(tn_mark_pool *p, unsigned threads) {
+    p->nfull = p->idle = 0;
+    p->nfree = p->packets;
+    for (unsigned i = 0; i < p->packets; i++)
+        p->free_ids[i] = i;
+    p->threads = threads;
+    p->hungry = 0;
+    p->done = false;
+}
+
+/* What a helper (GC thread 1..n-1) does in a GC: wait for the mark phase, take work from
+ * the pool until marking is over, then wait at the join after marking (the rest of the GC
+ * runs on thread 0 for now; tn_gc_team_finish releases it). */
+void tn_gc_mark_helper(tenure_runtime *rt, unsigned heap) {
+    tn_gc_join(rt, heap, TN_JOIN_BEGIN_MARK_PHASE);
+    marker mk;
+    marker_init(&mk, rt, &rt->mark.w[heap]);
+    mk.pool = &rt->mark.pool;
+    steal_until_done(&mk);
+    flush_live(&mk);
+    tn_gc_join(rt, heap, TN_JOIN_SCAN_DEPENDENT_HANDLES);
+}
+
+/* The parallel part begins: the helpers leave their first join with the pool ready. */
+static void parallel_begin(marker *mk, unsigned threads) {
+    pool_start(&mk->rt->mark.pool, threads);
+    tn_gc_join(mk->rt, 0, TN_JOIN_BEGIN_MARK_PHASE);
+    tn_gc_restart(mk->rt);
+    mk->pool = &mk->rt->mark.pool;
+}
+
+/* The parallel part ends: thread 0 joins the stealing until no thread has work, the helpers
+ * have counted their bytes (the join), their overflow ranges become thread 0's, and each
+ * GC thread's Steal bytes are written. */
+static void parallel_end(marker *mk, unsigned threads) {
+    tenure_runtime *rt = mk->rt;
+    steal_until_done(mk);
+    flush_live(mk);
+    tn_gc_join(rt, 0, TN_JOIN_SCAN_DEPENDENT_HANDLES);
+    mk->pool = NULL;
+    tn_mark_worker *w0 = mk->w;
+    size_t stolen0 = w0->stolen_bytes;
+    for (unsigned i = 1; i < threads; i++) {
+        tn_mark_worker *w = &rt->mark.w[i];
+        w0->marked_bytes += w->marked_bytes;
+        w0->overflows += w->overflows;
+        if (w->overflow) {
+            if (!w0->overflow || w->overflow_lo < w0->overflow_lo)
+                w0->overflow_lo = w->overflow_lo;
+            if (!w0->overflow || w->overflow_hi > w0->overflow_hi)
+                w0->overflow_hi = w->overflow_hi;
+            w0->overflow = true;
+        }
+    }
+    for (unsigned i = 0; i < threads; i++)
+        TN_EMIT(rt, GCMarkWithType, .HeapNum = i, .Type = TN_ROOT_STEAL,
+                .Bytes = i ? rt->mark.w[i].marked_bytes : stolen0);
+    drain_all(mk); /* the overflow of every thread, on this one */
+}
+
+/* The roots that every GC thread's marking may share: stack, finalizer, handles, cards. */
+static void mark_shared_roots(marker *mk, tn_collection *c) {
+    tenure_runtime *rt = mk->rt;
+    /* Stack: shadow frames, root areas, root scanners, frozen segments, and the stack itself
+     * conservatively */
+    kind_meter m = meter_start(mk);
+    tn_roots_visit_stack(rt, mark_root_slot, mk);
+    tn_roots_scan_conservative(rt, true, pin_stack_word, mk);
+    drain_all(mk);
+    meter_end(mk, m, TN_ROOT_STACK);
+    /* Finalizer: objects waiting for their finalizer */
+    if (rt->lifetime.ready.count > rt->lifetime.ready_head) {
+        m = meter_start(mk);
+        tn_finalize_visit_ready(rt, mark_root_slot, mk);
+        drain_all(mk);
+        meter_end(mk, m, TN_ROOT_FINALIZER);
+    }
+    /* Handle: pinned handles pin, strong handles keep alive */
+    m = meter_start(mk);
+    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_PINNED), pin_handle_slot, mk);
+    tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_ASYNC_PINNED), pin_async, mk);
+    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_STRONG) | KIND_BIT(TENURE_HANDLE_SIZED_REF), mark_root_slot, mk);
+    drain_all(mk);
+    meter_end(mk, m, TN_ROOT_HANDLE);
+    /* Older: old-to-young references under dirty cards */
+    if (c->condemned < TN_GEN2) {
+        m = meter_start(mk);
+        tn_gc_mark_cards(rt, c->condemned, mark_root_slot, mk); /* cards.c */
+        drain_all(mk);
+        meter_end(mk, m, TN_ROOT_OLDER);
+    }
+}
+
+/* Finalization (NewFQ): unreachable finalizable objects go to the ready queue and are marked
+ * through; resurrection may revive dependent handles' primaries. */
+static void mark_finalizable(marker *mk, tn_collection *c) {
+    tenure_runtime *rt = mk->rt;
+    kind_meter m = meter_start(mk);
+    size_t n = tn_finalize_scan(rt, is_dead_now, queue_for_finalization);
+    c->record.finalization_promoted_count = n;
+    c->record.finalization_promoted_bytes = meter_bytes(mk, m);
+    meter_end(mk, m, TN_ROOT_NEW_FQ);
+    if (n && rt->roots.handle_count) { /* DependentHandle again */
+        m = meter_start(mk);
+        mark_dependents(mk);
+        meter_end(mk, m, TN_ROOT_DEPENDENT_HANDLE);
+    }
+}
+
 void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
     tn_assert_phase(rt, c);
     uint64_t step_from = tn_os_now_ns();
-    int condemned = c->condemned;
-    rt->mark.marked_bytes = rt->mark.overflow_marked = 0;
-    rt->mark.overflow_seen = false;
-    rt->mark.pinned_objects = 0;
-    rt->mark.mark_overflow = false;
-    rt->mark.mark_stack.count = 0; /* reserved before the pause (scratch.c): it never grows */
+    unsigned threads = c->gc_threads;
+    reset_workers(rt, threads);
+    marker mk;
+    marker_init(&mk, rt, &rt->mark.w[0]);
+    rt->mark.lead = &mk;
 
     tn_handles_prepare(rt);
-    /* SizedRef (full GCs): each handle's graph first, one handle after the other */
+    /* SizedRef (full GCs): each handle's graph first, one handle after the other (on thread
+     * 0 alone: each handle's bytes are what its graph adds) */
     kind_meter m;
-    if (condemned == TN_GEN2 && rt->roots.handle_count) {
-        m = meter_start(rt);
-        tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_SIZED_REF), mark_sized_ref, rt);
-        meter_end(rt, m, TN_ROOT_SIZEDREF);
+    if (c->condemned == TN_GEN2 && rt->roots.handle_count) {
+        m = meter_start(&mk);
+        tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_SIZED_REF), mark_sized_ref, &mk);
+        meter_end(&mk, m, TN_ROOT_SIZEDREF);
     }
     mark_step_done(c, TN_MARK_SIZEDREF, &step_from);
-    /* Stack: shadow frames, root areas, root scanners, frozen segments, and the stack itself
-     * conservatively */
-    m = meter_start(rt);
-    tn_roots_visit_stack(rt, mark_root_slot, rt);
-    tn_roots_scan_conservative(rt, true, pin_stack_word, rt);
-    drain_all(rt);
-    meter_end(rt, m, TN_ROOT_STACK);
-    /* Finalizer: objects waiting for their finalizer */
-    if (rt->lifetime.ready.count > rt->lifetime.ready_head) {
-        m = meter_start(rt);
-        tn_finalize_visit_ready(rt, mark_root_slot, rt);
-        drain_all(rt);
-        meter_end(rt, m, TN_ROOT_FINALIZER);
-    }
-    /* Handle: pinned handles pin, strong handles keep alive */
-    m = meter_start(rt);
-    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_PINNED), pin_handle_slot, rt);
-    tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_ASYNC_PINNED), pin_async, rt);
-    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_STRONG) | KIND_BIT(TENURE_HANDLE_SIZED_REF), mark_root_slot, rt);
-    drain_all(rt);
-    meter_end(rt, m, TN_ROOT_HANDLE);
-    /* Older: old-to-young references under dirty cards */
-    if (condemned < TN_GEN2) {
-        m = meter_start(rt);
-        tn_gc_mark_cards(rt, condemned, mark_root_slot, rt); /* cards.c */
-        drain_all(rt);
-        meter_end(rt, m, TN_ROOT_OLDER);
-    }
+    if (threads > 1)
+        parallel_begin(&mk, threads);
+    mark_shared_roots(&mk, c);
+    if (threads > 1)
+        parallel_end(&mk, threads);
     /* DependentHandle: secondaries of live primaries, to a fixed point */
     if (rt->roots.handle_count) {
-        m = meter_start(rt);
-        mark_dependents(rt);
-        meter_end(rt, m, TN_ROOT_DEPENDENT_HANDLE);
+        m = meter_start(&mk);
+        mark_dependents(&mk);
+        meter_end(&mk, m, TN_ROOT_DEPENDENT_HANDLE);
     }
     /* short weak handles of dead objects are cleared before finalization is scanned, long
      * ones after it (they track resurrection); dependent handles whose primary died lose both
      * objects */
     mark_step_done(c, TN_MARK_ROOTS, &step_from);
-    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_SHORT), clear_weak, rt);
+    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_SHORT), clear_weak, &mk);
     mark_step_done(c, TN_MARK_SHORT_WEAK, &step_from);
-    /* NewFQ: unreachable finalizable objects go to the ready queue and are marked through */
-    if (rt->lifetime.finalizable.count) {
-        m = meter_start(rt);
-        size_t n = tn_finalize_scan(rt, is_dead_now, queue_for_finalization);
-        c->record.finalization_promoted_count = n;
-        c->record.finalization_promoted_bytes =
-            (rt->mark.marked_bytes - m.marked) - (rt->mark.overflow_marked - m.overflow);
-        meter_end(rt, m, TN_ROOT_NEW_FQ);
-        if (n && rt->roots.handle_count) { /* DependentHandle again: resurrection may revive primaries */
-            m = meter_start(rt);
-            mark_dependents(rt);
-            meter_end(rt, m, TN_ROOT_DEPENDENT_HANDLE);
-        }
-    }
+    if (rt->lifetime.finalizable.count)
+        mark_finalizable(&mk, c);
     mark_step_done(c, TN_MARK_FINALIZATION, &step_from);
-    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_LONG), clear_weak, rt);
-    tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_DEPENDENT), clear_dependent, rt);
+    tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_LONG), clear_weak, &mk);
+    tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_DEPENDENT), clear_dependent, &mk);
     mark_step_done(c, TN_MARK_LONG_WEAK, &step_from);
+    flush_live(&mk);
+    rt->stats.mark_stack_overflows += mk.w->overflows;
+    rt->mark.lead = NULL;
     if (rt->mark.overflow_seen)
         TN_EMIT(rt, GCMarkWithType, .HeapNum = 0, .Type = TN_ROOT_OVERFLOW, .Bytes = rt->mark.overflow_marked);
 }
@@ -504,8 +702,7 @@ void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
 /* The mark stack holds pointers into the heap's range and array continuations (an index,
  * tagged, on top of the array it continues, which is no further than its length), no more
  * than it has room for (it is reserved before the pause and never grows inside it). */
-void tn_mark_stack_check(const tenure_runtime *rt) {
-    const tn_vec *s = &rt->mark.mark_stack;
+static void stack_check(const tenure_runtime *rt, const tn_vec *s) {
     TN_ASSERT_INTERNAL(s->count <= s->cap && (s->cap == 0 || s->data != NULL));
     TN_ASSERT_INTERNAL(s->count == 0 || s->elem == sizeof(void *));
     const uintptr_t *e = s->data;
@@ -518,4 +715,54 @@ void tn_mark_stack_check(const tenure_runtime *rt) {
         TN_ASSERT_EXPENSIVE(tn_obj_type((const void *)e[i - 1])->kind == TN_TK_ARRAY &&
                             (e[i] >> 1) < ((const tenure_array_header *)e[i - 1])->length);
     }
+}
+
+void tn_mark_stack_check(const tenure_runtime *rt) {
+    for (unsigned i = 0; i < TN_MAX_GC_THREADS; i++)
+        stack_check(rt, &rt->mark.w[i].stack);
+}
+
+/* ---- the pool's memory (scratch.c, before the pause) ---- */
+
+bool tn_mark_pool_reserve(tenure_runtime *rt, unsigned threads) {
+    tn_mark_pool *p = &rt->mark.pool;
+    unsigned want = 4 * threads;
+    if (!p->ready) {
+        pthread_mutex_init(&p->mx, NULL);
+        pthread_cond_init(&p->cv, NULL);
+        p->ready = true;
+    }
+    if (p->packets < want) {
+        uintptr_t *entries = tn_malloc((size_t)want * TN_MARK_PACKET * sizeof *entries);
+        uint32_t *ids = tn_malloc((size_t)want * 3 * sizeof *ids);
+        if (!entries || !ids) {
+            free(entries);
+            free(ids);
+            return false;
+        }
+        free(p->entries);
+        free(p->lens);
+        p->entries = entries;
+        p->lens = ids;
+        p->free_ids = ids + want;
+        p->full_ids = ids + 2 * want;
+        p->packets = want;
+    }
+    size_t least = TN_MARK_PACKET;
+    for (unsigned i = 0; i < threads; i++)
+        if (rt->mark.w[i].stack.cap < least)
+            least = rt->mark.w[i].stack.cap;
+    p->packet_max = least;
+    return least >= 2;
+}
+
+void tn_mark_pool_destroy(tenure_runtime *rt) {
+    tn_mark_pool *p = &rt->mark.pool;
+    free(p->entries);
+    free(p->lens);
+    if (p->ready) {
+        pthread_mutex_destroy(&p->mx);
+        pthread_cond_destroy(&p->cv);
+    }
+    memset(p, 0, sizeof *p);
 }

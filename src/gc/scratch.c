@@ -6,9 +6,12 @@
  * held, before the world stops; what cannot be reserved is done without, in a defined way
  * (docs/design/collector.md, "Memory inside a pause"):
  *
- *   mark stack        GCMarkStackSize entries (at least 64 if that fails), more after a GC
+ *   mark stacks       GCMarkStackSize entries (at least 64 if that fails), more after a GC
  *                     whose stack overflowed (reserve_mark_stack); an overflow is recovered
- *                     by rescanning (mark.c), so any size works, even none
+ *                     by rescanning (mark.c), so any size works, even none. Server GC: one
+ *                     per GC thread and the pool's packets; the helper threads themselves are
+ *                     created here (gc/team.c); a GC thread without its stack sits out the GC
+ *                     (reserve_mark_stacks)
  *   pins, gaps        one per handle, two per thread, and twice the most pinned plugs a GC
  *                     has found (at least 256); when plan finds more, the generation is swept
  *                     instead of compacted and the GC is counted in
@@ -39,7 +42,7 @@
 #define MARK_STACK_HEAP_BYTES 32
 
 static size_t mark_stack_wanted(const tenure_runtime *rt) {
-    size_t want = rt->config.GCMarkStackSize, have = rt->mark.mark_stack.cap;
+    size_t want = rt->config.GCMarkStackSize, have = rt->mark.w[0].stack.cap;
     if (want < MARK_STACK_MIN || !rt->mark.overflow_seen || have < want)
         return want;
     size_t bound = rt->heap.committed / MARK_STACK_HEAP_BYTES;
@@ -47,12 +50,22 @@ static size_t mark_stack_wanted(const tenure_runtime *rt) {
     return grown > want ? grown : want;
 }
 
-static void reserve_mark_stack(tenure_runtime *rt) {
+static bool reserve_mark_stack(tn_vec *stack, size_t want) {
+    if (want > stack->cap && stack->cap >= MARK_STACK_MIN)
+        tn_vec_free(stack); /* empty between GCs: a new block, not a copy */
+    return tn_vec_reserve(stack, want) || tn_vec_reserve(stack, MARK_STACK_MIN);
+}
+
+/* Every GC thread marks from a stack of its own (server GC: gc/team.h): as many GC threads
+ * as have their stack and the pool's packets mark this GC; the others wait it out. */
+static unsigned reserve_mark_stacks(tenure_runtime *rt) {
     size_t want = mark_stack_wanted(rt);
-    if (want > rt->mark.mark_stack.cap && rt->mark.mark_stack.cap >= MARK_STACK_MIN)
-        tn_vec_free(&rt->mark.mark_stack); /* empty between GCs: a new block, not a copy */
-    if (!tn_vec_reserve(&rt->mark.mark_stack, want))
-        tn_vec_reserve(&rt->mark.mark_stack, MARK_STACK_MIN);
+    reserve_mark_stack(&rt->mark.w[0].stack, want);
+    tn_gc_team_prepare(rt);
+    unsigned threads = 1, n = tn_gc_team_threads(&rt->team);
+    while (threads < n && reserve_mark_stack(&rt->mark.w[threads].stack, want))
+        threads++;
+    return threads > 1 && tn_mark_pool_reserve(rt, threads) ? threads : 1;
 }
 
 /* Pinned plugs come from pinning handles (one object each: every live handle is counted, as
@@ -93,12 +106,13 @@ static void reserve_pause_scratch(tenure_runtime *rt) {
     rt->plan.pause_scratch_size = want;
 }
 
-void tn_gc_reserve_scratch(tenure_runtime *rt) {
-    reserve_mark_stack(rt);
+unsigned tn_gc_reserve_scratch(tenure_runtime *rt) {
+    unsigned threads = reserve_mark_stacks(rt);
     reserve_plan_lists(rt);
     tn_gc_reserve_card_slots(rt); /* cards.c */
     reserve_pause_scratch(rt);
     tn_trace_pause_prepare(rt);
+    return threads;
 }
 
 void *tn_gc_pause_scratch(tenure_runtime *rt, size_t size) {
@@ -109,7 +123,10 @@ void *tn_gc_pause_scratch(tenure_runtime *rt, size_t size) {
 }
 
 void tn_gc_scratch_destroy(tenure_runtime *rt) {
-    tn_vec_free(&rt->mark.mark_stack);
+    tn_gc_team_destroy(rt);
+    for (unsigned i = 0; i < TN_MAX_GC_THREADS; i++)
+        tn_vec_free(&rt->mark.w[i].stack);
+    tn_mark_pool_destroy(rt);
     tn_vec_free(&rt->plan.pins);
     tn_vec_free(&rt->plan.gaps);
     tn_vec_free(&rt->card.card_slots);

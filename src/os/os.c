@@ -1,5 +1,6 @@
 /* os.c - POSIX implementation of os.h (Linux: mmap/mprotect/madvise, gettid, /proc). */
 #include "os/os.h"
+#include <sched.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -171,6 +172,33 @@ uint64_t tn_os_address_space_limit(void) {
     if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
         return 0;
     return (uint64_t)rl.rlim_cur;
+}
+
+unsigned tn_os_cpus_allowed(uint64_t *mask) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    unsigned n = 0;
+    uint64_t m = 0;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        n = (unsigned)CPU_COUNT(&set);
+        for (unsigned i = 0; i < 64; i++)
+            m |= CPU_ISSET(i, &set) ? (uint64_t)1 << i : 0;
+    }
+    if (n == 0) { /* the OS did not say: what sysconf counts */
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        n = c > 0 ? (unsigned)c : 1;
+        m = n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+    }
+    if (mask)
+        *mask = m;
+    return n;
+}
+
+bool tn_os_bind_to_cpu(unsigned cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
 }
 
 const char *tn_os_last_error(void) { return strerror(errno); }

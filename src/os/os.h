@@ -56,6 +56,12 @@ bool tn_os_env_present(const char *name);
 void *tn_os_load_library(const char *path, const char *symbol, char *err, size_t errlen);
 /* The soft address-space limit of the process (RLIMIT_AS, `ulimit -v`) in bytes; 0 if none. */
 uint64_t tn_os_address_space_limit(void);
+/* The CPUs the calling process may run on (sched_getaffinity): their count, and the first 64
+ * of them as a mask (bit i: CPU i) in *mask when mask is not NULL. At least 1. */
+unsigned tn_os_cpus_allowed(uint64_t *mask);
+/* Bind the calling thread to CPU `cpu` (server GC's threads, GCHeapAffinitizeMask): false if
+ * the OS refused. */
+bool tn_os_bind_to_cpu(unsigned cpu);
 /* The text of the last OS error (errno) for a message. */
 const char *tn_os_last_error(void);
 #endif

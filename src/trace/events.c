@@ -553,6 +553,12 @@ void tn_trace_pause_prepare(tenure_runtime *rt) {
             tn_ctf_thread_ready(s->ctf);
 }
 
+void tn_trace_thread_flush(tenure_runtime *rt) {
+    for (struct tn_session *s = rt->sessions; s; s = s->next)
+        if (s->ctf)
+            tn_ctf_flush(s->ctf);
+}
+
 void tn_trace_gc_end(tenure_runtime *rt) {
     for (struct tn_session *s = rt->sessions; s; s = s->next)
         if (s->ctf)

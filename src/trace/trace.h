@@ -87,6 +87,8 @@ void tn_trace_sessions_check(const struct tenure_runtime *rt);
  * session that wants GC events now, so that its first event inside the pause allocates
  * nothing */
 void tn_trace_pause_prepare(struct tenure_runtime *rt);
+/* A server GC helper thread at its GC's end: its own streams' open packets become whole */
+void tn_trace_thread_flush(struct tenure_runtime *rt);
 /* At every GC end: flush the sinks' buffered packets */
 void tn_trace_gc_end(struct tenure_runtime *rt);
 /* Segment rundown for one session: GCCreateSegment for every region in use */

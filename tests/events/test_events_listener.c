@@ -208,6 +208,7 @@ static size_t check_sequence(const recorder *r, size_t from, uint64_t first_coun
     int have_last = first_count != 0;
     uint64_t tid = 0, trig_reason = 0;
     int last_rank = -1, marks_seen = 0, after_newfq = 0, ranges_seen = 0;
+    int64_t last_steal_heap = -1; /* server GC: one Steal per heap, in heap order */
     gc_seen cur;
     memset(&cur, 0, sizeof cur);
     for (size_t i = from; i < r->n; i++) {
@@ -230,6 +231,18 @@ static size_t check_sequence(const recorder *r, size_t from, uint64_t first_coun
                 TT_EXPECT(!(t == 3 && cur.depth == 2), "%s: Older roots in a full GC %" PRIu64, what, cur.count);
                 TT_EXPECT(!(t == 4 && cur.depth != 2), "%s: SizedRef roots in an ephemeral GC", what);
                 int rank = mark_rank(t, after_newfq);
+                uint64_t heap = fu(x, "HeapNum");
+                TT_EXPECT(heap == 0 || t == 8,
+                          "%s: GC %" PRIu64 ": mark type %" PRIu64 " of heap %" PRIu64 " (only thread 0 scans roots)",
+                          what, cur.count, t, heap);
+                if (t == 8) { /* Steal: once per heap, in heap order, after the shared roots */
+                    TT_EXPECT((int64_t)heap > last_steal_heap,
+                              "%s: GC %" PRIu64 ": Steal of heap %" PRIu64 " twice or out of order", what, cur.count,
+                              heap);
+                    last_steal_heap = (int64_t)heap;
+                    if (heap > 0)
+                        rank = -1;
+                }
                 if (rank >= 0) {
                     TT_EXPECT(rank > last_rank, "%s: GC %" PRIu64 ": mark type %" PRIu64 " out of the spec's order",
                               what, cur.count, t);
@@ -265,6 +278,7 @@ static size_t check_sequence(const recorder *r, size_t from, uint64_t first_coun
                 TT_EXPECT(fu(x, "Count") == last_count, "%s: GCSuspendEEBegin Count %" PRIu64 ", GCs so far %" PRIu64,
                           what, fu(x, "Count"), last_count);
             last_rank = -1;
+            last_steal_heap = -1;
             marks_seen = after_newfq = ranges_seen = 0;
         } else {
             TT_EXPECT(x->tid == tid, "%s: %s on thread %" PRIu64 ", suspended on %" PRIu64, what, x->desc->name, x->tid,

@@ -424,6 +424,16 @@ class Checker:
             self.fail(ev, "Older (card) roots in a full GC")
         if t == MK_SIZEDREF and depth != 2:
             self.fail(ev, "SizedRef roots in an ephemeral GC")
+        heap = f.get("HeapNum", 0)
+        if heap != 0 and t != MK_STEAL:
+            self.fail(ev, "root kind %d of heap %s (only GC thread 0 scans roots)" % (t, heap))
+        if t == MK_STEAL:  # server GC: one Steal per heap, in heap order
+            steals = gc.setdefault("steal_heaps", [])
+            if steals and heap <= steals[-1]:
+                self.fail(ev, "Steal of heap %s after heap %s's" % (heap, steals[-1]))
+            steals.append(heap)
+            if heap != 0:
+                return
         rank = MARK_RANK.get(t)
         if rank is None:
             return

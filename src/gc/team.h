@@ -1,0 +1,85 @@
+/*
+ * team.h - server GC's threads (gcServer=1, docs/design/collector.md "Server GC"): the state
+ * gc/team.c owns (rt->team) and the joins the phases meet at.
+ *
+ * A team has n GC threads, one per heap: thread 0 is the thread that collects (it holds
+ * rt->threads.lock), threads 1..n-1 are helpers the instance creates before its first GC's
+ * pause and parks between GCs. Every GC of a team of more than one wakes the helpers; each
+ * runs the collection's helper function (the parallel parts of the phases) and meets the
+ * others at joins, as .NET's t_join: a thread that reaches a join waits for the others
+ * (GCJoin_V2 JoinTime 0 / 1, JoinType 1 "join"); the last to arrive writes JoinType 0
+ * ("last_join") and does not wait; thread 0, which does the serial work between the
+ * parallel parts, restarts the helpers (JoinType 2 "restart", Heap 100). Join ids are .NET's
+ * gc_join_stage numbers (TN_JOIN_*).
+ *
+ * Invariants (checked by tn_gc_team_check):
+ *  J1 Between GCs every helper is parked (waiting for the next GC's epoch) and no join is
+ *     half full: join_arrived == 0.
+ *  J2 During a GC, helpers touch the heap only inside the parallel parts (between a restart
+ *     and the next join); the serial parts run on thread 0 alone.
+ *  J3 A helper neither reads nor writes rt after it has parked: the GC's end waits for every
+ *     helper to park (tn_gc_team_finish) before it goes on, so the trace sessions a helper
+ *     wrote to are still there when it writes its last event.
+ */
+#ifndef TENURE_GC_TEAM_H
+#define TENURE_GC_TEAM_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define TN_MAX_GC_THREADS 64
+
+/* .NET's gc_join_stage ids (gcinternal.h) for the joins tenure has */
+enum {
+    TN_JOIN_BEGIN_MARK_PHASE = 3,
+    TN_JOIN_SCAN_DEPENDENT_HANDLES = 4,
+    TN_JOIN_DONE = 1,
+};
+#define TN_JOIN_HEAP_RESTART 100 /* the Heap of restart events */
+
+struct tenure_runtime;
+typedef void (*tn_team_fn)(struct tenure_runtime *rt, unsigned heap);
+
+struct tn_gc_team {
+    unsigned n;       /* GC threads this instance runs (1: workstation GC) */
+    unsigned created; /* helpers created and not gone (n - 1 once the first GC prepared them) */
+    unsigned active;  /* helpers taking part in the GC in progress (0 outside one) */
+    long pid;         /* the process that created them (a forked child has none) */
+    pthread_t threads[TN_MAX_GC_THREADS];
+    pthread_mutex_t mx;
+    pthread_cond_t helpers_cv; /* helpers wait here for a GC and for restarts */
+    pthread_cond_t lead_cv;    /* thread 0 waits here for joins to fill and helpers to park */
+    uint64_t epoch;            /* GCs given to the helpers; a parked helper waits for it to change */
+    tn_team_fn fn;             /* what the helpers run in this GC */
+    unsigned running;          /* helpers that have not parked since the epoch changed */
+    unsigned join_arrived;     /* threads at the join in progress */
+    uint64_t restarts;         /* a helper at a join waits for it to change */
+    bool stop;                 /* the instance is being destroyed: helpers exit */
+    uint64_t join_wait_ns;     /* time thread 0 waited at joins in this GC */
+};
+
+/* ---- functions (team.c) ---- */
+/* Before a GC's pause (scratch.c): the helpers exist (created the first time, again in a
+ * forked child). A helper that cannot be created leaves the team smaller (the GC still runs
+ * on the threads there are). */
+void tn_gc_team_prepare(struct tenure_runtime *rt);
+/* GC threads available for the next GC (1 under workstation GC). */
+static inline unsigned tn_gc_team_threads(const struct tn_gc_team *t) { return t->created + 1; }
+/* Thread 0, in the pause: `threads` - 1 helpers (at most those created) run fn(rt, heap)
+ * (heap 1..threads-1), which must end at a join that tn_gc_team_finish releases. */
+void tn_gc_team_wake(struct tenure_runtime *rt, tn_team_fn fn, unsigned threads);
+/* Meet the other GC threads at join `id`. A helper waits until thread 0 restarts it; thread 0
+ * waits until every helper has arrived (then it does the serial work and restarts them). */
+void tn_gc_join(struct tenure_runtime *rt, unsigned heap, uint32_t id);
+/* Thread 0, after a join: release the helpers (restart events). */
+void tn_gc_restart(struct tenure_runtime *rt);
+/* Thread 0, at the GC's end: release the helpers from their last join and wait until each
+ * has parked (J3). */
+void tn_gc_team_finish(struct tenure_runtime *rt);
+/* tenure_destroy: the helpers exit and are joined. */
+void tn_gc_team_destroy(struct tenure_runtime *rt);
+/* J1 (api/assert.h). */
+void tn_gc_team_check(struct tenure_runtime *rt);
+
+#endif
