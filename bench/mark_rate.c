@@ -31,9 +31,10 @@
  * Output:
  *   CONFIG impl=.. live_mb=.. nodes=.. conservative_stack=.. (tenure) / gc_version=.. (boehm)
  *   BUILD impl=.. build_s=.. promote_s=..
- *   GC impl=.. mode=.. n=.. pause_ms=.. wall_ms=.. [compacted=..]
+ *   GC impl=.. mode=.. n=.. pause_ms=.. wall_ms=.. [compacted=.. mark_ms=..]
  *   RESULT impl=.. mode=.. live_mb=.. gcs=.. median_gc_ms=.. min_gc_ms=.. max_gc_ms=.. mbps=..
  *          heap_live_mb=.. maxrss_kb=..
+ *   MARK impl=tenure mode=.. median_mark_ms=.. mark_mbps=..   (the mark phase alone: phase_us[0])
  *   CHECK impl=.. nodes=.. ok|FAILED
  */
 #define _POSIX_C_SOURCE 200809L
@@ -150,9 +151,14 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static void print_result(const char *impl, const char *mode, double *ms, int n, double heap_live_mib) {
+/* Sorts ms. */
+static double median_of(double *ms, int n) {
     qsort(ms, (size_t)n, sizeof *ms, cmp_double);
-    double med = (n % 2) ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2.0;
+    return (n % 2) ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2.0;
+}
+
+static void print_result(const char *impl, const char *mode, double *ms, int n, double heap_live_mib) {
+    double med = median_of(ms, n);
     printf("RESULT impl=%s mode=%s live_mb=%.1f gcs=%d median_gc_ms=%.2f min_gc_ms=%.2f max_gc_ms=%.2f "
            "mbps=%.1f heap_live_mb=%.1f maxrss_kb=%ld\n",
            impl, mode, g_live_mib, n, med, ms[0], ms[n - 1], med > 0 ? g_live_mib / (med / 1e3) : 0.0, heap_live_mib,
@@ -254,7 +260,7 @@ static void run_tenure(void) {
         unsigned flags;
     } modes[] = {{"default", 0}, {"compact", TENURE_COLLECT_COMPACT}};
     for (size_t m = 0; m < 2; m++) {
-        double ms[MAX_GCS];
+        double ms[MAX_GCS], mark_ms[MAX_GCS];
         for (int g = 0; g < g_gcs; g++) {
             uint64_t w0 = bench_now_ns();
             if (tenure_collect(rt, 2, modes[m].flags) != TENURE_OK)
@@ -263,12 +269,16 @@ static void run_tenure(void) {
             tenure_gc_info info;
             tenure_get_last_gc_info(rt, &info);
             ms[g] = (double)info.pause_ns / 1e6;
-            printf("GC impl=tenure mode=%s n=%d generation=%d pause_ms=%.2f wall_ms=%.2f compacted=%d\n", modes[m].name,
-                   g + 1, info.generation, ms[g], (double)(w1 - w0) / 1e6, info.compacted);
+            mark_ms[g] = info.phase_us[0] / 1e3;
+            printf("GC impl=tenure mode=%s n=%d generation=%d pause_ms=%.2f wall_ms=%.2f compacted=%d mark_ms=%.2f\n",
+                   modes[m].name, g + 1, info.generation, ms[g], (double)(w1 - w0) / 1e6, info.compacted, mark_ms[g]);
         }
         tenure_stats st;
         tenure_get_stats(rt, &st);
         print_result("tenure", modes[m].name, ms, g_gcs, (double)st.live_bytes_after_gc / 1048576.0);
+        double mark_median = median_of(mark_ms, g_gcs);
+        printf("MARK impl=tenure mode=%s median_mark_ms=%.2f mark_mbps=%.1f\n", modes[m].name, mark_median,
+               g_live_mib / (mark_median / 1e3));
     }
     print_check("tenure", tenure_handle_get(rt, root));
     tenure_handle_free(rt, root);

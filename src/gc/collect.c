@@ -134,8 +134,8 @@ static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, 
     begin_collection(rt, &c, generation, reason, flags);
     c.gc_threads = tn_gc_reserve_scratch(rt); /* what the pause needs, before it: it allocates nothing */
     suspend(rt, &c);
-    tn_gc_team_wake(rt, tn_gc_mark_helper, c.gc_threads); /* server GC's helpers (gc/team.h) */
     start_gc(rt, &c);
+    tn_gc_team_wake(rt, tn_gc_mark_helper, c.gc_threads); /* server GC's helpers (gc/team.h) */
     tn_gc_mark(rt, &c);
     phase_done(&c, TN_PHASE_MARK);
     tn_gc_plan(rt, &c);

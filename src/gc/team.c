@@ -32,9 +32,14 @@ typedef struct helper_start {
     uint64_t epoch; /* the GCs given out when it was created: it waits for the next */
 } helper_start;
 
-/* Write the join event of `heap` (at level 5: nothing to do when no session wants it). */
+/* Write the join event of `heap` (at level 5: nothing to do when no session wants it). A
+ * helper does not hold the instance lock: its events go to the trace files and LTTng, not to
+ * listeners (trace/trace.h, tn_trace_emit_helper). */
 static void join_event(tenure_runtime *rt, unsigned heap, uint32_t time, uint32_t type, uint32_t id) {
-    TN_EMIT(rt, GCJoin_V2, .Heap = heap, .JoinTime = time, .JoinType = type, .JoinID = id);
+    if (heap == 0 || heap == TN_JOIN_HEAP_RESTART)
+        TN_EMIT(rt, GCJoin_V2, .Heap = heap, .JoinTime = time, .JoinType = type, .JoinID = id);
+    else
+        TN_EMIT_HELPER(rt, GCJoin_V2, .Heap = heap, .JoinTime = time, .JoinType = type, .JoinID = id);
 }
 
 /* A helper's life: parked until an epoch (a GC) or the stop, then the GC's function. */

@@ -428,6 +428,24 @@ void tn_trace_emit(tenure_runtime *rt, unsigned index, const void *args, struct 
         close_stopped(rt);
 }
 
+void tn_trace_emit_helper(tenure_runtime *rt, unsigned index, const void *args) {
+    uint8_t buf[TN_EVENT_BUFFER];
+    writer w = {buf, 0, sizeof buf, false};
+    serializers[index](&w, args, rt->instance_id);
+    if (w.overflow)
+        return;
+    const tenure_event_desc *d = &descs[index];
+    uint64_t now = tn_os_now_ns();
+    for (struct tn_session *s = rt->sessions; s; s = s->next) {
+        if (!session_wants(s, d))
+            continue;
+        if (s->ctf)
+            tn_ctf_write(s->ctf, now, d->id, buf, w.n);
+        else if (s->lttng)
+            s->lttng(d->id, buf, w.n);
+    }
+}
+
 static const char *check_level(int level) { return level < 0 || level > 5 ? "level must be 0..5" : NULL; }
 
 static tenure_session *add_session(tenure_runtime *rt, struct tn_session *s) {

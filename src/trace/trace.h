@@ -53,6 +53,12 @@ TN_EVENTS(TN_EV_ARGS)
 /* Deliver event `index` built from args to every session that wants it (or only to `only`). */
 void tn_trace_emit(struct tenure_runtime *rt, unsigned index, const void *args, struct tn_session *only);
 
+/* The same from a server GC helper thread (gc/team.h), which does not hold the instance lock:
+ * to the trace files and LTTng only (each thread writes its own streams there). In-process
+ * listeners are called only on the thread that holds the lock, one event at a time, so they
+ * do not receive the helpers' events. */
+void tn_trace_emit_helper(struct tenure_runtime *rt, unsigned index, const void *args);
+
 /* rt->ev_mask[level]: the keywords some session wants at that level (the includer sees the
  * instance's structure: runtime.h) */
 #define TN_EV_WANTED(rt, level, kw) (((rt)->ev_mask[(level)] & (kw)) != 0)
@@ -71,6 +77,14 @@ TN_EVENTS(TN_EV_META)
             tn_ev_##name tn_args_ = {__VA_ARGS__};               \
             tn_trace_emit((rt), TN_EVI_##name, &tn_args_, NULL); \
         }                                                        \
+    } while (0)
+
+#define TN_EMIT_HELPER(rt, name, ...)                             \
+    do {                                                          \
+        if (TN_EV_ON(rt, name)) {                                 \
+            tn_ev_##name tn_args_ = {__VA_ARGS__};                \
+            tn_trace_emit_helper((rt), TN_EVI_##name, &tn_args_); \
+        }                                                         \
     } while (0)
 
 /* Lifecycle (events.c) */

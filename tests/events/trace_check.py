@@ -18,6 +18,9 @@ Rules checked on every event, per trace (one collector instance):
   - GCStart_V2 Count = previous Count + 1, the first one 1 (--late-start: any first value);
     GCEnd_V1 has the Count and Depth of its GCStart_V2; GCSuspendEEBegin_V1 Count is the
     count of GCs before it; GCTriggered Reason = GCStart_V2 Reason;
+  - server GC (GCJoin_V2): joins paired per thread, one last_join and one restart per join
+    round, every GC thread at every join, all closed before the heap history; Steal once per
+    GC thread (heap), the other root kinds on heap 0 only;
   - GCMarkWithType only between Start and End (before the heap history), root kinds in the
     order of the spec, each at most once (DependentHandle twice), Older only in ephemeral
     GCs, SizedRef only in full ones; bulk range events between Start and the heap history;
@@ -307,8 +310,11 @@ class Checker:
             if st.state != S.IDLE:
                 self.fail(ev, "mutator event while the world is stopped (GC %s)" % (gc and gc.get("count")))
             return
+        if name == "GCJoin_V2":
+            self.join(ev, st)
+            return
         if name in IN_GC_EVENTS:
-            if name in ("GCCreateSegment_V1", "GCFreeSegment_V1", "GCJoin_V2"):
+            if name in ("GCCreateSegment_V1", "GCFreeSegment_V1"):
                 return  # allowed anywhere (rundown, allocation, inside a GC)
             if st.state != S.MARKING:
                 where = "outside a GC" if st.state in (S.IDLE, S.SUSPENDING, S.SUSPENDED, S.TRIGGERED) \
@@ -372,6 +378,7 @@ class Checker:
                 st.last_count = count
             st.state = S.MARKING
         elif name == "GCGlobalHeapHistory_V4":
+            self.joins_done(ev, gc)
             if f.get("CondemnedGeneration") != gc.get("depth"):
                 self.fail(ev, "CondemnedGeneration %r but GCStart_V2 Depth %r" % (f.get("CondemnedGeneration"), gc.get("depth")))
             if f.get("Reason") != gc.get("reason"):
@@ -409,6 +416,68 @@ class Checker:
                 st.by_depth[d] += 1
             st.gc = None
             st.state = S.IDLE
+
+    # ---- server GC's joins (GCJoin_V2, .NET's t_join) ----
+    # Per GC thread (stream tid): a join's start (JoinTime 0, JoinType 1) is followed by its
+    # end (JoinTime 1, same JoinID and Heap) before that thread's next join; the last thread to
+    # arrive writes JoinType 0 (last_join) and no end; thread 0 then restarts the others
+    # (JoinType 2, Heap 100, JoinID 0xffffffff, start then end). Every join of a GC is met by
+    # every GC thread, once per round, with one last_join per round; one restart per round.
+    def join(self, ev, st):
+        gc, f = st.gc, ev["fields"]
+        if gc is None or st.state != TraceState.MARKING:
+            self.fail(ev, "GCJoin_V2 outside a GC's phases (state %s)" % state_name(st.state))
+            return
+        j = gc.setdefault("joins", {"open": {}, "starts": {}, "last": {}, "restarts": 0,
+                                    "restart_open": None, "heaps": set()})
+        heap, time, jtype, jid, tid = f.get("Heap"), f.get("JoinTime"), f.get("JoinType"), f.get("JoinID"), ev["tid"]
+        if jtype == 2:
+            if heap != 100 or jid != 0xffffffff:
+                self.fail(ev, "restart with Heap %r JoinID %r (must be 100, 0xffffffff)" % (heap, jid))
+            if time == 0:
+                if j["restart_open"] is not None:
+                    self.fail(ev, "restart started twice")
+                j["restart_open"] = tid
+                j["restarts"] += 1
+            elif j["restart_open"] != tid:
+                self.fail(ev, "restart end without its start on thread %s" % tid)
+            else:
+                j["restart_open"] = None
+            return
+        if jtype not in (0, 1) or time not in (0, 1):
+            self.fail(ev, "JoinType %r JoinTime %r (tenure writes join, last_join and restart)" % (jtype, time))
+            return
+        j["heaps"].add(heap)
+        if time == 1:
+            if jtype != 1 or j["open"].get(tid) != (jid, heap):
+                self.fail(ev, "join end (type %r, id %r, heap %r) without its start on thread %s (open: %r)"
+                          % (jtype, jid, heap, tid, j["open"].get(tid)))
+            j["open"].pop(tid, None)
+            return
+        if tid in j["open"]:
+            self.fail(ev, "join %r started on thread %s while join %r is open there" % (jid, tid, j["open"][tid]))
+        if jtype == 1:
+            j["open"][tid] = (jid, heap)
+        else:
+            j["last"][jid] = j["last"].get(jid, 0) + 1
+        j["starts"][jid] = j["starts"].get(jid, 0) + 1
+
+    def joins_done(self, ev, gc):
+        j = gc.get("joins")
+        if not j:
+            return
+        if j["open"] or j["restart_open"] is not None:
+            self.fail(ev, "GC %s ends its phases with joins still open: %r" % (gc.get("count"), j["open"]))
+        n = len(j["heaps"])
+        for jid, starts in j["starts"].items():
+            rounds = j["last"].get(jid, 0)
+            if rounds == 0 or starts != rounds * n:
+                self.fail(ev, "join %r: %d arrivals and %d last_join for %d GC threads" % (jid, starts, rounds, n))
+        if j["restarts"] != sum(j["last"].values()):
+            self.fail(ev, "%d restarts for %d joins" % (j["restarts"], sum(j["last"].values())))
+        steals = set(gc.get("steal_heaps", []))
+        if steals and steals != j["heaps"]:
+            self.fail(ev, "Steal from heaps %s but GC threads %s joined" % (sorted(steals), sorted(j["heaps"])))
 
     def same_thread(self, ev, gc, what):
         if gc is not None and gc.get("tid") is not None and ev["tid"] != gc["tid"]:

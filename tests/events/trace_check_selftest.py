@@ -170,6 +170,36 @@ def main():
         x["ts"] = 1000 - k
     expect("time goes back in a stream", e, False, "goes back")
 
+    # server GC: two GC threads (tid 100 collects, 101 helps), the joins of mark.c
+    def server_gc(count=1):
+        e = gc(count)
+        i = find(e, "GCStart_V2") + 1
+        j = lambda tid, heap, time, typ, jid: ev("GCJoin_V2", tid=tid, Heap=heap, JoinTime=time, JoinType=typ,
+                                                 JoinID=jid)
+        r = lambda tid, time: j(tid, 100, time, 2, 0xffffffff)
+        joins = [j(101, 1, 0, 1, 3), j(100, 0, 0, 0, 3), r(100, 0), r(100, 1), j(101, 1, 1, 1, 3)]
+        e[i:i] = joins
+        k = find(e, "GCGlobalHeapHistory_V4")
+        e[k:k] = [ev("GCMarkWithType", tid=100, HeapNum=0, Type=8, Bytes=1),
+                  ev("GCMarkWithType", tid=100, HeapNum=1, Type=8, Bytes=1),
+                  j(100, 0, 0, 1, 4), j(101, 1, 0, 0, 4), j(100, 0, 1, 1, 4), r(100, 0), r(100, 1)]
+        return e
+    expect("server GC: joins and Steal", server_gc(), True)
+    e = server_gc()
+    del e[find(e, "GCJoin_V2")]
+    expect("server GC: a join end without its start", e, False, "without its start")
+    e = server_gc()
+    e = [x for x in e if not (x["name"] == "GCJoin_V2" and x["fields"]["JoinType"] == 2
+                              and x["fields"]["JoinTime"] == 0)][:]
+    expect("server GC: restart ends without starting", e, False, "restart")
+    e = server_gc()
+    k = find(e, "GCGlobalHeapHistory_V4")
+    e.insert(k, ev("GCMarkWithType", tid=100, HeapNum=1, Type=2, Bytes=1))
+    expect("server GC: Handle roots of heap 1", e, False, "heap 1")
+    e = server_gc()
+    e.insert(find(e, "GCGlobalHeapHistory_V4"), ev("GCJoin_V2", tid=101, Heap=1, JoinTime=0, JoinType=1, JoinID=4))
+    expect("server GC: a join left open", e, False, "open")
+
     if failures:
         print("%d FAILURE(S)" % len(failures))
         return 1
