@@ -63,8 +63,6 @@ void tn_region_list_add(tenure_runtime *rt, tn_region *r);
 void tn_regions_trim(tenure_runtime *rt, bool all);
 /* End of the walkable part of r (the allocation context's unused tail is not). */
 char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r);
-/* tenure_is_object for callers that hold rt->threads.lock (or run with the world stopped). */
-bool tn_is_object(tenure_runtime *rt, const void *obj);
 /* Call fn on every object (free objects left out): frozen segments (as generation 2), then the
  * regions by address; fn returns true to stop (then so does this). With rt->threads.lock held and every
  * allocation context ended (the heap walk, the heap dump). */
@@ -100,6 +98,11 @@ void tn_alloc_republish_limits(tenure_runtime *rt);
 /* m's inline allocation limit: closed (the slow path every time) under GCStress, for a
  * profiler of allocations, or while a callback that may not allocate runs on m's thread. */
 void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m);
+/* Around a callback that may not allocate (base/callbacks.c, through rt->services.calls):
+ * close the calling thread's context (its mutator, or NULL if it has none) / reopen it when
+ * the last such callback on the thread returns. */
+tn_mutator *tn_alloc_close_for_callback(tenure_runtime *rt);
+void tn_alloc_reopen_after_callback(tn_mutator *m);
 /* Sampling turned on (interval changed): every thread's countdown starts now. World stopped. */
 void tn_alloc_restart_sampling(tenure_runtime *rt);
 

@@ -270,8 +270,10 @@ void tn_make_free(tenure_runtime *rt, void *p, size_t size) {
 
 bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx) {
     tn_assert_locked(rt);
-    for (size_t f = 0; f < rt->frozen_count; f++)
-        for (char *o = rt->frozen[f].start; o < rt->frozen[f].end; o += tn_obj_size(o))
+    size_t frozen_count;
+    const tn_frozen *frozen = tn_frozen_segments(&rt->roots, &frozen_count);
+    for (size_t f = 0; f < frozen_count; f++)
+        for (char *o = frozen[f].start; o < frozen[f].end; o += tn_obj_size(o))
             if (fn(o, tn_obj_type(o), tn_obj_size(o), TN_GEN2, ctx))
                 return true;
     for (size_t i = 0; i < rt->units_high; i++) {
@@ -311,4 +313,16 @@ void tn_regions_check(const tenure_runtime *rt) {
         tn_region_check(rt, r);
         TN_ASSERT_EXPENSIVE(r->state == TN_RS_FREE);
     }
+}
+
+/* End of the walkable part of r (the allocation context's unused tail is not). */
+char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r) {
+    /* A thread's context region: up to its bump pointer for that thread; for the others, up
+     * to the context's end (the zeroed tail holds no object: a header of zero is no type). A
+     * context in a gap between pinned plugs (heap/alloc.c) lies below r->used: the whole
+     * region, its zeroed tail holds no object either. A GC ends every context first. */
+    tn_mutator *owner = r->alloc_owner;
+    if (owner && owner == tn_self((tenure_runtime *)rt) && !owner->ctx_in_gap)
+        return (char *)owner->pub.alloc_ptr;
+    return r->used;
 }

@@ -3,8 +3,7 @@
  * (mutators) and the condition they stop and restart on, and the fork registry. Included by
  * runtime.h (tn_mutator comes from there), which embeds it in struct tenure_runtime. Others
  * take the lock through tn_lock/TN_LOCKED and walk rt->threads.mutators with the world
- * stopped. The world-stop nesting (rt->world_stops) is still in struct tenure_runtime: trace/
- * reads it. After the state: threads/'s functions (the lock and its guards, the lock and
+ * stopped; the world-stop nesting is read through tn_world_stopped (trace/). After the state: threads/'s functions (the lock and its guards, the lock and
  * world-stop assertions, world stop and restart, attach and detach, the fork registry).
  */
 #ifndef TENURE_THREADS_THREADS_H
@@ -27,6 +26,7 @@ struct tn_threads_state {
     pthread_cond_t world_cv; /* a thread became SAFE / the world restarted */
     tn_mutator *mutators;
     size_t mutator_count;
+    unsigned world_stops; /* the nesting of tn_world_stop (only the lock holder touches it) */
     bool locks_ready;
     /* fork (fork.c): the process-wide list of live instances, and, in a child, that mutators
      * of threads gone with the fork wait to be forgotten (at the outermost unlock) */
@@ -62,7 +62,10 @@ bool tn_lock_held(const tenure_runtime *rt);
  * the instance has one thread and both hold trivially. Macros, so a failure names the caller;
  * world_stops is read only by the lock holder (a data race otherwise). */
 #define tn_assert_locked(rt) TN_ASSERT(!(rt)->threads.locks_ready || tn_lock_held(rt))
-#define tn_assert_world_stopped(rt) TN_ASSERT(!(rt)->threads.locks_ready || (tn_lock_held(rt) && (rt)->world_stops > 0))
+#define tn_assert_world_stopped(rt) TN_ASSERT(!(rt)->threads.locks_ready || (tn_lock_held(rt) && tn_world_stopped(rt)))
+/* The world is stopped (by the caller, who holds rt->threads.lock: only it may ask). A macro:
+ * struct tenure_runtime is not complete here. */
+#define tn_world_stopped(rt) ((rt)->threads.world_stops > 0)
 /* Run wait(rt, arg) (a join, a wait for something outside the instance) as a safepoint:
  * a GC may run meanwhile. Without rt->threads.lock held. */
 void tn_while_safe(tenure_runtime *rt, void (*wait)(tenure_runtime *, void *), void *arg);

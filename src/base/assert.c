@@ -1,5 +1,5 @@
-/* assert.c - what a failed assertion does (api/assert.h): report and abort. */
-#include "runtime.h"
+/* assert.c - what a failed assertion does (base/assert.h): report and abort. */
+#include "runtime.h" /* struct tenure_runtime: only the statistics' GC count is read here */
 #include <stdio.h>
 #include <stdlib.h>
 
