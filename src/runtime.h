@@ -216,6 +216,7 @@ struct tenure_runtime {
     tenure__head head; /* must be first: the inline fast paths read it */
     uint32_t magic;
     uint16_t instance_id;
+    struct tenure_runtime *fork_next; /* the fork handlers' list of live instances (api/fork.c) */
     tenure_config config;
 
     struct tn_base_state services; /* base/base.h: errors and the error hook, what base/ calls above it */
@@ -281,6 +282,10 @@ static inline int tn_object_gen(const tenure_runtime *rt, const void *obj) {
 }
 
 #include "gc/gc.h"
+
+/* ---- api/fork.c: the registry of live instances for the fork handlers ---- */
+void tn_fork_register(tenure_runtime *rt);
+void tn_fork_unregister(tenure_runtime *rt);
 
 /* ---- api/options.c ---- */
 /* Apply the TENURE_<name> variables (read through tn_os_getenv); the first refusal's reason

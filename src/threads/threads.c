@@ -518,7 +518,7 @@ static bool is_mine(const tn_mutator *m) {
     return false;
 }
 
-void tn_threads_forked_child(tenure_runtime *rt) {
+bool tn_threads_forked_child(tenure_runtime *rt) {
     unsigned depth = rt->threads.lock_depth; /* the prepare handler's level included */
     pthread_mutex_init(&rt->threads.lock, NULL);
     pthread_mutex_init(&rt->threads.world_mx, NULL);
@@ -544,8 +544,17 @@ void tn_threads_forked_child(tenure_runtime *rt) {
         m->held[0] = m->held[1] = NULL;
         rt->threads.fork_purge = true;
     }
-    if (torn) /* (never during a GC: all other threads were SAFE then) */
-        tn_gc_dirty_old_cards(rt);
+    return torn; /* (never during a GC: all other threads were SAFE then) */
+}
+
+void tn_threads_fork_prepare(tenure_runtime *rt) {
+    tn_lock(rt);
+    pthread_mutex_lock(&rt->threads.world_mx);
+}
+
+void tn_threads_fork_parent(tenure_runtime *rt) {
+    pthread_mutex_unlock(&rt->threads.world_mx);
+    tn_unlock(rt);
 }
 
 bool tn_threads_init(tenure_runtime *rt) {
