@@ -18,7 +18,7 @@
  * after it: heap/heap.h, threads/threads.h, roots/roots.h, lifetime/lifetime.h,
  * profiler/profiler.h, gc/mark.h and gc/cards.h; the rest of gc/ in gc/gc.h. This header
  * includes them all (a .c file includes only runtime.h): the state headers before struct
- * tenure_runtime, then heap/heap.h again for its inline helpers that read the struct, and gc/gc.h.
+ * tenure_runtime, then the heap's inline address helpers that read the struct, and gc/gc.h.
  *
  * Heap invariants (checked by gc/verify.c, explained in docs/design/heap.md):
  *  H1 Every region is walkable: from its start to `used`, objects and free objects lie back
@@ -279,6 +279,34 @@ static inline tn_region *tn_region_of(const tenure_runtime *rt, const void *p) {
  * tenure_object_generation answers, without its checks. */
 static inline int tn_object_gen(const tenure_runtime *rt, const void *obj) {
     return tn_in_range(rt, obj) ? tn_region_of(rt, obj)->gen : TN_GEN2;
+}
+/* End of the walkable part of r (the allocation context's unused tail is not): heap/'s, inline
+ * for tn_is_object and the conservative scan. */
+static inline char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r) {
+    /* A thread's context region: up to its bump pointer for that thread; for the others, up
+     * to the context's end (the zeroed tail holds no object: a header of zero is no type). A
+     * context in a gap between pinned plugs (heap/alloc.c) lies below r->used: the whole
+     * region, its zeroed tail holds no object either. A GC ends every context first. */
+    tn_mutator *owner = r->alloc_owner;
+    if (owner && owner == tn_self((tenure_runtime *)rt) && !owner->ctx_in_gap)
+        return (char *)owner->pub.alloc_ptr;
+    return r->used;
+}
+
+/* base/'s callback frames that read rt->services (base/base.h "callbacks.c"), inline: an
+ * event listener's or a profiler's per-allocation call pays no extra call for the cut. Push a
+ * frame and, for a kind that may not allocate and may run while the thread's context is open
+ * (all but finalizers, and type trace, which runs with every context ended), close the calling
+ * thread's context for the call (heap/, through rt->services.calls); tn_cb_leave reopens it. */
+static inline void tn_cb_enter(tn_cb_frame *f, tenure_runtime *rt, tn_cb_kind kind) {
+    tn_cb_push(f, rt, kind);
+    if (kind != TN_CB_FINALIZER && kind != TN_CB_TRACE) /* (calls: set before any callback can run) */
+        f->closed = rt->services.calls->close_context(rt);
+}
+static inline void tn_cb_leave(tn_cb_frame *f) {
+    tn_cb_pop(f);
+    if (f->closed)
+        f->rt->services.calls->reopen_context(f->closed);
 }
 
 #include "gc/gc.h"

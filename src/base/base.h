@@ -146,10 +146,8 @@ static inline void tn_cb_push(tn_cb_frame *f, const struct tenure_runtime *rt, t
     tn_cb_top = f;
 }
 static inline void tn_cb_pop(tn_cb_frame *f) { tn_cb_top = f->prev; }
-/* Push a frame and, for a kind that may not allocate, close the calling thread's context for
- * the call; tn_cb_leave reopens it. */
-void tn_cb_enter(tn_cb_frame *f, tenure_runtime *rt, tn_cb_kind kind);
-void tn_cb_leave(tn_cb_frame *f);
+/* tn_cb_enter, tn_cb_leave: inline after struct tenure_runtime (runtime.h), whose
+ * rt->services they read. */
 /* True if a callback of `kind` for rt runs on the calling thread (in any enclosing frame). */
 bool tn_cb_inside(const tenure_runtime *rt, tn_cb_kind kind);
 /* The check at the entry of a public function doing `op`: true if some callback of rt running

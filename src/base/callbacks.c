@@ -67,21 +67,6 @@ static const char *op_text(unsigned op) {
     return "change the instance (handles, roots, types, sessions, profilers, finalization, threads)";
 }
 
-/* Only these kinds can run while the thread's context is open (outside a collection and a
- * heap walk) and may not allocate: their frames close it. */
-static bool closes_context(tn_cb_kind kind) { return kind != TN_CB_FINALIZER && kind != TN_CB_TRACE; }
-
-void tn_cb_enter(tn_cb_frame *f, tenure_runtime *rt, tn_cb_kind kind) {
-    tn_cb_push(f, rt, kind);
-    if (closes_context(kind) && rt->services.calls)
-        f->closed = rt->services.calls->close_context(rt);
-}
-
-void tn_cb_leave(tn_cb_frame *f) {
-    tn_cb_pop(f);
-    if (f->closed)
-        f->rt->services.calls->reopen_context(f->closed);
-}
 
 bool tn_cb_inside(const tenure_runtime *rt, tn_cb_kind kind) {
     for (const tn_cb_frame *f = tn_cb_top; f; f = f->prev)

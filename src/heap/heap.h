@@ -8,7 +8,8 @@
  * subsystem and the inline fast paths read them, and trace/ reads the unit tables. The GC
  * (gc/) rewrites the region lists, free lists, committed bytes and gen0 gaps inside a pause.
  * After the state: heap/'s functions (regions.c, alloc.c). The inline address helpers that
- * read struct tenure_runtime (tn_in_range, tn_region_of, ...) follow that struct in runtime.h.
+ * read struct tenure_runtime (tn_in_range, tn_region_of, tn_region_walk_end, ...) follow that
+ * struct in runtime.h.
  */
 #ifndef TENURE_HEAP_HEAP_H
 #define TENURE_HEAP_HEAP_H
@@ -61,8 +62,6 @@ void tn_region_list_remove(tenure_runtime *rt, tn_region *r);
 void tn_region_list_add(tenure_runtime *rt, tn_region *r);
 /* Decommit free regions that have stayed free long enough. */
 void tn_regions_trim(tenure_runtime *rt, bool all);
-/* End of the walkable part of r (the allocation context's unused tail is not). */
-char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r);
 /* Call fn on every object (free objects left out): frozen segments (as generation 2), then the
  * regions by address; fn returns true to stop (then so does this). With rt->threads.lock held and every
  * allocation context ended (the heap walk, the heap dump). */

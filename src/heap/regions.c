@@ -314,15 +314,3 @@ void tn_regions_check(const tenure_runtime *rt) {
         TN_ASSERT_EXPENSIVE(r->state == TN_RS_FREE);
     }
 }
-
-/* End of the walkable part of r (the allocation context's unused tail is not). */
-char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r) {
-    /* A thread's context region: up to its bump pointer for that thread; for the others, up
-     * to the context's end (the zeroed tail holds no object: a header of zero is no type). A
-     * context in a gap between pinned plugs (heap/alloc.c) lies below r->used: the whole
-     * region, its zeroed tail holds no object either. A GC ends every context first. */
-    tn_mutator *owner = r->alloc_owner;
-    if (owner && owner == tn_self((tenure_runtime *)rt) && !owner->ctx_in_gap)
-        return (char *)owner->pub.alloc_ptr;
-    return r->used;
-}
