@@ -5,7 +5,7 @@
 
 void tn_assert_fail(const char *file, int line, const char *cond) {
     const tenure_runtime *rt = tenure__current->rt;
-    /* the thread's last instance, if it has one (the "nobody" context points at address 1) */
+    /* the thread's last instance, if it has one (tn_no_attachment, current.c, points at address 1) */
     if ((uintptr_t)rt > 1)
         fprintf(stderr, "tenure: %s:%d: assertion failed: %s (GC index %llu)\n", file, line, cond,
                 (unsigned long long)rt->stats.gc_count);

@@ -67,7 +67,6 @@ static const char *op_text(unsigned op) {
     return "change the instance (handles, roots, types, sessions, profilers, finalization, threads)";
 }
 
-
 bool tn_cb_inside(const tenure_runtime *rt, tn_cb_kind kind) {
     for (const tn_cb_frame *f = tn_cb_top; f; f = f->prev)
         if (f->rt == rt && f->kind == kind)

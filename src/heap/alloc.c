@@ -704,7 +704,7 @@ void *tenure_alloc_array_pinned(tenure_runtime *rt, const tenure_type *type, siz
     return alloc_array(rt, type, length, true, "tenure_alloc_array_pinned");
 }
 
-/* ---- consistency check (api/assert.h) ---- */
+/* ---- consistency check (base/assert.h) ---- */
 
 /* m's allocation context lies in its own region: ctx_start <= alloc_ptr <= alloc_limit <=
  * ctx_end, inside [start, end) of alloc_region, whose alloc_owner is m; no region, no context. */

@@ -49,7 +49,7 @@ struct tn_heap_state {
 
 /* regions.c */
 bool tn_heap_init(tenure_runtime *rt);
-/* Consistency checks (TN_ASSERT_INTERNAL / TN_ASSERT_EXPENSIVE, api/assert.h): one region;
+/* Consistency checks (TN_ASSERT_INTERNAL / TN_ASSERT_EXPENSIVE, base/assert.h): one region;
  * every region of every generation and the free list (whole heap). */
 void tn_region_check(const tenure_runtime *rt, const tn_region *r);
 void tn_regions_check(const tenure_runtime *rt);

@@ -292,7 +292,7 @@ bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx) {
     return false;
 }
 
-/* ---- consistency checks (api/assert.h) ---- */
+/* ---- consistency checks (base/assert.h) ---- */
 
 void tn_region_check(const tenure_runtime *rt, const tn_region *r) {
     TN_ASSERT_INTERNAL(r->start <= r->used && r->used <= r->end);

@@ -698,7 +698,7 @@ void tn_trace_destroy(tenure_runtime *rt) {
         tenure_session_stop(rt, (tenure_session *)rt->sessions);
 }
 
-/* ---- consistency check (api/assert.h) ---- */
+/* ---- consistency check (base/assert.h) ---- */
 
 /* Every session in rt's list is live or stopping (closed after the dispatch or GC that stopped
  * it), and a stopping one is flagged for that close. */
