@@ -67,7 +67,6 @@ tenure_result tn_api_fail(tenure_runtime *rt, tenure_result r, const char *funct
 #endif
     ;
 
-
 /* ---- callbacks.c: which callback is running, and what it may call ----
  *
  * Every call out of the library into the embedder's code is bracketed by a callback frame: a

@@ -1,6 +1,7 @@
 /* callbacks.c - the callback frames and the table of what each kind of callback may call (see
- * "callbacks.c" in base/base.h and "Callbacks" in tenure.h). Closing the calling thread's
- * allocation context around a callback is heap/'s (tn_alloc_close_for_callback), reached
+ * "callbacks.c" in base/base.h and "Callbacks" in tenure.h). Entering and leaving a frame
+ * (tn_cb_enter, tn_cb_leave) is inline after struct tenure_runtime in runtime.h; closing the
+ * calling thread's allocation context there is heap/'s (tn_alloc_close_for_callback), reached
  * through rt->services.calls: base/ calls nothing above it by name.
  *
  * Why these rules (those of a serious collector: .NET's finalizers, profiler callbacks and

@@ -97,7 +97,7 @@ void tn_alloc_republish_limits(tenure_runtime *rt);
 /* m's inline allocation limit: closed (the slow path every time) under GCStress, for a
  * profiler of allocations, or while a callback that may not allocate runs on m's thread. */
 void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m);
-/* Around a callback that may not allocate (base/callbacks.c, through rt->services.calls):
+/* Around a callback that may not allocate (tn_cb_enter/leave, through rt->services.calls):
  * close the calling thread's context (its mutator, or NULL if it has none) / reopen it when
  * the last such callback on the thread returns. */
 tn_mutator *tn_alloc_close_for_callback(tenure_runtime *rt);
