@@ -51,7 +51,7 @@ test-asan: deps
 	cmake --build $(BUILD)/asan -j $(JOBS)
 	cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest -j $(JOBS) --output-on-failure
 
-# The quick tests with every assertion level on (TENURE_DEBUG_ASSERTS: src/api/assert.h):
+# The quick tests with every assertion level on (TENURE_DEBUG_ASSERTS: src/base/assert.h):
 # the structure checks at the start and end of each GC.
 test-debug: deps
 	cmake -S . -B $(BUILD)/debug -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENURE_DEBUG_ASSERTS=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null

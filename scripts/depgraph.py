@@ -9,6 +9,9 @@ functions and macros of headers reach is not seen).
     depgraph.py SRC_DIR LIBTENURE_A --check DOC  exit 1 if that part of DOC is not current
 
 The markers are the lines "<!-- depgraph begin -->" and "<!-- depgraph end -->".
+--check also checks the layers (docs/design/README.md, "The dependency graph"): the
+subsystems of FOUNDATIONS depend on no other (but each other), and none depends on those of
+ENTRY_POINTS.
 """
 import collections
 import os
@@ -16,6 +19,8 @@ import subprocess
 import sys
 
 BEGIN, END = "<!-- depgraph begin -->", "<!-- depgraph end -->"
+FOUNDATIONS = {"base", "os"}  # below every subsystem: the services, the operating system
+ENTRY_POINTS = {"api"}  # above every subsystem: creating and destroying an instance, fork handlers
 
 
 def subsystem_of_objects(src_dir):
@@ -128,6 +133,17 @@ def render(nodes, edges):
     return "\n".join(lines)
 
 
+def layer_violations(edges):
+    """The edges that break the layers, as lines of text."""
+    out = []
+    for (a, b), syms in sorted(edges.items()):
+        if a in FOUNDATIONS and b not in FOUNDATIONS:
+            out.append(f"{a} lies below every subsystem but uses {b}: {', '.join(sorted(syms))}")
+        if b in ENTRY_POINTS:
+            out.append(f"{a} uses the entry points of {b}: {', '.join(sorted(syms))}")
+    return out
+
+
 def splice(doc_text, block):
     start, end = doc_text.find(BEGIN), doc_text.find(END)
     if start < 0 or end < start:
@@ -154,6 +170,10 @@ def main(argv):
     if new != text:
         print(f"depgraph: the graph in {doc} is not current; run scripts/depgraph.py "
               f"{argv[1]} {argv[2]} --write {doc}; the current graph:\n{block}")
+        return 1
+    broken = layer_violations(edges)
+    if broken:
+        print("depgraph: the layers are broken:\n" + "\n".join(broken))
         return 1
     print(f"depgraph: {doc} is current")
     return 0

@@ -1,12 +1,13 @@
 /*
  * runtime.h - the one structure every subsystem hangs off (no globals), the object model
- * (tn_type, tn_region, tn_mutator, object sizes and slots: heap/types.c) and api/'s services
- * (errors, options, callbacks, internal allocation, tn_vec). Module prefixes: tn_os_ (os/),
- * tn_type_ and tn_heap_ (heap/), tn_gc_ (gc/), tn_roots_ (roots/), tn_api_ (api/).
+ * (tn_type, tn_region, tn_mutator, object sizes and slots: heap/types.c) and api/'s options.
+ * The services below every subsystem (errors, callbacks, internal allocation, tn_vec,
+ * assertions) are base/'s: base/base.h, included first. Module prefixes: tn_os_ (os/),
+ * tn_type_ and tn_heap_ (heap/), tn_gc_ (gc/), tn_roots_ (roots/), tn_api_ (base/ errors).
  *
- * struct tenure_runtime holds the per-instance configuration and services (config, error
- * hook, the reserved range and its side tables, statistics) and embeds the state each
- * subsystem owns, declared in the subsystem's own header: rt->heap (heap/heap.h), rt->roots
+ * struct tenure_runtime holds the per-instance configuration, the reserved range and its side
+ * tables, statistics, and embeds the state each subsystem owns, declared in the subsystem's
+ * own header: rt->services (base/base.h: errors, the error hook), rt->heap (heap/heap.h), rt->roots
  * (roots/roots.h), rt->lifetime (lifetime/lifetime.h), rt->threads (threads/threads.h),
  * rt->mark (gc/mark.h), rt->plan (gc/plan.h), rt->card (gc/cards.h), rt->prof
  * (profiler/profiler.h). One GC's own state is a tn_collection (gc/collection.h) on the
@@ -17,7 +18,7 @@
  * after it: heap/heap.h, threads/threads.h, roots/roots.h, lifetime/lifetime.h,
  * profiler/profiler.h, gc/mark.h and gc/cards.h; the rest of gc/ in gc/gc.h. This header
  * includes them all (a .c file includes only runtime.h): the state headers before struct
- * tenure_runtime, then heap/heap.h again for its inline helpers that read the struct, and gc/gc.h.
+ * tenure_runtime, then the heap's inline address helpers that read the struct, and gc/gc.h.
  *
  * Heap invariants (checked by gc/verify.c, explained in docs/design/heap.md):
  *  H1 Every region is walkable: from its start to `used`, objects and free objects lie back
@@ -45,7 +46,7 @@
 #include "tenure.h"
 #include "tenure_profiler.h"
 #include "os/os.h"
-#include "api/assert.h"
+#include "base/base.h"
 #include <pthread.h>
 #include <ucontext.h>
 #include <stdbool.h>
@@ -139,7 +140,7 @@ typedef struct tn_mutator {
     bool gone;                 /* after fork(), in the child: its thread does not exist here */
     bool parked;               /* SAFE because its thread waits in another instance (threads.c) */
     unsigned callbacks_closed; /* callbacks that may not allocate running on this thread: while
-                                  nonzero its context stays closed (api/callbacks.c) */
+                                  nonzero its context stays closed (tn_alloc_close_for_callback) */
     uint64_t os_tid;           /* the thread's OS id (gettid): profilers' thread of stack roots */
     /* sampled allocations (profiler): bytes this thread allocated, counted (contexts are
      * counted when they end or refill, large objects at once), and that count at its
@@ -161,12 +162,6 @@ typedef struct tn_free_list {
     void *buckets[TN_FREE_BUCKETS]; /* free objects linked through their third word */
 } tn_free_list;
 
-/* A frozen segment (roots/frozen.c) */
-typedef struct tn_frozen {
-    char *start, *end;
-    uint64_t *starts; /* one bit per 8 bytes: object starts */
-} tn_frozen;
-
 
 /* Pinned plugs found by plan */
 typedef struct tn_pin {
@@ -179,11 +174,6 @@ typedef struct tn_gap {
     char *start;
     size_t size;
 } tn_gap;
-
-typedef struct tn_vec {
-    void *data;
-    size_t count, cap, elem;
-} tn_vec;
 
 /* What one collection decided and did: built by the collection (gc/collection.h), then kept
  * as rt->last, the record of the previous GC (the events' history records, budgets, stats). */
@@ -226,12 +216,10 @@ struct tenure_runtime {
     tenure__head head; /* must be first: the inline fast paths read it */
     uint32_t magic;
     uint16_t instance_id;
+    struct tenure_runtime *fork_next; /* the fork handlers' list of live instances (api/fork.c) */
     tenure_config config;
 
-    /* errors */
-    tenure_error_hook error_hook;
-    void *error_context;
-    tenure_result last_error;
+    struct tn_base_state services; /* base/base.h: errors and the error hook, what base/ calls above it */
 
     /* reserved range and side tables */
     char *base;
@@ -246,8 +234,6 @@ struct tenure_runtime {
                                to the plug covering the brick's first byte (compacting regions) */
     uint32_t *crossing;             /* per card: words back from the card start to the covering object */
     uint32_t units_high;            /* units below this index have been used at some time */
-    struct tn_frozen *frozen;       /* frozen segments (roots/frozen.c; here: trace/ reads them) */
-    size_t frozen_count;
 
     /* the state each subsystem owns (docs/design/README.md "Who owns which state") */
     struct tn_heap_state heap;         /* heap/heap.h */
@@ -260,13 +246,9 @@ struct tenure_runtime {
     struct tn_card_state card;         /* gc/cards.h */
     struct tn_prof_state prof;         /* profiler/profiler.h */
 
-    /* threads/: the nesting of tn_world_stop (only the lock holder touches it; here: trace/
-     * reads it) */
-    unsigned world_stops;
-
     /* collection */
-    bool in_gc;
-    struct tn_collection *collection; /* the GC in progress (gc/collection.h), NULL outside one */
+    struct tn_collection *collection; /* the GC in progress (gc/collection.h), NULL outside one: set by
+                                         gc/collect.c; others ask tn_gc_in_progress (gc/gc.h) */
     tn_gc_record last;                /* the record of the previous GC (set at its end) */
     /* events: ev_mask[l] = keywords wanted at level l by some session (trace/) */
     uint64_t ev_mask[6];
@@ -274,11 +256,9 @@ struct tenure_runtime {
     /* the GC callback (gc/report.c) */
     tenure_gc_callback gc_callback;
     void *gc_callback_context;
-    /* callbacks (api/callbacks.c, trace/): removals asked for while a list is walked wait for
-     * its end */
-    bool hook_failure_printed; /* a failure inside the error hook went to stderr (once) */
-    unsigned ev_dispatches;    /* listener dispatches (tn_trace_emit) in progress */
-    bool sessions_stopped;     /* some session waits to be closed */
+    /* trace/: removals asked for while a list is walked wait for its end */
+    unsigned ev_dispatches; /* listener dispatches (tn_trace_emit) in progress */
+    bool sessions_stopped;  /* some session waits to be closed */
     tenure_stats stats;
 };
 #define TN_RUNTIME_MAGIC 0x7e7e0001u
@@ -301,15 +281,40 @@ static inline tn_region *tn_region_of(const tenure_runtime *rt, const void *p) {
 static inline int tn_object_gen(const tenure_runtime *rt, const void *obj) {
     return tn_in_range(rt, obj) ? tn_region_of(rt, obj)->gen : TN_GEN2;
 }
+/* End of the walkable part of r (the allocation context's unused tail is not): heap/'s, inline
+ * for tn_is_object and the conservative scan. */
+static inline char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r) {
+    /* A thread's context region: up to its bump pointer for that thread; for the others, up
+     * to the context's end (the zeroed tail holds no object: a header of zero is no type). A
+     * context in a gap between pinned plugs (heap/alloc.c) lies below r->used: the whole
+     * region, its zeroed tail holds no object either. A GC ends every context first. */
+    tn_mutator *owner = r->alloc_owner;
+    if (owner && owner == tn_self((tenure_runtime *)rt) && !owner->ctx_in_gap)
+        return (char *)owner->pub.alloc_ptr;
+    return r->used;
+}
+
+/* base/'s callback frames that read rt->services (base/base.h "callbacks.c"), inline: an
+ * event listener's or a profiler's per-allocation call pays no extra call for the cut. Push a
+ * frame and, for a kind that may not allocate and may run while the thread's context is open
+ * (all but finalizers, and type trace, which runs with every context ended), close the calling
+ * thread's context for the call (heap/, through rt->services.calls); tn_cb_leave reopens it. */
+static inline void tn_cb_enter(tn_cb_frame *f, tenure_runtime *rt, tn_cb_kind kind) {
+    tn_cb_push(f, rt, kind);
+    if (kind != TN_CB_FINALIZER && kind != TN_CB_TRACE) /* (calls: set before any callback can run) */
+        f->closed = rt->services.calls->close_context(rt);
+}
+static inline void tn_cb_leave(tn_cb_frame *f) {
+    tn_cb_pop(f);
+    if (f->closed)
+        f->rt->services.calls->reopen_context(f->closed);
+}
 
 #include "gc/gc.h"
 
-/* ---- api/errors.c ---- */
-tenure_result tn_api_fail(tenure_runtime *rt, tenure_result r, const char *function, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+/* ---- api/fork.c: the registry of live instances for the fork handlers ---- */
+void tn_fork_register(tenure_runtime *rt);
+void tn_fork_unregister(tenure_runtime *rt);
 
 /* ---- api/options.c ---- */
 /* Apply the TENURE_<name> variables (read through tn_os_getenv); the first refusal's reason
@@ -321,130 +326,6 @@ tenure_result tn_config_check(const tenure_config *c, bool from_env, char *why, 
  * tn_config_min_range. */
 bool tn_config_range_is_automatic(const tenure_config *c);
 uint64_t tn_config_min_range(const tenure_config *c);
-
-/* ---- api/callbacks.c: which callback is running, and what it may call ----
- *
- * Every call out of the library into the embedder's code is bracketed by a callback frame: a
- * record on the calling thread's own stack of frames (thread-local, no allocation) naming the
- * instance and the kind of callback. Every public function that some callback must not call
- * checks the frames at entry (tn_cb_refused: one thread-local load and a branch when no
- * callback runs on the thread) and refuses with TENURE_STATE through the error hook. The rules
- * (one row per kind, the table in callbacks.c and "Callbacks" in tenure.h):
- *
- *   kind                          may not (besides what the kind itself says)
- *   finalizer                     destroy, wait for finalizers, detach its thread
- *   error hook, event listener,   allocate, collect or run finalizers, change the instance
- *   profiler object_allocated(_   (handles, roots added, types, frozen segments, sessions or
- *   sampled), handle_*, shutdown, profilers started, identity hashes, finalization, threads),
- *   heap-walk visitor             detach, destroy
- *   root scanner, type trace,     the same, and walk or verify the heap (the first three also
- *   refcount, GC callback,        tenure_object_references: TN_OP_READ_REFS)
- *   profiler GC callbacks
- *   tenure_object_references fn   as a heap-walk visitor
- *
- * Queries (object type/size/generation, stats, handles read, generation bounds, errors) and
- * removals (tenure_root_area_remove, tenure_root_scanner_remove, tenure_profiler_detach,
- * tenure_session_stop) are allowed from every callback: a removal asked for while the list
- * it removes from is being walked marks the entry (it gets no further call) and the entry is
- * unlinked and freed when the walk ends. The inline allocator needs no check: tn_cb_enter
- * closes the calling thread's allocation context (the kinds that may not allocate and may run
- * outside a collection), so allocation takes the slow path, which checks.
- *
- * A callback must return normally (a longjmp out of it leaves a dangling frame). */
-typedef enum tn_cb_kind {
-    TN_CB_ERROR_HOOK,
-    TN_CB_LISTENER,
-    TN_CB_PROF_ALLOC,  /* object_allocated */
-    TN_CB_PROF_HANDLE, /* handle_created, handle_destroyed */
-    TN_CB_PROF_GC,     /* gc_started, moved/surviving/root references, finalizeable queued, gc_finished */
-    TN_CB_PROF_SHUTDOWN,
-    TN_CB_ROOT_SCANNER,
-    TN_CB_TRACE, /* a type's trace callback */
-    TN_CB_REFCOUNT,
-    TN_CB_GC_CALLBACK,
-    TN_CB_HEAP_VISITOR,
-    TN_CB_FINALIZER,
-    TN_CB_REFERENCE_FN, /* tenure_object_references' callback */
-    TN_CB_PROF_SAMPLE,  /* object_allocated_sampled (runs without the instance lock) */
-    TN_CB_KINDS
-} tn_cb_kind;
-
-/* What a public function does, for the check at its entry (a mask). */
-enum {
-    TN_OP_ALLOC = 1u << 0,
-    TN_OP_COLLECT = 1u << 1,  /* collect, run finalizers, add memory pressure */
-    TN_OP_WAIT_FIN = 1u << 2, /* tenure_wait_for_pending_finalizers */
-    TN_OP_CHANGE = 1u << 3,   /* handles, roots added, types, frozen segments, sessions and profilers
-                                 started, identity hashes, finalization registration, thread attach */
-    TN_OP_WALK = 1u << 4,     /* tenure_heap_walk, tenure_verify_heap */
-    TN_OP_DETACH = 1u << 5,   /* tenure_thread_detach */
-    TN_OP_DESTROY = 1u << 6,
-    TN_OP_READ_REFS = 1u << 7 /* tenure_object_references: not while the heap may be half moved */
-};
-
-typedef struct tn_cb_frame {
-    struct tn_cb_frame *prev; /* the thread's enclosing frame */
-    const struct tenure_runtime *rt;
-    tn_cb_kind kind;
-    struct tn_mutator *closed; /* the thread's mutator whose context it closed, or NULL */
-} tn_cb_frame;
-
-extern __thread tn_cb_frame *tn_cb_top __attribute__((tls_model("initial-exec")));
-
-/* Push / pop a frame only (callbacks that run with every context ended: type trace). */
-static inline void tn_cb_push(tn_cb_frame *f, const struct tenure_runtime *rt, tn_cb_kind kind) {
-    f->prev = tn_cb_top;
-    f->rt = rt;
-    f->kind = kind;
-    f->closed = NULL;
-    tn_cb_top = f;
-}
-static inline void tn_cb_pop(tn_cb_frame *f) { tn_cb_top = f->prev; }
-/* Push a frame and, for a kind that may not allocate, close the calling thread's context for
- * the call; tn_cb_leave reopens it. */
-void tn_cb_enter(tn_cb_frame *f, tenure_runtime *rt, tn_cb_kind kind);
-void tn_cb_leave(tn_cb_frame *f);
-/* True if a callback of `kind` for rt runs on the calling thread (in any enclosing frame). */
-bool tn_cb_inside(const tenure_runtime *rt, tn_cb_kind kind);
-/* The check at the entry of a public function doing `op`: true if some callback of rt running
- * on this thread may not do it (then reported: TENURE_STATE, through the hook). */
-bool tn_cb_refuse(tenure_runtime *rt, unsigned op, const char *function);
-static inline bool tn_cb_refused(tenure_runtime *rt, unsigned op, const char *function) {
-    return TENURE__UNLIKELY(tn_cb_top != NULL) && tn_cb_refuse(rt, op, function);
-}
-
-/* ---- api/mem.c: the library's own allocations (never malloc, calloc, realloc, strdup,
- * aligned_alloc directly: these check that no allocation happens inside a GC pause, in checked builds, and
- * let tests inject faults) ---- */
-#define TN_HERE_STR_(x) #x
-#define TN_HERE_STR(x) TN_HERE_STR_(x)
-#define TN_HERE __FILE__ ":" TN_HERE_STR(__LINE__)
-void *tn_malloc_at(size_t size, const char *where);
-void *tn_calloc_at(size_t count, size_t size, const char *where);
-void *tn_realloc_at(void *p, size_t size, const char *where);
-void *tn_aligned_alloc_at(size_t alignment, size_t size, const char *where);
-char *tn_strdup_at(const char *s, const char *where);
-#define tn_malloc(size) tn_malloc_at((size), TN_HERE)
-#define tn_calloc(count, size) tn_calloc_at((count), (size), TN_HERE)
-#define tn_realloc(p, size) tn_realloc_at((p), (size), TN_HERE)
-#define tn_strdup(s) tn_strdup_at((s), TN_HERE)
-#define tn_aligned_alloc(alignment, size) tn_aligned_alloc_at((alignment), (size), TN_HERE)
-/* The GC pause of rt runs on the calling thread from begin to end (collect.c): internal
- * allocations there are a bug (checked builds abort), except inside callbacks it calls. */
-void tn_mem_pause_begin(const tenure_runtime *rt);
-void tn_mem_pause_end(void);
-bool tn_mem_in_pause(void);
-/* Tests only: the nth internal allocation of the calling thread from now fails (1: the next
- * one), and with and_after every one after it too; tn_mem_fault(0, false) turns it off. */
-void tn_mem_fault(uint64_t nth, bool and_after);
-
-/* ---- util (vec) in api/vec.c ---- */
-void tn_vec_init(tn_vec *v, size_t elem);
-bool tn_vec_reserve(tn_vec *v, size_t cap);
-void *tn_vec_push(tn_vec *v);          /* NULL if out of memory */
-void *tn_vec_push_reserved(tn_vec *v); /* NULL if full: never allocates (inside a GC pause) */
-void tn_vec_free(tn_vec *v);
-static inline void *tn_vec_at(const tn_vec *v, size_t i) { return (char *)v->data + i * v->elem; }
 
 /* ---- heap/types.c ---- */
 bool tn_type_init_builtin(tenure_runtime *rt);

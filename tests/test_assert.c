@@ -1,5 +1,5 @@
 /*
- * assert: the library's assertions (src/api/assert.h) fire where they should and say why.
+ * assert: the library's assertions (src/base/assert.h) fire where they should and say why.
  *
  *  - a failed assertion prints file:line, the condition and the GC index of the calling
  *    thread's instance on stderr and aborts (SIGABRT, no error hook);

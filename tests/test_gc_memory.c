@@ -1,6 +1,6 @@
 /*
  * gc_memory: no allocation inside a GC pause. Every internal allocation of the library goes
- * through api/mem.c, which (in checked builds) aborts on one made inside a pause and lets a
+ * through base/mem.c, which (in checked builds) aborts on one made inside a pause and lets a
  * test make the calling thread's allocations fail (tn_mem_fault). With every allocation
  * failing from the start of a collection on, each GC-time structure must keep working or
  * degrade as docs/design/collector.md ("Memory inside a pause") says:
@@ -12,7 +12,7 @@
  */
 #include "test_util.h"
 #include "tenure_events.h"
-#include "runtime.h" /* (src/)  tn_mem_fault, tn_mem_pause_begin: the test hooks of api/mem.c */
+#include "runtime.h" /* (src/)  tn_mem_fault, tn_mem_pause_begin: the test hooks of base/mem.c */
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,6 +1,5 @@
 /* runtime.c - creating and destroying an instance, and the queries about objects. */
 #include "runtime.h"
-#include "heap/crossing.h"
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -8,6 +7,17 @@
 #include <string.h>
 
 static atomic_uint next_instance_id; /* process-wide: an id counter (the other is fork.c's list) */
+
+static bool gc_in_progress(const tenure_runtime *rt) { return tn_gc_in_progress(rt); }
+
+/* What base/ (below every subsystem) calls above it, by pointer (base/base.h). */
+static const tn_base_calls base_calls = {
+    .lock = tn_lock,
+    .unlock = tn_unlock,
+    .close_context = tn_alloc_close_for_callback,
+    .reopen_context = tn_alloc_reopen_after_callback,
+    .collecting = gc_in_progress,
+};
 
 static uint64_t default_gen0_budget(void) {
     uint64_t l3 = tn_os_l3_cache_size();
@@ -164,6 +174,7 @@ tenure_runtime *tenure_create_ex(const tenure_config *config, tenure_result *res
     if (!rt)
         return create_failed(TENURE_NOMEM, result, "out of memory (the instance)", why, why_len);
     rt->magic = TN_RUNTIME_MAGIC;
+    rt->services.calls = &base_calls; /* first: from here on anything may fail through tn_api_fail */
     rt->config = c;
     rt->instance_id = (uint16_t)(atomic_fetch_add(&next_instance_id, 1) + 1);
     for (unsigned i = 0; i < TN_MAX_GC_THREADS; i++)
@@ -219,37 +230,9 @@ uint16_t tenure_instance_id(const tenure_runtime *rt) { return rt ? rt->instance
 
 /* ---- objects ---- */
 
-/* End of the walkable part of r (the allocation context's unused tail is not). */
-char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r) {
-    /* A thread's context region: up to its bump pointer for that thread; for the others, up
-     * to the context's end (the zeroed tail holds no object: a header of zero is no type). A
-     * context in a gap between pinned plugs (heap/alloc.c) lies below r->used: the whole
-     * region, its zeroed tail holds no object either. A GC ends every context first. */
-    tn_mutator *owner = r->alloc_owner;
-    if (owner && owner == tn_self((tenure_runtime *)rt) && !owner->ctx_in_gap)
-        return (char *)owner->pub.alloc_ptr;
-    return r->used;
-}
-
 int tenure_is_object(tenure_runtime *rt, const void *obj) {
     TN_LOCKED_HOLDING(rt, obj, NULL);
     return rt && tn_is_object(rt, obj);
-}
-
-bool tn_is_object(tenure_runtime *rt, const void *obj) {
-    tn_assert_locked(rt);
-    if (!obj || ((uintptr_t)obj & 7))
-        return 0;
-    if (!tn_in_range(rt, obj))
-        return tn_frozen_is_object(rt, obj);
-    tn_region *r = tn_region_of(rt, obj);
-    if (!r || (char *)obj >= tn_region_walk_end(rt, r) || (size_t)(tn_region_walk_end(rt, r) - (char *)obj) < 8)
-        return 0;
-    uintptr_t word = *(const uintptr_t *)obj;
-    const tn_type *t = (const tn_type *)(word & ~(uintptr_t)7);
-    if (!tn_type_valid(rt, t) || t->kind == TN_TK_FREE)
-        return 0;
-    return tn_crossing_object_start(rt, r, (char *)obj) == obj;
 }
 
 static bool check_object(tenure_runtime *rt, const void *obj, const char *fn) {
@@ -305,7 +288,7 @@ tenure_result tenure_heap_walk(tenure_runtime *rt, tenure_heap_visit_fn visit, v
         return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_heap_walk", "NULL visit callback");
     if (tn_cb_refused(rt, TN_OP_WALK, "tenure_heap_walk"))
         return TENURE_STATE;
-    if (rt->in_gc)
+    if (tn_gc_in_progress(rt))
         return tn_api_fail(rt, TENURE_STATE, "tenure_heap_walk", "called during a collection");
     tn_world_stop(rt);
     tn_alloc_end_contexts(rt);

@@ -42,7 +42,7 @@ static void record_condemn_reasons(tn_gc_record *g, int requested, uint32_t reas
     g->condemn_reasons_condition = c;
 }
 
-/* TENURE_DEBUG_ASSERTS: the core structures are consistent (api/assert.h), with the world
+/* TENURE_DEBUG_ASSERTS: the core structures are consistent (base/assert.h), with the world
  * stopped (so no thread moves its allocation context meanwhile). The whole-heap walks (every
  * region, every handle slab) cost about what TENURE_HeapVerify does. */
 static void check_structures(tenure_runtime *rt) {
@@ -89,7 +89,7 @@ static void start_gc(tenure_runtime *rt, tn_collection *c) {
 /* Stop the world, in the events' order: every other attached thread reaches a safepoint (the
  * collecting thread holds rt->threads.lock, so none can start a GC meanwhile), then every thread's
  * allocation context ends so that the heap is walkable. From here to restart, c is the
- * collection in progress (rt->collection) and nothing is allocated (api/mem.c). */
+ * collection in progress (rt->collection) and nothing is allocated (base/mem.c). */
 static void suspend(tenure_runtime *rt, tn_collection *c) {
     TN_EMIT(rt, GCSuspendEEBegin_V1, .Reason = TN_SUSPEND_FOR_GC, .Count = (uint32_t)rt->stats.gc_count);
     tn_world_stop(rt);
@@ -98,7 +98,6 @@ static void suspend(tenure_runtime *rt, tn_collection *c) {
     TN_EMIT(rt, GCSuspendEEEnd_V1, .ClrInstanceID = 0);
     TN_EMIT(rt, GCTriggered, .Reason = c->reason);
     tn_mem_pause_begin(rt);
-    rt->in_gc = true;
     rt->collection = c;
     verify_if_asked(rt, "before a GC");
 }
@@ -114,7 +113,6 @@ static void restart(tenure_runtime *rt, tn_collection *c) {
     if (c->scratch_short)
         rt->stats.gc_scratch_shortfalls++;
     rt->collection = NULL;
-    rt->in_gc = false;
     check_structures(rt);
     tn_mem_pause_end();
     TN_EMIT(rt, GCRestartEEBegin_V1, .ClrInstanceID = 0);
@@ -157,7 +155,7 @@ static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, 
 
 tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
     TN_LOCKED(rt);
-    if (rt->in_gc)
+    if (rt->collection)
         return TENURE_STATE;
     /* the conservative scan of this thread starts here: the program's registers are saved in
      * this frame, and the collector's own deeper frames (and what they leave behind) are not
@@ -207,7 +205,7 @@ void tenure_set_gc_callback(tenure_runtime *rt, tenure_gc_callback callback, voi
 
 static tenure_result collect_induced(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
     TN_LOCKED(rt);
-    if (rt->in_gc)
+    if (rt->collection)
         return tn_api_fail(rt, TENURE_STATE, "tenure_collect",
                            "a collection is already in progress (called from a callback?)");
     if (flags & TENURE_COLLECT_OPTIMIZED) {

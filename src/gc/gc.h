@@ -30,6 +30,8 @@ size_t tn_gc_verify(tenure_runtime *rt, const char *when);
 /* GCGlobalHeapHistory_V4, GCPerHeapHistory_V3 / GCHeapStats_V2 of the GC just done (history.c) */
 void tn_gc_emit_history(tenure_runtime *rt);
 void tn_gc_emit_heap_stats(tenure_runtime *rt);
+/* A collection of rt is in progress (from the stop of the world to its restart: collect.c). */
+static inline bool tn_gc_in_progress(const tenure_runtime *rt) { return rt->collection != NULL; }
 static inline bool tn_gen_condemned(int gen, int condemned) {
     return gen <= condemned || (condemned == TN_GEN2 && gen > TN_GEN2);
 }

@@ -10,7 +10,7 @@
 
 /* ---- the phases, in the driver's order (docs/design/collector.md) ---- */
 /* Every phase runs inside the pause of collection c: rt->lock held, the world stopped, c the
- * collection in progress (checked at each phase's entry: TN_ASSERT, api/assert.h). */
+ * collection in progress (checked at each phase's entry: TN_ASSERT, base/assert.h). */
 #define tn_assert_phase(rt, c)              \
     do {                                    \
         tn_assert_world_stopped(rt);        \

@@ -716,7 +716,7 @@ void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
         TN_EMIT(rt, GCMarkWithType, .HeapNum = 0, .Type = TN_ROOT_OVERFLOW, .Bytes = rt->mark.overflow_marked);
 }
 
-/* ---- consistency check (api/assert.h) ---- */
+/* ---- consistency check (base/assert.h) ---- */
 
 /* The mark stack holds pointers into the heap's range and array continuations (an index,
  * tagged, on top of the array it continues, which is no further than its length), no more

@@ -1,6 +1,6 @@
 /* scratch.c - the memory a GC works in, reserved before its pause.
  *
- * Inside a pause the collector allocates nothing (api/mem.c checks it in checked builds):
+ * Inside a pause the collector allocates nothing (base/mem.c checks it in checked builds):
  * a GC that could fail half way through for want of a few bytes of malloc would have to undo
  * work or leave the heap inconsistent. Everything it needs is reserved here, with rt->threads.lock
  * held, before the world stops; what cannot be reserved is done without, in a defined way

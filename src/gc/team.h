@@ -79,7 +79,7 @@ void tn_gc_restart(struct tenure_runtime *rt);
 void tn_gc_team_finish(struct tenure_runtime *rt);
 /* tenure_destroy: the helpers exit and are joined. */
 void tn_gc_team_destroy(struct tenure_runtime *rt);
-/* J1 (api/assert.h). */
+/* J1 (base/assert.h). */
 void tn_gc_team_check(struct tenure_runtime *rt);
 
 #endif

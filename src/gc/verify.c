@@ -47,11 +47,11 @@ static void describe_slot(const tenure_runtime *rt, const char *obj, const void 
 
 static void report(verifier *v, const char *message) {
     tenure_runtime *rt = v->rt;
-    if (rt->error_hook) {
+    if (rt->services.error_hook) {
         tn_api_fail(rt, TENURE_HEAP_CORRUPT, v->function, "%s", message);
         return;
     }
-    rt->last_error = TENURE_HEAP_CORRUPT;
+    rt->services.last_error = TENURE_HEAP_CORRUPT;
     fprintf(stderr, "tenure: %s: heap corruption: %s\n", v->function, message);
 }
 
@@ -256,7 +256,7 @@ size_t tn_gc_verify(tenure_runtime *rt, const char *when) {
     if (!before)
         v.exact_upto = rt->last.condemned + 1;
     size_t problems = verify(rt, &v);
-    if (problems && !rt->error_hook) {
+    if (problems && !rt->services.error_hook) {
         fprintf(stderr,
                 "tenure: HeapVerify found %zu problem%s %s; aborting (an error hook set with "
                 "tenure_set_error_hook may decide otherwise)\n",
@@ -273,7 +273,7 @@ tenure_result tenure_verify_heap(tenure_runtime *rt) {
     TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
-    if (rt->in_gc)
+    if (rt->collection)
         return tn_api_fail(rt, TENURE_STATE, "tenure_verify_heap", "called during a collection");
     tn_world_stop(rt);
     tn_alloc_end_contexts(rt); /* the heap is walkable */

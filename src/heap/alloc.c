@@ -116,6 +116,20 @@ void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m) {
     m->pub.alloc_limit = limit;
 }
 
+tn_mutator *tn_alloc_close_for_callback(tenure_runtime *rt) {
+    tn_mutator *m = rt->threads.locks_ready ? tn_self(rt) : NULL;
+    if (!m)
+        return NULL;
+    m->callbacks_closed++;
+    m->pub.alloc_limit = m->pub.alloc_ptr;
+    return m;
+}
+
+void tn_alloc_reopen_after_callback(tn_mutator *m) {
+    if (--m->callbacks_closed == 0)
+        tn_alloc_publish_limit(m->rt, m);
+}
+
 void tn_alloc_republish_limits(tenure_runtime *rt) {
     TN_LOCKED(rt);
     tn_world_stop(rt);
@@ -161,7 +175,7 @@ static tn_region *gen0_region_with_room(tenure_runtime *rt, const tn_region * no
 
 /* Cut a context of about `want` bytes (at least `size`) from the first usable listed gap. */
 static bool take_gap(tenure_runtime *rt, tn_mutator *m, size_t size, size_t want) {
-    if (rt->in_gc)
+    if (tn_gc_in_progress(rt))
         return false; /* the list is rebuilt by this GC */
     char **link = &rt->heap.gen0_gaps;
     for (int seen = 0; *link && seen < TN_GAP_SCAN; seen++, link = &((char **)*link)[2]) {
@@ -299,7 +313,7 @@ static void collect_for_budget(tenure_runtime *rt) {
 
 /* GCStress: a GC every N allocations. */
 static void stress_tick(tenure_runtime *rt) {
-    if (!rt->config.GCStress || rt->in_gc)
+    if (!rt->config.GCStress || tn_gc_in_progress(rt))
         return;
     if (rt->heap.stress_countdown > 1) {
         rt->heap.stress_countdown--;
@@ -483,7 +497,7 @@ static void *alloc_small(tenure_runtime *rt, tn_mutator *m, const tn_type *t, si
                 tn_prof_allocated(rt, (void *)p, t);
             return (void *)p;
         }
-        if (!collected_for_budget && !rt->in_gc &&
+        if (!collected_for_budget && !tn_gc_in_progress(rt) &&
             rt->heap.gen0_allocated + (m->pub.alloc_ptr - m->ctx_start) >= rt->heap.gen0_budget) {
             collected_for_budget = true;
             collect_for_budget(rt);
@@ -491,7 +505,7 @@ static void *alloc_small(tenure_runtime *rt, tn_mutator *m, const tn_type *t, si
         }
         if (refill(rt, m, size))
             continue;
-        if (collected_for_space || rt->in_gc)
+        if (collected_for_space || tn_gc_in_progress(rt))
             return NULL;
         collected_for_space = true;
         tn_gc_collect(rt, TN_GEN2, TN_REASON_OOS_SOH, TENURE_COLLECT_COMPACT);
@@ -552,7 +566,7 @@ static bool grow_large(tenure_runtime *rt, int gen, size_t size) {
 
 static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, size_t length, int gen) {
     stress_tick(rt);
-    if (gen == TN_LOH && rt->heap.loh_allocated + size > rt->heap.loh_budget && !rt->in_gc)
+    if (gen == TN_LOH && rt->heap.loh_allocated + size > rt->heap.loh_budget && !tn_gc_in_progress(rt))
         tn_gc_collect(rt, TN_GEN2, TN_REASON_ALLOC_LARGE, 0);
     tn_free_list *fl = large_list(rt, gen);
     char *c;
@@ -561,7 +575,7 @@ static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, size
             break;
         if (grow_large(rt, gen, size))
             continue;
-        if (collected || rt->in_gc)
+        if (collected || tn_gc_in_progress(rt))
             return NULL;
         collected = true;
         tn_gc_collect(rt, TN_GEN2, gen == TN_LOH ? TN_REASON_OOS_LOH : TN_REASON_OOS_SOH, TENURE_COLLECT_COMPACT);
@@ -604,7 +618,7 @@ static tn_mutator *allocating_thread(tenure_runtime *rt, const char *fn) {
         tn_api_fail(rt, TENURE_STATE, fn, "the calling thread is not attached to this instance");
     else if (m->state != TN_MUT_RUNNING)
         tn_api_fail(rt, TENURE_STATE, fn, "allocation inside a blocking section");
-    else if (rt->in_gc)
+    else if (tn_gc_in_progress(rt))
         tn_api_fail(rt, TENURE_STATE, fn, "allocation during a collection (from a callback?)");
     else
         return m;
@@ -690,7 +704,7 @@ void *tenure_alloc_array_pinned(tenure_runtime *rt, const tenure_type *type, siz
     return alloc_array(rt, type, length, true, "tenure_alloc_array_pinned");
 }
 
-/* ---- consistency check (api/assert.h) ---- */
+/* ---- consistency check (base/assert.h) ---- */
 
 /* m's allocation context lies in its own region: ctx_start <= alloc_ptr <= alloc_limit <=
  * ctx_end, inside [start, end) of alloc_region, whose alloc_owner is m; no region, no context. */

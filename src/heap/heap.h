@@ -8,7 +8,8 @@
  * subsystem and the inline fast paths read them, and trace/ reads the unit tables. The GC
  * (gc/) rewrites the region lists, free lists, committed bytes and gen0 gaps inside a pause.
  * After the state: heap/'s functions (regions.c, alloc.c). The inline address helpers that
- * read struct tenure_runtime (tn_in_range, tn_region_of, ...) follow that struct in runtime.h.
+ * read struct tenure_runtime (tn_in_range, tn_region_of, tn_region_walk_end, ...) follow that
+ * struct in runtime.h.
  */
 #ifndef TENURE_HEAP_HEAP_H
 #define TENURE_HEAP_HEAP_H
@@ -48,7 +49,7 @@ struct tn_heap_state {
 
 /* regions.c */
 bool tn_heap_init(tenure_runtime *rt);
-/* Consistency checks (TN_ASSERT_INTERNAL / TN_ASSERT_EXPENSIVE, api/assert.h): one region;
+/* Consistency checks (TN_ASSERT_INTERNAL / TN_ASSERT_EXPENSIVE, base/assert.h): one region;
  * every region of every generation and the free list (whole heap). */
 void tn_region_check(const tenure_runtime *rt, const tn_region *r);
 void tn_regions_check(const tenure_runtime *rt);
@@ -61,10 +62,6 @@ void tn_region_list_remove(tenure_runtime *rt, tn_region *r);
 void tn_region_list_add(tenure_runtime *rt, tn_region *r);
 /* Decommit free regions that have stayed free long enough. */
 void tn_regions_trim(tenure_runtime *rt, bool all);
-/* End of the walkable part of r (the allocation context's unused tail is not). */
-char *tn_region_walk_end(const tenure_runtime *rt, const tn_region *r);
-/* tenure_is_object for callers that hold rt->threads.lock (or run with the world stopped). */
-bool tn_is_object(tenure_runtime *rt, const void *obj);
 /* Call fn on every object (free objects left out): frozen segments (as generation 2), then the
  * regions by address; fn returns true to stop (then so does this). With rt->threads.lock held and every
  * allocation context ended (the heap walk, the heap dump). */
@@ -100,6 +97,11 @@ void tn_alloc_republish_limits(tenure_runtime *rt);
 /* m's inline allocation limit: closed (the slow path every time) under GCStress, for a
  * profiler of allocations, or while a callback that may not allocate runs on m's thread. */
 void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m);
+/* Around a callback that may not allocate (tn_cb_enter/leave, through rt->services.calls):
+ * close the calling thread's context (its mutator, or NULL if it has none) / reopen it when
+ * the last such callback on the thread returns. */
+tn_mutator *tn_alloc_close_for_callback(tenure_runtime *rt);
+void tn_alloc_reopen_after_callback(tn_mutator *m);
 /* Sampling turned on (interval changed): every thread's countdown starts now. World stopped. */
 void tn_alloc_restart_sampling(tenure_runtime *rt);
 

@@ -270,8 +270,10 @@ void tn_make_free(tenure_runtime *rt, void *p, size_t size) {
 
 bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx) {
     tn_assert_locked(rt);
-    for (size_t f = 0; f < rt->frozen_count; f++)
-        for (char *o = rt->frozen[f].start; o < rt->frozen[f].end; o += tn_obj_size(o))
+    size_t frozen_count;
+    const tn_frozen *frozen = tn_frozen_segments(&rt->roots, &frozen_count);
+    for (size_t f = 0; f < frozen_count; f++)
+        for (char *o = frozen[f].start; o < frozen[f].end; o += tn_obj_size(o))
             if (fn(o, tn_obj_type(o), tn_obj_size(o), TN_GEN2, ctx))
                 return true;
     for (size_t i = 0; i < rt->units_high; i++) {
@@ -290,7 +292,7 @@ bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx) {
     return false;
 }
 
-/* ---- consistency checks (api/assert.h) ---- */
+/* ---- consistency checks (base/assert.h) ---- */
 
 void tn_region_check(const tenure_runtime *rt, const tn_region *r) {
     TN_ASSERT_INTERNAL(r->start <= r->used && r->used <= r->end);

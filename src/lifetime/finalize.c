@@ -93,7 +93,7 @@ static size_t run_pending(tenure_runtime *rt) {
     if (!self)
         return 0;
     TN_LOCKED(rt);
-    if (rt->lifetime.fin_runner || rt->in_gc || queue_empty(rt))
+    if (rt->lifetime.fin_runner || tn_gc_in_progress(rt) || queue_empty(rt))
         return 0;
     rt->lifetime.fin_runner = self;
     TN_EMIT(rt, GCFinalizersBegin_V1, .ClrInstanceID = 0);
@@ -130,7 +130,7 @@ size_t tenure_run_pending_finalizers(tenure_runtime *rt) {
     }
     {
         TN_LOCKED(rt);
-        if (rt->in_gc) {
+        if (tn_gc_in_progress(rt)) {
             tn_api_fail(rt, TENURE_STATE, fn, "called during a collection");
             return 0;
         }
@@ -310,7 +310,7 @@ static bool finalizer_thread_running(tenure_runtime *rt) {
 static tenure_result collect_for_wait(tenure_runtime *rt, uint64_t *target) {
     TN_LOCKED(rt);
     tn_mutator *self = tn_self(rt);
-    if (rt->in_gc || (self && (self == rt->lifetime.fin_runner || self->finalizer)))
+    if (tn_gc_in_progress(rt) || (self && (self == rt->lifetime.fin_runner || self->finalizer)))
         return tn_api_fail(rt, TENURE_STATE, "tenure_wait_for_pending_finalizers",
                            "called during a collection or from a finalizer");
     tenure_result r = tn_gc_collect(rt, TN_GEN2, TN_REASON_INDUCED, 0);
@@ -365,7 +365,7 @@ tenure_result tenure_suppress_finalize(tenure_runtime *rt, void *obj) {
         return TENURE_STATE;
     TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!check_finalizable(rt, obj, fn))
-        return rt->last_error;
+        return rt->services.last_error;
     size_t i = find_registered(rt, obj);
     if (i != SIZE_MAX)
         entries(&rt->lifetime.finalizable)[i] = entries(&rt->lifetime.finalizable)[--rt->lifetime.finalizable.count];
@@ -384,7 +384,7 @@ tenure_result tenure_reregister_for_finalize(tenure_runtime *rt, void *obj) {
         return TENURE_STATE;
     TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!check_finalizable(rt, obj, fn))
-        return rt->last_error;
+        return rt->services.last_error;
     if (find_registered(rt, obj) != SIZE_MAX)
         return TENURE_OK;
     return tn_finalize_register(rt, obj) ? TENURE_OK : tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory");
@@ -393,7 +393,7 @@ tenure_result tenure_reregister_for_finalize(tenure_runtime *rt, void *obj) {
 /* Modes 1 and 2 (and mode 0 once its thread is gone): the pending finalizers run on the
  * destroying thread, or are discarded. */
 void tn_finalize_shutdown(tenure_runtime *rt) {
-    if (rt->config.GCFinalizeOnShutdown && !rt->in_gc)
+    if (rt->config.GCFinalizeOnShutdown && !tn_gc_in_progress(rt))
         run_pending(rt);
     tn_vec_free(&rt->lifetime.finalizable);
     tn_vec_free(&rt->lifetime.ready);

@@ -30,7 +30,7 @@ tenure_result tenure_add_memory_pressure(tenure_runtime *rt, uint64_t bytes) {
     rt->lifetime.pressure += bytes;
     rt->lifetime.pressure_since_gen2 += bytes;
     TN_EMIT(rt, IncreaseMemoryPressure, .BytesAllocated = bytes);
-    if (!rt->in_gc && rt->lifetime.pressure_since_gen2 >= pressure_budget(rt))
+    if (!tn_gc_in_progress(rt) && rt->lifetime.pressure_since_gen2 >= pressure_budget(rt))
         tn_gc_collect(rt, TN_GEN2, TN_REASON_INDUCED, 0);
     return TENURE_OK;
 }

@@ -113,7 +113,7 @@ tenure_profiler *tenure_profiler_attach2(tenure_runtime *rt, const tenure_profil
         tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "%s", problem);
         return NULL;
     }
-    if (rt->in_gc) {
+    if (tn_gc_in_progress(rt)) {
         tn_api_fail(rt, TENURE_STATE, fn, "called during a collection");
         return NULL;
     }
@@ -484,7 +484,7 @@ size_t tenure_generation_bounds(tenure_runtime *rt, tenure_generation_range *out
     if (!rt)
         return 0;
     TN_LOCKED(rt);
-    bool stop = !rt->in_gc && others_hold_contexts(rt);
+    bool stop = !tn_gc_in_progress(rt) && others_hold_contexts(rt);
     if (stop)
         tn_world_stop(rt); /* their allocation pointers hold still */
     /* a context in a gap between pinned plugs lies inside its region's objects: end it (its

@@ -228,7 +228,7 @@ void tn_heap_dump_emit(tenure_runtime *rt) {
 
 static tenure_result dump_locked(tenure_runtime *rt) {
     TN_LOCKED(rt);
-    if (rt->in_gc)
+    if (tn_gc_in_progress(rt))
         return tn_api_fail(rt, TENURE_STATE, "tenure_heap_dump", "a collection is already in progress");
     rt->prof.heap_dumps++;
     rt->prof.heap_dump_pending = true;

@@ -2,13 +2,14 @@
  * time) that the embedder hands over. They are never collected or moved; the references they
  * hold are roots and are updated when their targets move. */
 #include "runtime.h"
+#include "heap/crossing.h"
 #include <stdlib.h>
 
 static bool overlaps(const tenure_runtime *rt, const char *a, const char *b) {
     if (a < rt->base + rt->range && b > rt->base)
         return true;
-    for (size_t i = 0; i < rt->frozen_count; i++)
-        if (a < rt->frozen[i].end && b > rt->frozen[i].start)
+    for (size_t i = 0; i < rt->roots.frozen_count; i++)
+        if (a < rt->roots.frozen[i].end && b > rt->roots.frozen[i].start)
             return true;
     return false;
 }
@@ -114,20 +115,20 @@ tenure_result tenure_register_frozen_segment(tenure_runtime *rt, void *start, si
         return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "segment %p+%zu wraps around the address space", start,
                            size);
     char *a = start, *b = (char *)start + size;
-    if (rt->in_gc)
+    if (tn_gc_in_progress(rt))
         return tn_api_fail(rt, TENURE_STATE, fn, "called during a collection");
     if (overlaps(rt, a, b))
         return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, fn, "segment %p+%zu overlaps the heap or another segment",
                            start, size);
     uint64_t *starts = tn_calloc(size / 512 + 1, sizeof *starts);
-    struct tn_frozen *fz = tn_realloc(rt->frozen, (rt->frozen_count + 1) * sizeof *fz);
+    struct tn_frozen *fz = tn_realloc(rt->roots.frozen, (rt->roots.frozen_count + 1) * sizeof *fz);
     if (!starts || !fz) {
         free(starts);
         if (fz)
-            rt->frozen = fz;
+            rt->roots.frozen = fz;
         return tn_api_fail(rt, TENURE_NOMEM, fn, "out of memory");
     }
-    rt->frozen = fz;
+    rt->roots.frozen = fz;
     const char *why = check_objects(rt, a, b, starts);
     if (why) {
         free(starts);
@@ -141,16 +142,16 @@ tenure_result tenure_register_frozen_segment(tenure_runtime *rt, void *start, si
                            "segment %p+%zu: the reference at %p (%p) is not NULL or an object of this instance", start,
                            size, bad, value);
     }
-    rt->frozen[rt->frozen_count++] = (struct tn_frozen){a, b, starts};
+    rt->roots.frozen[rt->roots.frozen_count++] = (struct tn_frozen){a, b, starts};
     TN_EMIT(rt, GCCreateSegment_V1, .Address = (uint64_t)(uintptr_t)a, .Size = size, .Type = TN_SEGMENT_FROZEN);
     return TENURE_OK;
 }
 
 /* The frozen segment holding p, or NULL. */
 static const struct tn_frozen *segment_of(const tenure_runtime *rt, const void *p) {
-    for (size_t i = 0; i < rt->frozen_count; i++)
-        if ((const char *)p >= rt->frozen[i].start && (const char *)p < rt->frozen[i].end)
-            return &rt->frozen[i];
+    for (size_t i = 0; i < rt->roots.frozen_count; i++)
+        if ((const char *)p >= rt->roots.frozen[i].start && (const char *)p < rt->roots.frozen[i].end)
+            return &rt->roots.frozen[i];
     return NULL;
 }
 
@@ -162,9 +163,27 @@ bool tn_frozen_is_object(const tenure_runtime *rt, const void *p) {
     return (fz->starts[bit >> 6] >> (bit & 63)) & 1;
 }
 
+/* An object of rt: a live object of the heap (at its start, not in a context's unused tail) or
+ * one of a frozen segment. Here, beside the frozen segments, because it asks both. */
+bool tn_is_object(tenure_runtime *rt, const void *obj) {
+    tn_assert_locked(rt);
+    if (!obj || ((uintptr_t)obj & 7))
+        return 0;
+    if (!tn_in_range(rt, obj))
+        return tn_frozen_is_object(rt, obj);
+    tn_region *r = tn_region_of(rt, obj);
+    if (!r || (char *)obj >= tn_region_walk_end(rt, r) || (size_t)(tn_region_walk_end(rt, r) - (char *)obj) < 8)
+        return 0;
+    uintptr_t word = *(const uintptr_t *)obj;
+    const tn_type *t = (const tn_type *)(word & ~(uintptr_t)7);
+    if (!tn_type_valid(rt, t) || t->kind == TN_TK_FREE)
+        return 0;
+    return tn_crossing_object_start(rt, r, (char *)obj) == obj;
+}
+
 void tn_frozen_visit_objects(tenure_runtime *rt, void (*fn)(tenure_runtime *rt, char *obj, void *ctx), void *ctx) {
-    for (size_t i = 0; i < rt->frozen_count; i++)
-        for (char *o = rt->frozen[i].start; o < rt->frozen[i].end; o += tn_obj_size(o))
+    for (size_t i = 0; i < rt->roots.frozen_count; i++)
+        for (char *o = rt->roots.frozen[i].start; o < rt->roots.frozen[i].end; o += tn_obj_size(o))
             fn(rt, o, ctx);
 }
 
@@ -184,9 +203,9 @@ void tn_frozen_visit_slots(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
 }
 
 void tn_frozen_destroy(tenure_runtime *rt) {
-    for (size_t i = 0; i < rt->frozen_count; i++)
-        free(rt->frozen[i].starts);
-    free(rt->frozen);
-    rt->frozen = NULL;
-    rt->frozen_count = 0;
+    for (size_t i = 0; i < rt->roots.frozen_count; i++)
+        free(rt->roots.frozen[i].starts);
+    free(rt->roots.frozen);
+    rt->roots.frozen = NULL;
+    rt->roots.frozen_count = 0;
 }

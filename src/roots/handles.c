@@ -377,7 +377,7 @@ uint64_t tenure_handle_sized_ref_bytes(tenure_runtime *rt, const tenure_handle *
     return h && h->kind == TENURE_HANDLE_SIZED_REF ? h->sized_bytes : 0;
 }
 
-/* ---- consistency check (api/assert.h) ---- */
+/* ---- consistency check (base/assert.h) ---- */
 
 /* A slab of rt's: its magic and owner, every slot's magic, and kinds a slot can have. */
 void tn_handle_slab_check(const tenure_runtime *rt, const tn_handle_slab *s) {

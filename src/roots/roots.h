@@ -3,8 +3,9 @@
  * free list and count; the refcount callback of refcounted handles), and the walks in
  * progress over the embedder's roots. Included by runtime.h, which embeds it in struct
  * tenure_runtime; others call roots/'s functions (below); handle_count is read
- * by the GC (to skip handle passes) and the stats. The frozen segments (roots/frozen.c) are
- * still rt->frozen: trace/ reads them. After the state: roots/'s functions (root walks,
+ * by the GC (to skip handle passes) and the stats; the frozen segments (frozen.c) are read
+ * through tn_frozen_segments (the heap walk, trace/'s segment events). After the state:
+ * roots/'s functions (root walks,
  * conservative scan, frozen segments, handle walks and checks).
  */
 #ifndef TENURE_ROOTS_ROOTS_H
@@ -55,6 +56,12 @@ struct tenure_root_scanner {
 #define TN_ROOT_MAGIC 0x7007a7eau
 #define TN_ROOT_REMOVED 0x7007dea0u /* removed while the roots were walked: unlinked at the walk's end */
 
+/* A frozen segment (frozen.c) */
+typedef struct tn_frozen {
+    char *start, *end;
+    uint64_t *starts; /* one bit per 8 bytes: object starts */
+} tn_frozen;
+
 struct tn_roots_state {
     struct tenure_root_area *areas;
     struct tenure_root_scanner *scanners;
@@ -70,6 +77,8 @@ struct tn_roots_state {
     pthread_t stack_thread;
     char *stack_high;
     char *scan_from;
+    struct tn_frozen *frozen; /* frozen segments (frozen.c) */
+    size_t frozen_count;
     /* removals asked for while a list is walked wait for its end */
     unsigned root_walks; /* tn_roots_visit_embedder in progress (its callbacks may remove) */
     bool roots_removed;  /* some root area or scanner waits to be unlinked */
@@ -96,8 +105,16 @@ void tn_roots_visit_areas_and_scanners(tenure_runtime *rt, tn_slot_fn fn, void *
  * the calling thread, not attached). */
 void tn_roots_scan_conservative_threads(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn,
                                         void (*thread)(tn_mutator *m, void *ctx), void *ctx);
-/* Frozen segments (roots/frozen.c) */
+/* Frozen segments (roots/frozen.c). The segments (*count of them), for the subsystems that walk
+ * or name them: inline, it reads only roots/'s state. */
+static inline const tn_frozen *tn_frozen_segments(const struct tn_roots_state *roots, size_t *count) {
+    *count = roots->frozen_count;
+    return roots->frozen;
+}
 bool tn_frozen_is_object(const tenure_runtime *rt, const void *p);
+/* tenure_is_object for callers that hold rt->threads.lock (or run with the world stopped): a
+ * heap object or a frozen one. */
+bool tn_is_object(tenure_runtime *rt, const void *obj);
 void tn_frozen_visit_slots(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
 void tn_frozen_visit_objects(tenure_runtime *rt, void (*fn)(tenure_runtime *rt, char *obj, void *ctx), void *ctx);
 void tn_frozen_destroy(tenure_runtime *rt);

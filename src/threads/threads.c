@@ -33,10 +33,9 @@
 #include "runtime.h"
 #include <stdlib.h>
 
-/* The fast paths' view when the thread has not used any instance: its rt matches none. */
-static tenure__mutator nobody = {0, 0, NULL, (const struct tenure_runtime *)1};
+/* tenure__current itself is base/current.c's (the assertions read it too); when the thread
+ * has not used any instance it points at tn_no_attachment, whose rt matches none. */
 #define TN_TLS __thread __attribute__((tls_model("initial-exec")))
-TN_TLS tenure__mutator *tenure__current = &nobody;
 /* This thread's attachments (to any instance). */
 static TN_TLS tn_mutator *my_attachments;
 /* A frame pushed by a thread that is not attached goes here (reported, never scanned). */
@@ -275,7 +274,7 @@ __attribute__((noinline)) static void park_collector(tenure_runtime *rt) {
 
 void tn_world_stop(tenure_runtime *rt) {
     tn_assert_locked(rt);
-    if (rt->world_stops++)
+    if (rt->threads.world_stops++)
         return;
     tn_mutator *self = tn_self(rt);
     park_collector(rt);
@@ -288,7 +287,7 @@ void tn_world_stop(tenure_runtime *rt) {
 
 void tn_world_restart(tenure_runtime *rt) {
     tn_assert_world_stopped(rt);
-    if (--rt->world_stops)
+    if (--rt->threads.world_stops)
         return;
     pthread_mutex_lock(&rt->threads.world_mx);
     __atomic_store_n(&rt->head.stop_requested, 0, __ATOMIC_RELEASE);
@@ -433,7 +432,7 @@ void tn_mutator_detach(tenure_runtime *rt, tn_mutator *m) {
             break;
         }
     if (tenure__current == &m->pub)
-        tenure__current = &nobody;
+        tenure__current = &tn_no_attachment;
     free(m);
 }
 
@@ -519,7 +518,7 @@ static bool is_mine(const tn_mutator *m) {
     return false;
 }
 
-void tn_threads_forked_child(tenure_runtime *rt) {
+bool tn_threads_forked_child(tenure_runtime *rt) {
     unsigned depth = rt->threads.lock_depth; /* the prepare handler's level included */
     pthread_mutex_init(&rt->threads.lock, NULL);
     pthread_mutex_init(&rt->threads.world_mx, NULL);
@@ -545,8 +544,17 @@ void tn_threads_forked_child(tenure_runtime *rt) {
         m->held[0] = m->held[1] = NULL;
         rt->threads.fork_purge = true;
     }
-    if (torn) /* (never during a GC: all other threads were SAFE then) */
-        tn_gc_dirty_old_cards(rt);
+    return torn; /* (never during a GC: all other threads were SAFE then) */
+}
+
+void tn_threads_fork_prepare(tenure_runtime *rt) {
+    tn_lock(rt);
+    pthread_mutex_lock(&rt->threads.world_mx);
+}
+
+void tn_threads_fork_parent(tenure_runtime *rt) {
+    pthread_mutex_unlock(&rt->threads.world_mx);
+    tn_unlock(rt);
 }
 
 bool tn_threads_init(tenure_runtime *rt) {
@@ -567,7 +575,7 @@ bool tn_threads_may_destroy(tenure_runtime *rt) {
     if (!rt->threads.locks_ready)
         return true;
     tn_mutator *self = tn_self(rt);
-    if ((self && (self->finalizer || self == rt->lifetime.fin_runner)) || rt->in_gc) {
+    if ((self && (self->finalizer || self == rt->lifetime.fin_runner)) || tn_gc_in_progress(rt)) {
         tn_api_fail(rt, TENURE_STATE, "tenure_destroy", "called from a finalizer or during a collection");
         return false;
     }

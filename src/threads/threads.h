@@ -1,11 +1,11 @@
 /*
  * threads.h - the state threads/ owns (rt->threads): the instance lock, the attached threads
- * (mutators) and the condition they stop and restart on, and the fork registry. Included by
+ * (mutators) and the condition they stop and restart on, and their repair after fork(). Included by
  * runtime.h (tn_mutator comes from there), which embeds it in struct tenure_runtime. Others
  * take the lock through tn_lock/TN_LOCKED and walk rt->threads.mutators with the world
- * stopped. The world-stop nesting (rt->world_stops) is still in struct tenure_runtime: trace/
- * reads it. After the state: threads/'s functions (the lock and its guards, the lock and
- * world-stop assertions, world stop and restart, attach and detach, the fork registry).
+ * stopped; the world-stop nesting is read through tn_world_stopped (trace/). After the state: threads/'s functions (the lock and its guards, the lock and
+ * world-stop assertions, world stop and restart, attach and detach, the fork handlers' parts:
+ * api/fork.c runs them, and the other subsystems' repairs, in order).
  */
 #ifndef TENURE_THREADS_THREADS_H
 #define TENURE_THREADS_THREADS_H
@@ -27,10 +27,10 @@ struct tn_threads_state {
     pthread_cond_t world_cv; /* a thread became SAFE / the world restarted */
     tn_mutator *mutators;
     size_t mutator_count;
+    unsigned world_stops; /* the nesting of tn_world_stop (only the lock holder touches it) */
     bool locks_ready;
-    /* fork (fork.c): the process-wide list of live instances, and, in a child, that mutators
-     * of threads gone with the fork wait to be forgotten (at the outermost unlock) */
-    struct tenure_runtime *fork_next;
+    /* in the child of a fork (api/fork.c): mutators of threads gone with the fork wait to be
+     * forgotten (at the outermost unlock) */
     bool fork_purge;
 };
 
@@ -45,8 +45,14 @@ bool tn_threads_may_destroy(tenure_runtime *rt);
 void tn_threads_destroy(tenure_runtime *rt);
 /* In the child of fork() (the forking thread holds rt->threads.lock and world_mx from the prepare
  * handler): fresh locks and conditions, rt->threads.lock held as before; every mutator of another
- * thread is gone (forgotten at the outermost unlock, when no GC runs). */
-void tn_threads_forked_child(tenure_runtime *rt);
+ * thread is gone (forgotten at the outermost unlock, when no GC runs). True if one of them
+ * vanished while RUNNING, maybe between the two stores of the barrier: the caller (api/fork.c)
+ * then dirties every old card. */
+bool tn_threads_forked_child(tenure_runtime *rt);
+/* The atfork prepare handler's part for rt: its lock (a safepoint: a GC elsewhere finishes
+ * first) and world_mx, so that nothing is half done; the parent's part releases them. */
+void tn_threads_fork_prepare(tenure_runtime *rt);
+void tn_threads_fork_parent(tenure_runtime *rt);
 tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer);
 void tn_mutator_detach(tenure_runtime *rt, tn_mutator *m);
 /* The calling thread's mutator for rt, or NULL if it is not attached. */
@@ -62,7 +68,10 @@ bool tn_lock_held(const tenure_runtime *rt);
  * the instance has one thread and both hold trivially. Macros, so a failure names the caller;
  * world_stops is read only by the lock holder (a data race otherwise). */
 #define tn_assert_locked(rt) TN_ASSERT(!(rt)->threads.locks_ready || tn_lock_held(rt))
-#define tn_assert_world_stopped(rt) TN_ASSERT(!(rt)->threads.locks_ready || (tn_lock_held(rt) && (rt)->world_stops > 0))
+#define tn_assert_world_stopped(rt) TN_ASSERT(!(rt)->threads.locks_ready || (tn_lock_held(rt) && tn_world_stopped(rt)))
+/* The world is stopped (by the caller, who holds rt->threads.lock: only it may ask). A macro:
+ * struct tenure_runtime is not complete here. */
+#define tn_world_stopped(rt) ((rt)->threads.world_stops > 0)
 /* Run wait(rt, arg) (a join, a wait for something outside the instance) as a safepoint:
  * a GC may run meanwhile. Without rt->threads.lock held. */
 void tn_while_safe(tenure_runtime *rt, void (*wait)(tenure_runtime *, void *), void *arg);
@@ -95,8 +104,5 @@ static inline tenure_runtime *tn_lock_holding_guard(tenure_runtime *rt, const vo
 #define TN_LOCKED_HOLDING(rt, a, b) \
     tenure_runtime *tn_guard_ __attribute__((cleanup(tn_unlock_guard))) = tn_lock_holding_guard(rt, a, b)
 
-/* fork.c: the registry of live instances for the fork handlers */
-void tn_fork_register(tenure_runtime *rt);
-void tn_fork_unregister(tenure_runtime *rt);
 
 #endif

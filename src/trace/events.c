@@ -424,7 +424,7 @@ void tn_trace_emit(tenure_runtime *rt, unsigned index, const void *args, struct 
     }
     if (framed)
         tn_cb_leave(&frame);
-    if (--rt->ev_dispatches == 0 && rt->sessions_stopped && !rt->in_gc && !rt->world_stops)
+    if (--rt->ev_dispatches == 0 && rt->sessions_stopped && !tn_gc_in_progress(rt) && !tn_world_stopped(rt))
         close_stopped(rt);
 }
 
@@ -489,7 +489,7 @@ static void start_failed(tenure_runtime *rt, tenure_result r, const char *what, 
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
     tn_api_fail(rt, r, what, "%s", message);
-    if (!rt->error_hook)
+    if (!rt->services.error_hook)
         fprintf(stderr, "tenure: %s: %s\n", what, message);
 }
 
@@ -536,7 +536,7 @@ tenure_result tenure_session_stop(tenure_runtime *rt, tenure_session *session) {
     if (!p)
         return tn_api_fail(rt, TENURE_INVALID_ARGUMENT, "tenure_session_stop", "%p is not a session of this instance",
                            (void *)session);
-    if (rt->ev_dispatches || rt->in_gc) { /* from a listener, or a GC: closed when it ends */
+    if (rt->ev_dispatches || tn_gc_in_progress(rt)) { /* from a listener, or a GC: closed when it ends */
         (*p)->magic = TN_SESSION_STOPPING;
         (*p)->keywords = 0; /* no further event */
         rt->sessions_stopped = true;
@@ -600,9 +600,11 @@ void tn_trace_rundown(tenure_runtime *rt, struct tn_session *s) {
                                       (uint32_t)segment_type(r), 0};
         tn_trace_emit(rt, TN_EVI_GCCreateSegment_V1, &a, s);
     }
-    for (size_t i = 0; i < rt->frozen_count; i++) {
-        tn_ev_GCCreateSegment_V1 a = {(uint64_t)(uintptr_t)rt->frozen[i].start,
-                                      (uint64_t)(rt->frozen[i].end - rt->frozen[i].start), TN_SEGMENT_FROZEN, 0};
+    size_t frozen_count;
+    const tn_frozen *frozen = tn_frozen_segments(&rt->roots, &frozen_count);
+    for (size_t i = 0; i < frozen_count; i++) {
+        tn_ev_GCCreateSegment_V1 a = {(uint64_t)(uintptr_t)frozen[i].start, (uint64_t)(frozen[i].end - frozen[i].start),
+                                      TN_SEGMENT_FROZEN, 0};
         tn_trace_emit(rt, TN_EVI_GCCreateSegment_V1, &a, s);
     }
 }
@@ -720,7 +722,7 @@ void tn_trace_destroy(tenure_runtime *rt) {
         tenure_session_stop(rt, (tenure_session *)rt->sessions);
 }
 
-/* ---- consistency check (api/assert.h) ---- */
+/* ---- consistency check (base/assert.h) ---- */
 
 /* Every session in rt's list is live or stopping (closed after the dispatch or GC that stopped
  * it), and a stopping one is flagged for that close. */

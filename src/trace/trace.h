@@ -95,7 +95,7 @@ void tn_trace_destroy(struct tenure_runtime *rt);
  * nothing; stopping them frees them and writes nothing: the files are the parent's); listener
  * sessions go on. Idempotent. */
 void tn_trace_forked_child(struct tenure_runtime *rt);
-/* Consistency check of rt's session list (every session live or stopping; api/assert.h). */
+/* Consistency check of rt's session list (every session live or stopping; base/assert.h). */
 void tn_trace_sessions_check(const struct tenure_runtime *rt);
 /* Before a GC's pause (gc/scratch.c): the collecting thread takes its stream of every CTF
  * session that wants GC events now, so that its first event inside the pause allocates

@@ -11,13 +11,14 @@
  *  - Fault injection for tests (tn_mem_fault): the Nth internal allocation of the calling
  *    thread from now (and, if asked, every one after it) fails as malloc fails.
  *
- * Both are per thread: a pause belongs to the thread that collects (rt->threads.lock is held, every
- * other attached thread is stopped), and a test injects faults into its own calls. The cost
+ * Both are per thread: a pause belongs to the thread that collects (the instance lock is held,
+ * every other attached thread is stopped), and a test injects faults into its own calls. The cost
  * is one thread-local load and a branch per internal allocation, none on the allocation of
  * objects (the heap's regions are not malloc'd). */
-#include "runtime.h"
+#include "base/base.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct mem_thread {
     const tenure_runtime *pause;    /* the instance whose GC pause runs on this thread, or NULL */

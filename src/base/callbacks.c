@@ -1,5 +1,8 @@
 /* callbacks.c - the callback frames and the table of what each kind of callback may call (see
- * "api/callbacks.c" in runtime.h and "Callbacks" in tenure.h).
+ * "callbacks.c" in base/base.h and "Callbacks" in tenure.h). Entering and leaving a frame
+ * (tn_cb_enter, tn_cb_leave) is inline after struct tenure_runtime in runtime.h; closing the
+ * calling thread's allocation context there is heap/'s (tn_alloc_close_for_callback), reached
+ * through rt->services.calls: base/ calls nothing above it by name.
  *
  * Why these rules (those of a serious collector: .NET's finalizers, profiler callbacks and
  * event listeners have the same shape):
@@ -17,7 +20,7 @@
  *    callbacks) also may not walk or verify the heap: it is being moved.
  *  - Removals are always allowed: a callback that stops its own session or detaches its own
  *    profiler is natural, and is made safe by deferring the free to the end of the walk. */
-#include "runtime.h"
+#include "runtime.h" /* struct tenure_runtime: only rt->services is read here */
 
 __thread tn_cb_frame *tn_cb_top __attribute__((tls_model("initial-exec")));
 
@@ -65,27 +68,6 @@ static const char *op_text(unsigned op) {
     return "change the instance (handles, roots, types, sessions, profilers, finalization, threads)";
 }
 
-/* Only these kinds can run while the thread's context is open (outside a collection and a
- * heap walk) and may not allocate: their frames close it. */
-static bool closes_context(tn_cb_kind kind) { return kind != TN_CB_FINALIZER && kind != TN_CB_TRACE; }
-
-void tn_cb_enter(tn_cb_frame *f, tenure_runtime *rt, tn_cb_kind kind) {
-    tn_cb_push(f, rt, kind);
-    tn_mutator *m = closes_context(kind) && rt->threads.locks_ready ? tn_self(rt) : NULL;
-    if (!m)
-        return;
-    f->closed = m;
-    m->callbacks_closed++;
-    m->pub.alloc_limit = m->pub.alloc_ptr;
-}
-
-void tn_cb_leave(tn_cb_frame *f) {
-    tn_cb_pop(f);
-    tn_mutator *m = f->closed;
-    if (m && --m->callbacks_closed == 0)
-        tn_alloc_publish_limit(m->rt, m);
-}
-
 bool tn_cb_inside(const tenure_runtime *rt, tn_cb_kind kind) {
     for (const tn_cb_frame *f = tn_cb_top; f; f = f->prev)
         if (f->rt == rt && f->kind == kind)
@@ -93,12 +75,14 @@ bool tn_cb_inside(const tenure_runtime *rt, tn_cb_kind kind) {
     return false;
 }
 
+static bool collecting(const tenure_runtime *rt) { return rt->services.calls && rt->services.calls->collecting(rt); }
+
 bool tn_cb_refuse(tenure_runtime *rt, unsigned op, const char *function) {
     for (const tn_cb_frame *f = tn_cb_top; f; f = f->prev) {
         if (f->rt != rt || !(rules[f->kind].forbidden & op))
             continue;
         tn_api_fail(rt, TENURE_STATE, function, "called from %s%s, which may not %s (see \"Callbacks\" in tenure.h)",
-                    rules[f->kind].name, rt->in_gc ? " during a collection" : "",
+                    rules[f->kind].name, collecting(rt) ? " during a collection" : "",
                     op_text(rules[f->kind].forbidden & op));
         return true;
     }

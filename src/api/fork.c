@@ -17,7 +17,10 @@
  * This needs the one process-wide list the library keeps besides the instance-id counter:
  * the handlers have no instance to start from. Its mutex is never held while an instance
  * lock is taken; from prepare to parent the list is frozen (`forking`: registering and
- * unregistering wait). See docs/design/threads.md, "fork". */
+ * unregistering wait). See docs/design/threads.md, "fork".
+ *
+ * Here in api/, with the entry points, not in threads/: like tenure_create, the child's repair
+ * reaches every subsystem (threads/, gc/'s cards, lifetime/, trace/), and it runs them in order. */
 #include "runtime.h"
 
 static pthread_mutex_t registry_mx = PTHREAD_MUTEX_INITIALIZER;
@@ -32,17 +35,13 @@ static void prepare(void) {
     pthread_mutex_lock(&registry_mx);
     forking++;
     pthread_mutex_unlock(&registry_mx);
-    for (tenure_runtime *rt = registry; rt; rt = rt->threads.fork_next) {
-        tn_lock(rt);
-        pthread_mutex_lock(&rt->threads.world_mx);
-    }
+    for (tenure_runtime *rt = registry; rt; rt = rt->fork_next)
+        tn_threads_fork_prepare(rt);
 }
 
 static void parent(void) {
-    for (tenure_runtime *rt = registry; rt; rt = rt->threads.fork_next) {
-        pthread_mutex_unlock(&rt->threads.world_mx);
-        tn_unlock(rt);
-    }
+    for (tenure_runtime *rt = registry; rt; rt = rt->fork_next)
+        tn_threads_fork_parent(rt);
     pthread_mutex_lock(&registry_mx);
     forking--;
     pthread_cond_broadcast(&registry_cv);
@@ -53,8 +52,9 @@ static void child(void) {
     pthread_mutex_init(&registry_mx, NULL);
     pthread_cond_init(&registry_cv, NULL);
     forking = 0;
-    for (tenure_runtime *rt = registry; rt; rt = rt->threads.fork_next) {
-        tn_threads_forked_child(rt);
+    for (tenure_runtime *rt = registry; rt; rt = rt->fork_next) {
+        if (tn_threads_forked_child(rt))
+            tn_gc_dirty_old_cards(rt);
         tn_assert_locked(rt); /* what the next two rely on (a test calls the second without) */
         tn_finalize_forked_child(rt);
         tn_trace_forked_child(rt);
@@ -74,16 +74,16 @@ static void registry_lock(void) {
 void tn_fork_register(tenure_runtime *rt) {
     pthread_once(&handlers_once, install_handlers);
     registry_lock();
-    rt->threads.fork_next = registry;
+    rt->fork_next = registry;
     registry = rt;
     pthread_mutex_unlock(&registry_mx);
 }
 
 void tn_fork_unregister(tenure_runtime *rt) {
     registry_lock();
-    for (tenure_runtime **p = &registry; *p; p = &(*p)->threads.fork_next)
+    for (tenure_runtime **p = &registry; *p; p = &(*p)->fork_next)
         if (*p == rt) {
-            *p = rt->threads.fork_next;
+            *p = rt->fork_next;
             break;
         }
     pthread_mutex_unlock(&registry_mx);

@@ -1,5 +1,9 @@
-/* errors.c - the result-code table's text and the one place failures are reported. */
-#include "runtime.h"
+/* errors.c - the result-code table's text and the one place failures are reported (base/).
+ *
+ * The error state is rt->services (base/base.h); it changes, and the hook runs, with the
+ * instance lock held. base/ cannot call threads/ by name (it lies below it): the lock is taken
+ * through rt->services.calls, which api/runtime.c sets before anything can fail. */
+#include "runtime.h" /* struct tenure_runtime: only rt->services is read here */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -17,51 +21,66 @@ const char *tenure_strerror(tenure_result result) {
  * is printed to stderr, once per instance, instead of recursing into the hook again. */
 static void call_hook(tenure_runtime *rt, tenure_result r, const char *function, const char *message) {
     if (tn_cb_inside(rt, TN_CB_ERROR_HOOK)) {
-        if (!rt->hook_failure_printed)
+        if (!rt->services.hook_failure_printed)
             fprintf(stderr,
                     "tenure: %s failed inside the error hook: %s (%s); failures inside the hook are "
                     "not passed to it again, and this is printed once\n",
                     function, message, tenure_strerror(r));
-        rt->hook_failure_printed = true;
+        rt->services.hook_failure_printed = true;
         return;
     }
     tn_cb_frame f;
     tn_cb_enter(&f, rt, TN_CB_ERROR_HOOK);
-    rt->error_hook(rt, r, function, message, rt->error_context);
+    rt->services.error_hook(rt, r, function, message, rt->services.error_context);
     tn_cb_leave(&f);
 }
 
+/* `TN_SERVICES_LOCKED(rt);` holds the instance lock to the end of the scope, as threads/'s
+ * TN_LOCKED does, through the calls the creator gave (none yet: the instance is being
+ * allocated, one thread has it). */
+static inline tenure_runtime *services_lock(tenure_runtime *rt) {
+    if (rt && rt->services.calls)
+        rt->services.calls->lock(rt);
+    return rt;
+}
+static inline void services_unlock(tenure_runtime **rt) {
+    if (*rt && (*rt)->services.calls)
+        (*rt)->services.calls->unlock(*rt);
+}
+#define TN_SERVICES_LOCKED(rt) \
+    tenure_runtime *tn_services_guard_ __attribute__((cleanup(services_unlock))) = services_lock(rt)
+
 tenure_result tn_api_fail(tenure_runtime *rt, tenure_result r, const char *function, const char *fmt, ...) {
-    TN_LOCKED(rt);
+    TN_SERVICES_LOCKED(rt);
     char message[512]; /* room for the verifier's and the barrier's messages with long type names */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
     if (rt) {
-        rt->last_error = r;
-        if (rt->error_hook)
+        rt->services.last_error = r;
+        if (rt->services.error_hook)
             call_hook(rt, r, function, message);
     }
     return r;
 }
 
 void tenure_set_error_hook(tenure_runtime *rt, tenure_error_hook hook, void *context) {
-    TN_LOCKED(rt);
+    TN_SERVICES_LOCKED(rt);
     if (!rt)
         return;
-    rt->error_hook = hook;
-    rt->error_context = context;
+    rt->services.error_hook = hook;
+    rt->services.error_context = context;
 }
 
 tenure_result tenure_last_error(const tenure_runtime *crt) {
     tenure_runtime *rt = (tenure_runtime *)crt;
-    TN_LOCKED(rt);
-    return rt ? rt->last_error : TENURE_INVALID_ARGUMENT;
+    TN_SERVICES_LOCKED(rt);
+    return rt ? rt->services.last_error : TENURE_INVALID_ARGUMENT;
 }
 
 void tenure_clear_error(tenure_runtime *rt) {
-    TN_LOCKED(rt);
+    TN_SERVICES_LOCKED(rt);
     if (rt)
-        rt->last_error = TENURE_OK;
+        rt->services.last_error = TENURE_OK;
 }

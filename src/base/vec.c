@@ -1,5 +1,5 @@
 /* vec.c - a growable array for the collector's scratch lists (mark stack, pins, gaps). */
-#include "runtime.h"
+#include "base/base.h"
 #include <stdint.h>
 #include <stdlib.h>
 
