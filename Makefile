@@ -26,8 +26,8 @@ run: build
 # Everything CI runs: the C files follow .clang-format, the suite in a release build (plain
 # and with HeapVerify + GCStress), the quick tests with the library's internal assertions on,
 # the build without argument checks, then the whole suite again under AddressSanitizer +
-# UndefinedBehaviorSanitizer.
-test: format-check test-release test-stress test-debug test-unchecked test-asan test-tsan
+# UndefinedBehaviorSanitizer, and server GC (test-server).
+test: format-check test-release test-stress test-debug test-unchecked test-asan test-tsan test-server
 	@echo "make test: all test configurations passed"
 
 # The paths listed in scripts/format.sh follow .clang-format; `make format` reformats them.
@@ -75,6 +75,22 @@ test-tsan: deps
 	cmake -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DTENURE_TSAN=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD)/tsan -j $(JOBS)
 	cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|objtrack|callbacks|lox'
+
+# Server GC (gcServer=1, issue 15): the whole release suite with 2 GC threads; the collector's
+# tests with 4 under HeapVerify + GCStress; under AddressSanitizer the collector's tests with 2,
+# and under ThreadSanitizer its thread subset plus the collector's tests with 2 (the marking
+# tests with 4).
+SERVER_GC_TESTS = graphs|cards|mark|pin|generations|handles|finalize|weak|loh|overflow|verify|torture|conservative
+test-server: build test-asan test-tsan
+	cd $(BUILD)/release && TENURE_gcServer=1 TENURE_GCHeapCount=2 ctest -j $(JOBS) --output-on-failure -E install_check
+	cd $(BUILD)/release && TENURE_gcServer=1 TENURE_GCHeapCount=4 TENURE_HeapVerify=1 TENURE_GCStress=500 \
+	  TENURE_TEST_SCALE=0.1 ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)' -E '_stress$$'
+	cd $(BUILD)/asan && TENURE_gcServer=1 TENURE_GCHeapCount=2 ASAN_OPTIONS=detect_leaks=1 \
+	  ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)|trace_ctf_server'
+	cd $(BUILD)/tsan && TENURE_gcServer=1 TENURE_GCHeapCount=2 TSAN_OPTIONS=halt_on_error=1 \
+	  ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|handles|trace_ctf_server|$(SERVER_GC_TESTS)'
+	cd $(BUILD)/tsan && TENURE_gcServer=1 TENURE_GCHeapCount=4 TSAN_OPTIONS=halt_on_error=1 \
+	  ctest -j $(JOBS) --output-on-failure -R 'graphs|mark|cards|pin' -E '_stress$$'
 
 # Every benchmark, tenure against the Boehm collector, malloc/free, HotSpot (Serial, Parallel,
 # G1) and Mono SGen in the same run: writes bench/RESULTS.md (about 12 minutes on 2 cores; run

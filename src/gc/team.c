@@ -91,22 +91,42 @@ static void team_init_sync(struct tn_gc_team *t) {
     pthread_cond_init(&t->lead_cv, NULL);
 }
 
+/* ThreadSanitizer cannot start a thread in the child of a multi-threaded fork (its registry
+ * still holds the threads that are gone): there a forked child collects on one thread. */
+#if defined(__SANITIZE_THREAD__)
+#define TN_FORK_RESTARTS_HELPERS 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TN_FORK_RESTARTS_HELPERS 0
+#endif
+#endif
+#ifndef TN_FORK_RESTARTS_HELPERS
+#define TN_FORK_RESTARTS_HELPERS 1
+#endif
+
 void tn_gc_team_prepare(tenure_runtime *rt) {
     struct tn_gc_team *t = &rt->team;
     unsigned want = threads_wanted(rt);
-    if (want == t->n && t->pid == tn_os_process_id())
+    if (t->forked_without_helpers)
+        want = 1;
+    if (want == t->n)
         return;
-    if (t->n > 1 && t->pid != tn_os_process_id()) { /* a forked child: the helpers stayed behind */
-        team_init_sync(t);
-        t->created = t->running = t->join_arrived = 0;
-        t->stop = false;
-    }
     if (!t->n)
         team_init_sync(t);
     t->n = want;
-    t->pid = tn_os_process_id();
     while (t->created + 1 < want && create_helper(rt, t->created + 1))
         t->created++;
+}
+
+void tn_gc_team_forked_child(tenure_runtime *rt) {
+    struct tn_gc_team *t = &rt->team;
+    if (!t->n && TN_FORK_RESTARTS_HELPERS)
+        return;        /* none yet: the child creates its own at its first GC */
+    team_init_sync(t); /* the parent's helpers parked on these: none is held */
+    t->created = t->running = t->join_arrived = t->active = 0;
+    t->stop = false;
+    t->n = 0; /* the next GC creates the helpers again */
+    t->forked_without_helpers = !TN_FORK_RESTARTS_HELPERS;
 }
 
 void tn_gc_team_wake(tenure_runtime *rt, tn_team_fn fn, unsigned threads) {
@@ -180,7 +200,7 @@ void tn_gc_team_destroy(tenure_runtime *rt) {
     struct tn_gc_team *t = &rt->team;
     if (!t->n)
         return;
-    if (t->created && t->pid == tn_os_process_id()) {
+    if (t->created) {
         pthread_mutex_lock(&t->mx);
         t->stop = true;
         pthread_cond_broadcast(&t->helpers_cv);

@@ -4,7 +4,7 @@
  *
  * A team has n GC threads, one per heap: thread 0 is the thread that collects (it holds
  * rt->threads.lock), threads 1..n-1 are helpers the instance creates before its first GC's
- * pause and parks between GCs. Every GC of a team of more than one wakes the helpers; each
+ * pause (and a forked child before its first) and parks between GCs. Every GC of a team of more than one wakes the helpers; each
  * runs the collection's helper function (the parallel parts of the phases) and meets the
  * others at joins, as .NET's t_join: a thread that reaches a join waits for the others
  * (GCJoin_V2 JoinTime 0 / 1, JoinType 1 "join"); the last to arrive writes JoinType 0
@@ -42,10 +42,10 @@ struct tenure_runtime;
 typedef void (*tn_team_fn)(struct tenure_runtime *rt, unsigned heap);
 
 struct tn_gc_team {
-    unsigned n;       /* GC threads this instance runs (1: workstation GC) */
-    unsigned created; /* helpers created and not gone (n - 1 once the first GC prepared them) */
-    unsigned active;  /* helpers taking part in the GC in progress (0 outside one) */
-    long pid;         /* the process that created them (a forked child has none) */
+    unsigned n;                  /* GC threads this instance runs (1: workstation GC) */
+    unsigned created;            /* helpers created and not gone (n - 1 once the first GC prepared them) */
+    unsigned active;             /* helpers taking part in the GC in progress (0 outside one) */
+    bool forked_without_helpers; /* a forked child under ThreadSanitizer: one GC thread */
     pthread_t threads[TN_MAX_GC_THREADS];
     pthread_mutex_t mx;
     pthread_cond_t helpers_cv; /* helpers wait here for a GC and for restarts */
@@ -64,6 +64,10 @@ struct tn_gc_team {
  * forked child). A helper that cannot be created leaves the team smaller (the GC still runs
  * on the threads there are). */
 void tn_gc_team_prepare(struct tenure_runtime *rt);
+/* In the child of fork() (api/fork.c): the helpers stayed in the parent; the child's next GC
+ * creates its own (under ThreadSanitizer, which cannot start threads there, it collects on
+ * one thread). */
+void tn_gc_team_forked_child(struct tenure_runtime *rt);
 /* GC threads available for the next GC (1 under workstation GC). */
 static inline unsigned tn_gc_team_threads(const struct tn_gc_team *t) { return t->created + 1; }
 /* Thread 0, in the pause: `threads` - 1 helpers (at most those created) run fn(rt, heap)

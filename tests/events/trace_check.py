@@ -196,6 +196,7 @@ class TraceState:
         self.by_depth = {0: 0, 1: 0, 2: 0}
         self.cid = None
         self.discarded = 0
+        self.stray_joins = []  # (event, text): GCJoin_V2 outside a GC (see Checker.join)
 
 
 class Checker:
@@ -426,7 +427,9 @@ class Checker:
     def join(self, ev, st):
         gc, f = st.gc, ev["fields"]
         if gc is None or st.state != TraceState.MARKING:
-            self.fail(ev, "GCJoin_V2 outside a GC's phases (state %s)" % state_name(st.state))
+            # a helper's own stream may outlive the collecting thread's lost packets (disk
+            # full): reported at the end unless the trace lost events (--allow-truncated)
+            st.stray_joins.append((ev, "GCJoin_V2 outside a GC's phases (state %s)" % state_name(st.state)))
             return
         j = gc.setdefault("joins", {"open": {}, "starts": {}, "last": {}, "restarts": 0,
                                     "restart_open": None, "heaps": set()})
@@ -540,6 +543,9 @@ class Checker:
 
     def finish(self):
         for key, st in self.traces.items():
+            if not st.discarded and not self.allow_truncated:
+                for ev, text in st.stray_joins:
+                    self.fail(ev, text)
             if st.state != TraceState.IDLE:
                 gc = st.gc or {}
                 msg = "trace %s ends inside GC %s (state %s)" % (key, gc.get("count"), state_name(st.state))
