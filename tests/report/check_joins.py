@@ -9,6 +9,10 @@ tests/report/CMakeLists.txt as report_joins_*).
       Python bindings (another route: joins paired per thread, GCs found by time window); the
       summary's total join wait and its share of the pause; the text report's GC Thr and Join ms
       columns equal the JSON. Skipped (77) when /usr/bin/python3 has no bt2 (python3-bt2).
+  check_joins.py html REPORT SIM WORKDIR HEAPS
+      --html of a server GC trace in headless Chromium (check_report.py's): status ready, no
+      console message, the GC table has GC Thr, Join ms and Steal MB by heap columns holding the
+      JSON's figures, the summary a Join wait row. Skipped (77) without Chromium or --html.
   check_joins.py nojoins REPORT SIM WORKDIR DATA
       traces without joins keep the report they had: a workstation trace, a server GC trace at
       level 4 (Steal events, no joins), the real .NET traces of DATA: no join column, summary
@@ -150,6 +154,48 @@ def mode_babeltrace(tool, sim, work, heaps):
     check("Join wait" in text and "of the GC pause time" in text, "text summary: no join wait line")
 
 
+def mode_html(tool, sim, work, heaps):
+    import html as htmlmod
+    import re
+    from check_report import chromium, find_chromium  # noqa: E402 (tests/report)
+    trace = sim_trace(sim, work, {"TENURE_gcServer": "1", "TENURE_GCHeapCount": str(heaps),
+                                  "TENURE_TRACE_LEVEL": "5"})
+    page = os.path.join(work, "report.html")
+    rc, out, err = run([tool, "--html", page, trace])
+    if rc == 2 and "not in this build" in err:
+        print("skipped: tenure-report was built without --html")
+        sys.exit(77)
+    check(rc == 0, "--html: exit %d (%s)" % (rc, err.strip()[:300]))
+    browser = find_chromium()
+    if not browser:
+        print("skipped: no Chromium (Debian package chromium, or TENURE_CHROMIUM)")
+        sys.exit(77)
+    gcs = {g["number"]: g for g in report_json(tool, trace)[0]["gcs"]}
+    dom, console = chromium(browser, page, "--dump-dom")
+    check(not console, "console messages: %s" % "\n".join(console))
+    check('id="status" data-state="ready"' in dom, "the page is not ready")
+    check("Join wait" in dom and "GC threads' time in pauses" in dom, "the summary has no Join wait row")
+    m = re.search(r'<table class="gcs" id="gcs-0">(.*?)</table>', dom, re.S)
+    if not check(m is not None, "no GC table in the page"):
+        return
+    heads = [htmlmod.unescape(h) for h in re.findall(r"<th(?:\s[^>]*)?>(.*?)</th>", m.group(1))]
+    want = ("GC#", "GC Thr", "Join ms", "Steal MB by heap")
+    if not check(all(h in heads for h in want), "GC table columns %s lack %s" % (heads, want)):
+        return
+    rows = re.findall(r'<tr class="gc-row"[^>]*>(.*?)</tr>', m.group(1), re.S)
+    check(len(rows) == len(gcs), "%d GC rows, the report has %d GCs" % (len(rows), len(gcs)))
+    for r in rows:
+        cells = [htmlmod.unescape(c) for c in re.findall(r"<td(?:\s[^>]*)?>(.*?)</td>", r)]
+        g = gcs.get(int(cells[heads.index("GC#")]))
+        if not check(g is not None, "a GC row the report does not have: %s" % cells[:3]):
+            continue
+        steal = " / ".join("%.3f" % (h["steal_bytes"] / 1e6) for h in g["heaps"])
+        got = (cells[heads.index("GC Thr")], cells[heads.index("Join ms")], cells[heads.index("Steal MB by heap")])
+        check(got == (str(g["gc_threads"]), "%.3f" % g["join_wait_ms"], steal),
+              "GC %d: page %s, JSON %s threads %s ms Steal %s" % (g["number"], got, g["gc_threads"],
+                                                                g["join_wait_ms"], steal))
+
+
 def check_no_joins(tool, path, what):
     text = report(tool, path)
     check(text_join_columns(text) is None, "%s: the text report has join columns" % what)
@@ -177,6 +223,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     if mode == "babeltrace":
         mode_babeltrace(tool, sim, work, int(arg))
+    elif mode == "html":
+        mode_html(tool, sim, work, int(arg))
     else:
         mode_nojoins(tool, sim, work, arg)
     if FAILS:
