@@ -8,7 +8,7 @@ tests/report/CMakeLists.txt as report_joins_*).
       per heap in --json equal what bt2_joins.py computes from the same trace with babeltrace2's
       Python bindings (another route: joins paired per thread, GCs found by time window); the
       summary's total join wait and its share of the pause; the text report's GC Thr and Join ms
-      columns equal the JSON. Skipped (77) when /usr/bin/python3 has no bt2 (python3-bt2).
+      columns and the --chrome GC slices' args equal the JSON. Skipped (77) when /usr/bin/python3 has no bt2 (python3-bt2).
   check_joins.py html REPORT SIM WORKDIR HEAPS
       --html of a server GC trace in headless Chromium (check_report.py's): status ready, no
       console message, the GC table has GC Thr, Join ms and Steal MB by heap columns holding the
@@ -152,6 +152,14 @@ def mode_babeltrace(tool, sim, work, heaps):
             check(c is not None and c[0] == g["gc_threads"] and abs(c[1] - g["join_wait_ms"]) <= 0.0005,
                   "text GC %d: %s, JSON %s threads %s ms" % (g["number"], c, g["gc_threads"], g["join_wait_ms"]))
     check("Join wait" in text and "of the GC pause time" in text, "text summary: no join wait line")
+
+    chrome = os.path.join(work, "chrome.json")
+    report(tool, trace, "--chrome", chrome)
+    slices = {e["args"]["gc"]: e["args"] for e in json.load(open(chrome))["traceEvents"] if e.get("cat") == "gc"}
+    for g in t["gcs"]:
+        a = slices.get(g["number"], {})
+        check(a.get("gc_threads") == g["gc_threads"] and a.get("join_wait_ms") == g["join_wait_ms"],
+              "--chrome GC %d: args %s threads %s ms" % (g["number"], a.get("gc_threads"), a.get("join_wait_ms")))
 
 
 def mode_html(tool, sim, work, heaps):
