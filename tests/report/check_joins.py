@@ -149,7 +149,7 @@ def mode_babeltrace(tool, sim, work, heaps):
     if check(cols is not None, "text report: no GC Thr / Join ms columns"):
         for g in t["gcs"]:
             c = cols.get(g["number"])
-            check(c is not None and c[0] == g["gc_threads"] and abs(c[1] - g["join_wait_ms"]) <= 0.0005,
+            check(c is not None and c[0] == g["gc_threads"] and abs(c[1] - g["join_wait_ms"]) <= 0.00051,
                   "text GC %d: %s, JSON %s threads %s ms" % (g["number"], c, g["gc_threads"], g["join_wait_ms"]))
     check("Join wait" in text and "of the GC pause time" in text, "text summary: no join wait line")
 
