@@ -2,8 +2,8 @@
  * model.c's server GC rules on made-up event orders a real trace rarely shows (check_joins.py
  * checks real traces): a helper's join end written after the GC's restart, joins without their
  * start or end, a join outside any GC, heap numbers past TR_JOIN_HEAPS and TR_HEAPS_SHOWN, more
- * join ids than TR_JOIN_IDS, restarts (never a GC thread), Steal per heap. Run under ASan by the
- * sanitizer build.
+ * join ids than TR_JOIN_IDS, restarts (never a GC thread), Steal per heap, joins before GCStart
+ * (.NET's generation_determined). Run under ASan by the sanitizer build.
  */
 #include "report.h"
 
@@ -107,16 +107,31 @@ static void many_ids(tr_model *m) {
     gc_end(m, t, 3);
 }
 
+/* GC 4 (.NET's order): the GC threads meet at generation_determined (2) between the suspension
+ * and GCStart: held, then GC 4's. Then a suspension that starts no GC: its join is outside. */
+static void joins_before_start(tr_model *m) {
+    feed(m, (tr_event){.kind = TR_EV_SUSPEND_EE_BEGIN, .ts_ns = 600, .tid = 1, .reason = 1, .count = 4});
+    join(m, 601, 0, 0, TR_JOIN_WAIT, 2);
+    join(m, 602, 1, 0, TR_JOIN_LAST, 2);
+    join(m, 605, 0, 1, TR_JOIN_WAIT, 2);
+    feed(m, (tr_event){.kind = TR_EV_GC_START, .ts_ns = 610, .tid = 1, .count = 4});
+    gc_end(m, 620, 4);
+    feed(m, (tr_event){.kind = TR_EV_SUSPEND_EE_BEGIN, .ts_ns = 700, .tid = 1, .reason = 1, .count = 5});
+    join(m, 701, 0, 0, TR_JOIN_LAST, 2);
+    feed(m, (tr_event){.kind = TR_EV_RESTART_EE_END, .ts_ns = 710, .tid = 1});
+}
+
 int main(void) {
     tr_model m;
     model_init(&m);
     helper_ends_after_restart(&m);
     broken_pairs(&m);
     many_ids(&m);
+    joins_before_start(&m);
     model_finish(&m);
 
-    CHECK(m.n == 3 && m.incomplete == 0, "%zu GCs, %zu incomplete", m.n, m.incomplete);
-    if (m.n != 3)
+    CHECK(m.n == 4 && m.incomplete == 0, "%zu GCs, %zu incomplete", m.n, m.incomplete);
+    if (m.n != 4)
         return 1;
     const tr_gc *g = &m.gcs[0];
     const tr_gc_detail *d = detail(&m, 0);
@@ -140,7 +155,8 @@ int main(void) {
     CHECK(g->join_wait_ns == 0, "GC 2: join wait %lld ns, want 0", (long long)g->join_wait_ns);
     CHECK(m.joins_unpaired == 3, "%llu unpaired joins, want 3 (an end alone, heap 5000, a start never ended)",
           (unsigned long long)m.joins_unpaired);
-    CHECK(m.joins_outside == 1, "%llu joins outside GCs, want 1", (unsigned long long)m.joins_outside);
+    CHECK(m.joins_outside == 2, "%llu joins outside GCs, want 2 (after GC 2, in a pause without a GC)",
+          (unsigned long long)m.joins_outside);
 
     g = &m.gcs[2];
     d = detail(&m, 2);
@@ -154,11 +170,16 @@ int main(void) {
         CHECK(0, "GC 3 has no per-heap figures");
     }
 
-    CHECK(m.join_events == 8 + 4 + 60, "%llu join events", (unsigned long long)m.join_events);
+    g = &m.gcs[3];
+    CHECK(g->gc_threads == 2 && g->join_wait_ns == 4 && g->joins == 3,
+          "GC 4: %d GC threads, wait %lld ns, %u joins; want 2, 4 (held until GCStart), 3", g->gc_threads,
+          (long long)g->join_wait_ns, g->joins);
+
+    CHECK(m.join_events == 8 + 4 + 60 + 4, "%llu join events", (unsigned long long)m.join_events);
     CHECK(m.max_gc_threads == 2, "max GC threads %d", m.max_gc_threads);
-    CHECK(m.total_join_wait_ms * 1e6 > 94.999 && m.total_join_wait_ms * 1e6 < 95.001, "total join wait %g ms",
+    CHECK(m.total_join_wait_ms * 1e6 > 98.999 && m.total_join_wait_ms * 1e6 < 99.001, "total join wait %g ms",
           m.total_join_wait_ms);
-    CHECK(m.join_open == NULL, "the open joins are freed once read");
+    CHECK(m.join_open == NULL && m.held == NULL, "the reading state is freed once read");
     model_free(&m);
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);

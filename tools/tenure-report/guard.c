@@ -666,6 +666,8 @@ static int receive_model(int fd, tr_model *m, double deadline) {
     m->details = NULL;
     m->details_cap = m->ndetails;
     m->join_open = NULL; /* the child's, freed with it */
+    m->held = NULL;
+    m->nheld = 0;
     m->alloc_source = "none";
     m->cut_note[sizeof m->cut_note - 1] = '\0';
     m->bad_note[sizeof m->bad_note - 1] = '\0';

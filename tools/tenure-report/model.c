@@ -75,6 +75,9 @@ void model_free(tr_model *m) {
     m->ndetails = m->details_cap = 0;
     free(m->join_open);
     m->join_open = NULL;
+    free(m->held);
+    m->held = NULL;
+    m->nheld = 0;
 }
 
 void set_free(tr_set *s) {
@@ -266,10 +269,8 @@ static int join_end(tr_model *m, const tr_event *ev) {
     return 0;
 }
 
-static int join_event(tr_model *m, const tr_event *ev) {
-    m->join_events++;
-    if (join_state(m) != 0)
-        return -1;
+/* A join in GC `cur` (-1: none); a waiting join's end goes to its start's GC. */
+static int join_apply(tr_model *m, const tr_event *ev, long cur) {
     int waiting_end = ev->join_time == 1 && ev->join_type == TR_JOIN_WAIT;
     if (ev->join_type != TR_JOIN_RESTART && ev->join_heap >= TR_JOIN_HEAPS) {
         m->joins_unpaired += waiting_end || (ev->join_time == 0 && ev->join_type == TR_JOIN_WAIT);
@@ -277,7 +278,6 @@ static int join_event(tr_model *m, const tr_event *ev) {
     }
     if (waiting_end)
         return join_end(m, ev);
-    long cur = current_gc(m);
     if (cur < 0) {
         m->joins_outside++;
         return 0;
@@ -286,6 +286,54 @@ static int join_event(tr_model *m, const tr_event *ev) {
         return join_start(m, ev, cur);
     m->gcs[cur].joins++; /* a restart's end */
     return 0;
+}
+
+/* The joins held since the suspension began go to GC `cur` (-1: outside any GC), in order. */
+static int release_held(tr_model *m, long cur) {
+    size_t n = m->nheld;
+    m->nheld = 0;
+    for (size_t k = 0; k < n; k++) {
+        const tr_join_held *h = &m->held[k];
+        tr_event ev = {.kind = TR_EV_JOIN,
+                       .ts_ns = h->ts_ns,
+                       .join_heap = h->heap,
+                       .join_time = h->time,
+                       .join_type = h->type,
+                       .join_id = h->id};
+        if (join_apply(m, &ev, cur) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* .NET's server GC threads meet at their first join (generation_determined) before heap 0
+ * writes GCStart: joins during a GC's suspension before its GCStart are held, then given to the
+ * GC that starts (or, when the pause ends without one, to the background GC or to none). */
+static int hold_join(tr_model *m, const tr_event *ev) {
+    if (!m->held) {
+        m->held = malloc(TR_JOIN_HELD * sizeof *m->held);
+        if (!m->held)
+            return -1;
+    }
+    if (m->nheld == TR_JOIN_HELD) {
+        m->joins_outside++; /* more than a GC's start could hold */
+        return 0;
+    }
+    m->held[m->nheld++] = (tr_join_held){.ts_ns = ev->ts_ns,
+                                         .heap = ev->join_heap,
+                                         .time = ev->join_time,
+                                         .type = ev->join_type,
+                                         .id = ev->join_id};
+    return 0;
+}
+
+static int join_event(tr_model *m, const tr_event *ev) {
+    m->join_events++;
+    if (join_state(m) != 0)
+        return -1;
+    if (m->suspended && m->susp_gc < 0 && m->cur_blocking < 0)
+        return hold_join(m, ev);
+    return join_apply(m, ev, current_gc(m));
 }
 
 static int steal_event(tr_model *m, const tr_event *ev) {
@@ -324,6 +372,8 @@ int model_event(tr_model *m, const tr_event *ev) {
         if (ev->reason == 1 || ev->reason == 6) {
             if (m->suspended)
                 m->nested_suspends++;
+            m->joins_outside += m->nheld; /* a suspension that began no GC */
+            m->nheld = 0;
             m->suspended = 1;
             m->susp_begin = ev->ts_ns;
             m->has_susp_end = 0;
@@ -354,6 +404,8 @@ int model_event(tr_model *m, const tr_event *ev) {
             g->has_suspend_end = m->has_susp_end;
             g->suspend_end_ns = m->susp_end;
             m->susp_gc = i;
+            if (m->nheld && release_held(m, i) != 0)
+                return -1;
         } else {
             /* no suspension seen (the trace began mid-GC): the pause starts at GCStart */
             g->suspend_begin_ns = ev->ts_ns;
@@ -454,6 +506,8 @@ int model_event(tr_model *m, const tr_event *ev) {
                 g->restart_ns = ev->ts_ns;
             }
         }
+        if (si < 0 && m->nheld && release_held(m, m->cur_blocking >= 0 ? m->cur_blocking : m->cur_bgc) != 0)
+            return -1;
         m->suspended = 0;
         m->susp_gc = -1;
         break;
@@ -507,6 +561,10 @@ void model_finish(tr_model *m) {
             m->joins_unpaired += m->join_open[h].gc >= 0;
     free(m->join_open);
     m->join_open = NULL;
+    m->joins_outside += m->nheld;
+    free(m->held);
+    m->held = NULL;
+    m->nheld = 0;
     m->total_join_wait_ms = 0;
     m->max_gc_threads = 0;
     double thread_pause_ms = 0; /* sum over GCs with joins of pause x GC threads */

@@ -136,6 +136,13 @@ typedef struct tr_gc {
     double join_wait_ms;
 } tr_gc;
 
+/* A join held until its GC starts (model.c hold_join). */
+typedef struct tr_join_held {
+    int64_t ts_ns;
+    uint64_t heap, time, type, id;
+} tr_join_held;
+#define TR_JOIN_HELD 8192 /* joins held at most between a suspension and its GCStart */
+
 /* A heap's open join while the trace is read: which GC and join it began in, when. */
 typedef struct tr_join_open {
     int64_t start_ns;
@@ -188,7 +195,9 @@ typedef struct tr_model {
     /* server GC (GCJoin_V2, GCMarkWithType Steal) */
     tr_gc_detail *details; /* per-heap and per-join-id figures of the GCs that have them */
     size_t ndetails, details_cap;
-    tr_join_open *join_open;     /* TR_JOIN_HEAPS entries while reading (NULL before the first join) */
+    tr_join_open *join_open; /* TR_JOIN_HEAPS entries while reading (NULL before the first join) */
+    tr_join_held *held;      /* joins of a suspension whose GCStart has not come (model.c) */
+    size_t nheld;
     uint64_t join_events;        /* GCJoin_V2 events (0: workstation GC, no join columns) */
     uint64_t joins_outside;      /* GCJoin_V2 events outside any GC (left out) */
     uint64_t joins_unpaired;     /* waiting joins whose start or end is missing (left out) */
