@@ -114,8 +114,8 @@ void print_text(FILE *out, const char *path, const tr_model *m, const tr_result 
     fprintf(out, "  Max heap size        %12.3f MB (largest after a GC %.3f MB)\n", m->max_heap_mb, m->max_after_mb);
     if (has_joins(m)) {
         fprintf(out, "  Join wait            %12.3f ms (summed over GC threads: ", m->total_join_wait_ms);
-        if (isnan(m->join_pct_pause))
-            fprintf(out, "no GC pause time");
+        if (isnan(m->join_pct_pause) || isnan(m->join_pct_thread_time))
+            fprintf(out, "no GC pause time with GC threads");
         else
             fprintf(out, "%.2f%% of the GC pause time, %.2f%% of the GC threads' time in pauses", m->join_pct_pause,
                     m->join_pct_thread_time);
