@@ -11,6 +11,7 @@ the wait (end - start) belongs to the GC whose window holds the start. A GC's th
 Heap values of its joins other than restarts (JoinType 2). Steal is GCMarkWithType Type 8, per
 HeapNum. Needs /usr/bin/python3 with bt2 (Debian python3-bt2).
 """
+import bisect
 import json
 import sys
 
@@ -51,15 +52,18 @@ def read(trace):
     return windows, joins, steals
 
 
-def gc_at(windows, ns):
-    for w in windows:
-        if w[0] <= ns <= w[1]:
-            return w[2]
+def gc_at(windows, starts, ns):
+    """the GC whose window holds ns (windows in time order, never overlapping)"""
+    i = bisect.bisect_right(starts, ns) - 1
+    if i >= 0 and windows[i][0] <= ns <= windows[i][1]:
+        return windows[i][2]
     return None
 
 
 def main():
     windows, joins, steals = read(sys.argv[1])
+    windows.sort()
+    starts = [w[0] for w in windows]
     gcs = {}
 
     def gc(number):
@@ -74,7 +78,7 @@ def main():
         i = 0
         while i < len(evs):
             ns, _, heap, time, jtype, jid = evs[i]
-            number = gc_at(windows, ns)
+            number = gc_at(windows, starts, ns)
             if time == 0 and jtype != 2 and number is not None:
                 gc(number)["heaps"].add(heap)
             if time == 0 and jtype == 1:
@@ -96,7 +100,7 @@ def main():
                 continue
             i += 1
     for ns, heap, nbytes in steals:
-        number = gc_at(windows, ns)
+        number = gc_at(windows, starts, ns)
         if number is None:
             problems.append("a Steal at %d outside every GC" % ns)
             continue
