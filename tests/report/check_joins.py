@@ -8,7 +8,7 @@ tests/report/CMakeLists.txt as report_joins_*).
       per heap in --json equal what bt2_joins.py computes from the same trace with babeltrace2's
       Python bindings (another route: joins paired per thread, GCs found by time window); the
       summary's total join wait and its share of the pause; the text report's GC Thr and Join ms
-      columns and the --chrome GC slices' args equal the JSON. Skipped (77) when /usr/bin/python3 has no bt2 (python3-bt2).
+      columns, the --chrome GC slices' args and --compare's join rows equal the JSON. Skipped (77) when /usr/bin/python3 has no bt2 (python3-bt2).
   check_joins.py html REPORT SIM WORKDIR HEAPS
       --html of a server GC trace in headless Chromium (check_report.py's): status ready, no
       console message, the GC table has GC Thr, Join ms and Steal MB by heap columns holding the
@@ -16,7 +16,7 @@ tests/report/CMakeLists.txt as report_joins_*).
   check_joins.py nojoins REPORT SIM WORKDIR DATA
       traces without joins keep the report they had: a workstation trace, a server GC trace at
       level 4 (Steal events, no joins), the real .NET traces of DATA: no join column, summary
-      line or JSON key.
+      line or JSON key (nor --compare row).
 """
 import json
 import os
@@ -153,6 +153,12 @@ def mode_babeltrace(tool, sim, work, heaps):
                   "text GC %d: %s, JSON %s threads %s ms" % (g["number"], c, g["gc_threads"], g["join_wait_ms"]))
     check("Join wait" in text and "of the GC pause time" in text, "text summary: no join wait line")
 
+    doc = json.loads(report(tool, trace, "--json", "--compare", trace))
+    metrics = {x["name"]: x for x in doc["compare"]["metrics"]}
+    jw, th = metrics.get("join_wait_ms", {}), metrics.get("max_gc_threads", {})
+    check(jw.get("a") == jw.get("b") and abs((jw.get("b") or 0) - s["total_join_wait_ms"]) <= 0.0005 and
+          th.get("b") == heaps, "--compare: join wait %s, GC threads %s" % (jw, th))
+
     chrome = os.path.join(work, "chrome.json")
     report(tool, trace, "--chrome", chrome)
     slices = {e["args"]["gc"]: e["args"] for e in json.load(open(chrome))["traceEvents"] if e.get("cat") == "gc"}
@@ -218,7 +224,11 @@ def check_no_joins(tool, path, what):
 
 
 def mode_nojoins(tool, sim, work, data):
-    check_no_joins(tool, sim_trace(sim, os.path.join(work, "ws"), {"TENURE_TRACE_LEVEL": "5"}), "workstation GC")
+    ws = sim_trace(sim, os.path.join(work, "ws"), {"TENURE_TRACE_LEVEL": "5"})
+    check_no_joins(tool, ws, "workstation GC")
+    doc = json.loads(report(tool, ws, "--json", "--compare", ws))
+    names = [x["name"] for x in doc["compare"]["metrics"]]
+    check("join_wait_ms" not in names and "max_gc_threads" not in names, "--compare of workstation traces: %s" % names)
     server4 = sim_trace(sim, os.path.join(work, "server4"), {"TENURE_gcServer": "1", "TENURE_GCHeapCount": "2",
                                                            "TENURE_TRACE_LEVEL": "4"})
     check_no_joins(tool, server4, "server GC at level 4")
