@@ -120,7 +120,10 @@ void chrome_trace(FILE *out, const char *path, const tr_model *m, int pid) {
         fputs("}, \"promoted_by_gen_mb\": {", out);
         for (int k = 0; k < TR_GENS; k++)
             fprintf(out, "%s\"%s\": %.6g", k ? ", " : "", tr_gen_names[k], (double)g->promoted[k] / MB);
-        fprintf(out, "}, \"pinned_objects\": %llu}}", (unsigned long long)g->pinned_objects);
+        fprintf(out, "}, \"pinned_objects\": %llu", (unsigned long long)g->pinned_objects);
+        if (m->join_events) /* server GC (README "Server GC") */
+            fprintf(out, ", \"gc_threads\": %d, \"join_wait_ms\": %.6f", g->gc_threads, g->join_wait_ms);
+        fputs("}}", out);
 
         /* suspension */
         int64_t phase_from = g->start_ns > begin ? g->start_ns : begin;

@@ -28,6 +28,8 @@ enum {
     M_ALLOC,
     M_PROMOTED,
     M_DURATION,
+    M_JOIN_WAIT, /* server GC: shown when a side has joins (README "Server GC") */
+    M_GC_THREADS,
     M_COUNT
 };
 
@@ -52,6 +54,8 @@ static const struct {
     {"allocated_mb", "Allocated", "MB", 0},
     {"promoted_mb", "Promoted", "MB", 0},
     {"duration_ms", "Trace duration", "ms", 0},
+    {"join_wait_ms", "Join wait", "ms", 0},
+    {"max_gc_threads", "GC threads (max)", "", 1},
 };
 
 static int cmp_double(const void *a, const void *b) {
@@ -92,6 +96,9 @@ static void values(const tr_model *m, double v[M_COUNT]) {
     v[M_ALLOC] = strcmp(m->alloc_source, "none") ? m->total_alloc_mb : NAN;
     v[M_PROMOTED] = m->rollup[3].promoted_mb;
     v[M_DURATION] = m->duration_ms;
+    /* a trace without joins is workstation GC: one GC thread, which never waits at a join */
+    v[M_JOIN_WAIT] = m->join_events ? m->total_join_wait_ms : 0;
+    v[M_GC_THREADS] = m->join_events ? m->max_gc_threads : 1;
     free(p);
 }
 
@@ -127,8 +134,12 @@ static void jnum(FILE *out, double v) {
 void compare_print(FILE *out, int json, const char *const path[2], const tr_model *const m[2],
                    const tr_result *const res[2]) {
     double v[2][M_COUNT];
-    for (int s = 0; s < 2; s++)
+    int count = M_JOIN_WAIT; /* the join rows only when a side has joins: other reports stay as they were */
+    for (int s = 0; s < 2; s++) {
         values(res[s]->status == TR_UNREADABLE ? NULL : m[s], v[s]);
+        if (res[s]->status != TR_UNREADABLE && m[s] && m[s]->join_events)
+            count = M_COUNT;
+    }
 
     if (json) {
         fputs("{\"compare\": {", out);
@@ -143,7 +154,7 @@ void compare_print(FILE *out, int json, const char *const path[2], const tr_mode
             fputs("}, ", out);
         }
         fputs("\n  \"metrics\": [", out);
-        for (int k = 0; k < M_COUNT; k++) {
+        for (int k = 0; k < count; k++) {
             fprintf(out, "%s\n    {\"name\": \"%s\", \"unit\": \"%s\", \"a\": ", k ? "," : "", metrics[k].key,
                     metrics[k].unit);
             jnum(out, v[0][k]);
@@ -162,7 +173,7 @@ void compare_print(FILE *out, int json, const char *const path[2], const tr_mode
         if (res[s]->status != TR_FULL)
             fprintf(out, "note: %c: %s\n", s ? 'B' : 'A', res[s]->error);
     fprintf(out, "\n%-22s %14s %14s %10s\n", "", "A", "B", "B vs A");
-    for (int k = 0; k < M_COUNT; k++) {
+    for (int k = 0; k < count; k++) {
         char label[40];
         snprintf(label, sizeof label, metrics[k].unit[0] && strcmp(metrics[k].unit, "%") ? "%s %s" : "%s",
                  metrics[k].label, metrics[k].unit);

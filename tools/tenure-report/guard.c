@@ -591,6 +591,8 @@ static void child(const char *dir, int out) {
         rc = write_all(out, (const char *)&wm, sizeof wm);
         if (rc == 0)
             rc = write_all(out, (const char *)set.m[i].gcs, set.m[i].n * sizeof *set.m[i].gcs);
+        if (rc == 0)
+            rc = write_all(out, (const char *)set.m[i].details, set.m[i].ndetails * sizeof *set.m[i].details);
     }
     _exit(rc == 0 ? 0 : 1); /* no atexit handlers, no stdio buffers of the parent flushed twice */
 }
@@ -628,6 +630,23 @@ static int read_exact(int fd, void *buf, size_t len, double deadline) {
     return 0;
 }
 
+/* The server GC figures that follow a model's GCs (as many as it says, each GC's index checked). */
+static int receive_details(int fd, tr_model *m, double deadline) {
+    for (size_t i = 0; i < m->n; i++)
+        if (m->gcs[i].detail > m->ndetails)
+            m->gcs[i].detail = 0;
+    if (m->ndetails == 0)
+        return 0;
+    m->details = malloc(m->ndetails * sizeof *m->details);
+    int rc = m->details ? read_exact(fd, m->details, m->ndetails * sizeof *m->details, deadline) : -1;
+    if (rc != 0) { /* no GC points into what did not come */
+        m->ndetails = 0;
+        for (size_t i = 0; i < m->n; i++)
+            m->gcs[i].detail = 0;
+    }
+    return rc;
+}
+
 /* One model from the child: its header, then exactly the GCs it says (the parent allocates no
  * more than the child could hold under its own memory limit). */
 static int receive_model(int fd, tr_model *m, double deadline) {
@@ -639,9 +658,16 @@ static int receive_model(int fd, tr_model *m, double deadline) {
         reader_max_memory_mb ? (size_t)(reader_max_memory_mb << 20) / sizeof(tr_gc) : SIZE_MAX / sizeof(tr_gc);
     if (wm.magic != WIRE_MAGIC || wm.model.n > limit)
         return -1;
+    if (wm.model.ndetails > wm.model.n) /* at most one a GC */
+        return -1;
     *m = wm.model;
     m->gcs = NULL;
     m->cap = m->n;
+    m->details = NULL;
+    m->details_cap = m->ndetails;
+    m->join_open = NULL; /* the child's, freed with it */
+    m->held = NULL;
+    m->nheld = 0;
     m->alloc_source = "none";
     m->cut_note[sizeof m->cut_note - 1] = '\0';
     m->bad_note[sizeof m->bad_note - 1] = '\0';
@@ -650,13 +676,15 @@ static int receive_model(int fd, tr_model *m, double deadline) {
         return 0;
     m->gcs = malloc(m->n * sizeof *m->gcs);
     if (!m->gcs) {
-        m->n = 0;
+        m->n = m->ndetails = 0;
         return -1;
     }
     rc = read_exact(fd, m->gcs, m->n * sizeof *m->gcs, deadline);
-    if (rc != 0)
-        m->n = 0;
-    return rc;
+    if (rc != 0) {
+        m->n = m->ndetails = 0;
+        return rc;
+    }
+    return receive_details(fd, m, deadline);
 }
 
 static int receive(int fd, wire *w, tr_set *set, double deadline) {

@@ -259,7 +259,8 @@ static int compare(int json, const char *a, const char *b) {
                 if (sets[s].n == 1) {
                     mm[s] = sets[s].m[0];
                     rr[s] = res[0];
-                    sets[s].m[0].gcs = NULL;
+                    sets[s].m[0].gcs = NULL; /* now mm[s]'s */
+                    sets[s].m[0].details = NULL;
                 } else {
                     rr[s].status = TR_UNREADABLE;
                     snprintf(rr[s].error, sizeof rr[s].error,

@@ -70,6 +70,14 @@ void model_free(tr_model *m) {
     free(m->gcs);
     m->gcs = NULL;
     m->n = m->cap = 0;
+    free(m->details);
+    m->details = NULL;
+    m->ndetails = m->details_cap = 0;
+    free(m->join_open);
+    m->join_open = NULL;
+    free(m->held);
+    m->held = NULL;
+    m->nheld = 0;
 }
 
 void set_free(tr_set *s) {
@@ -144,6 +152,205 @@ static int64_t ns_add(int64_t a, int64_t b) {
     return r;
 }
 
+/* ---- server GC: joins and Steal ------------------------------------------------------- */
+
+/* The GC a join or a mark event belongs to: the blocking (or foreground) GC in progress, else
+ * the GC whose pause has not ended (its GCEnd came before the restart), else the background GC. */
+static long current_gc(const tr_model *m) {
+    if (m->cur_blocking >= 0)
+        return m->cur_blocking;
+    if (m->suspended && m->susp_gc >= 0)
+        return m->susp_gc;
+    return m->cur_bgc;
+}
+
+/* GC i's per-heap figures, made at its first use; NULL when out of memory. The pointer lasts
+ * until the next call (the array may move). */
+static tr_gc_detail *gc_detail(tr_model *m, long i) {
+    tr_gc *g = &m->gcs[i];
+    if (g->detail)
+        return &m->details[g->detail - 1];
+    if (m->ndetails == m->details_cap) {
+        size_t cap = m->details_cap ? m->details_cap * 2 : 16;
+        tr_gc_detail *d = realloc(m->details, cap * sizeof *d);
+        if (!d)
+            return NULL;
+        m->details = d;
+        m->details_cap = cap;
+    }
+    tr_gc_detail *d = &m->details[m->ndetails++];
+    memset(d, 0, sizeof *d);
+    g->detail = (uint32_t)m->ndetails;
+    return d;
+}
+
+static void detail_heap(tr_gc_detail *d, uint64_t heap) {
+    if (heap < TR_HEAPS_SHOWN && (int)heap >= d->heaps)
+        d->heaps = (int)heap + 1;
+}
+
+static void detail_wait(tr_gc_detail *d, uint64_t heap, uint64_t id, int64_t wait) {
+    if (heap < TR_HEAPS_SHOWN) {
+        detail_heap(d, heap);
+        d->wait_ns[heap] = ns_add(d->wait_ns[heap], wait);
+    }
+    int k = 0;
+    while (k < d->nids && d->ids[k].id != (uint32_t)id)
+        k++;
+    if (k == d->nids) {
+        if (k == TR_JOIN_IDS)
+            return; /* in the GC's total only */
+        d->nids++;
+        d->ids[k].id = (uint32_t)id;
+    }
+    d->ids[k].waits++;
+    d->ids[k].wait_ns = ns_add(d->ids[k].wait_ns, wait);
+}
+
+/* The open joins of every heap, made at the trace's first join (only server GC traces pay). */
+static int join_state(tr_model *m) {
+    if (m->join_open)
+        return 0;
+    m->join_open = malloc(TR_JOIN_HEAPS * sizeof *m->join_open);
+    if (!m->join_open)
+        return -1;
+    for (size_t h = 0; h < TR_JOIN_HEAPS; h++)
+        m->join_open[h] = (tr_join_open){.start_ns = 0, .gc = -1, .last_gc = -1, .id = 0};
+    return 0;
+}
+
+/* A join's start: the GC counts the heap as one of its GC threads (restarts are no thread),
+ * and a waiting join stays open until the same heap's end. */
+static int join_start(tr_model *m, const tr_event *ev, long cur) {
+    tr_gc *g = &m->gcs[cur];
+    g->joins++;
+    if (ev->join_type == TR_JOIN_RESTART)
+        return 0;
+    tr_join_open *o = &m->join_open[ev->join_heap];
+    if (o->last_gc != cur) {
+        o->last_gc = cur;
+        g->gc_threads++;
+        tr_gc_detail *d = gc_detail(m, cur);
+        if (!d)
+            return -1;
+        detail_heap(d, ev->join_heap);
+    }
+    if (ev->join_type != TR_JOIN_WAIT)
+        return 0;
+    if (o->gc >= 0)
+        m->joins_unpaired++; /* the previous wait never ended */
+    o->gc = cur;
+    o->start_ns = ev->ts_ns;
+    o->id = ev->join_id;
+    return 0;
+}
+
+/* A waiting join's end: its wait goes to the GC its start was in (a helper may write its end
+ * after thread 0's GCEnd). */
+static int join_end(tr_model *m, const tr_event *ev) {
+    tr_join_open *o = &m->join_open[ev->join_heap];
+    if (o->gc < 0 || o->id != ev->join_id) {
+        m->joins_unpaired++;
+        o->gc = -1;
+        return 0;
+    }
+    long i = o->gc;
+    o->gc = -1;
+    int64_t wait = ns_sub(ev->ts_ns, o->start_ns);
+    if (wait < 0)
+        wait = 0;
+    tr_gc *g = &m->gcs[i];
+    g->joins++;
+    g->join_wait_ns = ns_add(g->join_wait_ns, wait);
+    tr_gc_detail *d = gc_detail(m, i);
+    if (!d)
+        return -1;
+    detail_wait(d, ev->join_heap, ev->join_id, wait);
+    return 0;
+}
+
+/* A join in GC `cur` (-1: none); a waiting join's end goes to its start's GC. */
+static int join_apply(tr_model *m, const tr_event *ev, long cur) {
+    int waiting_end = ev->join_time == 1 && ev->join_type == TR_JOIN_WAIT;
+    if (ev->join_type != TR_JOIN_RESTART && ev->join_heap >= TR_JOIN_HEAPS) {
+        m->joins_unpaired += waiting_end || (ev->join_time == 0 && ev->join_type == TR_JOIN_WAIT);
+        return 0;
+    }
+    if (waiting_end)
+        return join_end(m, ev);
+    if (cur < 0) {
+        m->joins_outside++;
+        return 0;
+    }
+    if (ev->join_time == 0)
+        return join_start(m, ev, cur);
+    m->gcs[cur].joins++; /* a restart's end */
+    return 0;
+}
+
+/* The joins held since the suspension began go to GC `cur` (-1: outside any GC), in order. */
+static int release_held(tr_model *m, long cur) {
+    size_t n = m->nheld;
+    m->nheld = 0;
+    for (size_t k = 0; k < n; k++) {
+        const tr_join_held *h = &m->held[k];
+        tr_event ev = {.kind = TR_EV_JOIN,
+                       .ts_ns = h->ts_ns,
+                       .join_heap = h->heap,
+                       .join_time = h->time,
+                       .join_type = h->type,
+                       .join_id = h->id};
+        if (join_apply(m, &ev, cur) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* .NET's server GC threads meet at their first join (generation_determined) before heap 0
+ * writes GCStart: joins during a GC's suspension before its GCStart are held, then given to the
+ * GC that starts (or, when the pause ends without one, to the background GC or to none). */
+static int hold_join(tr_model *m, const tr_event *ev) {
+    if (!m->held) {
+        m->held = malloc(TR_JOIN_HELD * sizeof *m->held);
+        if (!m->held)
+            return -1;
+    }
+    if (m->nheld == TR_JOIN_HELD) {
+        m->joins_outside++; /* more than a GC's start could hold */
+        return 0;
+    }
+    m->held[m->nheld++] = (tr_join_held){.ts_ns = ev->ts_ns,
+                                         .heap = ev->join_heap,
+                                         .time = ev->join_time,
+                                         .type = ev->join_type,
+                                         .id = ev->join_id};
+    return 0;
+}
+
+static int join_event(tr_model *m, const tr_event *ev) {
+    m->join_events++;
+    if (join_state(m) != 0)
+        return -1;
+    if (m->suspended && m->susp_gc < 0 && m->cur_blocking < 0)
+        return hold_join(m, ev);
+    return join_apply(m, ev, current_gc(m));
+}
+
+static int steal_event(tr_model *m, const tr_event *ev) {
+    long cur = current_gc(m);
+    if (ev->mark_type != TR_MARK_STEAL || cur < 0)
+        return 0;
+    tr_gc *g = &m->gcs[cur];
+    g->steal_bytes += ev->mark_bytes;
+    tr_gc_detail *d = gc_detail(m, cur);
+    if (!d)
+        return -1;
+    detail_heap(d, ev->mark_heap);
+    if (ev->mark_heap < TR_HEAPS_SHOWN)
+        d->steal_bytes[ev->mark_heap] += ev->mark_bytes;
+    return 0;
+}
+
 static void add_bgc_pause(tr_model *m, int64_t pause) {
     if (m->cur_bgc >= 0)
         m->gcs[m->cur_bgc].pause_ns = ns_add(m->gcs[m->cur_bgc].pause_ns, pause);
@@ -165,6 +372,8 @@ int model_event(tr_model *m, const tr_event *ev) {
         if (ev->reason == 1 || ev->reason == 6) {
             if (m->suspended)
                 m->nested_suspends++;
+            m->joins_outside += m->nheld; /* a suspension that began no GC */
+            m->nheld = 0;
             m->suspended = 1;
             m->susp_begin = ev->ts_ns;
             m->has_susp_end = 0;
@@ -195,6 +404,8 @@ int model_event(tr_model *m, const tr_event *ev) {
             g->has_suspend_end = m->has_susp_end;
             g->suspend_end_ns = m->susp_end;
             m->susp_gc = i;
+            if (m->nheld && release_held(m, i) != 0)
+                return -1;
         } else {
             /* no suspension seen (the trace began mid-GC): the pause starts at GCStart */
             g->suspend_begin_ns = ev->ts_ns;
@@ -295,6 +506,8 @@ int model_event(tr_model *m, const tr_event *ev) {
                 g->restart_ns = ev->ts_ns;
             }
         }
+        if (si < 0 && m->nheld && release_held(m, m->cur_blocking >= 0 ? m->cur_blocking : m->cur_bgc) != 0)
+            return -1;
         m->suspended = 0;
         m->susp_gc = -1;
         break;
@@ -307,6 +520,8 @@ int model_event(tr_model *m, const tr_event *ev) {
         m->have_ticks = 1;
         break;
     }
+    case TR_EV_JOIN: return join_event(m, ev);
+    case TR_EV_MARK_WITH_TYPE: return steal_event(m, ev);
     default: break;
     }
     return 0;
@@ -340,6 +555,19 @@ void model_finish(tr_model *m) {
     m->max_heap_mb = 0;
     m->max_after_mb = 0;
     double sum_alloc_sizes = 0;
+    /* reading is over: a join still open has no end */
+    if (m->join_open)
+        for (size_t h = 0; h < TR_JOIN_HEAPS; h++)
+            m->joins_unpaired += m->join_open[h].gc >= 0;
+    free(m->join_open);
+    m->join_open = NULL;
+    m->joins_outside += m->nheld;
+    free(m->held);
+    m->held = NULL;
+    m->nheld = 0;
+    m->total_join_wait_ms = 0;
+    m->max_gc_threads = 0;
+    double thread_pause_ms = 0; /* sum over GCs with joins of pause x GC threads */
 
     const tr_gc *prev = NULL;
     for (size_t i = 0; i < m->n; i++) {
@@ -350,6 +578,11 @@ void model_finish(tr_model *m) {
         if (g->suspend_ms < 0)
             g->suspend_ms = 0;
         g->pause_ms = ns_ms(g->pause_ns);
+        g->join_wait_ms = ns_ms(g->join_wait_ns);
+        m->total_join_wait_ms += g->join_wait_ms;
+        thread_pause_ms += g->pause_ms * g->gc_threads;
+        if (g->gc_threads > m->max_gc_threads)
+            m->max_gc_threads = g->gc_threads;
 
         uint64_t after = 0, promoted = 0;
         for (int k = 0; k < TR_GENS; k++) {
@@ -453,6 +686,8 @@ void model_finish(tr_model *m) {
     else
         m->total_alloc_mb = sum_alloc_sizes;
     m->pause_pct = m->duration_ms > 0 ? 100.0 * m->total_pause_ms / m->duration_ms : 0;
+    m->join_pct_pause = m->total_pause_ms > 0 ? 100.0 * m->total_join_wait_ms / m->total_pause_ms : NAN;
+    m->join_pct_thread_time = thread_pause_ms > 0 ? 100.0 * m->total_join_wait_ms / thread_pause_ms : NAN;
 }
 
 /* What a report that read to the end still lacks, in res->error ("; " between). */

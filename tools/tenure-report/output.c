@@ -2,12 +2,54 @@
 #include "report.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MB 1000000.0
 
 
 const char *const tr_gen_names[TR_GENS] = {"gen0", "gen1", "gen2", "LOH", "POH"};
+
+/* .NET's gc_join_stage names (gc.cpp: numbers are never reused, so tools may keep them) */
+static const char *const join_names[] = {
+    "init_cpu_mapping",
+    "done",
+    "generation_determined",
+    "begin_mark_phase",
+    "scan_dependent_handles",
+    "rescan_dependent_handles",
+    "scan_sizedref_done",
+    "null_dead_short_weak",
+    "scan_finalization",
+    "null_dead_long_weak",
+    "null_dead_syncblk",
+    "decide_on_compaction",
+    "rearrange_segs_compaction",
+    "adjust_handle_age_compact",
+    "adjust_handle_age_sweep",
+    "begin_relocate_phase",
+    "relocate_phase_done",
+    "verify_objects_done",
+    "start_bgc",
+    "restart_ee",
+    "concurrent_overflow",
+    "suspend_ee",
+    "bgc_after_ephemeral",
+    "allow_fgc",
+    "bgc_sweep",
+    "suspend_ee_verify",
+    "restart_ee_verify",
+    "set_state_free",
+    "r_join_update_card_bundle",
+};
+
+/* NULL for an id this table does not name */
+static const char *join_name(uint32_t id) {
+    return id < sizeof join_names / sizeof join_names[0] ? join_names[id] : NULL;
+}
+
+/* A trace of server GC (it has GCJoin_V2 events): the join columns are shown. */
+static int has_joins(const tr_model *m) { return m->join_events > 0; }
 
 static const char *status_word(const tr_result *res) {
     return res->status == TR_FULL ? "full" : res->status == TR_PARTIAL ? "partial" : "unreadable";
@@ -31,6 +73,11 @@ static void print_notes(FILE *out, const tr_model *m) {
     if (m->bad_payloads)
         fprintf(out, "note: %llu GC event(s) with a malformed packed payload were left out, the first: %s\n",
                 (unsigned long long)m->bad_payloads, m->bad_note);
+    if (m->joins_outside)
+        fprintf(out, "note: %llu GCJoin event(s) outside any GC were left out\n", (unsigned long long)m->joins_outside);
+    if (m->joins_unpaired)
+        fprintf(out, "note: %llu waiting join(s) without their start or end were left out of the join wait\n",
+                (unsigned long long)m->joins_unpaired);
     if (m->cut_packets)
         fprintf(out,
                 "note: %llu packet(s) cut short (the writer was killed or a file-size limit cut it), "
@@ -65,6 +112,15 @@ void print_text(FILE *out, const char *path, const tr_model *m, const tr_result 
             m->gc_by_gen[1], m->gc_by_gen[2], induced);
     fprintf(out, "  Total pause          %12.3f ms (%.2f%% of the trace)\n", m->total_pause_ms, m->pause_pct);
     fprintf(out, "  Max heap size        %12.3f MB (largest after a GC %.3f MB)\n", m->max_heap_mb, m->max_after_mb);
+    if (has_joins(m)) {
+        fprintf(out, "  Join wait            %12.3f ms (summed over GC threads: ", m->total_join_wait_ms);
+        if (isnan(m->join_pct_pause) || isnan(m->join_pct_thread_time))
+            fprintf(out, "no GC pause time with GC threads");
+        else
+            fprintf(out, "%.2f%% of the GC pause time, %.2f%% of the GC threads' time in pauses", m->join_pct_pause,
+                    m->join_pct_thread_time);
+        fprintf(out, "), up to %d GC threads\n", m->max_gc_threads);
+    }
 
     fprintf(out, "\nGC rollup by generation\n");
     fprintf(out, "%-5s %6s %13s %14s %15s %10s %10s %12s %8s\n", "Gen", "Count", "Max Pause ms", "Mean Pause ms",
@@ -79,9 +135,12 @@ void print_text(FILE *out, const char *path, const tr_model *m, const tr_result 
     }
 
     fprintf(out, "\nGC events (Gen: N non-concurrent, B background, F foreground, I induced; MB = 10^6 bytes)\n");
-    fprintf(out, "%6s %10s %-17s %-4s %10s %9s %7s %9s %9s %9s %9s %8s %8s %8s %8s %8s %7s %7s %8s %7s\n", "GC#",
+    fprintf(out, "%6s %10s %-17s %-4s %10s %9s %7s %9s %9s %9s %9s %8s %8s %8s %8s %8s %7s %7s %8s %7s", "GC#",
             "Start ms", "Reason", "Gen", "Suspend ms", "Pause ms", "%Pause", "Gen0 Alloc", "Peak MB", "After MB",
             "Promo MB", "Gen0 MB", "Gen1 MB", "Gen2 MB", "LOH MB", "POH MB", "Surv%", "Frag%", "FinSurv", "Pinned");
+    if (has_joins(m))
+        fprintf(out, " %6s %9s", "GC Thr", "Join ms");
+    fputc('\n', out);
     for (size_t i = 0; i < m->n; i++) {
         const tr_gc *g = &m->gcs[i];
         char gen[8], rbuf[24];
@@ -103,8 +162,10 @@ void print_text(FILE *out, const char *path, const tr_model *m, const tr_result 
             num(out, 8, 3, (double)g->gen_size_after[k] / MB);
         num(out, 7, 2, g->survival_pct);
         num(out, 7, 2, g->frag_pct);
-        fprintf(out, " %8llu %7llu\n", (unsigned long long)g->fin_promoted_count,
-                (unsigned long long)g->pinned_objects);
+        fprintf(out, " %8llu %7llu", (unsigned long long)g->fin_promoted_count, (unsigned long long)g->pinned_objects);
+        if (has_joins(m))
+            fprintf(out, " %6d %9.3f", g->gc_threads, g->join_wait_ms);
+        fputc('\n', out);
     }
     fprintf(out, "\n");
 }
@@ -142,6 +203,48 @@ static void jnum3(FILE *out, const char *key, double v, int comma) {
         fputs(", ", out);
 }
 
+/* ns as ms with every digit (the wait is a sum of ns; tests compare it exactly) */
+static void jms_exact(FILE *out, const char *key, int64_t ns) {
+    fprintf(out, "\"%s\": %s%lld.%06lld", key, ns < 0 ? "-" : "", llabs(ns / 1000000), llabs(ns % 1000000));
+}
+
+static void json_join_summary(FILE *out, const tr_model *m) {
+    fprintf(out, ", \"join_events\": %llu, \"max_gc_threads\": %d, ", (unsigned long long)m->join_events,
+            m->max_gc_threads);
+    jnum3(out, "total_join_wait_ms", m->total_join_wait_ms, 1);
+    jnum(out, "join_wait_pct_pause", m->join_pct_pause, 1);
+    jnum(out, "join_wait_pct_thread_time", m->join_pct_thread_time, 1);
+    fprintf(out, "\"joins_outside_gcs\": %llu, \"joins_unpaired\": %llu", (unsigned long long)m->joins_outside,
+            (unsigned long long)m->joins_unpaired);
+}
+
+/* A server GC's join figures: its GC threads, the wait at joins (in all, per heap, per join
+ * id) and the Steal bytes per heap. */
+static void json_gc_joins(FILE *out, const tr_model *m, const tr_gc *g) {
+    fprintf(out, ", \"gc_threads\": %d, ", g->gc_threads);
+    jms_exact(out, "join_wait_ms", g->join_wait_ns);
+    fprintf(out, ", \"steal_bytes\": %llu, \"heaps\": [", (unsigned long long)g->steal_bytes);
+    const tr_gc_detail *d = g->detail ? &m->details[g->detail - 1] : NULL;
+    for (int h = 0; d && h < d->heaps; h++) {
+        fprintf(out, "%s{\"heap\": %d, ", h ? ", " : "", h);
+        jms_exact(out, "join_wait_ms", d->wait_ns[h]);
+        fprintf(out, ", \"steal_bytes\": %llu}", (unsigned long long)d->steal_bytes[h]);
+    }
+    fputs("], \"join_ids\": [", out);
+    for (int k = 0; d && k < d->nids; k++) {
+        const char *name = join_name(d->ids[k].id);
+        fprintf(out, "%s{\"id\": %u, \"name\": ", k ? ", " : "", d->ids[k].id);
+        if (name)
+            json_string(out, name);
+        else
+            fputs("null", out);
+        fprintf(out, ", \"waits\": %u, ", d->ids[k].waits);
+        jms_exact(out, "wait_ms", d->ids[k].wait_ns);
+        fputc('}', out);
+    }
+    fputc(']', out);
+}
+
 void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_result *res, int first) {
     fprintf(out, "%s\n    {\"path\": ", first ? "" : ",");
     json_string(out, path);
@@ -175,9 +278,12 @@ void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_r
     jnum3(out, "total_promoted_mb", m->rollup[3].promoted_mb, 1);
     fprintf(out,
             "\"incomplete_gcs\": %zu, \"discarded_events\": %llu, \"discarded_packets\": %llu, "
-            "\"cut_packets\": %llu, \"malformed_payloads\": %llu},\n",
+            "\"cut_packets\": %llu, \"malformed_payloads\": %llu",
             m->incomplete, (unsigned long long)m->discarded_events, (unsigned long long)m->discarded_packets,
             (unsigned long long)m->cut_packets, (unsigned long long)m->bad_payloads);
+    if (has_joins(m))
+        json_join_summary(out, m);
+    fputs("},\n", out);
 
     fputs("     \"generations\": [", out);
     static const char *labels[4] = {"0", "1", "2", "all"};
@@ -233,9 +339,12 @@ void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_r
         } else {
             fputs("null, ", out);
         }
-        fprintf(out, "\"finalizable_survivors\": %llu, \"pinned_objects\": %llu, \"handles\": %llu}",
+        fprintf(out, "\"finalizable_survivors\": %llu, \"pinned_objects\": %llu, \"handles\": %llu",
                 (unsigned long long)g->fin_promoted_count, (unsigned long long)g->pinned_objects,
                 (unsigned long long)g->handles);
+        if (has_joins(m))
+            json_gc_joins(out, m, g);
+        fputc('}', out);
     }
     fputs("]}", out);
 }

@@ -95,6 +95,8 @@ static const struct {
     {"GCPerHeapHistory", TR_EV_PER_HEAP_HISTORY},
     {"GCGlobalHeapHistory", TR_EV_GLOBAL_HEAP_HISTORY},
     {"GCTriggered", TR_EV_TRIGGERED},
+    {"GCJoin", TR_EV_JOIN},
+    {"GCMarkWithType", TR_EV_MARK_WITH_TYPE},
 };
 
 static tr_kind kind_of(const char *name) {
@@ -162,6 +164,17 @@ static void decode_payload(tr_event *ev, const bt_field *p) {
         ev->count = get_u64(p, "Count");
         break;
     case TR_EV_TRIGGERED: ev->reason = get_u64(p, "Reason"); break;
+    case TR_EV_JOIN:
+        ev->join_heap = get_u64(p, "Heap");
+        ev->join_time = get_u64(p, "JoinTime");
+        ev->join_type = get_u64(p, "JoinType");
+        ev->join_id = get_u64(p, "JoinID");
+        break;
+    case TR_EV_MARK_WITH_TYPE:
+        ev->mark_heap = get_u64(p, "HeapNum");
+        ev->mark_type = get_u64(p, "Type");
+        ev->mark_bytes = get_u64(p, "Bytes");
+        break;
     case TR_EV_ALLOCATION_TICK:
         if (!field_u64(member(p, "AllocationAmount64"), &ev->alloc_amount))
             ev->alloc_amount = get_u64(p, "AllocationAmount");

@@ -39,8 +39,22 @@ typedef enum tr_kind {
     TR_EV_ALLOCATION_TICK,
     TR_EV_PER_HEAP_HISTORY,
     TR_EV_GLOBAL_HEAP_HISTORY,
-    TR_EV_TRIGGERED
+    TR_EV_TRIGGERED,
+    TR_EV_JOIN,           /* GCJoin_V2 (server GC, level 5) */
+    TR_EV_MARK_WITH_TYPE, /* GCMarkWithType (only Type 8, Steal, is used) */
 } tr_kind;
+
+/* Server GC (GCJoin_V2, ../shared/spec/events.md; the semantics of .NET's t_join in gc.cpp): a
+ * GC thread that waits at a join writes JoinTime 0 then 1 with JoinType 1 on its own thread; the
+ * last to arrive writes only a start of JoinType 0; restarts (JoinType 2) and r_join's restart
+ * are written under the pseudo-heaps 100 and 200, which are not GC threads. */
+#define TR_JOIN_LAST 0
+#define TR_JOIN_WAIT 1
+#define TR_JOIN_RESTART 2
+#define TR_JOIN_HEAPS 1024 /* heap numbers a join may name (.NET: at most 1024 heaps); others are ignored */
+#define TR_HEAPS_SHOWN 64  /* per-heap figures kept for a GC (heaps past it: in the GC's totals only) */
+#define TR_JOIN_IDS 16     /* join ids kept apart for a GC (more: in the GC's total only) */
+#define TR_MARK_STEAL 8    /* GCMarkWithType Type: bytes marked from work taken from other GC threads */
 
 /* One generation record of GCPerHeapHistory_V3. */
 typedef struct tr_phh_gen {
@@ -69,7 +83,26 @@ typedef struct tr_event {
     uint64_t heap_index;
     int phase_count; /* GlobalHeapHistory phase times read */
     uint32_t phase_us[TR_PHASES];
+    uint64_t join_heap, join_time, join_type, join_id; /* GCJoin_V2 Heap, JoinTime, JoinType, JoinID */
+    uint64_t mark_heap, mark_type, mark_bytes;         /* GCMarkWithType HeapNum, Type, Bytes */
 } tr_event;
+
+/* The waits at one join id of one GC. */
+typedef struct tr_join_stat {
+    uint32_t id;
+    uint32_t waits; /* waiting (JoinType 1) joins paired start to end */
+    int64_t wait_ns;
+} tr_join_stat;
+
+/* A server GC's figures per GC thread (heap) and per join id: only GCs with joins or Steal have
+ * one (tr_model.details; tr_gc.detail). */
+typedef struct tr_gc_detail {
+    int heaps; /* entries used below: the largest heap seen + 1 (at most TR_HEAPS_SHOWN) */
+    int64_t wait_ns[TR_HEAPS_SHOWN];
+    uint64_t steal_bytes[TR_HEAPS_SHOWN];
+    int nids; /* join ids in order of their first wait */
+    tr_join_stat ids[TR_JOIN_IDS];
+} tr_gc_detail;
 
 typedef struct tr_gc {
     uint32_t number; /* GCStart Count */
@@ -87,11 +120,36 @@ typedef struct tr_gc {
     int64_t pause_ns; /* blocking: restart - suspend begin; background: sum of pauses */
     /* bytes allocated since the previous GC's start, from GCAllocationTick, per kind */
     uint64_t tick_alloc[3];
+    /* server GC: GCJoin_V2 events of this GC, its GC threads (distinct heaps of its joins,
+     * restarts left out), the time they waited at joins (sum over threads of end - start of
+     * each waiting join), the Steal bytes of every heap; detail: index + 1 in m->details, 0 if
+     * none */
+    uint32_t joins;
+    int gc_threads;
+    int64_t join_wait_ns;
+    uint64_t steal_bytes;
+    uint32_t detail;
     /* derived (model_finish) */
     double alloc_gen0_mb; /* NaN if unknown */
     double peak_mb, after_mb, promoted_mb, survival_pct, frag_pct, pause_pct;
     double suspend_ms, pause_ms, start_ms, end_ms; /* end_ms: restart (or a background GC's heap stats) */
+    double join_wait_ms;
 } tr_gc;
+
+/* A join held until its GC starts (model.c hold_join). */
+typedef struct tr_join_held {
+    int64_t ts_ns;
+    uint64_t heap, time, type, id;
+} tr_join_held;
+#define TR_JOIN_HELD 8192 /* joins held at most between a suspension and its GCStart */
+
+/* A heap's open join while the trace is read: which GC and join it began in, when. */
+typedef struct tr_join_open {
+    int64_t start_ns;
+    long gc;      /* index in m->gcs, -1: none open */
+    long last_gc; /* the GC whose thread count last counted this heap (-1: none) */
+    uint64_t id;
+} tr_join_open;
 
 typedef struct tr_gen_rollup {
     int count, induced;
@@ -134,6 +192,19 @@ typedef struct tr_model {
     const char *alloc_source; /* "ticks", "sizes" or "none" */
     double total_alloc_mb, total_pause_ms, duration_ms, pause_pct, max_heap_mb;
     double max_after_mb; /* the largest heap after a GC (GCHeapStats) */
+    /* server GC (GCJoin_V2, GCMarkWithType Steal) */
+    tr_gc_detail *details; /* per-heap and per-join-id figures of the GCs that have them */
+    size_t ndetails, details_cap;
+    tr_join_open *join_open; /* TR_JOIN_HEAPS entries while reading (NULL before the first join) */
+    tr_join_held *held;      /* joins of a suspension whose GCStart has not come (model.c) */
+    size_t nheld;
+    uint64_t join_events;        /* GCJoin_V2 events (0: workstation GC, no join columns) */
+    uint64_t joins_outside;      /* GCJoin_V2 events outside any GC (left out) */
+    uint64_t joins_unpaired;     /* waiting joins whose start or end is missing (left out) */
+    int max_gc_threads;          /* the most GC threads a GC had */
+    double total_join_wait_ms;   /* summed over GCs and their threads */
+    double join_pct_pause;       /* total join wait / total pause */
+    double join_pct_thread_time; /* total join wait / sum over GCs of pause x GC threads */
     int gc_by_gen[3];
     tr_gen_rollup rollup[4]; /* gen0, gen1, gen2, all */
 } tr_model;

@@ -222,6 +222,12 @@
       ['Total pause', fmt(s.total_pause_ms, 3) + ' ms (' + fmt(s.pause_pct, 2) + '% of the trace)'],
       ['Max heap size', fmt(s.max_heap_mb, 3) + ' MB']
     ];
+    /* server GC only (the trace has GCJoin_V2 events) */
+    if (s.total_join_wait_ms !== undefined) {
+      rows.push(['Join wait', fmt(s.total_join_wait_ms, 3) + ' ms summed over GC threads (' +
+        fmt(s.join_wait_pct_pause, 2) + '% of the GC pause time, ' + fmt(s.join_wait_pct_thread_time, 2) +
+        '% of the GC threads\' time in pauses), up to ' + s.max_gc_threads + ' GC threads']);
+    }
     var tb = el('table', { 'class': 'summary' });
     rows.forEach(function (r) {
       var tr = el('tr');
@@ -271,6 +277,19 @@
     cols.push({ title: 'Frag%', digits: 2, get: function (g) { return g.fragmentation_pct; } });
     cols.push({ title: 'FinSurv', get: function (g) { return g.finalizable_survivors; } });
     cols.push({ title: 'Pinned', get: function (g) { return g.pinned_objects; } });
+    if (t.summary.total_join_wait_ms !== undefined) { /* server GC: the trace has joins */
+      cols.push({ title: 'GC Thr', tip: 'GC threads (heaps of its joins)', get: function (g) { return g.gc_threads; } });
+      cols.push({
+        title: 'Join ms', digits: 3, tip: 'time the GC threads waited at joins, summed over them',
+        get: function (g) { return g.join_wait_ms; }
+      });
+      cols.push({
+        title: 'Steal MB by heap', text: true, tip: 'GCMarkWithType Steal: bytes each GC thread marked from work taken from others',
+        get: function (g) {
+          return g.heaps && g.heaps.length ? g.heaps.map(function (h) { return fmt(h.steal_bytes / 1e6, 3); }).join(' / ') : '-';
+        }
+      });
+    }
     cols.push({
       title: 'Phases us', text: true, tip: PHASES.join(', '),
       get: function (g) { return g.phases_us ? g.phases_us.join(' / ') : '-'; }

@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""The server GC figures of a tenure trace, computed here with libbabeltrace2's Python bindings
+(bt2) and without tenure-report's rules, for check_joins.py to compare with the report.
+
+    bt2_joins.py TRACE_DIR      prints one JSON object on stdout
+
+A GC is the window from its GCSuspendEEBegin (Reason 1) to the GCRestartEEEnd of the same
+thread; its number is the GCStart inside. GCJoin_V2 events are paired per thread (stream): a
+waiting join (JoinType 1) start is followed, on that thread, by its end (same Heap and JoinID);
+the wait (end - start) belongs to the GC whose window holds the start. A GC's threads are the
+Heap values of its joins other than restarts (JoinType 2). Steal is GCMarkWithType Type 8, per
+HeapNum. Needs /usr/bin/python3 with bt2 (Debian python3-bt2).
+"""
+import bisect
+import json
+import sys
+
+import bt2
+
+
+def tid_of(ev):
+    return int(ev.packet.context_field["tid"])
+
+
+def read(trace):
+    windows = []  # [suspend ns, restart ns, GC number]
+    open_by_tid = {}
+    joins = []  # (ns, tid, heap, time, type, id)
+    steals = []  # (ns, heap, bytes)
+    for msg in bt2.TraceCollectionMessageIterator(trace):
+        if type(msg) is not bt2._EventMessageConst:
+            continue
+        ev = msg.event
+        ns = msg.default_clock_snapshot.ns_from_origin
+        name = ev.name.split(":")[-1]
+        p = ev.payload_field
+        if name.startswith("GCSuspendEEBegin") and int(p["Reason"]) == 1:
+            open_by_tid[tid_of(ev)] = [ns, None, None]
+        elif name.startswith("GCStart"):
+            for w in open_by_tid.values():
+                if w[2] is None:
+                    w[2] = int(p["Count"])
+        elif name.startswith("GCRestartEEEnd"):
+            w = open_by_tid.pop(tid_of(ev), None)
+            if w and w[2] is not None:
+                w[1] = ns
+                windows.append(w)
+        elif name.startswith("GCJoin"):
+            joins.append((ns, tid_of(ev), int(p["Heap"]), int(p["JoinTime"]), int(p["JoinType"]), int(p["JoinID"])))
+        elif name == "GCMarkWithType" and int(p["Type"]) == 8:
+            steals.append((ns, int(p["HeapNum"]), int(p["Bytes"])))
+    return windows, joins, steals
+
+
+def gc_at(windows, starts, ns):
+    """the GC whose window holds ns (windows in time order, never overlapping)"""
+    i = bisect.bisect_right(starts, ns) - 1
+    if i >= 0 and windows[i][0] <= ns <= windows[i][1]:
+        return windows[i][2]
+    return None
+
+
+def main():
+    windows, joins, steals = read(sys.argv[1])
+    windows.sort()
+    starts = [w[0] for w in windows]
+    gcs = {}
+
+    def gc(number):
+        return gcs.setdefault(number, {"heaps": set(), "wait_ns": 0, "wait_by_heap": {}, "wait_by_id": {},
+                                       "steal_by_heap": {}})
+
+    problems = []
+    by_tid = {}
+    for j in joins:
+        by_tid.setdefault(j[1], []).append(j)
+    for tid, evs in by_tid.items():
+        i = 0
+        while i < len(evs):
+            ns, _, heap, time, jtype, jid = evs[i]
+            number = gc_at(windows, starts, ns)
+            if time == 0 and jtype != 2 and number is not None:
+                gc(number)["heaps"].add(heap)
+            if time == 0 and jtype == 1:
+                end = evs[i + 1] if i + 1 < len(evs) else None
+                if not end or end[3] != 1 or end[4] != 1 or end[2] != heap or end[5] != jid:
+                    problems.append("thread %d: the join start at %d is not followed by its end" % (tid, ns))
+                    i += 1
+                    continue
+                if number is None:
+                    problems.append("thread %d: a join at %d outside every GC" % (tid, ns))
+                else:
+                    g = gc(number)
+                    wait = end[0] - ns
+                    g["wait_ns"] += wait
+                    g["wait_by_heap"][heap] = g["wait_by_heap"].get(heap, 0) + wait
+                    n, t = g["wait_by_id"].get(jid, (0, 0))
+                    g["wait_by_id"][jid] = (n + 1, t + wait)
+                i += 2
+                continue
+            i += 1
+    for ns, heap, nbytes in steals:
+        number = gc_at(windows, starts, ns)
+        if number is None:
+            problems.append("a Steal at %d outside every GC" % ns)
+            continue
+        h = gc(number)["steal_by_heap"]
+        h[heap] = h.get(heap, 0) + nbytes
+    out = {"gcs": {}, "problems": problems, "joins": len(joins), "windows": len(windows)}
+    for number, g in gcs.items():
+        out["gcs"][str(number)] = {
+            "threads": len(g["heaps"]),
+            "wait_ns": g["wait_ns"],
+            "wait_by_heap": {str(h): v for h, v in g["wait_by_heap"].items()},
+            "wait_by_id": {str(k): list(v) for k, v in g["wait_by_id"].items()},
+            "steal_by_heap": {str(h): v for h, v in g["steal_by_heap"].items()},
+        }
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
