@@ -4,7 +4,7 @@ JOBS ?= 2
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test format format-check test-release test-stress test-asan test-tsan test-debug test-unchecked bench bench-deps clean
+.PHONY: all deps build run test format format-check test-release test-stress test-asan test-tsan test-debug test-unchecked test-server bench bench-server bench-deps clean
 
 all: build
 
@@ -91,6 +91,10 @@ test-server: build test-asan test-tsan
 	  ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|handles|trace_ctf_server|$(SERVER_GC_TESTS)'
 	cd $(BUILD)/tsan && TENURE_gcServer=1 TENURE_GCHeapCount=4 TSAN_OPTIONS=halt_on_error=1 \
 	  ctest -j $(JOBS) --output-on-failure -R 'graphs|mark|cards|pin' -E '_stress$$'
+
+# Server GC against workstation GC (bench/server_gc.sh): writes bench/RESULTS-server.md.
+bench-server: build
+	bench/server_gc.sh --build $(BUILD)/release
 
 # Every benchmark, tenure against the Boehm collector, malloc/free, HotSpot (Serial, Parallel,
 # G1) and Mono SGen in the same run: writes bench/RESULTS.md (about 12 minutes on 2 cores; run

@@ -34,7 +34,9 @@ SUMMARY_KEYS = ("join_events", "max_gc_threads", "total_join_wait_ms", "join_wai
 
 def sim_trace(sim, work, env):
     tracedir = fresh(os.path.join(work, "trace"))
-    e = {"TENURE_TRACE": tracedir}
+    # GCStress: every GC of server GC uses every GC thread (without it a gen0 GC after one that
+    # kept little marks on one thread: gc/collect.c gc_threads_for)
+    e = {"TENURE_TRACE": tracedir, "TENURE_GCStress": os.environ.get("TENURE_GCStress") or "20000"}
     e.update(env)
     rc, out, err = run([sim, "--seconds", "0.5", "--live-mb", "16", "--threads", "2"], e)
     if rc != 0:
@@ -224,7 +226,7 @@ def check_no_joins(tool, path, what):
 
 
 def mode_nojoins(tool, sim, work, data):
-    ws = sim_trace(sim, os.path.join(work, "ws"), {"TENURE_TRACE_LEVEL": "5"})
+    ws = sim_trace(sim, os.path.join(work, "ws"), {"TENURE_TRACE_LEVEL": "5", "TENURE_gcServer": "0"})
     check_no_joins(tool, ws, "workstation GC")
     doc = json.loads(report(tool, ws, "--json", "--compare", ws))
     names = [x["name"] for x in doc["compare"]["metrics"]]
