@@ -120,6 +120,15 @@ static void test_config(void) {
     c.GCFinalizeMode = 9;
     expect_refused(&c, (const char *const[]){"GCFinalizeMode=9", NULL});
     tenure_config_init(&c);
+    c.GCHeapCount = 65; /* server GC: at most 64 GC threads */
+    expect_refused(&c, (const char *const[]){"GCHeapCount=65", "at most 64", NULL});
+    tenure_config_init(&c);
+    c.gcServer = 2;
+    expect_refused(&c, (const char *const[]){"gcServer=2", "0 or 1", NULL});
+    tenure_config_init(&c);
+    c.GCHeapCount = 64;
+    TT_CHECK_RESULT(tenure_config_check(&c, why, sizeof why), TENURE_OK);
+    tenure_config_init(&c);
     c.GCRegionRange = 1u << 20;
     expect_refused(&c, (const char *const[]){"GCRegionRange=1048576", "4 regions", NULL});
     tenure_config_init(&c);
