@@ -28,3 +28,12 @@ def run(cmd, env=None, timeout=300):
         e.update(env)
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, timeout=timeout)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def finish():
+    """The exit status of a check script: 1 (with the count on stderr) if a check failed."""
+    if FAILS:
+        print("%d check(s) failed" % len(FAILS), file=sys.stderr)
+        return 1
+    print("ok")
+    return 0

@@ -6,22 +6,12 @@
  * end, a string without its NUL, an unknown version. Run under ASan by the sanitizer build.
  */
 #include "report.h"
+#include "unit_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        if (!(cond)) {                                           \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fprintf(stderr, "\n");                               \
-            failures++;                                          \
-        }                                                        \
-    } while (0)
 
 typedef struct buf {
     unsigned char b[1024];

@@ -31,7 +31,7 @@ import sys
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/checklib.py
-from checklib import FAILS, check, fresh, run  # noqa: E402
+from checklib import check, finish, fresh, run  # noqa: E402
 
 KC = "kernel-clr.trace.zip"
 NC = "netcoreapp31.trace.zip"
@@ -320,11 +320,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     {"figures": mode_figures, "babeltrace": mode_babeltrace, "cpu": mode_cpu, "hostile": mode_hostile}[mode](
         report, data, work)
-    if FAILS:
-        print("%d check(s) failed" % len(FAILS), file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    return finish()
 
 
 if __name__ == "__main__":

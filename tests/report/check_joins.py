@@ -24,7 +24,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/checklib.py
-from checklib import FAILS, check, fresh, run  # noqa: E402
+from checklib import check, finish, fresh, run  # noqa: E402
 
 BT2_PYTHON = "/usr/bin/python3"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -250,11 +250,7 @@ def main():
         mode_html(tool, sim, work, int(arg))
     else:
         mode_nojoins(tool, sim, work, arg)
-    if FAILS:
-        print("%d check(s) failed" % len(FAILS), file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    return finish()
 
 
 if __name__ == "__main__":

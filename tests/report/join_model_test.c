@@ -6,21 +6,11 @@
  * (.NET's generation_determined). Run under ASan by the sanitizer build.
  */
 #include "report.h"
+#include "unit_check.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        if (!(cond)) {                                           \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fprintf(stderr, "\n");                               \
-            failures++;                                          \
-        }                                                        \
-    } while (0)
 
 static void feed(tr_model *m, tr_event ev) {
     if (model_event(m, &ev) != 0) {
