@@ -44,6 +44,7 @@ static void close_gap_context(tenure_runtime *rt, tn_mutator *m) {
         tn_make_free(rt, tail, size);
         tn_heap_poison_free(rt, tail, size); /* GCPoisonFreed: as the GC leaves free space */
         tn_crossing_note_object(rt, tail, size);
+        m->alloc_region->free_bytes += size; /* free again (take_gap counted it as used) */
     }
     m->ctx_in_gap = false;
 }
@@ -201,6 +202,10 @@ static bool take_gap(tenure_runtime *rt, tn_mutator *m, size_t size, size_t want
             *link = ((char **)g)[2];
         memset(from, 0, (size_t)(top - from));
         tn_crossing_note_object(rt, from, (size_t)(top - from));
+        /* the region's free bytes (the next GC's FreeObjBefore, tenure_stats) lose the context:
+         * what it does not use comes back when it closes (close_gap_context) */
+        TN_ASSERT_INTERNAL(r->free_bytes >= (size_t)(top - from));
+        r->free_bytes -= (size_t)(top - from);
         r->alloc_owner = m;
         m->alloc_region = r;
         m->ctx_in_gap = true;

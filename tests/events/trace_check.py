@@ -393,6 +393,7 @@ class Checker:
             vals = f.get("Values", [])
             if f.get("Count") != len(vals) or len(vals) != 5:
                 self.fail(ev, "Count %r with %d generation records (expected 5)" % (f.get("Count"), len(vals)))
+            self.survivors_fit(ev, gc, vals)
             st.state = S.PERHEAP
         elif name == "GCEnd_V1":
             if f.get("Count") != gc.get("count") or f.get("Depth") != gc.get("depth"):
@@ -481,6 +482,20 @@ class Checker:
         steals = set(gc.get("steal_heaps", []))
         if steals and steals != j["heaps"]:
             self.fail(ev, "Steal from heaps %s but GC threads %s joined" % (sorted(steals), sorted(j["heaps"])))
+
+    # the survivors of a condemned generation were objects before the GC: no more than its
+    # size less its free space (a free-space figure that forgot what allocation reused since
+    # the last GC made tenure-report's survival rate exceed 100%)
+    def survivors_fit(self, ev, gc, vals):
+        depth = gc.get("depth")
+        for k, v in enumerate(vals[:3]):
+            if not isinstance(depth, int) or k > depth or not isinstance(v, dict):
+                continue
+            objs = v.get("SizeBefore", 0) - v.get("FreeListBefore", 0) - v.get("FreeObjBefore", 0)
+            surv = v.get("PinnedSurv", 0) + v.get("NonePinnedSurv", 0)
+            if surv > objs:
+                self.fail(ev, "gen%d: %d bytes survived, but only %d bytes of objects were there before "
+                          "(SizeBefore - FreeListBefore - FreeObjBefore)" % (k, surv, objs))
 
     def same_thread(self, ev, gc, what):
         if gc is not None and gc.get("tid") is not None and ev["tid"] != gc["tid"]:
