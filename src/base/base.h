@@ -189,4 +189,18 @@ void *tn_vec_push_reserved(tn_vec *v); /* NULL if full: never allocates (inside 
 void tn_vec_free(tn_vec *v);
 static inline void *tn_vec_at(const tn_vec *v, size_t i) { return (char *)v->data + i * v->elem; }
 
+/* 1 under ThreadSanitizer, which cannot start a thread in the child of a multi-threaded fork
+ * (its registry still holds the threads that are gone): the finalizer thread and server GC's
+ * helpers are then not restarted there. */
+#if defined(__SANITIZE_THREAD__)
+#define TN_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TN_UNDER_TSAN 1
+#endif
+#endif
+#ifndef TN_UNDER_TSAN
+#define TN_UNDER_TSAN 0
+#endif
+
 #endif

@@ -91,18 +91,9 @@ static void team_init_sync(struct tn_gc_team *t) {
     pthread_cond_init(&t->lead_cv, NULL);
 }
 
-/* ThreadSanitizer cannot start a thread in the child of a multi-threaded fork (its registry
- * still holds the threads that are gone): there a forked child collects on one thread. */
-#if defined(__SANITIZE_THREAD__)
-#define TN_FORK_RESTARTS_HELPERS 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TN_FORK_RESTARTS_HELPERS 0
-#endif
-#endif
-#ifndef TN_FORK_RESTARTS_HELPERS
-#define TN_FORK_RESTARTS_HELPERS 1
-#endif
+/* ThreadSanitizer cannot start a thread in a forked child (base/base.h): there a forked
+ * child collects on one thread. */
+#define TN_FORK_RESTARTS_HELPERS (!TN_UNDER_TSAN)
 
 void tn_gc_team_prepare(tenure_runtime *rt) {
     struct tn_gc_team *t = &rt->team;
@@ -132,7 +123,6 @@ void tn_gc_team_forked_child(tenure_runtime *rt) {
 void tn_gc_team_wake(tenure_runtime *rt, tn_team_fn fn, unsigned threads) {
     struct tn_gc_team *t = &rt->team;
     TN_ASSERT(t->running == 0 && t->join_arrived == 0 && threads >= 1);
-    t->join_wait_ns = 0;
     t->active = threads - 1 < t->created ? threads - 1 : t->created;
     if (!t->active)
         return;
@@ -152,10 +142,8 @@ void tn_gc_join(tenure_runtime *rt, unsigned heap, uint32_t id) {
     bool last = ++t->join_arrived == t->active + 1;
     join_event(rt, heap, 0, last ? 0 : 1, id);
     if (heap == 0) {
-        uint64_t from = tn_os_now_ns();
         while (t->join_arrived < t->active + 1)
             pthread_cond_wait(&t->lead_cv, &t->mx);
-        t->join_wait_ns += tn_os_now_ns() - from;
         if (!last)
             join_event(rt, heap, 1, 1, id);
     } else {

@@ -56,7 +56,6 @@ struct tn_gc_team {
     unsigned join_arrived;     /* threads at the join in progress */
     uint64_t restarts;         /* a helper at a join waits for it to change */
     bool stop;                 /* the instance is being destroyed: helpers exit */
-    uint64_t join_wait_ns;     /* time thread 0 waited at joins in this GC */
 };
 
 /* ---- functions (team.c) ---- */

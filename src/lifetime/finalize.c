@@ -238,18 +238,9 @@ int tn_finalize_start_thread(tenure_runtime *rt) {
     return err;
 }
 
-/* ThreadSanitizer cannot start a thread in the child of a multi-threaded fork (its registry
- * still holds the threads that are gone): there the child runs finalizers as below. */
-#if defined(__SANITIZE_THREAD__)
-#define TN_FORK_RESTARTS_FINALIZER 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TN_FORK_RESTARTS_FINALIZER 0
-#endif
-#endif
-#ifndef TN_FORK_RESTARTS_FINALIZER
-#define TN_FORK_RESTARTS_FINALIZER 1
-#endif
+/* ThreadSanitizer cannot start a thread in a forked child (base/base.h): there the child
+ * runs finalizers as below. */
+#define TN_FORK_RESTARTS_FINALIZER (!TN_UNDER_TSAN)
 
 /* In the child of fork() (rt->threads.lock held, the other threads gone): a new finalizer thread for
  * the child's copy of the instance. If none can be started, the finalizers run on the thread
