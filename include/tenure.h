@@ -258,6 +258,16 @@ TENURE_API void tenure_clear_error(tenure_runtime *rt);
  *
  * An array object has a header word and a length word (tenure_array_header), then its
  * elements. Objects are 8-byte aligned and at least 16 bytes; they come back zeroed.
+ *
+ * An array type may also have fixed fields between the length word and the elements (a
+ * string's hash before its characters, a closure's function before its upvalues): declare them
+ * after the tenure_array_header and end the struct with a flexible array member,
+ *
+ *     typedef struct str { tenure_array_header h; uint32_t hash; char chars[]; } str;
+ *
+ * and register it with size = offsetof(str, chars) (the elements start there, so use the
+ * struct's member rather than tenure_array_data) and ref_offsets for the fixed fields that hold
+ * references. One object instead of two, and one allocation.
  * ---------------------------------------------------------------------------------------- */
 typedef struct tenure_header {
     uintptr_t tenure__word;
@@ -289,10 +299,14 @@ enum {
 typedef struct tenure_type_desc {
     const char *name;          /* copied */
     size_t size;               /* fixed objects: sizeof your struct (header included);
-                                  arrays: 0 or sizeof(tenure_array_header) */
+                                  arrays: the offset of the first element: 0 or
+                                  sizeof(tenure_array_header) when there are no fixed fields,
+                                  else offsetof(your struct, elements) (a multiple of 8 when the
+                                  elements hold references) */
     size_t elem_size;          /* arrays: bytes per element (>= 1) */
-    const size_t *ref_offsets; /* fixed objects: byte offsets of the reference fields (copied);
-                                  each holds NULL, a heap or a frozen object (see tenure_write_ref) */
+    const size_t *ref_offsets; /* byte offsets of the reference fields (copied): of a fixed
+                                  object, or of an array's fixed fields (below `size`); each
+                                  holds NULL, a heap or a frozen object (see tenure_write_ref) */
     size_t ref_count;
     const size_t *elem_ref_offsets; /* arrays: offsets of references inside one element */
     size_t elem_ref_count;
@@ -329,6 +343,8 @@ static inline const tenure_type *tenure_object_type_inline(const void *obj) {
 }
 
 static inline size_t tenure_array_length(const void *array) { return ((const tenure_array_header *)array)->length; }
+/* The elements of an array whose type has no fixed fields (size 0 or 16); with fixed fields,
+ * use your struct's flexible array member. */
 static inline void *tenure_array_data(void *array) { return (char *)array + sizeof(tenure_array_header); }
 
 /* ------------------------------------------------------------------------------------------
@@ -364,6 +380,7 @@ struct tenure_type {
      * tenure_alloc_array; the bound keeps the size small, far from overflowing a size_t */
     size_t tenure__fast_elem_size;
     size_t tenure__fast_max_length;
+    size_t tenure__fast_base; /* array types: bytes before the first element */
 };
 
 #define TENURE__CARD_SHIFT 8    /* 256-byte cards (docs/design/collector.md, "Cards") */
@@ -404,9 +421,9 @@ static inline void *tenure_alloc_array(tenure_runtime *rt, const tenure_type *ty
     tenure__mutator *m = tenure__current;
     if (TENURE__LIKELY(m->rt == rt && type != NULL && type->tenure__owner == rt &&
                        length < type->tenure__fast_max_length)) {
-        /* header and length words, the elements, rounded up to 8 bytes (at least 16: no
-         * minimum to apply); below the LOH threshold by the bound on length */
-        size_t size = (sizeof(tenure_array_header) + length * type->tenure__fast_elem_size + 7) & ~(size_t)7;
+        /* header and length words, fixed fields, the elements, rounded up to 8 bytes (at
+         * least 16: no minimum to apply); below the LOH threshold by the bound on length */
+        size_t size = (type->tenure__fast_base + length * type->tenure__fast_elem_size + 7) & ~(size_t)7;
         uintptr_t p = m->alloc_ptr;
         if (TENURE__LIKELY(size <= m->alloc_limit - p)) {
             m->alloc_ptr = p + size;

@@ -76,7 +76,8 @@ typedef struct tn_type {
     uint32_t index;
     uint8_t kind;
     uint32_t flags;
-    size_t size;      /* fixed objects: rounded size; arrays: header size (16) */
+    size_t size;      /* fixed objects: rounded size; arrays: offset of the first element (16, or more
+                       * with fixed fields, whose references are ref_offsets) */
     size_t elem_size; /* arrays */
     size_t ref_count, elem_ref_count;
     size_t *ref_offsets, *elem_ref_offsets;
@@ -362,7 +363,11 @@ static inline void tn_obj_visit_slots(tenure_runtime *rt, void *obj, tn_slot_fn 
             fn((void **)(o + t->ref_offsets[i]), ctx);
         return;
     }
-    if (t->kind != TN_TK_ARRAY || t->elem_ref_count == 0)
+    if (t->kind != TN_TK_ARRAY)
+        return;
+    for (size_t i = 0; i < t->ref_count; i++) /* fixed fields before the elements */
+        fn((void **)(o + t->ref_offsets[i]), ctx);
+    if (t->elem_ref_count == 0)
         return;
     size_t n = ((tenure_array_header *)obj)->length;
     char *e = o + t->size;

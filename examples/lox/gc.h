@@ -29,11 +29,13 @@ typedef void (*lox_scan_fn)(void *context, lox_visitor *visitor);
 
 typedef struct LoxTypeDesc {
     const char *name;
-    size_t size;        /* fixed objects: sizeof the struct */
-    size_t elem_size;   /* arrays: bytes per element (0: a fixed object) */
-    const size_t *refs; /* fixed objects: offsets of the reference fields ... */
+    size_t size;        /* fixed objects: sizeof the struct; arrays: the offset of the first
+                           element (0: right after the tenure_array_header) */
+    size_t elem_size;   /* arrays: bytes per element (0: a fixed object, or elem_refs) */
+    const size_t *refs; /* offsets of the reference fields (of an array: its fixed fields) ... */
     size_t ref_count;
-    lox_trace_fn trace; /* ... or a callback (arrays with references need one) */
+    int elem_refs;      /* arrays: every element is a reference */
+    lox_trace_fn trace; /* ... or a callback (for other arrays with references) */
 } LoxTypeDesc;
 
 typedef struct LoxType LoxType;
@@ -56,6 +58,11 @@ void lox_gc_collect(LoxGc *gc);
 LoxWeak *lox_weak_new(LoxGc *gc, void *obj);
 void *lox_weak_get(LoxGc *gc, LoxWeak *weak);
 void lox_weak_free(LoxGc *gc, LoxWeak *weak);
+
+/* The type of an object: both collectors keep it in the object's header word. */
+static inline const LoxType *lox_type_of(const void *obj) {
+    return (const LoxType *)(((const tenure_header *)obj)->tenure__word & ~(uintptr_t)7);
+}
 
 #ifdef LOX_MARKSWEEP
 void *lox_gc_alloc(LoxGc *gc, const LoxType *type);

@@ -51,6 +51,10 @@ struct lox_visitor {
 #define MS_MIN_HEAP ((size_t)1 << 20)
 
 static MsHeader *header_of(void *obj) { return (MsHeader *)obj - 1; }
+/* Arrays: where the elements start (after the fixed fields, if any). */
+static size_t array_base(const LoxType *type) {
+    return type->desc.size ? type->desc.size : sizeof(tenure_array_header);
+}
 
 static void *must(void *p) {
     if (!p) {
@@ -121,6 +125,11 @@ static void trace_object(void *obj, lox_visitor *visitor) {
     }
     for (size_t i = 0; i < type->desc.ref_count; i++)
         lox_visit(visitor, (void **)((char *)obj + type->refs[i]));
+    if (type->desc.elem_refs) {
+        void **elems = (void **)((char *)obj + array_base(type));
+        for (size_t i = 0, n = ((tenure_array_header *)obj)->length; i < n; i++)
+            lox_visit(visitor, &elems[i]);
+    }
 }
 
 static void clear_dead_weaks(LoxGc *gc) {
@@ -176,6 +185,7 @@ static void *allocate(LoxGc *gc, const LoxType *type, size_t size) {
         return NULL;
     h->type = type;
     h->size = size;
+    ((tenure_header *)(h + 1))->tenure__word = (uintptr_t)type; /* lox_type_of reads it */
     h->next = gc->objects;
     gc->objects = h;
     gc->bytes_allocated += size;
@@ -185,7 +195,8 @@ static void *allocate(LoxGc *gc, const LoxType *type, size_t size) {
 void *lox_gc_alloc(LoxGc *gc, const LoxType *type) { return allocate(gc, type, type->desc.size); }
 
 void *lox_gc_alloc_array(LoxGc *gc, const LoxType *type, size_t length) {
-    size_t size = (sizeof(tenure_array_header) + length * type->desc.elem_size + 7) & ~(size_t)7;
+    size_t elem_size = type->desc.elem_refs ? sizeof(void *) : type->desc.elem_size;
+    size_t size = (array_base(type) + length * elem_size + 7) & ~(size_t)7;
     tenure_array_header *array = allocate(gc, type, size);
     if (array)
         array->length = length;

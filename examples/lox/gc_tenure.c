@@ -52,17 +52,17 @@ void lox_gc_free(LoxGc *base) {
 }
 
 const LoxType *lox_gc_type(LoxGc *gc, const LoxTypeDesc *desc) {
-    tenure_type_desc d = {.name = desc->name, .trace = (tenure_trace_fn)desc->trace};
-    if (desc->elem_size) {
-        d.flags = TENURE_TYPE_ARRAY | (desc->trace ? 0 : TENURE_TYPE_NO_REFS);
+    tenure_type_desc d = {.name = desc->name,
+                          .size = desc->size,
+                          .trace = (tenure_trace_fn)desc->trace,
+                          .ref_offsets = desc->refs,
+                          .ref_count = desc->ref_count};
+    if (desc->elem_size || desc->elem_refs) {
+        d.flags = desc->elem_refs ? TENURE_TYPE_REF_ARRAY : TENURE_TYPE_ARRAY;
         d.elem_size = desc->elem_size;
-    } else {
-        d.size = desc->size;
-        d.ref_offsets = desc->refs;
-        d.ref_count = desc->ref_count;
-        if (!desc->trace && !desc->ref_count)
-            d.flags = TENURE_TYPE_NO_REFS;
     }
+    if (!desc->trace && !desc->ref_count && !desc->elem_refs)
+        d.flags |= TENURE_TYPE_NO_REFS;
     return (const LoxType *)tenure_type_register(gc->rt, &d);
 }
 

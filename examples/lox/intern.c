@@ -79,7 +79,7 @@ void intern_add(VM *vm, ObjString *string) {
         fprintf(stderr, "out of memory\n");
         exit(74);
     }
-    insert(t, string->obj.hash, weak);
+    insert(t, string->hash, weak);
 }
 
 size_t intern_live_count(VM *vm) {

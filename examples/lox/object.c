@@ -45,41 +45,45 @@ static const LoxType *traced(VM *vm, const char *name, size_t size, size_t elem_
         lox_gc_type(vm->gc, &(LoxTypeDesc){.name = name, .size = size, .elem_size = elem_size, .trace = trace}));
 }
 
+/* An array type with fixed fields before its elements (from offset `size`). */
+static const LoxType *with_fields(VM *vm, LoxTypeDesc desc) { return must(lox_gc_type(vm->gc, &desc)); }
+
 void object_types_register(VM *vm) {
     ObjTypes *t = &vm->types;
-    static const size_t string_refs[] = {offsetof(ObjString, chars)};
+    static const size_t closure_refs[] = {offsetof(ObjClosure, function)};
     static const size_t function_refs[] = {offsetof(ObjFunction, code), offsetof(ObjFunction, lines),
                                            offsetof(ObjFunction, constants), offsetof(ObjFunction, name)};
     static const size_t class_refs[] = {offsetof(ObjClass, name), offsetof(ObjClass, methods.entries)};
     static const size_t instance_refs[] = {offsetof(ObjInstance, klass), offsetof(ObjInstance, fields.entries)};
-    t->string = fixed(vm, "lox.String", sizeof(ObjString), string_refs, 1);
+    t->string =
+        with_fields(vm, (LoxTypeDesc){.name = "lox.String", .size = offsetof(ObjString, chars), .elem_size = 1});
+    t->closure = with_fields(vm, (LoxTypeDesc){.name = "lox.Closure",
+                                               .size = offsetof(ObjClosure, upvalues),
+                                               .refs = closure_refs,
+                                               .ref_count = 1,
+                                               .elem_refs = 1});
     t->function = fixed(vm, "lox.Function", sizeof(ObjFunction), function_refs, 4);
     t->native = fixed(vm, "lox.Native", sizeof(ObjNative), NULL, 0);
     t->klass = fixed(vm, "lox.Class", sizeof(ObjClass), class_refs, 2);
     t->instance = fixed(vm, "lox.Instance", sizeof(ObjInstance), instance_refs, 2);
     t->upvalue = traced(vm, "lox.Upvalue", sizeof(ObjUpvalue), 0, trace_upvalue);
     t->bound_method = traced(vm, "lox.BoundMethod", sizeof(ObjBoundMethod), 0, trace_bound_method);
-    t->chars = traced(vm, "lox.Chars", 0, 1, NULL);
     t->bytes = traced(vm, "lox.Code", 0, 1, NULL);
     t->ints = traced(vm, "lox.Lines", 0, sizeof(int32_t), NULL);
     t->values = traced(vm, "lox.Values", 0, sizeof(Value), trace_values);
     t->entries = traced(vm, "lox.Entries", 0, sizeof(Entry), trace_entries);
 }
 
-/* Closures keep their upvalues inline: one type per count, registered when first needed. */
-static const LoxType *closure_type(VM *vm, int upvalue_count) {
-    const LoxType **type = &vm->types.closure[upvalue_count];
-    if (!*type) {
-        size_t refs[257];
-        refs[0] = offsetof(ObjClosure, function);
-        for (int i = 0; i < upvalue_count; i++)
-            refs[i + 1] = sizeof(ObjClosure) + (size_t)i * sizeof(ObjUpvalue *);
-        char name[32];
-        snprintf(name, sizeof name, "lox.Closure%d", upvalue_count);
-        *type = fixed(vm, name, sizeof(ObjClosure) + (size_t)upvalue_count * sizeof(ObjUpvalue *), refs,
-                      (size_t)upvalue_count + 1);
-    }
-    return *type;
+ObjKind object_kind(const ObjTypes *types, const Obj *obj) {
+    const LoxType *t = lox_type_of(obj);
+    return t == types->string     ? OBJ_STRING
+           : t == types->closure  ? OBJ_CLOSURE
+           : t == types->function ? OBJ_FUNCTION
+           : t == types->native   ? OBJ_NATIVE
+           : t == types->upvalue  ? OBJ_UPVALUE
+           : t == types->klass    ? OBJ_CLASS
+           : t == types->instance ? OBJ_INSTANCE
+                                  : OBJ_BOUND_METHOD;
 }
 
 static void *out_of_memory(void) {
@@ -87,12 +91,9 @@ static void *out_of_memory(void) {
     exit(70);
 }
 
-void *alloc_object(VM *vm, const LoxType *type, ObjKind kind) {
+void *alloc_object(VM *vm, const LoxType *type) {
     Obj *obj = lox_gc_alloc(vm->gc, type);
-    if (!obj)
-        return out_of_memory();
-    obj->kind = kind;
-    return obj;
+    return obj ? obj : out_of_memory();
 }
 
 void *alloc_array(VM *vm, const LoxType *type, size_t length) {
@@ -119,14 +120,8 @@ uint32_t hash_chars(const char *chars, size_t length) {
     return hash;
 }
 
-/* Wrap a filled character array (in vm->temp[chars_slot]) in a new interned string. */
-static ObjString *wrap_chars(VM *vm, int chars_slot, uint32_t hash) {
-    ObjString *string = alloc_object(vm, vm->types.string, OBJ_STRING);
-    lox_gc_write(vm->gc, string, &string->chars, vm->temp[chars_slot]);
-    string->obj.hash = hash;
-    intern_add(vm, string);
-    return string;
-}
+/* A new string of length characters, not yet filled nor interned. */
+static ObjString *new_string(VM *vm, size_t length) { return alloc_array(vm, vm->types.string, length + 1); }
 
 /* chars must not point into the heap (an allocation could move it). */
 ObjString *copy_string(VM *vm, const char *chars, size_t length) {
@@ -134,67 +129,63 @@ ObjString *copy_string(VM *vm, const char *chars, size_t length) {
     ObjString *interned = intern_find(vm, chars, length, hash);
     if (interned)
         return interned;
-    CharArray *array = alloc_array(vm, vm->types.chars, length + 1);
-    memcpy(array->chars, chars, length);
-    int slot = temp_push(vm, array);
-    ObjString *string = wrap_chars(vm, slot, hash);
-    temp_pop(vm);
+    ObjString *string = new_string(vm, length);
+    memcpy(string->chars, chars, length);
+    string->hash = hash;
+    intern_add(vm, string);
     return string;
 }
 
 ObjString *concatenate_top(VM *vm) {
     size_t a_length = string_length(AS_STRING(vm_peek(vm, 1)));
     size_t length = a_length + string_length(AS_STRING(vm_peek(vm, 0)));
-    CharArray *array = alloc_array(vm, vm->types.chars, length + 1);
+    ObjString *string = new_string(vm, length);
     ObjString *a = AS_STRING(vm_peek(vm, 1)), *b = AS_STRING(vm_peek(vm, 0)); /* moved, maybe */
-    memcpy(array->chars, string_chars(a), a_length);
-    memcpy(array->chars + a_length, string_chars(b), length - a_length);
-    uint32_t hash = hash_chars(array->chars, length);
-    ObjString *interned = intern_find(vm, array->chars, length, hash);
+    memcpy(string->chars, string_chars(a), a_length);
+    memcpy(string->chars + a_length, string_chars(b), length - a_length);
+    string->hash = hash_chars(string->chars, length);
+    ObjString *interned = intern_find(vm, string->chars, length, string->hash);
     if (interned)
-        return interned; /* the array is garbage */
-    int slot = temp_push(vm, array);
-    ObjString *string = wrap_chars(vm, slot, hash);
-    temp_pop(vm);
+        return interned; /* the new string is garbage */
+    intern_add(vm, string);
     return string;
 }
 
-ObjFunction *new_function(VM *vm) { return alloc_object(vm, vm->types.function, OBJ_FUNCTION); }
+ObjFunction *new_function(VM *vm) { return alloc_object(vm, vm->types.function); }
 
 ObjNative *new_native(VM *vm, NativeFn function) {
-    ObjNative *native = alloc_object(vm, vm->types.native, OBJ_NATIVE);
+    ObjNative *native = alloc_object(vm, vm->types.native);
     native->function = function;
     return native;
 }
 
 ObjClosure *new_closure(VM *vm, Obj **function_root) {
     int count = ((ObjFunction *)*function_root)->upvalue_count;
-    ObjClosure *closure = alloc_object(vm, closure_type(vm, count), OBJ_CLOSURE);
+    ObjClosure *closure = alloc_array(vm, vm->types.closure, (size_t)count);
     lox_gc_write(vm->gc, closure, &closure->function, *function_root);
-    closure->obj.hash = (uint32_t)count;
     return closure;
 }
 
 ObjUpvalue *new_upvalue(VM *vm, int64_t slot) {
-    ObjUpvalue *upvalue = alloc_object(vm, vm->types.upvalue, OBJ_UPVALUE);
+    ObjUpvalue *upvalue = alloc_object(vm, vm->types.upvalue);
     upvalue->slot = slot;
     return upvalue;
 }
 
 ObjClass *new_class(VM *vm, Obj **name_root) {
-    ObjClass *klass = alloc_object(vm, vm->types.klass, OBJ_CLASS);
+    ObjClass *klass = alloc_object(vm, vm->types.klass);
     lox_gc_write(vm->gc, klass, &klass->name, *name_root);
     return klass;
 }
 
 ObjInstance *new_instance(VM *vm, Obj **klass_root) {
-    ObjInstance *instance = alloc_object(vm, vm->types.instance, OBJ_INSTANCE);
+    ObjInstance *instance = alloc_object(vm, vm->types.instance);
     lox_gc_write(vm->gc, instance, &instance->klass, *klass_root);
     return instance;
 }
 
 ObjBoundMethod *new_bound_method(VM *vm, Value *receiver_root, Obj **method_root) {
-    ObjBoundMethod *bound = alloc_object(vm, vm->types.bound_method, OBJ_BOUND_METHOD);
+    ObjBoundMethod *bound = alloc_object(vm, vm->types.bound_method);
     write_value(vm, bound, &bound->receiver, *receiver_root);
     lox_gc_write(vm->gc, bound, &bound->method, *method_root);
     return bound;
@@ -207,8 +198,8 @@ static void print_function(const ObjFunction *function) {
         printf("<script>");
 }
 
-void print_object(Value value) {
-    switch (OBJ_KIND(value)) {
+void print_object(const VM *vm, Value value) {
+    switch (object_kind(&vm->types, AS_OBJ(value))) {
     case OBJ_STRING: fwrite(string_chars(AS_STRING(value)), 1, string_length(AS_STRING(value)), stdout); break;
     case OBJ_FUNCTION: print_function(AS_FUNCTION(value)); break;
     case OBJ_NATIVE: printf("<native fn>"); break;

@@ -1,9 +1,11 @@
 /* object.h - the heap objects of the VM and their tenure types.
  *
- * Every Lox object begins with Obj: the tenure header, then the kind the VM dispatches on
- * (tenure gives no cheap way to read an object's type, so each object repeats its own tag).
- * Variable-size payloads (a string's characters, a function's code, a table's entries) are
- * separate array objects: a tenure type cannot have fixed fields before its elements. */
+ * Every Lox object begins with Obj: the tenure header, nothing else. The VM dispatches on an
+ * object's type, read from that header (lox_type_of, tenure_object_type_inline on tenure), so
+ * no object carries a tag of its own. Strings and closures are single objects: array types
+ * with fixed fields (the hash; the function) before their elements (the characters; the
+ * upvalues). A function's code, lines and constants and a table's entries are separate arrays:
+ * they grow, or are built before their owner exists. */
 #ifndef LOX_OBJECT_H
 #define LOX_OBJECT_H
 
@@ -26,15 +28,9 @@ typedef enum ObjKind {
 
 struct Obj {
     tenure_header header;
-    uint32_t kind;
-    uint32_t hash; /* strings: FNV-1a of the characters */
 };
 
 /* Arrays: a tenure_array_header, then the elements. */
-typedef struct CharArray {
-    tenure_array_header header;
-    char chars[]; /* length bytes, the last one NUL */
-} CharArray;
 typedef struct ByteArray {
     tenure_array_header header;
     uint8_t bytes[];
@@ -48,9 +44,12 @@ typedef struct ValueArray {
     Value values[];
 } ValueArray;
 
+/* One object: the array header (its length counts the NUL), the hash, the characters. */
 typedef struct ObjString {
-    Obj obj;
-    CharArray *chars;
+    tenure_array_header header;
+    uint32_t hash; /* FNV-1a of the characters */
+    uint32_t pad;
+    char chars[]; /* length bytes, the last one NUL */
 } ObjString;
 
 typedef struct ObjFunction {
@@ -78,9 +77,9 @@ typedef struct ObjUpvalue {
     struct ObjUpvalue *next; /* the VM's list of open upvalues, by slot, highest first */
 } ObjUpvalue;
 
-/* A closure's upvalues are inline: one type per upvalue count, registered when first used. */
+/* One object: the array header (its length is the upvalue count), the function, the upvalues. */
 typedef struct ObjClosure {
-    Obj obj;
+    tenure_array_header header;
     ObjFunction *function;
     ObjUpvalue *upvalues[];
 } ObjClosure;
@@ -103,11 +102,11 @@ typedef struct ObjBoundMethod {
     ObjClosure *method;
 } ObjBoundMethod;
 
-#define OBJ_KIND(v) (AS_OBJ(v)->kind)
-#define IS_KIND(v, k) (IS_OBJ(v) && OBJ_KIND(v) == (k))
-#define IS_STRING(v) IS_KIND(v, OBJ_STRING)
-#define IS_CLASS(v) IS_KIND(v, OBJ_CLASS)
-#define IS_INSTANCE(v) IS_KIND(v, OBJ_INSTANCE)
+/* The kind of a Lox object, from its type (types: the VM's, vm->types). */
+#define IS_TYPE(vm, v, t) (IS_OBJ(v) && lox_type_of(AS_OBJ(v)) == (vm)->types.t)
+#define IS_STRING(vm, v) IS_TYPE(vm, v, string)
+#define IS_CLASS(vm, v) IS_TYPE(vm, v, klass)
+#define IS_INSTANCE(vm, v) IS_TYPE(vm, v, instance)
 #define AS_STRING(v) ((ObjString *)AS_OBJ(v))
 #define AS_FUNCTION(v) ((ObjFunction *)AS_OBJ(v))
 #define AS_NATIVE(v) ((ObjNative *)AS_OBJ(v))
@@ -116,21 +115,22 @@ typedef struct ObjBoundMethod {
 #define AS_INSTANCE(v) ((ObjInstance *)AS_OBJ(v))
 #define AS_BOUND_METHOD(v) ((ObjBoundMethod *)AS_OBJ(v))
 
-static inline size_t string_length(const ObjString *s) { return s->chars->header.length - 1; }
-static inline const char *string_chars(const ObjString *s) { return s->chars->chars; }
+static inline size_t string_length(const ObjString *s) { return s->header.length - 1; }
+static inline const char *string_chars(const ObjString *s) { return s->chars; }
 
 /* The types, registered once per VM. */
 typedef struct ObjTypes {
     const LoxType *string, *function, *native, *upvalue, *klass, *instance, *bound_method;
-    const LoxType *chars, *bytes, *ints, *values, *entries;
-    const LoxType *closure[256]; /* by upvalue count */
+    const LoxType *closure, *bytes, *ints, *values, *entries;
 } ObjTypes;
+
+ObjKind object_kind(const ObjTypes *types, const Obj *obj);
 
 void object_types_register(VM *vm);
 
 /* Allocation. Each may collect and move every object: the caller keeps what it needs in
  * root slots (the VM stack, vm->temp) and reads it back afterwards. Out of memory aborts. */
-void *alloc_object(VM *vm, const LoxType *type, ObjKind kind);
+void *alloc_object(VM *vm, const LoxType *type);
 void *alloc_array(VM *vm, const LoxType *type, size_t length);
 ObjString *copy_string(VM *vm, const char *chars, size_t length);
 /* The interned string for the concatenation of the strings at vm->stack_top[-2] and [-1]. */
@@ -148,7 +148,7 @@ ObjBoundMethod *new_bound_method(VM *vm, Value *receiver_root, Obj **method_root
 /* Store a Value into a slot of a heap object, through the barrier when it is a reference. */
 void write_value(VM *vm, void *holder, Value *slot, Value value);
 
-void print_object(Value value);
+void print_object(const VM *vm, Value value);
 uint32_t hash_chars(const char *chars, size_t length);
 
 #endif

@@ -25,7 +25,7 @@ static size_t capacity_of(const Table *table) { return table->entries ? table->e
  * slot that ends the probe). The table has at least one empty slot. */
 static Entry *find_entry(EntryArray *array, const ObjString *key) {
     size_t capacity = array->header.length;
-    size_t index = key->obj.hash & (capacity - 1);
+    size_t index = key->hash & (capacity - 1);
     Entry *tombstone = NULL;
     for (;;) {
         Entry *entry = &array->entries[index];

@@ -16,11 +16,11 @@ bool values_equal(Value a, Value b) {
     }
 }
 
-void print_value(Value value) {
+void print_value(const VM *vm, Value value) {
     switch (value.type) {
     case VAL_NIL: printf("nil"); break;
     case VAL_BOOL: printf(AS_BOOL(value) ? "true" : "false"); break;
     case VAL_NUMBER: printf("%g", AS_NUMBER(value)); break;
-    default: print_object(value);
+    default: print_object(vm, value);
     }
 }

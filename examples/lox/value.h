@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 typedef struct Obj Obj;
+typedef struct VM VM;
 
 typedef enum ValueType { VAL_NIL, VAL_BOOL, VAL_NUMBER, VAL_OBJ } ValueType;
 
@@ -35,6 +36,6 @@ typedef struct Value {
 #define AS_OBJ(v) ((v).as.obj)
 
 bool values_equal(Value a, Value b);
-void print_value(Value value);
+void print_value(const VM *vm, Value value);
 
 #endif

@@ -139,7 +139,7 @@ static bool call_native(VM *vm, NativeFn native, int arg_count) {
 
 static bool call_value(VM *vm, Value callee, int arg_count) {
     if (IS_OBJ(callee)) {
-        switch (OBJ_KIND(callee)) {
+        switch (object_kind(&vm->types, AS_OBJ(callee))) {
         case OBJ_BOUND_METHOD: {
             ObjBoundMethod *bound = AS_BOUND_METHOD(callee);
             vm->stack_top[-arg_count - 1] = bound->receiver;
@@ -166,7 +166,7 @@ static bool invoke_from_class(VM *vm, ObjClass *klass, ObjString *name, int arg_
 
 static bool invoke(VM *vm, ObjString *name, int arg_count) {
     Value receiver = vm_peek(vm, arg_count);
-    if (!IS_INSTANCE(receiver)) {
+    if (!IS_INSTANCE(vm, receiver)) {
         runtime_error(vm, "Only instances have methods.");
         return false;
     }
@@ -351,7 +351,7 @@ static InterpretResult run(VM *vm) {
             break;
         }
         case OP_GET_PROPERTY: {
-            if (!IS_INSTANCE(vm_peek(vm, 0)))
+            if (!IS_INSTANCE(vm, vm_peek(vm, 0)))
                 ERROR("Only instances have properties.");
             ObjInstance *instance = AS_INSTANCE(vm_peek(vm, 0));
             ObjString *name = READ_STRING();
@@ -364,7 +364,7 @@ static InterpretResult run(VM *vm) {
             break;
         }
         case OP_SET_PROPERTY: {
-            if (!IS_INSTANCE(vm_peek(vm, 1)))
+            if (!IS_INSTANCE(vm, vm_peek(vm, 1)))
                 ERROR("Only instances have fields.");
             uint8_t index = READ_BYTE();
             SAVE_IP();
@@ -391,7 +391,7 @@ static InterpretResult run(VM *vm) {
         case OP_GREATER: BINARY_OP(BOOL_VAL, >); break;
         case OP_LESS: BINARY_OP(BOOL_VAL, <); break;
         case OP_ADD:
-            if (IS_STRING(vm_peek(vm, 0)) && IS_STRING(vm_peek(vm, 1))) {
+            if (IS_STRING(vm, vm_peek(vm, 0)) && IS_STRING(vm, vm_peek(vm, 1))) {
                 SAVE_IP();
                 ObjString *result = concatenate_top(vm);
                 LOAD_IP();
@@ -414,7 +414,7 @@ static InterpretResult run(VM *vm) {
             vm->stack_top[-1] = NUMBER_VAL(-AS_NUMBER(vm->stack_top[-1]));
             break;
         case OP_PRINT:
-            print_value(vm_pop(vm));
+            print_value(vm, vm_pop(vm));
             printf("\n");
             break;
         case OP_JUMP: {
@@ -500,7 +500,7 @@ static InterpretResult run(VM *vm) {
             break;
         }
         case OP_INHERIT: {
-            if (!IS_CLASS(vm_peek(vm, 1)))
+            if (!IS_CLASS(vm, vm_peek(vm, 1)))
                 ERROR("Superclass must be a class.");
             SAVE_IP();
             inherit(vm);

@@ -270,16 +270,17 @@ static void scan_array(card_scan *s, char *o, const tn_type *t) {
 static inline void scan_object(card_scan *s, char *o, const tn_type *t, size_t size) {
     if (t->trace) {
         tn_obj_visit_traced(o, scan_traced_slot, s);
-    } else if (t->kind == TN_TK_FIXED) {
-        bool inside = o >= s->lo && o + size <= s->hi;
-        for (size_t i = 0; i < t->ref_count; i++) {
-            char *slot = o + t->ref_offsets[i];
-            if (inside || (slot >= s->lo && slot < s->hi))
-                scan_slot(s, (void **)slot);
-        }
-    } else if (t->kind == TN_TK_ARRAY && t->elem_ref_count) {
-        scan_array(s, o, t);
+        return;
     }
+    /* a fixed object's fields, or an array's fixed fields before its elements */
+    bool inside = o >= s->lo && o + size <= s->hi;
+    for (size_t i = 0; i < t->ref_count; i++) {
+        char *slot = o + t->ref_offsets[i];
+        if (inside || (slot >= s->lo && slot < s->hi))
+            scan_slot(s, (void **)slot);
+    }
+    if (t->kind == TN_TK_ARRAY && t->elem_ref_count)
+        scan_array(s, o, t);
 }
 
 /* Walk the objects under cards [c0, c1) of r, which the scan zeroes first when it rewrites

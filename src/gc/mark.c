@@ -232,12 +232,12 @@ static inline __attribute__((always_inline)) void scan_object(marker *mk, char *
         tn_obj_visit_traced(obj, mark_later_slot, mk);
         return;
     }
-    if (t->kind == TN_TK_FIXED) {
-        const size_t *offs = t->ref_offsets;
-        for (size_t i = 0, n = t->ref_count; i < n; i++)
-            mark_later(mk, *(char **)(obj + offs[i]), par);
+    /* a fixed object's fields, or an array's fixed fields before its elements */
+    const size_t *offs = t->ref_offsets;
+    for (size_t i = 0, n = t->ref_count; i < n; i++)
+        mark_later(mk, *(char **)(obj + offs[i]), par);
+    if (t->kind == TN_TK_FIXED)
         return;
-    }
     TN_ASSERT_INTERNAL(t->kind == TN_TK_ARRAY);
     if (t->elem_ref_count)
         scan_array(mk, obj, t, 0, par);
@@ -470,7 +470,7 @@ static void pin_async(tn_handle_slot *h, void *ctx) {
     if (t->kind != TN_TK_ARRAY || t->trace || t->elem_ref_count != 1 || t->elem_size != sizeof(void *) ||
         t->elem_ref_offsets[0] != 0)
         return;
-    void **e = tenure_array_data(h->object);
+    void **e = (void **)((char *)h->object + t->size);
     for (size_t i = 0, n = tenure_array_length(h->object); i < n; i++)
         if (e[i])
             pin_object(mk, e[i], (uint64_t)(uintptr_t)h);

@@ -97,13 +97,40 @@ static const char *check_consistent(const tenure_type_desc *d, bool array) {
         return "TENURE_TYPE_NO_REFS with references (offsets, a trace callback or TENURE_TYPE_REF_ARRAY)";
     if ((d->flags & TENURE_TYPE_FINALIZABLE) && !d->finalize)
         return "a finalizable type without a finalize callback";
-    if (array && d->ref_count)
-        return "an array type with ref_offsets (arrays use elem_ref_offsets)";
     if (!array && d->elem_ref_count)
         return "elem_ref_offsets on a type that is not an array";
     if ((d->flags & TENURE_TYPE_REF_ARRAY) && d->elem_ref_count)
         return "a reference array with elem_ref_offsets (its elements are the references)";
     return NULL;
+}
+
+/* An array type: t->size is where the elements start (16, or more with fixed fields, whose
+ * reference offsets lie in [16, size)). */
+static const char *describe_array(const tenure_type_desc *d, tn_type *t) {
+    t->kind = TN_TK_ARRAY;
+    t->size = d->size ? d->size : sizeof(tenure_array_header);
+    if (t->size < sizeof(tenure_array_header) || t->size > TN_MAX_OBJECT_SIZE)
+        return "impossible array size (the offset of the first element: 0, or at least sizeof(tenure_array_header))";
+    bool elem_refs = d->elem_ref_count || (d->flags & TENURE_TYPE_REF_ARRAY);
+    if (elem_refs && t->size % TN_ALIGN)
+        return "elements with references must start at a multiple of 8 bytes (size)";
+    const char *why = check_offsets(d->ref_offsets, d->ref_count, sizeof(tenure_array_header), t->size);
+    if (why)
+        return why;
+    t->elem_size = d->elem_size;
+    if (d->flags & TENURE_TYPE_REF_ARRAY) {
+        if (d->elem_size && d->elem_size != sizeof(void *))
+            return "reference arrays have elem_size 0 or sizeof(void *)";
+        t->elem_size = sizeof(void *);
+        return NULL;
+    }
+    if (t->elem_size == 0)
+        return "array type with elem_size 0";
+    if (t->elem_size > TN_MAX_OBJECT_SIZE)
+        return "impossible element size";
+    if (d->elem_ref_count && t->elem_size % TN_ALIGN)
+        return "elements with references must be a multiple of 8 bytes";
+    return check_offsets(d->elem_ref_offsets, d->elem_ref_count, 0, t->elem_size);
 }
 
 /* Returns NULL if desc is valid, else why not. Fills kind/size fields of t. */
@@ -112,26 +139,8 @@ static const char *describe(tenure_runtime *rt, const tenure_type_desc *d, tn_ty
     const char *why = check_consistent(d, array);
     if (why)
         return why;
-    if (array) {
-        t->kind = TN_TK_ARRAY;
-        t->size = sizeof(tenure_array_header);
-        if (d->size && d->size != sizeof(tenure_array_header))
-            return "array types have size 0 or sizeof(tenure_array_header)";
-        t->elem_size = d->elem_size;
-        if (d->flags & TENURE_TYPE_REF_ARRAY) {
-            if (d->elem_size && d->elem_size != sizeof(void *))
-                return "reference arrays have elem_size 0 or sizeof(void *)";
-            t->elem_size = sizeof(void *);
-            return NULL;
-        }
-        if (t->elem_size == 0)
-            return "array type with elem_size 0";
-        if (t->elem_size > TN_MAX_OBJECT_SIZE)
-            return "impossible element size";
-        if (d->elem_ref_count && t->elem_size % TN_ALIGN)
-            return "elements with references must be a multiple of 8 bytes";
-        return check_offsets(d->elem_ref_offsets, d->elem_ref_count, 0, t->elem_size);
-    }
+    if (array)
+        return describe_array(d, t);
     if (d->size < sizeof(tenure_header) || d->size > TN_MAX_OBJECT_SIZE)
         return "impossible object size";
     t->kind = TN_TK_FIXED;
@@ -177,14 +186,15 @@ static void set_fast_paths(const tenure_runtime *rt, tn_type *t) {
     t->pub.tenure__fast_size = (t->kind == TN_TK_FIXED && plain && small) ? t->size : 0;
     size_t limit = rt->config.GCLOHThreshold < TN_FAST_ARRAY_MAX_BYTES ? (size_t)rt->config.GCLOHThreshold
                                                                        : TN_FAST_ARRAY_MAX_BYTES;
-    if (t->kind != TN_TK_ARRAY || !plain || limit <= 24)
+    if (t->kind != TN_TK_ARRAY || !plain || limit <= t->size + 8)
         return;
-    /* the inline path sizes an array as 16 + length * elem_size rounded up to 8: with
-     * length < max, that is below 16 + (limit - 24) + 8 = limit (<= GCLOHThreshold), and it
-     * equals tn_array_size(t, length) */
-    TN_ASSERT_INTERNAL(t->size == sizeof(tenure_array_header) && t->elem_size != 0);
+    /* the inline path sizes an array as size + length * elem_size rounded up to 8: with
+     * length < max, that is below size + (limit - size - 8) + 8 = limit (<= GCLOHThreshold),
+     * and it equals tn_array_size(t, length) (size >= 16: no minimum to apply) */
+    TN_ASSERT_INTERNAL(t->size >= sizeof(tenure_array_header) && t->elem_size != 0);
+    t->pub.tenure__fast_base = t->size;
     t->pub.tenure__fast_elem_size = t->elem_size;
-    t->pub.tenure__fast_max_length = (limit - 24) / t->elem_size;
+    t->pub.tenure__fast_max_length = (limit - t->size - 8) / t->elem_size;
 }
 
 const tenure_type *tenure_type_register(tenure_runtime *rt, const tenure_type_desc *desc) {
@@ -217,14 +227,13 @@ const tenure_type *tenure_type_register(tenure_runtime *rt, const tenure_type_de
     t->trace = desc->trace;
     t->finalize = desc->finalize;
     t->name = tn_strdup(desc->name ? desc->name : "<anonymous>");
-    if (t->kind == TN_TK_FIXED) {
-        t->ref_count = desc->ref_count;
-        t->ref_offsets = copy_offsets(desc->ref_offsets, desc->ref_count);
-    } else if (desc->flags & TENURE_TYPE_REF_ARRAY) {
+    t->ref_count = desc->ref_count;
+    t->ref_offsets = copy_offsets(desc->ref_offsets, desc->ref_count);
+    if (desc->flags & TENURE_TYPE_REF_ARRAY) {
         static const size_t zero = 0;
         t->elem_ref_count = 1;
         t->elem_ref_offsets = copy_offsets(&zero, 1);
-    } else {
+    } else if (t->kind == TN_TK_ARRAY) {
         t->elem_ref_count = desc->elem_ref_count;
         t->elem_ref_offsets = copy_offsets(desc->elem_ref_offsets, desc->elem_ref_count);
     }
