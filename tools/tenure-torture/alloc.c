@@ -114,9 +114,12 @@ aspec small_array(program_state *s, rng *r) {
     if (x < 35) {
         a.tix = s->tix_refarr;
         a.length = rchance(r, 90) ? rbelow(r, 41) : rrange(r, 41, 2000);
-    } else if (x < 60) {
+    } else if (x < 52) {
         a.tix = rchance(r, 50) ? s->tix_recarr : s->tix_recarr_tr;
         a.length = rchance(r, 90) ? rrange(r, 1, 20) : rrange(r, 21, 1000);
+    } else if (x < 60) {
+        a.tix = s->tix_fldarr;
+        a.length = rchance(r, 90) ? rbelow(r, 17) : rrange(r, 17, 1000);
     } else {
         a.tix = s->tix_bytes;
         unsigned y = (unsigned)rbelow(r, 100);
@@ -143,7 +146,7 @@ aspec large_spec(program_state *s, rng *r) {
         a.tix = s->tix_bytes;
         a.length = bytes - 16;
     } else if (y < 90) {
-        a.tix = s->tix_refarr;
+        a.tix = rchance(r, 75) ? s->tix_refarr : s->tix_fldarr;
         a.length = (bytes - 16 + 7) / 8;
         if (a.length > 40000)
             a.length = 40000;

@@ -23,7 +23,10 @@ uint32_t model_new(program_state *s, int tix, uint8_t flags, size_t length, size
     o->gen = gen;
     o->seed = seed;
     o->born = s->op;
-    o->nrefs = t->kind == K_FIX ? t->k : (t->kind == K_REFARR || t->kind == K_RECARR) ? (uint32_t)length : 0;
+    o->nrefs = t->kind == K_FIX                               ? t->k
+               : (t->kind == K_REFARR || t->kind == K_RECARR) ? (uint32_t)length
+               : t->kind == K_FLDARR                          ? (uint32_t)length + 1
+                                                              : 0;
     o->refs = o->nrefs ? xcalloc(o->nrefs, sizeof(uint32_t)) : NULL;
     return j;
 }

@@ -37,6 +37,7 @@ size_t arr_size(int kind, size_t len) {
     case K_REFARR: return 16 + 8 * len;
     case K_RECARR: return 16 + 16 * len;
     case K_BYTES: return (16 + len + 7) & ~(size_t)7;
+    case K_FLDARR: return 40 + 8 * len;
     }
     return 0;
 }
@@ -47,6 +48,7 @@ void **slot_at(program_state *s, uintptr_t base, int tix, unsigned i) {
     switch (t->kind) {
     case K_FIX: return (void **)(p + t->ref_off + 8 * i);
     case K_REFARR: return (void **)(p + 16 + 8 * (size_t)i);
+    case K_FLDARR: return (void **)(p + (i == 0 ? 16 : 40 + 8 * ((size_t)i - 1)));
     default: return (void **)(p + 16 + 16 * (size_t)i + 8);
     }
 }
@@ -66,6 +68,10 @@ void init_payload(program_state *s, uint32_t j, char *p) {
         *(uint64_t *)(p + 8) = IDW(j);
         for (unsigned w = 0; w < t->p; w++)
             ((uint64_t *)(p + t->pay_off))[w] = pw(j, o->seed, w);
+        break;
+    case K_FLDARR:
+        *(uint64_t *)(p + 24) = IDW(j);
+        *(uint64_t *)(p + 32) = pw(j, o->seed, 0);
         break;
     case K_RECARR:
         for (size_t i = 0; i < o->length; i++)
@@ -132,6 +138,17 @@ static int check_fixed(program_state *s, uint32_t j, char *p, const char *where)
     return 1;
 }
 
+/* the fixed fields after the reference: the number and a payload word */
+static int check_fielded(program_state *s, uint32_t j, char *p, const char *where) {
+    if (!check_number(s, j, p, *(uint64_t *)(p + 24), where))
+        return 0;
+    uint64_t want = pw(j, s->objs[j].seed, 0);
+    if (*(uint64_t *)(p + 32) != want)
+        diff(s, "%s: %s at %p: fixed payload word is %#" PRIx64 ", expected %#" PRIx64, where, odesc(s, j), (void *)p,
+             *(uint64_t *)(p + 32), want);
+    return 1;
+}
+
 /* sample: the first 16 records and the last */
 static int check_records(program_state *s, uint32_t j, char *p, int sample, const char *where) {
     mobj *o = &s->objs[j];
@@ -194,6 +211,7 @@ int check_obj(program_state *s, uint32_t j, uintptr_t pa, int level, const char 
     case K_FIX: return check_fixed(s, j, p, where);
     case K_RECARR: return check_records(s, j, p, sample, where);
     case K_BYTES: return check_bytes(s, j, p, sample, where);
+    case K_FLDARR: return check_fielded(s, j, p, where);
     default: return 1;
     }
 }

@@ -132,7 +132,7 @@ void op_payload(program_state *s, rng *r) {
             return;
         mobj *o = &s->objs[j];
         ttype *t = &s->types[o->tix];
-        if ((t->kind == K_FIX && t->p) || t->kind == K_BYTES || t->kind == K_RECARR) {
+        if ((t->kind == K_FIX && t->p) || t->kind == K_BYTES || t->kind == K_RECARR || t->kind == K_FLDARR) {
             o->seed = rnext(r);
             init_payload(s, j, (char *)o->addr);
             return;

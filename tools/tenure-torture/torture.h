@@ -160,7 +160,10 @@ typedef struct shres {
 /* ------------------------------------------------------------------------------------------
  * Types
  * ---------------------------------------------------------------------------------------- */
-enum { K_FIX, K_REFARR, K_RECARR, K_BYTES };
+/* K_FLDARR: a reference array with fixed fields before its elements (tenure.h): a reference
+ * at 16, the number at 24, a payload word at 32, then the elements from 40; its model
+ * references are the fixed one (0) and the elements (1..length) */
+enum { K_FIX, K_REFARR, K_RECARR, K_BYTES, K_FLDARR };
 typedef struct ttype {
     const tenure_type *t;
     int kind;
@@ -246,7 +249,7 @@ typedef struct program_state {
     int oom_mode;
     /* types */
     ttype types[MAX_TYPES];
-    int ntypes, nfix, tix_refarr, tix_recarr, tix_recarr_tr, tix_bytes;
+    int ntypes, nfix, tix_refarr, tix_recarr, tix_recarr_tr, tix_bytes, tix_fldarr;
     /* objects: 1..nobj-1 */
     mobj *objs;
     uint32_t nobj, capobj;

@@ -1,7 +1,7 @@
 /*
  * tenure-torture: the types a program registers
  * Fixed objects of two layouts (reference offsets, trace callbacks), reference / record /
- * byte arrays and finalizable types.
+ * byte arrays, reference arrays with fixed fields, and finalizable types.
  */
 #include "torture.h"
 
@@ -90,7 +90,8 @@ static int register_array(program_state *s, int *n, int kind, const tenure_type_
     return ix;
 }
 
-/* reference arrays, record arrays {tag, ref} (offsets or a trace callback), byte arrays */
+/* reference arrays, record arrays {tag, ref} (offsets or a trace callback), reference arrays
+ * with fixed fields, byte arrays */
 static void register_array_types(program_state *s, int *n) {
     static const size_t rec_off[1] = {8};
     s->tix_refarr = register_array(s, n, K_REFARR,
@@ -109,6 +110,13 @@ static void register_array_types(program_state *s, int *n) {
                                                           .elem_size = 16,
                                                           .trace = trace_recs,
                                                           .flags = TENURE_TYPE_ARRAY});
+    static const size_t fld_off[1] = {16};
+    s->tix_fldarr = register_array(s, n, K_FLDARR,
+                                   &(tenure_type_desc){.name = "fielded",
+                                                       .size = 40,
+                                                       .ref_offsets = fld_off,
+                                                       .ref_count = 1,
+                                                       .flags = TENURE_TYPE_REF_ARRAY});
     s->tix_bytes = register_array(s, n, K_BYTES,
                                   &(tenure_type_desc){.name = "bytes",
                                                       .size = sizeof(tenure_array_header),
