@@ -106,6 +106,9 @@ TENURE_API const char *tenure_strerror(tenure_result result);
     X(GCHeapCount, uint32_t, 0,                                                                                       \
       "GC threads (heaps) with gcServer=1, 1..64 (0: the CPUs the process may run on, at most 64)")                   \
     X(GCNoAffinitize, uint32_t, 0, "1: server GC's threads are not bound to CPUs")                                    \
+    X(gcConcurrent, uint32_t, 0,                                                                                      \
+      "1: background GC: the gen2 GCs the collector chooses mark on a thread of their own while the program runs "    \
+      "(docs/design/collector.md, \"Background GC\")")                                                                \
     X(GCHeapAffinitizeMask, uint64_t, 0,                                                                              \
       "CPUs (bit i: CPU i) server GC's threads are bound to, one each in order (0: the CPUs the process may run on)") \
     X(GCPoisonFreed, uint32_t, 0,                                                                                     \
@@ -357,7 +360,7 @@ typedef struct tenure__head {
     uint8_t *cards;          /* one byte per card */
     uint8_t *card_bundles;   /* one byte per 64 cards: some card there may be dirty */
     uint32_t unit_shift;
-    uint32_t barrier_slow;   /* nonzero: the barrier takes the checked out-of-line path */
+    uint32_t barrier_slow;   /* nonzero: the barrier takes the out-of-line path (HeapVerify, background GC) */
     uint32_t stop_requested; /* nonzero: a collection waits for the threads to reach a safepoint */
 } tenure__head;
 
@@ -458,7 +461,8 @@ TENURE_API void *tenure_alloc_array_pinned(tenure_runtime *rt, const tenure_type
  * ---------------------------------------------------------------------------------------- */
 /* The store and the card marking of the barrier (the checked barrier ends with it too). */
 static inline void tenure__store_ref(tenure__head *h, void *slot, void *value) {
-    *(void **)slot = value;
+    /* a relaxed atomic store (a plain move): a background GC may read the slot meanwhile */
+    __atomic_store_n((void **)slot, value, __ATOMIC_RELAXED);
     uintptr_t v = (uintptr_t)value - h->heap_base;
     uintptr_t s = (uintptr_t)slot - h->heap_base;
     if (v < h->heap_size && s < h->heap_size && h->unit_gen[v >> h->unit_shift] < h->unit_gen[s >> h->unit_shift]) {
@@ -736,7 +740,7 @@ enum {
     TENURE_COLLECT_FORCED = 0,            /* collect now (GCCollectionMode.Forced); the default */
     TENURE_COLLECT_OPTIMIZED = 1u << 0,   /* the collector may decline if it would gain little */
     TENURE_COLLECT_COMPACT = 1u << 1,     /* compact the condemned generations (no sweep) */
-    TENURE_COLLECT_NONBLOCKING = 1u << 2, /* may run in the background (all GCs block in this version) */
+    TENURE_COLLECT_NONBLOCKING = 1u << 2, /* gen2 with gcConcurrent: a background GC (returns once it started) */
     TENURE_COLLECT_COMPACT_LOH = 1u << 3, /* also compact the large object heap (generation 2 GCs) */
     TENURE_COLLECT_AGGRESSIVE = 1u << 4   /* compact everything and give all free memory back now */
 };
@@ -772,6 +776,8 @@ typedef struct tenure_stats {
                                      generation swept instead of compacted (more pinned plugs than
                                      the pin list held) or survivor ranges / heap dump / profiler
                                      roots not reported (no memory); see docs/design/collector.md */
+    uint64_t background_gcs;        /* background GCs done (gcConcurrent; each also counts in gc_count) */
+    int background_gc_in_progress;  /* 1 while a background GC marks */
 } tenure_stats;
 
 TENURE_API void tenure_get_stats(const tenure_runtime *rt, tenure_stats *stats);
@@ -793,6 +799,7 @@ typedef struct tenure_gc_info {
      * compact or sweep, promote (the GCGlobalHeapHistory_V4 event carries the .NET runtime's
      * phases instead: docs/events.md) */
     uint32_t phase_us[5];
+    int background; /* 1: a background GC (pause_ns: its initial and final pauses, summed) */
 } tenure_gc_info;
 
 /* The last GC (index 0 if none yet). */

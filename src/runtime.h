@@ -111,6 +111,7 @@ typedef struct tn_region {
     size_t discarded;               /* bytes of free space around pinned plugs given back to the OS
                                (not counted in rt->heap.committed until a GC condemns the region) */
     struct tn_mutator *alloc_owner; /* a gen0 region holding this thread's allocation context */
+    size_t bgc_live;                /* bytes the background GC in progress premarked here (gc/background.h) */
 } tn_region;
 
 /* An attached thread (threads/threads.c). Its allocation context sits at the tail of its own
@@ -195,6 +196,7 @@ typedef struct tn_gc_record {
     uint32_t phase_us[5]; /* mark, plan, relocate, compact or sweep, promote (gc/collection.h) */
     uint32_t mark_us[5];  /* the mark phase's steps: sizedref, roots, short weak, finalization, long weak */
     uint64_t pause_ns;
+    bool background; /* a background GC (its final pause's record: pause_ns sums both pauses) */
 } tn_gc_record;
 
 /* The state each subsystem owns, embedded below (each in its subsystem's own header). */
@@ -204,6 +206,7 @@ typedef struct tn_gc_record {
 #include "gc/mark.h"
 #include "gc/cards.h"
 #include "gc/plan.h"
+#include "gc/background.h"
 #include "profiler/profiler.h"
 #include "threads/threads.h"
 
@@ -243,6 +246,7 @@ struct tenure_runtime {
     struct tn_threads_state threads;   /* threads/threads.h */
     struct tn_mark_state mark;         /* gc/mark.h */
     struct tn_gc_team team;            /* gc/team.h: server GC's threads */
+    struct tn_bgc_state bgc;           /* gc/background.h: the background GC */
     struct tn_plan_state plan;         /* gc/plan.h */
     struct tn_card_state card;         /* gc/cards.h */
     struct tn_prof_state prof;         /* profiler/profiler.h */

@@ -58,6 +58,7 @@ static void child(void) {
         tn_assert_locked(rt); /* what the next two rely on (a test calls the second without) */
         tn_finalize_forked_child(rt);
         tn_gc_team_forked_child(rt);
+        tn_bgc_forked_child(rt);
         tn_trace_forked_child(rt);
         tn_unlock(rt); /* the forking thread's own level stays if it held the lock */
     }

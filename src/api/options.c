@@ -206,6 +206,7 @@ static tenure_result check_switches(const tenure_config *c, const checker *k) {
         {"GCPoisonFreed", c->GCPoisonFreed},
         {"gcServer", c->gcServer},
         {"GCNoAffinitize", c->GCNoAffinitize},
+        {"gcConcurrent", c->gcConcurrent},
     };
     for (size_t i = 0; i < sizeof switches / sizeof switches[0]; i++)
         if (switches[i].value > 1)

@@ -124,7 +124,7 @@ static tenure_result build(tenure_runtime *rt, char *why, size_t len) {
                  limit_note(note, sizeof note));
         return TENURE_NOMEM;
     }
-    rt->head.barrier_slow = rt->config.HeapVerify ? 1 : 0;
+    rt->head.barrier_slow = rt->config.HeapVerify ? TN_BARRIER_CHECKED : 0;
     rt->heap.stress_countdown = (uint32_t)rt->config.GCStress;
     init_budgets(rt);
     if (!reserve_heap(rt, why, len))
@@ -210,6 +210,7 @@ void tenure_destroy(tenure_runtime *rt) {
     tn_fork_unregister(rt); /* before its locks go; a fork from now on leaves it behind */
     if (rt->threads.locks_ready && !tn_self(rt))
         tn_mutator_attach(rt, false); /* pending finalizers may allocate on this thread */
+    tn_bgc_destroy(rt);               /* a background GC in progress is left unfinished: the heap goes */
     tn_finalize_stop_thread(rt);
     tn_finalize_shutdown(rt);
     tn_prof_shutdown(rt);

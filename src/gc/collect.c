@@ -61,6 +61,8 @@ static void check_structures(tenure_runtime *rt) {
 /* The collection's parameters and its record's first fields. */
 static void begin_collection(tenure_runtime *rt, tn_collection *c, int requested, uint32_t reason, unsigned flags) {
     memset(c, 0, sizeof *c);
+    c->gc_type = tn_bgc_marking(rt) ? TN_GC_TYPE_FOREGROUND : TN_GC_TYPE_BLOCKING;
+    c->suspend_reason = TN_SUSPEND_FOR_GC;
     c->requested = requested;
     c->condemned = requested < 0 || requested > TN_GEN2 ? TN_GEN2 : requested;
     c->reason = reason;
@@ -71,17 +73,25 @@ static void begin_collection(tenure_runtime *rt, tn_collection *c, int requested
 
 static void start_gc(tenure_runtime *rt, tn_collection *c) {
     tn_gc_record *g = &c->record;
-    rt->stats.gc_count++;
-    g->index = rt->stats.gc_count;
+    if (c->bgc_final) { /* the background GC's final pause: its GCStart was the initial pause's */
+        g->index = rt->bgc.index;
+        g->background = true;
+    } else {
+        rt->stats.gc_count++;
+        g->index = rt->stats.gc_count;
+    }
     g->condemned = c->condemned;
     g->reason = c->reason;
     g->compact_reason = -1;
     record_condemn_reasons(g, c->requested, c->reason);
     tn_gc_measure_generations(rt, g->size_before, g->free_before);
-    if (TN_PROF_ON(rt, TENURE_PROFILE_GC))
-        tn_prof_gc_started(rt);
-    TN_EMIT(rt, GCStart_V2, .Count = (uint32_t)g->index, .Depth = (uint32_t)c->condemned, .Reason = c->reason,
-            .Type = TN_GC_TYPE_BLOCKING, .ClientSequenceNumber = rt->prof.heap_dump_pending ? rt->prof.heap_dumps : 0);
+    if (!c->bgc_final) { /* no profiler walk for a background GC (events spec) */
+        if (TN_PROF_ON(rt, TENURE_PROFILE_GC))
+            tn_prof_gc_started(rt);
+        TN_EMIT(rt, GCStart_V2, .Count = (uint32_t)g->index, .Depth = (uint32_t)c->condemned, .Reason = c->reason,
+                .Type = (uint32_t)c->gc_type,
+                .ClientSequenceNumber = rt->prof.heap_dump_pending ? rt->prof.heap_dumps : 0);
+    }
     set_condemned(rt, c->condemned, true);
     c->phase_started_ns = tn_os_now_ns();
 }
@@ -91,12 +101,13 @@ static void start_gc(tenure_runtime *rt, tn_collection *c) {
  * allocation context ends so that the heap is walkable. From here to restart, c is the
  * collection in progress (rt->collection) and nothing is allocated (base/mem.c). */
 static void suspend(tenure_runtime *rt, tn_collection *c) {
-    TN_EMIT(rt, GCSuspendEEBegin_V1, .Reason = TN_SUSPEND_FOR_GC, .Count = (uint32_t)rt->stats.gc_count);
+    TN_EMIT(rt, GCSuspendEEBegin_V1, .Reason = c->suspend_reason, .Count = (uint32_t)rt->stats.gc_count);
     tn_world_stop(rt);
     check_structures(rt); /* the contexts as the threads left them */
     tn_alloc_end_contexts(rt);
     TN_EMIT(rt, GCSuspendEEEnd_V1, .ClrInstanceID = 0);
-    TN_EMIT(rt, GCTriggered, .Reason = c->reason);
+    if (c->suspend_reason == TN_SUSPEND_FOR_GC)
+        TN_EMIT(rt, GCTriggered, .Reason = c->reason);
     tn_mem_pause_begin(rt);
     rt->collection = c;
     verify_if_asked(rt, "before a GC");
@@ -169,6 +180,99 @@ static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, 
 }
 
 
+/* ---- background GC (gc/background.h): its two pauses ---- */
+
+/* The initial pause: the roots' old targets premarked, the write watch on, GCStart Type 1. */
+static void collect_bgc_initial(tenure_runtime *rt, uint32_t reason) {
+    if (!tn_bgc_prepare(rt))
+        return; /* (out of memory or no thread: the next gen2 GC blocks) */
+    tn_collection c;
+    begin_collection(rt, &c, TN_GEN2, reason, 0);
+    suspend(rt, &c);
+    rt->stats.gc_count++;
+    TN_EMIT(rt, GCStart_V2, .Count = (uint32_t)rt->stats.gc_count, .Depth = TN_GEN2, .Reason = reason,
+            .Type = TN_GC_TYPE_BACKGROUND, .ClientSequenceNumber = 0);
+    tn_bgc_begin(rt, rt->stats.gc_count, reason);
+    restart(rt, &c);
+    uint64_t pause = tn_os_now_ns() - c.started_ns;
+    rt->bgc.initial_pause_ns = pause;
+    rt->stats.total_pause_ns += pause;
+    if (pause > rt->stats.max_pause_ns)
+        rt->stats.max_pause_ns = pause;
+}
+
+/* The final-mark pause (suspend reason 6), on the thread whose GC comes after the BGC marked
+ * all it could, or that needs the BGC over: a full GC that sweeps every generation and starts from the BGC's marks (mark.c), with
+ * the BGC's GC number, no GCStart and no profiler walk. */
+void tn_gc_collect_bgc_final(tenure_runtime *rt) {
+    tn_assert_locked(rt);
+    tn_collection c;
+    begin_collection(rt, &c, TN_GEN2, rt->bgc.reason, 0);
+    c.bgc_final = true;
+    c.gc_type = TN_GC_TYPE_BACKGROUND;
+    c.suspend_reason = TN_SUSPEND_FOR_GC_PREP;
+    c.gc_threads = gc_threads_for(rt, &c, tn_gc_reserve_scratch(rt));
+    suspend(rt, &c);
+    start_gc(rt, &c);
+    tn_gc_team_wake(rt, tn_gc_mark_helper, c.gc_threads);
+    tn_gc_mark(rt, &c); /* the BGC's marks first (B1) */
+    phase_done(&c, TN_PHASE_MARK);
+    tn_gc_plan(rt, &c); /* every generation swept (c.bgc_final) */
+    phase_done(&c, TN_PHASE_PLAN);
+    tn_gc_relocate(rt, &c);
+    phase_done(&c, TN_PHASE_RELOCATE);
+    tn_gc_compact(rt, &c);
+    tn_gc_sweep(rt, &c);
+    phase_done(&c, TN_PHASE_COMPACT_OR_SWEEP);
+    tn_gc_promote(rt, &c);
+    phase_done(&c, TN_PHASE_PROMOTE);
+    tn_gc_team_finish(rt);
+    set_condemned(rt, c.condemned, false);
+    tn_bgc_end(rt);
+    c.started_ns -= rt->bgc.initial_pause_ns; /* its pause: both pauses, summed */
+    tn_gc_report(rt, &c);
+    restart(rt, &c);
+}
+
+/* With gcConcurrent, a gen2 GC the collector chose (a budget, GCStress) runs in the
+ * background: a gen1 GC now, then the BGC's initial pause (*start); while a BGC marks, it
+ * runs as the foreground gen0 or gen1 GC the young budgets ask for. Once the BGC has marked
+ * all it could, the next GC is its final pause instead (a full GC: what was asked is done,
+ * unless it was a blocking gen2 GC). A gen2 GC asked for otherwise (induced, out of space,
+ * compacting) first ends the BGC in progress. Returns the generation to collect, -2 for none. */
+static int steer_gen2(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags, bool *start) {
+    *start = false;
+    bool young = generation >= 0 && generation < TN_GEN2;
+    bool chosen = reason == TN_REASON_ALLOC_SMALL || reason == TN_REASON_ALLOC_LARGE || reason == TN_REASON_STRESS ||
+                  (flags & TENURE_COLLECT_NONBLOCKING);
+    chosen = chosen && !(flags & (TENURE_COLLECT_COMPACT | TENURE_COLLECT_COMPACT_LOH | TENURE_COLLECT_AGGRESSIVE));
+    if (tn_bgc_marked(rt)) {
+        tn_bgc_finish(rt);
+        if (young || chosen)
+            return -2;
+    }
+    if (!rt->config.gcConcurrent || young)
+        return generation;
+    if (chosen && tn_bgc_marking(rt))
+        return (flags & TENURE_COLLECT_NONBLOCKING) ? -2 : tn_heap_young_budget_generation(rt);
+    if (chosen && !rt->bgc.forked_no_thread) {
+        *start = true;
+        return TN_GEN1;
+    }
+    tn_bgc_finish(rt);
+    return generation;
+}
+
+static void collect_steered(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
+    bool start_bgc;
+    generation = steer_gen2(rt, generation, reason, flags, &start_bgc);
+    if (generation == -2)
+        return; /* a background GC's final pause did it, or one runs already */
+    collect_locked(rt, generation, reason, flags);
+    if (start_bgc)
+        collect_bgc_initial(rt, reason);
+}
+
 tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
     TN_LOCKED(rt);
     if (rt->collection)
@@ -181,7 +285,7 @@ tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason,
     setjmp(regs);
     char *outer_scan_from = rt->roots.scan_from;
     rt->roots.scan_from = (char *)&regs;
-    collect_locked(rt, generation, reason, flags);
+    collect_steered(rt, generation, reason, flags);
     rt->roots.scan_from = outer_scan_from;
     return TENURE_OK;
 }
@@ -206,6 +310,7 @@ void tenure_get_last_gc_info(const tenure_runtime *crt, tenure_gc_info *info) {
     }
     info->pinned_objects = g->pinned_objects;
     memcpy(info->phase_us, g->phase_us, sizeof info->phase_us);
+    info->background = g->background;
 }
 _Static_assert(sizeof(((tenure_gc_info *)0)->phase_us) == sizeof(((tn_gc_record *)0)->phase_us) &&
                    sizeof(((tn_gc_record *)0)->phase_us) == TN_PHASES * sizeof(uint32_t),
@@ -269,4 +374,5 @@ void tenure_get_stats(const tenure_runtime *crt, tenure_stats *stats) {
     *stats = rt->stats;
     stats->bytes_allocated += tn_alloc_uncounted(rt);
     stats->committed_bytes = rt->heap.committed;
+    stats->background_gc_in_progress = tn_bgc_marking(rt);
 }

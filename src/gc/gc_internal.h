@@ -34,6 +34,8 @@ void tn_gc_sweep(tenure_runtime *rt, tn_collection *c);
 void tn_gc_promote(tenure_runtime *rt, tn_collection *c);
 /* report.c: the record done (rt->last, tenure_stats), budgets, the end events, the GC callback. */
 void tn_gc_report(tenure_runtime *rt, tn_collection *c);
+/* collect.c: a background GC's final-mark pause (gc/background.h), lock held. */
+void tn_gc_collect_bgc_final(tenure_runtime *rt);
 /* report.c: each generation's size and free bytes (the record's before or after, and stats). */
 void tn_gc_measure_generations(tenure_runtime *rt, size_t *sizes, size_t *free_sizes);
 

@@ -618,6 +618,22 @@ static void parallel_end(marker *mk, unsigned threads) {
     drain_all(mk); /* the overflow of every thread, on this one */
 }
 
+/* BGC (a background GC's final pause, gc/background.h B1): the premarked bytes, and the
+ * objects the background marking left unscanned or that the mutators wrote into since it
+ * scanned them, rescanned. */
+static void rescan_object(char *obj, void *ctx) {
+    marker *mk = ctx;
+    tn_obj_visit_slots(mk->rt, obj, mark_root_slot, mk);
+}
+
+static void mark_bgc_rescans(marker *mk, tn_collection *c) {
+    kind_meter m = meter_start(mk);
+    mk->w->marked_bytes += c->bgc_premarked;
+    tn_bgc_visit_rescans(mk->rt, rescan_object, mk);
+    drain_all(mk);
+    meter_end(mk, m, TN_ROOT_BGC);
+}
+
 /* The roots that every GC thread's marking may share: stack, finalizer, handles, cards. */
 static void mark_shared_roots(marker *mk, tn_collection *c) {
     tenure_runtime *rt = mk->rt;
@@ -628,6 +644,8 @@ static void mark_shared_roots(marker *mk, tn_collection *c) {
     tn_roots_scan_conservative(rt, true, pin_stack_word, mk);
     drain_all(mk);
     meter_end(mk, m, TN_ROOT_STACK);
+    if (c->bgc_final)
+        mark_bgc_rescans(mk, c);
     /* Finalizer: objects waiting for their finalizer */
     if (rt->lifetime.ready.count > rt->lifetime.ready_head) {
         m = meter_start(mk);
@@ -677,6 +695,8 @@ void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
     rt->mark.lead = &mk;
 
     tn_handles_prepare(rt);
+    if (c->bgc_final) /* the premarks become marks before anything is marked (counted once: M2) */
+        c->bgc_premarked = tn_bgc_merge_marks(rt);
     /* SizedRef (full GCs): each handle's graph first, one handle after the other (on thread
      * 0 alone: each handle's bytes are what its graph adds) */
     kind_meter m;

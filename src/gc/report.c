@@ -146,9 +146,9 @@ static void finish_record(tenure_runtime *rt, tn_collection *c) {
 
 static void end_gc(tenure_runtime *rt) {
     tn_gc_emit_history(rt);
-    if (rt->prof.heap_dump_pending)
+    if (rt->prof.heap_dump_pending && !rt->last.background)
         tn_heap_dump_emit(rt);
-    if (TN_PROF_ON(rt, TENURE_PROFILE_GC)) {
+    if (TN_PROF_ON(rt, TENURE_PROFILE_GC) && !rt->last.background) { /* no profiler walk for a BGC */
         tn_prof_root_references(rt);
         tn_prof_gc_finished(rt);
     }

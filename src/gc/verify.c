@@ -317,12 +317,17 @@ static bool barrier_arguments_valid(tenure_runtime *rt, void *obj, void *slot, v
  * dangling). The inline barrier is never a safepoint, so neither is this: the arguments are
  * checked only when the instance lock is free at once (another thread holding it means the
  * store goes unchecked; the verifier still checks it, and its card, at the next GC). */
+/* The barrier's out-of-line path (head.barrier_slow): HeapVerify's checks, and while a
+ * background GC marks, the write watch after the store (gc/background.h, B1). */
 void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *value) {
-    if (tn_trylock(rt)) {
+    uint32_t slow = __atomic_load_n(&rt->head.barrier_slow, __ATOMIC_RELAXED);
+    if ((slow & TN_BARRIER_CHECKED) && tn_trylock(rt)) {
         bool valid = barrier_arguments_valid(rt, obj, slot, value);
         tn_unlock(rt);
         if (!valid)
             return;
     }
     tenure__store_ref(&rt->head, slot, value);
+    if (slow & TN_BARRIER_BGC)
+        tn_bgc_watch(rt, slot);
 }

@@ -310,6 +310,10 @@ static int budget_generation(tenure_runtime *rt, uint32_t *reason) {
     return gen;
 }
 
+int tn_heap_young_budget_generation(const tenure_runtime *rt) {
+    return rt->heap.gen1_promoted_since >= rt->heap.gen1_budget ? TN_GEN1 : TN_GEN0;
+}
+
 static void collect_for_budget(tenure_runtime *rt) {
     uint32_t reason;
     int gen = budget_generation(rt, &reason);

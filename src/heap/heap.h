@@ -92,6 +92,9 @@ void tn_alloc_reset_context(tenure_runtime *rt, tn_mutator *m);
 void tn_alloc_end_contexts(tenure_runtime *rt);
 /* Bytes the calling thread has allocated in its context that are not counted yet. */
 size_t tn_alloc_uncounted(tenure_runtime *rt);
+/* The young generation the budgets ask to collect (0 or 1): what a gen2 GC becomes while a
+ * background GC marks (gc/collect.c). */
+int tn_heap_young_budget_generation(const tenure_runtime *rt);
 /* A profiler now wants every allocation (or no longer): every context's limit is republished. */
 void tn_alloc_republish_limits(tenure_runtime *rt);
 /* m's inline allocation limit: closed (the slow path every time) under GCStress, for a

@@ -184,7 +184,7 @@ def first_line(e):
 # --------------------------------------------------------------------------------------------
 
 class TraceState:
-    IDLE, SUSPENDING, SUSPENDED, TRIGGERED, MARKING, HISTORY, PERHEAP, ENDED, STATS, RESTARTING = range(10)
+    IDLE, SUSPENDING, SUSPENDED, TRIGGERED, MARKING, HISTORY, PERHEAP, ENDED, STATS, RESTARTING, BGC_INITIAL = range(11)
 
     def __init__(self, key, late_start):
         self.key = key
@@ -197,6 +197,11 @@ class TraceState:
         self.cid = None
         self.discarded = 0
         self.stray_joins = []  # (event, text): GCJoin_V2 outside a GC (see Checker.join)
+        # background GC (gcConcurrent): its initial pause (GCStart Type 1) opens it; foreground
+        # GCs (Type 2) may run while it is open; its final pause (suspend Reason 6, no GCStart)
+        # marks, sweeps and ends it (GCEnd and GCHeapStats with its Count)
+        self.bgc = None
+        self.background = 0
 
 
 class Checker:
@@ -265,8 +270,12 @@ class Checker:
         if name in ("GCStart_V2", "GCTriggered", "GCGlobalHeapHistory_V4"):
             if f.get("Reason") not in GC_REASONS:
                 self.fail(ev, "Reason %r is not a GC reason of the spec" % f.get("Reason"))
-        if name == "GCStart_V2" and f.get("Type") != 0:
-            self.fail(ev, "Type %r: only blocking GCs (0) exist in this collector" % f.get("Type"))
+        if name == "GCStart_V2":
+            rng("Type", 0, 2)
+            if f.get("Type") == 1 and f.get("Depth") != 2:
+                self.fail(ev, "a background GC (Type 1) of Depth %r (must be 2)" % f.get("Depth"))
+            if f.get("Type") == 2 and f.get("Depth") == 2:
+                self.fail(ev, "a foreground GC (Type 2) of Depth 2 (only ephemeral GCs run beside a background GC)")
         if name == "GCSuspendEEBegin_V1":
             rng("Reason", 0, 7)
         if name == "GCCreateSegment_V1":
@@ -330,14 +339,23 @@ class Checker:
             else:
                 gc["ranges_seen"] = True
             return
+        if name == "GCCreateConcurrentThread_V1":
+            if st.state != S.BGC_INITIAL:
+                self.fail(ev, "GCCreateConcurrentThread_V1 outside a background GC's initial pause (state %s)"
+                          % state_name(st.state))
+            return
+        if name == "GCTerminateConcurrentThread_V1":
+            if st.state != S.IDLE:
+                self.fail(ev, "GCTerminateConcurrentThread_V1 inside a GC (state %s)" % state_name(st.state))
+            return
         if name not in SEQUENCE_EVENTS:
-            return  # finalizers, concurrent thread: not produced by this collector's GC sequence
+            return  # finalizers: not part of a GC's sequence
         expect = {
             "GCSuspendEEBegin_V1": (S.IDLE,), "GCSuspendEEEnd_V1": (S.SUSPENDING,),
             "GCTriggered": (S.SUSPENDED,), "GCStart_V2": (S.TRIGGERED,),
             "GCGlobalHeapHistory_V4": (S.MARKING,), "GCPerHeapHistory_V3": (S.HISTORY, S.PERHEAP),
             "GCEnd_V1": (S.PERHEAP,), "GCHeapStats_V2": (S.ENDED,),
-            "GCRestartEEBegin_V1": (S.STATS,), "GCRestartEEEnd_V1": (S.RESTARTING,),
+            "GCRestartEEBegin_V1": (S.STATS, S.BGC_INITIAL), "GCRestartEEEnd_V1": (S.RESTARTING,),
         }[name]
         if st.state not in expect:
             self.fail(ev, "out of order: %s in state %s (GC %s)" % (name, state_name(st.state), gc and gc.get("count")))
@@ -353,15 +371,20 @@ class Checker:
                 return
         if name == "GCSuspendEEBegin_V1":
             if f.get("Reason") not in (1, 6):
-                self.fail(ev, "suspension for a GC with Reason %r (must be 1 ForGC)" % f.get("Reason"))
+                self.fail(ev, "suspension for a GC with Reason %r (must be 1 ForGC or 6 ForGCPrep)" % f.get("Reason"))
+            if f.get("Reason") == 6 and st.bgc is None:
+                self.fail(ev, "a final-mark suspension (Reason 6) without a background GC in progress")
             if st.last_count is not None and f.get("Count") != st.last_count:
                 self.fail(ev, "Count %r is not the number of GCs so far (%d)" % (f.get("Count"), st.last_count))
             st.gc = {"tid": ev["tid"], "count": None, "suspend_ts": ev["ts"], "marks": [],
-                     "ranges_seen": False, "trig_reason": None}
+                     "ranges_seen": False, "trig_reason": None, "final": f.get("Reason") == 6 and st.bgc is not None}
             st.state = S.SUSPENDING
         elif name == "GCSuspendEEEnd_V1":
             self.same_thread(ev, gc, "GCSuspendEEEnd_V1")
             st.state = S.SUSPENDED
+            if gc.get("final"):  # the background GC's final pause: no GCTriggered, no GCStart
+                gc.update({"count": st.bgc["count"], "depth": 2, "reason": st.bgc["reason"], "background": True})
+                st.state = S.MARKING
         elif name == "GCTriggered":
             gc["trig_reason"] = f.get("Reason")
             st.state = S.TRIGGERED
@@ -377,6 +400,18 @@ class Checker:
             gc["count"], gc["depth"], gc["reason"] = count, f.get("Depth"), f.get("Reason")
             if isinstance(count, int):
                 st.last_count = count
+            gtype = f.get("Type")
+            if gtype == 2 and st.bgc is None:
+                self.fail(ev, "a foreground GC (Type 2) without a background GC in progress")
+            if gtype == 0 and st.bgc is not None:
+                self.fail(ev, "a blocking GC (Type 0) while background GC %s is in progress (Type 2 then)"
+                          % st.bgc["count"])
+            if gtype == 1:
+                if st.bgc is not None:
+                    self.fail(ev, "a background GC starts while background GC %s is in progress" % st.bgc["count"])
+                st.bgc = {"count": count, "reason": f.get("Reason"), "tid": ev["tid"]}
+                st.state = S.BGC_INITIAL  # its initial pause: the roots; then the world restarts
+                return
             st.state = S.MARKING
         elif name == "GCGlobalHeapHistory_V4":
             self.joins_done(ev, gc)
@@ -409,15 +444,21 @@ class Checker:
             st.state = S.STATS
         elif name == "GCRestartEEBegin_V1":
             self.same_thread(ev, gc, "GCRestartEEBegin_V1")
+            gc["initial"] = st.state == S.BGC_INITIAL
             st.state = S.RESTARTING
         elif name == "GCRestartEEEnd_V1":
             self.same_thread(ev, gc, "GCRestartEEEnd_V1")
+            st.gc = None
+            st.state = S.IDLE
+            if gc.get("initial"):
+                return  # the background GC marks on; it completes at its final pause
             st.complete += 1
             d = gc.get("depth")
             if d in st.by_depth:
                 st.by_depth[d] += 1
-            st.gc = None
-            st.state = S.IDLE
+            if gc.get("final"):
+                st.bgc = None
+                st.background += 1
 
     # ---- server GC's joins (GCJoin_V2, .NET's t_join) ----
     # Per GC thread (stream tid): a join's start (JoinTime 0, JoinType 1) is followed by its
@@ -511,6 +552,8 @@ class Checker:
             self.fail(ev, "Older (card) roots in a full GC")
         if t == MK_SIZEDREF and depth != 2:
             self.fail(ev, "SizedRef roots in an ephemeral GC")
+        if t == MK_BGC and not gc.get("background"):
+            self.fail(ev, "BGC roots outside a background GC's final pause")
         heap = f.get("HeapNum", 0)
         if heap != 0 and t != MK_STEAL:
             self.fail(ev, "root kind %d of heap %s (only GC thread 0 scans roots)" % (t, heap))
@@ -570,7 +613,7 @@ class Checker:
 
 def state_name(s):
     return ["idle", "suspending", "suspended", "triggered", "marking", "after-global-history",
-            "after-per-heap-history", "ended", "after-heap-stats", "restarting"][s]
+            "after-per-heap-history", "ended", "after-heap-stats", "restarting", "background-initial"][s]
 
 
 def summary(ch, out):
@@ -578,9 +621,10 @@ def summary(ch, out):
     out.write("traces: %d, events: %d, complete GCs: %d\n" % (len(ch.traces), ch.nevents, total_gcs))
     for key in sorted(ch.traces):
         st = ch.traces[key]
-        out.write("  %s: ClrInstanceID %s, GCs %d (gen0 %d, gen1 %d, gen2 %d)%s%s\n" % (
-            key, st.cid, st.complete, st.by_depth[0], st.by_depth[1], st.by_depth[2],
+        out.write("  %s: ClrInstanceID %s, GCs %d (gen0 %d, gen1 %d, gen2 %d, of which background %d)%s%s%s\n" % (
+            key, st.cid, st.complete, st.by_depth[0], st.by_depth[1], st.by_depth[2], st.background,
             ", last GC incomplete" if st.state != TraceState.IDLE else "",
+            ", a background GC in progress at the end" if st.bgc is not None else "",
             ", %d events discarded" % st.discarded if st.discarded else ""))
     out.write("events by name:\n")
     for name in sorted(ch.names):

@@ -1,0 +1,343 @@
+/* background.c - background GC: the BGC's bitmap, stack and write watch, its thread and its
+ * slices of concurrent marking, and the hand-over to the final pause (gc/background.h,
+ * docs/design/collector.md "Background GC"). The pauses themselves are collect.c's.
+ */
+#include "gc/gc_internal.h"
+#include "heap/crossing.h"
+
+#include <sched.h>
+
+/* A slice of concurrent marking holds the instance lock this long at most: an allocation slow
+ * path that waits for the lock waits no longer. */
+#define TN_BGC_SLICE_NS ((uint64_t)1000000)
+
+static size_t bits_bytes(const tenure_runtime *rt) { return rt->range / 64; }
+static size_t watch_bytes(const tenure_runtime *rt) { return rt->range / TN_CARD_SIZE; }
+
+bool tn_bgc_marking(const tenure_runtime *rt) { return rt->bgc.state == TN_BGC_MARKING; }
+
+/* An old object (gen2, LOH, POH) of the heap: the only ones the BGC premarks (B1). */
+static inline bool in_old_region(const tenure_runtime *rt, const void *v) {
+    uintptr_t off = (uintptr_t)v - (uintptr_t)rt->base;
+    return off < rt->range && rt->unit_gen[off >> rt->head.unit_shift] >= TN_GEN2;
+}
+
+static inline tn_region *region_of_object(const tenure_runtime *rt, const void *v) {
+    return &rt->regions[rt->unit_head[tn_unit_of(rt, v)]];
+}
+
+/* No room to remember a premarked object (out of memory): it is unmarked again, and the final
+ * pause marks it if it is reachable (B1 holds either way). */
+static void unpremark(tenure_runtime *rt, void *v) {
+    size_t bit = tn_bit_index(rt, v), size = tn_obj_size(v);
+    rt->bgc.bits[bit >> 6] &= ~((uint64_t)1 << (bit & 63));
+    region_of_object(rt, v)->bgc_live -= size;
+    rt->bgc.premarked -= size;
+}
+
+/* Premark v if it is an old object not premarked yet: its bit, its bytes, the stack. */
+static void premark(tenure_runtime *rt, void *v) {
+    if (!in_old_region(rt, v))
+        return;
+    size_t bit = tn_bit_index(rt, v);
+    if (tn_bit_test(rt->bgc.bits, bit))
+        return;
+    tn_bit_set(rt->bgc.bits, bit);
+    size_t size = tn_obj_size(v);
+    region_of_object(rt, v)->bgc_live += size;
+    rt->bgc.premarked += size;
+    void **top = tn_vec_push(&rt->bgc.stack);
+    if (top)
+        *top = v;
+    else
+        unpremark(rt, v);
+}
+
+static void premark_slot(void **slot, void *ctx) { premark(ctx, *slot); }
+static void premark_word(void *obj, void *word, void *ctx) {
+    (void)word;
+    premark(ctx, obj);
+}
+
+/* A premarked object the final pause scans again (B1): out of memory to remember it, it is
+ * unmarked instead. */
+static void defer(tenure_runtime *rt, char *o) {
+    void **e = tn_vec_push(&rt->bgc.deferred);
+    if (e)
+        *e = o;
+    else
+        unpremark(rt, o);
+}
+
+/* A slot read beside the mutators, atomically (the barrier stores atomically too): its old
+ * target premarked. True if it holds a young object: the BGC does not mark young objects, and
+ * the final pause, which does, does not trace premarked ones; so an object that refers to a
+ * young one is scanned again there (B1). */
+static inline bool premark_read(tenure_runtime *rt, void **slot) {
+    void *v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if (in_old_region(rt, v)) {
+        premark(rt, v);
+        return false;
+    }
+    return (uintptr_t)v - (uintptr_t)rt->base < rt->range;
+}
+
+/* Scan a premarked object while the mutators run: each reference slot read once (B1). A type
+ * with a trace callback is deferred to the final pause: the callback may read fields the
+ * mutators are writing (a tag and its value) and is not written for that. */
+static void scan_concurrent(tenure_runtime *rt, char *o) {
+    const tn_type *t = tn_obj_type(o);
+    if (t->trace) {
+        defer(rt, o);
+        return;
+    }
+    bool young = false;
+    for (size_t i = 0; i < t->ref_count; i++)
+        young |= premark_read(rt, (void **)(o + t->ref_offsets[i]));
+    if (t->kind == TN_TK_ARRAY && t->elem_ref_count) {
+        size_t n = ((const tenure_array_header *)o)->length;
+        char *e = o + t->size;
+        for (size_t i = 0; i < n; i++, e += t->elem_size)
+            for (size_t j = 0; j < t->elem_ref_count; j++)
+                young |= premark_read(rt, (void **)(e + t->elem_ref_offsets[j]));
+    }
+    if (young)
+        defer(rt, o);
+}
+
+/* ---- the write watch (the barrier's slow path while a BGC marks) ---- */
+
+void tn_bgc_watch(tenure_runtime *rt, void *slot) {
+    if (!in_old_region(rt, slot))
+        return;
+    size_t card = ((uintptr_t)slot - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT;
+    __atomic_store_n(&rt->bgc.watch[card], 1, __ATOMIC_RELAXED);
+}
+
+/* ---- the thread ---- */
+
+static void mark_slice(tenure_runtime *rt) {
+    uint64_t until = tn_os_now_ns() + TN_BGC_SLICE_NS;
+    tn_vec *s = &rt->bgc.stack;
+    for (size_t n = 1; s->count; n++) {
+        char *o = ((char **)s->data)[--s->count];
+        scan_concurrent(rt, o);
+        if (n % 256 == 0 && tn_os_now_ns() >= until)
+            break;
+    }
+    rt->bgc.slices++;
+}
+
+/* The thread marks while there is something to mark; the final pause is not its: it comes
+ * at the next GC a mutator triggers (tn_bgc_marked), so that a program sees its objects move
+ * or die only where tenure.h says a GC may happen (an allocation, a safepoint, a wait for the
+ * instance lock in a program with several attached threads), as without background GC. */
+static void *bgc_main(void *arg) {
+    tenure_runtime *rt = arg;
+    tn_lock(rt);
+    while (!rt->bgc.stop) {
+        if (rt->bgc.state != TN_BGC_MARKING || !rt->bgc.stack.count) {
+            tn_wait_safe(rt, &rt->bgc.cv);
+            continue;
+        }
+        mark_slice(rt);
+        tn_unlock(rt); /* the mutators' slow paths and foreground GCs take it meanwhile */
+        sched_yield();
+        tn_lock(rt);
+    }
+    tn_unlock(rt);
+    return NULL;
+}
+
+bool tn_bgc_marked(const tenure_runtime *rt) {
+    return rt->bgc.state == TN_BGC_MARKING && (rt->bgc.stack.count == 0 || rt->bgc.finish_pending);
+}
+
+static bool start_thread(tenure_runtime *rt) {
+    if (rt->bgc.thread_started)
+        return true;
+    if (rt->bgc.forked_no_thread)
+        return false;
+    if (!rt->bgc.cv_ready) {
+        pthread_cond_init(&rt->bgc.cv, NULL);
+        rt->bgc.cv_ready = true;
+    }
+    if (pthread_create(&rt->bgc.thread, NULL, bgc_main, rt) != 0)
+        return false;
+    rt->bgc.thread_started = true;
+    rt->bgc.announce_thread = true;
+    return true;
+}
+
+/* ---- a BGC's life ---- */
+
+bool tn_bgc_prepare(tenure_runtime *rt) {
+    tn_assert_locked(rt);
+    if (rt->bgc.state != TN_BGC_IDLE)
+        return false;
+    if (!rt->bgc.bits) {
+        rt->bgc.bits = tn_os_reserve_lazy(bits_bytes(rt));
+        rt->bgc.watch = tn_os_reserve_lazy(watch_bytes(rt));
+        tn_vec_init(&rt->bgc.stack, sizeof(void *));
+        tn_vec_init(&rt->bgc.deferred, sizeof(void *));
+        if (!rt->bgc.bits || !rt->bgc.watch)
+            return false;
+    }
+    if (!tn_vec_reserve(&rt->bgc.stack, 4096))
+        return false;
+    return start_thread(rt);
+}
+
+/* Young objects: their old targets are premarked (right after the gen1 GC that precedes the
+ * initial pause, the young generations hold little). */
+static void premark_from_young(tenure_runtime *rt) {
+    for (int g = TN_GEN0; g <= TN_GEN1; g++)
+        for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+            char *end = tn_region_walk_end(rt, r);
+            for (char *o = r->start; o < end; o += tn_obj_size(o))
+                if (!tn_is_free(o))
+                    tn_obj_visit_slots(rt, o, premark_slot, rt);
+        }
+}
+
+#define KIND_BIT(k) (1u << (k))
+
+void tn_bgc_begin(tenure_runtime *rt, uint64_t index, uint32_t reason) {
+    tn_assert_world_stopped(rt);
+    TN_ASSERT(rt->bgc.state == TN_BGC_IDLE && rt->bgc.stack.count == 0 && rt->bgc.deferred.count == 0);
+    if (rt->bgc.announce_thread) {
+        TN_EMIT(rt, GCCreateConcurrentThread_V1, .ClrInstanceID = 0);
+        rt->bgc.announce_thread = false;
+    }
+    rt->bgc.index = index;
+    rt->bgc.reason = reason;
+    rt->bgc.premarked = 0;
+    tn_roots_visit_stack(rt, premark_slot, rt);
+    tn_roots_scan_conservative(rt, false, premark_word, rt);
+    tn_finalize_visit_ready(rt, premark_slot, rt);
+    tn_roots_visit_handles(rt,
+                           KIND_BIT(TENURE_HANDLE_STRONG) | KIND_BIT(TENURE_HANDLE_PINNED) |
+                               KIND_BIT(TENURE_HANDLE_ASYNC_PINNED) | KIND_BIT(TENURE_HANDLE_SIZED_REF),
+                           premark_slot, rt);
+    premark_from_young(rt);
+    rt->bgc.state = TN_BGC_MARKING;
+    rt->head.barrier_slow |= TN_BARRIER_BGC;
+    if (rt->bgc.thread_started)
+        pthread_cond_signal(&rt->bgc.cv);
+}
+
+/* The final pause's first step (mark.c): the premarks become marks. For every old region:
+ * its BGC bits are or-ed into mark_bits and cleared, its premarked bytes become live bytes.
+ * Returns the bytes premarked. */
+size_t tn_bgc_merge_marks(tenure_runtime *rt) {
+    tn_assert_world_stopped(rt);
+    TN_ASSERT(rt->bgc.state == TN_BGC_MARKING);
+    size_t merged = 0;
+    for (int g = TN_GEN2; g < TN_NGEN; g++)
+        for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+            size_t w0 = tn_bit_index(rt, r->start) >> 6, w1 = tn_bit_index(rt, r->end) >> 6;
+            for (size_t w = w0; w < w1; w++) {
+                if (rt->bgc.bits[w]) {
+                    rt->mark_bits[w] |= rt->bgc.bits[w];
+                    rt->bgc.bits[w] = 0;
+                }
+            }
+            r->live_bytes += r->bgc_live;
+            merged += r->bgc_live;
+            r->bgc_live = 0;
+        }
+    TN_ASSERT_INTERNAL(merged == rt->bgc.premarked);
+    return merged;
+}
+
+/* The premarked objects under a watched card of r, each once (fn(obj, ctx)); the cards are
+ * cleared. */
+static void rescan_watched(tenure_runtime *rt, tn_region *r, void (*fn)(char *obj, void *ctx), void *ctx) {
+    char *end = tn_region_walk_end(rt, r);
+    if (end <= r->start)
+        return;
+    size_t c0 = ((uintptr_t)r->start - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT;
+    size_t c1 = ((uintptr_t)end - 1 - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT;
+    char *next = r->start; /* objects before it were visited */
+    for (size_t c = c0; c <= c1; c++) {
+        if (!rt->bgc.watch[c])
+            continue;
+        rt->bgc.watch[c] = 0;
+        char *lo = rt->base + (c << TENURE__CARD_SHIFT), *hi = lo + TN_CARD_SIZE;
+        char *o = lo > next ? tn_crossing_object_start(rt, r, lo) : next;
+        for (; o < hi && o < end; o += tn_obj_size(o))
+            if (!tn_is_free(o) && tn_is_marked(rt, o))
+                fn(o, ctx);
+        next = o;
+    }
+}
+
+void tn_bgc_visit_rescans(tenure_runtime *rt, void (*fn)(char *obj, void *ctx), void *ctx) {
+    tn_assert_world_stopped(rt);
+    tn_vec *lists[2] = {&rt->bgc.stack, &rt->bgc.deferred};
+    for (int l = 0; l < 2; l++) {
+        for (size_t i = 0; i < lists[l]->count; i++)
+            fn(((char **)lists[l]->data)[i], ctx);
+        lists[l]->count = 0;
+    }
+    for (int g = TN_GEN2; g < TN_NGEN; g++)
+        for (tn_region *r = rt->heap.gens[g]; r; r = r->next)
+            rescan_watched(rt, r, fn, ctx);
+}
+
+void tn_bgc_end(tenure_runtime *rt) {
+    tn_assert_world_stopped(rt);
+    rt->bgc.state = TN_BGC_IDLE;
+    rt->head.barrier_slow &= ~(uint32_t)TN_BARRIER_BGC;
+    rt->stats.background_gcs++;
+}
+
+/* ---- the instance's end, fork ---- */
+
+void tn_bgc_destroy(tenure_runtime *rt) {
+    if (rt->bgc.thread_started) {
+        tn_lock(rt);
+        rt->bgc.stop = true;
+        pthread_cond_signal(&rt->bgc.cv);
+        TN_EMIT(rt, GCTerminateConcurrentThread_V1, .ClrInstanceID = 0);
+        tn_unlock(rt);
+        pthread_join(rt->bgc.thread, NULL);
+        rt->bgc.thread_started = false;
+    }
+    if (rt->bgc.bits) {
+        tn_os_release(rt->bgc.bits, bits_bytes(rt));
+        tn_os_release(rt->bgc.watch, watch_bytes(rt));
+        rt->bgc.bits = NULL;
+        rt->bgc.watch = NULL;
+    }
+    tn_vec_free(&rt->bgc.stack);
+    tn_vec_free(&rt->bgc.deferred);
+    if (rt->bgc.cv_ready)
+        pthread_cond_destroy(&rt->bgc.cv);
+    rt->bgc.cv_ready = false;
+}
+
+/* The child of a fork has no BGC thread: a BGC in progress ends at the child's next GC, and a
+ * new thread starts with the next BGC (under ThreadSanitizer, which cannot start a thread in a
+ * forked child, BGCs are off there: gen2 GCs block). */
+void tn_bgc_forked_child(tenure_runtime *rt) {
+    if (!rt->bgc.thread_started && !TN_UNDER_TSAN)
+        return;
+    rt->bgc.thread_started = false;
+    rt->bgc.forked_no_thread = TN_UNDER_TSAN;
+    rt->bgc.cv_ready = false;
+    if (rt->bgc.state == TN_BGC_MARKING)
+        rt->bgc.finish_pending = true;
+}
+
+/* A BGC ends now, on the calling thread (which holds the lock): its marking, then its final
+ * pause. For a blocking gen2 GC asked for while it marks, and for a forked child. */
+void tn_bgc_finish(tenure_runtime *rt) {
+    tn_assert_locked(rt);
+    if (rt->bgc.state != TN_BGC_MARKING)
+        return;
+    while (rt->bgc.stack.count)
+        mark_slice(rt);
+    rt->bgc.finish_pending = false;
+    tn_gc_collect_bgc_final(rt);
+}

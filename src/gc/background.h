@@ -1,0 +1,98 @@
+/*
+ * background.h - background GC (gcConcurrent=1, docs/design/collector.md "Background GC"):
+ * the state gc/background.c owns (rt->bgc).
+ *
+ * A background GC (BGC) marks generation 2, the LOH and the POH on its own thread while the
+ * mutators run, then ends with a short final-mark pause. How:
+ *  - A GC the collector chose for generation 2 (its budget, a large allocation's budget,
+ *    GCStress) becomes, with gcConcurrent=1, a blocking gen1 GC followed by the BGC's initial
+ *    pause (suspend reason 1, GCStart Type 1): the roots' old targets are premarked in the
+ *    BGC's own bitmap (bits), the barrier's slow path is switched on, the world restarts.
+ *  - The BGC thread premarks what those reach, in slices that hold the instance lock (so a
+ *    slice, a foreground GC and an allocation slow path never run at once) and leave it
+ *    between them. Meanwhile every reference store into an old object sets the card of its
+ *    slot in `watch` (the barrier's slow path).
+ *  - Ephemeral GCs run as usual meanwhile (GCStart Type 2, "foreground"): they never move or
+ *    free an old object, and a gen2 GC the collector would choose becomes gen1 or gen0.
+ *  - The final-mark pause (suspend reason 6) is a blocking full GC that sweeps every
+ *    generation and starts from the BGC's marks (mark.c, root kind BGC): it marks from the
+ *    roots as any full GC, stops at premarked objects, and rescans the premarked objects that
+ *    were written into since they were scanned. Weak handles, finalization and the events are
+ *    then those of a full GC; its record keeps the BGC's GC number.
+ *
+ * Invariants (checked by tn_bgc_check):
+ *  B1 A premarked object (its bit set in bits) lies in a gen2, LOH or POH region and was
+ *     reachable at some time since the BGC began. It is on the BGC's stack (not scanned yet),
+ *     or on the deferred list (a type with a trace callback: the BGC never runs user callbacks
+ *     beside the mutators; or an object with a young target when it was scanned: the BGC marks
+ *     no young object, the final pause traces no premarked one), or it was scanned, each slot
+ *     read once (atomically) after it was premarked, every target it read premarked; a slot
+ *     written after that read has its card set in watch. So the final
+ *     pause, which rescans the stack, the deferred list and the premarked objects under set
+ *     watch cards, then marks from every root, leaves no reachable object unmarked (the
+ *     incremental-update argument: docs/design/collector.md).
+ *  B2 While a BGC marks, nothing in a gen2, LOH or POH region is freed or moved, and a region
+ *     leaves generation 2 never: only the final pause frees old objects.
+ *  B3 The BGC thread reads the heap only in its slices, with the instance lock held.
+ *  B4 Outside a BGC (state TN_BGC_IDLE): bits and watch are zero, the stack and the deferred
+ *     list are empty, the barrier's TN_BARRIER_BGC bit is off.
+ */
+#ifndef TENURE_GC_BACKGROUND_H
+#define TENURE_GC_BACKGROUND_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+enum { TN_BGC_IDLE = 0, TN_BGC_MARKING = 1 };
+/* head.barrier_slow bits: HeapVerify's checked barrier, the BGC's write watch */
+enum { TN_BARRIER_CHECKED = 1, TN_BARRIER_BGC = 2 };
+
+struct tn_bgc_state {
+    int state;        /* TN_BGC_* */
+    uint64_t index;   /* the BGC's GC number (its GCStart's Count) */
+    uint32_t reason;  /* why it started (its GCStart's Reason) */
+    uint64_t *bits;   /* premarked objects: one bit per 8 bytes of the range, as mark_bits */
+    uint8_t *watch;   /* one byte per card: a slot under it was written while the BGC marked */
+    tn_vec stack;     /* premarked objects not scanned yet */
+    tn_vec deferred;  /* premarked objects of types with a trace callback (scanned at the end) */
+    size_t premarked; /* bytes premarked */
+    uint64_t initial_pause_ns;
+    uint64_t slices; /* slices the BGC thread ran */
+    /* the BGC thread: started at the first BGC, waits on cv (with the instance lock) between BGCs */
+    pthread_t thread;
+    bool thread_started;
+    bool stop;             /* the instance is being destroyed */
+    bool announce_thread;  /* started for this BGC: GCCreateConcurrentThread_V1 after its GCStart */
+    bool forked_no_thread; /* a forked child that cannot start threads: no BGC there */
+    bool finish_pending;   /* a forked child: the BGC in progress ends at the next GC */
+    bool cv_ready;
+    pthread_cond_t cv;
+};
+
+/* What the rest of the collector calls (background.c) */
+struct tenure_runtime;
+bool tn_bgc_marking(const struct tenure_runtime *rt);
+/* Before the initial pause (lock held, world running): the bitmap, the stack, the thread.
+ * False if a BGC cannot start (one is running, out of memory, no thread). */
+bool tn_bgc_prepare(struct tenure_runtime *rt);
+/* In the initial pause: premark the roots' old targets, turn the write watch on. */
+void tn_bgc_begin(struct tenure_runtime *rt, uint64_t index, uint32_t reason);
+/* The barrier's slow path while a BGC marks: slot was written. */
+void tn_bgc_watch(struct tenure_runtime *rt, void *slot);
+/* In the final pause (mark.c): premarks become marks; then what must be rescanned. */
+size_t tn_bgc_merge_marks(struct tenure_runtime *rt);
+void tn_bgc_visit_rescans(struct tenure_runtime *rt, void (*fn)(char *obj, void *ctx), void *ctx);
+/* At the end of the final pause: idle again, the write watch off. */
+void tn_bgc_end(struct tenure_runtime *rt);
+/* The BGC has marked what it could (or a forked child's BGC lost its thread): the next GC
+ * is its final pause. */
+bool tn_bgc_marked(const struct tenure_runtime *rt);
+/* End the BGC in progress now, on the calling thread (lock held). */
+void tn_bgc_finish(struct tenure_runtime *rt);
+void tn_bgc_destroy(struct tenure_runtime *rt);
+void tn_bgc_forked_child(struct tenure_runtime *rt);
+
+#endif

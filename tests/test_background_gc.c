@@ -1,0 +1,246 @@
+/*
+ * background_gc: background GC (gcConcurrent=1) marks the old generation while this thread
+ * mutates it hard, and nothing reachable is lost (gc/background.h, B1-B4).
+ *
+ * A graph of nodes (tt_node: two references, an id, a checksum of the ids it references)
+ * lives mostly in generation 2, reachable from a few roots (a root area). A model holds each
+ * node's children by number; every node also has a weak handle, which is how the test finds
+ * it without keeping it alive. Each round starts a background GC (tenure_collect(2,
+ * NONBLOCKING)) and, while it marks, stores into the old nodes: old->old edges, new young
+ * nodes hung under old ones, deletions (edges set to NULL), and the classic hiding move (an
+ * edge copied from a node the background GC may not have scanned yet into one it may have,
+ * then deleted at its source). Sometimes a blocking gen2 GC is asked for meanwhile (it ends
+ * the background GC first). The final pause comes at the first GC after the background
+ * marking is done (an allocation's, or an induced gen0 GC when no node number is free).
+ * After each background GC:
+ *  - every node the model reaches from the roots is alive (its weak handle is set), holds its
+ *    id and checksum, and its children are the model's (the heap verifies too);
+ *  - stats and the GC info say a background GC ran, and the pause is not the whole GC.
+ * After a blocking full GC, every node the model cannot reach is gone (its weak handle
+ * cleared): the background GC's floating garbage does not outlive the next full GC.
+ *
+ * Random: the seed is printed (TENURE_TEST_SEED replays it).
+ */
+#include "test_util.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define MAX_NODES 120000
+#define NROOTS 64
+
+typedef struct model_node {
+    int a, b; /* children, -1: NULL */
+    bool used;
+} model_node;
+
+static tt_errlog log_;
+static tenure_runtime *rt;
+static const tenure_type *node_t;
+static model_node model[MAX_NODES];
+static tenure_handle *weak[MAX_NODES];
+static int nnodes;
+static void *roots[NROOTS];
+static int root_ix[NROOTS]; /* the model's roots (-1: NULL) */
+static uint64_t stores, hides, news;
+
+static tt_node *node_at(int i) { return i < 0 ? NULL : tenure_handle_get(rt, weak[i]); }
+
+static int free_ix[MAX_NODES], nfree; /* numbers of nodes collected, to reuse */
+
+static bool room_for_node(void) { return nfree > 0 || nnodes < MAX_NODES; }
+
+static int new_node(void) {
+    TT_CHECK(room_for_node(), "out of node numbers");
+    int i = nfree ? free_ix[--nfree] : nnodes++;
+    tt_node *n = tenure_alloc(rt, node_t);
+    TT_CHECK(n != NULL, "allocation failed");
+    n->id = (uint64_t)i + 1;
+    tt_node_seal(n);
+    weak[i] = tenure_handle_new(rt, TENURE_HANDLE_WEAK_SHORT, n);
+    TT_CHECK(weak[i] != NULL, "handle");
+    model[i] = (model_node){-1, -1, true};
+    news++;
+    return i;
+}
+
+/* Set child `which` of node i to node j (-1: NULL), in the heap and the model. */
+static void set_child(int i, int which, int j) {
+    tt_node *n = node_at(i), *c = node_at(j);
+    TT_CHECK(n != NULL && (j < 0 || c != NULL), "node %d or %d lost before a store", i, j);
+    tenure_write_ref(rt, n, which ? (void *)&n->b : (void *)&n->a, c);
+    tt_node_seal(n);
+    if (which)
+        model[i].b = j;
+    else
+        model[i].a = j;
+    stores++;
+}
+
+static void set_root(int r, int j) {
+    roots[r] = node_at(j);
+    root_ix[r] = j;
+}
+
+/* The nodes the model reaches from the roots (mark[i] = 1). */
+static void reach(unsigned char *mark) {
+    static int queue[MAX_NODES];
+    memset(mark, 0, (size_t)nnodes);
+    int head = 0, tail = 0;
+    for (int r = 0; r < NROOTS; r++)
+        if (root_ix[r] >= 0 && !mark[root_ix[r]]) {
+            mark[root_ix[r]] = 1;
+            queue[tail++] = root_ix[r];
+        }
+    while (head < tail) {
+        int i = queue[head++];
+        int kids[2] = {model[i].a, model[i].b};
+        for (int k = 0; k < 2; k++)
+            if (kids[k] >= 0 && !mark[kids[k]]) {
+                mark[kids[k]] = 1;
+                queue[tail++] = kids[k];
+            }
+    }
+}
+
+/* A random node the model reaches (by a short walk from a random root), -1 if none. */
+static int random_reachable(void) {
+    int i = root_ix[tt_rand_below(NROOTS)];
+    for (int steps = (int)tt_rand_below(12); i >= 0 && steps > 0; steps--) {
+        int next = tt_rand_below(2) ? model[i].a : model[i].b;
+        if (next < 0)
+            break;
+        i = next;
+    }
+    return i;
+}
+
+static void check_reachable(const char *when) {
+    static unsigned char mark[MAX_NODES];
+    reach(mark);
+    size_t n = 0;
+    for (int i = 0; i < nnodes; i++) {
+        if (!mark[i])
+            continue;
+        n++;
+        tt_node *x = node_at(i);
+        TT_CHECK(x != NULL, "%s: node %d is reachable but was collected", when, i);
+        TT_CHECK(x->id == (uint64_t)i + 1 && x->check == tt_node_sum(x), "%s: node %d damaged (id %" PRIu64 ")", when,
+                 i, x->id);
+        TT_CHECK(x->a == node_at(model[i].a) && x->b == node_at(model[i].b), "%s: node %d has wrong children", when, i);
+    }
+    TT_CHECK(tenure_verify_heap(rt) == TENURE_OK, "%s: the heap does not verify: %s", when, log_.message);
+    (void)n;
+}
+
+static void check_unreachable_gone(const char *when) {
+    static unsigned char mark[MAX_NODES];
+    reach(mark);
+    for (int i = 0; i < nnodes; i++)
+        if (!mark[i] && model[i].used) {
+            TT_CHECK(node_at(i) == NULL, "%s: node %d is unreachable but alive after a full GC", when, i);
+            tenure_handle_free(rt, weak[i]);
+            model[i].used = false;
+            free_ix[nfree++] = i;
+        }
+}
+
+/* Build a graph: trees under the roots, then random cross edges; promoted to gen2. */
+static void build(int n) {
+    for (int r = 0; r < NROOTS; r++)
+        set_root(r, new_node());
+    while (nnodes < n) {
+        int parent = random_reachable();
+        int child = new_node();
+        set_child(parent, (int)tt_rand_below(2), child);
+    }
+    for (int k = 0; k < n / 4; k++)
+        set_child(random_reachable(), (int)tt_rand_below(2), random_reachable());
+    tt_collect(rt, 2, 0);
+    tt_collect(rt, 2, 0);
+}
+
+static void mutate_once(void) {
+    unsigned op = (unsigned)tt_rand_below(100);
+    int i = random_reachable();
+    if (i < 0) {
+        if (room_for_node())
+            set_root((int)tt_rand_below(NROOTS), new_node());
+        return;
+    }
+    if (op < 35) { /* old -> old (or anything reachable) */
+        set_child(i, (int)tt_rand_below(2), random_reachable());
+    } else if (op < 55 && room_for_node()) { /* a new young node under an old one */
+        int c = new_node();
+        set_child(i, (int)tt_rand_below(2), c);
+    } else if (op < 70) { /* a deletion */
+        set_child(i, (int)tt_rand_below(2), -1);
+    } else if (op < 95) { /* hide: copy an edge elsewhere, then delete it at its source */
+        int which = (int)tt_rand_below(2);
+        int child = which ? model[i].b : model[i].a;
+        int to = random_reachable();
+        if (child >= 0 && to >= 0 && to != i) {
+            set_child(to, (int)tt_rand_below(2), child);
+            set_child(i, which, -1);
+            hides++;
+        }
+    } else { /* a root moves */
+        set_root((int)tt_rand_below(NROOTS), tt_rand_below(4) ? random_reachable() : -1);
+    }
+}
+
+static tenure_stats stats(void) { return tt_stats(rt); }
+
+/* Mutate until the background GC in progress is over (or a blocking GC ends it). */
+static void mutate_during_bgc(size_t round) {
+    uint64_t before = stats().background_gcs;
+    TT_CHECK_RESULT(tenure_collect(rt, 2, TENURE_COLLECT_NONBLOCKING), TENURE_OK);
+    tenure_stats s = stats();
+    TT_CHECK(s.background_gc_in_progress || s.background_gcs > before, "round %zu: no background GC started", round);
+    bool blocking = tt_rand_below(6) == 0;
+    for (size_t k = 0; stats().background_gcs == before; k++) {
+        mutate_once();
+        if (!room_for_node()) /* no allocation, no GC: an induced gen0 GC (the final pause, once marked) */
+            tt_collect(rt, 0, 0);
+        if (blocking && k == 2000)
+            tt_collect(rt, 2, 0); /* ends the background GC first */
+        if (k > 50000000)
+            TT_CHECK(0, "round %zu: the background GC does not end", round);
+    }
+}
+
+int main(void) {
+    double t0 = tt_now();
+    tt_rng_init("background_gc");
+    tenure_config cfg;
+    tt_config(&cfg);
+    cfg.gcConcurrent = 1;
+    rt = tt_create(&cfg, &log_);
+    node_t = tt_register_node(rt);
+    for (int r = 0; r < NROOTS; r++)
+        root_ix[r] = -1;
+    TT_CHECK(tenure_root_area_add(rt, roots, NROOTS) != NULL, "root area");
+    int n = (int)tt_scaled(60000, 3000);
+    build(n);
+    size_t rounds = tt_scaled(30, 4);
+    uint64_t bgcs0 = stats().background_gcs;
+    for (size_t round = 0; round < rounds; round++) {
+        mutate_during_bgc(round);
+        char when[64];
+        snprintf(when, sizeof when, "after background GC round %zu", round);
+        check_reachable(when);
+        if (!room_for_node() || nnodes > MAX_NODES - 20000 || round % 5 == 4) {
+            tt_collect(rt, 2, 0);
+            check_unreachable_gone("after a blocking full GC");
+        }
+    }
+    tenure_stats s = stats();
+    TT_CHECK(s.background_gcs > bgcs0, "no background GC ended");
+    printf("  %d nodes built, %zu rounds: %" PRIu64 " background GCs, %" PRIu64 " GCs in all, %" PRIu64
+           " stores, %" PRIu64 " hiding moves, %" PRIu64 " new nodes\n",
+           n, rounds, s.background_gcs - bgcs0, s.gc_count, stores, hides, news);
+    TT_CHECK(log_.count == 0, "unexpected report: %s", log_.message);
+    tenure_destroy(rt);
+    return tt_finish("background_gc", t0);
+}
