@@ -107,8 +107,8 @@ TENURE_API const char *tenure_strerror(tenure_result result);
       "GC threads (heaps) with gcServer=1, 1..64 (0: the CPUs the process may run on, at most 64)")                   \
     X(GCNoAffinitize, uint32_t, 0, "1: server GC's threads are not bound to CPUs")                                    \
     X(gcConcurrent, uint32_t, 0,                                                                                      \
-      "1: background GC: the gen2 GCs the collector chooses mark on a thread of their own while the program runs "    \
-      "(docs/design/collector.md, \"Background GC\")")                                                                \
+      "1: background GC: the gen2 GCs the collector chooses mark on a thread of their own while the program runs, "   \
+      "then sweep in a short pause (not with GCCompactMode=1: gen2 GCs then block and compact)")                      \
     X(GCHeapAffinitizeMask, uint64_t, 0,                                                                              \
       "CPUs (bit i: CPU i) server GC's threads are bound to, one each in order (0: the CPUs the process may run on)") \
     X(GCPoisonFreed, uint32_t, 0,                                                                                     \
@@ -296,7 +296,12 @@ enum {
     TENURE_TYPE_ARRAY = 1u << 0,       /* array: elements follow a tenure_array_header */
     TENURE_TYPE_REF_ARRAY = 1u << 1,   /* array whose elements are all references (void *) */
     TENURE_TYPE_FINALIZABLE = 1u << 2, /* objects get `finalize` called once when found unreachable */
-    TENURE_TYPE_NO_REFS = 1u << 3      /* says explicitly that the type holds no references */
+    TENURE_TYPE_NO_REFS = 1u << 3,     /* says explicitly that the type holds no references */
+    /* the trace callback may run beside the mutators, during a background GC's marking
+     * (gcConcurrent): it reads only the object's reference slots and fields that never change,
+     * and passes every slot it reads to tenure_visit; a value it passes need not be current
+     * (the GC checks it). Without this flag such objects are traced in the final pause. */
+    TENURE_TYPE_CONCURRENT_TRACE = 1u << 4
 };
 
 typedef struct tenure_type_desc {
@@ -805,7 +810,9 @@ typedef struct tenure_gc_info {
 /* The last GC (index 0 if none yet). */
 TENURE_API void tenure_get_last_gc_info(const tenure_runtime *rt, tenure_gc_info *info);
 /* Called at the end of every GC, on the thread that ran it, before the mutator continues.
- * Queries and removals only (see "Callbacks"). NULL removes it. */
+ * Queries and removals only (see "Callbacks"). NULL removes it. GCs end in the order they
+ * started, except a background GC (gcConcurrent), which ends after the foreground GCs that
+ * ran while it marked: its index is then below theirs. */
 typedef void (*tenure_gc_callback)(tenure_runtime *rt, const tenure_gc_info *info, void *context);
 TENURE_API void tenure_set_gc_callback(tenure_runtime *rt, tenure_gc_callback callback, void *context);
 

@@ -39,6 +39,9 @@
  *     card after a full GC) is exact: some slot under it refers to an object of generation
  *     v-1, none to a younger one. The GC recomputed each card it scanned, so a card whose
  *     young references are gone was cleared (cards of value above g+1 may be stale).
+ *     Not after a background GC's final pause: it keeps the cards of the old regions it
+ *     swept in place (gc/promote.c), which still cover every old-to-young reference (H5)
+ *     but may ask for more than needed, until the next card scan lowers them.
  */
 #ifndef TENURE_RUNTIME_H
 #define TENURE_RUNTIME_H

@@ -10,6 +10,8 @@
 /* A slice of concurrent marking holds the instance lock this long at most: an allocation slow
  * path that waits for the lock waits no longer. */
 #define TN_BGC_SLICE_NS ((uint64_t)1000000)
+/* Stack entries reserved before the initial pause: roots beyond it are left to the final pause. */
+#define TN_BGC_ROOT_RESERVE ((size_t)1 << 16)
 
 static size_t bits_bytes(const tenure_runtime *rt) { return rt->range / 64; }
 static size_t watch_bytes(const tenure_runtime *rt) { return rt->range / TN_CARD_SIZE; }
@@ -46,7 +48,8 @@ static void premark(tenure_runtime *rt, void *v) {
     size_t size = tn_obj_size(v);
     region_of_object(rt, v)->bgc_live += size;
     rt->bgc.premarked += size;
-    void **top = tn_vec_push(&rt->bgc.stack);
+    /* in the initial pause, only what was reserved before it (nothing is allocated in a pause) */
+    void **top = tn_gc_in_progress(rt) ? tn_vec_push_reserved(&rt->bgc.stack) : tn_vec_push(&rt->bgc.stack);
     if (top)
         *top = v;
     else
@@ -82,13 +85,42 @@ static inline bool premark_read(tenure_runtime *rt, void **slot) {
     return (uintptr_t)v - (uintptr_t)rt->base < rt->range;
 }
 
+/* A slot a trace callback passed beside the mutators (TENURE_TYPE_CONCURRENT_TRACE): the
+ * callback may have chosen it from a field being written (a tag), so the value is premarked
+ * only if it is the start of an old object; anything else in the heap's range (young, or
+ * doubtful) has the holder scanned again in the final pause. */
+typedef struct concurrent_trace {
+    tenure_runtime *rt;
+    bool again;
+} concurrent_trace;
+
+static void visit_concurrent(void **slot, void *ctx) {
+    concurrent_trace *ct = ctx;
+    tenure_runtime *rt = ct->rt;
+    char *v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if ((uintptr_t)v - (uintptr_t)rt->base >= rt->range)
+        return; /* NULL, a frozen object, or not a reference at all */
+    tn_region *r = region_of_object(rt, v);
+    bool object = in_old_region(rt, v) && ((uintptr_t)v & 7) == 0 && v < tn_region_walk_end(rt, r) &&
+                  tn_crossing_object_start(rt, r, v) == v && !tn_is_free(v);
+    if (object)
+        premark(rt, v);
+    else
+        ct->again = true;
+}
+
 /* Scan a premarked object while the mutators run: each reference slot read once (B1). A type
- * with a trace callback is deferred to the final pause: the callback may read fields the
- * mutators are writing (a tag and its value) and is not written for that. */
+ * with a trace callback is deferred to the final pause (the callback may read fields the
+ * mutators are writing, a tag and its value, and is not written for that) unless its type
+ * says the callback may run beside the mutators. */
 static void scan_concurrent(tenure_runtime *rt, char *o) {
     const tn_type *t = tn_obj_type(o);
     if (t->trace) {
-        defer(rt, o);
+        concurrent_trace ct = {rt, false};
+        if (t->flags & TENURE_TYPE_CONCURRENT_TRACE)
+            tn_obj_visit_traced(o, visit_concurrent, &ct);
+        if (!(t->flags & TENURE_TYPE_CONCURRENT_TRACE) || ct.again)
+            defer(rt, o);
         return;
     }
     bool young = false;
@@ -183,7 +215,7 @@ bool tn_bgc_prepare(tenure_runtime *rt) {
         if (!rt->bgc.bits || !rt->bgc.watch)
             return false;
     }
-    if (!tn_vec_reserve(&rt->bgc.stack, 4096))
+    if (!tn_vec_reserve(&rt->bgc.stack, TN_BGC_ROOT_RESERVE))
         return false;
     return start_thread(rt);
 }

@@ -232,6 +232,7 @@ void tn_gc_collect_bgc_final(tenure_runtime *rt) {
     c.started_ns -= rt->bgc.initial_pause_ns; /* its pause: both pauses, summed */
     tn_gc_report(rt, &c);
     restart(rt, &c);
+    tn_gc_report_end(rt); /* GCEnd, GCHeapStats: after the restart (events spec) */
 }
 
 /* With gcConcurrent, a gen2 GC the collector chose (a budget, GCStress) runs in the
@@ -251,7 +252,7 @@ static int steer_gen2(tenure_runtime *rt, int generation, uint32_t reason, unsig
         if (young || chosen)
             return -2;
     }
-    if (!rt->config.gcConcurrent || young)
+    if (!rt->config.gcConcurrent || rt->config.GCCompactMode == 1 || young) /* a BGC sweeps */
         return generation;
     if (chosen && tn_bgc_marking(rt))
         return (flags & TENURE_COLLECT_NONBLOCKING) ? -2 : tn_heap_young_budget_generation(rt);

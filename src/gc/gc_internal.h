@@ -32,8 +32,11 @@ void tn_gc_compact(tenure_runtime *rt, tn_collection *c);
 void tn_gc_sweep(tenure_runtime *rt, tn_collection *c);
 /* promote.c: empty regions released, the others promoted; cards and crossings rebuilt. */
 void tn_gc_promote(tenure_runtime *rt, tn_collection *c);
-/* report.c: the record done (rt->last, tenure_stats), budgets, the end events, the GC callback. */
+/* report.c: the record done (rt->last, tenure_stats), budgets, the end events, the GC callback
+ * (for a background GC's final pause: up to the history events; tn_gc_report_end after the
+ * restart writes GCEnd and GCHeapStats and calls the GC callback). */
 void tn_gc_report(tenure_runtime *rt, tn_collection *c);
+void tn_gc_report_end(tenure_runtime *rt);
 /* collect.c: a background GC's final-mark pause (gc/background.h), lock held. */
 void tn_gc_collect_bgc_final(tenure_runtime *rt);
 /* report.c: each generation's size and free bytes (the record's before or after, and stats). */

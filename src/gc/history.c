@@ -58,7 +58,7 @@ static void emit_per_heap(tenure_runtime *rt) {
 /* GCGlobalHeapHistory_V4's Values: the .NET runtime's phase times (gc_heap::etw_gc_time_info,
  * gcpriv.h; fired by gc_heap::fire_pevents), microseconds as uint32, in its order. Count is
  * the runtime's too: 8 for a compacting GC, 7 for a sweeping one (index 6 is then the sweep),
- * 5 for a background GC (mark only; tenure has none). */
+ * 5 for a background GC (mark only; tenure's background GC writes 7: its final pause sweeps). */
 enum {
     TN_V4_MARK_SIZEDREF = 0,
     TN_V4_MARK_ROOTS = 1,

@@ -73,13 +73,21 @@ static void release_and_promote(tenure_runtime *rt, tn_collection *c, int gen, t
 }
 
 /* Every region that was condemned (or took survivors) gets its crossing table and, in
- * generation 2 (or 1, when demoted objects stayed in gen0), its cards rebuilt. */
+ * generation 2 (or 1, when demoted objects stayed in gen0), its cards rebuilt. Except, in a
+ * background GC's final pause (which sweeps every generation), the regions that were gen1 or
+ * older: nothing in them moved, the sweep kept their crossing tables (sweep.c), and their
+ * cards, kept by the barrier and the card scans for references to younger generations,
+ * still cover every such reference (a card may now ask for more scanning than needed: the
+ * next card scan lowers it). Rebuilding them would walk the whole old generation in the
+ * pause. */
 static void rebuild_cards_and_crossings(tenure_runtime *rt, tn_collection *c) {
     bool demoted = c->record.demoted;
     for (int g = 0; g < TN_NGEN; g++) {
         tn_gen_plan *gp = &c->plans[g];
         if (gp->rebuilt)
             continue; /* done during relocation */
+        if (c->bgc_final && g >= TN_GEN1)
+            continue; /* swept in place (a BGC's final pause sweeps): see below */
         for (size_t i = 0; i < gp->n; i++) {
             tn_region *r = gp->regions[i];
             if (r->state == TN_RS_IN_USE)

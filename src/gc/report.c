@@ -144,14 +144,23 @@ static void finish_record(tenure_runtime *rt, tn_collection *c) {
     rt->last = c->record;
 }
 
-static void end_gc(tenure_runtime *rt) {
+/* The history events, a heap dump asked for and the profilers' end of the GC (none for a
+ * background GC: no profiler walk, events spec). */
+static void emit_history(tenure_runtime *rt) {
     tn_gc_emit_history(rt);
-    if (rt->prof.heap_dump_pending && !rt->last.background)
+    if (rt->last.background)
+        return;
+    if (rt->prof.heap_dump_pending)
         tn_heap_dump_emit(rt);
-    if (TN_PROF_ON(rt, TENURE_PROFILE_GC) && !rt->last.background) { /* no profiler walk for a BGC */
+    if (TN_PROF_ON(rt, TENURE_PROFILE_GC)) {
         tn_prof_root_references(rt);
         tn_prof_gc_finished(rt);
     }
+}
+
+/* GCEnd, GCHeapStats and the GC callback: in the pause, or for a background GC after the
+ * final pause's restart (its last events, as the events spec orders them). */
+void tn_gc_report_end(tenure_runtime *rt) {
     TN_EMIT(rt, GCEnd_V1, .Count = (uint32_t)rt->last.index, .Depth = (uint32_t)rt->last.condemned);
     tn_gc_emit_heap_stats(rt);
     if (rt->gc_callback) {
@@ -171,5 +180,7 @@ void tn_gc_report(tenure_runtime *rt, tn_collection *c) {
     tn_regions_trim(rt, (c->flags & TENURE_COLLECT_AGGRESSIVE) != 0);
     if (rt->config.HeapVerify)
         tn_gc_verify(rt, "after a GC");
-    end_gc(rt);
+    emit_history(rt);
+    if (!c->bgc_final)
+        tn_gc_report_end(rt);
 }

@@ -66,7 +66,9 @@ static size_t *copy_offsets(const size_t *src, size_t n) {
 }
 
 #define TN_MAX_OBJECT_SIZE ((size_t)1 << 40)
-#define TN_TYPE_FLAGS (TENURE_TYPE_ARRAY | TENURE_TYPE_REF_ARRAY | TENURE_TYPE_FINALIZABLE | TENURE_TYPE_NO_REFS)
+#define TN_TYPE_FLAGS                                                                            \
+    (TENURE_TYPE_ARRAY | TENURE_TYPE_REF_ARRAY | TENURE_TYPE_FINALIZABLE | TENURE_TYPE_NO_REFS | \
+     TENURE_TYPE_CONCURRENT_TRACE)
 
 /* Offsets of reference slots in [lo, hi): 8-byte aligned, inside, at most one per slot (the
  * count is checked before a single offset is read). Duplicates are found after copying. */
@@ -95,6 +97,8 @@ static const char *check_consistent(const tenure_type_desc *d, bool array) {
     if ((d->flags & TENURE_TYPE_NO_REFS) &&
         (d->trace || d->ref_count || d->elem_ref_count || (d->flags & TENURE_TYPE_REF_ARRAY)))
         return "TENURE_TYPE_NO_REFS with references (offsets, a trace callback or TENURE_TYPE_REF_ARRAY)";
+    if ((d->flags & TENURE_TYPE_CONCURRENT_TRACE) && !d->trace)
+        return "TENURE_TYPE_CONCURRENT_TRACE without a trace callback";
     if ((d->flags & TENURE_TYPE_FINALIZABLE) && !d->finalize)
         return "a finalizable type without a finalize callback";
     if (!array && d->elem_ref_count)

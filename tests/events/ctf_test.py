@@ -140,6 +140,7 @@ def main():
     ap.add_argument("--killed", action="store_true", help="the program kills itself with SIGKILL")
     ap.add_argument("--values", action="store_true", help="compare field values with the program's output")
     ap.add_argument("--min-gcs", type=int, default=1)
+    ap.add_argument("--min-background-gcs", type=int, default=0, help="complete background GCs (gcConcurrent)")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -185,6 +186,10 @@ def main():
     complete = int(m.group(1)) if m else -1
     if complete < a.min_gcs:
         fail("trace_check found %d complete GCs, expected at least %d" % (complete, a.min_gcs))
+    m = re.search(r"^COMPLETE_BACKGROUND_GCS (\d+)", tout, re.M)
+    background = int(m.group(1)) if m else 0
+    if background < a.min_background_gcs:
+        fail("trace_check found %d complete background GCs, expected at least %d" % (background, a.min_background_gcs))
     if a.killed:
         done = [int(x) for x in re.findall(r"^COMPLETED (\d+)", out, re.M)]
         printed = max(done) if done else 0

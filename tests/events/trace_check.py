@@ -184,7 +184,8 @@ def first_line(e):
 # --------------------------------------------------------------------------------------------
 
 class TraceState:
-    IDLE, SUSPENDING, SUSPENDED, TRIGGERED, MARKING, HISTORY, PERHEAP, ENDED, STATS, RESTARTING, BGC_INITIAL = range(11)
+    IDLE, SUSPENDING, SUSPENDED, TRIGGERED, MARKING, HISTORY, PERHEAP, ENDED, STATS, RESTARTING, BGC_INITIAL, \
+        BGC_ENDING = range(12)
 
     def __init__(self, key, late_start):
         self.key = key
@@ -317,7 +318,7 @@ class Checker:
         S = TraceState
         gc = st.gc
         if name in MUTATOR_EVENTS:
-            if st.state != S.IDLE:
+            if st.state not in (S.IDLE, S.BGC_ENDING):
                 self.fail(ev, "mutator event while the world is stopped (GC %s)" % (gc and gc.get("count")))
             return
         if name == "GCJoin_V2":
@@ -354,8 +355,9 @@ class Checker:
             "GCSuspendEEBegin_V1": (S.IDLE,), "GCSuspendEEEnd_V1": (S.SUSPENDING,),
             "GCTriggered": (S.SUSPENDED,), "GCStart_V2": (S.TRIGGERED,),
             "GCGlobalHeapHistory_V4": (S.MARKING,), "GCPerHeapHistory_V3": (S.HISTORY, S.PERHEAP),
-            "GCEnd_V1": (S.PERHEAP,), "GCHeapStats_V2": (S.ENDED,),
-            "GCRestartEEBegin_V1": (S.STATS, S.BGC_INITIAL), "GCRestartEEEnd_V1": (S.RESTARTING,),
+            "GCEnd_V1": (S.PERHEAP, S.BGC_ENDING), "GCHeapStats_V2": (S.ENDED,),
+            "GCRestartEEBegin_V1": (S.PERHEAP if gc and gc.get("final") else S.STATS, S.BGC_INITIAL),
+            "GCRestartEEEnd_V1": (S.RESTARTING,),
         }[name]
         if st.state not in expect:
             self.fail(ev, "out of order: %s in state %s (GC %s)" % (name, state_name(st.state), gc and gc.get("count")))
@@ -442,12 +444,22 @@ class Checker:
                           self.thread_last.get((ev["trace"], ev["tid"])))
             self.heap_stats(ev, gc)
             st.state = S.STATS
+            if gc.get("final"):  # a background GC ends at its heap stats, after its final restart
+                st.complete += 1
+                st.by_depth[2] += 1
+                st.bgc = None
+                st.background += 1
+                st.gc = None
+                st.state = S.IDLE
         elif name == "GCRestartEEBegin_V1":
             self.same_thread(ev, gc, "GCRestartEEBegin_V1")
             gc["initial"] = st.state == S.BGC_INITIAL
             st.state = S.RESTARTING
         elif name == "GCRestartEEEnd_V1":
             self.same_thread(ev, gc, "GCRestartEEEnd_V1")
+            if gc.get("final"):  # the world runs; GCEnd and GCHeapStats end the background GC
+                st.state = S.BGC_ENDING
+                return
             st.gc = None
             st.state = S.IDLE
             if gc.get("initial"):
@@ -456,9 +468,6 @@ class Checker:
             d = gc.get("depth")
             if d in st.by_depth:
                 st.by_depth[d] += 1
-            if gc.get("final"):
-                st.bgc = None
-                st.background += 1
 
     # ---- server GC's joins (GCJoin_V2, .NET's t_join) ----
     # Per GC thread (stream tid): a join's start (JoinTime 0, JoinType 1) is followed by its
@@ -613,7 +622,8 @@ class Checker:
 
 def state_name(s):
     return ["idle", "suspending", "suspended", "triggered", "marking", "after-global-history",
-            "after-per-heap-history", "ended", "after-heap-stats", "restarting", "background-initial"][s]
+            "after-per-heap-history", "ended", "after-heap-stats", "restarting", "background-initial",
+            "background-ending"][s]
 
 
 def summary(ch, out):
@@ -630,6 +640,7 @@ def summary(ch, out):
     for name in sorted(ch.names):
         out.write("  %-32s %d\n" % (name, ch.names[name]))
     out.write("COMPLETE_GCS %d\n" % total_gcs)
+    out.write("COMPLETE_BACKGROUND_GCS %d\n" % sum(st.background for st in ch.traces.values()))
 
 
 def main(argv):

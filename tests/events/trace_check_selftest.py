@@ -76,6 +76,70 @@ def find(events, name):
     return next(i for i, e in enumerate(events) if e["name"] == name)
 
 
+def foreground(count, depth=0):
+    e = gc(count, depth)
+    e[find(e, "GCStart_V2")]["fields"]["Type"] = 2
+    return e
+
+
+def background_gc(count, tid=100, bgc_tid=200, foregrounds=(), first=True):
+    """A background GC as tenure writes it: its initial pause (GCStart Type 1), foreground GCs
+    while it marks, its final pause on another thread (suspend Reason 6, no GCStart, root kind
+    BGC), GCEnd and GCHeapStats after the final restart."""
+    e = [ev("GCSuspendEEBegin_V1", tid=tid, Reason=1, Count=count - 1), ev("GCSuspendEEEnd_V1", tid=tid),
+         ev("GCTriggered", tid=tid, Reason=0),
+         ev("GCStart_V2", tid=tid, Count=count, Depth=2, Reason=0, Type=1, ClientSequenceNumber=0)]
+    if first:
+        e.append(ev("GCCreateConcurrentThread_V1", tid=tid))
+    e += [ev("GCRestartEEBegin_V1", tid=tid), ev("GCRestartEEEnd_V1", tid=tid)]
+    n = count
+    for d in foregrounds:
+        n += 1
+        e += foreground(n, d)
+    t = bgc_tid
+    e += [ev("GCSuspendEEBegin_V1", tid=t, Reason=6, Count=n), ev("GCSuspendEEEnd_V1", tid=t)]
+    e += [ev("GCMarkWithType", tid=t, HeapNum=0, Type=k, Bytes=1) for k in (0, 9, 2)]
+    e += [ev("GCGlobalHeapHistory_V4", tid=t, CondemnedGeneration=2, Reason=0, NumHeaps=1),
+          ev("GCPerHeapHistory_V3", tid=t, Count=5, Values=[{}] * 5),
+          ev("GCRestartEEBegin_V1", tid=t), ev("GCRestartEEEnd_V1", tid=t),
+          ev("GCEnd_V1", tid=t, Count=count, Depth=2), stats(2)]
+    e[-1]["tid"] = t
+    for x in e:
+        if x["tid"] == t:
+            x["stream"] = "t/s%d" % t
+    return e
+
+
+def background_gc_cases():
+    good = gc(1) + background_gc(2, foregrounds=(0, 1, 0)) + gc(6)
+    expect("background GC with three foreground GCs", good, True)
+    ch = run(good)
+    if ch.traces["t"].background != 1 or ch.traces["t"].complete != 6:
+        failures.append("background GC counted")
+        print("background GC counted: background %d, complete %d" % (ch.traces["t"].background,
+                                                                     ch.traces["t"].complete))
+    e = background_gc(1, foregrounds=(0,))
+    e[find(e, "GCStart_V2") + 3 + 4]["fields"]["Type"] = 0  # the foreground GC's GCStart
+    expect("blocking (Type 0) GC inside a background GC", e, False, "Type 0")
+    expect("foreground GC without a background GC", gc(1) + foreground(2), False, "without a background GC")
+    e = gc(1)
+    e[0]["fields"]["Reason"] = 6
+    expect("Reason 6 suspension without a background GC", e, False, "Reason 6")
+    e = gc(1, 2)
+    e.insert(find(e, "GCGlobalHeapHistory_V4"), ev("GCMarkWithType", HeapNum=0, Type=9, Bytes=1))
+    expect("BGC roots in a blocking GC", e, False, "BGC roots")
+    e = background_gc(1)
+    e[find(e, "GCStart_V2")]["fields"]["Depth"] = 1
+    expect("background GC of Depth 1", e, False, "Depth")
+    e = background_gc(1)
+    del e[find(e, "GCEnd_V1")]
+    expect("background GC without GCEnd", e, False)
+    e = background_gc(1)
+    e.insert(find(e, "GCRestartEEEnd_V1") + 1, ev("GCCreateConcurrentThread_V1"))
+    expect("concurrent thread created outside the initial pause", e, False, "initial pause")
+    expect("a background GC still marking at the end", background_gc(1)[:7], True)
+
+
 def main():
     good = gc(1) + [ev("GCAllocationTick_V4", AllocationAmount=102400, AllocationAmount64=102400, AllocationKind=0,
                        Address=8, TypeName="x")] + gc(2, 1) + gc(3, 2, 1)
@@ -199,6 +263,8 @@ def main():
     e = server_gc()
     e.insert(find(e, "GCGlobalHeapHistory_V4"), ev("GCJoin_V2", tid=101, Heap=1, JoinTime=0, JoinType=1, JoinID=4))
     expect("server GC: a join left open", e, False, "open")
+
+    background_gc_cases()
 
     if failures:
         print("%d FAILURE(S)" % len(failures))

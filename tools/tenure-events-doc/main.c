@@ -25,7 +25,7 @@ static void print_notes(void) {
     printf("\n## GCGlobalHeapHistory_V4 Values\n\n"
            "The .NET runtime's phase times (its `gc_heap::etw_gc_time_info`, gcpriv.h), microseconds,\n"
            "in its order; Count is the runtime's: 8 for a compacting GC, 7 for a sweeping one, 5 for a\n"
-           "background GC (mark only; tenure has none).\n\n"
+           "background GC (mark only; tenure's background GC writes 7: its final pause marks and sweeps).\n\n"
            "| Index | Runtime phase | What tenure writes there |\n"
            "|---|---|---|\n"
            "| 0 | mark sized-ref handles | marking from SizedRef handles (full GCs) |\n"

@@ -427,13 +427,17 @@ static int run(sim_opts o) {
         return 1;
     }
     tenure_set_gc_callback(s.rt, on_gc, &s);
-    s.node = tenure_type_register(
-        s.rt, &(tenure_type_desc){.name = "SimObject", .flags = TENURE_TYPE_ARRAY, .elem_size = 8, .trace = trace_obj});
-    s.fnode = tenure_type_register(s.rt, &(tenure_type_desc){.name = "SimFinalizable",
-                                                             .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_FINALIZABLE,
-                                                             .elem_size = 8,
-                                                             .trace = trace_obj,
-                                                             .finalize = finalize_obj});
+    /* trace_obj reads only the two reference slots: it may run beside the mutators */
+    s.node = tenure_type_register(s.rt, &(tenure_type_desc){.name = "SimObject",
+                                                            .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_CONCURRENT_TRACE,
+                                                            .elem_size = 8,
+                                                            .trace = trace_obj});
+    s.fnode = tenure_type_register(
+        s.rt, &(tenure_type_desc){.name = "SimFinalizable",
+                                  .flags = TENURE_TYPE_ARRAY | TENURE_TYPE_FINALIZABLE | TENURE_TYPE_CONCURRENT_TRACE,
+                                  .elem_size = 8,
+                                  .trace = trace_obj,
+                                  .finalize = finalize_obj});
     s.table_type =
         tenure_type_register(s.rt, &(tenure_type_desc){.name = "SurvivorTable", .flags = TENURE_TYPE_REF_ARRAY});
     worker *ws = calloc(o.threads, sizeof *ws);
