@@ -4,7 +4,7 @@ JOBS ?= 2
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test format format-check test-release test-stress test-asan test-tsan test-debug test-unchecked test-server bench bench-server bench-deps clean
+.PHONY: bench-background all deps build run test format format-check test-release test-stress test-asan test-tsan test-debug test-unchecked test-server bench bench-server bench-deps clean
 
 all: build
 
@@ -95,6 +95,11 @@ test-server: build test-asan test-tsan
 # Server GC against workstation GC (bench/server_gc.sh): writes bench/RESULTS-server.md.
 bench-server: build
 	bench/server_gc.sh --build $(BUILD)/release
+
+# Background GC (gcConcurrent=1) against blocking gen2 GCs: bench/RESULTS-background.md
+# (issue 16; a 1 GiB live heap: about 5 minutes on 2 cores).
+bench-background: build
+	bench/background_gc.sh --build $(BUILD)/release
 
 # Every benchmark, tenure against the Boehm collector, malloc/free, HotSpot (Serial, Parallel,
 # G1) and Mono SGen in the same run: writes bench/RESULTS.md (about 12 minutes on 2 cores; run
