@@ -80,7 +80,7 @@ test-tsan: deps
 # tests with 4 under HeapVerify + GCStress; under AddressSanitizer the collector's tests with 2,
 # and under ThreadSanitizer its thread subset plus the collector's tests with 2 (the marking
 # tests with 4).
-SERVER_GC_TESTS = graphs|cards|mark|pin|generations|handles|finalize|weak|loh|overflow|verify|torture|conservative
+SERVER_GC_TESTS = graphs|cards|mark|pin|generations|handles|finalize|weak|loh|overflow|verify|torture|conservative|background
 test-server: build test-asan test-tsan
 	cd $(BUILD)/release && TENURE_gcServer=1 TENURE_GCHeapCount=2 ctest -j $(JOBS) --output-on-failure -E install_check
 	cd $(BUILD)/release && TENURE_gcServer=1 TENURE_GCHeapCount=4 TENURE_HeapVerify=1 TENURE_GCStress=500 \
