@@ -76,14 +76,15 @@ void object_types_register(VM *vm) {
 
 ObjKind object_kind(const ObjTypes *types, const Obj *obj) {
     const LoxType *t = lox_type_of(obj);
-    return t == types->string     ? OBJ_STRING
-           : t == types->closure  ? OBJ_CLOSURE
-           : t == types->function ? OBJ_FUNCTION
-           : t == types->native   ? OBJ_NATIVE
-           : t == types->upvalue  ? OBJ_UPVALUE
-           : t == types->klass    ? OBJ_CLASS
-           : t == types->instance ? OBJ_INSTANCE
-                                  : OBJ_BOUND_METHOD;
+    /* the kinds calls dispatch on first (call_value), then the rest */
+    return t == types->closure        ? OBJ_CLOSURE
+           : t == types->bound_method ? OBJ_BOUND_METHOD
+           : t == types->klass        ? OBJ_CLASS
+           : t == types->native       ? OBJ_NATIVE
+           : t == types->string       ? OBJ_STRING
+           : t == types->function     ? OBJ_FUNCTION
+           : t == types->instance     ? OBJ_INSTANCE
+                                      : OBJ_UPVALUE;
 }
 
 static void *out_of_memory(void) {
