@@ -18,6 +18,8 @@
  *  - stats and the GC info say a background GC ran, and the pause is not the whole GC.
  * After a blocking full GC, every node the model cannot reach is gone (its weak handle
  * cleared): the background GC's floating garbage does not outlive the next full GC.
+ * Then finalizable objects detached, moved and resurrected around a background GC, and
+ * dependent handles (test_finalization_and_dependents).
  *
  * Random: the seed is printed (TENURE_TEST_SEED replays it).
  */
@@ -210,12 +212,133 @@ static void mutate_during_bgc(size_t round) {
     }
 }
 
+/* ---- finalization and dependent handles beside background marking ----
+ *
+ * Finalizable objects (fin: a reference to a node and a number) hang under old nodes; while
+ * a background GC marks, some are detached (their only reference cleared), others moved
+ * (their reference copied elsewhere, then cleared at its source), and dependent handles keep
+ * fresh nodes (secondaries) alive as long as their old primaries live. Finalizers run only in
+ * tenure_run_pending_finalizers (GCFinalizeMode=1) and resurrect every other object into a
+ * root area. Checked: no finalizer runs for an object that is reachable; after a blocking
+ * full GC, every detached object was finalized exactly once; a resurrected object and its node
+ * are intact; the secondaries of reachable primaries are intact. */
+#define NFIN 400
+typedef struct fin {
+    tenure_header header;
+    tt_node *node;
+    uint64_t number;
+} fin;
+static const tenure_type *fin_t;
+static void *fin_holder[NFIN];        /* a root area: one node per fin, whose field a holds it */
+static unsigned char fin_state[NFIN]; /* 0 attached, 1 moved, 2 detached */
+static int fin_finalized[NFIN];
+static void *resurrected[NFIN]; /* a root area */
+static size_t nresurrected;
+
+static void finalize_fin(tenure_runtime *r, void *obj) {
+    (void)r;
+    fin *f = obj;
+    TT_CHECK(f->number < NFIN, "finalizer of a damaged object (number %" PRIu64 ")", f->number);
+    fin_finalized[f->number]++;
+    if (f->number % 2 == 0 && nresurrected < NFIN)
+        resurrected[nresurrected++] = f; /* a root area slot: a plain store */
+}
+
+static void check_fins(const char *when) {
+    for (int i = 0; i < NFIN; i++)
+        TT_CHECK(fin_state[i] == 2 || fin_finalized[i] == 0, "%s: fin %d is reachable but was finalized", when, i);
+}
+
+static void test_finalization_and_dependents(void) {
+    static const size_t fin_refs[] = {offsetof(fin, node)};
+    fin_t = tenure_type_register(rt, &(tenure_type_desc){.name = "Fin",
+                                                         .size = sizeof(fin),
+                                                         .ref_offsets = fin_refs,
+                                                         .ref_count = 1,
+                                                         .flags = TENURE_TYPE_FINALIZABLE,
+                                                         .finalize = finalize_fin});
+    TT_CHECK(fin_t != NULL, "fin type");
+    TT_CHECK(tenure_root_area_add(rt, fin_holder, NFIN) && tenure_root_area_add(rt, resurrected, NFIN), "areas");
+    tenure_handle *dep[NFIN];
+    for (int i = 0; i < NFIN; i++) {
+        tt_node *holder = tenure_alloc(rt, node_t);
+        TT_CHECK(holder != NULL, "allocation failed");
+        fin_holder[i] = holder;
+        fin *f = tenure_alloc(rt, fin_t); /* rooted at once through its holder */
+        TT_CHECK(f != NULL, "allocation failed");
+        f->number = (uint64_t)i;
+        tenure_write_ref(rt, fin_holder[i], &((tt_node *)fin_holder[i])->a, f);
+        tt_node *n = tenure_alloc(rt, node_t);
+        TT_CHECK(n != NULL, "allocation failed");
+        n->id = 1000000 + (uint64_t)i;
+        tt_node_seal(n);
+        f = (fin *)((tt_node *)fin_holder[i])->a; /* (it may have moved) */
+        tenure_write_ref(rt, f, &f->node, n);
+        tt_node *sec = tenure_alloc(rt, node_t);
+        TT_CHECK(sec != NULL, "allocation failed");
+        sec->id = 2000000 + (uint64_t)i;
+        tt_node_seal(sec);
+        dep[i] = tenure_handle_new_dependent(rt, fin_holder[i], sec);
+        TT_CHECK(dep[i] != NULL, "dependent handle");
+    }
+    tt_collect(rt, 2, 0);
+    tt_collect(rt, 2, 0);
+    uint64_t before = stats().background_gcs;
+    TT_CHECK_RESULT(tenure_collect(rt, 2, TENURE_COLLECT_NONBLOCKING), TENURE_OK);
+    for (int i = 0; i < NFIN; i++) {
+        tt_node *h = fin_holder[i];
+        int to = (int)tt_rand_below(NFIN);
+        if (i % 3 == 1 && to != i && fin_state[to] == 0 && ((tt_node *)fin_holder[to])->b == NULL) {
+            tenure_write_ref(rt, fin_holder[to], &((tt_node *)fin_holder[to])->b, h->a); /* moved */
+            tenure_write_ref(rt, h, &h->a, NULL);
+            fin_state[i] = 1;
+        } else if (i % 3 == 2) {
+            tenure_write_ref(rt, h, &h->a, NULL); /* detached */
+            fin_state[i] = 2;
+        }
+        for (int k = 0; k < 50; k++) /* allocation: foreground GCs, and the final pause */
+            TT_CHECK(tenure_alloc(rt, node_t) != NULL, "allocation failed");
+    }
+    for (size_t k = 0; stats().background_gcs == before; k++) {
+        TT_CHECK(tenure_alloc(rt, node_t) != NULL, "allocation failed");
+        TT_CHECK(k < 100000000, "the background GC does not end");
+    }
+    tenure_run_pending_finalizers(rt);
+    check_fins("after the background GC");
+    tt_collect(rt, 2, 0);
+    tenure_run_pending_finalizers(rt);
+    check_fins("after a blocking full GC");
+    size_t detached = 0;
+    for (int i = 0; i < NFIN; i++) {
+        if (fin_state[i] == 2) {
+            detached++;
+            TT_CHECK(fin_finalized[i] == 1, "detached fin %d finalized %d times", i, fin_finalized[i]);
+        }
+        /* every holder is a root: its dependent secondary lives, intact */
+        tt_node *sec = tenure_handle_get_secondary(rt, dep[i]);
+        TT_CHECK(sec && sec->id == 2000000 + (uint64_t)i && sec->check == tt_node_sum(sec), "secondary %d lost", i);
+    }
+    for (size_t k = 0; k < nresurrected; k++) {
+        fin *f = resurrected[k];
+        TT_CHECK(tenure_is_object(rt, f) && f->number < NFIN && f->node && f->node->id == 1000000 + f->number &&
+                     f->node->check == tt_node_sum(f->node),
+                 "resurrected fin %zu damaged", k);
+    }
+    TT_CHECK(tenure_verify_heap(rt) == TENURE_OK, "the heap does not verify: %s", log_.message);
+    for (int i = 0; i < NFIN; i++)
+        tenure_handle_free(rt, dep[i]);
+    printf("  finalization: %d finalizable objects, %zu detached during background marking (each finalized "
+           "once), %zu resurrected and intact, %d dependent secondaries intact\n",
+           NFIN, detached, nresurrected, NFIN);
+}
+
 int main(void) {
     double t0 = tt_now();
     tt_rng_init("background_gc");
     tenure_config cfg;
     tt_config(&cfg);
     cfg.gcConcurrent = 1;
+    cfg.GCFinalizeMode = 1; /* finalizers only in tenure_run_pending_finalizers */
     rt = tt_create(&cfg, &log_);
     node_t = tt_register_node(rt);
     for (int r = 0; r < NROOTS; r++)
@@ -235,6 +358,7 @@ int main(void) {
             check_unreachable_gone("after a blocking full GC");
         }
     }
+    test_finalization_and_dependents();
     tenure_stats s = stats();
     TT_CHECK(s.background_gcs > bgcs0, "no background GC ended");
     printf("  %d nodes built, %zu rounds: %" PRIu64 " background GCs, %" PRIu64 " GCs in all, %" PRIu64
