@@ -19,33 +19,6 @@ static const tn_base_calls base_calls = {
     .collecting = gc_in_progress,
 };
 
-static uint64_t default_gen0_budget(void) {
-    uint64_t l3 = tn_os_l3_cache_size();
-    uint64_t b = l3 ? l3 * 5 / 8 : (uint64_t)4 << 20;
-    if (b < (256u << 10))
-        b = 256u << 10;
-    if (b > (6u << 20))
-        b = 6u << 20;
-    return b;
-}
-
-static void init_budgets(tenure_runtime *rt) {
-    rt->heap.gen0_min_budget = rt->config.GCgen0size ? (size_t)rt->config.GCgen0size : (size_t)default_gen0_budget();
-    /* the automatic cap also follows the heap (heap/alloc.c gen0_cap) */
-    rt->heap.gen0_max_budget = rt->config.GCgen0MaxBudget ? (size_t)rt->config.GCgen0MaxBudget : TN_GEN0_CAP;
-    if (rt->heap.gen0_max_budget < rt->heap.gen0_min_budget)
-        rt->heap.gen0_max_budget = rt->heap.gen0_min_budget;
-    /* a heap starts empty: the automatic budget starts at its floor and grows with survival */
-    rt->heap.gen0_budget =
-        rt->config.GCgen0size || rt->heap.gen0_min_budget < TN_GEN0_FLOOR ? rt->heap.gen0_min_budget : TN_GEN0_FLOOR;
-    /* the automatic gen1 budget follows the older heap, empty now: its least (heap/alloc.c) */
-    rt->heap.gen1_budget = rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->heap.gen0_min_budget;
-    rt->heap.gen2_budget = 4 * rt->heap.gen0_min_budget;
-    rt->heap.loh_budget = (size_t)8 << 20;
-    if (rt->heap.loh_budget < rt->heap.gen2_budget) /* B2 (heap/alloc.c tn_budgets_update) */
-        rt->heap.loh_budget = rt->heap.gen2_budget;
-}
-
 /* A size for a message: "32 GiB" when it is a whole number of GiB, MiB or KiB. */
 static const char *size_text(uint64_t bytes, char *buf, size_t len) {
     static const char *units[] = {"GiB", "MiB", "KiB"};
@@ -72,18 +45,10 @@ static const char *limit_note(char *buf, size_t len) {
 }
 
 /* The reserved range, its side tables and the collector's per-region tables. */
-static bool try_heap(tenure_runtime *rt) {
-    bool ok = tn_heap_init(rt);
-    for (int g = 0; ok && g < TN_NGEN; g++)
-        ok = (rt->plan.plan_regions[g] = tn_calloc(rt->max_units + 1, sizeof(tn_region *))) != NULL;
-    return ok;
-}
+static bool try_heap(tenure_runtime *rt) { return tn_heap_init(rt) && tn_gc_region_tables_init(rt); }
 
 static void undo_heap(tenure_runtime *rt) {
-    for (int g = 0; g < TN_NGEN; g++) {
-        free(rt->plan.plan_regions[g]);
-        rt->plan.plan_regions[g] = NULL;
-    }
+    tn_gc_region_tables_destroy(rt);
     tn_heap_destroy(rt);
 }
 
@@ -125,8 +90,7 @@ static tenure_result build(tenure_runtime *rt, char *why, size_t len) {
         return TENURE_NOMEM;
     }
     rt->head.barrier_slow = rt->config.HeapVerify ? TN_BARRIER_CHECKED : 0;
-    rt->heap.stress_countdown = (uint32_t)rt->config.GCStress;
-    init_budgets(rt);
+    tn_budgets_init(rt);
     if (!reserve_heap(rt, why, len))
         return TENURE_NOMEM;
     if (!tn_type_init_builtin(rt)) {
@@ -177,13 +141,8 @@ tenure_runtime *tenure_create_ex(const tenure_config *config, tenure_result *res
     rt->services.calls = &base_calls; /* first: from here on anything may fail through tn_api_fail */
     rt->config = c;
     rt->instance_id = (uint16_t)(atomic_fetch_add(&next_instance_id, 1) + 1);
-    for (unsigned i = 0; i < TN_MAX_GC_THREADS; i++)
-        tn_vec_init(&rt->mark.w[i].stack, sizeof(void *));
-    tn_vec_init(&rt->plan.pins, sizeof(tn_pin));
-    tn_vec_init(&rt->plan.gaps, sizeof(tn_gap));
-    tn_vec_init(&rt->card.card_slots, sizeof(void **));
-    tn_vec_init(&rt->lifetime.finalizable, sizeof(void *));
-    tn_vec_init(&rt->lifetime.ready, sizeof(void *));
+    tn_gc_scratch_init(rt);
+    tn_lifetime_init(rt);
     r = build(rt, reason, sizeof reason);
     if (r != TENURE_OK) {
         tenure_destroy(rt);
@@ -221,8 +180,7 @@ void tenure_destroy(tenure_runtime *rt) {
     tn_type_free_all(rt);
     tn_heap_destroy(rt);
     tn_gc_scratch_destroy(rt);
-    for (int g = 0; g < TN_NGEN; g++)
-        free(rt->plan.plan_regions[g]);
+    tn_gc_region_tables_destroy(rt);
     rt->magic = 0;
     free(rt);
 }

@@ -20,6 +20,11 @@ unsigned tn_gc_reserve_scratch(tenure_runtime *rt);
  * does without and the GC counts a shortfall). */
 void *tn_gc_pause_scratch(tenure_runtime *rt, size_t size);
 void tn_gc_scratch_destroy(tenure_runtime *rt);
+/* tenure_create: the collector's empty stacks and lists; the plan's region tables (after the
+ * heap is reserved: one entry per unit), given back by tn_gc_region_tables_destroy. */
+void tn_gc_scratch_init(tenure_runtime *rt);
+bool tn_gc_region_tables_init(tenure_runtime *rt);
+void tn_gc_region_tables_destroy(tenure_runtime *rt);
 /* Bytes of pause scratch the range reports (report.c) need. */
 size_t tn_gc_range_scratch_bytes(void);
 tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags);

@@ -122,6 +122,30 @@ void *tn_gc_pause_scratch(tenure_runtime *rt, size_t size) {
     return NULL;
 }
 
+/* The collector's own state an instance starts with: empty stacks and lists (tenure_create). */
+void tn_gc_scratch_init(tenure_runtime *rt) {
+    for (unsigned i = 0; i < TN_MAX_GC_THREADS; i++)
+        tn_vec_init(&rt->mark.w[i].stack, sizeof(void *));
+    tn_vec_init(&rt->plan.pins, sizeof(tn_pin));
+    tn_vec_init(&rt->plan.gaps, sizeof(tn_gap));
+    tn_vec_init(&rt->card.card_slots, sizeof(void **));
+}
+
+/* The plan's per-generation region tables, one entry per unit of the reserved range. */
+bool tn_gc_region_tables_init(tenure_runtime *rt) {
+    for (int g = 0; g < TN_NGEN; g++)
+        if (!(rt->plan.plan_regions[g] = tn_calloc(rt->max_units + 1, sizeof(tn_region *))))
+            return false;
+    return true;
+}
+
+void tn_gc_region_tables_destroy(tenure_runtime *rt) {
+    for (int g = 0; g < TN_NGEN; g++) {
+        free(rt->plan.plan_regions[g]);
+        rt->plan.plan_regions[g] = NULL;
+    }
+}
+
 void tn_gc_scratch_destroy(tenure_runtime *rt) {
     tn_gc_team_destroy(rt);
     for (unsigned i = 0; i < TN_MAX_GC_THREADS; i++)

@@ -454,6 +454,35 @@ static void update_gen2_budgets(tenure_runtime *rt, const tn_gc_record *g) {
         rt->heap.loh_budget = rt->heap.gen2_budget;
 }
 
+static uint64_t default_gen0_budget(void) {
+    uint64_t l3 = tn_os_l3_cache_size();
+    uint64_t b = l3 ? l3 * 5 / 8 : (uint64_t)4 << 20;
+    if (b < (256u << 10))
+        b = 256u << 10;
+    if (b > (6u << 20))
+        b = 6u << 20;
+    return b;
+}
+
+/* The budgets of an empty heap, from the options (tenure_create), and GCStress's countdown. */
+void tn_budgets_init(tenure_runtime *rt) {
+    rt->heap.stress_countdown = (uint32_t)rt->config.GCStress;
+    rt->heap.gen0_min_budget = rt->config.GCgen0size ? (size_t)rt->config.GCgen0size : (size_t)default_gen0_budget();
+    /* the automatic cap also follows the heap (heap/alloc.c gen0_cap) */
+    rt->heap.gen0_max_budget = rt->config.GCgen0MaxBudget ? (size_t)rt->config.GCgen0MaxBudget : TN_GEN0_CAP;
+    if (rt->heap.gen0_max_budget < rt->heap.gen0_min_budget)
+        rt->heap.gen0_max_budget = rt->heap.gen0_min_budget;
+    /* a heap starts empty: the automatic budget starts at its floor and grows with survival */
+    rt->heap.gen0_budget =
+        rt->config.GCgen0size || rt->heap.gen0_min_budget < TN_GEN0_FLOOR ? rt->heap.gen0_min_budget : TN_GEN0_FLOOR;
+    /* the automatic gen1 budget follows the older heap, empty now: its least (heap/alloc.c) */
+    rt->heap.gen1_budget = rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->heap.gen0_min_budget;
+    rt->heap.gen2_budget = 4 * rt->heap.gen0_min_budget;
+    rt->heap.loh_budget = (size_t)8 << 20;
+    if (rt->heap.loh_budget < rt->heap.gen2_budget) /* B2 (heap/alloc.c tn_budgets_update) */
+        rt->heap.loh_budget = rt->heap.gen2_budget;
+}
+
 void tn_budgets_update(tenure_runtime *rt) {
     const tn_gc_record *g = &rt->last;
     size_t survived0 = g->promoted[TN_GEN0];

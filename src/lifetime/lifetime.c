@@ -174,6 +174,12 @@ void tn_lifetime_update_sync(tenure_runtime *rt, char *(*forward)(tenure_runtime
     rt->lifetime.sync_count = n;
 }
 
+/* An instance's lifetime state starts empty: no finalizable object, nothing ready. */
+void tn_lifetime_init(tenure_runtime *rt) {
+    tn_vec_init(&rt->lifetime.finalizable, sizeof(void *));
+    tn_vec_init(&rt->lifetime.ready, sizeof(void *));
+}
+
 void tn_lifetime_destroy(tenure_runtime *rt) {
     free(rt->lifetime.sync);
     rt->lifetime.sync = NULL;

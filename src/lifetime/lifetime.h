@@ -44,6 +44,7 @@ struct tn_lifetime_state {
 void tn_lifetime_gen2_done(tenure_runtime *rt);
 void tn_lifetime_update_sync(tenure_runtime *rt, char *(*forward)(tenure_runtime *, char *),
                              bool (*dead)(tenure_runtime *, const void *));
+void tn_lifetime_init(tenure_runtime *rt);
 void tn_lifetime_destroy(tenure_runtime *rt);
 /* finalize.c */
 bool tn_finalize_register(tenure_runtime *rt, void *obj);
