@@ -840,9 +840,9 @@ static void drop_index(tn_ctf *c, stream *s) {
 
 /* Write packet p at the end of s's file. A failed or short write (disk full, the file-size
  * limit) is cut back to the last whole packet and its events are counted as discarded. Its
- * index entry is written first: an entry past the file's end (a process killed between the
- * two writes) makes a reader index the file itself, while a packet past the index's end
- * would be skipped. */
+ * index entry is written first, so that the index never lacks a packet of the file (a reader
+ * that trusts the index would miss it); the one entry past the file's end that a process
+ * killed between the two writes leaves, babeltrace2 ignores (it reads the file to its end). */
 static void write_packet(tn_ctf *c, stream *s, const packet *p) {
     off_t entry_at = INDEX_HEADER + (off_t)(s->written / PKT_CAP) * INDEX_ENTRY;
     if (s->index_fd >= 0) {
