@@ -46,6 +46,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/checklib.py
 from checklib import FAILS, check, fresh, run  # noqa: E402
+import lttng_blobs  # noqa: E402  (tests/lttng_blobs.py: packed events decoded with schema.h's layouts)
 
 SKIP = 77
 
@@ -155,8 +156,11 @@ def fields(group):
     return out
 
 
-def events(trace, tid_key):
-    """{thread: [(name, fields)]} from babeltrace2's text output of a trace"""
+CONTEXT_KEYS = ("vpid", "vtid", "procname")
+
+
+def events(trace, tid_key="vtid"):
+    """{thread: [(name, fields, event context)]} from babeltrace2's text output of a trace"""
     rc, out, err = run(["babeltrace2", trace], timeout=600)
     if not check(rc == 0, "babeltrace2 could not read %s: %s" % (trace, err.strip()[-400:])):
         return {}
@@ -167,7 +171,8 @@ def events(trace, tid_key):
             continue
         groups = brace_groups(m.group(2))
         ctx = dict((k, v) for k, v in fields(" ".join(groups[:-1])))
-        by_thread.setdefault(ctx.get(tid_key), []).append((m.group(1), fields(groups[-1])))
+        context = dict((k, ctx.get(k)) for k in CONTEXT_KEYS)
+        by_thread.setdefault(ctx.get(tid_key), []).append((m.group(1), fields(groups[-1]), context))
     return by_thread
 
 
@@ -195,55 +200,145 @@ def pack(flds):
     return bytes(b)
 
 
+def as_dict(name, f):
+    """an event's fields as {name: value}, a packed one's decoded from its blob (schema.h's
+    layouts, tests/lttng_blobs.py); its blob re-packed here must give the same bytes"""
+    d, arrays = {}, {}
+    for k, v in f:
+        if k.endswith("[]"):
+            arrays.setdefault(k[:-2], []).append(v)
+        else:
+            d[k] = v
+    d.update(arrays)
+    if not lttng_blobs.is_packed(d):
+        return d
+    data = bytes(v & 0xff for v in d["__data__"])
+    check(d["length"] == len(data) and d.get("___data___length") == len(data),
+          "%s: length %r, sequence length %r, %d bytes" % (name, d["length"], d.get("___data___length"), len(data)))
+    try:
+        out = lttng_blobs.decode(name, data)
+    except ValueError as e:
+        check(False, "%s: the blob does not decode with schema.h's layout: %s" % (name, e))
+        return d
+    flat = []  # the decoded fields in wire order, as pack() takes them
+    for k, v in out.items():
+        for x in (v if isinstance(v, list) else [v]):
+            if isinstance(x, dict):
+                for rk, rv in x.items():
+                    flat.extend((rk, e) for e in rv) if isinstance(rv, list) else flat.append((rk, rv))
+            else:
+                flat.append((k + "[]" if isinstance(v, list) else k, x))
+    check(pack(flat) == data, "%s: the blob re-packed by the runtime's widths differs:\n  %r\n  %r" %
+          (name, data[:64], pack(flat)[:64]))
+    return out
+
+
+def merge_bulk_types(evs):
+    """Consecutive BulkType events as one (the CTF writer splits one whose UTF-16 names do not
+    fit a 4 KiB packet; LTTng's sub-buffers take it whole): Values joined, Count summed"""
+    out = []
+    for name, d, ctx in evs:
+        if name == "BulkType" and out and out[-1][0] == "BulkType" and out[-1][2] == ctx:
+            prev = out[-1][1]
+            out[-1] = (name, dict(prev, Count=prev["Count"] + d["Count"], Values=prev["Values"] + d["Values"]), ctx)
+        else:
+            out.append((name, d, ctx))
+    return out
+
+
 def compare_events(ctf, lt, what):
-    """Every CTF event in the LTTng trace, same order per thread, same values."""
+    """Every CTF event in the LTTng trace, same order per thread, same fields (packed ones
+    byte for byte, both decoded with schema.h's layouts), same event context"""
     compared, packed_seen = 0, set()
     check(len(ctf) > 0, "%s: the CTF trace has no event" % what)
     for tid, evs in ctf.items():
         mine = lt.get(tid, [])
-        if not check(len(mine) == len(evs), "%s: thread %s: %d events in LTTng, %d in CTF" %
-                     (what, tid, len(mine), len(evs))):
+        if not check(len(mine) > 0, "%s: thread %s: no event in LTTng, %d in CTF" % (what, tid, len(evs))):
             continue
-        for k, ((name, f), (lname, lf)) in enumerate(zip(evs, mine)):
+        raw_equal = [f for _, f, _ in evs] == [f for _, f, _ in mine]
+        a = merge_bulk_types([(n, as_dict(n, f), c) for n, f, c in evs])
+        b = merge_bulk_types([(n, as_dict(n, f), c) for n, f, c in mine])
+        if not raw_equal and not check(any(n == "BulkType" for n, _, _ in a),
+                                       "%s: thread %s: the events' raw fields differ (no BulkType split)" % (what, tid)):
+            pass
+        if not check(len(a) == len(b), "%s: thread %s: %d events in LTTng, %d in CTF" % (what, tid, len(b), len(a))):
+            continue
+        for k, ((name, f, c), (lname, lf, lc)) in enumerate(zip(a, b)):
             where = "%s: thread %s event %d (%s)" % (what, tid, k, name)
             if not check(name == lname, "%s: LTTng has %s" % (where, lname)):
                 return compared, packed_seen
-            names = [n for n, _ in lf]
-            if names[:1] == ["length"]:
+            if any(n == "length" for n, _ in next(f0 for n0, f0, _ in evs if n0 == name)):
                 packed_seen.add(name)
-                data = bytes(v & 0xff for n, v in lf if n == "__data__[]")
-                check(lf[0][1] == len(data), "%s: length %d, %d bytes" % (where, lf[0][1], len(data)))
-                check(data == pack(f), "%s: __data__ is not the CTF fields packed:\n  %r\n  %r" %
-                      (where, data[:64], pack(f)[:64]))
-            else:
-                check(lf == f, "%s: fields differ:\n  LTTng %r\n  CTF   %r" % (where, lf, f))
+            check(lf == f, "%s: fields differ:\n  LTTng %r\n  CTF   %r" % (where, lf, f))
+            check(lc == c, "%s: event context differs: LTTng %r, CTF %r" % (where, lc, c))
             compared += 1
     return compared, packed_seen
 
 
-def schema_packed(ctf_trace):
-    """The events the runtime's rule packs, from the CTF trace's metadata: more than 9 fields,
-    or a sequence (array) field."""
-    rc, out, err = run(["babeltrace2", "--output-format=ctf-metadata", ctf_trace])
-    packed = set()
-    for m in re.finditer(r'name = "(?:DotNETRuntime:)?(\w+)";.*?fields := struct \{(.*?)\n\t\};', out, re.S):
-        body = m.group(2)
-        top = [l for l in body.splitlines() if l.startswith("\t\t") and not l.startswith("\t\t\t")]
-        count = sum(1 for l in top if l.rstrip().endswith(";"))
-        if count > 9 or "[" in body:
-            packed.add(m.group(1))
-    return packed, out
+def declared_packed(decls):
+    """the events a metadata ({name: (loglevel, fields)}) declares with the runtime's packed template"""
+    return set(n for n, d in decls.items() if d[1][:1] and d[1][0].endswith(" _length;"))
 
 
-def metadata_events(text):
-    """{event name: (loglevel, [field declarations])} of an LTTng trace's metadata text"""
+def metadata_events(text, with_id=False):
+    """{event name: (loglevel, [field declarations])} of an LTTng trace's metadata text
+    ((id, loglevel, [...]) with_id)"""
     out = {}
     for m in re.finditer(r'event \{\n\tname = "DotNETRuntime:(\w+)";(.*?)\n\};', text, re.S):
         body = m.group(2)
         f = re.search(r"fields := struct \{(.*?)\n\t\};", body, re.S)
         ll = re.search(r"loglevel = (\d+);", body)
-        out[m.group(1)] = (ll.group(1) if ll else None, [l.strip() for l in f.group(1).strip().splitlines()] if f else [])
+        i = re.search(r"\bid = (\d+);", body)
+        decl = (ll.group(1) if ll else None, [l.strip() for l in f.group(1).strip().splitlines()] if f else [])
+        out[m.group(1)] = ((int(i.group(1)) if i else None,) + decl) if with_id else decl
     return out
+
+
+def ctf_metadata(trace):
+    """babeltrace2's text of a trace's metadata (LTTng's packets unwrapped); trace: its
+    directory or one above it (an LTTng session's output)"""
+    meta = [r for r, _, files in os.walk(trace) if "metadata" in files]
+    if not check(len(meta) == 1, "%d metadata files in %s" % (len(meta), trace)):
+        return ""
+    rc, out, err = run(["babeltrace2", "--output-format=ctf-metadata", meta[0]])
+    check(rc == 0, "babeltrace2 cannot print the metadata of %s: %s" % (trace, err[-300:]))
+    return out
+
+
+def layout_text(text):
+    """a metadata text without what differs from trace to trace (uuids, the env block, the
+    clock's offset) and without its event classes: the trace's, clock's and stream's
+    declarations, as lttng-sessiond writes them"""
+    text = text[:text.find("\nevent {")] if "\nevent {" in text else text
+    text = re.sub(r'uuid = "[0-9a-f-]+";', 'uuid = "";', text)
+    text = re.sub(r"\nenv \{.*?\n\};\n", "\nenv {};\n", text, flags=re.S)
+    return re.sub(r"offset = -?\d+;", "offset = 0;", text)
+
+
+def compare_metadata(ctf_trace, lt_trace, what):
+    """The CTF writer's metadata is lttng-ust's: the same declarations of the trace, clock and
+    stream (packet header and context, event headers, event context), and every event class
+    with the same id, loglevel, fields, widths and packing; the packed ones are those the
+    runtime's rule packs (from schema.h)"""
+    mine, theirs = ctf_metadata(ctf_trace), ctf_metadata(lt_trace)
+    check(layout_text(mine) == layout_text(theirs), "%s: the trace/clock/stream declarations differ:\n%s\n----\n%s" %
+          (what, layout_text(mine), layout_text(theirs)))
+    a, b = metadata_events(mine, True), metadata_events(theirs, True)
+    check(set(a) == set(b), "%s: event classes only in CTF %r, only in LTTng %r" % (what, set(a) - set(b), set(b) - set(a)))
+    for n in sorted(set(a) & set(b)):
+        check(a[n] == b[n], "%s: %s declared\n  CTF   %r\n  LTTng %r" % (what, n, a[n], b[n]))
+    ids = sorted(d[0] for d in a.values())
+    check(ids == list(range(len(a))), "%s: CTF event ids %r are not 0..%d" % (what, ids, len(a) - 1))
+    rule = lttng_blobs.packed_events()
+    for side, decls in (("CTF", a), ("LTTng", b)):
+        packed = declared_packed(dict((n, d[1:]) for n, d in decls.items()))
+        check(packed == rule, "%s: %s packs %r, the runtime's rule (schema.h) %r" % (what, side, sorted(packed), sorted(rule)))
+    env = dict(re.findall(r'^\t(\w+) = "?([^";]*)"?;$', re.search(r"\nenv \{(.*?)\n\};", mine, re.S).group(1), re.M))
+    for k, v in (("domain", "ust"), ("tracer_name", "lttng-ust"), ("tracer_buffering_scheme", "pid")):
+        check(env.get(k) == v, "%s: CTF env %s = %r, not %r" % (what, k, env.get(k), v))
+    for k in ("hostname", "vpid", "procname", "tracer_major", "tracer_minor", "trace_creation_datetime"):
+        check(env.get(k), "%s: CTF env has no %s" % (what, k))
+    return len(a)
 
 
 def real_metadata(zip_path, work):
@@ -368,20 +463,21 @@ def mode_session(provider_dir, reportexe, workload, sim, heapdump, pressure, dat
             ctf = [os.path.join(ctf_dir, x) for x in os.listdir(ctf_dir)]
             if not check(len(ctf) == 1, "%s: %d CTF traces" % (what, len(ctf))):
                 continue
-            ctf_ev, lt_ev = events(ctf[0], "tid"), events(lt_dir, "vtid")
+            classes = compare_metadata(ctf[0], lt_dir, what)
+            ctf_ev, lt_ev = events(ctf[0]), events(lt_dir)
             compared, packed_seen = compare_events(ctf_ev, lt_ev, what)
-            rule, _ = schema_packed(ctf[0])
+            rule = lttng_blobs.packed_events()
             check({"GCHeapStats_V2", "GCPerHeapHistory_V3", "GCGlobalHeapHistory_V4"} <= rule,
-                  "%s: the rule read from the CTF metadata packs only %r" % (what, sorted(rule)))
+                  "%s: the rule read from schema.h packs only %r" % (what, sorted(rule)))
             check(packed_seen <= rule, "%s: packed but not by the runtime's rule: %r" % (what, packed_seen - rule))
-            plain_seen = set(n for evs in lt_ev.values() for n, f in evs if f[:1] and f[0][0] != "length")
+            plain_seen = set(n for evs in lt_ev.values() for n, f, _ in evs if f[:1] and f[0][0] != "length")
             check(not (plain_seen & rule), "%s: not packed, but the runtime packs: %r" % (what, plain_seen & rule))
             m = re.search(r"^WORKLOAD (\{.*\})$", out, re.M)
             gcs = compare_reports(reportexe, ctf[0], lt_dir, what, json.loads(m.group(1)) if m else None)
-            kinds = set(n for evs in ctf_ev.values() for n, _ in evs)
+            kinds = set(n for evs in ctf_ev.values() for n, _, _ in evs)
             ALL_KINDS.update(kinds)
-            print("%s: %d events compared (packed: %s), %d GCs reported alike" %
-                  (what, compared, ", ".join(sorted(packed_seen)), gcs))
+            print("%s: %d event classes declared alike, %d events compared (packed: %s), %d GCs reported alike" %
+                  (what, classes, compared, ", ".join(sorted(packed_seen)), gcs))
             if what == "workload":
                 common = compare_with_runtime(lt_dir, data, work)
                 print("declared as the .NET runtime declares them: %s" % ", ".join(common))
