@@ -25,6 +25,13 @@
          promoted bytes, sizes after, pinned objects) and the workload's own GC counts.
       Exit 77 (skipped) only where no session daemon can run here (no lttng tools, or the
       daemon refused to start); the reason is printed.
+  check_lttng.py runtime  WORKLOAD DATA WORKDIR
+      needs no LTTng (babeltrace2 only). tenure's own CTF writer (TENURE_TRACE) against the .NET
+      runtime's perfcollect trace (DATA/kernel-clr.trace.zip): the same trace, clock and stream
+      declarations (packet header and context, large event header, _vpid/_vtid/_procname
+      context), the 17 event classes both have declared alike (fields, widths, loglevel),
+      packed events in the runtime's template; packetized metadata, channel0_N stream files and
+      index/channel0_N.idx entries that match their packets (the real index files read alike).
   check_lttng.py load     WORKLOAD FAKE_PROVIDER SETUID_PROGRAM LIBTENURE WORKDIR
       needs no LTTng. libtenure.so needs only libc (and pthreads): never liblttng-ust. TENURE_LTTNG naming a provider that does not exist: the program runs
       unchanged (exit 0) and says on stderr that the provider could not be loaded; naming a
@@ -341,8 +348,9 @@ def compare_metadata(ctf_trace, lt_trace, what):
     return len(a)
 
 
-def real_metadata(zip_path, work):
-    """The DotNETRuntime events of a real perfcollect trace (the .NET runtime's own provider)"""
+def real_metadata(zip_path, work, text=False):
+    """The DotNETRuntime events of a real perfcollect trace (the .NET runtime's own provider);
+    with text: (events, the metadata text, the folder of its ust trace)"""
     import zipfile
     dest = fresh(os.path.join(work, "real"))
     with zipfile.ZipFile(zip_path) as z:
@@ -352,7 +360,7 @@ def real_metadata(zip_path, work):
         path = z.extract(names[0], dest)
     rc, out, err = run(["babeltrace2", "--output-format=ctf-metadata", os.path.dirname(path)])
     check(rc == 0, "babeltrace2 could not read the real metadata: %s" % err[-300:])
-    return metadata_events(out)
+    return (metadata_events(out), out, os.path.dirname(path)) if text else metadata_events(out)
 
 
 def compare_with_runtime(lt_dir, data, work):
@@ -493,6 +501,94 @@ def mode_session(provider_dir, reportexe, workload, sim, heapdump, pressure, dat
     return 0
 
 
+# the event classes tenure's schema shares with the runtime's provider in kernel-clr's trace
+RUNTIME_COMMON = set("""DecreaseMemoryPressure GCCreateConcurrentThread_V1 GCCreateSegment_V1 GCEnd_V1
+GCFinalizersBegin_V1 GCFinalizersEnd_V1 GCFreeSegment_V1 GCMarkWithType GCPerHeapHistory_V3 GCRestartEEBegin_V1
+GCRestartEEEnd_V1 GCStart_V2 GCSuspendEEBegin_V1 GCSuspendEEEnd_V1 GCTerminateConcurrentThread_V1 GCTriggered
+IncreaseMemoryPressure""".split())
+
+
+def index_entries(path):
+    """The entries of an LTTng packet index file (CTF index 1.1, big-endian): [(offset, packet
+    bits, content bits, begin, end, discarded, stream id, instance id, seq)]"""
+    raw = open(path, "rb").read()
+    magic, major, minor, size = struct.unpack_from(">IIII", raw)
+    if not check(magic == 0xC1F1DCC1 and (major, minor) == (1, 1) and size == 72 and (len(raw) - 16) % 72 == 0,
+                 "%s: index header %x %d.%d entries of %d, %d bytes" % (path, magic, major, minor, size, len(raw))):
+        return []
+    return [struct.unpack_from(">9Q", raw, 16 + 72 * k) for k in range((len(raw) - 16) // 72)]
+
+
+def check_files(trace, real_zip, real_dir):
+    """tenure's trace directory as LTTng lays one out: packetized metadata (magic 0x75D11D57,
+    the trace's uuid, 4 KiB packets, CTF 1.8), channel0_N stream files, index/channel0_N.idx
+    whose entries are the packets of their stream file (offsets, sizes, timestamps,
+    discarded counts, sequence numbers); the real trace's index files read the same way"""
+    raw = open(os.path.join(trace, "metadata"), "rb").read()
+    uuid = raw[4:20]
+    for off in range(0, len(raw), 4096):
+        magic, content, packet = struct.unpack_from("<I", raw, off)[0], *struct.unpack_from("<II", raw, off + 24)
+        check(magic == 0x75D11D57 and raw[off + 4:off + 20] == uuid and packet == 4096 * 8 and
+              37 * 8 <= content <= packet and raw[off + 32:off + 37] == bytes([0, 0, 0, 1, 8]),
+              "metadata packet at %d: magic %x, sizes %d/%d, schemes+version %r" %
+              (off, magic, content, packet, raw[off + 32:off + 37]))
+    check(len(raw) % 4096 == 0 and len(raw) > 0, "metadata of %d bytes" % len(raw))
+    names = sorted(os.listdir(trace))
+    streams = [n for n in names if re.match(r"^channel0_\d+$", n)]
+    check(streams and set(names) == set(streams) | {"metadata", "index"},
+          "the trace directory holds %r (metadata, index/, channel0_N)" % names)
+    for n in streams:
+        data = open(os.path.join(trace, n), "rb").read()
+        entries = index_entries(os.path.join(trace, "index", n + ".idx"))
+        off = 0
+        for k, e in enumerate(entries):
+            ctx = struct.unpack_from("<6QI", data, off + 32)  # begin, end, content, packet, seq, discarded, cpu
+            want = (off, ctx[3], ctx[2], ctx[0], ctx[1], ctx[5], 0, int(n.split("_")[1]), ctx[4])
+            check(e == want, "%s: index entry %d %r, its packet says %r" % (n, k, e, want))
+            check(data[off + 4:off + 20] == uuid and ctx[6] == int(n.split("_")[1]),
+                  "%s: packet %d: uuid or cpu_id %d" % (n, k, ctx[6]))
+            off += ctx[3] // 8
+        check(off == len(data) and entries, "%s: %d bytes, the index covers %d" % (n, len(data), off))
+    import zipfile
+    with zipfile.ZipFile(real_zip) as z:
+        real = [z.extract(n, real_dir) for n in z.namelist() if "/ust/" in n and n.endswith(".idx")]
+    check(real and all(index_entries(f) for f in real), "the real trace's index files do not read alike")
+    return len(streams)
+
+
+def mode_runtime(workload, data, work):
+    """Needs no session daemon: the CTF writer's metadata against the .NET runtime's own
+    (kernel-clr's perfcollect trace, LTTng-UST 2.11): the same trace, clock and stream
+    declarations (packet header and context, event headers, vpid/vtid/procname context), the
+    17 event classes both have declared alike, packed events with the runtime's template, and
+    the files laid out as LTTng lays them out."""
+    fresh(work)
+    tracedir = os.path.join(work, "ctf")
+    rc, out, err = run([workload], {"TENURE_TRACE": tracedir, "TENURE_TRACE_LEVEL": "5",
+                                    "TENURE_TRACE_KEYWORDS": "0x5f0003"})
+    if not check(rc == 0, "the workload failed (%d): %s" % (rc, (out + err)[-600:])):
+        return 1
+    traces = [os.path.join(tracedir, x) for x in os.listdir(tracedir)]
+    if not check(len(traces) == 1, "%d CTF traces" % len(traces)):
+        return 1
+    real_zip = os.path.join(data, "kernel-clr.trace.zip")
+    real, real_text, _ = real_metadata(real_zip, work, text=True)
+    mine = ctf_metadata(traces[0])
+    check(layout_text(mine) == layout_text(real_text),
+          "the trace/clock/stream declarations differ from the runtime's trace:\n%s\n----\n%s" %
+          (layout_text(mine), layout_text(real_text)))
+    common = set(compare_with_runtime(traces[0], data, work))
+    check(common == RUNTIME_COMMON, "event classes in common with the runtime's trace: %r, expected %r" %
+          (sorted(common), sorted(RUNTIME_COMMON)))
+    streams = check_files(traces[0], real_zip, fresh(os.path.join(work, "real-index")))
+    if FAILS:
+        print("%d failure(s)" % len(FAILS))
+        return 1
+    print("runtime layout checks: ok (%d event classes declared as the runtime declares them, %d stream files "
+          "indexed)" % (len(common), streams))
+    return 0
+
+
 def mode_load(workload, fake, setuid_program, libtenure, work):
     """TENURE_LTTNG without LTTng: a missing provider, a stand-in provider, one of another
     schema, 0 or empty, and a setuid process; libtenure.so needs libc only"""
@@ -574,6 +670,8 @@ def main():
         return mode_session(*sys.argv[2:])
     if len(sys.argv) >= 2 and sys.argv[1] == "load" and len(sys.argv) == 7:
         return mode_load(*sys.argv[2:])
+    if len(sys.argv) >= 2 and sys.argv[1] == "runtime" and len(sys.argv) == 5:
+        return mode_runtime(*sys.argv[2:])
     sys.exit(__doc__)
 
 
