@@ -758,6 +758,7 @@ void tn_ctf_thread_ready(tn_ctf *c) {
     pthread_mutex_unlock(&c->shared_lock);
 }
 
+/* (tn_ctf_write's own copy of this is inlined: the path of every event) */
 static void append_event(tn_ctf *c, uint64_t ts, unsigned index, bool packed, const void *payload, size_t size) {
     stream *s = my_stream(c);
     if (s)
@@ -783,10 +784,15 @@ static void append_bulk_type(tn_ctf *c, uint64_t ts, const uint8_t *payload, siz
 
 void tn_ctf_write(tn_ctf *c, uint64_t ts, unsigned index, const void *payload, size_t size) {
     TN_ASSERT_INTERNAL(index < TN_EV_COUNT);
-    if (index == TN_EVI_BulkType)
+    if (index == TN_EVI_BulkType) { /* the heap dump's: off the path of the GC's events */
         append_bulk_type(c, ts, payload, size);
+        return;
+    }
+    stream *s = my_stream(c);
+    if (s)
+        append(c, s, ts, index, packed_event[index], payload, size);
     else
-        append_event(c, ts, index, packed_event[index], payload, size);
+        append_shared(c, ts, index, packed_event[index], payload, size);
 }
 
 /* Complete s's open packet unless the ring is nearly full (in a burst of GCs the writer may
