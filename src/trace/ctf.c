@@ -1,18 +1,22 @@
 /* ctf.c - the CTF 1.8 sink: a trace directory with a metadata file and stream files, written
- * in whole packets that babeltrace2 reads.
+ * in whole packets that babeltrace2 reads, laid out as LTTng-UST lays out a recording of tenure's
+ * provider (and the .NET runtime's perfcollect traces): LTTng's metadata packets around
+ * lttng-sessiond's TSDL, event classes numbered and packed as lttng_layout.h says, the large
+ * event header, the _vpid/_vtid/_procname event context, channel0_<n> stream files with
+ * LTTng's packet index (index/channel0_<n>.idx). docs/design/trace.md has the details.
  *
  * Streams. A thread that emits takes a stream of the sink (a stream file, its descriptor and a
  * ring of RING packets) and fills packets in it alone (single producer: no lock per event). It
  * gives the stream back when it exits (a pthread key's destructor): the open packet is
  * completed and the stream goes on the sink's free list, where the next thread that emits
- * takes it and goes on appending packets to the same file (the packet context's tid says whose
- * packets they are; packet_seq_num and events_discarded go on counting). A sink holds at most
+ * takes it and goes on appending packets to the same file (the events' _vtid context says whose
+ * they are; packet_seq_num and events_discarded go on counting). A sink holds at most
  * MAX_STREAMS streams of its own: descriptors and ring memory are bounded by the threads that
  * emit at the same time, not by the threads that ever did. A thread that finds none free writes
  * into the sink's one shared stream under a lock (slower, but nothing is lost: a GC run by the
  * 65th thread is still in the trace); each packet there is one thread's (a thread change
- * completes the open packet, so the packet context's tid stays true). Files are named
- * stream_<n>.
+ * completes the open packet and sets the stream's event context anew). Files are named
+ * channel0_<n>.
  *
  * A writer thread per session writes completed packets out (one consumer at a time). The
  * emitting thread never waits for the writer: when its ring is full it writes the ring out
