@@ -208,6 +208,15 @@ static void write_event_class(FILE *f, size_t index) {
     fprintf(f, "\t};\n};\n\n");
 }
 
+/* A name for a TSDL string (the env's): a thread or host name is anyone's choice (prctl), and
+ * a quote, a backslash or a control character in it would break the metadata: those become
+ * '_' (lttng-sessiond writes them as they are). */
+static void tsdl_safe(char *s) {
+    for (; *s; s++)
+        if (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '_';
+}
+
 /* The TSDL of LTTng-UST 2.13's metadata, with the env of a per-process (per-pid) buffer */
 static void write_tsdl(FILE *f, const tn_ctf *c) {
     char uuid[40], clock_uuid[40], host[256], name[TN_LTTNG_PROCNAME_LEN], date[32];
@@ -216,6 +225,8 @@ static void write_tsdl(FILE *f, const tn_ctf *c) {
     uuid_text(tn_os_boot_id(boot) ? boot : c->uuid, clock_uuid); /* LTTng's monotonic clock: the boot's id */
     tn_os_host_name(host, sizeof host);
     tn_os_thread_name(name, sizeof name);
+    tsdl_safe(host);
+    tsdl_safe(name);
     time_t now = (time_t)(tn_os_realtime_ns() / 1000000000u);
     struct tm tm;
     gmtime_r(&now, &tm);
@@ -992,6 +1003,10 @@ tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen) {
     /* index/ in the new private directory: no one else can have put anything there */
     if (mkdirat(c->dirfd, "index", DIR_MODE) == 0)
         c->indexfd = openat(c->dirfd, "index", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (c->indexfd >= 0 && fchmod(c->indexfd, DIR_MODE) != 0) { /* the umask may have taken our bits */
+        close(c->indexfd);
+        c->indexfd = -1; /* no index: readers scan the stream files */
+    }
     if (!write_metadata(c)) {
         why(err, errlen, "%s/metadata: cannot create or write: %s", c->dir, strerror(errno));
         unlinkat(c->dirfd, "metadata", 0); /* no half metadata left for a reader to choke on */

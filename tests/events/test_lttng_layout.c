@@ -10,12 +10,15 @@
  *     than a packet's room as UTF-16): the stream file holds BulkType events (LTTng's id for it,
  *     `length` = `__data___length` = the blob's size), every one within its packet, whose
  *     records are the 60 records in order.
+ *  C. A thread named `a"b\c` (prctl): the metadata's env says procname = "a_b_c" (a quote or
+ *     backslash there would break the TSDL).
  */
 #include "test_util.h"
 #include "trace/lttng_layout.h"
 #include "trace/trace.h"
 
 #include <dirent.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,9 +196,34 @@ static void test_split(void) {
     TT_CHECK(system(cmd) == 0);
 }
 
+static void test_names(void) {
+    char dir[] = "/tmp/tenure-lttng-names-XXXXXX", trace[64], path[96], old[17] = {0};
+    TT_CHECK(mkdtemp(dir) != NULL);
+    snprintf(trace, sizeof trace, "%s/trace", dir);
+    TT_CHECK(prctl(PR_GET_NAME, old, 0, 0, 0) == 0 && prctl(PR_SET_NAME, "a\"b\\c", 0, 0, 0) == 0);
+    char err[512];
+    tn_ctf *c = tn_ctf_open(trace, err, sizeof err);
+    TT_CHECK(c != NULL, " %s", err);
+    tn_ctf_close(c);
+    TT_CHECK(prctl(PR_SET_NAME, old, 0, 0, 0) == 0);
+    snprintf(path, sizeof path, "%s/metadata", trace);
+    FILE *f = fopen(path, "rb");
+    static char text[4097];
+    TT_CHECK(f != NULL && fread(text, 1, 4096, f) == 4096);
+    fclose(f);
+    for (size_t i = 0; i < 4096; i++) /* the packet header's bytes may be NUL: search the text */
+        text[i] = text[i] ? text[i] : ' ';
+    TT_CHECK(strstr(text, "\tprocname = \"a_b_c\";\n") != NULL, " the env's procname is not a_b_c");
+    printf("names: a thread named a\"b\\c is procname \"a_b_c\" in the env\n");
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    TT_CHECK(system(cmd) == 0);
+}
+
 int main(void) {
     test_conversion();
     test_split();
+    test_names();
     printf("lttng layout: ok\n");
     return 0;
 }
