@@ -319,7 +319,7 @@ static int handle_event(sink_state *s, const bt_message *msg) {
         return 0;
     }
 
-    /* thread: the event context's vtid (LTTng), else the packet context's tid (tenure), else
+    /* thread: the event context's vtid (LTTng), else the packet context's tid (tenure's first layout), else
      * the stream's id; never the CPU channel an event happened to be written to */
     const bt_stream *stream = bt_event_borrow_stream_const(e);
     ev.tid = stream ? bt_stream_get_id(stream) | (1ull << 63) : 0;
