@@ -729,6 +729,7 @@ static void append(tn_ctf *c, stream *s, uint64_t ts, unsigned index, bool packe
     }
     memcpy(at, payload, size);
     p->size = (size_t)(at + size - p->data);
+    TN_ASSERT_INTERNAL(p->size <= PKT_CAP); /* the room was checked with the longer header */
     p->events++;
     p->clock = ts;
     if (ts > p->ts_end)
