@@ -462,7 +462,8 @@ static void begin_packet(tn_ctf *c, stream *s, uint64_t ts) {
     put_at(p->data + 24, &instance, 8);
     p->size = HEADER_SIZE + CONTEXT_SIZE;
     p->events = 0;
-    p->ts_begin = p->ts_end = p->clock = ts;
+    p->ts_begin = p->ts_end = ts;
+    p->clock = ts + 1; /* "after" the first event: append gives it the extended header */
     s->open = true;
 }
 
@@ -706,7 +707,7 @@ static void append(tn_ctf *c, stream *s, uint64_t ts, unsigned index, bool packe
     }
     uint8_t *at = p->data + p->size;
     uint16_t id = lttng_id[index];
-    if (p->events > 0 && ts >= p->clock && ts - p->clock <= UINT32_MAX) {
+    if (ts - p->clock <= UINT32_MAX) { /* unsigned: an earlier ts wraps to a huge difference */
         uint32_t low = (uint32_t)ts;
         put_at(at, &id, 2);
         put_at(at + 2, &low, 4);
@@ -841,11 +842,12 @@ uint64_t tn_ctf_discarded(const tn_ctf *c) { return atomic_load(&((tn_ctf *)c)->
 
 /* ---- the writer thread ---- */
 
-/* The index entry of packet p (CTF index 1.1, LTTng's), from its packet context */
-static void index_entry(const stream *s, const packet *p, uint8_t *e) {
+/* The index entry of packet p (CTF index 1.1, LTTng's), from its packet context; at offset `at`
+ * of the stream file */
+static void index_entry(const stream *s, const packet *p, off_t at, uint8_t *e) {
     uint64_t ctx[6];
     memcpy(ctx, p->data + HEADER_SIZE, sizeof ctx); /* begin, end, content, packet, seq, discarded */
-    uint64_t fields[9] = {(uint64_t)s->written, ctx[3], ctx[2], ctx[0], ctx[1], ctx[5], 0, s->index, ctx[4]};
+    uint64_t fields[9] = {(uint64_t)at, ctx[3], ctx[2], ctx[0], ctx[1], ctx[5], 0, s->index, ctx[4]};
     for (int i = 0; i < 9; i++)
         put_be64(e + 8 * i, fields[i]);
 }
@@ -860,19 +862,12 @@ static void drop_index(tn_ctf *c, stream *s) {
     unlinkat(c->indexfd, name, 0);
 }
 
-/* Write packet p at the end of s's file. A failed or short write (disk full, the file-size
- * limit) is cut back to the last whole packet and its events are counted as discarded. Its
- * index entry is written first, so that the index never lacks a packet of the file (a reader
- * that trusts the index would miss it); the one entry past the file's end that a process
- * killed between the two writes leaves, babeltrace2 ignores (it reads the file to its end). */
-static void write_packet(tn_ctf *c, stream *s, const packet *p) {
-    off_t entry_at = INDEX_HEADER + (off_t)(s->written / PKT_CAP) * INDEX_ENTRY;
-    if (s->index_fd >= 0) {
-        uint8_t entry[INDEX_ENTRY];
-        index_entry(s, p, entry);
-        if (!pwrite_all(s->index_fd, entry, sizeof entry, entry_at))
-            drop_index(c, s);
-    }
+static off_t index_offset(const stream *s) { return INDEX_HEADER + (off_t)(s->written / PKT_CAP) * INDEX_ENTRY; }
+
+/* Write packet p at the end of s's file; false if it could not be. A failed or short write
+ * (disk full, the file-size limit) is cut back to the last whole packet, its index entry and
+ * those after it too, and its events are counted as discarded. */
+static bool write_packet(tn_ctf *c, stream *s, const packet *p) {
     size_t done = 0;
     while (done < PKT_CAP) {
         ssize_t w = pwrite(s->fd, p->data + done, PKT_CAP - done, s->written + (off_t)done);
@@ -884,9 +879,9 @@ static void write_packet(tn_ctf *c, stream *s, const packet *p) {
     }
     if (done == PKT_CAP) {
         s->written += PKT_CAP;
-        return;
+        return true;
     }
-    if (s->index_fd >= 0 && ftruncate(s->index_fd, entry_at) != 0)
+    if (s->index_fd >= 0 && ftruncate(s->index_fd, index_offset(s)) != 0)
         drop_index(c, s);
     if (done && ftruncate(s->fd, s->written) != 0) {
         /* cannot cut the half packet off: write nothing more after it, so the file stays
@@ -895,6 +890,38 @@ static void write_packet(tn_ctf *c, stream *s, const packet *p) {
     }
     atomic_fetch_add(&s->lost, p->events);
     atomic_fetch_add(&c->discarded, p->events);
+    return false;
+}
+
+#define INDEX_BATCH 32u /* index entries written with one pwrite */
+
+/* Write out up to INDEX_BATCH of s's completed packets from ring position t (before head):
+ * their index entries first, in one write, then the packets. The index never lacks a packet
+ * of the file (a reader that trusts the index would miss it); the entries past the file's end
+ * that a process killed in between leaves, babeltrace2 ignores (it reads the file to its
+ * end). A packet that fails ends the batch there (the entries after it assumed it was
+ * written). Returns the packets done (written or counted lost). */
+static uint64_t write_batch(tn_ctf *c, stream *s, uint64_t t, uint64_t head) {
+    uint64_t n = head - t < INDEX_BATCH ? head - t : INDEX_BATCH;
+    if (s->written >= 0 && s->index_fd >= 0) {
+        uint8_t entries[INDEX_BATCH * INDEX_ENTRY];
+        for (uint64_t k = 0; k < n; k++)
+            index_entry(s, &s->ring[(t + k) % RING], s->written + (off_t)(k * PKT_CAP), entries + k * INDEX_ENTRY);
+        if (!pwrite_all(s->index_fd, entries, (size_t)n * INDEX_ENTRY, index_offset(s)))
+            drop_index(c, s);
+    }
+    for (uint64_t k = 0; k < n; k++) {
+        packet *p = &s->ring[(t + k) % RING];
+        bool writable = s->written >= 0, written = writable && write_packet(c, s, p);
+        if (!writable) { /* the file could not be cut back after a failure: nothing more in it */
+            atomic_fetch_add(&s->lost, p->events);
+            atomic_fetch_add(&c->discarded, p->events);
+        }
+        atomic_store_explicit(&s->tail, t + k + 1, memory_order_release);
+        if (writable && !written)
+            return k + 1;
+    }
+    return n;
 }
 
 static void drain_locked(tn_ctf *c) {
@@ -902,16 +929,8 @@ static void drain_locked(tn_ctf *c) {
     for (size_t i = 0; i < n; i++) {
         stream *s = c->streams[i];
         uint64_t head = atomic_load_explicit(&s->head, memory_order_acquire);
-        for (uint64_t t = atomic_load_explicit(&s->tail, memory_order_relaxed); t < head; t++) {
-            packet *p = &s->ring[t % RING];
-            if (s->written >= 0) {
-                write_packet(c, s, p);
-            } else {
-                atomic_fetch_add(&s->lost, p->events);
-                atomic_fetch_add(&c->discarded, p->events);
-            }
-            atomic_store_explicit(&s->tail, t + 1, memory_order_release);
-        }
+        for (uint64_t t = atomic_load_explicit(&s->tail, memory_order_relaxed); t < head;)
+            t += write_batch(c, s, t, head);
     }
 }
 
