@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <string.h>
@@ -82,6 +83,42 @@ uint64_t tn_os_thread_id(void) {
 void tn_os_thread_id_forget(void) { thread_id_cache = 0; }
 
 long tn_os_process_id(void) { return (long)getpid(); }
+
+void tn_os_thread_name(char *buf, size_t len) {
+    char name[17] = {0}; /* PR_GET_NAME writes at most 16 bytes */
+    if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
+        name[0] = 0;
+    if (len == 0)
+        return;
+    memset(buf, 0, len);
+    memcpy(buf, name, strnlen(name, len - 1));
+}
+
+static int hex_digit(char c) {
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+bool tn_os_boot_id(uint8_t id[16]) {
+    char text[64] = {0};
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    int n = 0;
+    for (ssize_t i = 0; i + 1 < got && n < 16; i++) {
+        if (text[i] == '-')
+            continue;
+        int hi = hex_digit(text[i]), lo = hex_digit(text[i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        id[n++] = (uint8_t)(hi << 4 | lo);
+        i++;
+    }
+    return n == 16;
+}
 
 char *tn_os_stack_base(void) {
     pthread_attr_t attr;

@@ -31,6 +31,12 @@ uint64_t tn_os_realtime_ns(void); /* CLOCK_REALTIME: wall-clock deadlines, the t
 uint64_t tn_os_thread_id(void);
 void tn_os_thread_id_forget(void);
 long tn_os_process_id(void); /* getpid */
+/* The calling thread's name (prctl PR_GET_NAME: at most 15 bytes and a NUL) into buf, NUL-padded
+ * to len; "" if the OS does not say. */
+void tn_os_thread_name(char *buf, size_t len);
+/* The boot's id (/proc/sys/kernel/random/boot_id, 16 bytes): the CLOCK_MONOTONIC clock's
+ * identity, as LTTng gives it; false if the OS does not say. */
+bool tn_os_boot_id(uint8_t id[16]);
 /* The high end (base) of the calling thread's stack, or NULL if the OS does not say. */
 char *tn_os_stack_base(void);
 /* The host's name into buf (NUL-terminated; "unknown" if the OS does not say). */

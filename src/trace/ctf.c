@@ -1,18 +1,22 @@
 /* ctf.c - the CTF 1.8 sink: a trace directory with a metadata file and stream files, written
- * in whole packets that babeltrace2 reads.
+ * in whole packets that babeltrace2 reads, laid out as LTTng-UST lays out a recording of tenure's
+ * provider (and the .NET runtime's perfcollect traces): LTTng's metadata packets around
+ * lttng-sessiond's TSDL, event classes numbered and packed as lttng_layout.h says, the large
+ * event header, the _vpid/_vtid/_procname event context, channel0_<n> stream files with
+ * LTTng's packet index (index/channel0_<n>.idx). docs/design/trace.md has the details.
  *
  * Streams. A thread that emits takes a stream of the sink (a stream file, its descriptor and a
  * ring of RING packets) and fills packets in it alone (single producer: no lock per event). It
  * gives the stream back when it exits (a pthread key's destructor): the open packet is
  * completed and the stream goes on the sink's free list, where the next thread that emits
- * takes it and goes on appending packets to the same file (the packet context's tid says whose
- * packets they are; packet_seq_num and events_discarded go on counting). A sink holds at most
+ * takes it and goes on appending packets to the same file (the events' _vtid context says whose
+ * they are; packet_seq_num and events_discarded go on counting). A sink holds at most
  * MAX_STREAMS streams of its own: descriptors and ring memory are bounded by the threads that
  * emit at the same time, not by the threads that ever did. A thread that finds none free writes
  * into the sink's one shared stream under a lock (slower, but nothing is lost: a GC run by the
  * 65th thread is still in the trace); each packet there is one thread's (a thread change
- * completes the open packet, so the packet context's tid stays true). Files are named
- * stream_<n>.
+ * completes the open packet and sets the stream's event context anew). Files are named
+ * channel0_<n>.
  *
  * A writer thread per session writes completed packets out (one consumer at a time). The
  * emitting thread never waits for the writer: when its ring is full it writes the ring out
@@ -46,6 +50,7 @@
  * descriptor; O_EXCL|O_NOFOLLOW; modes not from the umask), which reads as one sequence here
  * and nowhere else creates files. Clocks, ids, the host name and random bytes come from os/. */
 #include "runtime.h"
+#include "trace/lttng_layout.h"
 #include "trace/trace.h"
 #include <dirent.h>
 #include <errno.h>
@@ -63,12 +68,24 @@
 #define RING 256u
 #define MAX_STREAMS 64u   /* streams (descriptors, 1 MiB rings) per sink */
 #define FLUSH_RESERVE 16u /* a GC-end flush leaves this many packets free for bursts of events */
-#define HEADER_SIZE 24u   /* magic, uuid, stream_id */
-#define CONTEXT_SIZE 56u  /* timestamp_begin/end, content_size, packet_size, seq, discarded, tid */
-#define EVENT_HEADER 10u  /* id u16, timestamp u64 */
+#define HEADER_SIZE 32u   /* magic, uuid, stream_id, stream_instance_id */
+#define CONTEXT_SIZE 52u  /* timestamp_begin/end, content_size, packet_size, seq, discarded, cpu_id */
+/* LTTng's large event header: id u16 and the clock's low 32 bits, or (id 65535) the id as u32
+ * and the whole clock */
+#define EVENT_HEADER_COMPACT 6u
+#define EVENT_HEADER_EXTENDED 14u
+#define EXTENDED_ID 65535u
+#define EVENT_CONTEXT (8u + TN_LTTNG_PROCNAME_LEN)        /* _vpid i32, _vtid i32, _procname[17] */
+#define PACKED_PREFIX 8u                                  /* length u32, __data___length u32 */
+#define EVENT_ROOM (PKT_CAP - HEADER_SIZE - CONTEXT_SIZE) /* for events in one packet */
 #define FLUSH_AGE_NS 100000000ull
 #define CTF_MAGIC 0xC1FC1FC1u
-#define FILE_MODE 0600 /* see "Files" above */
+#define METADATA_MAGIC 0x75D11D57u
+#define METADATA_HEADER 37u /* magic, uuid, checksum, content/packet size, 3 schemes, major, minor */
+#define INDEX_MAGIC 0xC1F1DCC1u
+#define INDEX_HEADER 16u /* magic, major, minor, entry size: big-endian u32s */
+#define INDEX_ENTRY 72u  /* CTF index 1.1: nine big-endian u64s */
+#define FILE_MODE 0600   /* see "Files" above */
 #define DIR_MODE 0700
 
 typedef struct packet {
@@ -76,18 +93,21 @@ typedef struct packet {
     size_t size;
     uint32_t events;
     uint64_t ts_begin, ts_end;
+    uint64_t clock; /* a reader's clock after the last event: compact headers count from it */
 } packet;
 
 typedef struct stream {
     uint64_t serial; /* the sink's (never changes): a thread finds its streams by it */
-    unsigned index;  /* stream_<index> */
+    unsigned index;  /* channel0_<index> (its stream_instance_id and cpu_id) */
     int fd;
+    int index_fd; /* index/channel0_<index>.idx, -1 once given up (readers then scan the file) */
     packet *ring;
     atomic_uint_fast64_t head; /* packets completed by the producer */
     atomic_uint_fast64_t tail; /* packets written (or lost) by the writer */
     /* the producer's (the thread that holds the stream) */
     uint64_t tid;
-    bool open; /* ring[head % RING] is being filled */
+    uint8_t context[EVENT_CONTEXT]; /* the holding thread's event context */
+    bool open;                      /* ring[head % RING] is being filled */
     uint64_t seq;
     uint64_t discarded;
     /* the consumer's */
@@ -104,6 +124,7 @@ struct tn_ctf {
     uint64_t serial;
     char dir[4096];
     int dirfd;
+    int indexfd; /* the index/ directory */
     uint8_t uuid[16];
     pthread_mutex_t lock;             /* guards taking streams and the free list */
     stream *streams[MAX_STREAMS + 1]; /* the threads' and the shared one */
@@ -130,56 +151,142 @@ static _Thread_local struct {
 static pthread_key_t held_key;
 static pthread_once_t held_key_once = PTHREAD_ONCE_INIT;
 
-/* ---- metadata ---- */
+/* ---- metadata: LTTng-UST's, as lttng-sessiond writes it for a per-process buffer ---- */
 
-static const char *ctf_type(tenure_field_type t) {
-    switch (t) {
-    case TENURE_FIELD_U8: return "uint8_t";
-    case TENURE_FIELD_U16: return "uint16_t";
-    case TENURE_FIELD_U32: return "uint32_t";
-    case TENURE_FIELD_I32: return "int32_t";
-    case TENURE_FIELD_U64: return "uint64_t";
-    case TENURE_FIELD_PTR: return "ptr_t";
-    default: return NULL;
-    }
-}
+/* LTTng's ids for the schema's events (by schema index), and which are packed */
+#define TN_CTF_ID(name) [TN_EVI_##name] = TN_LTTNG_ID_##name,
+static const uint16_t lttng_id[TN_EV_COUNT] = {TN_LTTNG_PLAIN(TN_CTF_ID) TN_LTTNG_PACKED(TN_CTF_ID)};
+#undef TN_CTF_ID
+#define TN_CTF_PACKED(name) [TN_EVI_##name] = true,
+static const bool packed_event[TN_EV_COUNT] = {TN_LTTNG_PACKED(TN_CTF_PACKED)};
+#undef TN_CTF_PACKED
 
 static void uuid_text(const uint8_t *u, char *out) {
     sprintf(out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4],
             u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
-/* One field of a record: u64 unless the record says otherwise; a U64_ARRAY is a sequence whose
- * length is the record field before it. */
-static void write_record_field(FILE *f, const tenure_event_field *fl, size_t k) {
-    tenure_field_type t = fl->record_field_types ? fl->record_field_types[k] : TENURE_FIELD_U64;
-    if (t == TENURE_FIELD_STRING)
-        fprintf(f, "\t\t\tstring %s;\n", fl->record_fields[k]);
-    else if (t == TENURE_FIELD_U64_ARRAY && k > 0)
-        fprintf(f, "\t\t\tuint64_t %s[%s];\n", fl->record_fields[k], fl->record_fields[k - 1]);
-    else
-        fprintf(f, "\t\t\t%s %s;\n", ctf_type(t) ? ctf_type(t) : "uint64_t", fl->record_fields[k]);
+static void integer_field(FILE *f, unsigned bits, int is_signed, const char *name) {
+    fprintf(f, "\t\tinteger { size = %u; align = 8; signed = %d; encoding = none; base = 10; } _%s;\n", bits, is_signed,
+            name);
 }
 
-static void write_event_class(FILE *f, const tenure_event_desc *d) {
-    fprintf(f, "event {\n\tname = \"DotNETRuntime:%s\";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n", d->name,
-            (unsigned)d->id);
+/* An event lttng-ust writes field by field: ctf_integer of the manifest width, ctf_string */
+static void write_plain_fields(FILE *f, const tenure_event_desc *d) {
     for (size_t i = 0; i < d->field_count; i++) {
         const tenure_event_field *fl = &d->fields[i];
-        if (ctf_type(fl->type)) {
-            fprintf(f, "\t\t%s %s;\n", ctf_type(fl->type), fl->name);
-        } else if (fl->type == TENURE_FIELD_STRING) {
-            fprintf(f, "\t\tstring %s;\n", fl->name);
-        } else if (fl->type == TENURE_FIELD_U32_ARRAY) {
-            fprintf(f, "\t\tuint32_t %s[Count];\n", fl->name);
-        } else {
-            fprintf(f, "\t\tstruct {\n");
-            for (size_t k = 0; k < fl->record_field_count; k++)
-                write_record_field(f, fl, k);
-            fprintf(f, "\t\t} %s[Count];\n", fl->name);
+        switch (fl->type) {
+        case TENURE_FIELD_U8: integer_field(f, 8, 0, fl->name); break;
+        case TENURE_FIELD_U16: integer_field(f, 16, 0, fl->name); break;
+        case TENURE_FIELD_U32: integer_field(f, 32, 0, fl->name); break;
+        case TENURE_FIELD_I32: integer_field(f, 32, 1, fl->name); break;
+        case TENURE_FIELD_STRING: fprintf(f, "\t\tstring _%s;\n", fl->name); break;
+        default: integer_field(f, 64, 0, fl->name); break; /* U64, PTR (the rule keeps arrays out) */
         }
     }
+}
+
+/* The runtime's packed template: ctf_integer(ULONG, length) + ctf_sequence(char, __data__) */
+static void write_packed_fields(FILE *f) {
+    integer_field(f, 32, 0, "length");
+    integer_field(f, 32, 0, "___data___length"); /* lttng-ust: "_" + the sequence "__data__" + "_length" */
+    fprintf(f, "\t\tinteger { size = 8; align = 8; signed = 1; encoding = none; base = 10; } ___data__[ "
+               "____data___length ];\n");
+}
+
+static void write_event_class(FILE *f, size_t index) {
+    const tenure_event_desc *d = tenure_event_get(index);
+    /* loglevel 13: TRACE_DEBUG, lttng-ust's default (the runtime's provider declares none) */
+    fprintf(f,
+            "event {\n\tname = \"DotNETRuntime:%s\";\n\tid = %u;\n\tstream_id = 0;\n\tloglevel = 13;\n"
+            "\tfields := struct {\n",
+            d->name, (unsigned)lttng_id[index]);
+    if (packed_event[index])
+        write_packed_fields(f);
+    else
+        write_plain_fields(f, d);
     fprintf(f, "\t};\n};\n\n");
+}
+
+/* A name for a TSDL string (the env's): a thread or host name is anyone's choice (prctl), and
+ * a quote, a backslash or a control character in it would break the metadata: those become
+ * '_' (lttng-sessiond writes them as they are). */
+static void tsdl_safe(char *s) {
+    for (; *s; s++)
+        if (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '_';
+}
+
+/* The TSDL of LTTng-UST 2.13's metadata, with the env of a per-process (per-pid) buffer */
+static void write_tsdl(FILE *f, const tn_ctf *c) {
+    char uuid[40], clock_uuid[40], host[256], name[TN_LTTNG_PROCNAME_LEN], date[32];
+    uuid_text(c->uuid, uuid);
+    uint8_t boot[16];
+    uuid_text(tn_os_boot_id(boot) ? boot : c->uuid, clock_uuid); /* LTTng's monotonic clock: the boot's id */
+    tn_os_host_name(host, sizeof host);
+    tn_os_thread_name(name, sizeof name);
+    tsdl_safe(host);
+    tsdl_safe(name);
+    time_t now = (time_t)(tn_os_realtime_ns() / 1000000000u);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof date, "%Y%m%dT%H%M%S+0000", &tm);
+    /* the monotonic clock's offset from the epoch, for readers that show wall-clock times */
+    int64_t off = (int64_t)tn_os_realtime_ns() - (int64_t)tn_os_now_ns();
+    long pid = tn_os_process_id();
+    fprintf(f,
+            "/* CTF 1.8 */\n\n"
+            "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+            "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+            "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+            "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+            "typealias integer { size = 64; align = 8; signed = false; } := unsigned long;\n"
+            "typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n"
+            "typealias integer { size = 27; align = 1; signed = false; } := uint27_t;\n\n"
+            "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%s\";\n\tbyte_order = le;\n"
+            "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t  uuid[16];\n\t\tuint32_t stream_id;\n"
+            "\t\tuint64_t stream_instance_id;\n\t};\n};\n\n",
+            uuid);
+    fprintf(f,
+            "env {\n\tdomain = \"ust\";\n\ttracer_name = \"lttng-ust\";\n\ttracer_major = 2;\n\ttracer_minor = 13;\n"
+            "\ttracer_buffering_scheme = \"pid\";\n\ttracer_buffering_id = %ld;\n\tarchitecture_bit_width = 64;\n"
+            "\ttrace_name = \"%s-%ld\";\n\ttrace_creation_datetime = \"%s\";\n\thostname = \"%s\";\n"
+            "\tvpid = %ld;\n\tprocname = \"%s\";\n\tvpid_datetime = \"%s\";\n};\n\n",
+            pid, name[0] ? name : "tenure", pid, date, host, pid, name, date);
+    fprintf(f,
+            "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n\tdescription = \"Monotonic Clock\";\n"
+            "\tfreq = 1000000000; /* Frequency, in Hz */\n"
+            "\t/* clock value offset from Epoch is: offset * (1/freq) */\n\toffset = %lld;\n};\n\n",
+            clock_uuid, (long long)off);
+    static const unsigned clock_bits[3] = {27, 32, 64};
+    for (int i = 0; i < 3; i++)
+        fprintf(f,
+                "typealias integer {\n\tsize = %u; align = %u; signed = false;\n\tmap = clock.monotonic.value;\n"
+                "} := uint%u_clock_monotonic_t;\n\n",
+                clock_bits[i], clock_bits[i] == 27 ? 1u : 8u, clock_bits[i]);
+    fprintf(f, "struct packet_context {\n\tuint64_clock_monotonic_t timestamp_begin;\n"
+               "\tuint64_clock_monotonic_t timestamp_end;\n\tuint64_t content_size;\n\tuint64_t packet_size;\n"
+               "\tuint64_t packet_seq_num;\n\tunsigned long events_discarded;\n\tuint32_t cpu_id;\n};\n\n");
+    static const char *const header_kind[2][4] = {{"compact", "uint5_t", "0 ... 30", "31"},
+                                                  {"large", "uint16_t", "0 ... 65534", "65535"}};
+    for (int i = 0; i < 2; i++)
+        fprintf(f,
+                "struct event_header_%s {\n\tenum : %s { compact = %s, extended = %s } id;\n\tvariant <id> {\n"
+                "\t\tstruct {\n\t\t\tuint%s_clock_monotonic_t timestamp;\n\t\t} compact;\n"
+                "\t\tstruct {\n\t\t\tuint32_t id;\n\t\t\tuint64_clock_monotonic_t timestamp;\n\t\t} extended;\n"
+                "\t} v;\n} align(8);\n\n",
+                header_kind[i][0], header_kind[i][1], header_kind[i][2], header_kind[i][3], i ? "32" : "27");
+    fprintf(f, "stream {\n\tid = 0;\n\tevent.header := struct event_header_large;\n"
+               "\tpacket.context := struct packet_context;\n\tevent.context := struct {\n"
+               "\t\tinteger { size = 32; align = 8; signed = 1; encoding = none; base = 10; } _vpid;\n"
+               "\t\tinteger { size = 32; align = 8; signed = 1; encoding = none; base = 10; } _vtid;\n"
+               "\t\tinteger { size = 8; align = 8; signed = 1; encoding = UTF8; base = 10; } _procname[17];\n"
+               "\t};\n};\n\n");
+    /* the event classes in id order: the provider's declaration order (lttng_layout.h) */
+#define TN_CTF_CLASS(name) write_event_class(f, TN_EVI_##name);
+    TN_LTTNG_PLAIN(TN_CTF_CLASS)
+    TN_LTTNG_PACKED(TN_CTF_CLASS)
+#undef TN_CTF_CLASS
 }
 
 /* ---- files (see "Files" above) ---- */
@@ -289,46 +396,54 @@ static int open_trace_dir(int parent, const char *path, const char *leaf, char *
     return fd;
 }
 
-static bool write_metadata(tn_ctf *c) {
-    char uuid[40];
-    int fd = create_file(c->dirfd, "metadata");
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        if (fd >= 0)
-            close(fd);
-        return false;
+/* The metadata text in LTTng's metadata packets: each PKT_CAP bytes, a header (magic, the
+ * trace's uuid, no checksum, content and packet size in bits, no compression, encryption or
+ * checksum scheme, CTF 1.8) then text, the last one padded with zeros. */
+static bool write_metadata_packets(int fd, const uint8_t *uuid, const char *text, size_t len) {
+    uint8_t pkt[PKT_CAP];
+    off_t at = 0;
+    for (size_t done = 0; done < len;) {
+        size_t n = len - done < PKT_CAP - METADATA_HEADER ? len - done : PKT_CAP - METADATA_HEADER;
+        uint32_t magic = METADATA_MAGIC, checksum = 0, content = (uint32_t)((METADATA_HEADER + n) * 8),
+                 packet_bits = PKT_CAP * 8;
+        uint8_t schemes_version[5] = {0, 0, 0, 1, 8};
+        memset(pkt, 0, sizeof pkt);
+        memcpy(pkt, &magic, 4);
+        memcpy(pkt + 4, uuid, 16);
+        memcpy(pkt + 20, &checksum, 4);
+        memcpy(pkt + 24, &content, 4);
+        memcpy(pkt + 28, &packet_bits, 4);
+        memcpy(pkt + 32, schemes_version, 5);
+        memcpy(pkt + METADATA_HEADER, text + done, n);
+        for (size_t w = 0; w < PKT_CAP;) {
+            ssize_t k = pwrite(fd, pkt + w, PKT_CAP - w, at + (off_t)w);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0)
+                return false;
+            w += (size_t)k;
+        }
+        at += PKT_CAP;
+        done += n;
     }
-    uuid_text(c->uuid, uuid);
-    /* the monotonic clock's offset from the epoch, for readers that show wall-clock times */
-    int64_t off = (int64_t)tn_os_realtime_ns() - (int64_t)tn_os_now_ns();
-    char host[256];
-    tn_os_host_name(host, sizeof host);
-    fprintf(
-        f,
-        "/* CTF 1.8 */\n\n"
-        "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
-        "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
-        "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
-        "typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
-        "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
-        "typealias integer { size = 64; align = 8; signed = false; base = 16; } := ptr_t;\n\n"
-        "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%s\";\n\tbyte_order = le;\n"
-        "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n\t\tuint32_t stream_id;\n\t};\n};\n\n"
-        "env {\n\ttracer_name = \"tenure\";\n\ttracer_major = 0;\n\ttracer_minor = 1;\n\thostname = \"%s\";\n"
-        "\tprovider = \"DotNETRuntime\";\n\tvpid = %ld;\n};\n\n"
-        "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n\tdescription = \"CLOCK_MONOTONIC\";\n"
-        "\tfreq = 1000000000;\n\tprecision = 1;\n\toffset_s = %lld;\n\toffset = %lld;\n\tabsolute = TRUE;\n};\n\n"
-        "typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; } := "
-        "uint64_clock_monotonic_t;\n\n"
-        "stream {\n\tid = 0;\n\tpacket.context := struct {\n\t\tuint64_clock_monotonic_t timestamp_begin;\n"
-        "\t\tuint64_clock_monotonic_t timestamp_end;\n\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
-        "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n\t\tuint64_t tid;\n\t};\n"
-        "\tevent.header := struct {\n\t\tuint16_t id;\n\t\tuint64_clock_monotonic_t timestamp;\n\t};\n};\n\n",
-        uuid, host, tn_os_process_id(), uuid, (long long)(off / 1000000000), (long long)(off % 1000000000));
-    for (size_t i = 0; i < tenure_event_count(); i++)
-        write_event_class(f, tenure_event_get(i));
+    return true;
+}
+
+static bool write_metadata(tn_ctf *c) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return false;
+    write_tsdl(f, c);
     bool ok = !ferror(f);
-    return fclose(f) == 0 && ok;
+    ok = fclose(f) == 0 && ok;
+    int fd = ok ? create_file(c->dirfd, "metadata") : -1;
+    ok = fd >= 0 && write_metadata_packets(fd, c->uuid, text, len);
+    if (fd >= 0 && close(fd) != 0)
+        ok = false;
+    free(text);
+    return ok;
 }
 
 static void drain_locked(tn_ctf *c);
@@ -340,12 +455,15 @@ static void put_at(uint8_t *p, const void *v, size_t n) { memcpy(p, v, n); }
 static void begin_packet(tn_ctf *c, stream *s, uint64_t ts) {
     packet *p = &s->ring[atomic_load_explicit(&s->head, memory_order_relaxed) % RING];
     uint32_t magic = CTF_MAGIC, stream_id = 0;
+    uint64_t instance = s->index;
     put_at(p->data, &magic, 4);
     put_at(p->data + 4, c->uuid, 16);
     put_at(p->data + 20, &stream_id, 4);
+    put_at(p->data + 24, &instance, 8);
     p->size = HEADER_SIZE + CONTEXT_SIZE;
     p->events = 0;
     p->ts_begin = p->ts_end = ts;
+    p->clock = ts + 1; /* "after" the first event: append gives it the extended header */
     s->open = true;
 }
 
@@ -361,10 +479,11 @@ static void complete_packet(stream *s) {
     uint64_t head = atomic_load_explicit(&s->head, memory_order_relaxed);
     packet *p = &s->ring[head % RING];
     uint64_t discarded = s->discarded + atomic_load_explicit(&s->lost, memory_order_relaxed);
-    uint64_t ctx[7] = {p->ts_begin, p->ts_end, (uint64_t)p->size * 8, (uint64_t)PKT_CAP * 8, s->seq++,
-                       discarded,   s->tid};
+    uint64_t ctx[6] = {p->ts_begin, p->ts_end, (uint64_t)p->size * 8, (uint64_t)PKT_CAP * 8, s->seq++, discarded};
+    uint32_t cpu_id = s->index;                      /* LTTng's per-CPU streams: here one per stream file */
     memset(p->data + p->size, 0, PKT_CAP - p->size); /* padding */
     put_at(p->data + HEADER_SIZE, ctx, sizeof ctx);
+    put_at(p->data + HEADER_SIZE + sizeof ctx, &cpu_id, 4);
     s->open = false;
     atomic_store_explicit(&s->head, head + 1, memory_order_release);
 }
@@ -376,13 +495,55 @@ static void free_stream(stream *s) {
     free(s);
 }
 
+/* Big-endian, as LTTng's index files are */
+static void put_be32(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (24 - 8 * i));
+}
+
+static void put_be64(uint8_t *p, uint64_t v) {
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+static bool pwrite_all(int fd, const void *buf, size_t n, off_t at) {
+    for (size_t done = 0; done < n;) {
+        ssize_t w = pwrite(fd, (const uint8_t *)buf + done, n - done, at + (off_t)done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        done += (size_t)w;
+    }
+    return true;
+}
+
+/* index/channel0_<n>.idx with its header (CTF index 1.1), or -1: the stream is then read by
+ * scanning it, as it is without an index */
+static int create_index(tn_ctf *c, unsigned n) {
+    char name[40];
+    snprintf(name, sizeof name, "channel0_%u.idx", n);
+    int fd = c->indexfd >= 0 ? create_file(c->indexfd, name) : -1;
+    uint8_t header[INDEX_HEADER];
+    put_be32(header, INDEX_MAGIC);
+    put_be32(header + 4, 1);
+    put_be32(header + 8, 1);
+    put_be32(header + 12, INDEX_ENTRY);
+    if (fd >= 0 && !pwrite_all(fd, header, sizeof header, 0)) {
+        close(fd);
+        unlinkat(c->indexfd, name, 0);
+        fd = -1;
+    }
+    return fd;
+}
+
 static stream *new_stream(tn_ctf *c) {
     size_t n = atomic_load(&c->nstreams);
     stream *s = tn_calloc(1, sizeof *s);
     if (!s)
         return NULL;
     char name[32];
-    snprintf(name, sizeof name, "stream_%zu", n);
+    snprintf(name, sizeof name, "channel0_%zu", n);
     s->ring = tn_malloc(RING * sizeof *s->ring);
     s->fd = s->ring ? create_file(c->dirfd, name) : -1;
     if (s->fd < 0) {
@@ -390,6 +551,7 @@ static stream *new_stream(tn_ctf *c) {
         free(s);
         return NULL;
     }
+    s->index_fd = create_index(c, (unsigned)n);
     s->serial = c->serial;
     s->index = (unsigned)n;
     s->sink = c;
@@ -397,6 +559,15 @@ static stream *new_stream(tn_ctf *c) {
     c->streams[n] = s;
     atomic_store(&c->nstreams, n + 1);
     return s;
+}
+
+/* The event context of thread `tid` (the calling thread): LTTng's _vpid, _vtid, _procname */
+static void set_context(stream *s, uint64_t tid) {
+    int32_t vpid = (int32_t)tn_os_process_id(), vtid = (int32_t)tid;
+    memcpy(s->context, &vpid, 4);
+    memcpy(s->context + 4, &vtid, 4);
+    tn_os_thread_name((char *)s->context + 8, TN_LTTNG_PROCNAME_LEN);
+    s->tid = tid;
 }
 
 /* Forget the streams of closed sinks that this thread still held (the sink left them to it). */
@@ -460,7 +631,7 @@ static stream *take_stream(tn_ctf *c) {
         s = new_stream(c);
     pthread_mutex_unlock(&c->lock);
     if (s) {
-        s->tid = tn_os_thread_id();
+        set_context(s, tn_os_thread_id());
         s->bound = true; /* sinks are closed, and streams taken, with the instance lock held */
     }
     return s;
@@ -504,16 +675,19 @@ static bool ring_full(stream *s) {
            RING;
 }
 
-/* Append one event to s (whose producer the caller is). */
-static void append(tn_ctf *c, stream *s, uint64_t ts, uint16_t id, const void *payload, size_t size) {
-    size_t need = EVENT_HEADER + size;
-    if (need > PKT_CAP - HEADER_SIZE - CONTEXT_SIZE) {
+/* Append one event to s (whose producer the caller is): LTTng's large header (compact when
+ * the reader's clock can be carried on from the packet's last event by its low 32 bits; the
+ * first event of a packet always extended, as LTTng does), the thread's context, then the
+ * payload, after `length` + `__data___length` when packed. */
+static void append(tn_ctf *c, stream *s, uint64_t ts, unsigned index, bool packed, const void *payload, size_t size) {
+    size_t body = EVENT_CONTEXT + (packed ? PACKED_PREFIX : 0) + size;
+    if (EVENT_HEADER_EXTENDED + body > EVENT_ROOM) {
         atomic_fetch_add(&c->discarded, 1);
         s->discarded++;
         return;
     }
     packet *p = s->open ? &s->ring[atomic_load_explicit(&s->head, memory_order_relaxed) % RING] : NULL;
-    if (p && (p->size + need > PKT_CAP || ts - p->ts_begin > FLUSH_AGE_NS)) {
+    if (p && (p->size + EVENT_HEADER_EXTENDED + body > PKT_CAP || ts - p->ts_begin > FLUSH_AGE_NS)) {
         complete_packet(s);
         wake_writer(c);
         p = NULL;
@@ -531,17 +705,41 @@ static void append(tn_ctf *c, stream *s, uint64_t ts, uint16_t id, const void *p
         begin_packet(c, s, ts);
         p = &s->ring[atomic_load_explicit(&s->head, memory_order_relaxed) % RING];
     }
-    put_at(p->data + p->size, &id, 2);
-    put_at(p->data + p->size + 2, &ts, 8);
-    memcpy(p->data + p->size + EVENT_HEADER, payload, size);
-    p->size += need;
+    uint8_t *at = p->data + p->size;
+    uint16_t id = lttng_id[index];
+    if (ts - p->clock <= UINT32_MAX) { /* unsigned: an earlier ts wraps to a huge difference */
+        uint32_t low = (uint32_t)ts;
+        put_at(at, &id, 2);
+        put_at(at + 2, &low, 4);
+        at += EVENT_HEADER_COMPACT;
+    } else {
+        uint16_t extended = EXTENDED_ID;
+        uint32_t id32 = id;
+        put_at(at, &extended, 2);
+        put_at(at + 2, &id32, 4);
+        put_at(at + 6, &ts, 8);
+        at += EVENT_HEADER_EXTENDED;
+    }
+    memcpy(at, s->context, EVENT_CONTEXT);
+    at += EVENT_CONTEXT;
+    if (packed) {
+        uint32_t length = (uint32_t)size;
+        put_at(at, &length, 4);
+        put_at(at + 4, &length, 4);
+        at += PACKED_PREFIX;
+    }
+    memcpy(at, payload, size);
+    p->size = (size_t)(at + size - p->data);
+    TN_ASSERT_INTERNAL(p->size <= PKT_CAP); /* the room was checked with the longer header */
     p->events++;
-    p->ts_end = ts;
+    p->clock = ts;
+    if (ts > p->ts_end)
+        p->ts_end = ts;
 }
 
 /* No stream of its own was free: the sink's shared stream, one thread at a time, each packet
  * one thread's. */
-static void append_shared(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size_t size) {
+static void append_shared(tn_ctf *c, uint64_t ts, unsigned index, bool packed, const void *payload, size_t size) {
     pthread_mutex_lock(&c->shared_lock);
     stream *s = c->shared;
     if (!s) {
@@ -551,10 +749,12 @@ static void append_shared(tn_ctf *c, uint64_t ts, uint16_t id, const void *paylo
     }
     if (s) {
         uint64_t tid = tn_os_thread_id();
-        if (s->tid != tid && s->open)
-            complete_packet(s);
-        s->tid = tid;
-        append(c, s, ts, id, payload, size);
+        if (s->tid != tid) {
+            if (s->open)
+                complete_packet(s);
+            set_context(s, tid);
+        }
+        append(c, s, ts, index, packed, payload, size);
     } else {
         atomic_fetch_add(&c->discarded, 1);
     }
@@ -575,12 +775,41 @@ void tn_ctf_thread_ready(tn_ctf *c) {
     pthread_mutex_unlock(&c->shared_lock);
 }
 
-void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size_t size) {
+/* (tn_ctf_write's own copy of this is inlined: the path of every event) */
+static void append_event(tn_ctf *c, uint64_t ts, unsigned index, bool packed, const void *payload, size_t size) {
     stream *s = my_stream(c);
     if (s)
-        append(c, s, ts, id, payload, size);
+        append(c, s, ts, index, packed, payload, size);
     else
-        append_shared(c, ts, id, payload, size);
+        append_shared(c, ts, index, packed, payload, size);
+}
+
+/* BulkType packed as the runtime packs it: its names in UTF-16, so it may no longer fit one
+ * packet; then it goes as several BulkType events, each with a Count of whole records. */
+static void append_bulk_type(tn_ctf *c, uint64_t ts, const uint8_t *payload, size_t size) {
+    uint8_t wide[EVENT_ROOM];
+    size_t room = EVENT_ROOM - EVENT_HEADER_EXTENDED - EVENT_CONTEXT - PACKED_PREFIX;
+    for (size_t from = 0; from < size;) {
+        size_t n = tn_lttng_bulk_type_utf16(payload, size, &from, wide, room);
+        if (n == 0) { /* malformed, or one record bigger than a packet */
+            atomic_fetch_add(&c->discarded, 1);
+            return;
+        }
+        append_event(c, ts, TN_EVI_BulkType, true, wide, n);
+    }
+}
+
+void tn_ctf_write(tn_ctf *c, uint64_t ts, unsigned index, const void *payload, size_t size) {
+    TN_ASSERT_INTERNAL(index < TN_EV_COUNT);
+    if (index == TN_EVI_BulkType) { /* the heap dump's: off the path of the GC's events */
+        append_bulk_type(c, ts, payload, size);
+        return;
+    }
+    stream *s = my_stream(c);
+    if (s)
+        append(c, s, ts, index, packed_event[index], payload, size);
+    else
+        append_shared(c, ts, index, packed_event[index], payload, size);
 }
 
 /* Complete s's open packet unless the ring is nearly full (in a burst of GCs the writer may
@@ -613,9 +842,32 @@ uint64_t tn_ctf_discarded(const tn_ctf *c) { return atomic_load(&((tn_ctf *)c)->
 
 /* ---- the writer thread ---- */
 
-/* Write packet p at the end of s's file. A failed or short write (disk full, the file-size
- * limit) is cut back to the last whole packet and its events are counted as discarded. */
-static void write_packet(tn_ctf *c, stream *s, const packet *p) {
+/* The index entry of packet p (CTF index 1.1, LTTng's), from its packet context; at offset `at`
+ * of the stream file */
+static void index_entry(const stream *s, const packet *p, off_t at, uint8_t *e) {
+    uint64_t ctx[6];
+    memcpy(ctx, p->data + HEADER_SIZE, sizeof ctx); /* begin, end, content, packet, seq, discarded */
+    uint64_t fields[9] = {(uint64_t)at, ctx[3], ctx[2], ctx[0], ctx[1], ctx[5], 0, s->index, ctx[4]};
+    for (int i = 0; i < 9; i++)
+        put_be64(e + 8 * i, fields[i]);
+}
+
+/* Give up s's index (a write failed): without it readers scan the stream file, which is
+ * always right; an index that misses packets is not. */
+static void drop_index(tn_ctf *c, stream *s) {
+    char name[40];
+    snprintf(name, sizeof name, "channel0_%u.idx", s->index);
+    close(s->index_fd);
+    s->index_fd = -1;
+    unlinkat(c->indexfd, name, 0);
+}
+
+static off_t index_offset(const stream *s) { return INDEX_HEADER + (off_t)(s->written / PKT_CAP) * INDEX_ENTRY; }
+
+/* Write packet p at the end of s's file; false if it could not be. A failed or short write
+ * (disk full, the file-size limit) is cut back to the last whole packet, its index entry and
+ * those after it too, and its events are counted as discarded. */
+static bool write_packet(tn_ctf *c, stream *s, const packet *p) {
     size_t done = 0;
     while (done < PKT_CAP) {
         ssize_t w = pwrite(s->fd, p->data + done, PKT_CAP - done, s->written + (off_t)done);
@@ -627,8 +879,10 @@ static void write_packet(tn_ctf *c, stream *s, const packet *p) {
     }
     if (done == PKT_CAP) {
         s->written += PKT_CAP;
-        return;
+        return true;
     }
+    if (s->index_fd >= 0 && ftruncate(s->index_fd, index_offset(s)) != 0)
+        drop_index(c, s);
     if (done && ftruncate(s->fd, s->written) != 0) {
         /* cannot cut the half packet off: write nothing more after it, so the file stays
          * readable up to the packet before it */
@@ -636,6 +890,38 @@ static void write_packet(tn_ctf *c, stream *s, const packet *p) {
     }
     atomic_fetch_add(&s->lost, p->events);
     atomic_fetch_add(&c->discarded, p->events);
+    return false;
+}
+
+#define INDEX_BATCH 32u /* index entries written with one pwrite */
+
+/* Write out up to INDEX_BATCH of s's completed packets from ring position t (before head):
+ * their index entries first, in one write, then the packets. The index never lacks a packet
+ * of the file (a reader that trusts the index would miss it); the entries past the file's end
+ * that a process killed in between leaves, babeltrace2 ignores (it reads the file to its
+ * end). A packet that fails ends the batch there (the entries after it assumed it was
+ * written). Returns the packets done (written or counted lost). */
+static uint64_t write_batch(tn_ctf *c, stream *s, uint64_t t, uint64_t head) {
+    uint64_t n = head - t < INDEX_BATCH ? head - t : INDEX_BATCH;
+    if (s->written >= 0 && s->index_fd >= 0) {
+        uint8_t entries[INDEX_BATCH * INDEX_ENTRY];
+        for (uint64_t k = 0; k < n; k++)
+            index_entry(s, &s->ring[(t + k) % RING], s->written + (off_t)(k * PKT_CAP), entries + k * INDEX_ENTRY);
+        if (!pwrite_all(s->index_fd, entries, (size_t)n * INDEX_ENTRY, index_offset(s)))
+            drop_index(c, s);
+    }
+    for (uint64_t k = 0; k < n; k++) {
+        packet *p = &s->ring[(t + k) % RING];
+        bool writable = s->written >= 0, written = writable && write_packet(c, s, p);
+        if (!writable) { /* the file could not be cut back after a failure: nothing more in it */
+            atomic_fetch_add(&s->lost, p->events);
+            atomic_fetch_add(&c->discarded, p->events);
+        }
+        atomic_store_explicit(&s->tail, t + k + 1, memory_order_release);
+        if (writable && !written)
+            return k + 1;
+    }
+    return n;
 }
 
 static void drain_locked(tn_ctf *c) {
@@ -643,16 +929,8 @@ static void drain_locked(tn_ctf *c) {
     for (size_t i = 0; i < n; i++) {
         stream *s = c->streams[i];
         uint64_t head = atomic_load_explicit(&s->head, memory_order_acquire);
-        for (uint64_t t = atomic_load_explicit(&s->tail, memory_order_relaxed); t < head; t++) {
-            packet *p = &s->ring[t % RING];
-            if (s->written >= 0) {
-                write_packet(c, s, p);
-            } else {
-                atomic_fetch_add(&s->lost, p->events);
-                atomic_fetch_add(&c->discarded, p->events);
-            }
-            atomic_store_explicit(&s->tail, t + 1, memory_order_release);
-        }
+        for (uint64_t t = atomic_load_explicit(&s->tail, memory_order_relaxed); t < head;)
+            t += write_batch(c, s, t, head);
     }
 }
 
@@ -714,6 +992,8 @@ static int open_dir(const char *dir, char *err, size_t errlen) {
 static void free_sink(tn_ctf *c) {
     if (c->dirfd >= 0)
         close(c->dirfd);
+    if (c->indexfd >= 0)
+        close(c->indexfd);
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->shared_lock);
     pthread_mutex_destroy(&c->drain_lock);
@@ -726,7 +1006,7 @@ tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen) {
     tn_ctf *c = tn_calloc(1, sizeof *c);
     if (!c)
         return why(err, errlen, "out of memory"), NULL;
-    c->dirfd = -1;
+    c->dirfd = c->indexfd = -1;
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->shared_lock, NULL);
     pthread_mutex_init(&c->drain_lock, NULL);
@@ -739,6 +1019,13 @@ tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen) {
     if (c->dirfd < 0) {
         free_sink(c);
         return NULL;
+    }
+    /* index/ in the new private directory: no one else can have put anything there */
+    if (mkdirat(c->dirfd, "index", DIR_MODE) == 0)
+        c->indexfd = openat(c->dirfd, "index", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (c->indexfd >= 0 && fchmod(c->indexfd, DIR_MODE) != 0) { /* the umask may have taken our bits */
+        close(c->indexfd);
+        c->indexfd = -1; /* no index: readers scan the stream files */
     }
     if (!write_metadata(c)) {
         why(err, errlen, "%s/metadata: cannot create or write: %s", c->dir, strerror(errno));
@@ -794,6 +1081,8 @@ void tn_ctf_close(tn_ctf *c) {
     for (size_t i = 0; i < n; i++) {
         stream *s = c->streams[i];
         close(s->fd);
+        if (s->index_fd >= 0)
+            close(s->index_fd);
         free(s->ring);
         pthread_mutex_lock(&s->bind);
         s->sink = NULL;
@@ -813,9 +1102,13 @@ void tn_ctf_forked_child(tn_ctf *c) {
     size_t n = atomic_load(&c->nstreams);
     for (size_t i = 0; i < n; i++) {
         close(c->streams[i]->fd);
+        if (c->streams[i]->index_fd >= 0)
+            close(c->streams[i]->index_fd);
         free(c->streams[i]->ring);
         free(c->streams[i]);
     }
     close(c->dirfd);
+    if (c->indexfd >= 0)
+        close(c->indexfd);
     free(c);
 }

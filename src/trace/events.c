@@ -410,7 +410,7 @@ void tn_trace_emit(tenure_runtime *rt, unsigned index, const void *args, struct 
         if ((only && s != only) || !session_wants(s, d))
             continue;
         if (s->ctf) {
-            tn_ctf_write(s->ctf, ev.timestamp_ns, d->id, buf, w.n);
+            tn_ctf_write(s->ctf, ev.timestamp_ns, index, buf, w.n);
         } else if (s->lttng) {
             s->lttng(d->id, buf, w.n);
         } else {
@@ -440,7 +440,7 @@ void tn_trace_emit_helper(tenure_runtime *rt, unsigned index, const void *args) 
         if (!session_wants(s, d))
             continue;
         if (s->ctf)
-            tn_ctf_write(s->ctf, now, d->id, buf, w.n);
+            tn_ctf_write(s->ctf, now, index, buf, w.n);
         else if (s->lttng)
             s->lttng(d->id, buf, w.n);
     }

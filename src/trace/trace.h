@@ -113,8 +113,10 @@ typedef struct tn_ctf tn_ctf;
 /* Create the trace directory `dir` (0700; an existing one only if it is ours, private and
  * empty) and its metadata; NULL with the reason (path, call, errno text) in err. */
 tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen);
-/* Append one event (thread-safe per calling thread); false if it had to be dropped */
-void tn_ctf_write(tn_ctf *c, uint64_t ts, uint16_t id, const void *payload, size_t size);
+/* Append one event of schema index `index` (TN_EVI_*; thread-safe per calling thread) with its
+ * payload (fields in schema order, little-endian, unpadded; strings UTF-8 with a NUL), written
+ * as LTTng-UST writes it (packed where the runtime packs: lttng_layout.h) */
+void tn_ctf_write(tn_ctf *c, uint64_t ts, unsigned index, const void *payload, size_t size);
 void tn_ctf_thread_ready(tn_ctf *c);        /* the calling thread's stream (or the shared one) exists */
 void tn_ctf_flush(tn_ctf *c);               /* the calling thread's partial packet becomes whole; wake the writer */
 void tn_ctf_close(tn_ctf *c);               /* flush everything, stop the writer, close the files */

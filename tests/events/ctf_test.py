@@ -60,7 +60,8 @@ def read_traces(root):
                 if not env:
                     env = {k: (int(v) if isinstance(v, bt2._IntegerValueConst) else str(v))
                            for k, v in ev.stream.trace.environment.items()}
-                events.append((ev.name.split(":", 1)[-1], trace_check.plain(ev.payload_field)))
+                name = ev.name.split(":", 1)[-1]
+                events.append((name, trace_check.lttng_blobs.unpack(name, trace_check.plain(ev.payload_field))))
             elif type(msg) is bt2._DiscardedEventsMessageConst:
                 discarded += msg.count or 0
         out[d] = {"env": env, "events": events, "discarded": discarded}
@@ -94,8 +95,10 @@ def check_values(stdout, traces):
         want_pid = int(info["INSTANCE"]["pid"])
         if pid != want_pid or t["env"].get("vpid") != want_pid:
             fail("%s: pid %d / env vpid %r, the program's pid %d" % (d, pid, t["env"].get("vpid"), want_pid))
-        if t["env"].get("provider") != "DotNETRuntime":
-            fail("%s: env provider %r" % (d, t["env"].get("provider")))
+        # the env of an LTTng-UST trace (lttng-sessiond's, per-process buffers)
+        want_env = {"domain": "ust", "tracer_name": "lttng-ust", "tracer_buffering_scheme": "pid"}
+        if any(t["env"].get(k) != v for k, v in want_env.items()) or not t["env"].get("procname"):
+            fail("%s: env %r is not LTTng-UST's (%r and a procname)" % (d, t["env"], want_env))
         cids = {f.get("ClrInstanceID") for _, f in ev}
         if cids != {iid}:
             fail("%s: ClrInstanceIDs %s, expected only %d" % (d, sorted(cids), iid))

@@ -166,7 +166,11 @@ static void mode_files(const char *tmp) {
     TT_CHECK((mode_of(path) & 07777) == 0700, " %s: mode %o", path, mode_of(path) & 07777);
     snprintf(p2, sizeof p2, "%s/metadata", path);
     TT_CHECK((mode_of(p2) & 07777) == 0600, " %s: mode %o", p2, mode_of(p2) & 07777);
-    snprintf(p2, sizeof p2, "%s/stream_0", path);
+    snprintf(p2, sizeof p2, "%s/channel0_0", path);
+    TT_CHECK((mode_of(p2) & 07777) == 0600, " %s: mode %o", p2, mode_of(p2) & 07777);
+    snprintf(p2, sizeof p2, "%s/index", path); /* LTTng's packet index beside the stream files */
+    TT_CHECK((mode_of(p2) & 07777) == 0700, " %s: mode %o", p2, mode_of(p2) & 07777);
+    snprintf(p2, sizeof p2, "%s/index/channel0_0.idx", path);
     TT_CHECK((mode_of(p2) & 07777) == 0600, " %s: mode %o", p2, mode_of(p2) & 07777);
 
     /* the victim: a directory with a file that must stay as it is */
@@ -190,7 +194,7 @@ static void mode_files(const char *tmp) {
 
     snprintf(path, sizeof path, "%s/mine", tmp); /* ours and private, but not empty */
     TT_CHECK(mkdir(path, 0700) == 0);
-    snprintf(p2, sizeof p2, "%s/stream_0", path);
+    snprintf(p2, sizeof p2, "%s/channel0_0", path);
     TT_CHECK(symlink(keep, p2) == 0);
     expect_refused(rt, path, "not empty");
     check_file(keep, "precious");
@@ -363,7 +367,7 @@ static void crowd(const char *dir, tenure_session *s) {
         TT_CHECK(pthread_create(&th[k], NULL, crowd_member, NULL) == 0);
     tenure_blocking_enter(threads_rt);
     pthread_barrier_wait(&crowd_barrier);
-    size_t streams = count_entries(dir, "stream_");
+    size_t streams = count_entries(dir, "channel0_");
     for (int k = 0; k < CROWD; k++)
         pthread_join(th[k], NULL);
     tenure_blocking_leave(threads_rt);
@@ -405,11 +409,12 @@ static void mode_threads(const char *tmp) {
             rss0 = rss_bytes();
     }
     uint64_t rss1 = rss_bytes();
-    size_t streams = count_entries(dir, "stream_");
+    size_t streams = count_entries(dir, "channel0_");
     printf("threads: %d threads, %zu at most open descriptors (%zu before), %zu stream files, rss %" PRIu64
            " -> %" PRIu64 " KiB, %" PRIu64 " events discarded\n",
            THREADS, most, fds0, streams, rss0 >> 10, rss1 >> 10, tenure_session_discarded(s));
-    TT_CHECK(most <= fds0 + AT_ONCE + 2, " descriptors grow with the threads that emitted");
+    /* a stream holds two descriptors: its file and its packet index (index/channel0_N.idx) */
+    TT_CHECK(most <= fds0 + 2 * (AT_ONCE + 1), " descriptors grow with the threads that emitted");
     TT_CHECK(streams <= AT_ONCE + 3, " %zu stream files for %d threads at once", streams, AT_ONCE);
     /* one ring per stream file: the file count bounds the rings; this only catches gross growth */
     TT_CHECK(rss1 < rss0 + (128u << 20), " memory grows with the threads that emitted");
@@ -451,7 +456,7 @@ static void check_whole_packets(const char *dir, off_t most) {
     TT_CHECK(d != NULL);
     size_t streams = 0;
     for (struct dirent *e; (e = readdir(d));) {
-        if (strncmp(e->d_name, "stream_", 7))
+        if (strncmp(e->d_name, "channel0_", 9))
             continue;
         struct stat st;
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);

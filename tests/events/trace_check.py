@@ -13,8 +13,8 @@ Rules checked on every event, per trace (one collector instance):
   - a GC is GCSuspendEEBegin_V1 (Reason 1) -> GCSuspendEEEnd_V1 -> GCTriggered -> GCStart_V2
     -> [GCMarkWithType, PinObjectAtGCTime, GCBulk*ObjectRanges, segment events]
     -> GCGlobalHeapHistory_V4 -> GCPerHeapHistory_V3 -> GCEnd_V1 -> GCHeapStats_V2
-    -> GCRestartEEBegin_V1 -> GCRestartEEEnd_V1, the restart on the thread (packet context
-    tid) that suspended; GCHeapStats_V2 is the very next event of that thread after GCEnd_V1;
+    -> GCRestartEEBegin_V1 -> GCRestartEEEnd_V1, the restart on the thread (event context
+    vtid) that suspended; GCHeapStats_V2 is the very next event of that thread after GCEnd_V1;
   - GCStart_V2 Count = previous Count + 1, the first one 1 (--late-start: any first value);
     GCEnd_V1 has the Count and Depth of its GCStart_V2; GCSuspendEEBegin_V1 Count is the
     count of GCs before it; GCTriggered Reason = GCStart_V2 Reason;
@@ -43,6 +43,9 @@ import argparse
 import json
 import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/lttng_blobs.py
+import lttng_blobs  # noqa: E402
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_UNREADABLE = 0, 1, 2
 PREFIX = "DotNETRuntime:"
@@ -134,18 +137,27 @@ def read_events(paths):
                 stream = ev.stream
                 trace = stream.trace
                 tkey = trace_key(trace, stream, trace_keys)
+                # the thread: LTTng's event context (_vtid); a packet context's tid in older traces
+                ectx = ev.common_context_field
                 ctx = ev.packet.context_field if ev.packet is not None else None
-                tid = int(ctx["tid"]) if ctx is not None and "tid" in ctx else None
+                tid = int(ectx["vtid"]) if ectx is not None and "vtid" in ectx else \
+                    int(ctx["tid"]) if ctx is not None and "tid" in ctx else None
                 snap = msg.default_clock_snapshot
+                name = ev.name[len(PREFIX):] if ev.name.startswith(PREFIX) else ev.name
+                fields = plain(ev.payload_field) if ev.payload_field is not None else {}
+                try:  # events packed as the .NET runtime packs them: their fields from the blob
+                    fields = lttng_blobs.unpack(name, fields)
+                except ValueError as e:
+                    raise Unreadable("a malformed packed payload: %s" % e)
                 yield {
                     "kind": "event",
                     "trace": tkey,
                     "stream": "%s/%s" % (tkey, stream.name if stream.name else stream.id),
                     "tid": tid,
                     "ts": int(snap.value) if snap is not None else None,
-                    "name": ev.name[len(PREFIX):] if ev.name.startswith(PREFIX) else ev.name,
+                    "name": name,
                     "provider_ok": ev.name.startswith(PREFIX),
-                    "fields": plain(ev.payload_field) if ev.payload_field is not None else {},
+                    "fields": fields,
                 }
             elif type(msg) is bt2._DiscardedEventsMessageConst:
                 stream = msg.stream

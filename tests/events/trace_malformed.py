@@ -18,6 +18,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/lttng_blobs.py
+import lttng_blobs  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECK = os.path.join(HERE, "trace_check.py")
 failures = []
@@ -44,7 +47,7 @@ def trace_dir(root):
 
 
 def streams(d):
-    return sorted(os.path.join(d, f) for f in os.listdir(d) if f.startswith("stream_"))
+    return sorted(os.path.join(d, f) for f in os.listdir(d) if f.startswith("channel0_"))
 
 
 def main():
@@ -92,7 +95,7 @@ def main():
 
         def metadata_syntax(d):
             m = os.path.join(d, "metadata")
-            text = open(m).read().replace("event {", "event {{ ] ;", 3)
+            text = lttng_blobs.metadata_text(m).replace("event {", "event {{ ] ;", 3)
             open(m, "w").write(text)
         variant("metadata syntax error", metadata_syntax)
 
@@ -110,16 +113,16 @@ def main():
         variant("wrong packet magic", bad_magic)
 
         def huge_packet(d):
-            # packet context after the 24-byte header: ts_begin, ts_end, content_size, packet_size
+            # packet context after the 32-byte header: ts_begin, ts_end, content_size, packet_size
             with open(streams(d)[0], "r+b") as f:
-                f.seek(24 + 16)
+                f.seek(32 + 16)
                 f.write((1 << 40).to_bytes(8, "little") * 2)
         variant("packet size past the end", huge_packet)
 
         def wrong_event_id(d):
-            # the first event header follows the 80-byte packet header + context: id u16
+            # the first event header follows the 84-byte packet header + context: id u16
             with open(streams(d)[0], "r+b") as f:
-                f.seek(80)
+                f.seek(84)
                 f.write((60000).to_bytes(2, "little"))
         variant("unknown event id", wrong_event_id)
 

@@ -25,6 +25,13 @@
          promoted bytes, sizes after, pinned objects) and the workload's own GC counts.
       Exit 77 (skipped) only where no session daemon can run here (no lttng tools, or the
       daemon refused to start); the reason is printed.
+  check_lttng.py runtime  WORKLOAD DATA WORKDIR
+      needs no LTTng (babeltrace2 only). tenure's own CTF writer (TENURE_TRACE) against the .NET
+      runtime's perfcollect trace (DATA/kernel-clr.trace.zip): the same trace, clock and stream
+      declarations (packet header and context, large event header, _vpid/_vtid/_procname
+      context), the 17 event classes both have declared alike (fields, widths, loglevel),
+      packed events in the runtime's template; packetized metadata, channel0_N stream files and
+      index/channel0_N.idx entries that match their packets (the real index files read alike).
   check_lttng.py load     WORKLOAD FAKE_PROVIDER SETUID_PROGRAM LIBTENURE WORKDIR
       needs no LTTng. libtenure.so needs only libc (and pthreads): never liblttng-ust. TENURE_LTTNG naming a provider that does not exist: the program runs
       unchanged (exit 0) and says on stderr that the provider could not be loaded; naming a
@@ -46,6 +53,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/checklib.py
 from checklib import FAILS, check, fresh, run  # noqa: E402
+import lttng_blobs  # noqa: E402  (tests/lttng_blobs.py: packed events decoded with schema.h's layouts)
 
 SKIP = 77
 
@@ -155,8 +163,11 @@ def fields(group):
     return out
 
 
-def events(trace, tid_key):
-    """{thread: [(name, fields)]} from babeltrace2's text output of a trace"""
+CONTEXT_KEYS = ("vpid", "vtid", "procname")
+
+
+def events(trace, tid_key="vtid"):
+    """{thread: [(name, fields, event context)]} from babeltrace2's text output of a trace"""
     rc, out, err = run(["babeltrace2", trace], timeout=600)
     if not check(rc == 0, "babeltrace2 could not read %s: %s" % (trace, err.strip()[-400:])):
         return {}
@@ -167,7 +178,8 @@ def events(trace, tid_key):
             continue
         groups = brace_groups(m.group(2))
         ctx = dict((k, v) for k, v in fields(" ".join(groups[:-1])))
-        by_thread.setdefault(ctx.get(tid_key), []).append((m.group(1), fields(groups[-1])))
+        context = dict((k, ctx.get(k)) for k in CONTEXT_KEYS)
+        by_thread.setdefault(ctx.get(tid_key), []).append((m.group(1), fields(groups[-1]), context))
     return by_thread
 
 
@@ -195,59 +207,150 @@ def pack(flds):
     return bytes(b)
 
 
+def as_dict(name, f):
+    """an event's fields as {name: value}, a packed one's decoded from its blob (schema.h's
+    layouts, tests/lttng_blobs.py); its blob re-packed here must give the same bytes"""
+    d, arrays = {}, {}
+    for k, v in f:
+        if k.endswith("[]"):
+            arrays.setdefault(k[:-2], []).append(v)
+        else:
+            d[k] = v
+    d.update(arrays)
+    if not lttng_blobs.is_packed(d):
+        return d
+    data = bytes(v & 0xff for v in d["__data__"])
+    check(d["length"] == len(data) and d.get("___data___length") == len(data),
+          "%s: length %r, sequence length %r, %d bytes" % (name, d["length"], d.get("___data___length"), len(data)))
+    try:
+        out = lttng_blobs.decode(name, data)
+    except ValueError as e:
+        check(False, "%s: the blob does not decode with schema.h's layout: %s" % (name, e))
+        return d
+    flat = []  # the decoded fields in wire order, as pack() takes them
+    for k, v in out.items():
+        for x in (v if isinstance(v, list) else [v]):
+            if isinstance(x, dict):
+                for rk, rv in x.items():
+                    flat.extend((rk, e) for e in rv) if isinstance(rv, list) else flat.append((rk, rv))
+            else:
+                flat.append((k + "[]" if isinstance(v, list) else k, x))
+    check(pack(flat) == data, "%s: the blob re-packed by the runtime's widths differs:\n  %r\n  %r" %
+          (name, data[:64], pack(flat)[:64]))
+    return out
+
+
+def merge_bulk_types(evs):
+    """Consecutive BulkType events as one (the CTF writer splits one whose UTF-16 names do not
+    fit a 4 KiB packet; LTTng's sub-buffers take it whole): Values joined, Count summed"""
+    out = []
+    for name, d, ctx in evs:
+        if name == "BulkType" and out and out[-1][0] == "BulkType" and out[-1][2] == ctx:
+            prev = out[-1][1]
+            out[-1] = (name, dict(prev, Count=prev["Count"] + d["Count"], Values=prev["Values"] + d["Values"]), ctx)
+        else:
+            out.append((name, d, ctx))
+    return out
+
+
 def compare_events(ctf, lt, what):
-    """Every CTF event in the LTTng trace, same order per thread, same values."""
+    """Every CTF event in the LTTng trace, same order per thread, same fields (packed ones
+    byte for byte, both decoded with schema.h's layouts), same event context"""
     compared, packed_seen = 0, set()
     check(len(ctf) > 0, "%s: the CTF trace has no event" % what)
     for tid, evs in ctf.items():
         mine = lt.get(tid, [])
-        if not check(len(mine) == len(evs), "%s: thread %s: %d events in LTTng, %d in CTF" %
-                     (what, tid, len(mine), len(evs))):
+        if not check(len(mine) > 0, "%s: thread %s: no event in LTTng, %d in CTF" % (what, tid, len(evs))):
             continue
-        for k, ((name, f), (lname, lf)) in enumerate(zip(evs, mine)):
+        raw_equal = [f for _, f, _ in evs] == [f for _, f, _ in mine]
+        a = merge_bulk_types([(n, as_dict(n, f), c) for n, f, c in evs])
+        b = merge_bulk_types([(n, as_dict(n, f), c) for n, f, c in mine])
+        if not raw_equal and not check(any(n == "BulkType" for n, _, _ in a),
+                                       "%s: thread %s: the events' raw fields differ (no BulkType split)" % (what, tid)):
+            pass
+        if not check(len(a) == len(b), "%s: thread %s: %d events in LTTng, %d in CTF" % (what, tid, len(b), len(a))):
+            continue
+        for k, ((name, f, c), (lname, lf, lc)) in enumerate(zip(a, b)):
             where = "%s: thread %s event %d (%s)" % (what, tid, k, name)
             if not check(name == lname, "%s: LTTng has %s" % (where, lname)):
                 return compared, packed_seen
-            names = [n for n, _ in lf]
-            if names[:1] == ["length"]:
+            if any(n == "length" for n, _ in next(f0 for n0, f0, _ in evs if n0 == name)):
                 packed_seen.add(name)
-                data = bytes(v & 0xff for n, v in lf if n == "__data__[]")
-                check(lf[0][1] == len(data), "%s: length %d, %d bytes" % (where, lf[0][1], len(data)))
-                check(data == pack(f), "%s: __data__ is not the CTF fields packed:\n  %r\n  %r" %
-                      (where, data[:64], pack(f)[:64]))
-            else:
-                check(lf == f, "%s: fields differ:\n  LTTng %r\n  CTF   %r" % (where, lf, f))
+            check(lf == f, "%s: fields differ:\n  LTTng %r\n  CTF   %r" % (where, lf, f))
+            check(lc == c, "%s: event context differs: LTTng %r, CTF %r" % (where, lc, c))
             compared += 1
     return compared, packed_seen
 
 
-def schema_packed(ctf_trace):
-    """The events the runtime's rule packs, from the CTF trace's metadata: more than 9 fields,
-    or a sequence (array) field."""
-    rc, out, err = run(["babeltrace2", "--output-format=ctf-metadata", ctf_trace])
-    packed = set()
-    for m in re.finditer(r'name = "(?:DotNETRuntime:)?(\w+)";.*?fields := struct \{(.*?)\n\t\};', out, re.S):
-        body = m.group(2)
-        top = [l for l in body.splitlines() if l.startswith("\t\t") and not l.startswith("\t\t\t")]
-        count = sum(1 for l in top if l.rstrip().endswith(";"))
-        if count > 9 or "[" in body:
-            packed.add(m.group(1))
-    return packed, out
+def declared_packed(decls):
+    """the events a metadata ({name: (loglevel, fields)}) declares with the runtime's packed template"""
+    return set(n for n, d in decls.items() if d[1][:1] and d[1][0].endswith(" _length;"))
 
 
-def metadata_events(text):
-    """{event name: (loglevel, [field declarations])} of an LTTng trace's metadata text"""
+def metadata_events(text, with_id=False):
+    """{event name: (loglevel, [field declarations])} of an LTTng trace's metadata text
+    ((id, loglevel, [...]) with_id)"""
     out = {}
     for m in re.finditer(r'event \{\n\tname = "DotNETRuntime:(\w+)";(.*?)\n\};', text, re.S):
         body = m.group(2)
         f = re.search(r"fields := struct \{(.*?)\n\t\};", body, re.S)
         ll = re.search(r"loglevel = (\d+);", body)
-        out[m.group(1)] = (ll.group(1) if ll else None, [l.strip() for l in f.group(1).strip().splitlines()] if f else [])
+        i = re.search(r"\bid = (\d+);", body)
+        decl = (ll.group(1) if ll else None, [l.strip() for l in f.group(1).strip().splitlines()] if f else [])
+        out[m.group(1)] = ((int(i.group(1)) if i else None,) + decl) if with_id else decl
     return out
 
 
-def real_metadata(zip_path, work):
-    """The DotNETRuntime events of a real perfcollect trace (the .NET runtime's own provider)"""
+def ctf_metadata(trace):
+    """babeltrace2's text of a trace's metadata (LTTng's packets unwrapped); trace: its
+    directory or one above it (an LTTng session's output)"""
+    meta = [r for r, _, files in os.walk(trace) if "metadata" in files]
+    if not check(len(meta) == 1, "%d metadata files in %s" % (len(meta), trace)):
+        return ""
+    rc, out, err = run(["babeltrace2", "--output-format=ctf-metadata", meta[0]])
+    check(rc == 0, "babeltrace2 cannot print the metadata of %s: %s" % (trace, err[-300:]))
+    return out
+
+
+def layout_text(text):
+    """a metadata text without what differs from trace to trace (uuids, the env block, the
+    clock's offset) and without its event classes: the trace's, clock's and stream's
+    declarations, as lttng-sessiond writes them"""
+    text = text[:text.find("\nevent {")] if "\nevent {" in text else text
+    text = re.sub(r'uuid = "[0-9a-f-]+";', 'uuid = "";', text)
+    text = re.sub(r"\nenv \{.*?\n\};\n", "\nenv {};\n", text, flags=re.S)
+    return re.sub(r"offset = -?\d+;", "offset = 0;", text)
+
+
+def compare_metadata(ctf_trace, lt_trace, what):
+    """The CTF writer's metadata is lttng-ust's: the same declarations of the trace, clock and
+    stream (packet header and context, event headers, event context), and every event class
+    with the same id, loglevel, fields, widths and packing; the packed ones are those the
+    runtime's rule packs (from schema.h)"""
+    mine, theirs = ctf_metadata(ctf_trace), ctf_metadata(lt_trace)
+    check(layout_text(mine) == layout_text(theirs), "%s: the trace/clock/stream declarations differ:\n%s\n----\n%s" %
+          (what, layout_text(mine), layout_text(theirs)))
+    a, b = metadata_events(mine, True), metadata_events(theirs, True)
+    check(set(a) == set(b), "%s: event classes only in CTF %r, only in LTTng %r" % (what, set(a) - set(b), set(b) - set(a)))
+    for n in sorted(set(a) & set(b)):
+        check(a[n] == b[n], "%s: %s declared\n  CTF   %r\n  LTTng %r" % (what, n, a[n], b[n]))
+    ids = sorted(d[0] for d in a.values())
+    check(ids == list(range(len(a))), "%s: CTF event ids %r are not 0..%d" % (what, ids, len(a) - 1))
+    rule = lttng_blobs.packed_events()
+    for side, decls in (("CTF", a), ("LTTng", b)):
+        packed = declared_packed(dict((n, d[1:]) for n, d in decls.items()))
+        check(packed == rule, "%s: %s packs %r, the runtime's rule (schema.h) %r" % (what, side, sorted(packed), sorted(rule)))
+    env = dict(re.findall(r'^\t(\w+) = "?([^";]*)"?;$', re.search(r"\nenv \{(.*?)\n\};", mine, re.S).group(1), re.M))
+    for k, v in (("domain", "ust"), ("tracer_name", "lttng-ust"), ("tracer_buffering_scheme", "pid")):
+        check(env.get(k) == v, "%s: CTF env %s = %r, not %r" % (what, k, env.get(k), v))
+    for k in ("hostname", "vpid", "procname", "tracer_major", "tracer_minor", "trace_creation_datetime"):
+        check(env.get(k), "%s: CTF env has no %s" % (what, k))
+    return len(a)
+
+
+def real_metadata(zip_path, work, text=False):
+    """The DotNETRuntime events of a real perfcollect trace (the .NET runtime's own provider);
+    with text: (events, the metadata text, the folder of its ust trace)"""
     import zipfile
     dest = fresh(os.path.join(work, "real"))
     with zipfile.ZipFile(zip_path) as z:
@@ -257,7 +360,7 @@ def real_metadata(zip_path, work):
         path = z.extract(names[0], dest)
     rc, out, err = run(["babeltrace2", "--output-format=ctf-metadata", os.path.dirname(path)])
     check(rc == 0, "babeltrace2 could not read the real metadata: %s" % err[-300:])
-    return metadata_events(out)
+    return (metadata_events(out), out, os.path.dirname(path)) if text else metadata_events(out)
 
 
 def compare_with_runtime(lt_dir, data, work):
@@ -368,20 +471,21 @@ def mode_session(provider_dir, reportexe, workload, sim, heapdump, pressure, dat
             ctf = [os.path.join(ctf_dir, x) for x in os.listdir(ctf_dir)]
             if not check(len(ctf) == 1, "%s: %d CTF traces" % (what, len(ctf))):
                 continue
-            ctf_ev, lt_ev = events(ctf[0], "tid"), events(lt_dir, "vtid")
+            classes = compare_metadata(ctf[0], lt_dir, what)
+            ctf_ev, lt_ev = events(ctf[0]), events(lt_dir)
             compared, packed_seen = compare_events(ctf_ev, lt_ev, what)
-            rule, _ = schema_packed(ctf[0])
+            rule = lttng_blobs.packed_events()
             check({"GCHeapStats_V2", "GCPerHeapHistory_V3", "GCGlobalHeapHistory_V4"} <= rule,
-                  "%s: the rule read from the CTF metadata packs only %r" % (what, sorted(rule)))
+                  "%s: the rule read from schema.h packs only %r" % (what, sorted(rule)))
             check(packed_seen <= rule, "%s: packed but not by the runtime's rule: %r" % (what, packed_seen - rule))
-            plain_seen = set(n for evs in lt_ev.values() for n, f in evs if f[:1] and f[0][0] != "length")
+            plain_seen = set(n for evs in lt_ev.values() for n, f, _ in evs if f[:1] and f[0][0] != "length")
             check(not (plain_seen & rule), "%s: not packed, but the runtime packs: %r" % (what, plain_seen & rule))
             m = re.search(r"^WORKLOAD (\{.*\})$", out, re.M)
             gcs = compare_reports(reportexe, ctf[0], lt_dir, what, json.loads(m.group(1)) if m else None)
-            kinds = set(n for evs in ctf_ev.values() for n, _ in evs)
+            kinds = set(n for evs in ctf_ev.values() for n, _, _ in evs)
             ALL_KINDS.update(kinds)
-            print("%s: %d events compared (packed: %s), %d GCs reported alike" %
-                  (what, compared, ", ".join(sorted(packed_seen)), gcs))
+            print("%s: %d event classes declared alike, %d events compared (packed: %s), %d GCs reported alike" %
+                  (what, classes, compared, ", ".join(sorted(packed_seen)), gcs))
             if what == "workload":
                 common = compare_with_runtime(lt_dir, data, work)
                 print("declared as the .NET runtime declares them: %s" % ", ".join(common))
@@ -394,6 +498,94 @@ def mode_session(provider_dir, reportexe, workload, sim, heapdump, pressure, dat
         print("%d failure(s)" % len(FAILS))
         return 1
     print("lttng session checks: ok")
+    return 0
+
+
+# the event classes tenure's schema shares with the runtime's provider in kernel-clr's trace
+RUNTIME_COMMON = set("""DecreaseMemoryPressure GCCreateConcurrentThread_V1 GCCreateSegment_V1 GCEnd_V1
+GCFinalizersBegin_V1 GCFinalizersEnd_V1 GCFreeSegment_V1 GCMarkWithType GCPerHeapHistory_V3 GCRestartEEBegin_V1
+GCRestartEEEnd_V1 GCStart_V2 GCSuspendEEBegin_V1 GCSuspendEEEnd_V1 GCTerminateConcurrentThread_V1 GCTriggered
+IncreaseMemoryPressure""".split())
+
+
+def index_entries(path):
+    """The entries of an LTTng packet index file (CTF index 1.1, big-endian): [(offset, packet
+    bits, content bits, begin, end, discarded, stream id, instance id, seq)]"""
+    raw = open(path, "rb").read()
+    magic, major, minor, size = struct.unpack_from(">IIII", raw)
+    if not check(magic == 0xC1F1DCC1 and (major, minor) == (1, 1) and size == 72 and (len(raw) - 16) % 72 == 0,
+                 "%s: index header %x %d.%d entries of %d, %d bytes" % (path, magic, major, minor, size, len(raw))):
+        return []
+    return [struct.unpack_from(">9Q", raw, 16 + 72 * k) for k in range((len(raw) - 16) // 72)]
+
+
+def check_files(trace, real_zip, real_dir):
+    """tenure's trace directory as LTTng lays one out: packetized metadata (magic 0x75D11D57,
+    the trace's uuid, 4 KiB packets, CTF 1.8), channel0_N stream files, index/channel0_N.idx
+    whose entries are the packets of their stream file (offsets, sizes, timestamps,
+    discarded counts, sequence numbers); the real trace's index files read the same way"""
+    raw = open(os.path.join(trace, "metadata"), "rb").read()
+    uuid = raw[4:20]
+    for off in range(0, len(raw), 4096):
+        magic, content, packet = struct.unpack_from("<I", raw, off)[0], *struct.unpack_from("<II", raw, off + 24)
+        check(magic == 0x75D11D57 and raw[off + 4:off + 20] == uuid and packet == 4096 * 8 and
+              37 * 8 <= content <= packet and raw[off + 32:off + 37] == bytes([0, 0, 0, 1, 8]),
+              "metadata packet at %d: magic %x, sizes %d/%d, schemes+version %r" %
+              (off, magic, content, packet, raw[off + 32:off + 37]))
+    check(len(raw) % 4096 == 0 and len(raw) > 0, "metadata of %d bytes" % len(raw))
+    names = sorted(os.listdir(trace))
+    streams = [n for n in names if re.match(r"^channel0_\d+$", n)]
+    check(streams and set(names) == set(streams) | {"metadata", "index"},
+          "the trace directory holds %r (metadata, index/, channel0_N)" % names)
+    for n in streams:
+        data = open(os.path.join(trace, n), "rb").read()
+        entries = index_entries(os.path.join(trace, "index", n + ".idx"))
+        off = 0
+        for k, e in enumerate(entries):
+            ctx = struct.unpack_from("<6QI", data, off + 32)  # begin, end, content, packet, seq, discarded, cpu
+            want = (off, ctx[3], ctx[2], ctx[0], ctx[1], ctx[5], 0, int(n.split("_")[1]), ctx[4])
+            check(e == want, "%s: index entry %d %r, its packet says %r" % (n, k, e, want))
+            check(data[off + 4:off + 20] == uuid and ctx[6] == int(n.split("_")[1]),
+                  "%s: packet %d: uuid or cpu_id %d" % (n, k, ctx[6]))
+            off += ctx[3] // 8
+        check(off == len(data) and entries, "%s: %d bytes, the index covers %d" % (n, len(data), off))
+    import zipfile
+    with zipfile.ZipFile(real_zip) as z:
+        real = [z.extract(n, real_dir) for n in z.namelist() if "/ust/" in n and n.endswith(".idx")]
+    check(real and all(index_entries(f) for f in real), "the real trace's index files do not read alike")
+    return len(streams)
+
+
+def mode_runtime(workload, data, work):
+    """Needs no session daemon: the CTF writer's metadata against the .NET runtime's own
+    (kernel-clr's perfcollect trace, LTTng-UST 2.11): the same trace, clock and stream
+    declarations (packet header and context, event headers, vpid/vtid/procname context), the
+    17 event classes both have declared alike, packed events with the runtime's template, and
+    the files laid out as LTTng lays them out."""
+    fresh(work)
+    tracedir = os.path.join(work, "ctf")
+    rc, out, err = run([workload], {"TENURE_TRACE": tracedir, "TENURE_TRACE_LEVEL": "5",
+                                    "TENURE_TRACE_KEYWORDS": "0x5f0003"})
+    if not check(rc == 0, "the workload failed (%d): %s" % (rc, (out + err)[-600:])):
+        return 1
+    traces = [os.path.join(tracedir, x) for x in os.listdir(tracedir)]
+    if not check(len(traces) == 1, "%d CTF traces" % len(traces)):
+        return 1
+    real_zip = os.path.join(data, "kernel-clr.trace.zip")
+    real, real_text, _ = real_metadata(real_zip, work, text=True)
+    mine = ctf_metadata(traces[0])
+    check(layout_text(mine) == layout_text(real_text),
+          "the trace/clock/stream declarations differ from the runtime's trace:\n%s\n----\n%s" %
+          (layout_text(mine), layout_text(real_text)))
+    common = set(compare_with_runtime(traces[0], data, work))
+    check(common == RUNTIME_COMMON, "event classes in common with the runtime's trace: %r, expected %r" %
+          (sorted(common), sorted(RUNTIME_COMMON)))
+    streams = check_files(traces[0], real_zip, fresh(os.path.join(work, "real-index")))
+    if FAILS:
+        print("%d failure(s)" % len(FAILS))
+        return 1
+    print("runtime layout checks: ok (%d event classes declared as the runtime declares them, %d stream files "
+          "indexed)" % (len(common), streams))
     return 0
 
 
@@ -478,6 +670,8 @@ def main():
         return mode_session(*sys.argv[2:])
     if len(sys.argv) >= 2 and sys.argv[1] == "load" and len(sys.argv) == 7:
         return mode_load(*sys.argv[2:])
+    if len(sys.argv) >= 2 and sys.argv[1] == "runtime" and len(sys.argv) == 5:
+        return mode_runtime(*sys.argv[2:])
     sys.exit(__doc__)
 
 

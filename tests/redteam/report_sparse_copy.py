@@ -19,18 +19,18 @@ os.makedirs(work)
 env = dict(os.environ, TENURE_TRACE=os.path.join(work, "trace"))
 subprocess.run([workload], env=env, check=True, stdout=subprocess.DEVNULL)
 src = glob.glob(os.path.join(work, "trace", "tenure-*"))[0]
-streams = sorted(glob.glob(os.path.join(src, "stream_*")))
+streams = sorted(glob.glob(os.path.join(src, "channel0_*")))
 packet = bytearray(open(streams[0], "rb").read(4096))
 hostile = os.path.join(work, "hostile")
 os.makedirs(hostile)
 shutil.copy(os.path.join(src, "metadata"), hostile)
 size = 4 << 30
-struct.pack_into("<Q", packet, 48, size * 8)  # packet_size (bits): the whole file
-with open(os.path.join(hostile, "stream_0"), "wb") as f:
+struct.pack_into("<Q", packet, 56, size * 8)  # packet_size (bits, after a 32-byte header): the whole file
+with open(os.path.join(hostile, "channel0_0"), "wb") as f:
     f.write(packet)
     f.truncate(size + 40)  # a hole, then 40 bytes of a cut packet
 for i in range(1, 51):
-    os.link(os.path.join(hostile, "stream_0"), os.path.join(hostile, "stream_%d" % i))
+    os.link(os.path.join(hostile, "channel0_0"), os.path.join(hostile, "channel0_%d" % i))
 tmp = os.path.join(work, "tmp")
 os.makedirs(tmp)
 

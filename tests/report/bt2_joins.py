@@ -5,7 +5,7 @@
     bt2_joins.py TRACE_DIR      prints one JSON object on stdout
 
 A GC is the window from its GCSuspendEEBegin (Reason 1) to the GCRestartEEEnd of the same
-thread; its number is the GCStart inside. GCJoin_V2 events are paired per thread (stream): a
+thread; its number is the GCStart inside. GCJoin_V2 events are paired per thread (vtid): a
 waiting join (JoinType 1) start is followed, on that thread, by its end (same Heap and JoinID);
 the wait (end - start) belongs to the GC whose window holds the start. A GC's threads are the
 Heap values of its joins other than restarts (JoinType 2). Steal is GCMarkWithType Type 8, per
@@ -19,7 +19,9 @@ import bt2
 
 
 def tid_of(ev):
-    return int(ev.packet.context_field["tid"])
+    """the thread: LTTng's event context (_vtid); a packet context's tid in older traces"""
+    ctx = ev.common_context_field
+    return int(ctx["vtid"]) if ctx is not None and "vtid" in ctx else int(ev.packet.context_field["tid"])
 
 
 def read(trace):

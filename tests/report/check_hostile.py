@@ -36,9 +36,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_report import FAILS, check, fresh  # noqa: E402  (one list of failures, shared helpers)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/lttng_blobs.py
+import lttng_blobs  # noqa: E402
 
 SEP = b"\n@@STREAM@@\n"
-PKT_CONTEXT = 24  # after magic u32, uuid[16], stream_id u32
+PKT_CONTEXT = 32  # after magic u32, uuid[16], stream_id u32, stream_instance_id u64
+PKT_EVENTS = 84  # the first event header: after the packet context (6 u64s and cpu_id u32)
 
 
 def run(cmd, timeout=120, env=None):
@@ -94,15 +97,21 @@ def report(path, name, allowed, timeout=120, extra=()):
     return rc, doc, out + err, secs
 
 
+def metadata_text(path):
+    """The TSDL of a metadata file as bytes (tenure writes LTTng's metadata packets): the
+    damaged copies get it as plain text, which CTF readers take as well"""
+    return lttng_blobs.metadata_text(path).encode()
+
+
 def streams(d):
-    return sorted(os.path.join(d, f) for f in os.listdir(d) if f.startswith("stream_"))
+    return sorted(os.path.join(d, f) for f in os.listdir(d) if f.startswith("channel0_"))
 
 
 def packets(path):
     """Offsets of the packets of a tenure stream file (4 KiB each today; read from the headers)."""
     data = open(path, "rb").read()
     offs, off = [], 0
-    while off + 80 <= len(data):
+    while off + PKT_EVENTS <= len(data):
         total, = struct.unpack_from("<Q", data, off + PKT_CONTEXT + 24)
         if total == 0 or total % 8:
             break
@@ -161,7 +170,7 @@ def test_malformed(good, workdir):
     def variant(name, damage, allowed):
         d = copy(good, workdir, "malformed-" + name.replace(" ", "_"))
         m = os.path.join(d, "metadata")
-        text = add_comment(open(m, "rb").read())
+        text = add_comment(metadata_text(m))
         open(m, "wb").write(text)
         damage(d)
         return report(d, "comment + " + name, allowed)
@@ -183,7 +192,7 @@ def test_malformed(good, workdir):
 
     def metadata_syntax(d):
         m = os.path.join(d, "metadata")
-        text = open(m, "rb").read().replace(b"event {", b"event {{ ] ;", 3)
+        text = metadata_text(m).replace(b"event {", b"event {{ ] ;", 3)
         open(m, "wb").write(text)
     variant("metadata syntax error", metadata_syntax, (2,))
     variant("empty metadata", lambda d: open(os.path.join(d, "metadata"), "w").close(), (2,))
@@ -206,7 +215,7 @@ def test_malformed(good, workdir):
 
     def wrong_event_id(d):
         with open(streams(d)[0], "r+b") as f:
-            f.seek(80)
+            f.seek(PKT_EVENTS)
             f.write((60000).to_bytes(2, "little"))
     variant("unknown event id", wrong_event_id, (0, 2, 3))
 
@@ -234,7 +243,7 @@ def test_special(good, workdir):
 
 
 def test_metadata(good, workdir, gcs):
-    md = open(os.path.join(good, "metadata"), "rb").read()
+    md = metadata_text(os.path.join(good, "metadata"))
     big = 8 << 20
     cases = [
         ("one 8 MiB comment", md + b"/*" + b"x" * big + b"*/\n", 0),
@@ -284,7 +293,7 @@ def patch_packets(path, fn):
 
 
 def test_discarded(good, workdir):
-    ctx = lambda off, i: off + PKT_CONTEXT + 8 * i  # ts_begin, ts_end, content, packet, seq, discarded, tid
+    ctx = lambda off, i: off + PKT_CONTEXT + 8 * i  # ts_begin, ts_end, content, packet, seq, discarded, cpu_id
     # the tracer counted 7 discarded events before its first packet was complete: every packet says 7
     d = copy(good, workdir, "discarded_first")
     patch_packets(streams(d)[0], lambda b, off, k: struct.pack_into("<Q", b, ctx(off, 5), 7))
@@ -309,7 +318,7 @@ def test_discarded(good, workdir):
 
 
 def test_timeout(good, workdir):
-    md = open(os.path.join(good, "metadata"), "rb").read()
+    md = metadata_text(os.path.join(good, "metadata"))
     # about 120,000 structure members: libbabeltrace2 needs ~0.5 s (10x the timeout) to read them
     evs = []
     for i in range(120):

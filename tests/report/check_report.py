@@ -39,6 +39,13 @@ import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/checklib.py
 from checklib import FAILS, check, fresh, run  # noqa: E402
+import lttng_blobs  # noqa: E402  (tests/lttng_blobs.py)
+
+
+def metadata_text(path):
+    """The TSDL of a metadata file as bytes: tenure writes LTTng's metadata packets; damaged
+    copies get the text (plain-text metadata, which CTF readers take as well)"""
+    return lttng_blobs.metadata_text(path).encode()
 
 
 def make_trace(workload, tracedir, level="4", extra_env=None):
@@ -212,7 +219,7 @@ def test_sim(report, sim, workdir):
 
 def packet_boundaries(stream_file):
     """Offsets of the packets of a tenure stream file (test-side knowledge of the layout:
-    header magic u32, uuid[16], stream_id u32; context timestamp_begin, timestamp_end,
+    header magic u32, uuid[16], stream_id u32, stream_instance_id u64; context timestamp_begin, timestamp_end,
     content_size, packet_size (bits), ...)."""
     data = open(stream_file, "rb").read()
     offs, off = [], 0
@@ -220,7 +227,7 @@ def packet_boundaries(stream_file):
         magic, = struct.unpack_from("<I", data, off)
         if magic != 0xC1FC1FC1:
             break
-        size_bits, = struct.unpack_from("<Q", data, off + 24 + 24)
+        size_bits, = struct.unpack_from("<Q", data, off + 32 + 24)
         if size_bits == 0 or size_bits % 8:
             break
         offs.append(off)
@@ -264,7 +271,7 @@ def test_malformed(report, workload, workdir):
     def variant(name):
         d = os.path.join(base, name)
         shutil.copytree(good, d)
-        streams = sorted(f for f in os.listdir(d) if f.startswith("stream_"))
+        streams = sorted(f for f in os.listdir(d) if f.startswith("channel0_"))
         return d, [os.path.join(d, f) for f in streams]
 
     rng = random.Random(12345)
@@ -287,12 +294,12 @@ def test_malformed(report, workload, workdir):
     # metadata: garbage in the middle, cut in half, emptied, binary junk
     d, _ = variant("metadata_garbage")
     p = os.path.join(d, "metadata")
-    b = bytearray(open(p, "rb").read())
+    b = bytearray(metadata_text(p))  # the TSDL (tenure writes LTTng's metadata packets)
     b[len(b) // 2:len(b) // 2 + 40] = b"@@ }} garbage {{ ;; typealias ;;; @@@@@@"
     open(p, "wb").write(bytes(b))
     run_damaged(report, d, "metadata_garbage", (2,))
     d, _ = variant("metadata_cut")
-    b = open(os.path.join(good, "metadata"), "rb").read()
+    b = metadata_text(os.path.join(good, "metadata"))
     open(os.path.join(d, "metadata"), "wb").write(b[:len(b) // 2])
     run_damaged(report, d, "metadata_cut", (2,))
     d, _ = variant("metadata_empty")

@@ -319,7 +319,7 @@ static int handle_event(sink_state *s, const bt_message *msg) {
         return 0;
     }
 
-    /* thread: the event context's vtid (LTTng), else the packet context's tid (tenure), else
+    /* thread: the event context's vtid (LTTng), else the packet context's tid (tenure's first layout), else
      * the stream's id; never the CPU channel an event happened to be written to */
     const bt_stream *stream = bt_event_borrow_stream_const(e);
     ev.tid = stream ? bt_stream_get_id(stream) | (1ull << 63) : 0;
@@ -497,9 +497,12 @@ static void take_bt_error(tr_result *res) {
  *    reads the fields anyway), a smaller huge one allocates the whole sequence before decoding
  *    it (gigabytes).
  * For metadata with tenure's own layout (recognised conservatively: the text tenure writes, its
- * types, one stream class, events of fixed-size integers, strings and Count sequences) the
+ * types, one stream class, events of fixed-size integers, strings and counted sequences) the
  * stream files are walked first, packet by packet and event by event as the library would,
- * and a trace with such a packet or sequence is refused. Other metadata is read as it is. */
+ * and a trace with such a packet or sequence is refused. Other metadata is read as it is.
+ * Two layouts are tenure's: LTTng-UST's, which tenure's CTF writer writes today (and
+ * lttng-ust itself for tenure's provider: the same text), and the layout of its first traces
+ * (a uint16 event header, the thread in the packet context). */
 
 enum { LF_FIXED, LF_STRING, LF_SEQ };
 typedef struct lay_field {
@@ -511,7 +514,10 @@ typedef struct lay_event {
     uint64_t id;
     size_t first, n; /* fields[first .. first + n) */
 } lay_event;
+enum { LAYOUT_FIRST, LAYOUT_LTTNG };
 typedef struct layout {
+    int kind;      /* LAYOUT_*: where the packet context's fields are, how events begin */
+    size_t header; /* bytes of packet header and context before the first event */
     lay_event *ev;
     size_t nev;
     int32_t *by_id; /* event id (u16: tenure's event header) -> index in ev, or -1 */
@@ -658,6 +664,54 @@ static const char *parse_record(const char *q, layout *l, lay_field *rec) {
 /* One `fields := struct { ... }` body, line by line, as tenure writes it: `T name;`,
  * `string name;`, `T name[N];`, `T name[Count];`, `struct { uint64_t a; ... } name[Count];`.
  * Returns the end of the body (`\t};`) or NULL if a line is anything else. */
+/* One field line as lttng-ust declares it (tenure's LTTng layout): `integer { size = 8|16|32|64;
+ * align = 8; signed = 0|1; encoding = none; base = 10; } _Name;`, `string _Name;`, or the packed
+ * payload's bytes `integer { size = 8; ... } _Name[ _Prev ];` counted by the field before it.
+ * 0 and the field, -1 if the line is anything else. */
+static int lttng_field(const char *s, const char *eol, layout *l, lay_field *f) {
+    static const char *const ints[] = {
+        "integer { size = 8; align = 8; signed = ", "integer { size = 16; align = 8; signed = ",
+        "integer { size = 32; align = 8; signed = ", "integer { size = 64; align = 8; signed = "};
+    static const char tail[] = "; encoding = none; base = 10; } _";
+    const char *name;
+    memset(f, 0, sizeof *f);
+    if (strncmp(s, "string _", 8) == 0) {
+        f->kind = LF_STRING;
+        name = s + 8;
+    } else {
+        size_t i = 0;
+        while (i < 4 && strncmp(s, ints[i], strlen(ints[i])) != 0)
+            i++;
+        if (i == 4)
+            return -1;
+        const char *q = s + strlen(ints[i]);
+        if ((*q != '0' && *q != '1') || strncmp(q + 1, tail, sizeof tail - 1) != 0)
+            return -1;
+        f->kind = LF_FIXED;
+        f->size = 1u << i;
+        name = q + 1 + sizeof tail - 1;
+    }
+    const char *c = name;
+    while (c < eol && ident_char(*c))
+        c++;
+    if (c == name)
+        return -1;
+    if (c + 1 == eol && *c == ';')
+        return 0;
+    /* `[ _Prev ];`: bytes counted by the fixed integer just before */
+    lay_field *prev = l->nf ? &l->f[l->nf - 1] : NULL;
+    if (f->kind != LF_FIXED || f->size != 1 || strncmp(c, "[ _", 3) != 0 || !prev || prev->kind != LF_FIXED)
+        return -1;
+    const char *pn = c + 3, *pe = pn;
+    while (pe < eol && ident_char(*pe))
+        pe++;
+    if (pe == pn || pe + 3 != eol || strncmp(pe, " ];", 3) != 0)
+        return -1;
+    prev->is_count = 1;
+    f->kind = LF_SEQ;
+    return 0;
+}
+
 static const char *parse_fields(const char *p, layout *l, size_t *cap) {
     int have_count = 0;
     for (;;) {
@@ -666,6 +720,13 @@ static const char *parse_fields(const char *p, layout *l, size_t *cap) {
             return NULL;
         if (strncmp(p, "\t};\n", 4) == 0)
             return p;
+        if (l->kind == LAYOUT_LTTNG) {
+            lay_field f;
+            if (strncmp(p, "\t\t", 2) != 0 || lttng_field(p + 2, eol, l, &f) != 0 || add_field(l, cap, f) != 0)
+                return NULL;
+            p = eol + 1;
+            continue;
+        }
         if (strncmp(p, "\t\t", 2) != 0)
             return NULL;
         const char *s = p + 2, *sp = memchr(s, ' ', (size_t)(eol - s));
@@ -737,7 +798,18 @@ static int parse_events(const char *text, layout *l) {
         int digits = 0;
         for (q += 7; *q >= '0' && *q <= '9' && digits < 6; q++, digits++)
             id = id * 10 + (uint64_t)(*q - '0');
-        if (!digits || strncmp(q, ";\n\tstream_id = 0;\n\tfields := struct {\n", 38) != 0)
+        static const char sid[] = ";\n\tstream_id = 0;\n", lvl[] = "\tloglevel = ", flds[] = "\tfields := struct {\n";
+        if (!digits || strncmp(q, sid, sizeof sid - 1) != 0)
+            return -1;
+        q += sizeof sid - 1;
+        if (l->kind == LAYOUT_LTTNG && strncmp(q, lvl, sizeof lvl - 1) == 0) { /* lttng-ust's; digits */
+            for (q += sizeof lvl - 1, digits = 0; *q >= '0' && *q <= '9' && digits < 3; q++, digits++)
+                ;
+            if (!digits || strncmp(q, ";\n", 2) != 0)
+                return -1;
+            q += 2;
+        }
+        if (strncmp(q, flds, sizeof flds - 1) != 0)
             return -1;
         if (id > 65535 || l->by_id[id] >= 0)
             return -1;
@@ -750,7 +822,7 @@ static int parse_events(const char *text, layout *l) {
             ecap = c;
         }
         size_t first = l->nf;
-        const char *end = parse_fields(q + 38, l, &fcap);
+        const char *end = parse_fields(q + sizeof flds - 1, l, &fcap);
         if (!end || strncmp(end, "\t};\n};", 6) != 0)
             return -1;
         l->by_id[id] = (int32_t)l->nev;
@@ -763,7 +835,7 @@ static int parse_events(const char *text, layout *l) {
  * stream_id u32; context timestamp_begin, timestamp_end, content_size (offset 40), packet_size
  * (offset 48), packet_seq_num, events_discarded, tid (u64 each); event header id u16,
  * timestamp u64; little-endian, byte-aligned. -1 otherwise. */
-static int tenure_layout(const char *text, layout *l) {
+static int first_layout(const char *text, layout *l) {
     static const char *const exact[] = {
         "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n",
         "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n",
@@ -785,6 +857,8 @@ static int tenure_layout(const char *text, layout *l) {
     static const char *const defs[] = {
         "uint8_t", "uint16_t", "uint32_t", "int32_t", "uint64_t", "ptr_t", "uint64_clock_monotonic_t"};
     memset(l, 0, sizeof *l);
+    l->kind = LAYOUT_FIRST;
+    l->header = 80;
     int ok = strncmp(text, "/* CTF 1.8 */", 13) == 0 && !strstr(text, "//") && !strstr(text, "typedef") &&
              !strstr(text, "event.context") && !strstr(text, "stream.event");
     for (size_t i = 0; ok && i < sizeof exact / sizeof exact[0]; i++)
@@ -800,6 +874,93 @@ static int tenure_layout(const char *text, layout *l) {
     if (!ok)
         layout_free(l);
     return ok ? 0 : -1;
+}
+
+/* 0 and the event layouts when the metadata text is LTTng-UST's as tenure's CTF writer (and
+ * lttng-ust for tenure's provider) writes it: header magic u32, uuid[16], stream_id u32,
+ * stream_instance_id u64; context timestamp_begin, timestamp_end, content_size (offset 48),
+ * packet_size (56), packet_seq_num (64), events_discarded (72) u64, cpu_id u32; event header
+ * event_header_large (id u16, then a u32 timestamp, or for id 65535 the id u32 and a u64
+ * timestamp); event context _vpid, _vtid i32, _procname[17]; little-endian, byte-aligned. */
+static int lttng_layout(const char *text, layout *l) {
+    static const char *const exact[] = {
+        "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n",
+        "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n",
+        "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n",
+        "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n",
+        "typealias integer { size = 64; align = 8; signed = false; } := unsigned long;\n",
+        "typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n",
+        "typealias integer { size = 27; align = 1; signed = false; } := uint27_t;\n",
+        "\tbyte_order = le;\n",
+        "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t  uuid[16];\n\t\tuint32_t stream_id;\n"
+        "\t\tuint64_t stream_instance_id;\n\t};\n",
+        "typealias integer {\n\tsize = 27; align = 1; signed = false;\n\tmap = clock.monotonic.value;\n"
+        "} := uint27_clock_monotonic_t;\n",
+        "typealias integer {\n\tsize = 32; align = 8; signed = false;\n\tmap = clock.monotonic.value;\n"
+        "} := uint32_clock_monotonic_t;\n",
+        "typealias integer {\n\tsize = 64; align = 8; signed = false;\n\tmap = clock.monotonic.value;\n"
+        "} := uint64_clock_monotonic_t;\n",
+        "struct packet_context {\n\tuint64_clock_monotonic_t timestamp_begin;\n"
+        "\tuint64_clock_monotonic_t timestamp_end;\n\tuint64_t content_size;\n\tuint64_t packet_size;\n"
+        "\tuint64_t packet_seq_num;\n\tunsigned long events_discarded;\n\tuint32_t cpu_id;\n};\n",
+        "struct event_header_large {\n\tenum : uint16_t { compact = 0 ... 65534, extended = 65535 } id;\n"
+        "\tvariant <id> {\n\t\tstruct {\n\t\t\tuint32_clock_monotonic_t timestamp;\n\t\t} compact;\n"
+        "\t\tstruct {\n\t\t\tuint32_t id;\n\t\t\tuint64_clock_monotonic_t timestamp;\n\t\t} extended;\n"
+        "\t} v;\n} align(8);\n",
+        "\nstream {\n\tid = 0;\n\tevent.header := struct event_header_large;\n"
+        "\tpacket.context := struct packet_context;\n\tevent.context := struct {\n"
+        "\t\tinteger { size = 32; align = 8; signed = 1; encoding = none; base = 10; } _vpid;\n"
+        "\t\tinteger { size = 32; align = 8; signed = 1; encoding = none; base = 10; } _vtid;\n"
+        "\t\tinteger { size = 8; align = 8; signed = 1; encoding = UTF8; base = 10; } _procname[17];\n"
+        "\t};\n};\n",
+    };
+    static const char *const once[] = {"packet.header",
+                                       "packet.context",
+                                       "event.header",
+                                       "event.context",
+                                       "byte_order",
+                                       "stream {",
+                                       "struct packet_context {",
+                                       "struct event_header_large {",
+                                       "variant",
+                                       "enum",
+                                       "encoding = UTF8"};
+    static const char *const defs[] = {"uint8_t",
+                                       "uint16_t",
+                                       "uint32_t",
+                                       "uint64_t",
+                                       "unsigned long",
+                                       "uint5_t",
+                                       "uint27_t",
+                                       "uint27_clock_monotonic_t",
+                                       "uint32_clock_monotonic_t",
+                                       "uint64_clock_monotonic_t"};
+    memset(l, 0, sizeof *l);
+    l->kind = LAYOUT_LTTNG;
+    l->header = 84;
+    /* the compact header's struct is declared (lttng-ust declares both) but not used: its enum
+     * and variant are the second of each */
+    int ok = strncmp(text, "/* CTF 1.8 */", 13) == 0 && !strstr(text, "//") && !strstr(text, "typedef") &&
+             !strstr(text, "stream.event") && count_str(text, "struct event_header_compact {") == 1;
+    for (size_t i = 0; ok && i < sizeof exact / sizeof exact[0]; i++)
+        ok = strstr(text, exact[i]) != NULL;
+    for (size_t i = 0; ok && i < sizeof once / sizeof once[0]; i++)
+        ok = count_str(text, once[i]) == (strcmp(once[i], "variant") == 0 || strcmp(once[i], "enum") == 0 ? 2u : 1u);
+    /* every alignment is a byte's: `align = 8;`, the two event headers' `align(8)`, and the
+     * three 5- and 27-bit types' `align = 1;` (declared above) */
+    ok = ok && count_str(text, "align = 1;") == 3 && count_str(text, "align(8)") == 2 &&
+         count_str(text, "align") == count_str(text, "align = 8;") + 3 + 2;
+    for (size_t i = 0; ok && i < sizeof defs / sizeof defs[0]; i++)
+        ok = count_defs(text, defs[i]) == 1;
+    ok = ok && count_str(text, "typealias") == sizeof defs / sizeof defs[0];
+    ok = ok && parse_events(text, l) == 0;
+    if (!ok)
+        layout_free(l);
+    return ok ? 0 : -1;
+}
+
+static int tenure_layout(const char *text, layout *l) {
+    return lttng_layout(text, l) == 0 || first_layout(text, l) == 0 ? 0 : -1;
 }
 
 static uint64_t le_uint(const unsigned char *b, uint32_t size) {
@@ -846,11 +1007,23 @@ static int walk_events(const layout *l, const unsigned char *c, size_t n, uint64
     size_t off = 0;
     while (n - off >= 10) {
         *bad_at = off;
-        int32_t k = l->by_id[le_uint(c + off, 2)];
+        uint64_t id = le_uint(c + off, 2);
+        size_t head = 10; /* the first layout: id u16, timestamp u64 */
+        if (l->kind == LAYOUT_LTTNG) {
+            /* LTTng's large header (6 or 14 bytes), then the event context (vpid, vtid,
+             * procname[17]: 25 bytes) */
+            head = id == 65535 ? 14 : 6;
+            if (n - off < head + 25)
+                return 0;
+            if (id == 65535 && (id = le_uint(c + off + 2, 4)) > 65535)
+                return 0;
+            head += 25;
+        }
+        int32_t k = l->by_id[id];
         if (k < 0)
             return 0;
         const lay_event *e = &l->ev[k];
-        off += 10;
+        off += head;
         uint64_t count = 0;
         for (size_t k = 0; k < e->n; k++) {
             const lay_field *f = &l->f[e->first + k];
@@ -888,11 +1061,13 @@ static int walk_events(const layout *l, const unsigned char *c, size_t n, uint64
  * one: a killed writer, a file-size limit) and the walk counts what the packets say was lost. */
 static int walk_stream(const layout *l, tr_trace *t, tr_file *f, tr_result *res, unsigned char **buf, size_t *bufcap) {
     uint64_t size = f->size, off = 0, packets = 0, last_seq = 0, discarded = 0;
-    unsigned char h[80];
+    unsigned char h[84];
+    /* the packet context's fields: after a header of 24 bytes (the first layout) or 32 (LTTng's) */
+    size_t hlen = l->header, ctx = l->kind == LAYOUT_LTTNG ? 32 : 24;
     while (off < size) {
-        if (size - off < sizeof h || pread(f->fd, h, sizeof h, (off_t)off) != (ssize_t)sizeof h)
+        if (size - off < hlen || pread(f->fd, h, hlen, (off_t)off) != (ssize_t)hlen)
             break; /* cut */
-        uint64_t content = le_uint(h + 40, 8), total = le_uint(h + 48, 8), at = 0;
+        uint64_t content = le_uint(h + ctx + 16, 8), total = le_uint(h + ctx + 24, 8), at = 0;
         if ((content | total) >> 63) {
             seterr(res, "%s: the packet at offset %llu has a content or packet size of 2^63 bits or more", f->name,
                    (unsigned long long)off);
@@ -904,16 +1079,16 @@ static int walk_stream(const layout *l, tr_trace *t, tr_file *f, tr_result *res,
             seterr(res, "%s: the packet at offset %llu has a packet size of 0", f->name, (unsigned long long)off);
             return -1;
         }
-        if (total % 8 == 0 && content <= total && content / 8 >= sizeof h && total / 8 > size - off)
+        if (total % 8 == 0 && content <= total && content / 8 >= hlen && total / 8 > size - off)
             break; /* a whole packet header that says more than the file holds: cut */
         /* sizes that do not frame the packet: the library may decode events up to the end of
          * the file (it does with a content_size of 0), so the walk does too, and stops there */
-        int framed = total % 8 == 0 && content % 8 == 0 && content <= total && content / 8 >= sizeof h &&
-                     total / 8 <= size - off;
+        int framed =
+            total % 8 == 0 && content % 8 == 0 && content <= total && content / 8 >= hlen && total / 8 <= size - off;
         uint64_t end = framed ? off + content / 8 : size;
-        if (end - off - sizeof h > (64u << 20))
-            end = off + sizeof h + (64u << 20);
-        size_t len = (size_t)(end - off - sizeof h);
+        if (end - off - hlen > (64u << 20))
+            end = off + hlen + (64u << 20);
+        size_t len = (size_t)(end - off - hlen);
         if (len > *bufcap) {
             unsigned char *b = realloc(*buf, len);
             if (!b)
@@ -921,18 +1096,18 @@ static int walk_stream(const layout *l, tr_trace *t, tr_file *f, tr_result *res,
             *buf = b;
             *bufcap = len;
         }
-        if (len && pread(f->fd, *buf, len, (off_t)(off + sizeof h)) != (ssize_t)len)
+        if (len && pread(f->fd, *buf, len, (off_t)(off + hlen)) != (ssize_t)len)
             return 0;
         if (walk_events(l, *buf, len, &at) != 0) {
             seterr(res, "%s: the event at offset %llu has a sequence longer than its packet", f->name,
-                   (unsigned long long)(off + sizeof h + at));
+                   (unsigned long long)(off + hlen + at));
             return -1;
         }
         if (!framed)
             return 0;
         packets++;
-        last_seq = le_uint(h + 56, 8);
-        discarded = le_uint(h + 64, 8); /* the stream's count so far */
+        last_seq = le_uint(h + ctx + 32, 8);
+        discarded = le_uint(h + ctx + 40, 8); /* the stream's count so far */
         off += total / 8;
     }
     if (off < size) { /* a half packet at the end: left out, counted */
