@@ -4,7 +4,7 @@
  * in-process, on a CTF trace built from the input bytes.
  *
  * Input layout (a structured split, so one input can also carry its own metadata):
- *   - no separator: the whole input is the stream file `stream_1`, next to the metadata of a
+ *   - no separator: the whole input is the stream file `channel0_0`, next to the metadata of a
  *     real tenure trace (tests/fuzz/metadata, or $TENURE_FUZZ_METADATA);
  *   - with separators (SEP below, "\n@@STREAM@@\n"): the first chunk is the metadata file (an
  *     empty first chunk means the real metadata), each further chunk a stream file (at most
@@ -162,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint8_t *sep = find_sep(data, end);
     if (!sep) {
         write_file("metadata", base_metadata, base_metadata_len);
-        write_file("stream_1", data, size);
+        write_file("channel0_0", data, size);
     } else {
         if (sep == data)
             write_file("metadata", base_metadata, base_metadata_len);
@@ -172,7 +172,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (int k = 1; k <= MAX_STREAMS; k++) {
             const uint8_t *next = find_sep(p, end);
             char name[32];
-            snprintf(name, sizeof name, "stream_%d", k);
+            snprintf(name, sizeof name, "channel0_%d", k - 1);
             write_file(name, p, (size_t)((next ? next : end) - p));
             if (!next)
                 break;

@@ -16,14 +16,15 @@ import sys
 
 SEP = b"\n@@STREAM@@\n"
 MAGIC = 0xC1FC1FC1
-# tenure's packet layout: header magic u32, uuid[16], stream_id u32; context timestamp_begin,
-# timestamp_end, content_size (bits), packet_size (bits), packet_seq_num, events_discarded, tid
-CONTENT_OFF, SIZE_OFF = 40, 48
+# the packet layout (LTTng-UST's, which TENURE_TRACE writes): header magic u32, uuid[16],
+# stream_id u32, stream_instance_id u64; context timestamp_begin, timestamp_end, content_size
+# (bits), packet_size (bits), packet_seq_num, events_discarded, cpu_id u32
+CONTENT_OFF, SIZE_OFF, PACKET_MIN = 48, 56, 84
 
 
 def packets(data):
     out, off = [], 0
-    while off + 80 <= len(data):
+    while off + PACKET_MIN <= len(data):
         magic, = struct.unpack_from("<I", data, off)
         if magic != MAGIC:
             break
@@ -47,7 +48,7 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     trace, outdir = sys.argv[1], sys.argv[2]
-    streams = sorted(f for f in os.listdir(trace) if f.startswith("stream_"))
+    streams = sorted(f for f in os.listdir(trace) if f.startswith("channel0_"))
     pk = []
     for s in streams:
         pk += packets(open(os.path.join(trace, s), "rb").read())
