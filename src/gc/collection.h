@@ -41,6 +41,8 @@ typedef struct tn_collection {
     unsigned gc_threads; /* GC threads marking (1, or server GC's team: gc/team.h) */
     uint64_t started_ns, phase_started_ns;
     bool any_compact;           /* some generation is compacted (relocation has work) */
+    bool any_sweep;             /* some condemned generation is swept */
+    bool parallel_after_mark;   /* the phases after marking run on the team (gc/parts.c) */
     bool scratch_short;         /* some scratch reserved before the pause was too small (scratch.c) */
     uint64_t queued_before;     /* finalizers queued before this GC (rt->lifetime.fin_queued) */
     tn_gen_plan plans[TN_NGEN]; /* per generation, for the condemned ones (plan.c) */

@@ -349,7 +349,8 @@ static int compaction_reason(tenure_runtime *rt, const tn_collection *c, int gen
     return -1;
 }
 
-/* Plan one condemned generation: compact or sweep, and its plugs. */
+/* Plan one condemned generation: compact or sweep, and a compacted one's plugs (a swept
+ * one's: tn_gc_plan_part). */
 static void plan_generation(tenure_runtime *rt, tn_collection *c, int g) {
     tn_gen_plan *gp = &c->plans[g];
     collect_regions(rt, g, gp);
@@ -374,9 +375,18 @@ static void plan_generation(tenure_runtime *rt, tn_collection *c, int g) {
         for (int k = 0; k < g; k++)
             c->any_compact |= c->plans[k].compact;
     }
-    if (!gp->compact)
-        for (size_t i = 0; i < gp->n; i++)
-            record_runs(rt, gp->regions[i]);
+    c->any_sweep |= !gp->compact;
+}
+
+static bool swept(const tn_collection *c, int g) { return !c->plans[g].compact; }
+
+/* The swept generations' plugs, region by region (their bits lie in whole words of their
+ * own: gc_internal.h "Plugs"). */
+void tn_gc_plan_part(tenure_runtime *rt, tn_collection *c, unsigned heap) {
+    (void)heap;
+    int g;
+    for (tn_region *r; (r = tn_gc_region_item(c, tn_gc_take(rt), swept, &g));)
+        record_runs(rt, r);
 }
 
 void tn_gc_plan(tenure_runtime *rt, tn_collection *c) {
@@ -385,7 +395,7 @@ void tn_gc_plan(tenure_runtime *rt, tn_collection *c) {
     rt->plan.gaps.count = 0;
     rt->heap.gen0_gaps = NULL; /* every gen0 region is condemned: its free objects change */
     rt->plan.pins_seen = 0;
-    c->any_compact = false;
+    c->any_compact = c->any_sweep = false;
     for (int g = 0; g < TN_NGEN; g++)
         if (tn_gen_condemned(g, c->condemned))
             plan_generation(rt, c, g);

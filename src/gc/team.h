@@ -26,15 +26,20 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define TN_MAX_GC_THREADS 64
 
 /* .NET's gc_join_stage ids (gcinternal.h) for the joins tenure has */
 enum {
+    TN_JOIN_DONE = 1,
     TN_JOIN_BEGIN_MARK_PHASE = 3,
     TN_JOIN_SCAN_DEPENDENT_HANDLES = 4,
-    TN_JOIN_DONE = 1,
+    TN_JOIN_ADJUST_HANDLE_AGE_COMPACT = 13, /* after compaction (nothing swept) */
+    TN_JOIN_ADJUST_HANDLE_AGE_SWEEP = 14,   /* after sweeping (and compaction) */
+    TN_JOIN_BEGIN_RELOCATE_PHASE = 15,      /* after the plan */
+    TN_JOIN_RELOCATE_PHASE_DONE = 16,
 };
 #define TN_JOIN_HEAP_RESTART 100 /* the Heap of restart events */
 
@@ -56,6 +61,9 @@ struct tn_gc_team {
     unsigned join_arrived;     /* threads at the join in progress */
     uint64_t restarts;         /* a helper at a join waits for it to change */
     bool stop;                 /* the instance is being destroyed: helpers exit */
+    /* The next work item of the parallel part in progress (gc/parts.c): every GC thread
+     * takes items with an atomic add; thread 0 sets it to 0 before it restarts the others. */
+    size_t cursor;
 };
 
 /* ---- functions (team.c) ---- */
