@@ -3,6 +3,7 @@
  * regions of the plans as items, running a part on thread 0 (with the team or alone), and
  * what a helper runs in a GC. */
 #include "gc/gc_internal.h"
+#include "heap/crossing.h"
 
 size_t tn_gc_take(tenure_runtime *rt) {
     if (!rt->team.active) /* thread 0 alone: no other thread reads the cursor */
@@ -43,14 +44,24 @@ static uint32_t part_join(const tn_collection *c, int part) {
     }
 }
 
+/* J4's ground (gc/team.h): a region (whole units) owns whole words of the side bitmaps
+ * (64 bits of 8 bytes), whole crossing granules and whole card bundles. */
+static void check_region_grain(const tenure_runtime *rt) {
+    TN_ASSERT_INTERNAL(rt->unit_size % ((size_t)1 << TENURE__BUNDLE_SHIFT) == 0 && rt->unit_size % (64 * 8) == 0 &&
+                       rt->unit_size % TN_CROSSING_GRANULE == 0 && (uintptr_t)rt->base % rt->unit_size == 0);
+}
+
 void tn_gc_run_part(tenure_runtime *rt, tn_collection *c, int part) {
     TN_ASSERT(part >= 0 && part < TN_PARTS);
+    check_region_grain(rt);
     rt->team.cursor = 0; /* the helpers wait at a join: they read it after the restart */
     if (c->parallel_after_mark)
         tn_gc_restart(rt);
     part_fns[part](rt, c, 0);
     if (c->parallel_after_mark)
         tn_gc_join(rt, 0, part_join(c, part));
+    /* J4: each GC thread left the part having taken an item past the last one */
+    TN_ASSERT_INTERNAL(rt->team.cursor >= (c->parallel_after_mark ? rt->team.active + 1 : 1));
 }
 
 void tn_gc_helper(tenure_runtime *rt, unsigned heap) {
