@@ -76,32 +76,37 @@ typedef struct rebuild_ctx {
     tenure_runtime *rt;
     intptr_t delta; /* of the plug being walked */
     int holder_gen; /* the generation its objects have after this GC */
-    bool shared;    /* other GC threads relocate too: a destination card may be theirs */
 } rebuild_ctx;
 
-static inline void relocate_slot_noting_card(void **slot, void *ctx) {
+/* `shared`: other GC threads relocate too, and a destination card may be theirs (a constant
+ * in each of the two visitors below: workstation GC pays no test). */
+static inline __attribute__((always_inline)) void note_card(void **slot, void *ctx, bool shared) {
     rebuild_ctx *rc = ctx;
     void *v = relocate(rc->rt, *slot);
     *slot = v;
     int g = tn_gen_after(rc->rt, v);
     if (g >= rc->holder_gen)
         return;
-    if (rc->shared)
+    if (shared)
         tn_gc_lower_card_shared(rc->rt, (char *)slot + rc->delta, (uint8_t)(g + 1));
     else
         tn_gc_lower_card(rc->rt, (char *)slot + rc->delta, (uint8_t)(g + 1));
 }
 
+static void relocate_slot_noting_card(void **slot, void *ctx) { note_card(slot, ctx, false); }
+static void relocate_slot_noting_card_shared(void **slot, void *ctx) { note_card(slot, ctx, true); }
+
 /* relocate_survivors for a region of a generation whose plan rebuilds as it relocates. The
  * crossing entries it writes are the destination granules' whose first byte a survivor of r
- * covers: no other region's survivor covers them. */
-static void relocate_survivors_rebuilding(tenure_runtime *rt, tn_region *r, bool shared) {
+ * covers: no other region's survivor covers them. Inlined twice, `shared` a constant in each
+ * (the visits inline their constant visitor: runtime.h). */
+static inline __attribute__((always_inline)) void rebuilding_walk(tenure_runtime *rt, tn_region *r, bool shared) {
     tn_plug_iter it;
     tn_plug_iter_init(&it, rt, r);
     for (size_t b, eb; tn_plug_iter_next(&it, &b, &eb);) {
         char *s = tn_bit_addr(rt, b), *e = tn_bit_addr(rt, eb) + 8;
         intptr_t delta = r->compacting ? tn_plug_delta(rt, r, s, b) : 0;
-        rebuild_ctx rc = {rt, delta, tn_gen_after(rt, s + delta), shared}; /* a plug lands in one region */
+        rebuild_ctx rc = {rt, delta, tn_gen_after(rt, s + delta)}; /* a plug lands in one region */
         for (char *o = s; o < e;) {
             tn_type *t = tn_obj_type(o);
             size_t size = tn_obj_size_t(t, o);
@@ -109,12 +114,19 @@ static void relocate_survivors_rebuilding(tenure_runtime *rt, tn_region *r, bool
             if (!(t->ref_count || t->elem_ref_count || t->trace))
                 ;
             else if (rc.holder_gen > TN_GEN0)
-                tn_obj_visit_slots(rt, o, relocate_slot_noting_card, &rc);
+                tn_obj_visit_slots(rt, o, shared ? relocate_slot_noting_card_shared : relocate_slot_noting_card, &rc);
             else /* nothing is younger than gen0: no card */
                 tn_obj_visit_slots(rt, o, relocate_slot, rt);
             o += size;
         }
     }
+}
+
+static void relocate_survivors_rebuilding(tenure_runtime *rt, tn_region *r, bool shared) {
+    if (shared)
+        rebuilding_walk(rt, r, true);
+    else
+        rebuilding_walk(rt, r, false);
 }
 
 static bool rebuilds_while_relocating(tenure_runtime *rt, int gen, const tn_gen_plan *gp) {
