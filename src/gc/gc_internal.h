@@ -20,9 +20,10 @@
 void tn_gc_mark(tenure_runtime *rt, tn_collection *c);
 /* mark.c: what GC thread `heap` (1..n-1) does in a GC (server GC: gc/team.h). */
 void tn_gc_mark_helper(tenure_runtime *rt, unsigned heap);
-/* plan.c: per condemned generation, compact or sweep; the compacted ones' plugs recorded and
- * given new places (the swept ones' plugs: tn_gc_plan_part). */
+/* plan.c: per condemned generation, compact or sweep (then the plan part records every
+ * region's plugs); end: the compacted generations' plugs given new places. */
 void tn_gc_plan(tenure_runtime *rt, tn_collection *c);
+void tn_gc_plan_end(tenure_runtime *rt, tn_collection *c);
 /* report.c: where every survivor goes (bulk range events, profilers), before anything moves. */
 void tn_gc_report_ranges(tenure_runtime *rt, tn_collection *c);
 /* relocate.c: every reference to a moving object gets its new address (begin: the cards the
@@ -59,7 +60,8 @@ size_t tn_gc_take(tenure_runtime *rt);
 typedef bool (*tn_gc_gen_filter)(const tn_collection *c, int g);
 tn_region *tn_gc_region_item(tn_collection *c, size_t k, tn_gc_gen_filter want, int *gen);
 /* The parts, in the driver's order, each ending at its join:
- * plan.c: the swept generations' plugs recorded (before the range reports and relocation);
+ * plan.c: every condemned region's plugs recorded (before their placement, the range reports
+ *   and relocation);
  * relocate.c: the roots, card slots and survivors' slots relocated;
  * sweep.c: swept regions swept (thread 0 compacts first: compact.c);
  * promote.c: cards and crossing entries rebuilt. */
