@@ -122,11 +122,19 @@ static inline __attribute__((always_inline)) void rebuilding_walk(tenure_runtime
     }
 }
 
+/* (Each its own function: inlined into the part, the walk's loop was 8% slower in callgrind.) */
+static __attribute__((noinline)) void rebuilding_walk_alone(tenure_runtime *rt, tn_region *r) {
+    rebuilding_walk(rt, r, false);
+}
+static __attribute__((noinline)) void rebuilding_walk_shared(tenure_runtime *rt, tn_region *r) {
+    rebuilding_walk(rt, r, true);
+}
+
 static void relocate_survivors_rebuilding(tenure_runtime *rt, tn_region *r, bool shared) {
     if (shared)
-        rebuilding_walk(rt, r, true);
+        rebuilding_walk_shared(rt, r);
     else
-        rebuilding_walk(rt, r, false);
+        rebuilding_walk_alone(rt, r);
 }
 
 static bool rebuilds_while_relocating(tenure_runtime *rt, int gen, const tn_gen_plan *gp) {
