@@ -60,6 +60,11 @@ mark_ws=$(med "$tmp/mark.ws" median_mark_ms "^MARK.*mode=default")
 mark_sv=$(med "$tmp/mark.server" median_mark_ms "^MARK.*mode=default")
 gc_ws=$(med "$tmp/mark.ws" median_gc_ms "^RESULT.*mode=default")
 gc_sv=$(med "$tmp/mark.server" median_gc_ms "^RESULT.*mode=default")
+gcc_ws=$(med "$tmp/mark.ws" median_gc_ms "^RESULT.*mode=compact")
+gcc_sv=$(med "$tmp/mark.server" median_gc_ms "^RESULT.*mode=compact")
+markc_ws=$(med "$tmp/mark.ws" median_mark_ms "^MARK.*mode=compact")
+markc_sv=$(med "$tmp/mark.server" median_mark_ms "^MARK.*mode=compact")
+minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
 gb_ws=$(med "$tmp/gcbench.ws" total_pause_ms "^STATS")
 gb_sv=$(med "$tmp/gcbench.server" total_pause_ms "^STATS")
 gbmax_ws=$(med "$tmp/gcbench.ws" max_pause_ms "^STATS")
@@ -77,13 +82,18 @@ scale() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", 2 * a / b }'; } # 2 th
     echo "built from $(git rev-parse --short HEAD 2>/dev/null || echo '?'). Medians of $reps runs, workstation and"
     echo "server alternating run by run on the same binaries (server: \`TENURE_gcServer=1"
     echo "TENURE_GCHeapCount=$heaps\`). What runs in parallel so far: marking (every root kind but SizedRef"
-    echo "and the weak/finalization steps; docs/design/collector.md \"Server GC\"); plan, relocate, compact"
-    echo "and sweep still run on the collecting thread."
+    echo "and the weak/finalization steps) and, split by region, the plan's walk, relocation, sweeping"
+    echo "(beside compaction) and promotion's card and crossing rebuild (docs/design/collector.md \"Server"
+    echo "GC\"); the placement of compacted plugs and the moves run on the collecting thread. After"
+    echo "marking: the whole GC less its mark phase (medians of each)."
     echo
     echo "| figure | workstation | server ($heaps GC threads) | speed-up | target |"
     echo "|---|---|---|---|---|"
     echo "| mark_rate 128 MiB: mark phase of a full GC (ms) | $mark_ws | $mark_sv | $(ratio "$mark_ws" "$mark_sv") | >= 1.7 |"
     echo "| mark_rate 128 MiB: whole full GC (ms) | $gc_ws | $gc_sv | $(ratio "$gc_ws" "$gc_sv") | >= 1.5 |"
+    echo "| mark_rate 128 MiB: after marking, swept (ms) | $(minus "$gc_ws" "$mark_ws") | $(minus "$gc_sv" "$mark_sv") | $(ratio "$(minus "$gc_ws" "$mark_ws")" "$(minus "$gc_sv" "$mark_sv")") | |"
+    echo "| mark_rate 128 MiB: whole full GC, compacting (ms) | $gcc_ws | $gcc_sv | $(ratio "$gcc_ws" "$gcc_sv") | |"
+    echo "| mark_rate 128 MiB: after marking, compacting (ms) | $(minus "$gcc_ws" "$markc_ws") | $(minus "$gcc_sv" "$markc_sv") | $(ratio "$(minus "$gcc_ws" "$markc_ws")" "$(minus "$gcc_sv" "$markc_sv")") | |"
     echo "| GCBench: total pause (ms) | $gb_ws | $gb_sv | $(ratio "$gb_ws" "$gb_sv") | |"
     echo "| GCBench: max pause (ms) | $gbmax_ws | $gbmax_sv | $(ratio "$gbmax_ws" "$gbmax_sv") | |"
     echo "| threads_alloc: wall, 1 thread (s) | $ta1_ws | $ta1_sv | | |"

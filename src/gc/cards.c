@@ -472,19 +472,40 @@ void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *
         rt->collection->scratch_short = true;
 }
 
-void tn_gc_update_card_slots(tenure_runtime *rt, int condemned, tn_card_slot_fn fn, void *ctx) {
-    if (rt->card.card_slots_short) { /* the cards the mark scan could not record (see the top) */
-        card_scan s = {.rt = rt, .condemned = condemned, .recording = true, .update = fn, .update_ctx = ctx};
-        scan_regions(&s);
-    }
+void tn_gc_rescan_card_slots(tenure_runtime *rt, int condemned, tn_card_slot_fn fn, void *ctx) {
+    TN_ASSERT_INTERNAL(rt->card.card_slots_short);
+    card_scan s = {.rt = rt, .condemned = condemned, .recording = true, .update = fn, .update_ctx = ctx};
+    scan_regions(&s);
+}
+
+/* Card c (and its bundle) lowered to value where other GC threads may lower them too: a
+ * compare-and-swap loop per byte (cards.c's values only go down during a GC). */
+static void lower_byte_shared(uint8_t *p, uint8_t value) {
+    uint8_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while ((old == 0 || old > value) &&
+           !__atomic_compare_exchange_n(p, &old, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+void tn_gc_lower_card_shared(tenure_runtime *rt, void *slot, uint8_t value) {
+    size_t c = card_of(rt, slot);
+    lower_byte_shared(&rt->cards[c], value);
+    lower_byte_shared(&rt->card_bundles[c / BUNDLE_CARDS], value);
+}
+
+void tn_gc_update_card_slot_range(tenure_runtime *rt, size_t from, size_t to, tn_card_slot_fn fn, void *ctx,
+                                  bool shared) {
     void ***slots = rt->card.card_slots.data;
-    for (size_t i = 0, n = rt->card.card_slots.count; i < n; i++) {
+    for (size_t i = from; i < to; i++) {
         void **slot = slots[i];
         int g = fn(slot, ctx);
-        if (g < rt->unit_gen[tn_unit_of(rt, slot)])
+        if (g >= rt->unit_gen[tn_unit_of(rt, slot)])
+            continue;
+        if (shared)
+            tn_gc_lower_card_shared(rt, slot, (uint8_t)(g + 1));
+        else
             lower_card(rt, card_of(rt, slot), (uint8_t)(g + 1));
     }
-    rt->card.card_slots.count = 0;
 }
 
 void tn_gc_reserve_card_slots(tenure_runtime *rt) {

@@ -32,18 +32,24 @@ void tn_gc_rebuild_range(tenure_runtime *rt, tn_region *r, char *from, bool set_
  * `slot` for a reference to generation value - 1 (its bundle too). */
 void tn_gc_clear_cards(tenure_runtime *rt, tn_region *r, char *from);
 void tn_gc_lower_card(tenure_runtime *rt, void *slot, uint8_t value);
+/* tn_gc_lower_card where other GC threads may lower the same card or bundle (atomic). */
+void tn_gc_lower_card_shared(tenure_runtime *rt, void *slot, uint8_t value);
 /* Every card of every old region dirty (after fork(), in the child: cards.c). */
 void tn_gc_dirty_old_cards(tenure_runtime *rt);
 /* The card scan of an ephemeral GC (cards.c, docs/design/collector.md "Cards"). During mark:
  * scan once every card of value 1..condemned+1 of the regions not condemned, call `mark` for
  * each slot that refers to a condemned object and record it in rt->card.card_slots, and rewrite
- * every other scanned card from what its slots refer to. During relocation: `fn` updates each
- * recorded slot (and, if the list filled, every slot under the cards the scan left) and
- * returns the generation its object has after the GC (3: none younger than gen2), from which
- * the slot's card is lowered. Before the pause: reserve the list (scratch.c). */
+ * every other scanned card from what its slots refer to. During relocation: if the list filled
+ * (card_slots_short), first walk every card the scan left (rescan), then `fn` updates each
+ * recorded slot (update_card_slot_range: slots [from, to) of the list; split among GC threads,
+ * with `shared`, when the list did not fill) and returns the generation its object has after
+ * the GC (3: none younger than gen2), from which the slot's card is lowered. The relocation
+ * empties the list afterwards. Before the pause: reserve the list (scratch.c). */
 typedef int (*tn_card_slot_fn)(void **slot, void *ctx);
 void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *ctx);
-void tn_gc_update_card_slots(tenure_runtime *rt, int condemned, tn_card_slot_fn fn, void *ctx);
+void tn_gc_rescan_card_slots(tenure_runtime *rt, int condemned, tn_card_slot_fn fn, void *ctx);
+void tn_gc_update_card_slot_range(tenure_runtime *rt, size_t from, size_t to, tn_card_slot_fn fn, void *ctx,
+                                  bool shared);
 void tn_gc_reserve_card_slots(tenure_runtime *rt);
 /* HeapVerify (H5, H7): the first card of r from `from` on whose value, in 1..upto, is not the
  * one its slots give now (NULL if none; *value: the card's value); the card and bundle values

@@ -150,6 +150,45 @@ static unsigned gc_threads_for(const tenure_runtime *rt, const tn_collection *c,
     return survived < TN_PARALLEL_MIN_SURVIVED ? 1 : available;
 }
 
+/* Server GC: the phases after marking run on the team (gc/parts.c) when the team marked and
+ * the condemned generations keep at least TN_PARALLEL_MIN_SURVIVED bytes (their walks are
+ * over the survivors; each part costs a join), or under GCStress (so that stress tests drive
+ * the parallel parts); else on thread 0 alone, the helpers waiting at the join after
+ * marking until the GC's end. */
+static bool parallel_after_mark(const tenure_runtime *rt, const tn_collection *c) {
+    if (!rt->team.active)
+        return false;
+    if (rt->config.GCStress)
+        return true;
+    size_t live = 0;
+    for (int g = 0; g < TN_NGEN; g++)
+        live += c->record.promoted[g];
+    return live >= TN_PARALLEL_MIN_SURVIVED;
+}
+
+/* From the plan to promotion: each phase's serial work on thread 0, its part (the work split
+ * by region) on every GC thread of the collection (gc_internal.h, "the phases' parallel
+ * parts"). */
+static void after_mark(tenure_runtime *rt, tn_collection *c) {
+    tn_gc_plan(rt, c);
+    c->parallel_after_mark = parallel_after_mark(rt, c);
+    tn_gc_run_part(rt, c, TN_PART_PLAN); /* the first restarts the helpers from marking's join */
+    tn_gc_plan_end(rt, c);
+    if (!c->bgc_final) /* no profiler walk or bulk ranges for a background GC (events spec) */
+        tn_gc_report_ranges(rt, c); /* where each survivor goes, before anything moves */
+    phase_done(c, TN_PHASE_PLAN);
+    tn_gc_relocate_begin(rt, c);
+    tn_gc_run_part(rt, c, TN_PART_RELOCATE);
+    tn_gc_relocate_end(rt, c);
+    phase_done(c, TN_PHASE_RELOCATE);
+    tn_gc_run_part(rt, c, TN_PART_SWEEP); /* thread 0 compacts, then all sweep */
+    phase_done(c, TN_PHASE_COMPACT_OR_SWEEP);
+    tn_gc_promote_begin(rt, c);
+    tn_gc_run_part(rt, c, TN_PART_PROMOTE);
+    tn_gc_promote_end(rt, c);
+    phase_done(c, TN_PHASE_PROMOTE);
+}
+
 /* One collection, on the calling thread, with rt->threads.lock held (T1: no other GC can start, and
  * every other thread that wants the lock waits SAFE): the phases in order, each a function
  * over the heap and the collection (docs/design/collector.md). */
@@ -160,19 +199,10 @@ static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, 
     c.gc_threads = gc_threads_for(rt, &c, tn_gc_reserve_scratch(rt)); /* the pause allocates nothing */
     suspend(rt, &c);
     start_gc(rt, &c);
-    tn_gc_team_wake(rt, tn_gc_mark_helper, c.gc_threads); /* server GC's helpers (gc/team.h) */
+    tn_gc_team_wake(rt, tn_gc_helper, c.gc_threads); /* server GC's helpers (gc/team.h) */
     tn_gc_mark(rt, &c);
     phase_done(&c, TN_PHASE_MARK);
-    tn_gc_plan(rt, &c);
-    tn_gc_report_ranges(rt, &c); /* where each survivor goes, before anything moves */
-    phase_done(&c, TN_PHASE_PLAN);
-    tn_gc_relocate(rt, &c);
-    phase_done(&c, TN_PHASE_RELOCATE);
-    tn_gc_compact(rt, &c); /* the generations the plan compacts */
-    tn_gc_sweep(rt, &c);   /* the others */
-    phase_done(&c, TN_PHASE_COMPACT_OR_SWEEP);
-    tn_gc_promote(rt, &c);
-    phase_done(&c, TN_PHASE_PROMOTE);
+    after_mark(rt, &c);
     tn_gc_team_finish(rt); /* the helpers leave their last join and park */
     set_condemned(rt, c.condemned, false);
     tn_gc_report(rt, &c);
@@ -214,18 +244,10 @@ void tn_gc_collect_bgc_final(tenure_runtime *rt) {
     c.gc_threads = gc_threads_for(rt, &c, tn_gc_reserve_scratch(rt));
     suspend(rt, &c);
     start_gc(rt, &c);
-    tn_gc_team_wake(rt, tn_gc_mark_helper, c.gc_threads);
+    tn_gc_team_wake(rt, tn_gc_helper, c.gc_threads);
     tn_gc_mark(rt, &c); /* the BGC's marks first (B1) */
     phase_done(&c, TN_PHASE_MARK);
-    tn_gc_plan(rt, &c); /* every generation swept (c.bgc_final) */
-    phase_done(&c, TN_PHASE_PLAN);
-    tn_gc_relocate(rt, &c);
-    phase_done(&c, TN_PHASE_RELOCATE);
-    tn_gc_compact(rt, &c);
-    tn_gc_sweep(rt, &c);
-    phase_done(&c, TN_PHASE_COMPACT_OR_SWEEP);
-    tn_gc_promote(rt, &c);
-    phase_done(&c, TN_PHASE_PROMOTE);
+    after_mark(rt, &c); /* every generation swept (c.bgc_final: plan.c) */
     tn_gc_team_finish(rt);
     set_condemned(rt, c.condemned, false);
     tn_bgc_end(rt);

@@ -41,6 +41,8 @@ typedef struct tn_collection {
     unsigned gc_threads; /* GC threads marking (1, or server GC's team: gc/team.h) */
     uint64_t started_ns, phase_started_ns;
     bool any_compact;           /* some generation is compacted (relocation has work) */
+    bool any_sweep;             /* some condemned generation is swept */
+    bool parallel_after_mark;   /* the phases after marking run on the team (gc/parts.c) */
     bool scratch_short;         /* some scratch reserved before the pause was too small (scratch.c) */
     bool bgc_final;             /* a background GC's final pause (gc/background.h): sweeps, starts premarked */
     size_t bgc_premarked;       /* its bytes premarked by the background GC (mark.c, root kind BGC) */

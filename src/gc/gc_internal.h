@@ -20,18 +20,63 @@
 void tn_gc_mark(tenure_runtime *rt, tn_collection *c);
 /* mark.c: what GC thread `heap` (1..n-1) does in a GC (server GC: gc/team.h). */
 void tn_gc_mark_helper(tenure_runtime *rt, unsigned heap);
-/* plan.c: per condemned generation, compact or sweep; plugs recorded, new places given. */
+/* plan.c: per condemned generation, compact or sweep (then the plan part records every
+ * region's plugs); end: the compacted generations' plugs given new places. */
 void tn_gc_plan(tenure_runtime *rt, tn_collection *c);
+void tn_gc_plan_end(tenure_runtime *rt, tn_collection *c);
 /* report.c: where every survivor goes (bulk range events, profilers), before anything moves. */
 void tn_gc_report_ranges(tenure_runtime *rt, tn_collection *c);
-/* relocate.c: every reference to a moving object gets its new address. */
-void tn_gc_relocate(tenure_runtime *rt, tn_collection *c);
+/* relocate.c: every reference to a moving object gets its new address (begin: the cards the
+ * rebuild writes cleared; end: the gaps' crossing entries). */
+void tn_gc_relocate_begin(tenure_runtime *rt, tn_collection *c);
+void tn_gc_relocate_end(tenure_runtime *rt, tn_collection *c);
 /* compact.c: the plugs of compacted generations move; the gaps become free objects. */
 void tn_gc_compact(tenure_runtime *rt, tn_collection *c);
-/* sweep.c: the dead objects of swept generations become free objects. */
-void tn_gc_sweep(tenure_runtime *rt, tn_collection *c);
-/* promote.c: empty regions released, the others promoted; cards and crossings rebuilt. */
-void tn_gc_promote(tenure_runtime *rt, tn_collection *c);
+/* promote.c: empty regions released, the others promoted (begin); cards and crossings rebuilt
+ * (the part); the gen0 gaps linked (end). */
+void tn_gc_promote_begin(tenure_runtime *rt, tn_collection *c);
+void tn_gc_promote_end(tenure_runtime *rt, tn_collection *c);
+
+/* ---- the phases' parallel parts (gc/parts.c, docs/design/collector.md "Server GC") ----
+ *
+ * The work of a phase that splits by region is a part: a function every GC thread of the
+ * collection runs (heap 0 .. n-1; under workstation GC, or when the GC runs its phases on
+ * thread 0 alone, only heap 0), taking items (regions, mostly) with tn_gc_take until none is
+ * left, then meeting the others at the part's join. Thread 0 does the serial work between
+ * parts. Within a part (invariant J4, gc/team.h):
+ *  - a region is taken by exactly one thread, which alone writes its objects, side bits and
+ *    fields; a region's side bits, crossing entries, cards and card bundle are its own
+ *    (regions are whole units of at least 256 KiB, a bundle covers 16 KiB);
+ *  - what another thread's work also writes (the cards of a plug's destination during
+ *    relocation, the cards of the card scan's slots) is written with atomics
+ *    (tn_gc_lower_card_shared);
+ *  - everything else the part reads (plans, plug and mark bits, deltas, region fields,
+ *    unit_gen) is not written by any thread during it. */
+typedef void (*tn_gc_part_fn)(tenure_runtime *rt, tn_collection *c, unsigned heap);
+/* The next item of the part in progress (0, 1, ...: each index once over all threads). */
+size_t tn_gc_take(tenure_runtime *rt);
+/* The `k`-th region of the condemned generations g for which want(c, g) holds (generation
+ * order, then address: plan's order), or NULL past the last (*gen: its generation). */
+typedef bool (*tn_gc_gen_filter)(const tn_collection *c, int g);
+tn_region *tn_gc_region_item(tn_collection *c, size_t k, tn_gc_gen_filter want, int *gen);
+/* The parts, in the driver's order, each ending at its join:
+ * plan.c: every condemned region's plugs recorded (before their placement, the range reports
+ *   and relocation);
+ * relocate.c: the roots, card slots and survivors' slots relocated;
+ * sweep.c: swept regions swept (thread 0 compacts first: compact.c);
+ * promote.c: cards and crossing entries rebuilt. */
+void tn_gc_plan_part(tenure_runtime *rt, tn_collection *c, unsigned heap);
+void tn_gc_relocate_part(tenure_runtime *rt, tn_collection *c, unsigned heap);
+void tn_gc_sweep_part(tenure_runtime *rt, tn_collection *c, unsigned heap);
+void tn_gc_promote_part(tenure_runtime *rt, tn_collection *c, unsigned heap);
+enum { TN_PART_PLAN, TN_PART_RELOCATE, TN_PART_SWEEP, TN_PART_PROMOTE, TN_PARTS };
+/* parts.c, thread 0: run part `part` (TN_PART_*), with the team when c->parallel_after_mark
+ * (the helpers are released from the previous join and met at the part's), else alone. */
+void tn_gc_run_part(tenure_runtime *rt, tn_collection *c, int part);
+/* parts.c: what each helper runs in a GC: its marking (mark.c), then, when the GC runs the
+ * phases after marking on the team, every part in order. */
+void tn_gc_helper(tenure_runtime *rt, unsigned heap);
+
 /* report.c: the record done (rt->last, tenure_stats), budgets, the end events, the GC callback
  * (for a background GC's final pause: up to the history events; tn_gc_report_end after the
  * restart writes GCEnd and GCHeapStats and calls the GC callback). */

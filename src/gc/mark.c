@@ -568,9 +568,9 @@ static void pool_start(tn_mark_pool *p, unsigned threads) {
     p->done = false;
 }
 
-/* What a helper (GC thread 1..n-1) does in a GC: wait for the mark phase, take work from
- * the pool until marking is over, then wait at the join after marking (the rest of the GC
- * runs on thread 0 for now; tn_gc_team_finish releases it). */
+/* What a helper (GC thread 1..n-1) does first in a GC (gc/parts.c tn_gc_helper): wait for
+ * the mark phase, take work from the pool until marking is over, then wait at the join after
+ * marking (thread 0 releases it for the parts of the later phases, or at the GC's end). */
 void tn_gc_mark_helper(tenure_runtime *rt, unsigned heap) {
     tn_gc_join(rt, heap, TN_JOIN_BEGIN_MARK_PHASE);
     marker mk;

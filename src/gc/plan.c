@@ -105,10 +105,11 @@ static void record_plug_bits(tenure_runtime *rt, char *s, char *e) {
     tn_bit_set(rt->plug_bits, tn_bit_index(rt, e) - 1);
 }
 
-/* A plug of a compacting region: its bits, the bricks it covers (each brick whose first byte
- * lies in [s, e) names s, except s's own: there the plug bits find it), and its delta. */
-static void record_plug(tenure_runtime *rt, tn_region *r, char *s, char *e, intptr_t delta, bool adjacent) {
-    record_plug_bits(rt, s, e);
+/* A plug of a compacting region (its bits recorded): the bricks it covers (each brick whose
+ * first byte lies in [s, e) names s, except s's own: there the plug bits find it), and its
+ * delta. */
+static inline __attribute__((always_inline)) void record_plug(tenure_runtime *rt, tn_region *r, char *s, char *e,
+                                                              intptr_t delta, bool adjacent) {
     int32_t off = (int32_t)((s - r->start) / 8);
     for (size_t b = brick_of(rt, s) + 1, last = brick_of(rt, e - 8); b <= last; b++)
         rt->plug_bricks[b] = off;
@@ -173,7 +174,7 @@ static void cursor_enter(cursor *c, size_t ri) {
 }
 
 /* The new address of a plug of len bytes; the cursor never passes the source plug. */
-static char *place(tenure_runtime *rt, cursor *c, size_t len) {
+static inline __attribute__((always_inline)) char *place(tenure_runtime *rt, cursor *c, size_t len) {
     for (;;) {
         tn_region *r = c->gp->dests[c->ri];
         bool at_pin = c->pin < (size_t)r->pin_first + r->pin_count;
@@ -227,39 +228,74 @@ static tn_pin *push_pin(tenure_runtime *rt, cursor *c, tn_region *r, char *s, ch
     return p;
 }
 
-/* Find the region's plugs (the one walk over the survivors' sizes), give each movable plug
- * its new place, record pinned plugs. */
-static void plan_region(tenure_runtime *rt, cursor *c, tn_region *r) {
+/* Give one plug of a compacted region its new place (movable) or record it (pinned), with
+ * its bricks and delta. Once the plan has failed (a list full: it will be abandoned) only the
+ * pinned plugs are counted, so that the next GC reserves room for all of them (scratch.c). */
+static inline __attribute__((always_inline)) void place_plug(tenure_runtime *rt, cursor *c, tn_region *r, char *s,
+                                                             char *e, bool adjacent, bool pinned) {
+    intptr_t delta = 0;
+    if (pinned) {
+        if (!push_pin(rt, c, r, s, e))
+            return;
+    } else if (rt->plan.plan_failed) {
+        return; /* (its pinned neighbour may have no record) */
+    } else {
+        delta = place(rt, c, (size_t)(e - s)) - s;
+    }
+    record_plug(rt, r, s, e, delta, adjacent);
+}
+
+static void begin_placing(tenure_runtime *rt, tn_region *r) {
     r->pin_first = (uint32_t)rt->plan.pins.count;
     r->pin_count = 0;
     r->compacting = true;
+}
+
+/* A compacted region's plugs (the one walk over the survivors' sizes): maximal runs of marked
+ * objects all pinned or all not pinned, their plug bits recorded; with a cursor (c), each also
+ * placed as it is found. Inlined twice, c NULL or not. */
+static inline __attribute__((always_inline)) void walk_plugs(tenure_runtime *rt, tn_region *r, cursor *c) {
     size_t end = tn_bit_index(rt, r->used);
     size_t next_pin = tn_bit_next(rt->pin_bits, tn_bit_index(rt, r->start), end);
-    bool adjacent = false; /* the plug at b begins where the previous one ended */
+    char *prev_end = NULL;
     for (size_t b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, r->start), end); b < end;) {
         char *s = tn_bit_addr(rt, b), *e;
-        intptr_t delta = 0;
-        if (b == next_pin) {
+        bool pinned = b == next_pin;
+        if (pinned) {
             e = pinned_run_end(rt, s, r->used);
             next_pin = tn_bit_next(rt->pin_bits, tn_bit_index(rt, e), end);
-            if (!push_pin(rt, c, r, s, e)) {
-                b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
-                adjacent = false;
-                continue; /* the plan is abandoned: bits and deltas no longer matter */
-            }
         } else {
             e = unpinned_run_end(rt, s, next_pin < end ? tn_bit_addr(rt, next_pin) : r->used);
-            if (adjacent && rt->plan.plan_failed) { /* its pinned neighbour has no record */
-                b = tn_bit_next(rt->mark_bits, tn_bit_index(rt, e), end);
-                adjacent = false;
-                continue;
-            }
-            delta = place(rt, c, (size_t)(e - s)) - s;
         }
-        record_plug(rt, r, s, e, delta, adjacent);
+        record_plug_bits(rt, s, e);
+        if (c)
+            place_plug(rt, c, r, s, e, s == prev_end, pinned);
+        prev_end = e;
         size_t eb = tn_bit_index(rt, e);
         b = eb < end && tn_bit_test(rt->mark_bits, eb) ? eb : tn_bit_next(rt->mark_bits, eb, end);
-        adjacent = b == eb;
+    }
+}
+
+/* In the plan part, when the GC threads share it: only the bits (placed afterwards). */
+static void record_plugs(tenure_runtime *rt, tn_region *r) { walk_plugs(rt, r, NULL); }
+
+/* On thread 0 alone: found and placed in one walk. */
+static void plan_region(tenure_runtime *rt, cursor *c, tn_region *r) {
+    begin_placing(rt, r);
+    walk_plugs(rt, r, c);
+}
+
+/* After a shared plan part: each plug of the region (found by record_plugs) placed, per plug
+ * from the plug bits. */
+static void place_region(tenure_runtime *rt, cursor *c, tn_region *r) {
+    begin_placing(rt, r);
+    char *prev_end = NULL;
+    tn_plug_iter it;
+    tn_plug_iter_init(&it, rt, r);
+    for (size_t b, eb; tn_plug_iter_next(&it, &b, &eb);) {
+        char *s = tn_bit_addr(rt, b), *e = tn_bit_addr(rt, eb) + 8;
+        place_plug(rt, c, r, s, e, s == prev_end, tn_bit_test(rt->pin_bits, b));
+        prev_end = e;
     }
 }
 
@@ -293,12 +329,18 @@ static bool plan_compaction(tenure_runtime *rt, tn_collection *col, tn_gen_plan 
     gp->dests[0]->pin_first = (uint32_t)rt->plan.pins.count;
     gp->dests[0]->pin_count = 0;
     cursor_enter(&c, 0);
-    for (size_t si = 0; si < gp->n; si++)
-        plan_region(rt, &c, gp->regions[si]);
+    for (size_t si = 0; si < gp->n; si++) {
+        if (col->parallel_after_mark)
+            place_region(rt, &c, gp->regions[si]);
+        else
+            plan_region(rt, &c, gp->regions[si]);
+    }
     finish_cursor(rt, &c);
     if (!rt->plan.plan_failed)
         return true;
     abandon_plan(rt, col, gp, gen, pins, gaps);
+    for (size_t i = 0; i < gp->n; i++) /* swept instead: its plugs are the plain runs */
+        record_runs(rt, gp->regions[i]);
     return false;
 }
 
@@ -349,7 +391,8 @@ static int compaction_reason(tenure_runtime *rt, const tn_collection *c, int gen
     return -1;
 }
 
-/* Plan one condemned generation: compact or sweep, and its plugs. */
+/* Plan one condemned generation: compact or sweep (its plugs: the plan part; a compacted
+ * one's new places: tn_gc_plan_end). */
 static void plan_generation(tenure_runtime *rt, tn_collection *c, int g) {
     tn_gen_plan *gp = &c->plans[g];
     collect_regions(rt, g, gp);
@@ -367,16 +410,27 @@ static void plan_generation(tenure_runtime *rt, tn_collection *c, int g) {
     if (gp->compact && g < TN_GEN2 && !tn_gen_condemned(g + 1, c->condemned))
         choose_tail(rt, gp, g);
     c->record.compacted[g] = gp->compact;
-    c->any_compact |= gp->compact;
-    if (gp->compact && !plan_compaction(rt, c, gp, g)) {
-        c->record.compacted[g] = false; /* swept instead: out of memory for the plan */
-        c->any_compact = false;
-        for (int k = 0; k < g; k++)
-            c->any_compact |= c->plans[k].compact;
+}
+
+static bool any_gen(const tn_collection *c, int g) {
+    (void)c, (void)g;
+    return true;
+}
+
+/* Every condemned region's plugs, one region per item (their bits lie in whole words of their
+ * own: gc_internal.h "Plugs"): split at pinned objects where the generation is compacted. A
+ * compacted generation's plugs are found here only when the GC threads share the part: else
+ * thread 0 finds them as it places them (one walk, not two; tn_gc_plan_end). */
+void tn_gc_plan_part(tenure_runtime *rt, tn_collection *c, unsigned heap) {
+    (void)heap;
+    int g;
+    for (tn_region *r; (r = tn_gc_region_item(c, tn_gc_take(rt), any_gen, &g));) {
+        if (!c->plans[g].compact)
+            record_runs(rt, r);
+        else if (c->parallel_after_mark)
+            record_plugs(rt, r);
+        /* else found as they are placed (tn_gc_plan_end), in one walk */
     }
-    if (!gp->compact)
-        for (size_t i = 0; i < gp->n; i++)
-            record_runs(rt, gp->regions[i]);
 }
 
 void tn_gc_plan(tenure_runtime *rt, tn_collection *c) {
@@ -385,10 +439,25 @@ void tn_gc_plan(tenure_runtime *rt, tn_collection *c) {
     rt->plan.gaps.count = 0;
     rt->heap.gen0_gaps = NULL; /* every gen0 region is condemned: its free objects change */
     rt->plan.pins_seen = 0;
-    c->any_compact = false;
     for (int g = 0; g < TN_NGEN; g++)
         if (tn_gen_condemned(g, c->condemned))
             plan_generation(rt, c, g);
+}
+
+/* After the plan part: the compacted generations' plugs get their new places, in each
+ * generation's order (one cursor); a generation whose plan cannot be completed is swept. */
+void tn_gc_plan_end(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
+    c->any_compact = c->any_sweep = false;
+    for (int g = 0; g < TN_NGEN; g++) {
+        if (!tn_gen_condemned(g, c->condemned))
+            continue;
+        tn_gen_plan *gp = &c->plans[g];
+        if (gp->compact && !plan_compaction(rt, c, gp, g))
+            c->record.compacted[g] = false; /* swept instead: out of memory for the plan */
+        c->any_compact |= gp->compact;
+        c->any_sweep |= !gp->compact;
+    }
     if (rt->plan.pins_seen > rt->plan.pins_needed)
         rt->plan.pins_needed = rt->plan.pins_seen;
 }

@@ -72,37 +72,65 @@ static void release_and_promote(tenure_runtime *rt, tn_collection *c, int gen, t
     }
 }
 
-/* Every region that was condemned (or took survivors) gets its crossing table and, in
- * generation 2 (or 1, when demoted objects stayed in gen0), its cards rebuilt. Except, in a
- * background GC's final pause (which sweeps every generation), the regions that were gen1 or
- * older: nothing in them moved, the sweep kept their crossing tables (sweep.c), and their
- * cards, kept by the barrier and the card scans for references to younger generations,
- * still cover every such reference (a card may now ask for more scanning than needed: the
- * next card scan lowers it). Rebuilding them would walk the whole old generation in the
- * pause. */
-static void rebuild_cards_and_crossings(tenure_runtime *rt, tn_collection *c) {
-    bool demoted = c->record.demoted;
-    for (int g = 0; g < TN_NGEN; g++) {
-        tn_gen_plan *gp = &c->plans[g];
-        if (gp->rebuilt)
-            continue; /* done during relocation */
-        if (c->bgc_final && g >= TN_GEN1)
-            continue; /* swept in place (a BGC's final pause sweeps): see below */
-        for (size_t i = 0; i < gp->n; i++) {
-            tn_region *r = gp->regions[i];
-            if (r->state == TN_RS_IN_USE)
-                tn_gc_rebuild_region(rt, r, r->gen >= TN_GEN2 || (demoted && r->gen >= TN_GEN1));
-        }
-        if (gp->tail)
-            tn_gc_rebuild_range(rt, gp->tail, gp->tail_from, gp->tail->gen == TN_GEN2 || demoted);
-    }
+/* The generations whose regions get their crossing table and cards rebuilt: those relocation
+ * did not rebuild. Except, in a background GC's final pause (which sweeps every generation),
+ * the regions that were gen1 or older: nothing in them moved, the sweep kept their crossing
+ * tables (sweep.c), and their cards, kept by the barrier and the card scans for references to
+ * younger generations, still cover every such reference (a card may now ask for more
+ * scanning than needed: the next card scan lowers it; H7's exception). Rebuilding them would
+ * walk the whole old generation in the pause. */
+static bool not_rebuilt(const tn_collection *c, int g) {
+    return !c->plans[g].rebuilt && !(c->bgc_final && g >= TN_GEN1);
 }
 
-void tn_gc_promote(tenure_runtime *rt, tn_collection *c) {
+/* Thread 0, before the part: empty regions released, the others promoted. */
+void tn_gc_promote_begin(tenure_runtime *rt, tn_collection *c) {
     tn_assert_phase(rt, c);
     for (int g = TN_NGEN - 1; g >= 0; g--)
         release_and_promote(rt, c, g, &c->plans[g]);
-    rebuild_cards_and_crossings(rt, c);
+}
+
+/* The tail of the `k`-th plan (among those relocation did not rebuild) that has one, or NULL. */
+static tn_gen_plan *tail_item(tn_collection *c, size_t k) {
+    for (int g = 0; g < TN_NGEN; g++) {
+        tn_gen_plan *gp = &c->plans[g];
+        if (gp->rebuilt || !gp->tail)
+            continue;
+        if (k-- == 0)
+            return gp;
+    }
+    return NULL;
+}
+
+/* Every region that was condemned (or took survivors) gets its crossing table and, in
+ * generation 2 (or 1, when demoted objects stayed in gen0), its cards rebuilt, unless
+ * relocation did it: an item per region, then one per tail (a region of an uncondemned
+ * generation, in no plan's regions). */
+void tn_gc_promote_part(tenure_runtime *rt, tn_collection *c, unsigned heap) {
+    (void)heap;
+    bool demoted = c->record.demoted;
+    size_t regions = 0;
+    for (int g = 0; g < TN_NGEN; g++)
+        regions += not_rebuilt(c, g) ? c->plans[g].n : 0;
+    for (size_t k;;) {
+        k = tn_gc_take(rt);
+        int g;
+        tn_region *r = k < regions ? tn_gc_region_item(c, k, not_rebuilt, &g) : NULL;
+        if (r) {
+            if (r->state == TN_RS_IN_USE)
+                tn_gc_rebuild_region(rt, r, r->gen >= TN_GEN2 || (demoted && r->gen >= TN_GEN1));
+            continue;
+        }
+        tn_gen_plan *gp = tail_item(c, k - regions);
+        if (!gp)
+            break;
+        tn_gc_rebuild_range(rt, gp->tail, gp->tail_from, gp->tail->gen == TN_GEN2 || demoted);
+    }
+}
+
+/* Thread 0, after the part. */
+void tn_gc_promote_end(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
     link_gen0_gaps(rt);
     /* the gaps' pages counted again at the start of this GC (tn_recount_discarded) may have
      * become free regions, still committed: over a hard limit, they go back now */

@@ -47,27 +47,42 @@ static void sweep_large_region(tenure_runtime *rt, tn_region *r, tn_free_list *f
     sweep_region(rt, r, fl);
 }
 
-static void sweep_generation(tenure_runtime *rt, int gen, tn_gen_plan *gp) {
-    tn_free_list *fl = gen == TN_LOH ? &rt->heap.loh_free : gen == TN_POH ? &rt->heap.poh_free : NULL;
-    if (fl)
-        tn_free_list_clear(fl);
-    for (size_t i = 0; i < gp->n; i++) {
-        tn_region *r = gp->regions[i];
-        if (fl) {
-            sweep_large_region(rt, r, fl);
-        } else if (r->live_bytes) {
-            sweep_region(rt, r, NULL);
-        } else {
-            if (r->zero_from < r->used)
-                r->zero_from = r->used;
-            r->used = r->start;
-        }
+/* A large heap's regions in order, its free list rebuilt from scratch (one item: the free
+ * list's order is the regions' whatever the threads). */
+static void sweep_large_generation(tenure_runtime *rt, int gen, tn_gen_plan *gp) {
+    tn_free_list *fl = gen == TN_LOH ? &rt->heap.loh_free : &rt->heap.poh_free;
+    tn_free_list_clear(fl);
+    for (size_t i = 0; i < gp->n; i++)
+        sweep_large_region(rt, gp->regions[i], fl);
+}
+
+static void sweep_small_region(tenure_runtime *rt, tn_region *r) {
+    if (r->live_bytes) {
+        sweep_region(rt, r, NULL);
+    } else {
+        if (r->zero_from < r->used)
+            r->zero_from = r->used;
+        r->used = r->start;
     }
 }
 
-void tn_gc_sweep(tenure_runtime *rt, tn_collection *c) {
-    tn_assert_phase(rt, c);
-    for (int g = 0; g < TN_NGEN; g++)
-        if (tn_gen_condemned(g, c->condemned) && !c->plans[g].compact)
-            sweep_generation(rt, g, &c->plans[g]);
+static bool swept_small(const tn_collection *c, int g) { return g <= TN_GEN2 && !c->plans[g].compact; }
+
+/* Items: each region of a swept small-object generation, then each swept large heap whole.
+ * Thread 0 first compacts the compacted generations (compact.c): those share no region with
+ * the swept ones (a compacted generation's tail belongs to an uncondemned one). */
+void tn_gc_sweep_part(tenure_runtime *rt, tn_collection *c, unsigned heap) {
+    if (heap == 0)
+        tn_gc_compact(rt, c);
+    size_t small = 0;
+    for (int g = 0; g <= TN_GEN2; g++)
+        if (tn_gen_condemned(g, c->condemned) && swept_small(c, g))
+            small += c->plans[g].n;
+    for (size_t k; (k = tn_gc_take(rt)) < small + 2;) {
+        int g = k < small ? -1 : k == small ? TN_LOH : TN_POH;
+        if (g < 0)
+            sweep_small_region(rt, tn_gc_region_item(c, k, swept_small, &g));
+        else if (tn_gen_condemned(g, c->condemned) && !c->plans[g].compact)
+            sweep_large_generation(rt, g, &c->plans[g]);
+    }
 }

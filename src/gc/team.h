@@ -20,21 +20,37 @@
  *  J3 A helper neither reads nor writes rt after it has parked: the GC's end waits for every
  *     helper to park (tn_gc_team_finish) before it goes on, so the trace sessions a helper
  *     wrote to are still there when it writes its last event.
+ *  J4 In a parallel part of the phases after marking (gc/parts.c), each item (a region, a
+ *     run of card slots, a large heap) is taken by one GC thread (cursor), which alone writes
+ *     that region's objects, fields, side bits, crossing entries, cards and bundles; a card
+ *     that two items may write (a plug's destination, a card slot's card) is written with
+ *     atomics. Checked: every thread took an item past the last before its join (cursor), and
+ *     regions cover whole side-bit words and card bundles (gc/parts.c).
+ *
+ * Joins of a GC whose phases after marking run on the team: 3 (begin_mark_phase), 4
+ * (scan_dependent_handles), 15 (begin_relocate_phase: the plan done), 16
+ * (relocate_phase_done), 14 or 13 (adjust_handle_age_sweep / _compact: compacted and swept), 1
+ * (done). Otherwise (little kept, gc/collect.c) only 3 and 4, and thread 0 does the rest.
  */
 #ifndef TENURE_GC_TEAM_H
 #define TENURE_GC_TEAM_H
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define TN_MAX_GC_THREADS 64
 
 /* .NET's gc_join_stage ids (gcinternal.h) for the joins tenure has */
 enum {
+    TN_JOIN_DONE = 1,
     TN_JOIN_BEGIN_MARK_PHASE = 3,
     TN_JOIN_SCAN_DEPENDENT_HANDLES = 4,
-    TN_JOIN_DONE = 1,
+    TN_JOIN_ADJUST_HANDLE_AGE_COMPACT = 13, /* after compaction (nothing swept) */
+    TN_JOIN_ADJUST_HANDLE_AGE_SWEEP = 14,   /* after sweeping (and compaction) */
+    TN_JOIN_BEGIN_RELOCATE_PHASE = 15,      /* after the plan */
+    TN_JOIN_RELOCATE_PHASE_DONE = 16,
 };
 #define TN_JOIN_HEAP_RESTART 100 /* the Heap of restart events */
 
@@ -56,6 +72,9 @@ struct tn_gc_team {
     unsigned join_arrived;     /* threads at the join in progress */
     uint64_t restarts;         /* a helper at a join waits for it to change */
     bool stop;                 /* the instance is being destroyed: helpers exit */
+    /* The next work item of the parallel part in progress (gc/parts.c): every GC thread
+     * takes items with an atomic add; thread 0 sets it to 0 before it restarts the others. */
+    size_t cursor;
 };
 
 /* ---- functions (team.c) ---- */
