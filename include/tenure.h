@@ -110,7 +110,7 @@ TENURE_API const char *tenure_strerror(tenure_result result);
       "1: background GC: the gen2 GCs the collector chooses mark on a thread of their own while the program runs, "   \
       "then sweep in a short pause (not with GCCompactMode=1: gen2 GCs then block and compact)")                      \
     X(GCHeapAffinitizeMask, uint64_t, 0,                                                                              \
-      "CPUs (bit i: CPU i) server GC's threads are bound to, one each in order (0: the CPUs the process may run on)") \
+      "CPUs (bit i: CPU i) server GC's helper threads are bound to, one each in order (0: not bound)")                \
     X(GCPoisonFreed, uint32_t, 0,                                                                                     \
       "debug: 1: after every GC, fill the space objects moved out of and dead objects' space with 0xcc and make "     \
       "regions left empty inaccessible (PROT_NONE), so that a stale pointer crashes at its first use")

@@ -174,7 +174,7 @@ static void after_mark(tenure_runtime *rt, tn_collection *c) {
     c->parallel_after_mark = parallel_after_mark(rt, c);
     tn_gc_run_part(rt, c, TN_PART_PLAN); /* the first restarts the helpers from marking's join */
     tn_gc_plan_end(rt, c);
-    if (!c->bgc_final) /* no profiler walk or bulk ranges for a background GC (events spec) */
+    if (!c->bgc_final)              /* no profiler walk or bulk ranges for a background GC (events spec) */
         tn_gc_report_ranges(rt, c); /* where each survivor goes, before anything moves */
     phase_done(c, TN_PHASE_PLAN);
     tn_gc_relocate_begin(rt, c);
