@@ -21,24 +21,7 @@
 
 /* ---- plain events: the payload decoded into the emitter's argument struct ---- */
 
-typedef struct reader {
-    const uint8_t *p;
-    size_t n, off;
-    bool ok;
-} reader;
-
-static uint64_t take(reader *r, size_t width) {
-    uint64_t v = 0;
-    if (r->n - r->off < width) {
-        r->ok = false;
-        return 0;
-    }
-    memcpy(&v, r->p + r->off, width); /* little-endian hosts only, as the CTF writer */
-    r->off += width;
-    return v;
-}
-
-static const char *take_str(reader *r) {
+static const char *take_str(tn_payload_reader *r) {
     const uint8_t *nul = r->off < r->n ? memchr(r->p + r->off, 0, r->n - r->off) : NULL;
     if (!nul) {
         r->ok = false;
@@ -49,12 +32,12 @@ static const char *take_str(reader *r) {
     return s;
 }
 
-#define TN_LT_DEC_u16(f) a.f = (uint16_t)take(&r, 2);
-#define TN_LT_DEC_cid(f) a.f = (uint16_t)take(&r, 2);
-#define TN_LT_DEC_u32(f) a.f = (uint32_t)take(&r, 4);
-#define TN_LT_DEC_i32(f) a.f = (int32_t)(uint32_t)take(&r, 4);
-#define TN_LT_DEC_u64(f) a.f = take(&r, 8);
-#define TN_LT_DEC_ptr(f) a.f = take(&r, 8);
+#define TN_LT_DEC_u16(f) a.f = (uint16_t)tn_payload_take(&r, 2);
+#define TN_LT_DEC_cid(f) a.f = (uint16_t)tn_payload_take(&r, 2);
+#define TN_LT_DEC_u32(f) a.f = (uint32_t)tn_payload_take(&r, 4);
+#define TN_LT_DEC_i32(f) a.f = (int32_t)(uint32_t)tn_payload_take(&r, 4);
+#define TN_LT_DEC_u64(f) a.f = tn_payload_take(&r, 8);
+#define TN_LT_DEC_ptr(f) a.f = tn_payload_take(&r, 8);
 #define TN_LT_DEC_str(f) a.f = take_str(&r);
 #define TN_LT_DEC(type, f) TN_LT_DEC_##type(f)
 
@@ -63,7 +46,7 @@ static const char *take_str(reader *r) {
         if (!tracepoint_enabled(DotNETRuntime, name))     \
             return;                                       \
         tn_ev_##name a;                                   \
-        reader r = {p, n, 0, true};                       \
+        tn_payload_reader r = {p, n, 0, true};            \
         TN_FIELDS_##name(TN_LT_DEC);                      \
         if (r.ok && r.off == n)                           \
             do_tracepoint(DotNETRuntime, name, &a);       \

@@ -5,28 +5,11 @@
 #include <stdbool.h>
 #include <string.h>
 
-typedef struct reader {
-    const uint8_t *p;
-    size_t n, off;
-    bool ok;
-} reader;
-
 typedef struct out {
     uint8_t *p;
     size_t n, cap;
     bool ok;
 } out;
-
-static uint64_t take(reader *r, size_t width) {
-    uint64_t v = 0;
-    if (r->n - r->off < width) {
-        r->ok = false;
-        return 0;
-    }
-    memcpy(&v, r->p + r->off, width); /* little-endian hosts only, as the CTF writer */
-    r->off += width;
-    return v;
-}
 
 static void put(out *o, const void *v, size_t size) {
     if (o->cap - o->n < size) {
@@ -37,8 +20,8 @@ static void put(out *o, const void *v, size_t size) {
     o->n += size;
 }
 
-static void copy(out *o, reader *r, size_t width) {
-    uint64_t v = take(r, width);
+static void copy(out *o, tn_payload_reader *r, size_t width) {
+    uint64_t v = tn_payload_take(r, width);
     put(o, &v, width);
 }
 
@@ -65,7 +48,7 @@ static uint32_t utf8_next(const uint8_t *s, size_t n, size_t *i) {
 }
 
 /* The NUL-terminated UTF-8 string at the reader as UTF-16LE with its NUL unit */
-static void put_wstr(out *o, reader *r) {
+static void put_wstr(out *o, tn_payload_reader *r) {
     const uint8_t *s = r->p + r->off, *nul = r->off < r->n ? memchr(s, 0, r->n - r->off) : NULL;
     if (!nul) {
         r->ok = false;
@@ -87,14 +70,14 @@ static void put_wstr(out *o, reader *r) {
 
 /* One record: TypeID, ModuleID, TypeNameID, Flags, CorElementType, Name, TypeParameterCount,
  * TypeParameters (u64 x TypeParameterCount) */
-static void convert_record(out *o, reader *r) {
+static void convert_record(out *o, tn_payload_reader *r) {
     copy(o, r, 8);
     copy(o, r, 8);
     copy(o, r, 4);
     copy(o, r, 4);
     copy(o, r, 1);
     put_wstr(o, r);
-    uint64_t params = take(r, 4);
+    uint64_t params = tn_payload_take(r, 4);
     put(o, &params, 4);
     for (uint64_t k = 0; k < params && r->ok && o->ok; k++)
         copy(o, r, 8);
@@ -103,8 +86,8 @@ static void convert_record(out *o, reader *r) {
 #define BULK_TYPE_HEAD 6u /* Count u32, ClrInstanceID u16 */
 
 size_t tn_lttng_bulk_type_utf16(const uint8_t *payload, size_t size, size_t *from, uint8_t *out_bytes, size_t cap) {
-    reader r = {payload, size, 0, true};
-    uint32_t total = (uint32_t)take(&r, 4);
+    tn_payload_reader r = {payload, size, 0, true};
+    uint32_t total = (uint32_t)tn_payload_take(&r, 4);
     (void)total; /* the records are counted by their bytes: a split event's rest has the rest */
     out o = {out_bytes, 0, cap, true};
     uint32_t count = 0;

@@ -14,8 +14,30 @@
 #define TENURE_TRACE_LTTNG_LAYOUT_H
 
 #include "trace/trace.h"
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+/* Reading an event payload (little-endian, as the CTF writer writes it), bounds-checked: a read
+ * past the end yields 0 and clears ok. The CTF writer's UTF-16 conversion and the LTTng provider
+ * both read payloads with it. */
+typedef struct tn_payload_reader {
+    const uint8_t *p;
+    size_t n, off;
+    bool ok;
+} tn_payload_reader;
+
+static inline uint64_t tn_payload_take(tn_payload_reader *r, size_t width) {
+    uint64_t v = 0;
+    if (r->n - r->off < width) {
+        r->ok = false;
+        return 0;
+    }
+    memcpy(&v, r->p + r->off, width); /* little-endian hosts only, as the CTF writer */
+    r->off += width;
+    return v;
+}
 
 /* clang-format off */
 #define TN_LTTNG_PLAIN(X)                                                                       \
