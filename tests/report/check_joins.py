@@ -137,7 +137,7 @@ def mode_babeltrace(tool, sim, work, heaps):
         compare_gc(g, b, heaps)
         total_ns += ns(g["join_wait_ms"])
     check(total_ns > 0, "no GC waited at a join")
-    check(abs(s["total_join_wait_ms"] - total_ns / 1e6) <= 0.0005,
+    check(abs(s["total_join_wait_ms"] - total_ns / 1e6) <= 0.00051,
           "total join wait %s ms, GCs sum to %.6f" % (s["total_join_wait_ms"], total_ns / 1e6))
     pause = sum(g["pause_ms"] for g in t["gcs"])
     check(abs(s["join_wait_pct_pause"] - 100 * total_ns / 1e6 / pause) <= 0.01,
@@ -158,8 +158,9 @@ def mode_babeltrace(tool, sim, work, heaps):
     doc = json.loads(report(tool, trace, "--json", "--compare", trace))
     metrics = {x["name"]: x for x in doc["compare"]["metrics"]}
     jw, th = metrics.get("join_wait_ms", {}), metrics.get("max_gc_threads", {})
-    check(jw.get("a") == jw.get("b") and abs((jw.get("b") or 0) - s["total_join_wait_ms"]) <= 0.0005 and
-          th.get("b") == heaps, "--compare: join wait %s, GC threads %s" % (jw, th))
+    # (the summary has 3 decimals, --compare 4: a tie such as 36.0105 / 36.011 is 0.0005 apart)
+    check(jw.get("a") == jw.get("b") and abs((jw.get("b") or 0) - s["total_join_wait_ms"]) <= 0.00051 and
+          th.get("b") == heaps, "--compare: join wait %s, GC threads %s, summary join wait %s" % (jw, th, s["total_join_wait_ms"]))
 
     chrome = os.path.join(work, "chrome.json")
     report(tool, trace, "--chrome", chrome)
