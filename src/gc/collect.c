@@ -189,6 +189,29 @@ static void after_mark(tenure_runtime *rt, tn_collection *c) {
     phase_done(c, TN_PHASE_PROMOTE);
 }
 
+/* The phases of collection c, from the suspension to the restart. A background GC's final
+ * pause (c->bgc_final) ends the BGC before the report, counts both of its pauses, and writes
+ * its GCEnd and GCHeapStats after the restart (events spec). */
+static void run_collection(tenure_runtime *rt, tn_collection *c) {
+    c->gc_threads = gc_threads_for(rt, c, tn_gc_reserve_scratch(rt)); /* the pause allocates nothing */
+    suspend(rt, c);
+    start_gc(rt, c);
+    tn_gc_team_wake(rt, tn_gc_helper, c->gc_threads); /* server GC's helpers (gc/team.h) */
+    tn_gc_mark(rt, c);                                /* a BGC's final pause: its premarks first (B1) */
+    phase_done(c, TN_PHASE_MARK);
+    after_mark(rt, c);
+    tn_gc_team_finish(rt); /* the helpers leave their last join and park */
+    set_condemned(rt, c->condemned, false);
+    if (c->bgc_final) {
+        tn_bgc_end(rt);
+        c->started_ns -= rt->bgc.initial_pause_ns; /* its pause: both pauses, summed */
+    }
+    tn_gc_report(rt, c);
+    restart(rt, c);
+    if (c->bgc_final)
+        tn_gc_report_end(rt);
+}
+
 /* One collection, on the calling thread, with rt->threads.lock held (T1: no other GC can start, and
  * every other thread that wants the lock waits SAFE): the phases in order, each a function
  * over the heap and the collection (docs/design/collector.md). */
@@ -196,17 +219,7 @@ static void collect_locked(tenure_runtime *rt, int generation, uint32_t reason, 
     tn_assert_locked(rt);
     tn_collection c;
     begin_collection(rt, &c, generation, reason, flags);
-    c.gc_threads = gc_threads_for(rt, &c, tn_gc_reserve_scratch(rt)); /* the pause allocates nothing */
-    suspend(rt, &c);
-    start_gc(rt, &c);
-    tn_gc_team_wake(rt, tn_gc_helper, c.gc_threads); /* server GC's helpers (gc/team.h) */
-    tn_gc_mark(rt, &c);
-    phase_done(&c, TN_PHASE_MARK);
-    after_mark(rt, &c);
-    tn_gc_team_finish(rt); /* the helpers leave their last join and park */
-    set_condemned(rt, c.condemned, false);
-    tn_gc_report(rt, &c);
-    restart(rt, &c);
+    run_collection(rt, &c);
 }
 
 
@@ -238,23 +251,10 @@ void tn_gc_collect_bgc_final(tenure_runtime *rt) {
     tn_assert_locked(rt);
     tn_collection c;
     begin_collection(rt, &c, TN_GEN2, rt->bgc.reason, 0);
-    c.bgc_final = true;
+    c.bgc_final = true; /* every generation swept (plan.c) */
     c.gc_type = TN_GC_TYPE_BACKGROUND;
     c.suspend_reason = TN_SUSPEND_FOR_GC_PREP;
-    c.gc_threads = gc_threads_for(rt, &c, tn_gc_reserve_scratch(rt));
-    suspend(rt, &c);
-    start_gc(rt, &c);
-    tn_gc_team_wake(rt, tn_gc_helper, c.gc_threads);
-    tn_gc_mark(rt, &c); /* the BGC's marks first (B1) */
-    phase_done(&c, TN_PHASE_MARK);
-    after_mark(rt, &c); /* every generation swept (c.bgc_final: plan.c) */
-    tn_gc_team_finish(rt);
-    set_condemned(rt, c.condemned, false);
-    tn_bgc_end(rt);
-    c.started_ns -= rt->bgc.initial_pause_ns; /* its pause: both pauses, summed */
-    tn_gc_report(rt, &c);
-    restart(rt, &c);
-    tn_gc_report_end(rt); /* GCEnd, GCHeapStats: after the restart (events spec) */
+    run_collection(rt, &c);
 }
 
 /* With gcConcurrent, a gen2 GC the collector chose (a budget, GCStress) runs in the
