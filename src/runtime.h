@@ -39,9 +39,14 @@
  *     card after a full GC) is exact: some slot under it refers to an object of generation
  *     v-1, none to a younger one. The GC recomputed each card it scanned, so a card whose
  *     young references are gone was cleared (cards of value above g+1 may be stale).
- *     Not after a background GC's final pause: it keeps the cards of the old regions it
- *     swept in place (gc/promote.c), which still cover every old-to-young reference (H5)
- *     but may ask for more than needed, until the next card scan lowers them.
+ *     A background GC's final pause counts as a GC that condemned generation 1 (it collects
+ *     gen0 and gen1; gen2 and the large heaps are swept after it).
+ *  H8 While a background GC sweeps (after its final pause), an object of a gen2, LOH or POH
+ *     region below the region's unswept_end whose bit is clear in rt->unswept_marks is dead:
+ *     no live object, root or handle refers to it, and its own slots may refer to freed
+ *     memory. Every walk over a region skips it (tn_unswept_dead); the sweep turns it into
+ *     free space and clears the region's unswept_end. Nothing is ever allocated below an
+ *     unswept_end: the large heaps' free lists hold only swept space.
  */
 #ifndef TENURE_RUNTIME_H
 #define TENURE_RUNTIME_H
@@ -115,6 +120,8 @@ typedef struct tn_region {
                                (not counted in rt->heap.committed until a GC condemns the region) */
     struct tn_mutator *alloc_owner; /* a gen0 region holding this thread's allocation context */
     size_t bgc_live;                /* bytes the background GC in progress premarked here (gc/background.h) */
+    char *unswept_end;              /* not swept yet by the background GC (H8): an object below it is dead
+                                       unless its bit is set in rt->unswept_marks; NULL: nothing to sweep */
 } tn_region;
 
 /* An attached thread (threads/threads.c). Its allocation context sits at the tail of its own
@@ -237,6 +244,7 @@ struct tenure_runtime {
     uint8_t *cards, *card_bundles;
     uint64_t *mark_bits, *pin_bits; /* one bit per 8 bytes of the range */
     uint64_t *plug_bits;            /* during plan: two bits per plug, at its first and its last word */
+    const uint64_t *unswept_marks;  /* the background GC's marks of the regions it has not swept yet (H8) */
     int32_t *plug_bricks;           /* per 512 bytes (one plug_bits word): words from the region start
                                to the plug covering the brick's first byte (compacting regions) */
     uint32_t *crossing;             /* per card: words back from the card start to the covering object */
@@ -300,6 +308,16 @@ static inline char *tn_region_walk_end(const tenure_runtime *rt, const tn_region
     if (owner && owner == tn_self((tenure_runtime *)rt) && !owner->ctx_in_gap)
         return (char *)owner->pub.alloc_ptr;
     return r->used;
+}
+
+/* H8: obj (an object of r, below r->used) is dead and not swept yet: the background GC's
+ * final mark found it unreachable, and its sweep (gc/background.c) has not reached r. Its
+ * slots may hold what no longer exists: every walk over a region skips it. */
+static inline bool tn_unswept_dead(const tenure_runtime *rt, const tn_region *r, const void *obj) {
+    if ((const char *)obj >= r->unswept_end)
+        return false; /* (always, when unswept_end is NULL) */
+    size_t bit = ((uintptr_t)obj - (uintptr_t)rt->base) >> 3;
+    return !((rt->unswept_marks[bit >> 6] >> (bit & 63)) & 1);
 }
 
 /* base/'s callback frames that read rt->services (base/base.h "callbacks.c"), inline: an

@@ -332,6 +332,85 @@ static void test_finalization_and_dependents(void) {
            NFIN, detached, nresurrected, NFIN);
 }
 
+/* ---- the concurrent sweep ----
+ *
+ * A chain of old nodes and a large array of references to them (the LOH) become garbage; a
+ * background GC ends, the program allocating meanwhile. While it runs, every heap walk sees
+ * either all of the garbage (before the final pause) or none of it (after: dead, skipped
+ * until swept, H8), never part; the verifier agrees. After it: the garbage is gone without a
+ * blocking GC (gen2's objects and the LOH shrank by its size), and a new array of the same
+ * size fits in the LOH's swept space. */
+#define GARBAGE_ID 5000000u
+static size_t walk_garbage;
+static int count_garbage(void *obj, const tenure_type *type, size_t size, int generation, void *ctx) {
+    (void)size, (void)generation, (void)ctx;
+    if (type == node_t && ((tt_node *)obj)->id >= GARBAGE_ID)
+        walk_garbage++;
+    return 0;
+}
+
+static size_t garbage_seen(void) {
+    walk_garbage = 0;
+    TT_CHECK_RESULT(tenure_heap_walk(rt, count_garbage, NULL), TENURE_OK);
+    return walk_garbage;
+}
+
+static void test_sweep(void) {
+    static void *holder[2]; /* a root area: the chain, the array */
+    static const size_t elem[] = {0};
+    const tenure_type *refs_t = tt_register_struct_array(rt, "refs", sizeof(void *), elem, 1);
+    TT_CHECK(tenure_root_area_add(rt, holder, 2) != NULL, "area");
+    size_t n = tt_scaled(200000, 20000), bytes = n * sizeof(tt_node);
+    holder[1] = tenure_alloc_array(rt, refs_t, n);
+    TT_CHECK(holder[1] != NULL, "allocation failed");
+    for (size_t i = 0; i < n; i++) {
+        tt_node *x = tt_node_new(rt, node_t, GARBAGE_ID + i);
+        tenure_write_ref(rt, x, &x->a, holder[0]);
+        tt_node_seal(x);
+        holder[0] = x;
+        tenure_write_ref(rt, holder[1], (void **)((char *)holder[1] + sizeof(tenure_array_header)) + i, x);
+    }
+    tt_collect(rt, 2, 0);
+    tt_collect(rt, 2, 0);
+    TT_CHECK(garbage_seen() == n, "the chain is not all there");
+    tenure_stats s0 = stats();
+    size_t objects0 = s0.gen[2].size - s0.gen[2].free_bytes, large0 = s0.gen[3].size - s0.gen[3].free_bytes;
+    holder[0] = holder[1] = NULL;
+    uint64_t before = s0.background_gcs;
+    TT_CHECK_RESULT(tenure_collect(rt, 2, TENURE_COLLECT_NONBLOCKING), TENURE_OK);
+    size_t walks = 0, walks_none = 0;
+    for (size_t k = 0; stats().background_gcs == before; k++) {
+        TT_CHECK(tenure_alloc(rt, node_t) != NULL, "allocation failed");
+        if (k % 100 == 0) {
+            size_t seen = garbage_seen();
+            TT_CHECK(seen == n || seen == 0, "a heap walk during the background GC saw %zu of %zu dead nodes", seen, n);
+            walks++;
+            walks_none += seen == 0 && stats().background_gc_in_progress;
+        }
+        if (k % 20000 == 0)
+            TT_CHECK(tenure_verify_heap(rt) == TENURE_OK, "the heap does not verify: %s", log_.message);
+        TT_CHECK(k < 100000000, "the background GC does not end");
+    }
+    TT_CHECK(garbage_seen() == 0, "dead nodes are still walked after the background GC");
+    tenure_stats s1 = stats();
+    size_t objects1 = s1.gen[2].size - s1.gen[2].free_bytes, large1 = s1.gen[3].size - s1.gen[3].free_bytes;
+    TT_CHECK(objects1 + bytes * 9 / 10 <= objects0, "gen2 kept its garbage: %zu bytes of objects, %zu before", objects1,
+             objects0);
+    size_t array_bytes = sizeof(tenure_array_header) + n * sizeof(void *);
+    TT_CHECK(large1 + array_bytes <= large0, "the LOH kept its garbage: %zu bytes of objects, %zu before", large1,
+             large0);
+    holder[1] = tenure_alloc_array(rt, refs_t, n); /* fits in what the sweep gave back */
+    TT_CHECK(holder[1] != NULL, "allocation failed");
+    TT_CHECK(stats().gen[3].size <= s0.gen[3].size,
+             "the LOH grew from %zu to %zu bytes for an array the sweep made room for", (size_t)s0.gen[3].size,
+             (size_t)stats().gen[3].size);
+    holder[1] = NULL;
+    check_reachable("after the sweep test");
+    printf("  sweep: %zu dead nodes and their array swept without a blocking GC; %zu heap walks during it "
+           "(%zu after its final pause)\n",
+           n, walks, walks_none);
+}
+
 int main(void) {
     double t0 = tt_now();
     tt_rng_init("background_gc");
@@ -359,6 +438,7 @@ int main(void) {
         }
     }
     test_finalization_and_dependents();
+    test_sweep();
     tenure_stats s = stats();
     TT_CHECK(s.background_gcs > bgcs0, "no background GC ended");
     printf("  %d nodes built, %zu rounds: %" PRIu64 " background GCs, %" PRIu64 " GCs in all, %" PRIu64

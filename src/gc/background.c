@@ -17,6 +17,7 @@ static size_t bits_bytes(const tenure_runtime *rt) { return rt->range / 64; }
 static size_t watch_bytes(const tenure_runtime *rt) { return rt->range / TN_CARD_SIZE; }
 
 bool tn_bgc_marking(const tenure_runtime *rt) { return rt->bgc.state == TN_BGC_MARKING; }
+bool tn_bgc_in_progress(const tenure_runtime *rt) { return rt->bgc.state != TN_BGC_IDLE; }
 
 /* An old object (gen2, LOH, POH) of the heap: the only ones the BGC premarks (B1). */
 static inline bool in_old_region(const tenure_runtime *rt, const void *v) {
@@ -164,15 +165,26 @@ static void mark_slice(tenure_runtime *rt) {
  * at the next GC a mutator triggers (tn_bgc_marked), so that a program sees its objects move
  * or die only where tenure.h says a GC may happen (an allocation, a safepoint, a wait for the
  * instance lock in a program with several attached threads), as without background GC. */
+static bool sweep_slice(tenure_runtime *rt);
+static void end_bgc(tenure_runtime *rt);
+
+static bool has_work(const tenure_runtime *rt) {
+    return (rt->bgc.state == TN_BGC_MARKING && rt->bgc.stack.count) ||
+           (rt->bgc.state == TN_BGC_SWEEPING && !rt->bgc.finish_pending);
+}
+
 static void *bgc_main(void *arg) {
     tenure_runtime *rt = arg;
     tn_lock(rt);
     while (!rt->bgc.stop) {
-        if (rt->bgc.state != TN_BGC_MARKING || !rt->bgc.stack.count) {
+        if (!has_work(rt)) {
             tn_wait_safe(rt, &rt->bgc.cv);
             continue;
         }
-        mark_slice(rt);
+        if (rt->bgc.state == TN_BGC_MARKING)
+            mark_slice(rt);
+        else if (sweep_slice(rt))
+            end_bgc(rt);
         tn_unlock(rt); /* the mutators' slow paths and foreground GCs take it meanwhile */
         sched_yield();
         tn_lock(rt);
@@ -258,22 +270,23 @@ void tn_bgc_begin(tenure_runtime *rt, uint64_t index, uint32_t reason) {
         pthread_cond_signal(&rt->bgc.cv);
 }
 
-/* The final pause's first step (mark.c): the premarks become marks. For every old region:
- * its BGC bits are or-ed into mark_bits and cleared, its premarked bytes become live bytes.
- * Returns the bytes premarked. */
-size_t tn_bgc_merge_marks(tenure_runtime *rt) {
+static void swap_bitmaps(tenure_runtime *rt) {
+    uint64_t *t = rt->mark_bits;
+    rt->mark_bits = rt->bgc.bits;
+    rt->bgc.bits = t;
+}
+
+/* The final pause's first step (mark.c): the premarks become marks. mark_bits is zero (H4)
+ * and the BGC's bits are set only in old regions (B1): swapping the two bitmaps is the merge,
+ * whatever the heap's size. Each old region's premarked bytes become live bytes. Returns the
+ * bytes premarked. */
+size_t tn_bgc_take_premarks(tenure_runtime *rt) {
     tn_assert_world_stopped(rt);
     TN_ASSERT(rt->bgc.state == TN_BGC_MARKING);
+    swap_bitmaps(rt);
     size_t merged = 0;
     for (int g = TN_GEN2; g < TN_NGEN; g++)
         for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
-            size_t w0 = tn_bit_index(rt, r->start) >> 6, w1 = tn_bit_index(rt, r->end) >> 6;
-            for (size_t w = w0; w < w1; w++) {
-                if (rt->bgc.bits[w]) {
-                    rt->mark_bits[w] |= rt->bgc.bits[w];
-                    rt->bgc.bits[w] = 0;
-                }
-            }
             r->live_bytes += r->bgc_live;
             merged += r->bgc_live;
             r->bgc_live = 0;
@@ -317,11 +330,118 @@ void tn_bgc_visit_rescans(tenure_runtime *rt, void (*fn)(char *obj, void *ctx), 
             rescan_watched(rt, r, fn, ctx);
 }
 
-void tn_bgc_end(tenure_runtime *rt) {
-    tn_assert_world_stopped(rt);
-    rt->bgc.state = TN_BGC_IDLE;
+/* ---- the final pause's hand-over to the sweep ---- */
+
+/* Marking done: every old region is unswept up to its used end (H8), its marks in mark_bits
+ * until the pause ends; the rest of the pause is a gen1 GC's (collect.c). */
+void tn_bgc_final_marked(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
+    TN_ASSERT(c->bgc_final && c->condemned == TN_GEN2);
+    c->condemned = TN_GEN1;
+    rt->unswept_marks = rt->mark_bits;
+    for (int g = TN_GEN2; g < TN_NGEN; g++) {
+        size_t live = 0;
+        for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+            r->condemned = false;
+            r->unswept_end = r->used;
+            live += r->live_bytes;
+        }
+        c->record.promoted[g] = live;
+    }
+}
+
+/* The young generations collected, before the pause's report: the old regions' marks go back
+ * to the BGC's bitmap (mark_bits is zero again: the young regions' bits were cleared by
+ * promotion), the write watch goes off, the large heaps' free lists are emptied (B5: the
+ * sweep refills them region by region). */
+void tn_bgc_final_swept_young(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
+    swap_bitmaps(rt);
+    rt->unswept_marks = rt->bgc.bits;
     rt->head.barrier_slow &= ~(uint32_t)TN_BARRIER_BGC;
+    memset(rt->bgc.watch, 0, watch_bytes(rt)); /* (B4; lazily reserved: untouched pages stay so) */
+    tn_free_list_clear(&rt->heap.loh_free);
+    tn_free_list_clear(&rt->heap.poh_free);
+    rt->bgc.state = TN_BGC_SWEEPING;
+    rt->bgc.record = c->record;
+    rt->bgc.record.background = true;
+}
+
+void tn_bgc_sweep_start(tenure_runtime *rt, uint64_t final_pause_ns) {
+    tn_assert_locked(rt);
+    rt->bgc.final_pause_ns = final_pause_ns;
+    if (rt->bgc.thread_started)
+        pthread_cond_signal(&rt->bgc.cv);
+}
+
+/* ---- the sweep ---- */
+
+/* The next region not swept yet: the large heaps first (their free lists wait for it), then
+ * gen2. */
+static tn_region *next_unswept(tenure_runtime *rt) {
+    static const int order[] = {TN_LOH, TN_POH, TN_GEN2};
+    for (int k = 0; k < 3; k++)
+        for (tn_region *r = rt->heap.gens[order[k]]; r; r = r->next)
+            if (r->unswept_end)
+                return r;
+    return NULL;
+}
+
+/* Sweep r (H8): each run of unmarked objects below its unswept_end becomes a free object (on
+ * the free list of a large heap), a region with nothing left is released. Objects at or above
+ * unswept_end came after the final mark and stay. Then its bits are cleared (B4). */
+static void sweep_region(tenure_runtime *rt, tn_region *r) {
+    char *end = r->unswept_end;
+    size_t from = tn_bit_index(rt, r->start), to = tn_bit_index(rt, end);
+    char *top = r->start + tn_align_up((size_t)(end - r->start), 64 * 8);
+    r->unswept_end = NULL;
+    if (r->live_bytes == 0 && r->used == end) {
+        tn_bits_clear(rt->bgc.bits, from, tn_bit_index(rt, top < r->end ? top : r->end));
+        tn_region_release(rt, r);
+        return;
+    }
+    tn_free_list *fl = r->gen == TN_LOH ? &rt->heap.loh_free : r->gen == TN_POH ? &rt->heap.poh_free : NULL;
+    size_t free_bytes = 0;
+    char *p = r->start;
+    for (size_t b = tn_bit_next(rt->bgc.bits, from, to); b < to;
+         b = tn_bit_next(rt->bgc.bits, tn_bit_index(rt, p), to)) {
+        char *s = tn_bit_addr(rt, b);
+        free_bytes += tn_gc_free_run(rt, p, s, fl);
+        p = s + tn_obj_size(s);
+    }
+    if (p < end && r->used == end && !fl) { /* dead objects at the end of a gen2 region: its used end falls */
+        if (r->zero_from < r->used)
+            r->zero_from = r->used;
+        tn_heap_poison(rt, p, (size_t)(end - p));
+        r->used = p;
+    } else {
+        free_bytes += tn_gc_free_run(rt, p, end, fl);
+    }
+    r->free_bytes = free_bytes; /* (above unswept_end: survivors packed there, no free object) */
+    tn_bits_clear(rt->bgc.bits, from, tn_bit_index(rt, top < r->end ? top : r->end));
+}
+
+/* Regions swept for at most TN_BGC_SLICE_NS (at least one); true when none is left. */
+static bool sweep_slice(tenure_runtime *rt) {
+    tn_assert_locked(rt);
+    uint64_t until = tn_os_now_ns() + TN_BGC_SLICE_NS;
+    rt->bgc.slices++;
+    for (tn_region *r; (r = next_unswept(rt)) != NULL;) {
+        sweep_region(rt, r);
+        if (tn_os_now_ns() >= until)
+            return next_unswept(rt) == NULL;
+    }
+    return true;
+}
+
+/* The sweep is done: the BGC ends, its report written by the thread that swept last. */
+static void end_bgc(tenure_runtime *rt) {
+    TN_ASSERT(rt->bgc.state == TN_BGC_SWEEPING && next_unswept(rt) == NULL);
+    rt->bgc.state = TN_BGC_IDLE;
+    rt->bgc.finish_pending = false;
+    rt->unswept_marks = NULL;
     rt->stats.background_gcs++;
+    tn_gc_report_background_end(rt, &rt->bgc.record, rt->bgc.initial_pause_ns + rt->bgc.final_pause_ns);
 }
 
 /* ---- the instance's end, fork ---- */
@@ -358,18 +478,28 @@ void tn_bgc_forked_child(tenure_runtime *rt) {
     rt->bgc.thread_started = false;
     rt->bgc.forked_no_thread = TN_UNDER_TSAN;
     rt->bgc.cv_ready = false;
-    if (rt->bgc.state == TN_BGC_MARKING)
+    if (rt->bgc.state != TN_BGC_IDLE)
         rt->bgc.finish_pending = true;
 }
 
-/* A BGC ends now, on the calling thread (which holds the lock): its marking, then its final
- * pause. For a blocking gen2 GC asked for while it marks, and for a forked child. */
-void tn_bgc_finish(tenure_runtime *rt) {
+/* The BGC's marking ends now, on the calling thread (which holds the lock): what is left on
+ * its stack, then its final pause; the BGC thread sweeps after it. */
+void tn_bgc_final_pause(tenure_runtime *rt) {
     tn_assert_locked(rt);
     if (rt->bgc.state != TN_BGC_MARKING)
         return;
     while (rt->bgc.stack.count)
         mark_slice(rt);
-    rt->bgc.finish_pending = false;
     tn_gc_collect_bgc_final(rt);
+}
+
+/* A BGC ends now, on the calling thread: its marking, its final pause, its sweep. For a
+ * blocking gen2 GC asked for while it runs, and for a forked child. */
+void tn_bgc_finish(tenure_runtime *rt) {
+    tn_bgc_final_pause(rt);
+    if (rt->bgc.state != TN_BGC_SWEEPING)
+        return;
+    while (!sweep_slice(rt))
+        ;
+    end_bgc(rt);
 }

@@ -14,11 +14,18 @@
  *    slot in `watch` (the barrier's slow path).
  *  - Ephemeral GCs run as usual meanwhile (GCStart Type 2, "foreground"): they never move or
  *    free an old object, and a gen2 GC the collector would choose becomes gen1 or gen0.
- *  - The final-mark pause (suspend reason 6) is a blocking full GC that sweeps every
- *    generation and starts from the BGC's marks (mark.c, root kind BGC): it marks from the
- *    roots as any full GC, stops at premarked objects, and rescans the premarked objects that
- *    were written into since they were scanned. Weak handles, finalization and the events are
- *    then those of a full GC; its record keeps the BGC's GC number.
+ *  - The final-mark pause (suspend reason 6) marks as a full GC that starts from the BGC's
+ *    marks (mark.c, root kind BGC): it marks from the roots, stops at premarked objects, and
+ *    rescans the premarked objects that were written into since they were scanned. Weak
+ *    handles and finalization are those of a full GC. Then it collects gen0 and gen1 as a
+ *    gen1 GC would (so that no young object it found dead survives to refer to old memory
+ *    the sweep frees), and leaves the old generations unswept (H8, runtime.h): their marks
+ *    stay in `bits` (the bitmaps are swapped, not copied), the large heaps' free lists are
+ *    emptied, the write watch goes off.
+ *  - The BGC thread then sweeps gen2, the LOH and the POH region by region in slices under
+ *    the lock, as it marked; foreground GCs run meanwhile (Type 2) and skip the dead objects
+ *    not swept yet (H8). The last region swept ends the BGC: its record, history events,
+ *    GCEnd_V1 and GCHeapStats_V2 and the GC callback, on the BGC thread.
  *
  * Invariants (checked by tn_bgc_check):
  *  B1 A premarked object (its bit set in bits) lies in a gen2, LOH or POH region and was
@@ -35,7 +42,13 @@
  *     leaves generation 2 never: only the final pause frees old objects.
  *  B3 The BGC thread reads the heap only in its slices, with the instance lock held.
  *  B4 Outside a BGC (state TN_BGC_IDLE): bits and watch are zero, the stack and the deferred
- *     list are empty, the barrier's TN_BARRIER_BGC bit is off.
+ *     list are empty, the barrier's TN_BARRIER_BGC bit is off. While it sweeps, bits are set
+ *     only below the unswept_end of old regions (they are rt->unswept_marks), watch is zero,
+ *     the barrier bit is off.
+ *  B5 While a BGC sweeps, nothing is allocated below an unswept_end (H8): the LOH and POH free
+ *     lists hold swept space only, survivors a GC packs into a gen2 region go above its used
+ *     end, and a region is released only by the sweep (or, emptied, by a blocking full GC,
+ *     which first ends the BGC).
  */
 #ifndef TENURE_GC_BACKGROUND_H
 #define TENURE_GC_BACKGROUND_H
@@ -46,7 +59,7 @@
 
 #include "base/base.h"
 
-enum { TN_BGC_IDLE = 0, TN_BGC_MARKING = 1 };
+enum { TN_BGC_IDLE = 0, TN_BGC_MARKING = 1, TN_BGC_SWEEPING = 2 };
 /* head.barrier_slow bits: HeapVerify's checked barrier, the BGC's write watch */
 enum { TN_BARRIER_CHECKED = 1, TN_BARRIER_BGC = 2 };
 
@@ -59,8 +72,10 @@ struct tn_bgc_state {
     tn_vec stack;     /* premarked objects not scanned yet */
     tn_vec deferred;  /* premarked objects of types with a trace callback (scanned at the end) */
     size_t premarked; /* bytes premarked */
-    uint64_t initial_pause_ns;
-    uint64_t slices; /* slices the BGC thread ran */
+    uint64_t initial_pause_ns, final_pause_ns;
+    uint64_t slices;     /* slices the BGC thread ran (marking and sweeping) */
+    tn_gc_record record; /* the BGC's record from its final pause, finished when the sweep ends */
+    bool record_ready;   /* (the final pause wrote it) */
     /* the BGC thread: started at the first BGC, waits on cv (with the instance lock) between BGCs */
     pthread_t thread;
     bool thread_started;
@@ -75,6 +90,8 @@ struct tn_bgc_state {
 /* What the rest of the collector calls (background.c) */
 struct tenure_runtime;
 bool tn_bgc_marking(const struct tenure_runtime *rt);
+/* Marking or sweeping: a GC now is a foreground one (Type 2). */
+bool tn_bgc_in_progress(const struct tenure_runtime *rt);
 /* Before the initial pause (lock held, world running): the bitmap, the stack, the thread.
  * False if a BGC cannot start (one is running, out of memory, no thread). */
 bool tn_bgc_prepare(struct tenure_runtime *rt);
@@ -82,15 +99,25 @@ bool tn_bgc_prepare(struct tenure_runtime *rt);
 void tn_bgc_begin(struct tenure_runtime *rt, uint64_t index, uint32_t reason);
 /* The barrier's slow path while a BGC marks: slot was written. */
 void tn_bgc_watch(struct tenure_runtime *rt, void *slot);
-/* In the final pause (mark.c): premarks become marks; then what must be rescanned. */
-size_t tn_bgc_merge_marks(struct tenure_runtime *rt);
+/* In the final pause (mark.c): premarks become marks (the bitmaps swapped); then what must
+ * be rescanned. */
+size_t tn_bgc_take_premarks(struct tenure_runtime *rt);
 void tn_bgc_visit_rescans(struct tenure_runtime *rt, void (*fn)(char *obj, void *ctx), void *ctx);
-/* At the end of the final pause: idle again, the write watch off. */
-void tn_bgc_end(struct tenure_runtime *rt);
+/* In the final pause, marking done: the old regions become unswept (H8) and the pause goes on
+ * as a gen1 GC (collect.c). Then, before its report: the bitmaps swapped back, the write
+ * watch off, the free lists of the large heaps emptied, the state SWEEPING. */
+struct tn_collection;
+void tn_bgc_final_marked(struct tenure_runtime *rt, struct tn_collection *c);
+void tn_bgc_final_swept_young(struct tenure_runtime *rt, struct tn_collection *c);
+/* After the final pause's restart: the BGC thread starts sweeping. */
+void tn_bgc_sweep_start(struct tenure_runtime *rt, uint64_t final_pause_ns);
 /* The BGC has marked what it could (or a forked child's BGC lost its thread): the next GC
  * is its final pause. */
 bool tn_bgc_marked(const struct tenure_runtime *rt);
-/* End the BGC in progress now, on the calling thread (lock held). */
+/* The BGC's marking ends now, on the calling thread (lock held): its final pause. */
+void tn_bgc_final_pause(struct tenure_runtime *rt);
+/* End the BGC in progress now, on the calling thread (lock held): its marking, its final
+ * pause, its sweep, its report. */
 void tn_bgc_finish(struct tenure_runtime *rt);
 void tn_bgc_destroy(struct tenure_runtime *rt);
 void tn_bgc_forked_child(struct tenure_runtime *rt);

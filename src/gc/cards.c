@@ -299,7 +299,7 @@ static void scan_run(card_scan *s, tn_region *r, size_t c0, size_t c1) {
     for (char *o = tn_crossing_object_start(rt, r, s->lo); o < s->hi;) {
         const tn_type *t = tn_obj_type(o);
         size_t size = tn_obj_size_t(t, o);
-        if (t->kind != TN_TK_FREE)
+        if (t->kind != TN_TK_FREE && !tn_unswept_dead(rt, r, o)) /* (H8) */
             scan_object(s, o, t, size);
         o += size;
     }
@@ -536,7 +536,7 @@ static uint8_t exact_value(tenure_runtime *rt, tn_region *r, size_t c) {
     if (cv.hi > r->used)
         cv.hi = r->used;
     for (char *o = tn_crossing_object_start(rt, r, cv.lo); o < cv.hi; o += tn_obj_size(o))
-        if (!tn_is_free(o))
+        if (!tn_is_free(o) && !tn_unswept_dead(rt, r, o))
             tn_obj_visit_slots(rt, o, least_young, &cv);
     return cv.least;
 }

@@ -61,7 +61,7 @@ static void check_structures(tenure_runtime *rt) {
 /* The collection's parameters and its record's first fields. */
 static void begin_collection(tenure_runtime *rt, tn_collection *c, int requested, uint32_t reason, unsigned flags) {
     memset(c, 0, sizeof *c);
-    c->gc_type = tn_bgc_marking(rt) ? TN_GC_TYPE_FOREGROUND : TN_GC_TYPE_BLOCKING;
+    c->gc_type = tn_bgc_in_progress(rt) ? TN_GC_TYPE_FOREGROUND : TN_GC_TYPE_BLOCKING;
     c->suspend_reason = TN_SUSPEND_FOR_GC;
     c->requested = requested;
     c->condemned = requested < 0 || requested > TN_GEN2 ? TN_GEN2 : requested;
@@ -85,9 +85,9 @@ static void start_gc(tenure_runtime *rt, tn_collection *c) {
     g->compact_reason = -1;
     record_condemn_reasons(g, c->requested, c->reason);
     tn_gc_measure_generations(rt, g->size_before, g->free_before);
-    if (!c->bgc_final) { /* no profiler walk for a background GC (events spec) */
-        if (TN_PROF_ON(rt, TENURE_PROFILE_GC))
-            tn_prof_gc_started(rt);
+    if (TN_PROF_ON(rt, TENURE_PROFILE_GC)) /* (a BGC's final pause: its young GC's, below) */
+        tn_prof_gc_started(rt);
+    if (!c->bgc_final) {
         TN_EMIT(rt, GCStart_V2, .Count = (uint32_t)g->index, .Depth = (uint32_t)c->condemned, .Reason = c->reason,
                 .Type = (uint32_t)c->gc_type,
                 .ClientSequenceNumber = rt->prof.heap_dump_pending ? rt->prof.heap_dumps : 0);
@@ -174,8 +174,7 @@ static void after_mark(tenure_runtime *rt, tn_collection *c) {
     c->parallel_after_mark = parallel_after_mark(rt, c);
     tn_gc_run_part(rt, c, TN_PART_PLAN); /* the first restarts the helpers from marking's join */
     tn_gc_plan_end(rt, c);
-    if (!c->bgc_final)              /* no profiler walk or bulk ranges for a background GC (events spec) */
-        tn_gc_report_ranges(rt, c); /* where each survivor goes, before anything moves */
+    tn_gc_report_ranges(rt, c); /* where each survivor goes, before anything moves */
     phase_done(c, TN_PHASE_PLAN);
     tn_gc_relocate_begin(rt, c);
     tn_gc_run_part(rt, c, TN_PART_RELOCATE);
@@ -190,26 +189,34 @@ static void after_mark(tenure_runtime *rt, tn_collection *c) {
 }
 
 /* The phases of collection c, from the suspension to the restart. A background GC's final
- * pause (c->bgc_final) ends the BGC before the report, counts both of its pauses, and writes
- * its GCEnd and GCHeapStats after the restart (events spec). */
+ * pause (c->bgc_final) marks as a full GC, then goes on as a gen1 GC, leaving the old
+ * generations to the BGC thread's sweep, which ends the BGC (gc/background.h). */
 static void run_collection(tenure_runtime *rt, tn_collection *c) {
     c->gc_threads = gc_threads_for(rt, c, tn_gc_reserve_scratch(rt)); /* the pause allocates nothing */
     suspend(rt, c);
     start_gc(rt, c);
     tn_gc_team_wake(rt, tn_gc_helper, c->gc_threads); /* server GC's helpers (gc/team.h) */
     tn_gc_mark(rt, c);                                /* a BGC's final pause: its premarks first (B1) */
+    if (c->bgc_final) {
+        tn_bgc_final_marked(rt, c); /* the old regions unswept (H8); a gen1 GC from here */
+        tn_gc_mark_older_cards(rt, c);
+    }
     phase_done(c, TN_PHASE_MARK);
     after_mark(rt, c);
     tn_gc_team_finish(rt); /* the helpers leave their last join and park */
     set_condemned(rt, c->condemned, false);
     if (c->bgc_final) {
-        tn_bgc_end(rt);
-        c->started_ns -= rt->bgc.initial_pause_ns; /* its pause: both pauses, summed */
+        tn_bgc_final_swept_young(rt, c);
+        tn_gc_report_bgc_final(rt, c);
+    } else {
+        tn_gc_report(rt, c);
     }
-    tn_gc_report(rt, c);
     restart(rt, c);
-    if (c->bgc_final)
-        tn_gc_report_end(rt);
+    if (c->bgc_final) {
+        uint64_t pause = tn_os_now_ns() - c->started_ns;
+        tn_gc_count_pause(rt, pause);
+        tn_bgc_sweep_start(rt, pause);
+    }
 }
 
 /* One collection, on the calling thread, with rt->threads.lock held (T1: no other GC can start, and
@@ -237,46 +244,47 @@ static void collect_bgc_initial(tenure_runtime *rt, uint32_t reason) {
             .Type = TN_GC_TYPE_BACKGROUND, .ClientSequenceNumber = 0);
     tn_bgc_begin(rt, rt->stats.gc_count, reason);
     restart(rt, &c);
-    uint64_t pause = tn_os_now_ns() - c.started_ns;
-    rt->bgc.initial_pause_ns = pause;
-    rt->stats.total_pause_ns += pause;
-    if (pause > rt->stats.max_pause_ns)
-        rt->stats.max_pause_ns = pause;
+    rt->bgc.initial_pause_ns = tn_os_now_ns() - c.started_ns;
+    tn_gc_count_pause(rt, rt->bgc.initial_pause_ns);
 }
 
 /* The final-mark pause (suspend reason 6), on the thread whose GC comes after the BGC marked
- * all it could, or that needs the BGC over: a full GC that sweeps every generation and starts from the BGC's marks (mark.c), with
- * the BGC's GC number, no GCStart and no profiler walk. */
+ * all it could, or that needs the BGC over: a full mark that starts from the BGC's marks
+ * (mark.c), then a gen1 GC; with the BGC's GC number, no GCStart and no profiler walk of gen2
+ * (its young GC is a profiler's gen1 GC). */
 void tn_gc_collect_bgc_final(tenure_runtime *rt) {
     tn_assert_locked(rt);
     tn_collection c;
     begin_collection(rt, &c, TN_GEN2, rt->bgc.reason, 0);
-    c.bgc_final = true; /* every generation swept (plan.c) */
+    c.bgc_final = true;
     c.gc_type = TN_GC_TYPE_BACKGROUND;
     c.suspend_reason = TN_SUSPEND_FOR_GC_PREP;
     run_collection(rt, &c);
 }
 
 /* With gcConcurrent, a gen2 GC the collector chose (a budget, GCStress) runs in the
- * background: a gen1 GC now, then the BGC's initial pause (*start); while a BGC marks, it
+ * background: a gen1 GC now, then the BGC's initial pause (*start); while a BGC runs, it
  * runs as the foreground gen0 or gen1 GC the young budgets ask for. Once the BGC has marked
- * all it could, the next GC is its final pause instead (a full GC: what was asked is done,
- * unless it was a blocking gen2 GC). A gen2 GC asked for otherwise (induced, out of space,
- * compacting) first ends the BGC in progress. Returns the generation to collect, -2 for none. */
+ * all it could, the next GC is its final pause instead (which collects gen0 and gen1: what
+ * was asked is done, unless it was a blocking gen2 GC). A gen2 GC asked for otherwise
+ * (induced, out of space, compacting) first ends the BGC in progress, its sweep included.
+ * Returns the generation to collect, -2 for none. */
 static int steer_gen2(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags, bool *start) {
     *start = false;
     bool young = generation >= 0 && generation < TN_GEN2;
     bool chosen = reason == TN_REASON_ALLOC_SMALL || reason == TN_REASON_ALLOC_LARGE || reason == TN_REASON_STRESS ||
                   (flags & TENURE_COLLECT_NONBLOCKING);
     chosen = chosen && !(flags & (TENURE_COLLECT_COMPACT | TENURE_COLLECT_COMPACT_LOH | TENURE_COLLECT_AGGRESSIVE));
-    if (tn_bgc_marked(rt)) {
+    bool final_pause = tn_bgc_marked(rt);
+    if (final_pause)
+        tn_bgc_final_pause(rt);
+    if (rt->bgc.finish_pending) /* a forked child: no BGC thread to sweep */
         tn_bgc_finish(rt);
-        if (young || chosen)
-            return -2;
-    }
+    if (final_pause && (young || chosen))
+        return -2;
     if (!rt->config.gcConcurrent || rt->config.GCCompactMode == 1 || young) /* a BGC sweeps */
         return generation;
-    if (chosen && tn_bgc_marking(rt))
+    if (chosen && tn_bgc_in_progress(rt))
         return (flags & TENURE_COLLECT_NONBLOCKING) ? -2 : tn_heap_young_budget_generation(rt);
     if (chosen && !rt->bgc.forked_no_thread) {
         *start = true;
@@ -397,5 +405,5 @@ void tenure_get_stats(const tenure_runtime *crt, tenure_stats *stats) {
     *stats = rt->stats;
     stats->bytes_allocated += tn_alloc_uncounted(rt);
     stats->committed_bytes = rt->heap.committed;
-    stats->background_gc_in_progress = tn_bgc_marking(rt);
+    stats->background_gc_in_progress = tn_bgc_in_progress(rt);
 }

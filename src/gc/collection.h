@@ -44,7 +44,8 @@ typedef struct tn_collection {
     bool any_sweep;             /* some condemned generation is swept */
     bool parallel_after_mark;   /* the phases after marking run on the team (gc/parts.c) */
     bool scratch_short;         /* some scratch reserved before the pause was too small (scratch.c) */
-    bool bgc_final;             /* a background GC's final pause (gc/background.h): sweeps, starts premarked */
+    bool bgc_final;             /* a background GC's final pause (gc/background.h): marks from the premarks,
+                                   then collects as a gen1 GC (condemned becomes 1) */
     size_t bgc_premarked;       /* its bytes premarked by the background GC (mark.c, root kind BGC) */
     uint32_t gc_type;           /* GCStart's Type: TN_GC_TYPE_* */
     uint32_t suspend_reason;    /* TN_SUSPEND_FOR_GC, or _FOR_GC_PREP for a BGC's final pause */

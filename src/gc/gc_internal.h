@@ -77,13 +77,21 @@ void tn_gc_run_part(tenure_runtime *rt, tn_collection *c, int part);
  * phases after marking on the team, every part in order. */
 void tn_gc_helper(tenure_runtime *rt, unsigned heap);
 
-/* report.c: the record done (rt->last, tenure_stats), budgets, the end events, the GC callback
- * (for a background GC's final pause: up to the history events; tn_gc_report_end after the
- * restart writes GCEnd and GCHeapStats and calls the GC callback). */
+/* report.c: the record done (rt->last, tenure_stats), budgets, the end events, the GC callback. */
 void tn_gc_report(tenure_runtime *rt, tn_collection *c);
-void tn_gc_report_end(tenure_runtime *rt);
 /* collect.c: a background GC's final-mark pause (gc/background.h), lock held. */
 void tn_gc_collect_bgc_final(tenure_runtime *rt);
+/* mark.c: the final pause's card scan, once it counts as a gen1 GC (relocation's card slots). */
+void tn_gc_mark_older_cards(tenure_runtime *rt, tn_collection *c);
+/* report.c: the final pause's own report (budgets of the young generations, HeapVerify) and,
+ * when the sweep is done, the background GC's (its record finished, history, GCEnd,
+ * GCHeapStats, the GC callback; pause_ns: its pauses summed). */
+void tn_gc_report_bgc_final(tenure_runtime *rt, tn_collection *c);
+void tn_gc_report_background_end(tenure_runtime *rt, tn_gc_record *record, uint64_t pause_ns);
+/* report.c: a pause of pause ns in tenure_stats (last, total, max). */
+void tn_gc_count_pause(tenure_runtime *rt, uint64_t pause);
+/* sweep.c: [p, s) becomes a free object (on fl, if not NULL); its size. */
+size_t tn_gc_free_run(tenure_runtime *rt, char *p, char *s, tn_free_list *fl);
 /* report.c: each generation's size and free bytes (the record's before or after, and stats). */
 void tn_gc_measure_generations(tenure_runtime *rt, size_t *sizes, size_t *free_sizes);
 

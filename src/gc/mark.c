@@ -59,6 +59,7 @@ typedef struct tn_marker {
     tn_mark_worker *w;
     tn_mark_pool *pool;
     int condemned;
+    int pin_upto;      /* objects of generations up to it are pinned, older ones only marked */
     size_t head, tail; /* fifo[head % MARK_FIFO .. tail % MARK_FIFO) */
     size_t edge;       /* next slot of the delay line */
     bool edges_full;   /* every slot of the delay line holds a reference, else [0, edge) */
@@ -71,6 +72,8 @@ static void marker_init(marker *mk, tenure_runtime *rt, tn_mark_worker *w) {
     mk->w = w;
     mk->pool = NULL;
     mk->condemned = rt->collection->condemned;
+    /* a background GC's final pause moves nothing old: it compacts gen0 and gen1 at most */
+    mk->pin_upto = rt->collection->bgc_final ? TN_GEN1 : mk->condemned;
     mk->head = mk->tail = mk->edge = 0;
     mk->edges_full = false;
 }
@@ -418,6 +421,10 @@ static void pin_object(marker *mk, char *v, uint64_t handle_id) {
     if (!in_condemned(rt, v, mk->condemned))
         return;
     size_t bit = tn_bit_index(rt, v);
+    if (!in_condemned(rt, v, mk->pin_upto)) {
+        mark_ref(mk, v);
+        return;
+    }
     if (!tn_bit_test(rt->pin_bits, bit)) {
         tn_bit_set(rt->pin_bits, bit);
         rt->mark.pinned_objects++;
@@ -696,7 +703,7 @@ void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
 
     tn_handles_prepare(rt);
     if (c->bgc_final) /* the premarks become marks before anything is marked (counted once: M2) */
-        c->bgc_premarked = tn_bgc_merge_marks(rt);
+        c->bgc_premarked = tn_bgc_take_premarks(rt);
     /* SizedRef (full GCs): each handle's graph first, one handle after the other (on thread
      * 0 alone: each handle's bytes are what its graph adds) */
     kind_meter m;
@@ -734,6 +741,22 @@ void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
     rt->mark.lead = NULL;
     if (rt->mark.overflow_seen)
         TN_EMIT(rt, GCMarkWithType, .HeapNum = 0, .Type = TN_ROOT_OVERFLOW, .Bytes = rt->mark.overflow_marked);
+}
+
+/* A background GC's final pause, once it counts as a gen1 GC (tn_bgc_final_marked): the card
+ * scan of a gen1 GC's marking, for relocation's card slots and the cards' new values (H7).
+ * It marks nothing: every young object that a live old one refers to was marked from the
+ * BGC's rescans (B1), and the scan skips the old objects found dead (H8). No GCMarkWithType
+ * (root kind Older is an ephemeral GC's, and its place in the order is gone). */
+void tn_gc_mark_older_cards(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
+    TN_ASSERT_INTERNAL(c->bgc_final && c->condemned == TN_GEN1);
+    marker mk;
+    marker_init(&mk, rt, &rt->mark.w[0]);
+    size_t before = mk.w->marked_bytes;
+    tn_gc_mark_cards(rt, c->condemned, mark_root_slot, &mk);
+    drain_all(&mk);
+    TN_ASSERT_INTERNAL(mk.w->marked_bytes == before);
 }
 
 /* ---- consistency check (base/assert.h) ---- */

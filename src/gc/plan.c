@@ -362,7 +362,7 @@ static bool plan_compaction(tenure_runtime *rt, tn_collection *col, tn_gen_plan 
  */
 static int compaction_reason(tenure_runtime *rt, const tn_collection *c, int gen, const tn_gen_plan *gp) {
     unsigned flags = c->flags;
-    if (gen == TN_POH || c->bgc_final) /* a background GC sweeps (GCCompactMode 1 included) */
+    if (gen == TN_POH)
         return -1;
     if (gen == TN_LOH)
         return (flags & TENURE_COLLECT_COMPACT_LOH) || rt->config.GCLOHCompact ? TN_COMPACT_LOH_FORCED : -1;

@@ -73,15 +73,8 @@ static void release_and_promote(tenure_runtime *rt, tn_collection *c, int gen, t
 }
 
 /* The generations whose regions get their crossing table and cards rebuilt: those relocation
- * did not rebuild. Except, in a background GC's final pause (which sweeps every generation),
- * the regions that were gen1 or older: nothing in them moved, the sweep kept their crossing
- * tables (sweep.c), and their cards, kept by the barrier and the card scans for references to
- * younger generations, still cover every such reference (a card may now ask for more
- * scanning than needed: the next card scan lowers it; H7's exception). Rebuilding them would
- * walk the whole old generation in the pause. */
-static bool not_rebuilt(const tn_collection *c, int g) {
-    return !c->plans[g].rebuilt && !(c->bgc_final && g >= TN_GEN1);
-}
+ * did not rebuild. */
+static bool not_rebuilt(const tn_collection *c, int g) { return !c->plans[g].rebuilt; }
 
 /* Thread 0, before the part: empty regions released, the others promoted. */
 void tn_gc_promote_begin(tenure_runtime *rt, tn_collection *c) {

@@ -106,15 +106,23 @@ void tn_gc_measure_generations(tenure_runtime *rt, size_t *sizes, size_t *free_s
     }
 }
 
-static void update_stats(tenure_runtime *rt, tn_collection *c, uint64_t pause) {
+void tn_gc_count_pause(tenure_runtime *rt, uint64_t pause) {
     tenure_stats *s = &rt->stats;
-    tn_gc_record *g = &c->record;
+    s->last_pause_ns = pause;
+    s->total_pause_ns += pause;
+    if (pause > s->max_pause_ns)
+        s->max_pause_ns = pause;
+}
+
+/* The record g of a GC that condemned `condemned` is done: its sizes after, the statistics. */
+static void update_stats(tenure_runtime *rt, tn_gc_record *g, int condemned) {
+    tenure_stats *s = &rt->stats;
     tn_gc_measure_generations(rt, g->size_after, g->free_after);
     s->heap_bytes = s->live_bytes_after_gc = s->promoted_bytes = 0;
     for (int i = 0; i < TN_NGEN; i++) {
         s->heap_bytes += s->gen[i].size;
         s->live_bytes_after_gc += s->gen[i].size - s->gen[i].free_bytes;
-        if (tn_gen_condemned(i, c->condemned)) {
+        if (tn_gen_condemned(i, condemned)) {
             s->gen[i].collections++;
             s->promoted_bytes += g->promoted[i];
         }
@@ -124,24 +132,22 @@ static void update_stats(tenure_runtime *rt, tn_collection *c, uint64_t pause) {
     else
         s->sweeping_gcs++;
     s->committed_bytes = rt->heap.committed;
-    s->pinned_objects = rt->mark.pinned_objects;
+    s->pinned_objects = g->pinned_objects;
     s->sync_blocks = rt->lifetime.sync_count;
     s->finalization_promoted_bytes = g->finalization_promoted_bytes;
     s->finalization_promoted_count = g->finalization_promoted_count;
-    if (c->condemned == TN_GEN2)
-        tn_lifetime_gen2_done(rt);
-    g->pinned_objects = rt->mark.pinned_objects;
-    g->pause_ns = pause;
-    s->last_pause_ns = pause;
-    s->total_pause_ns += pause;
-    if (pause > s->max_pause_ns)
-        s->max_pause_ns = pause;
 }
 
 /* The record is done: it becomes the previous GC's (rt->last), which what follows reads. */
 static void finish_record(tenure_runtime *rt, tn_collection *c) {
-    update_stats(rt, c, tn_os_now_ns() - c->started_ns);
-    rt->last = c->record;
+    tn_gc_record *g = &c->record;
+    g->pinned_objects = rt->mark.pinned_objects;
+    update_stats(rt, g, c->condemned);
+    if (c->condemned == TN_GEN2)
+        tn_lifetime_gen2_done(rt);
+    g->pause_ns = tn_os_now_ns() - c->started_ns;
+    tn_gc_count_pause(rt, g->pause_ns);
+    rt->last = *g;
 }
 
 /* The history events, a heap dump asked for and the profilers' end of the GC (none for a
@@ -158,9 +164,9 @@ static void emit_history(tenure_runtime *rt) {
     }
 }
 
-/* GCEnd, GCHeapStats and the GC callback: in the pause, or for a background GC after the
- * final pause's restart (its last events, as the events spec orders them). */
-void tn_gc_report_end(tenure_runtime *rt) {
+/* GCEnd, GCHeapStats and the GC callback: in the pause, or for a background GC when its
+ * sweep ends (its last events, as the events spec orders them). */
+static void report_end(tenure_runtime *rt) {
     TN_EMIT(rt, GCEnd_V1, .Count = (uint32_t)rt->last.index, .Depth = (uint32_t)rt->last.condemned);
     tn_gc_emit_heap_stats(rt);
     if (rt->gc_callback) {
@@ -176,11 +182,48 @@ void tn_gc_report_end(tenure_runtime *rt) {
 void tn_gc_report(tenure_runtime *rt, tn_collection *c) {
     tn_assert_phase(rt, c);
     finish_record(rt, c);
-    tn_budgets_update(rt);
+    tn_budgets_update(rt, &rt->last);
     tn_regions_trim(rt, (c->flags & TENURE_COLLECT_AGGRESSIVE) != 0);
     if (rt->config.HeapVerify)
         tn_gc_verify(rt, "after a GC");
     emit_history(rt);
-    if (!c->bgc_final)
-        tn_gc_report_end(rt);
+    report_end(rt);
+}
+
+/* A background GC's final pause: the young budgets as after a gen1 GC, gen2's from what the
+ * mark kept; its record waits for the sweep (rt->bgc.record). */
+void tn_gc_report_bgc_final(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
+    tn_gc_record young = c->record;
+    young.condemned = TN_GEN1;
+    tn_gc_measure_generations(rt, young.size_after, young.free_after);
+    memcpy(rt->bgc.record.size_after, young.size_after, sizeof young.size_after);
+    memcpy(rt->bgc.record.free_after, young.free_after, sizeof young.free_after);
+    tn_budgets_update(rt, &young);
+    tn_budgets_update_background(rt, &c->record);
+    tn_lifetime_gen2_done(rt);
+    rt->bgc.record.pinned_objects = rt->mark.pinned_objects;
+    tn_regions_trim(rt, false);
+    if (rt->config.HeapVerify)
+        tn_gc_verify(rt, "after a GC");
+    if (TN_PROF_ON(rt, TENURE_PROFILE_GC)) { /* the end of its young GC, for the profilers */
+        tn_prof_root_references(rt);
+        tn_prof_gc_finished(rt);
+    }
+}
+
+void tn_gc_report_background_end(tenure_runtime *rt, tn_gc_record *record, uint64_t pause_ns) {
+    tn_assert_locked(rt);
+    size_t young[2][2] = {{record->size_after[0], record->size_after[1]},
+                          {record->free_after[0], record->free_after[1]}};
+    update_stats(rt, record, TN_GEN2);
+    for (int g = TN_GEN0; g <= TN_GEN1; g++) { /* gen0 and gen1 after its final pause collected them */
+        record->size_after[g] = young[0][g];
+        record->free_after[g] = young[1][g];
+    }
+    record->pause_ns = pause_ns;
+    rt->stats.last_pause_ns = pause_ns; /* (each pause was counted in the total when it ended) */
+    rt->last = *record;
+    emit_history(rt);
+    report_end(rt);
 }

@@ -1,10 +1,22 @@
 /* sweep.c - sweeping: in every swept generation (the plan did not compact it), each run of
  * dead objects between the plugs the plan recorded becomes a free object; a region with no
  * survivor is left empty (released by promote.c); the large object heaps put every free run
- * on their free lists. Nothing moves. See docs/design/collector.md.
+ * on their free lists. Nothing moves. See docs/design/collector.md. (The background GC's
+ * sweep, outside the pauses, is background.c's; it makes its free runs here.)
  */
 #include "gc/gc_internal.h"
 #include "heap/crossing.h"
+
+size_t tn_gc_free_run(tenure_runtime *rt, char *p, char *s, tn_free_list *fl) {
+    if (s <= p)
+        return 0;
+    tn_make_free(rt, p, (size_t)(s - p));
+    tn_crossing_set(rt, p, (size_t)(s - p)); /* (the survivors' entries stay right) */
+    tn_heap_poison_free(rt, p, (size_t)(s - p));
+    if (fl)
+        tn_free_list_add(rt, fl, p, (size_t)(s - p));
+    return (size_t)(s - p);
+}
 
 static void sweep_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
     char *p = r->start, *last_live_end = r->start;
@@ -12,15 +24,7 @@ static void sweep_region(tenure_runtime *rt, tn_region *r, tn_free_list *fl) {
     tn_plug_iter it;
     tn_plug_iter_init(&it, rt, r);
     for (size_t b, eb; tn_plug_iter_next(&it, &b, &eb);) {
-        char *s = tn_bit_addr(rt, b);
-        if (s > p) {
-            tn_make_free(rt, p, (size_t)(s - p));
-            tn_crossing_set(rt, p, (size_t)(s - p)); /* (the survivors' entries stay right) */
-            tn_heap_poison_free(rt, p, (size_t)(s - p));
-            if (fl)
-                tn_free_list_add(rt, fl, p, (size_t)(s - p));
-            free_bytes += (size_t)(s - p);
-        }
+        free_bytes += tn_gc_free_run(rt, p, tn_bit_addr(rt, b), fl);
         p = last_live_end = tn_bit_addr(rt, eb) + 8;
     }
     if (fl && last_live_end < r->end) { /* large heaps keep the tail on the free list */

@@ -7,6 +7,7 @@
  * side bitmaps are checked and cleared only up to each region's used end. */
 #include "runtime.h"
 #include "heap/crossing.h"
+#include "gc/collection.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -101,6 +102,10 @@ static void check_ref(verifier *v, void **slot, bool in_heap) {
         problem(v, "reference to free space", slot, t);
         return;
     }
+    if (tn_unswept_dead(rt, r, t)) {
+        problem(v, "reference to an object the background GC found unreachable (H8: its marking lost it)", slot, t);
+        return;
+    }
     if (!in_heap)
         return;
     uint8_t tgen = rt->unit_gen[tn_unit_of(rt, t)];
@@ -191,7 +196,7 @@ static void check_objects(verifier *v, tn_region *r) {
     for (char *o = r->start; o < end;) {
         tn_type *t = tn_obj_type(o);
         size_t size = tn_obj_size_t(t, o);
-        if (t->kind != TN_TK_FREE) {
+        if (t->kind != TN_TK_FREE && !tn_unswept_dead(rt, r, o)) { /* (H8: its slots may dangle) */
             v->holder = o;
             tn_obj_visit_slots(rt, o, check_heap_slot, v);
         }
@@ -253,7 +258,9 @@ size_t tn_gc_verify(tenure_runtime *rt, const char *when) {
     bool before = strncmp(when, "before", 6) == 0;
     snprintf(v.when, sizeof v.when, "%s GC %llu", before ? "before" : "after",
              (unsigned long long)(rt->stats.gc_count + (before ? 1 : 0)));
-    if (!before && !rt->last.background) /* (H7's exception: a background GC's cards) */
+    if (!before && rt->collection) /* (a background GC's final pause: as a gen1 GC, H7) */
+        v.exact_upto = rt->collection->condemned + 1;
+    else if (!before && !rt->last.background) /* (a background GC's end: cards as its sweep left them) */
         v.exact_upto = rt->last.condemned + 1;
     size_t problems = verify(rt, &v);
     if (problems && !rt->services.error_hook) {

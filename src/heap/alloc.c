@@ -483,8 +483,7 @@ void tn_budgets_init(tenure_runtime *rt) {
         rt->heap.loh_budget = rt->heap.gen2_budget;
 }
 
-void tn_budgets_update(tenure_runtime *rt) {
-    const tn_gc_record *g = &rt->last;
+void tn_budgets_update(tenure_runtime *rt, const tn_gc_record *g) {
     size_t survived0 = g->promoted[TN_GEN0];
     /* what a generation gained counts toward its budget: survivors, and the free space of
      * regions that were swept and promoted in place */
@@ -507,6 +506,17 @@ void tn_budgets_update(tenure_runtime *rt) {
      * allocation triggers a full GC no sooner than promotion does */
     TN_ASSERT_INTERNAL(rt->heap.gen0_budget > 0 && rt->heap.gen1_budget > 0 && rt->heap.gen2_budget > 0);
     TN_ASSERT_INTERNAL(rt->heap.loh_budget >= rt->heap.gen2_budget);
+}
+
+/* A background GC's final pause, after tn_budgets_update for the gen1 GC it also is: the gen2
+ * and large budgets from what its mark kept (its record: gen2's size before, its marked
+ * bytes); what is promoted or allocated large from now on (during its sweep too) counts
+ * toward the next. */
+void tn_budgets_update_background(tenure_runtime *rt, const tn_gc_record *g) {
+    rt->heap.gen2_promoted_since = 0;
+    rt->heap.loh_allocated = 0;
+    update_gen2_budgets(rt, g);
+    TN_ASSERT_INTERNAL(rt->heap.gen2_budget > 0 && rt->heap.loh_budget >= rt->heap.gen2_budget);
 }
 
 /* ---- small object heap ---- */

@@ -85,7 +85,8 @@ void tn_heap_poison_free(tenure_runtime *rt, void *p, size_t size);
 void tn_alloc_context_check(const tenure_runtime *rt, const tn_mutator *m);
 void tn_free_list_clear(tn_free_list *fl);
 void tn_free_list_add(tenure_runtime *rt, tn_free_list *fl, void *p, size_t size);
-void tn_budgets_update(tenure_runtime *rt);
+void tn_budgets_update(tenure_runtime *rt, const tn_gc_record *g);
+void tn_budgets_update_background(tenure_runtime *rt, const tn_gc_record *g);
 /* The budgets of an empty heap (tenure_create). */
 void tn_budgets_init(tenure_runtime *rt);
 /* Count the context's bytes, end it, hand its region back (a GC, or the thread detaches). */

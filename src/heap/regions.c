@@ -284,7 +284,7 @@ bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx) {
         for (char *o = r->start; o < end;) {
             tn_type *t = tn_obj_type(o);
             size_t size = tn_obj_size_t(t, o);
-            if (t->kind != TN_TK_FREE && fn(o, t, size, r->gen, ctx))
+            if (t->kind != TN_TK_FREE && !tn_unswept_dead(rt, r, o) && fn(o, t, size, r->gen, ctx))
                 return true;
             o += size;
         }

@@ -196,8 +196,8 @@ def first_line(e):
 # --------------------------------------------------------------------------------------------
 
 class TraceState:
-    IDLE, SUSPENDING, SUSPENDED, TRIGGERED, MARKING, HISTORY, PERHEAP, ENDED, STATS, RESTARTING, BGC_INITIAL, \
-        BGC_ENDING = range(12)
+    IDLE, SUSPENDING, SUSPENDED, TRIGGERED, MARKING, HISTORY, PERHEAP, ENDED, STATS, RESTARTING, BGC_INITIAL = \
+        range(11)
 
     def __init__(self, key, late_start):
         self.key = key
@@ -212,7 +212,9 @@ class TraceState:
         self.stray_joins = []  # (event, text): GCJoin_V2 outside a GC (see Checker.join)
         # background GC (gcConcurrent): its initial pause (GCStart Type 1) opens it; foreground
         # GCs (Type 2) may run while it is open; its final pause (suspend Reason 6, no GCStart)
-        # marks, sweeps and ends it (GCEnd and GCHeapStats with its Count)
+        # marks (and collects gen0 and gen1); then, the world running, the background thread
+        # sweeps; foreground GCs may run; its history, GCEnd and GCHeapStats (its Count, on the
+        # thread that swept last) end it
         self.bgc = None
         self.background = 0
 
@@ -330,7 +332,7 @@ class Checker:
         S = TraceState
         gc = st.gc
         if name in MUTATOR_EVENTS:
-            if st.state not in (S.IDLE, S.BGC_ENDING):
+            if st.state != S.IDLE:
                 self.fail(ev, "mutator event while the world is stopped (GC %s)" % (gc and gc.get("count")))
             return
         if name == "GCJoin_V2":
@@ -363,12 +365,17 @@ class Checker:
             return
         if name not in SEQUENCE_EVENTS:
             return  # finalizers: not part of a GC's sequence
+        if name == "GCGlobalHeapHistory_V4" and st.state == S.IDLE and st.bgc and st.bgc.get("sweeping"):
+            # the background GC's end, its sweep done, on the thread that swept last
+            st.gc = gc = {"tid": ev["tid"], "count": st.bgc["count"], "depth": 2, "reason": st.bgc["reason"],
+                          "background": True, "final": True, "marks": [], "ranges_seen": True}
+            st.state = S.MARKING
         expect = {
             "GCSuspendEEBegin_V1": (S.IDLE,), "GCSuspendEEEnd_V1": (S.SUSPENDING,),
             "GCTriggered": (S.SUSPENDED,), "GCStart_V2": (S.TRIGGERED,),
             "GCGlobalHeapHistory_V4": (S.MARKING,), "GCPerHeapHistory_V3": (S.HISTORY, S.PERHEAP),
-            "GCEnd_V1": (S.PERHEAP, S.BGC_ENDING), "GCHeapStats_V2": (S.ENDED,),
-            "GCRestartEEBegin_V1": (S.PERHEAP if gc and gc.get("final") else S.STATS, S.BGC_INITIAL),
+            "GCEnd_V1": (S.PERHEAP,), "GCHeapStats_V2": (S.ENDED,),
+            "GCRestartEEBegin_V1": (S.MARKING if gc and gc.get("final") else S.STATS, S.BGC_INITIAL),
             "GCRestartEEEnd_V1": (S.RESTARTING,),
         }[name]
         if st.state not in expect:
@@ -456,7 +463,7 @@ class Checker:
                           self.thread_last.get((ev["trace"], ev["tid"])))
             self.heap_stats(ev, gc)
             st.state = S.STATS
-            if gc.get("final"):  # a background GC ends at its heap stats, after its final restart
+            if gc.get("final"):  # a background GC ends at its heap stats, after its sweep
                 st.complete += 1
                 st.by_depth[2] += 1
                 st.bgc = None
@@ -469,8 +476,10 @@ class Checker:
             st.state = S.RESTARTING
         elif name == "GCRestartEEEnd_V1":
             self.same_thread(ev, gc, "GCRestartEEEnd_V1")
-            if gc.get("final"):  # the world runs; GCEnd and GCHeapStats end the background GC
-                st.state = S.BGC_ENDING
+            if gc.get("final"):  # the world runs, the background thread sweeps
+                st.bgc["sweeping"] = True
+                st.gc = None
+                st.state = S.IDLE
                 return
             st.gc = None
             st.state = S.IDLE
@@ -634,8 +643,7 @@ class Checker:
 
 def state_name(s):
     return ["idle", "suspending", "suspended", "triggered", "marking", "after-global-history",
-            "after-per-heap-history", "ended", "after-heap-stats", "restarting", "background-initial",
-            "background-ending"][s]
+            "after-per-heap-history", "ended", "after-heap-stats", "restarting", "background-initial"][s]
 
 
 def summary(ch, out):

@@ -82,10 +82,11 @@ def foreground(count, depth=0):
     return e
 
 
-def background_gc(count, tid=100, bgc_tid=200, foregrounds=(), first=True):
+def background_gc(count, tid=100, bgc_tid=200, final_tid=300, foregrounds=(), sweep_foregrounds=(), first=True):
     """A background GC as tenure writes it: its initial pause (GCStart Type 1), foreground GCs
-    while it marks, its final pause on another thread (suspend Reason 6, no GCStart, root kind
-    BGC), GCEnd and GCHeapStats after the final restart."""
+    while it marks, its final pause on the thread of the GC that comes next (suspend Reason 6,
+    no GCStart, root kind BGC), foreground GCs while it sweeps, then its history, GCEnd and
+    GCHeapStats on the background thread."""
     e = [ev("GCSuspendEEBegin_V1", tid=tid, Reason=1, Count=count - 1), ev("GCSuspendEEEnd_V1", tid=tid),
          ev("GCTriggered", tid=tid, Reason=0),
          ev("GCStart_V2", tid=tid, Count=count, Depth=2, Reason=0, Type=1, ClientSequenceNumber=0)]
@@ -96,25 +97,29 @@ def background_gc(count, tid=100, bgc_tid=200, foregrounds=(), first=True):
     for d in foregrounds:
         n += 1
         e += foreground(n, d)
-    t = bgc_tid
+    t = final_tid
     e += [ev("GCSuspendEEBegin_V1", tid=t, Reason=6, Count=n), ev("GCSuspendEEEnd_V1", tid=t)]
     e += [ev("GCMarkWithType", tid=t, HeapNum=0, Type=k, Bytes=1) for k in (0, 9, 2)]
-    e += [ev("GCGlobalHeapHistory_V4", tid=t, CondemnedGeneration=2, Reason=0, NumHeaps=1),
-          ev("GCPerHeapHistory_V3", tid=t, Count=5, Values=[{}] * 5),
-          ev("GCRestartEEBegin_V1", tid=t), ev("GCRestartEEEnd_V1", tid=t),
-          ev("GCEnd_V1", tid=t, Count=count, Depth=2), stats(2)]
-    e[-1]["tid"] = t
+    e += [ev("GCRestartEEBegin_V1", tid=t), ev("GCRestartEEEnd_V1", tid=t)]
+    for d in sweep_foregrounds:
+        n += 1
+        e += foreground(n, d)
+    b = bgc_tid
+    e += [ev("GCGlobalHeapHistory_V4", tid=b, CondemnedGeneration=2, Reason=0, NumHeaps=1),
+          ev("GCPerHeapHistory_V3", tid=b, Count=5, Values=[{}] * 5),
+          ev("GCEnd_V1", tid=b, Count=count, Depth=2), stats(2)]
+    e[-1]["tid"] = b
     for x in e:
-        if x["tid"] == t:
-            x["stream"] = "t/s%d" % t
+        if x["tid"] in (t, b):
+            x["stream"] = "t/s%d" % x["tid"]
     return e
 
 
 def background_gc_cases():
-    good = gc(1) + background_gc(2, foregrounds=(0, 1, 0)) + gc(6)
-    expect("background GC with three foreground GCs", good, True)
+    good = gc(1) + background_gc(2, foregrounds=(0, 1, 0), sweep_foregrounds=(1, 0)) + gc(8)
+    expect("background GC with three foreground GCs while it marks, two while it sweeps", good, True)
     ch = run(good)
-    if ch.traces["t"].background != 1 or ch.traces["t"].complete != 6:
+    if ch.traces["t"].background != 1 or ch.traces["t"].complete != 8:
         failures.append("background GC counted")
         print("background GC counted: background %d, complete %d" % (ch.traces["t"].background,
                                                                      ch.traces["t"].complete))
@@ -137,6 +142,12 @@ def background_gc_cases():
     e = background_gc(1)
     e.insert(find(e, "GCRestartEEEnd_V1") + 1, ev("GCCreateConcurrentThread_V1"))
     expect("concurrent thread created outside the initial pause", e, False, "initial pause")
+    e = background_gc(1, sweep_foregrounds=(0,))
+    e[[i for i, x in enumerate(e) if x["name"] == "GCEnd_V1"][-1]]["tid"] = 100
+    expect("background GC's GCEnd on another thread than its history", e, False, "GCEnd_V1 on thread")
+    e = background_gc(1, sweep_foregrounds=(1,))
+    e[[i for i, x in enumerate(e) if x["name"] == "GCStart_V2"][-1]]["fields"]["Depth"] = 2
+    expect("a Depth 2 foreground GC while the background GC sweeps", e, False, "Depth 2")
     expect("a background GC still marking at the end", background_gc(1)[:7], True)
 
 
