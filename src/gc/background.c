@@ -74,22 +74,19 @@ static void defer(tenure_runtime *rt, char *o) {
 }
 
 /* A slot read beside the mutators, atomically (the barrier stores atomically too): its old
- * target premarked. True if it holds a young object: the BGC does not mark young objects, and
- * the final pause, which does, does not trace premarked ones; so an object that refers to a
- * young one is scanned again there (B1). */
-static inline bool premark_read(tenure_runtime *rt, void **slot) {
+ * target premarked. A young target is not: the BGC does not mark young objects; the final
+ * pause finds the slot under its dirty card (H5) and marks through it (B1). */
+static inline void premark_read(tenure_runtime *rt, void **slot) {
     void *v = __atomic_load_n(slot, __ATOMIC_RELAXED);
-    if (in_old_region(rt, v)) {
+    if (in_old_region(rt, v))
         premark(rt, v);
-        return false;
-    }
-    return (uintptr_t)v - (uintptr_t)rt->base < rt->range;
 }
 
 /* A slot a trace callback passed beside the mutators (TENURE_TYPE_CONCURRENT_TRACE): the
  * callback may have chosen it from a field being written (a tag), so the value is premarked
- * only if it is the start of an old object; anything else in the heap's range (young, or
- * doubtful) has the holder scanned again in the final pause. */
+ * only if it is the start of an old object; a young one is left to the final pause's card
+ * scan (as premark_read's), anything else in the heap's range (doubtful) has the holder
+ * scanned again in the final pause. */
 typedef struct concurrent_trace {
     tenure_runtime *rt;
     bool again;
@@ -106,7 +103,7 @@ static void visit_concurrent(void **slot, void *ctx) {
                   tn_crossing_object_start(rt, r, v) == v && !tn_is_free(v);
     if (object)
         premark(rt, v);
-    else
+    else if (in_old_region(rt, v))
         ct->again = true;
 }
 
@@ -124,18 +121,15 @@ static void scan_concurrent(tenure_runtime *rt, char *o) {
             defer(rt, o);
         return;
     }
-    bool young = false;
     for (size_t i = 0; i < t->ref_count; i++)
-        young |= premark_read(rt, (void **)(o + t->ref_offsets[i]));
+        premark_read(rt, (void **)(o + t->ref_offsets[i]));
     if (t->kind == TN_TK_ARRAY && t->elem_ref_count) {
         size_t n = ((const tenure_array_header *)o)->length;
         char *e = o + t->size;
         for (size_t i = 0; i < n; i++, e += t->elem_size)
             for (size_t j = 0; j < t->elem_ref_count; j++)
-                young |= premark_read(rt, (void **)(e + t->elem_ref_offsets[j]));
+                premark_read(rt, (void **)(e + t->elem_ref_offsets[j]));
     }
-    if (young)
-        defer(rt, o);
 }
 
 /* ---- the write watch (the barrier's slow path while a BGC marks) ---- */
@@ -149,12 +143,53 @@ void tn_bgc_watch(tenure_runtime *rt, void *slot) {
 
 /* ---- the thread ---- */
 
+/* ---- objects promoted while it marks (allocated black) ---- */
+
+void tn_bgc_reserve(tenure_runtime *rt) {
+    if (rt->bgc.state != TN_BGC_MARKING)
+        return;
+    size_t regions = 2; /* a tail, and a spare */
+    for (tn_region *r = rt->heap.gens[TN_GEN1]; r; r = r->next)
+        regions++;
+    tn_vec_reserve(&rt->bgc.grey, rt->bgc.grey.count + regions);
+}
+
+void tn_bgc_promoted(tenure_runtime *rt, char *from, char *to) {
+    tn_assert_world_stopped(rt);
+    TN_ASSERT(rt->bgc.state == TN_BGC_MARKING);
+    if (from >= to)
+        return;
+    tn_bgc_range *g = tn_vec_push_reserved(&rt->bgc.grey);
+    if (!g) {
+        rt->bgc.grey_lost = true;
+        return;
+    }
+    g->from = from;
+    g->to = to;
+}
+
+/* Premark the objects of the last grey range, up to `budget` of them; false when none is left. */
+static bool premark_grey(tenure_runtime *rt, size_t budget) {
+    tn_vec *gl = &rt->bgc.grey;
+    if (!gl->count)
+        return false;
+    tn_bgc_range *g = tn_vec_at(gl, gl->count - 1);
+    char *o = g->from;
+    for (; o < g->to && budget; o += tn_obj_size(o), budget--)
+        if (!tn_is_free(o))
+            premark(rt, o);
+    g->from = o;
+    if (o >= g->to)
+        gl->count--;
+    return true;
+}
+
 static void mark_slice(tenure_runtime *rt) {
     uint64_t until = tn_os_now_ns() + TN_BGC_SLICE_NS;
     tn_vec *s = &rt->bgc.stack;
-    for (size_t n = 1; s->count; n++) {
-        char *o = ((char **)s->data)[--s->count];
-        scan_concurrent(rt, o);
+    for (size_t n = 1; s->count || premark_grey(rt, 256); n++) {
+        if (s->count)
+            scan_concurrent(rt, ((char **)s->data)[--s->count]);
         if (n % 256 == 0 && tn_os_now_ns() >= until)
             break;
     }
@@ -167,9 +202,11 @@ static void mark_slice(tenure_runtime *rt) {
  * instance lock in a program with several attached threads), as without background GC. */
 static bool sweep_slice(tenure_runtime *rt);
 static void end_bgc(tenure_runtime *rt);
+static bool revisits_done(const tenure_runtime *rt);
+static void revisit_slice(tenure_runtime *rt);
 
 static bool has_work(const tenure_runtime *rt) {
-    return (rt->bgc.state == TN_BGC_MARKING && rt->bgc.stack.count) ||
+    return (rt->bgc.state == TN_BGC_MARKING && (rt->bgc.stack.count || rt->bgc.grey.count || !revisits_done(rt))) ||
            (rt->bgc.state == TN_BGC_SWEEPING && !rt->bgc.finish_pending);
 }
 
@@ -181,8 +218,10 @@ static void *bgc_main(void *arg) {
             tn_wait_safe(rt, &rt->bgc.cv);
             continue;
         }
-        if (rt->bgc.state == TN_BGC_MARKING)
+        if (rt->bgc.state == TN_BGC_MARKING && (rt->bgc.stack.count || rt->bgc.grey.count))
             mark_slice(rt);
+        else if (rt->bgc.state == TN_BGC_MARKING)
+            revisit_slice(rt);
         else if (sweep_slice(rt))
             end_bgc(rt);
         tn_unlock(rt); /* the mutators' slow paths and foreground GCs take it meanwhile */
@@ -194,7 +233,8 @@ static void *bgc_main(void *arg) {
 }
 
 bool tn_bgc_marked(const tenure_runtime *rt) {
-    return rt->bgc.state == TN_BGC_MARKING && (rt->bgc.stack.count == 0 || rt->bgc.finish_pending);
+    return rt->bgc.state == TN_BGC_MARKING &&
+           ((rt->bgc.stack.count == 0 && rt->bgc.grey.count == 0 && revisits_done(rt)) || rt->bgc.finish_pending);
 }
 
 static bool start_thread(tenure_runtime *rt) {
@@ -224,6 +264,7 @@ bool tn_bgc_prepare(tenure_runtime *rt) {
         rt->bgc.watch = tn_os_reserve_lazy(watch_bytes(rt));
         tn_vec_init(&rt->bgc.stack, sizeof(void *));
         tn_vec_init(&rt->bgc.deferred, sizeof(void *));
+        tn_vec_init(&rt->bgc.grey, sizeof(tn_bgc_range));
         if (!rt->bgc.bits || !rt->bgc.watch)
             return false;
     }
@@ -248,7 +289,8 @@ static void premark_from_young(tenure_runtime *rt) {
 
 void tn_bgc_begin(tenure_runtime *rt, uint64_t index, uint32_t reason) {
     tn_assert_world_stopped(rt);
-    TN_ASSERT(rt->bgc.state == TN_BGC_IDLE && rt->bgc.stack.count == 0 && rt->bgc.deferred.count == 0);
+    TN_ASSERT(rt->bgc.state == TN_BGC_IDLE && rt->bgc.stack.count == 0 && rt->bgc.deferred.count == 0 &&
+              rt->bgc.grey.count == 0);
     if (rt->bgc.announce_thread) {
         TN_EMIT(rt, GCCreateConcurrentThread_V1, .ClrInstanceID = 0);
         rt->bgc.announce_thread = false;
@@ -256,6 +298,9 @@ void tn_bgc_begin(tenure_runtime *rt, uint64_t index, uint32_t reason) {
     rt->bgc.index = index;
     rt->bgc.reason = reason;
     rt->bgc.premarked = 0;
+    rt->bgc.revisit_passes = 0;
+    rt->bgc.revisit_cursor = 0;
+    rt->bgc.revisit_found = 0;
     tn_roots_visit_stack(rt, premark_slot, rt);
     tn_roots_scan_conservative(rt, false, premark_word, rt);
     tn_finalize_visit_ready(rt, premark_slot, rt);
@@ -284,9 +329,11 @@ size_t tn_bgc_take_premarks(tenure_runtime *rt) {
     tn_assert_world_stopped(rt);
     TN_ASSERT(rt->bgc.state == TN_BGC_MARKING);
     swap_bitmaps(rt);
+    rt->unswept_marks = rt->mark_bits; /* (H8 from now: the card roots skip unmarked old objects) */
     size_t merged = 0;
     for (int g = TN_GEN2; g < TN_NGEN; g++)
         for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+            r->unswept_end = r->used;
             r->live_bytes += r->bgc_live;
             merged += r->bgc_live;
             r->bgc_live = 0;
@@ -295,42 +342,167 @@ size_t tn_bgc_take_premarks(tenure_runtime *rt) {
     return merged;
 }
 
-/* The premarked objects under a watched card of r, each once (fn(obj, ctx)); the cards are
- * cleared. */
-static void rescan_watched(tenure_runtime *rt, tn_region *r, void (*fn)(char *obj, void *ctx), void *ctx) {
-    char *end = tn_region_walk_end(rt, r);
-    if (end <= r->start)
+/* ---- watched cards ---- */
+
+static inline char *card_start(const tenure_runtime *rt, size_t c) { return rt->base + (c << TENURE__CARD_SHIFT); }
+
+/* fn on each slot of o that lies in [lo, hi) (a watched card's part of o: a write under the
+ * card wrote there). A type with a trace callback: every slot it passes in the range. */
+typedef struct within {
+    char *lo, *hi;
+    tn_slot_fn fn;
+    void *ctx;
+} within;
+
+static void slot_if_within(void **slot, void *c) {
+    within *w = c;
+    if ((char *)slot >= w->lo && (char *)slot < w->hi)
+        w->fn(slot, w->ctx);
+}
+
+static void visit_slots_within(tenure_runtime *rt, char *o, char *lo, char *hi, tn_slot_fn fn, void *ctx) {
+    const tn_type *t = tn_obj_type(o);
+    within w = {lo, hi, fn, ctx};
+    if (t->trace || t->kind != TN_TK_ARRAY || !t->elem_ref_count) {
+        tn_obj_visit_slots(rt, o, slot_if_within, &w);
         return;
-    size_t c0 = ((uintptr_t)r->start - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT;
-    size_t c1 = ((uintptr_t)end - 1 - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT;
-    char *next = r->start; /* objects before it were visited */
-    for (size_t c = c0; c <= c1; c++) {
-        if (!rt->bgc.watch[c])
+    }
+    for (size_t i = 0; i < t->ref_count; i++) /* an array's fixed fields, then its elements in range */
+        slot_if_within((void **)(o + t->ref_offsets[i]), &w);
+    char *data = o + t->size;
+    size_t n = ((const tenure_array_header *)o)->length;
+    size_t first = lo > data ? (size_t)(lo - data) / t->elem_size : 0;
+    size_t last = hi > data ? ((size_t)(hi - data) + t->elem_size - 1) / t->elem_size : 0;
+    for (size_t i = first; i < last && i < n; i++)
+        for (size_t j = 0; j < t->elem_ref_count; j++)
+            slot_if_within((void **)(data + i * t->elem_size + t->elem_ref_offsets[j]), &w);
+}
+
+/* The objects under card c of r that are set in marks (the premarked ones): fn on each of
+ * their slots under the card (or `traced` on the whole object, when given, for a type with a
+ * trace callback). */
+static void visit_watched_card(tenure_runtime *rt, const uint64_t *marks, tn_region *r, size_t c, tn_slot_fn fn,
+                               void *ctx, void (*traced)(tenure_runtime *, char *)) {
+    char *end = tn_region_walk_end(rt, r), *lo = card_start(rt, c), *hi = lo + TN_CARD_SIZE;
+    if (lo >= end)
+        return;
+    for (char *o = tn_crossing_object_start(rt, r, lo); o < hi && o < end; o += tn_obj_size(o)) {
+        if (tn_is_free(o) || !tn_bit_test(marks, tn_bit_index(rt, o)))
             continue;
-        rt->bgc.watch[c] = 0;
-        char *lo = rt->base + (c << TENURE__CARD_SHIFT), *hi = lo + TN_CARD_SIZE;
-        char *o = lo > next ? tn_crossing_object_start(rt, r, lo) : next;
-        for (; o < hi && o < end; o += tn_obj_size(o))
-            if (!tn_is_free(o) && tn_is_marked(rt, o))
-                fn(o, ctx);
-        next = o;
+        if (traced && tn_obj_type(o)->trace)
+            traced(rt, o);
+        else
+            visit_slots_within(rt, o, lo, hi, fn, ctx);
     }
 }
 
-void tn_bgc_visit_rescans(tenure_runtime *rt, void (*fn)(char *obj, void *ctx), void *ctx) {
+/* The cards of old region r, [c0, c1). */
+static void region_cards(const tenure_runtime *rt, const tn_region *r, size_t *c0, size_t *c1) {
+    *c0 = ((uintptr_t)r->start - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT;
+    *c1 = ((uintptr_t)r->end - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT;
+}
+
+/* ---- revisiting watched cards beside the mutators (before the final pause) ----
+ *
+ * Once the stack is empty, the BGC thread takes the watched cards itself, as the .NET
+ * collector revisits written pages concurrently, so that the final pause finds few: each
+ * watched card is cleared (an exchange: a write after it sets the card again, B1), then the
+ * premarked objects' slots under it are read once and their old targets premarked (the trace
+ * types are deferred). A pass over the heap's cards; another if the pass found many. */
+#define TN_BGC_REVISIT_PASSES 3
+#define TN_BGC_REVISIT_FEW 64 /* cards: a pass that found no more ends the revisits */
+
+static void premark_slot_read(void **slot, void *ctx) { premark_read(ctx, slot); }
+static void defer_traced(tenure_runtime *rt, char *o) { defer(rt, o); }
+
+static bool revisits_done(const tenure_runtime *rt) { return rt->bgc.revisit_passes >= TN_BGC_REVISIT_PASSES; }
+
+/* One slice of the revisits: cards from the cursor on, until TN_BGC_SLICE_NS passed. */
+static void revisit_slice(tenure_runtime *rt) {
+    uint64_t until = tn_os_now_ns() + TN_BGC_SLICE_NS;
+    size_t cards = ((size_t)rt->units_high << rt->head.unit_shift) >> TENURE__CARD_SHIFT;
+    size_t c = rt->bgc.revisit_cursor, n = 0;
+    while (c < cards) {
+        if (c % 8 == 0 && c + 8 <= cards) { /* eight clean cards at a time */
+            uint64_t w;
+            memcpy(&w, rt->bgc.watch + c, 8);
+            if (!w) {
+                c += 8;
+                continue;
+            }
+        }
+        if (__atomic_load_n(&rt->bgc.watch[c], __ATOMIC_RELAXED) &&
+            __atomic_exchange_n(&rt->bgc.watch[c], 0, __ATOMIC_ACQ_REL)) {
+            tn_region *r = region_of_object(rt, card_start(rt, c));
+            visit_watched_card(rt, rt->bgc.bits, r, c, premark_slot_read, rt, defer_traced);
+            rt->bgc.revisit_found++;
+        }
+        c++;
+        if (++n % 1024 == 0 && tn_os_now_ns() >= until)
+            break;
+    }
+    rt->bgc.revisit_cursor = c;
+    if (c < cards)
+        return;
+    rt->bgc.revisit_passes++; /* a pass done */
+    if (rt->bgc.revisit_found <= TN_BGC_REVISIT_FEW)
+        rt->bgc.revisit_passes = TN_BGC_REVISIT_PASSES;
+    rt->bgc.revisit_cursor = 0;
+    rt->bgc.revisit_found = 0;
+}
+
+/* ---- the final pause's rescans ---- */
+
+/* Every premarked object's slots (the grey list overflowed: objects promoted meanwhile may
+ * be referenced only from premarked objects already scanned, behind clean cards). */
+static void rescan_all_premarked(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
+    for (int g = TN_GEN2; g < TN_NGEN; g++)
+        for (tn_region *r = rt->heap.gens[g]; r; r = r->next)
+            for (char *o = r->start, *end = tn_region_walk_end(rt, r); o < end; o += tn_obj_size(o))
+                if (!tn_is_free(o) && tn_bit_test(rt->mark_bits, tn_bit_index(rt, o)))
+                    tn_obj_visit_slots(rt, o, fn, ctx);
+}
+
+void tn_bgc_visit_rescans(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
     tn_assert_world_stopped(rt);
+    if (rt->bgc.grey_lost) {
+        rt->bgc.grey_lost = false;
+        rescan_all_premarked(rt, fn, ctx);
+    }
     tn_vec *lists[2] = {&rt->bgc.stack, &rt->bgc.deferred};
     for (int l = 0; l < 2; l++) {
         for (size_t i = 0; i < lists[l]->count; i++)
-            fn(((char **)lists[l]->data)[i], ctx);
+            tn_obj_visit_slots(rt, ((char **)lists[l]->data)[i], fn, ctx);
         lists[l]->count = 0;
     }
     for (int g = TN_GEN2; g < TN_NGEN; g++)
-        for (tn_region *r = rt->heap.gens[g]; r; r = r->next)
-            rescan_watched(rt, r, fn, ctx);
+        for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+            size_t c0, c1;
+            region_cards(rt, r, &c0, &c1);
+            for (size_t c = c0; c < c1; c++) {
+                if (!rt->bgc.watch[c])
+                    continue;
+                rt->bgc.watch[c] = 0;
+                rt->bgc.rescanned_cards++;
+                visit_watched_card(rt, rt->mark_bits, r, c, fn, ctx, NULL); /* (premarks swapped in) */
+            }
+        }
 }
 
 /* ---- the final pause's hand-over to the sweep ---- */
+
+/* B4: no card is watched once the final mark's rescans are done (they clear every watched
+ * card of every old region, and only old regions' cards are ever watched). */
+static void watch_check_clear(const tenure_runtime *rt) {
+    if (!TN_DEBUG_ASSERTS)
+        return;
+    for (int g = TN_GEN2; g < TN_NGEN; g++)
+        for (const tn_region *r = rt->heap.gens[g]; r; r = r->next)
+            for (size_t c = ((uintptr_t)r->start - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT,
+                        c1 = ((uintptr_t)r->end - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT;
+                 c < c1; c++)
+                TN_ASSERT_INTERNAL(rt->bgc.watch[c] == 0);
+}
 
 /* Marking done: every old region is unswept up to its used end (H8), its marks in mark_bits
  * until the pause ends; the rest of the pause is a gen1 GC's (collect.c). */
@@ -338,12 +510,11 @@ void tn_bgc_final_marked(tenure_runtime *rt, tn_collection *c) {
     tn_assert_phase(rt, c);
     TN_ASSERT(c->bgc_final && c->condemned == TN_GEN2);
     c->condemned = TN_GEN1;
-    rt->unswept_marks = rt->mark_bits;
     for (int g = TN_GEN2; g < TN_NGEN; g++) {
         size_t live = 0;
         for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
             r->condemned = false;
-            r->unswept_end = r->used;
+            TN_ASSERT_INTERNAL(r->unswept_end == r->used);
             live += r->live_bytes;
         }
         c->record.promoted[g] = live;
@@ -359,7 +530,7 @@ void tn_bgc_final_swept_young(tenure_runtime *rt, tn_collection *c) {
     swap_bitmaps(rt);
     rt->unswept_marks = rt->bgc.bits;
     rt->head.barrier_slow &= ~(uint32_t)TN_BARRIER_BGC;
-    memset(rt->bgc.watch, 0, watch_bytes(rt)); /* (B4; lazily reserved: untouched pages stay so) */
+    watch_check_clear(rt);
     tn_free_list_clear(&rt->heap.loh_free);
     tn_free_list_clear(&rt->heap.poh_free);
     rt->bgc.state = TN_BGC_SWEEPING;
@@ -464,6 +635,7 @@ void tn_bgc_destroy(tenure_runtime *rt) {
     }
     tn_vec_free(&rt->bgc.stack);
     tn_vec_free(&rt->bgc.deferred);
+    tn_vec_free(&rt->bgc.grey);
     if (rt->bgc.cv_ready)
         pthread_cond_destroy(&rt->bgc.cv);
     rt->bgc.cv_ready = false;
@@ -488,7 +660,7 @@ void tn_bgc_final_pause(tenure_runtime *rt) {
     tn_assert_locked(rt);
     if (rt->bgc.state != TN_BGC_MARKING)
         return;
-    while (rt->bgc.stack.count)
+    while (rt->bgc.stack.count || rt->bgc.grey.count)
         mark_slice(rt);
     tn_gc_collect_bgc_final(rt);
 }

@@ -29,7 +29,9 @@
  *
  * Invariants (checked by tn_bgc_check):
  *  B1 A premarked object (its bit set in bits) lies in a gen2, LOH or POH region and was
- *     reachable at some time since the BGC began. It is on the BGC's stack (not scanned yet),
+ *     reachable at some time since the BGC began (or was promoted into gen2 by a foreground
+ *     GC since: allocated black; until premarked, its range waits on the grey list, which
+ *     the BGC thread empties before its stack). It is on the BGC's stack (not scanned yet),
  *     or on the deferred list (a type with a trace callback: the BGC never runs user callbacks
  *     beside the mutators; or an object with a young target when it was scanned: the BGC marks
  *     no young object, the final pause traces no premarked one), or it was scanned, each slot
@@ -71,11 +73,17 @@ struct tn_bgc_state {
     uint8_t *watch;   /* one byte per card: a slot under it was written while the BGC marked */
     tn_vec stack;     /* premarked objects not scanned yet */
     tn_vec deferred;  /* premarked objects of types with a trace callback (scanned at the end) */
+    tn_vec grey;      /* tn_bgc_range: objects promoted into gen2 while it marks, to premark */
+    bool grey_lost;   /* a promoted range found no room: the final pause rescans every premarked object */
     size_t premarked; /* bytes premarked */
     uint64_t initial_pause_ns, final_pause_ns;
-    uint64_t slices;     /* slices the BGC thread ran (marking and sweeping) */
-    tn_gc_record record; /* the BGC's record from its final pause, finished when the sweep ends */
-    bool record_ready;   /* (the final pause wrote it) */
+    uint64_t slices; /* slices the BGC thread ran (marking and sweeping) */
+    /* revisits of watched cards beside the mutators (background.c) */
+    unsigned revisit_passes;  /* done (TN_BGC_REVISIT_PASSES: no more) */
+    size_t revisit_cursor;    /* the next card of the pass in progress */
+    size_t revisit_found;     /* watched cards the pass found so far */
+    uint64_t rescanned_cards; /* watched cards the final pauses rescanned (all BGCs) */
+    tn_gc_record record;      /* the BGC's record from its final pause, finished when the sweep ends */
     /* the BGC thread: started at the first BGC, waits on cv (with the instance lock) between BGCs */
     pthread_t thread;
     bool thread_started;
@@ -97,12 +105,23 @@ bool tn_bgc_in_progress(const struct tenure_runtime *rt);
 bool tn_bgc_prepare(struct tenure_runtime *rt);
 /* In the initial pause: premark the roots' old targets, turn the write watch on. */
 void tn_bgc_begin(struct tenure_runtime *rt, uint64_t index, uint32_t reason);
+/* While a BGC marks, a foreground GC promoted the objects of r in [from, to) into gen2: they
+ * are premarked (allocated black) and scanned by the BGC thread (B1). In the pause, into room
+ * tn_bgc_reserve made before it. */
+typedef struct tn_bgc_range {
+    char *from, *to;
+} tn_bgc_range;
+void tn_bgc_promoted(struct tenure_runtime *rt, char *from, char *to);
+/* Before a GC's pause (scratch.c): room for the ranges a GC may promote. Without it (out of
+ * memory), a range that finds no room is not premarked, and the final pause rescans every
+ * premarked object instead (grey_lost). */
+void tn_bgc_reserve(struct tenure_runtime *rt);
 /* The barrier's slow path while a BGC marks: slot was written. */
 void tn_bgc_watch(struct tenure_runtime *rt, void *slot);
 /* In the final pause (mark.c): premarks become marks (the bitmaps swapped); then what must
  * be rescanned. */
 size_t tn_bgc_take_premarks(struct tenure_runtime *rt);
-void tn_bgc_visit_rescans(struct tenure_runtime *rt, void (*fn)(char *obj, void *ctx), void *ctx);
+void tn_bgc_visit_rescans(struct tenure_runtime *rt, void (*fn)(void **slot, void *ctx), void *ctx);
 /* In the final pause, marking done: the old regions become unswept (H8) and the pause goes on
  * as a gen1 GC (collect.c). Then, before its report: the bitmaps swapped back, the write
  * watch off, the free lists of the large heaps emptied, the state SWEEPING. */

@@ -472,6 +472,13 @@ void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *
         rt->collection->scratch_short = true;
 }
 
+void tn_gc_mark_old_card_roots(tenure_runtime *rt, tn_slot_fn mark, void *ctx) {
+    card_scan s = {.rt = rt, .condemned = TN_GEN1, .mark = mark, .mark_ctx = ctx, .recording = false};
+    for (int g = TN_GEN2; g < TN_NGEN; g++)
+        for (tn_region *r = rt->heap.gens[g]; r; r = r->next)
+            scan_region(&s, r);
+}
+
 void tn_gc_rescan_card_slots(tenure_runtime *rt, int condemned, tn_card_slot_fn fn, void *ctx) {
     TN_ASSERT_INTERNAL(rt->card.card_slots_short);
     card_scan s = {.rt = rt, .condemned = condemned, .recording = true, .update = fn, .update_ctx = ctx};

@@ -625,18 +625,16 @@ static void parallel_end(marker *mk, unsigned threads) {
     drain_all(mk); /* the overflow of every thread, on this one */
 }
 
-/* BGC (a background GC's final pause, gc/background.h B1): the premarked bytes, and the
- * objects the background marking left unscanned or that the mutators wrote into since it
- * scanned them, rescanned. */
-static void rescan_object(char *obj, void *ctx) {
-    marker *mk = ctx;
-    tn_obj_visit_slots(mk->rt, obj, mark_root_slot, mk);
-}
-
+/* BGC (a background GC's final pause, gc/background.h B1): the premarked bytes; the objects
+ * the background marking left unscanned or deferred, and the premarked objects' slots under
+ * the cards the mutators wrote since (watched), rescanned; the premarked objects' references
+ * to gen0 and gen1, found under the dirty cards (H5). */
 static void mark_bgc_rescans(marker *mk, tn_collection *c) {
     kind_meter m = meter_start(mk);
     mk->w->marked_bytes += c->bgc_premarked;
-    tn_bgc_visit_rescans(mk->rt, rescan_object, mk);
+    tn_bgc_visit_rescans(mk->rt, mark_root_slot, mk);
+    drain_all(mk);
+    tn_gc_mark_old_card_roots(mk->rt, mark_root_slot, mk);
     drain_all(mk);
     meter_end(mk, m, TN_ROOT_BGC);
 }

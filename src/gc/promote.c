@@ -121,9 +121,25 @@ void tn_gc_promote_part(tenure_runtime *rt, tn_collection *c, unsigned heap) {
     }
 }
 
+/* While a background GC marks, what a foreground gen1 GC promoted into gen2 (the gen1 regions
+ * it relabelled, the part of gen2's tail it filled) is allocated black (gc/background.h B1). */
+static void promoted_to_bgc(tenure_runtime *rt, tn_collection *c) {
+    if (!tn_bgc_marking(rt) || c->bgc_final || c->condemned < TN_GEN1)
+        return;
+    tn_gen_plan *gp = &c->plans[TN_GEN1];
+    for (size_t i = 0; i < gp->n; i++) {
+        tn_region *r = gp->regions[i];
+        if (r->state == TN_RS_IN_USE && r->gen == TN_GEN2)
+            tn_bgc_promoted(rt, r->start, r->used);
+    }
+    if (gp->tail)
+        tn_bgc_promoted(rt, gp->tail_from, gp->tail->used);
+}
+
 /* Thread 0, after the part. */
 void tn_gc_promote_end(tenure_runtime *rt, tn_collection *c) {
     tn_assert_phase(rt, c);
+    promoted_to_bgc(rt, c);
     link_gen0_gaps(rt);
     /* the gaps' pages counted again at the start of this GC (tn_recount_discarded) may have
      * become free regions, still committed: over a hard limit, they go back now */

@@ -110,6 +110,7 @@ unsigned tn_gc_reserve_scratch(tenure_runtime *rt) {
     unsigned threads = reserve_mark_stacks(rt);
     reserve_plan_lists(rt);
     tn_gc_reserve_card_slots(rt); /* cards.c */
+    tn_bgc_reserve(rt);           /* background.c (without room, its final pause rescans all) */
     reserve_pause_scratch(rt);
     tn_trace_pause_prepare(rt);
     return threads;
