@@ -207,15 +207,15 @@ int main(int argc, char **argv) {
         return 1;
     }
     static const size_t node_refs[] = {offsetof(node, left), offsetof(node, right)};
-    node_t = tenure_type_register(rt, &(tenure_type_desc){.name = "Node", .size = sizeof(node),
-                                                           .ref_offsets = node_refs, .ref_count = 2});
+    node_t = tenure_type_register(
+        rt, &(tenure_type_desc){.name = "Node", .size = sizeof(node), .ref_offsets = node_refs, .ref_count = 2});
     static const size_t elem[] = {0};
     table_t = tenure_type_register(rt, &(tenure_type_desc){.name = "Node[]",
-                                                            .size = sizeof(tenure_array_header),
-                                                            .elem_size = sizeof(void *),
-                                                            .elem_ref_offsets = elem,
-                                                            .elem_ref_count = 1,
-                                                            .flags = TENURE_TYPE_ARRAY});
+                                                           .size = sizeof(tenure_array_header),
+                                                           .elem_size = sizeof(void *),
+                                                           .elem_ref_offsets = elem,
+                                                           .elem_ref_count = 1,
+                                                           .flags = TENURE_TYPE_ARRAY});
     if (!node_t || !table_t || !tenure_root_area_add(rt, roots, 2))
         return 1;
     size_t tree_bytes = ((size_t)2 << OLD_DEPTH) * sizeof(node);

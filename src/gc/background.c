@@ -10,6 +10,10 @@
 /* A slice of concurrent marking holds the instance lock this long at most: an allocation slow
  * path that waits for the lock waits no longer. */
 #define TN_BGC_SLICE_NS ((uint64_t)1000000)
+/* While a BGC runs, gen1 collects at this budget at most: its final pause marks every live
+ * young object, and a foreground gen1 GC copies what gen1 holds; a smaller gen1 keeps both
+ * short (the default gen1 budget grows to half the old generation, up to 128 MiB). */
+#define TN_BGC_GEN1_LIMIT ((size_t)16 << 20)
 /* Stack entries reserved before the initial pause: roots beyond it are left to the final pause. */
 #define TN_BGC_ROOT_RESERVE ((size_t)1 << 16)
 
@@ -311,6 +315,7 @@ void tn_bgc_begin(tenure_runtime *rt, uint64_t index, uint32_t reason) {
     premark_from_young(rt);
     rt->bgc.state = TN_BGC_MARKING;
     rt->head.barrier_slow |= TN_BARRIER_BGC;
+    tn_heap_limit_gen1(rt, TN_BGC_GEN1_LIMIT);
     if (rt->bgc.thread_started)
         pthread_cond_signal(&rt->bgc.cv);
 }
@@ -504,27 +509,39 @@ static void watch_check_clear(const tenure_runtime *rt) {
                 TN_ASSERT_INTERNAL(rt->bgc.watch[c] == 0);
 }
 
-/* Marking done: every old region is unswept up to its used end (H8), its marks in mark_bits
- * until the pause ends; the rest of the pause is a gen1 GC's (collect.c). */
+/* Marking done: every region of gen1 and older is unswept up to its used end (H8), its marks
+ * in mark_bits until the pause ends; the rest of the pause is a gen0 GC's (collect.c): a gen1
+ * GC would cost what gen1 holds, and gen1's dead objects are as safe unswept as gen2's. */
 void tn_bgc_final_marked(tenure_runtime *rt, tn_collection *c) {
     tn_assert_phase(rt, c);
     TN_ASSERT(c->bgc_final && c->condemned == TN_GEN2);
-    c->condemned = TN_GEN1;
-    for (int g = TN_GEN2; g < TN_NGEN; g++) {
+    c->condemned = TN_GEN0;
+    for (int g = TN_GEN1; g < TN_NGEN; g++) {
         size_t live = 0;
         for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
             r->condemned = false;
-            TN_ASSERT_INTERNAL(r->unswept_end == r->used);
+            TN_ASSERT_INTERNAL(g == TN_GEN1 || r->unswept_end == r->used);
+            r->unswept_end = r->used;
             live += r->live_bytes;
         }
         c->record.promoted[g] = live;
     }
 }
 
-/* The young generations collected, before the pause's report: the old regions' marks go back
- * to the BGC's bitmap (mark_bits is zero again: the young regions' bits were cleared by
- * promotion), the write watch goes off, the large heaps' free lists are emptied (B5: the
- * sweep refills them region by region). */
+/* A GC condemns r, unswept (H8): its own marking decides now, and its objects may move; r's
+ * final-mark bits go, the BGC's sweep does not visit it (promote.c, before r is promoted). */
+void tn_bgc_forget_unswept(tenure_runtime *rt, tn_region *r) {
+    if (!r->unswept_end)
+        return;
+    char *top = r->start + tn_align_up((size_t)(r->unswept_end - r->start), 64 * 8);
+    tn_bits_clear(rt->bgc.bits, tn_bit_index(rt, r->start), tn_bit_index(rt, top < r->end ? top : r->end));
+    r->unswept_end = NULL;
+}
+
+/* Gen0 collected, before the pause's report: the other regions' marks go back to the BGC's
+ * bitmap (mark_bits is zero again: gen0's bits were cleared by promotion), the write watch
+ * goes off, the large heaps' free lists are emptied (B5: the sweep refills them region by
+ * region). */
 void tn_bgc_final_swept_young(tenure_runtime *rt, tn_collection *c) {
     tn_assert_phase(rt, c);
     swap_bitmaps(rt);
@@ -548,10 +565,10 @@ void tn_bgc_sweep_start(tenure_runtime *rt, uint64_t final_pause_ns) {
 /* ---- the sweep ---- */
 
 /* The next region not swept yet: the large heaps first (their free lists wait for it), then
- * gen2. */
+ * gen2, then gen1 (unless a gen1 GC collected it meanwhile: tn_bgc_forget_unswept). */
 static tn_region *next_unswept(tenure_runtime *rt) {
-    static const int order[] = {TN_LOH, TN_POH, TN_GEN2};
-    for (int k = 0; k < 3; k++)
+    static const int order[] = {TN_LOH, TN_POH, TN_GEN2, TN_GEN1};
+    for (int k = 0; k < 4; k++)
         for (tn_region *r = rt->heap.gens[order[k]]; r; r = r->next)
             if (r->unswept_end)
                 return r;
@@ -611,8 +628,42 @@ static void end_bgc(tenure_runtime *rt) {
     rt->bgc.state = TN_BGC_IDLE;
     rt->bgc.finish_pending = false;
     rt->unswept_marks = NULL;
+    tn_heap_limit_gen1(rt, SIZE_MAX);
     rt->stats.background_gcs++;
     tn_gc_report_background_end(rt, &rt->bgc.record, rt->bgc.initial_pause_ns + rt->bgc.final_pause_ns);
+}
+
+/* ---- consistency check (base/assert.h: TENURE_DEBUG_ASSERTS, world stopped) ---- */
+
+static void check_regions(const tenure_runtime *rt) {
+    bool sweeping = rt->bgc.state == TN_BGC_SWEEPING;
+    for (int g = 0; g < TN_NGEN; g++)
+        for (const tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+            /* H8, B4: only a sweep leaves regions unswept, gen1 and older, below their used end */
+            TN_ASSERT_INTERNAL(!r->unswept_end || (sweeping && g >= TN_GEN1 && r->unswept_end <= r->used));
+            if (!r->unswept_end && g >= TN_GEN2 && rt->bgc.state == TN_BGC_IDLE && rt->bgc.bits)
+                TN_ASSERT_EXPENSIVE(tn_bit_next(rt->bgc.bits, tn_bit_index(rt, r->start), tn_bit_index(rt, r->used)) ==
+                                    tn_bit_index(rt, r->used));
+        }
+}
+
+void tn_bgc_check(const tenure_runtime *rt) {
+    const struct tn_bgc_state *b = &rt->bgc;
+    bool watching = (rt->head.barrier_slow & TN_BARRIER_BGC) != 0;
+    TN_ASSERT_INTERNAL(watching == (b->state == TN_BGC_MARKING)); /* B4 */
+    TN_ASSERT_INTERNAL((rt->unswept_marks != NULL) == (b->state == TN_BGC_SWEEPING));
+    TN_ASSERT_INTERNAL(!rt->unswept_marks || rt->unswept_marks == b->bits);
+    if (b->state != TN_BGC_MARKING)
+        TN_ASSERT_INTERNAL(b->stack.count == 0 && b->deferred.count == 0 && b->grey.count == 0);
+    for (size_t i = 0; i < b->stack.count; i++) { /* B1: premarked old objects */
+        const char *o = ((char *const *)b->stack.data)[i];
+        TN_ASSERT_EXPENSIVE(in_old_region(rt, o) && tn_bit_test(b->bits, tn_bit_index(rt, o)));
+    }
+    for (size_t i = 0; i < b->grey.count; i++) {
+        const tn_bgc_range *g = tn_vec_at((tn_vec *)&b->grey, i);
+        TN_ASSERT_INTERNAL(g->from <= g->to && (g->from == g->to || in_old_region(rt, g->from)));
+    }
+    check_regions(rt);
 }
 
 /* ---- the instance's end, fork ---- */

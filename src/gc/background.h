@@ -3,29 +3,34 @@
  * the state gc/background.c owns (rt->bgc).
  *
  * A background GC (BGC) marks generation 2, the LOH and the POH on its own thread while the
- * mutators run, then ends with a short final-mark pause. How:
+ * mutators run, ends its marking with a short final pause, then sweeps on its own thread. How:
  *  - A GC the collector chose for generation 2 (its budget, a large allocation's budget,
  *    GCStress) becomes, with gcConcurrent=1, a blocking gen1 GC followed by the BGC's initial
  *    pause (suspend reason 1, GCStart Type 1): the roots' old targets are premarked in the
  *    BGC's own bitmap (bits), the barrier's slow path is switched on, the world restarts.
  *  - The BGC thread premarks what those reach, in slices that hold the instance lock (so a
  *    slice, a foreground GC and an allocation slow path never run at once) and leave it
- *    between them. Meanwhile every reference store into an old object sets the card of its
- *    slot in `watch` (the barrier's slow path).
+ *    between them. Meanwhile every reference store into an old object sets the byte of its
+ *    slot's card in `watch` (the barrier's slow path). Once its stack is empty, the thread
+ *    revisits the watched cards itself (up to TN_BGC_REVISIT_PASSES passes), as the .NET
+ *    collector revisits written pages, so that the final pause finds few.
  *  - Ephemeral GCs run as usual meanwhile (GCStart Type 2, "foreground"): they never move or
- *    free an old object, and a gen2 GC the collector would choose becomes gen1 or gen0.
- *  - The final-mark pause (suspend reason 6) marks as a full GC that starts from the BGC's
- *    marks (mark.c, root kind BGC): it marks from the roots, stops at premarked objects, and
- *    rescans the premarked objects that were written into since they were scanned. Weak
- *    handles and finalization are those of a full GC. Then it collects gen0 and gen1 as a
- *    gen1 GC would (so that no young object it found dead survives to refer to old memory
- *    the sweep frees), and leaves the old generations unswept (H8, runtime.h): their marks
- *    stay in `bits` (the bitmaps are swapped, not copied), the large heaps' free lists are
- *    emptied, the write watch goes off.
- *  - The BGC thread then sweeps gen2, the LOH and the POH region by region in slices under
- *    the lock, as it marked; foreground GCs run meanwhile (Type 2) and skip the dead objects
- *    not swept yet (H8). The last region swept ends the BGC: its record, history events,
- *    GCEnd_V1 and GCHeapStats_V2 and the GC callback, on the BGC thread.
+ *    free an old object; what a gen1 GC promotes into gen2 is allocated black (the grey
+ *    list); a gen2 GC the collector would choose becomes gen1 or gen0; gen1's budget is at
+ *    most TN_BGC_GEN1_LIMIT.
+ *  - The final pause (suspend reason 6) marks as a full GC that starts from the BGC's marks
+ *    (mark.c, root kind BGC; the bitmaps are swapped, not merged): it rescans what is left on
+ *    the stack, the deferred objects and the premarked objects' slots under watched cards,
+ *    marks through the premarked objects' references to gen0 and gen1 (under dirty cards,
+ *    H5), then from the roots, stopping at premarked objects. Weak handles and finalization
+ *    are a full GC's. Then it collects gen0 as a gen0 GC would, and leaves gen1 and older
+ *    unswept (H8, runtime.h): their marks stay in `bits` (swapped back), the large heaps'
+ *    free lists are emptied, the write watch goes off.
+ *  - The BGC thread then sweeps the LOH, the POH, gen2 and gen1 region by region in slices
+ *    under the lock; foreground GCs run meanwhile (Type 2) and skip the dead objects not
+ *    swept yet (H8); a gen1 GC takes the gen1 regions it condemns out of the sweep. The last
+ *    region swept ends the BGC: its record, history events, GCEnd_V1 and GCHeapStats_V2 and
+ *    the GC callback, on the BGC thread.
  *
  * Invariants (checked by tn_bgc_check):
  *  B1 A premarked object (its bit set in bits) lies in a gen2, LOH or POH region and was
@@ -33,24 +38,25 @@
  *     GC since: allocated black; until premarked, its range waits on the grey list, which
  *     the BGC thread empties before its stack). It is on the BGC's stack (not scanned yet),
  *     or on the deferred list (a type with a trace callback: the BGC never runs user callbacks
- *     beside the mutators; or an object with a young target when it was scanned: the BGC marks
- *     no young object, the final pause traces no premarked one), or it was scanned, each slot
- *     read once (atomically) after it was premarked, every target it read premarked; a slot
- *     written after that read has its card set in watch. So the final
- *     pause, which rescans the stack, the deferred list and the premarked objects under set
- *     watch cards, then marks from every root, leaves no reachable object unmarked (the
- *     incremental-update argument: docs/design/collector.md).
+ *     beside the mutators, unless the type says TENURE_TYPE_CONCURRENT_TRACE), or it was
+ *     scanned, each slot read once (atomically) after it was premarked, every old target it
+ *     read premarked. A slot written after that read has its card set in watch (or was
+ *     revisited after the card was taken, by an exchange, from watch); a slot that holds a
+ *     gen0 or gen1 object lies under a dirty card (H5). So the final pause, which rescans the
+ *     stack, the deferred list and the premarked objects' slots under watched cards, marks
+ *     through their slots under dirty cards, then marks from every root, leaves no reachable
+ *     object unmarked (the incremental-update argument: docs/design/collector.md).
  *  B2 While a BGC marks, nothing in a gen2, LOH or POH region is freed or moved, and a region
- *     leaves generation 2 never: only the final pause frees old objects.
+ *     leaves generation 2 never: only the final pause and the sweep after it free old objects.
  *  B3 The BGC thread reads the heap only in its slices, with the instance lock held.
- *  B4 Outside a BGC (state TN_BGC_IDLE): bits and watch are zero, the stack and the deferred
- *     list are empty, the barrier's TN_BARRIER_BGC bit is off. While it sweeps, bits are set
- *     only below the unswept_end of old regions (they are rt->unswept_marks), watch is zero,
- *     the barrier bit is off.
+ *  B4 Outside a BGC (state TN_BGC_IDLE): bits and watch are zero, the stack, the deferred and
+ *     the grey lists are empty, the barrier's TN_BARRIER_BGC bit is off. While it sweeps,
+ *     bits are set only below the unswept_end of regions (they are rt->unswept_marks), watch
+ *     is zero, the barrier bit is off.
  *  B5 While a BGC sweeps, nothing is allocated below an unswept_end (H8): the LOH and POH free
- *     lists hold swept space only, survivors a GC packs into a gen2 region go above its used
- *     end, and a region is released only by the sweep (or, emptied, by a blocking full GC,
- *     which first ends the BGC).
+ *     lists hold swept space only, survivors a GC packs into a gen1 or gen2 region go above
+ *     its used end, and a region is released only by the sweep (or, condemned by a gen1 GC
+ *     or a blocking full GC, by that GC, which first takes it out of the sweep).
  */
 #ifndef TENURE_GC_BACKGROUND_H
 #define TENURE_GC_BACKGROUND_H
@@ -122,12 +128,14 @@ void tn_bgc_watch(struct tenure_runtime *rt, void *slot);
  * be rescanned. */
 size_t tn_bgc_take_premarks(struct tenure_runtime *rt);
 void tn_bgc_visit_rescans(struct tenure_runtime *rt, void (*fn)(void **slot, void *ctx), void *ctx);
-/* In the final pause, marking done: the old regions become unswept (H8) and the pause goes on
- * as a gen1 GC (collect.c). Then, before its report: the bitmaps swapped back, the write
+/* In the final pause, marking done: gen1 and older become unswept (H8) and the pause goes on
+ * as a gen0 GC (collect.c). Then, before its report: the bitmaps swapped back, the write
  * watch off, the free lists of the large heaps emptied, the state SWEEPING. */
 struct tn_collection;
 void tn_bgc_final_marked(struct tenure_runtime *rt, struct tn_collection *c);
 void tn_bgc_final_swept_young(struct tenure_runtime *rt, struct tn_collection *c);
+/* A GC condemned region r while it was unswept (H8): r leaves the sweep (promote.c). */
+void tn_bgc_forget_unswept(struct tenure_runtime *rt, tn_region *r);
 /* After the final pause's restart: the BGC thread starts sweeping. */
 void tn_bgc_sweep_start(struct tenure_runtime *rt, uint64_t final_pause_ns);
 /* The BGC has marked what it could (or a forked child's BGC lost its thread): the next GC
@@ -139,6 +147,8 @@ void tn_bgc_final_pause(struct tenure_runtime *rt);
  * pause, its sweep, its report. */
 void tn_bgc_finish(struct tenure_runtime *rt);
 void tn_bgc_destroy(struct tenure_runtime *rt);
+/* B1 (in part), B4, H8's placement: TENURE_DEBUG_ASSERTS, with the world stopped. */
+void tn_bgc_check(const struct tenure_runtime *rt);
 void tn_bgc_forked_child(struct tenure_runtime *rt);
 
 #endif

@@ -56,6 +56,7 @@ static void check_structures(tenure_runtime *rt) {
     tn_trace_sessions_check(rt);
     tn_regions_check(rt);
     tn_handle_slabs_check(rt);
+    tn_bgc_check(rt);
 }
 
 /* The collection's parameters and its record's first fields. */
@@ -189,7 +190,7 @@ static void after_mark(tenure_runtime *rt, tn_collection *c) {
 }
 
 /* The phases of collection c, from the suspension to the restart. A background GC's final
- * pause (c->bgc_final) marks as a full GC, then goes on as a gen1 GC, leaving the old
+ * pause (c->bgc_final) marks as a full GC, then goes on as a gen0 GC, leaving the older
  * generations to the BGC thread's sweep, which ends the BGC (gc/background.h). */
 static void run_collection(tenure_runtime *rt, tn_collection *c) {
     c->gc_threads = gc_threads_for(rt, c, tn_gc_reserve_scratch(rt)); /* the pause allocates nothing */
@@ -198,7 +199,7 @@ static void run_collection(tenure_runtime *rt, tn_collection *c) {
     tn_gc_team_wake(rt, tn_gc_helper, c->gc_threads); /* server GC's helpers (gc/team.h) */
     tn_gc_mark(rt, c);                                /* a BGC's final pause: its premarks first (B1) */
     if (c->bgc_final) {
-        tn_bgc_final_marked(rt, c); /* the old regions unswept (H8); a gen1 GC from here */
+        tn_bgc_final_marked(rt, c); /* gen1 and older unswept (H8); a gen0 GC from here */
         tn_gc_mark_older_cards(rt, c);
     }
     phase_done(c, TN_PHASE_MARK);
@@ -250,8 +251,8 @@ static void collect_bgc_initial(tenure_runtime *rt, uint32_t reason) {
 
 /* The final-mark pause (suspend reason 6), on the thread whose GC comes after the BGC marked
  * all it could, or that needs the BGC over: a full mark that starts from the BGC's marks
- * (mark.c), then a gen1 GC; with the BGC's GC number, no GCStart and no profiler walk of gen2
- * (its young GC is a profiler's gen1 GC). */
+ * (mark.c), then a gen0 GC; with the BGC's GC number, no GCStart and no profiler walk of the
+ * older generations (its gen0 GC is a profiler's gen0 GC). */
 void tn_gc_collect_bgc_final(tenure_runtime *rt) {
     tn_assert_locked(rt);
     tn_collection c;
@@ -265,8 +266,8 @@ void tn_gc_collect_bgc_final(tenure_runtime *rt) {
 /* With gcConcurrent, a gen2 GC the collector chose (a budget, GCStress) runs in the
  * background: a gen1 GC now, then the BGC's initial pause (*start); while a BGC runs, it
  * runs as the foreground gen0 or gen1 GC the young budgets ask for. Once the BGC has marked
- * all it could, the next GC is its final pause instead (which collects gen0 and gen1: what
- * was asked is done, unless it was a blocking gen2 GC). A gen2 GC asked for otherwise
+ * all it could, the next GC is its final pause instead (which collects gen0: what was asked
+ * is done, unless it was a blocking gen2 GC). A gen2 GC asked for otherwise
  * (induced, out of space, compacting) first ends the BGC in progress, its sweep included.
  * Returns the generation to collect, -2 for none. */
 static int steer_gen2(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags, bool *start) {

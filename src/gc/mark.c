@@ -72,8 +72,8 @@ static void marker_init(marker *mk, tenure_runtime *rt, tn_mark_worker *w) {
     mk->w = w;
     mk->pool = NULL;
     mk->condemned = rt->collection->condemned;
-    /* a background GC's final pause moves nothing old: it compacts gen0 and gen1 at most */
-    mk->pin_upto = rt->collection->bgc_final ? TN_GEN1 : mk->condemned;
+    /* a background GC's final pause moves nothing older than gen0: it collects gen0 */
+    mk->pin_upto = rt->collection->bgc_final ? TN_GEN0 : mk->condemned;
     mk->head = mk->tail = mk->edge = 0;
     mk->edges_full = false;
 }
@@ -741,14 +741,14 @@ void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
         TN_EMIT(rt, GCMarkWithType, .HeapNum = 0, .Type = TN_ROOT_OVERFLOW, .Bytes = rt->mark.overflow_marked);
 }
 
-/* A background GC's final pause, once it counts as a gen1 GC (tn_bgc_final_marked): the card
- * scan of a gen1 GC's marking, for relocation's card slots and the cards' new values (H7).
- * It marks nothing: every young object that a live old one refers to was marked from the
- * BGC's rescans (B1), and the scan skips the old objects found dead (H8). No GCMarkWithType
- * (root kind Older is an ephemeral GC's, and its place in the order is gone). */
+/* A background GC's final pause, once it counts as a gen0 GC (tn_bgc_final_marked): the card
+ * scan of a gen0 GC's marking, for relocation's card slots and the cards' new values (H7).
+ * It marks nothing: every gen0 object that a live older one refers to was marked (from the
+ * roots, the rescans and the card roots, B1), and the scan skips the objects found dead (H8).
+ * No GCMarkWithType (root kind Older is an ephemeral GC's, and its place in the order is gone). */
 void tn_gc_mark_older_cards(tenure_runtime *rt, tn_collection *c) {
     tn_assert_phase(rt, c);
-    TN_ASSERT_INTERNAL(c->bgc_final && c->condemned == TN_GEN1);
+    TN_ASSERT_INTERNAL(c->bgc_final && c->condemned == TN_GEN0);
     marker mk;
     marker_init(&mk, rt, &rt->mark.w[0]);
     size_t before = mk.w->marked_bytes;

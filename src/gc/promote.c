@@ -55,6 +55,7 @@ static void release_and_promote(tenure_runtime *rt, tn_collection *c, int gen, t
     for (size_t i = 0; i < gp->n; i++) {
         tn_region *r = gp->regions[i];
         clear_bits(rt, r);
+        tn_bgc_forget_unswept(rt, r); /* (a gen1 region a background GC's sweep has not reached) */
         bool pinned = r->compacting && r->pin_count > 0;
         r->compacting = false;
         if (r->used == r->start) {

@@ -27,12 +27,13 @@ static inline __attribute__((always_inline)) char *relocate(tenure_runtime *rt, 
 
 static inline void relocate_slot(void **slot, void *ctx) { *slot = relocate(ctx, *slot); }
 
-/* Dead in this GC: in a condemned region and not marked (valid until the bits are cleared). */
+/* Dead in this GC: in a condemned region and not marked (valid until the bits are cleared),
+ * or found dead by a background GC's final mark (H8). */
 static bool is_dead(tenure_runtime *rt, const void *v) {
     if (!tn_in_range(rt, v))
         return false;
     tn_region *r = tn_region_of(rt, v);
-    return r && r->condemned && !tn_bit_test(rt->mark_bits, tn_bit_index(rt, v));
+    return r && (r->condemned ? !tn_bit_test(rt->mark_bits, tn_bit_index(rt, v)) : tn_unswept_dead(rt, r, v));
 }
 
 /* A slot the card scan found (cards.c): relocated; its object's generation after this GC

@@ -190,12 +190,12 @@ void tn_gc_report(tenure_runtime *rt, tn_collection *c) {
     report_end(rt);
 }
 
-/* A background GC's final pause: the young budgets as after a gen1 GC, gen2's from what the
- * mark kept; its record waits for the sweep (rt->bgc.record). */
+/* A background GC's final pause: gen0's budget as after a gen0 GC, gen2's from what the mark
+ * kept; its record waits for the sweep (rt->bgc.record). */
 void tn_gc_report_bgc_final(tenure_runtime *rt, tn_collection *c) {
     tn_assert_phase(rt, c);
     tn_gc_record young = c->record;
-    young.condemned = TN_GEN1;
+    young.condemned = TN_GEN0;
     tn_gc_measure_generations(rt, young.size_after, young.free_after);
     memcpy(rt->bgc.record.size_after, young.size_after, sizeof young.size_after);
     memcpy(rt->bgc.record.free_after, young.free_after, sizeof young.free_after);

@@ -296,10 +296,17 @@ static bool refill(tenure_runtime *rt, tn_mutator *m, size_t size) {
 #define TN_GEN1_SHARE 2
 #define TN_GEN1_CAP ((size_t)128 << 20)
 
+/* gen1's budget, within the limit a background GC sets while it runs (tn_heap_limit_gen1). */
+static size_t gen1_budget(const tenure_runtime *rt) {
+    return rt->heap.gen1_budget < rt->heap.gen1_limit ? rt->heap.gen1_budget : rt->heap.gen1_limit;
+}
+
+void tn_heap_limit_gen1(tenure_runtime *rt, size_t limit) { rt->heap.gen1_limit = limit; }
+
 static int budget_generation(tenure_runtime *rt, uint32_t *reason) {
     int gen = TN_GEN0;
     *reason = TN_REASON_ALLOC_SMALL;
-    if (rt->heap.gen1_promoted_since >= rt->heap.gen1_budget)
+    if (rt->heap.gen1_promoted_since >= gen1_budget(rt))
         gen = TN_GEN1;
     if (rt->heap.gen2_promoted_since >= rt->heap.gen2_budget)
         gen = TN_GEN2;
@@ -311,7 +318,7 @@ static int budget_generation(tenure_runtime *rt, uint32_t *reason) {
 }
 
 int tn_heap_young_budget_generation(const tenure_runtime *rt) {
-    return rt->heap.gen1_promoted_since >= rt->heap.gen1_budget ? TN_GEN1 : TN_GEN0;
+    return rt->heap.gen1_promoted_since >= gen1_budget(rt) ? TN_GEN1 : TN_GEN0;
 }
 
 static void collect_for_budget(tenure_runtime *rt) {
@@ -466,6 +473,7 @@ static uint64_t default_gen0_budget(void) {
 
 /* The budgets of an empty heap, from the options (tenure_create), and GCStress's countdown. */
 void tn_budgets_init(tenure_runtime *rt) {
+    rt->heap.gen1_limit = SIZE_MAX;
     rt->heap.stress_countdown = (uint32_t)rt->config.GCStress;
     rt->heap.gen0_min_budget = rt->config.GCgen0size ? (size_t)rt->config.GCgen0size : (size_t)default_gen0_budget();
     /* the automatic cap also follows the heap (heap/alloc.c gen0_cap) */

@@ -30,6 +30,7 @@ struct tn_heap_state {
     /* budgets and what was allocated or promoted against them (alloc.c) */
     size_t gen0_budget, gen0_min_budget, gen0_max_budget; /* heap/alloc.c "budgets and triggers" */
     size_t gen1_budget, gen2_budget, loh_budget;
+    size_t gen1_limit; /* at most this much gen1 budget (SIZE_MAX; less while a background GC runs) */
     size_t gen0_allocated, gen1_promoted_since, gen2_promoted_since, loh_allocated;
     uint64_t tick_bytes[3];    /* bytes per allocation kind since the last allocation tick */
     bool tick_pending;         /* the next small object crossed the 100 KiB tick threshold */
@@ -87,6 +88,8 @@ void tn_free_list_clear(tn_free_list *fl);
 void tn_free_list_add(tenure_runtime *rt, tn_free_list *fl, void *p, size_t size);
 void tn_budgets_update(tenure_runtime *rt, const tn_gc_record *g);
 void tn_budgets_update_background(tenure_runtime *rt, const tn_gc_record *g);
+/* The gen1 budget the GCs go by is at most `limit` (SIZE_MAX: no limit). */
+void tn_heap_limit_gen1(tenure_runtime *rt, size_t limit);
 /* The budgets of an empty heap (tenure_create). */
 void tn_budgets_init(tenure_runtime *rt);
 /* Count the context's bytes, end it, hand its region back (a GC, or the thread detaches). */

@@ -172,9 +172,9 @@ tenure_result tenure_profiler_detach(tenure_runtime *rt, tenure_profiler *profil
 
 void tn_prof_gc_started(tenure_runtime *rt) {
     int collected[TN_NGEN];
-    /* a background GC's final pause collects gen0 and gen1; gen2 is swept later, unreported
-     * (no profiler heap walk for a background GC: events spec) */
-    int condemned = rt->collection->bgc_final ? TN_GEN1 : rt->collection->condemned;
+    /* a background GC's final pause collects gen0; the older generations are swept later,
+     * unreported (no profiler heap walk for a background GC: events spec) */
+    int condemned = rt->collection->bgc_final ? TN_GEN0 : rt->collection->condemned;
     for (int g = 0; g < TN_NGEN; g++)
         collected[g] = tn_gen_condemned(g, condemned);
     uint32_t r = rt->collection->reason;

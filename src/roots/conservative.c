@@ -33,7 +33,8 @@ static char *unattached_stack_high(tenure_runtime *rt) {
     return rt->roots.stack_high;
 }
 
-/* The live, non-free object of a condemned region that contains p, or NULL. */
+/* The live, non-free object of a condemned region that contains p, or NULL. Not one a
+ * background GC found dead (H8): a stale word must not revive it, its referents may be gone. */
 char *tn_roots_object_containing(tenure_runtime *rt, const void *p) {
     if (!tn_in_range(rt, p))
         return NULL;
@@ -41,7 +42,7 @@ char *tn_roots_object_containing(tenure_runtime *rt, const void *p) {
     if (!r || (const char *)p >= tn_region_walk_end(rt, r))
         return NULL;
     char *o = tn_crossing_object_start(rt, r, (char *)p);
-    return tn_is_free(o) ? NULL : o;
+    return tn_is_free(o) || tn_unswept_dead(rt, r, o) ? NULL : o;
 }
 
 TN_NO_ASAN static void scan_range(tenure_runtime *rt, char *lo, char *hi, bool condemned_only, tn_conservative_fn fn,
