@@ -107,8 +107,8 @@ TENURE_API const char *tenure_strerror(tenure_result result);
       "GC threads (heaps) with gcServer=1, 1..64 (0: the CPUs the process may run on, at most 64)")                   \
     X(GCNoAffinitize, uint32_t, 0, "1: server GC's threads are not bound to CPUs")                                    \
     X(gcConcurrent, uint32_t, 0,                                                                                      \
-      "1: background GC: the gen2 GCs the collector chooses mark on a thread of their own while the program runs, "   \
-      "then sweep in a short pause (not with GCCompactMode=1: gen2 GCs then block and compact)")                      \
+      "1: background GC: the gen2 GCs the collector chooses mark and sweep on a thread of their own while the "       \
+      "program runs, with two short pauses (not with GCCompactMode=1: gen2 GCs then block and compact)")              \
     X(GCHeapAffinitizeMask, uint64_t, 0,                                                                              \
       "CPUs (bit i: CPU i) server GC's helper threads are bound to, one each in order (0: not bound)")                \
     X(GCPoisonFreed, uint32_t, 0,                                                                                     \
@@ -825,7 +825,8 @@ TENURE_API void tenure_get_last_gc_info(const tenure_runtime *rt, tenure_gc_info
 /* Called at the end of every GC, on the thread that ran it, before the mutator continues.
  * Queries and removals only (see "Callbacks"). NULL removes it. GCs end in the order they
  * started, except a background GC (gcConcurrent), which ends after the foreground GCs that
- * ran while it marked: its index is then below theirs. */
+ * ran while it marked and swept: its index is then below theirs, and its callback runs on
+ * the collector's background thread (not attached to the instance) when its sweep ends. */
 typedef void (*tenure_gc_callback)(tenure_runtime *rt, const tenure_gc_info *info, void *context);
 TENURE_API void tenure_set_gc_callback(tenure_runtime *rt, tenure_gc_callback callback, void *context);
 

@@ -349,6 +349,20 @@ static int count_garbage(void *obj, const tenure_type *type, size_t size, int ge
     return 0;
 }
 
+/* The GC callback: a background GC's comes from the collector's thread when its sweep ends;
+ * it may query (tenure_get_stats takes the instance's lock, which that thread holds). */
+static unsigned background_callbacks;
+static void on_gc(tenure_runtime *r, const tenure_gc_info *info, void *ctx) {
+    (void)ctx;
+    if (!info->background)
+        return;
+    tenure_stats s;
+    tenure_get_stats(r, &s);
+    TT_CHECK(info->generation == 2 && s.background_gcs >= 1, "background GC %" PRIu64 ": generation %d", info->index,
+             info->generation);
+    background_callbacks++;
+}
+
 static size_t garbage_seen(void) {
     walk_garbage = 0;
     TT_CHECK_RESULT(tenure_heap_walk(rt, count_garbage, NULL), TENURE_OK);
@@ -377,6 +391,8 @@ static void test_sweep(void) {
     size_t objects0 = s0.gen[2].size - s0.gen[2].free_bytes, large0 = s0.gen[3].size - s0.gen[3].free_bytes;
     holder[0] = holder[1] = NULL;
     uint64_t before = s0.background_gcs;
+    tenure_set_gc_callback(rt, on_gc, NULL);
+    background_callbacks = 0;
     TT_CHECK_RESULT(tenure_collect(rt, 2, TENURE_COLLECT_NONBLOCKING), TENURE_OK);
     size_t walks = 0, walks_none = 0;
     for (size_t k = 0; stats().background_gcs == before; k++) {
@@ -392,6 +408,8 @@ static void test_sweep(void) {
         TT_CHECK(k < 100000000, "the background GC does not end");
     }
     TT_CHECK(garbage_seen() == 0, "dead nodes are still walked after the background GC");
+    tenure_set_gc_callback(rt, NULL, NULL);
+    TT_CHECK(background_callbacks == 1, "%u GC callbacks for one background GC", background_callbacks);
     tenure_stats s1 = stats();
     size_t objects1 = s1.gen[2].size - s1.gen[2].free_bytes, large1 = s1.gen[3].size - s1.gen[3].free_bytes;
     TT_CHECK(objects1 + bytes * 9 / 10 <= objects0, "gen2 kept its garbage: %zu bytes of objects, %zu before", objects1,

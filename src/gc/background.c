@@ -142,7 +142,8 @@ void tn_bgc_watch(tenure_runtime *rt, void *slot) {
     if (!in_old_region(rt, slot))
         return;
     size_t card = ((uintptr_t)slot - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT;
-    __atomic_store_n(&rt->bgc.watch[card], 1, __ATOMIC_RELAXED);
+    /* release: a revisit that takes this byte (an exchange, acquire) reads the slot's new value */
+    __atomic_store_n(&rt->bgc.watch[card], 1, __ATOMIC_RELEASE);
 }
 
 /* ---- the thread ---- */
@@ -428,9 +429,8 @@ static void revisit_slice(tenure_runtime *rt) {
     size_t cards = ((size_t)rt->units_high << rt->head.unit_shift) >> TENURE__CARD_SHIFT;
     size_t c = rt->bgc.revisit_cursor, n = 0;
     while (c < cards) {
-        if (c % 8 == 0 && c + 8 <= cards) { /* eight clean cards at a time */
-            uint64_t w;
-            memcpy(&w, rt->bgc.watch + c, 8);
+        if (c % 8 == 0 && c + 8 <= cards) { /* eight clean cards at a time (the mutators set bytes) */
+            uint64_t w = __atomic_load_n((const uint64_t *)(const void *)(rt->bgc.watch + c), __ATOMIC_RELAXED);
             if (!w) {
                 c += 8;
                 continue;
