@@ -526,6 +526,9 @@ static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
 static void on_gc(tenure_runtime *r, const tenure_gc_info *info, void *ctx) {
     (void)r;
     (void)ctx;
+    if (getenv("TENURE_TEST_VERBOSE"))
+        printf("  GC %" PRIu64 ": generation %d, reason %u, background %d, compacted 0x%x\n", info->index,
+               info->generation, info->reason, info->background, (unsigned)info->compacted);
     if (!info->background)
         return;
     pthread_mutex_lock(&cb_lock);
