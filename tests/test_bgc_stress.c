@@ -729,8 +729,8 @@ int main(int argc, char **argv) {
         tenure_blocking_leave(rt);
     }
     tenure_stats s = tt_stats(rt);
-    TT_CHECK(blocking_mode || s.background_gcs - s0.background_gcs >= nrounds, "%" PRIu64 " background GCs in %zu rounds",
-             s.background_gcs - s0.background_gcs, nrounds);
+    TT_CHECK(blocking_mode || s.background_gcs - s0.background_gcs >= nrounds,
+             "%" PRIu64 " background GCs in %zu rounds", s.background_gcs - s0.background_gcs, nrounds);
     printf("  %d world(s) of %d objects, %zu rounds: %" PRIu64 " background GCs, %" PRIu64 " GCs in all, %" PRIu64
            " finalizers run\n",
            nworlds, nobjs_target, nrounds, s.background_gcs - s0.background_gcs, s.gc_count - s0.gc_count,
