@@ -96,17 +96,15 @@ test-server: build test-asan test-tsan
 # collector chooses (budgets, GCStress, tenure_collect NONBLOCKING) run in the background. Not
 # what cannot apply (each reason below); the tests that check GC order, callbacks and
 # tenure_collect(2, NONBLOCKING) accept both modes (a background GC's callback comes after the
-# foreground GCs that ran meanwhile).
+# foreground GCs that ran meanwhile); tenure-torture's model follows gcConcurrent (--bgc).
 #  events_listener*:      its sequence checker (A) models blocking GCs only; the background GC's
 #                         event order is checked by trace_check.py (trace_ctf_background_gc)
 #  heapprof_env_stress, objtrack_gc*: built on the profiler's GC walk, which a background GC does
 #                         not have (events spec): what a background GC frees is never reported
 #  report_joins_*:        check_joins.py pairs joins with GCStart..GCEnd windows; a background
 #                         GC's final pause has none (its joins fall outside every window)
-#  torture_* (but bgc):   tenure-torture's model predicts each GC exactly (blocking GCs); its
-#                         background GC runs are torture_bgc* (they set gcConcurrent themselves)
 #  install_check:         installs and builds outside the tree: nothing a GC mode changes
-BGC_CANNOT_APPLY = ^(events_listener|events_listener_stress|heapprof_env_stress|objtrack_gc|objtrack_gc_stress|report_joins_.*|torture_(quick|stress|oom|oom_tight|inject_.*)|install_check)$$
+BGC_CANNOT_APPLY = ^(events_listener|events_listener_stress|heapprof_env_stress|objtrack_gc|objtrack_gc_stress|report_joins_.*|install_check)$$
 test-bgc: build
 	cd $(BUILD)/release && TENURE_gcConcurrent=1 ctest -j $(JOBS) --output-on-failure -E '$(BGC_CANNOT_APPLY)'
 
