@@ -96,8 +96,8 @@ void gc_callback(tenure_runtime *rt, const tenure_gc_info *info, void *ctx) {
     if (s->sh)
         s->sh->gcs = s->gcs;
     if (s->P->trace)
-        fprintf(stderr, "  GC %" PRIu64 ": gen %d reason %u compacted %#x\n", s->gcs, info->generation, info->reason,
-                (unsigned)info->compacted);
+        fprintf(stderr, "  GC %" PRIu64 " (index %" PRIu64 "%s): gen %d reason %u compacted %#x\n", s->gcs, info->index,
+                info->background ? ", background" : "", info->generation, info->reason, (unsigned)info->compacted);
     check_index(s, info);
     if (info->generation < 0 || info->generation > 2) {
         diff(s, "GC callback: condemned generation %d", info->generation);
