@@ -96,18 +96,21 @@ test-server: build test-asan test-tsan
 # collector chooses (budgets, GCStress, tenure_collect NONBLOCKING) run in the background. Not
 # what cannot apply (each reason below); the tests that check GC order, callbacks and
 # tenure_collect(2, NONBLOCKING) accept both modes (a background GC's callback comes after the
-# foreground GCs that ran meanwhile); tenure-torture's model follows gcConcurrent (--bgc).
+# foreground GCs that ran meanwhile).
 #  events_listener*:      its sequence checker (A) models blocking GCs only; the background GC's
 #                         event order is checked by trace_check.py (trace_ctf_background_gc)
 #  heapprof_env_stress, objtrack_gc*: built on the profiler's GC walk, which a background GC does
 #                         not have (events spec): what a background GC frees is never reported
 #  report_joins_*:        check_joins.py pairs joins with GCStart..GCEnd windows; a background
 #                         GC's final pause has none (its joins fall outside every window)
+#  torture_*:             tenure-torture's --bgc model (which gcConcurrent=1 turns on) predates the
+#                         concurrent sweep: the final pause's young GC moves objects without a
+#                         callback (tests/torture/CMakeLists.txt)
 #  report_sim:            BUG (reported, issue 16): a background GC still running at tenure_destroy
 #                         never ends in the trace (no GCEnd): tenure-report says partial (exit 3)
 #                         when tenure-sim exits during one; include it again once that is settled
 #  install_check:         installs and builds outside the tree: nothing a GC mode changes
-BGC_CANNOT_APPLY = ^(events_listener|events_listener_stress|heapprof_env_stress|objtrack_gc|objtrack_gc_stress|report_joins_.*|report_sim|install_check)$$
+BGC_CANNOT_APPLY = ^(events_listener|events_listener_stress|heapprof_env_stress|objtrack_gc|objtrack_gc_stress|report_joins_.*|report_sim|torture_.*|install_check)$$
 test-bgc: build
 	cd $(BUILD)/release && TENURE_gcConcurrent=1 ctest -j $(JOBS) --output-on-failure -E '$(BGC_CANNOT_APPLY)'
 
