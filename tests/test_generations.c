@@ -21,6 +21,8 @@
  */
 #include "test_util.h"
 
+#include <stdbool.h>
+
 static tt_errlog log_ = {.fatal = 1};
 
 /* TENURE_GCStressGeneration forces the generation of the GCStress GCs (-1: not forced). */
@@ -319,18 +321,61 @@ typedef struct cb_state {
     uint64_t bad_at, bad_got;
     int last_gen;
     uint32_t last_reason;
+    /* gcConcurrent: a background GC takes its number at its initial pause and ends (its
+     * callback) after the foreground GCs that ran meanwhile: their numbers skip it */
+    uint64_t bgc_pending; /* the number skipped, 0: none */
+    uint64_t background_calls;
 } cb_state;
 
-static void on_gc(tenure_runtime *rt, const tenure_gc_info *info, void *context) {
-    cb_state *st = context;
-    (void)rt;
-    st->calls++;
-    if (info->index != st->last_index + 1 && !st->bad_index) {
+/* True when the environment turns background GC on (TENURE_gcConcurrent=1: make test-bgc). */
+static int bgc_mode(void) {
+    tenure_config cfg;
+    tt_config(&cfg);
+    return cfg.gcConcurrent != 0 && cfg.GCCompactMode != 1;
+}
+
+/* Every GC's callback once: in index order, except a background GC's (bgc_pending). Blocking
+ * GCs never leave a number pending. */
+static void check_index(cb_state *st, const tenure_gc_info *info) {
+    bool ok;
+    if (info->background && st->bgc_pending != 0) {
+        ok = info->index == st->bgc_pending;
+        st->bgc_pending = 0;
+        st->background_calls++;
+        if (!ok && !st->bad_index) {
+            st->bad_index = 1;
+            st->bad_at = st->last_index;
+            st->bad_got = info->index;
+        }
+        return;
+    }
+    ok = info->index == st->last_index + 1;
+    if (!ok && !info->background && st->bgc_pending == 0 && info->index == st->last_index + 2 && bgc_mode()) {
+        st->bgc_pending = st->last_index + 1; /* a background GC runs */
+        ok = true;
+    }
+    st->background_calls += info->background != 0;
+    if (!ok && !st->bad_index) {
         st->bad_index = 1;
         st->bad_at = st->last_index;
         st->bad_got = info->index;
     }
     st->last_index = info->index;
+}
+
+/* With gcConcurrent: allocate until no background GC runs (its callback has come). */
+static void end_background_gc(tenure_runtime *rt, const tenure_type *bytes_t, cb_state *st) {
+    for (uint64_t k = 0; tt_stats(rt).background_gc_in_progress || st->bgc_pending; k++) {
+        TT_CHECK(tenure_alloc_array(rt, bytes_t, 100) != NULL);
+        TT_CHECK(k < 100000000, "the background GC does not end");
+    }
+}
+
+static void on_gc(tenure_runtime *rt, const tenure_gc_info *info, void *context) {
+    cb_state *st = context;
+    (void)rt;
+    st->calls++;
+    check_index(st, info);
     if (info->generation >= 0 && info->generation <= 2)
         st->by_gen[info->generation]++;
     st->by_reason[info->reason < 32 ? info->reason : 31]++;
@@ -341,6 +386,17 @@ static void on_gc(tenure_runtime *rt, const tenure_gc_info *info, void *context)
 static void expect_induced(tenure_runtime *rt, cb_state *st, int gen, unsigned flags, uint32_t reason, int want_gen) {
     uint64_t calls = st->calls;
     tt_collect(rt, gen, flags);
+    if (bgc_mode() && (flags & TENURE_COLLECT_NONBLOCKING) && gen == 2) {
+        /* a gen1 GC, then the background GC's initial pause (no callback until it ends) */
+        TT_CHECK(st->calls == calls + 1 && st->last_gen == 1 && st->last_reason == reason,
+                 "tenure_collect(2, NONBLOCKING) with gcConcurrent: %" PRIu64 " callbacks, the last of generation %d",
+                 st->calls - calls, st->last_gen);
+        for (uint64_t k = 0; tt_stats(rt).background_gc_in_progress || st->bgc_pending; k++) {
+            tt_collect(rt, 0, 0); /* the first GC after its marking is its final pause */
+            TT_CHECK(k < 1000000, "the background GC does not end");
+        }
+        return;
+    }
     TT_CHECK(st->calls == calls + 1, "tenure_collect(%d, %#x): the callback ran %" PRIu64 " times", gen, flags,
              st->calls - calls);
     TT_CHECK(st->last_reason == reason, "tenure_collect(%d, %#x): reason %u, expected %u", gen, flags, st->last_reason,
@@ -405,6 +461,8 @@ static void test_gc_kinds_and_callback(void) {
         if (st.by_reason[r])
             printf(" %d:%" PRIu64, r, st.by_reason[r]);
     printf("\n");
+    end_background_gc(rt, bytes_t, &st);
+    s = tt_stats(rt);
     TT_CHECK(!st.bad_index, "GC callback: index %" PRIu64 " followed %" PRIu64, st.bad_got, st.bad_at);
     TT_CHECK_EQ_U64(st.calls, s.gc_count);
     TT_CHECK_EQ_U64(st.last_index, s.gc_count);
@@ -444,7 +502,10 @@ static void test_gc_kinds_and_callback(void) {
         }
     }
     printf("    optimized GCs: %d of 2 ran\n", optimized_ran);
+    end_background_gc(rt, bytes_t, &st);
     s = tt_stats(rt);
+    TT_CHECK(bgc_mode() || st.background_calls == 0, "%" PRIu64 " background GCs without gcConcurrent",
+             st.background_calls);
     TT_CHECK(!st.bad_index, "GC callback: index %" PRIu64 " followed %" PRIu64, st.bad_got, st.bad_at);
     TT_CHECK_EQ_U64(st.calls, s.gc_count);
     TT_CHECK_EQ_U64(s.gen[0].collections, st.calls);

@@ -11,7 +11,7 @@ static void dependent_new(program_state *s, rng *r) {
     uint32_t sec = 0;
     if (rchance(r, 50)) {
         aspec a = rchance(r, 80) ? small_fixed(s, r) : small_array(s, r);
-        if (rchance(r, 10))
+        if (rchance(r, 10) && !s->bgc) /* (--bgc: no finalizable objects, see run_ops) */
             a = fin_spec(s, r);
         sec = alloc_oom(s, &a, r);
     } else

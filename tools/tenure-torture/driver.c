@@ -99,6 +99,8 @@ void command_line(const params *P, char *buf, size_t n) {
         l += snprintf(buf + l, n - (size_t)l, " --hard-limit %" PRIu64, P->hard_limit);
     if (P->inject)
         l += snprintf(buf + l, n - (size_t)l, " --inject %d", P->inject);
+    if (P->bgc)
+        l += snprintf(buf + l, n - (size_t)l, " --bgc");
     if (drops[0])
         snprintf(buf + l, n - (size_t)l, " --drop %s", drops);
 }

@@ -91,13 +91,17 @@ static void edge(program_state *s, const char *what, unsigned idx, uint32_t from
  *    fixed point; weak short handles of dead objects are cleared; registered finalizable
  *    objects found dead are queued and marked through; dependent handles again; weak long
  *    handles of dead objects are cleared, dependent handles of dead primaries too */
-static void mark_strong(program_state *s, int c) {
+static void mark_strong(program_state *s, int c, int background) {
     s->epoch++;
     queue_reserve(s, s->nobj + 16);
     s->qn = s->qdone = 0;
     s->mk_count = 0;
     s->mk_c = c;
     model_roots(s, live_mark);
+    if (background) /* floating garbage: what the background GC left in the heap lives on */
+        for (uint32_t j = 1; j < s->nobj; j++)
+            if (s->objs[j].bgc_exists)
+                live_mark(s, j);
     for (uint32_t j = 1; j < s->nobj; j++) {
         mobj *o = &s->objs[j];
         if (o->reclaimed || gen_class(o) <= c)
@@ -162,8 +166,8 @@ static void clear_weak_long(program_state *s) {
     }
 }
 
-static void model_live_set(program_state *s, int c) {
-    mark_strong(s, c);
+static void model_live_set(program_state *s, int c, int background) {
+    mark_strong(s, c, background);
     clear_weak_short(s);
     queue_finalizable(s);
     clear_weak_long(s);
@@ -217,8 +221,10 @@ static void traverse_real_heap(program_state *s, int c) {
     for (uint32_t j = 1; j < s->nobj; j++) {
         mobj *o = &s->objs[j];
         o->new_addr = 0;
-        if (!o->reclaimed && gen_class(o) > c) {
-            o->new_addr = o->addr; /* not condemned: must not move */
+        /* not condemned, or kept by a background GC (which moves nothing): must not move;
+         * floating garbage is checked intact as well */
+        if (!o->reclaimed && (gen_class(o) > c || o->bgc_exists)) {
+            o->new_addr = o->addr;
             src_push(s, j);
         }
     }
@@ -335,7 +341,7 @@ static void check_survivors(program_state *s, const tenure_gc_info *info) {
 }
 
 /* 4. the collector's own figures: finalization, SizedRef, identity hashes */
-static void check_figures(program_state *s, int c) {
+static void check_figures(program_state *s, int c, int background) {
     tenure_stats st;
     tenure_get_stats(s->rt, &st);
     if (st.finalization_promoted_count != s->gc_queued_n || st.finalization_promoted_bytes != s->gc_queued_bytes)
@@ -352,17 +358,53 @@ static void check_figures(program_state *s, int c) {
              "after GC %" PRIu64 ": the identity hash table has %" PRIu64 " entries, the model has %" PRIu64
              " live hashed objects",
              s->gcs, st.sync_blocks, hashed);
-    if (c == 2)
+    if (c == 2 && !background) /* (a background GC's SizedRef marking stops at its premarks) */
         check_sized_after_full_gc(s);
 }
 
+/* A background GC's final pause sweeps every generation and moves nothing: an object of the
+ * model is still in the heap iff its address still starts an object of its type (and, where
+ * it has one, its number). What the model's live set lacks of those is floating garbage
+ * (marked by the background GC before it died), kept until the next GC that condemns it; what
+ * the live set has must be among them (traverse_real_heap and check_survivors say so). */
+static void learn_background_survivors(program_state *s) {
+    for (uint32_t j = 1; j < s->nobj; j++) {
+        mobj *o = &s->objs[j];
+        o->bgc_exists = 0;
+        if (o->reclaimed || (o->flags & F_FROZEN))
+            continue;
+        char *p = (char *)o->addr;
+        if (!tenure_is_object(s->rt, p) || tenure_object_type(s->rt, p) != s->types[o->tix].t)
+            continue;
+        int kind = s->types[o->tix].kind;
+        uint64_t id = kind == K_FIX                       ? *(uint64_t *)(p + 8)
+                      : kind == K_FLDARR                  ? *(uint64_t *)(p + 24)
+                      : kind == K_BYTES && o->length >= 8 ? *(uint64_t *)(p + 16)
+                                                          : IDW(j);
+        o->bgc_exists = id == IDW(j);
+    }
+}
+
 void gc_check(program_state *s, const tenure_gc_info *info) {
+    int background = info->background != 0;
     if (info->generation == 2)
         model_sized(s);
-    model_live_set(s, info->generation);
+    if (background) {
+        learn_background_survivors(s);
+        /* its SizedRef marking stops at the premarked objects: no figure to expect until the
+         * next blocking full GC */
+        for (int h = 0; h < MAX_HANDLES; h++) {
+            s->handles[h].sized_lo = 0;
+            s->handles[h].sized_hi = UINT64_MAX;
+        }
+    }
+    model_live_set(s, info->generation, background);
     traverse_real_heap(s, info->generation);
     check_survivors(s, info);
-    check_figures(s, info->generation);
+    check_figures(s, info->generation, background);
+    if (background)
+        for (uint32_t j = 1; j < s->nobj; j++)
+            s->objs[j].bgc_exists = 0;
 }
 
 static int cmp_addr(const void *a, const void *b, void *ctx) {

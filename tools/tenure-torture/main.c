@@ -51,6 +51,10 @@ static void usage(FILE *f) {
                "  --inject N        self-test of the checks: 1 stores without the write barrier, 2 weak long\n"
                "                    handles are made strong, 3 weak short handles to finalizable objects are\n"
                "                    made weak long (the model does not know): each must fail\n"
+               "  --bgc             background GC (gcConcurrent=1): the model lets a background GC keep\n"
+               "                    floating garbage (what it finds still in the heap, never less than the\n"
+               "                    model's live set); finalization ops are dropped (their exact queue order\n"
+               "                    cannot be predicted beside floating garbage)\n"
                "The environment's TENURE_* options apply (e.g. TENURE_HeapVerify=1 TENURE_GCStress=97).\n");
 }
 
@@ -127,6 +131,8 @@ static int parse_flag(cli *c, const char *a) {
         c->P.trace = 1;
     else if (!strcmp(a, "--verbose"))
         c->P.verbose = 1;
+    else if (!strcmp(a, "--bgc"))
+        c->P.bgc = 1;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
         usage(stdout);
         return 0;

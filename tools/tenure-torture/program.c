@@ -19,7 +19,7 @@ const unsigned op_weight[2][OP_COUNT] = {
 #undef OP_WO
 };
 
-static void random_config(tenure_config *c, uint64_t seed, uint64_t hard_limit) {
+static void random_config(tenure_config *c, uint64_t seed, uint64_t hard_limit, int bgc) {
     rng r = {mix64(seed ^ 0xc0ffee1234567ull)};
     tenure_config_init(c);
     static const uint64_t regions[] = {256u << 10, 256u << 10, 256u << 10, 256u << 10, 512u << 10, 1u << 20};
@@ -40,11 +40,14 @@ static void random_config(tenure_config *c, uint64_t seed, uint64_t hard_limit) 
     c->GCFinalizeMode = 1;      /* finalizers run only in tenure_run_pending_finalizers: deterministic */
     if (hard_limit)
         c->GCHeapHardLimit = hard_limit;
+    if (bgc)
+        c->gcConcurrent = 1;
 }
 
 /* the instance, its callbacks and types, and the roots every program starts with */
 static void program_setup(program_state *s, const params *P) {
-    random_config(&s->cfg, P->seed, P->hard_limit);
+    random_config(&s->cfg, P->seed, P->hard_limit, P->bgc);
+    s->bgc = s->cfg.gcConcurrent != 0 && s->cfg.GCCompactMode != 1; /* (compact mode 1: no BGC) */
     tenure_result res = TENURE_OK;
     s->rt = tenure_create(&s->cfg, &res);
     if (!s->rt) {
@@ -117,6 +120,9 @@ static void run_op(program_state *s, int kind, rng *r) {
 /* the ops, drawn from the seed (the weights: normal or --hard-limit) */
 static void run_ops(program_state *s, const params *P, shres *sh) {
     int mode = s->oom_mode ? 1 : 0;
+    /* background GCs: no finalizable objects (which the model must queue in the collector's
+     * order, and a background GC keeps some unreachable ones alive as floating garbage) */
+    uint32_t drop = P->drop_mask | (s->bgc ? (1u << OP_FINAL) | (1u << OP_FINOP) : 0u);
     unsigned total = 0;
     for (int k = 0; k < OP_COUNT; k++)
         total += op_weight[mode][k];
@@ -129,7 +135,7 @@ static void run_ops(program_state *s, const params *P, shres *sh) {
         int kind = 0;
         while (x >= op_weight[mode][kind])
             x -= op_weight[mode][kind++];
-        if (P->drop_mask & (1u << kind))
+        if (drop & (1u << kind))
             continue;
         flush_trk(s);
         if (P->trace)

@@ -48,6 +48,17 @@
  *    query of an object, across moves; the table's size after a GC is the number of live hashed
  *    objects).
  *
+ * Background GC (--bgc, or TENURE_gcConcurrent=1; issue 16): gen2 GCs the collector chooses (and
+ * tenure_collect(2, NONBLOCKING)) mark in the background, foreground GCs run meanwhile. The
+ * callback's GC numbers skip the background GC's, whose callback comes after theirs; an
+ * induced GC may end the background GC first, or its final pause may run in place of it. At a
+ * background GC's end (a full sweeping GC: nothing moves) the model learns which of its objects
+ * are still in the heap (their address still starts an object of their type and number) and
+ * keeps them alive with what they reach: floating garbage, gone at the next GC that condemns
+ * it. Everything the model's roots reach must be among them (nothing live is freed), intact;
+ * weak handles follow. Without finalizable objects (their queue order beside floating garbage
+ * is not predictable) and without a SizedRef figure for a background GC.
+ *
  * Every program is run in a child process (a crash or a hang is a failure with the seed and
  * the op index). See usage() (main.c) for the options.
  *
@@ -145,6 +156,7 @@ typedef struct params {
     int paranoid; /* a full check after every op */
     int inject;   /* self-test: 1 stores without the barrier, 2 weak handles made strong,
                      3 weak short handles to finalizable objects made weak long */
+    int bgc;      /* gcConcurrent=1 (background GCs; also when TENURE_gcConcurrent=1 says so) */
 } params;
 
 typedef struct shres {
@@ -201,6 +213,7 @@ typedef struct mobj {
     uint16_t fin_runs;  /* finalizer runs of this object */
     uint8_t rc;         /* refcount (refcounted handles ask it) */
     uint8_t registered; /* in the model's finalization registry */
+    uint8_t bgc_exists; /* a background GC's check: the object is still in the heap after it */
     tenure_handle *trk; /* finalizable objects: a weak long handle (the model's own) */
 } mobj;
 
@@ -277,6 +290,11 @@ typedef struct program_state {
     uint32_t capqueue;
     /* GC expectations */
     uint64_t gcs;
+    /* background GC (gcConcurrent): it takes its GC number at its initial pause and ends (its
+     * callback) after the foreground GCs that ran meanwhile, whose numbers skip it */
+    int bgc;
+    uint64_t last_index, bgc_pending; /* the last number the callback saw, the one skipped */
+    int induced_bg_seen;              /* background GCs that ended inside an induced collect */
     int induced, induced_gen, induced_seen;
     unsigned induced_flags;
     /* finalization: the registry and the ready queue (0: suppressed entry), as the collector's */
