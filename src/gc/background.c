@@ -335,11 +335,9 @@ size_t tn_bgc_take_premarks(tenure_runtime *rt) {
     tn_assert_world_stopped(rt);
     TN_ASSERT(rt->bgc.state == TN_BGC_MARKING);
     swap_bitmaps(rt);
-    rt->unswept_marks = rt->mark_bits; /* (H8 from now: the card roots skip unmarked old objects) */
     size_t merged = 0;
     for (int g = TN_GEN2; g < TN_NGEN; g++)
         for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
-            r->unswept_end = r->used;
             r->live_bytes += r->bgc_live;
             merged += r->bgc_live;
             r->bgc_live = 0;
@@ -516,11 +514,13 @@ void tn_bgc_final_marked(tenure_runtime *rt, tn_collection *c) {
     tn_assert_phase(rt, c);
     TN_ASSERT(c->bgc_final && c->condemned == TN_GEN2);
     c->condemned = TN_GEN0;
+    rt->unswept_marks = rt->mark_bits; /* H8 from now on (not while marking: an unmarked object
+                                          was not dead yet, and the conservative scan skips H8's) */
     for (int g = TN_GEN1; g < TN_NGEN; g++) {
         size_t live = 0;
         for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
             r->condemned = false;
-            TN_ASSERT_INTERNAL(g == TN_GEN1 || r->unswept_end == r->used);
+            TN_ASSERT_INTERNAL(!r->unswept_end);
             r->unswept_end = r->used;
             live += r->live_bytes;
         }
@@ -669,6 +669,13 @@ void tn_bgc_check(const tenure_runtime *rt) {
 /* ---- the instance's end, fork ---- */
 
 void tn_bgc_destroy(tenure_runtime *rt) {
+    if (rt->bgc.state == TN_BGC_SWEEPING) { /* (cheap: its end events, GCEnd_V1 included, get written) */
+        tn_lock(rt);
+        while (!sweep_slice(rt))
+            ;
+        end_bgc(rt);
+        tn_unlock(rt);
+    }
     if (rt->bgc.thread_started) {
         tn_lock(rt);
         rt->bgc.stop = true;

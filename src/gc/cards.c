@@ -129,6 +129,7 @@ typedef struct card_scan {
     /* relocation pass after an overflow: update every slot, recompute the cards */
     tn_card_slot_fn update;
     void *update_ctx;
+    const uint64_t *marked_only; /* a background GC's final mark: only the objects marked so far */
 } card_scan;
 
 /* The list is full: the current run gives its entries back and its cards become 1, so that
@@ -299,7 +300,8 @@ static void scan_run(card_scan *s, tn_region *r, size_t c0, size_t c1) {
     for (char *o = tn_crossing_object_start(rt, r, s->lo); o < s->hi;) {
         const tn_type *t = tn_obj_type(o);
         size_t size = tn_obj_size_t(t, o);
-        if (t->kind != TN_TK_FREE && !tn_unswept_dead(rt, r, o)) /* (H8) */
+        if (t->kind != TN_TK_FREE && !tn_unswept_dead(rt, r, o) && /* (H8) */
+            (!s->marked_only || tn_bit_test(s->marked_only, tn_bit_index(rt, o))))
             scan_object(s, o, t, size);
         o += size;
     }
@@ -473,7 +475,12 @@ void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *
 }
 
 void tn_gc_mark_old_card_roots(tenure_runtime *rt, tn_slot_fn mark, void *ctx) {
-    card_scan s = {.rt = rt, .condemned = TN_GEN1, .mark = mark, .mark_ctx = ctx, .recording = false};
+    card_scan s = {.rt = rt,
+                   .condemned = TN_GEN1,
+                   .mark = mark,
+                   .mark_ctx = ctx,
+                   .recording = false,
+                   .marked_only = rt->mark_bits};
     for (int g = TN_GEN2; g < TN_NGEN; g++)
         for (tn_region *r = rt->heap.gens[g]; r; r = r->next)
             scan_region(&s, r);

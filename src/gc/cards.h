@@ -48,8 +48,8 @@ void tn_gc_dirty_old_cards(tenure_runtime *rt);
 typedef int (*tn_card_slot_fn)(void **slot, void *ctx);
 void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *ctx);
 /* A background GC's final mark: `mark` each slot of a gen2, LOH or POH object under a dirty
- * card that refers to gen0 or gen1, skipping the objects not marked yet (tn_unswept_dead:
- * they are traced if reachable, or dead). Nothing recorded, no card changed. */
+ * card that refers to gen0 or gen1, skipping the objects not marked yet (they are traced if
+ * reachable, or dead). Nothing recorded, no card changed. */
 void tn_gc_mark_old_card_roots(tenure_runtime *rt, tn_slot_fn mark, void *ctx);
 void tn_gc_rescan_card_slots(tenure_runtime *rt, int condemned, tn_card_slot_fn fn, void *ctx);
 void tn_gc_update_card_slot_range(tenure_runtime *rt, size_t from, size_t to, tn_card_slot_fn fn, void *ctx,

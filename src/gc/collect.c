@@ -281,7 +281,8 @@ static int steer_gen2(tenure_runtime *rt, int generation, uint32_t reason, unsig
         tn_bgc_final_pause(rt);
     if (rt->bgc.finish_pending) /* a forked child: no BGC thread to sweep */
         tn_bgc_finish(rt);
-    if (final_pause && (young || chosen))
+    /* the final pause was a gen0 GC: what a chosen gen2 GC or a plain gen0 GC asked for is done */
+    if (final_pause && (young ? generation == TN_GEN0 && !(flags & TENURE_COLLECT_COMPACT) : chosen))
         return -2;
     if (!rt->config.gcConcurrent || rt->config.GCCompactMode == 1 || young) /* a BGC sweeps */
         return generation;
