@@ -87,7 +87,8 @@ static inline __attribute__((always_inline)) void note_card(void **slot, void *c
     /* a reference into the plug being walked (a tree's node to its children, allocated just
      * before it): the plug moves as one, by its delta, into the holder's own region (no card
      * to lower), so neither the plug bits nor the region tables are read */
-    if ((uintptr_t)(old - rc->plug_start) < (uintptr_t)(rc->plug_end - rc->plug_start)) {
+    if ((uintptr_t)old - (uintptr_t)rc->plug_start < (uintptr_t)rc->plug_end - (uintptr_t)rc->plug_start) {
+        TN_ASSERT_EXPENSIVE(tn_is_marked(rc->rt, old)); /* a plug holds only live objects */
         *slot = old + rc->delta;
         return;
     }
