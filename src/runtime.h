@@ -223,7 +223,7 @@ typedef struct tn_gc_record {
 /* Automatic gen0 budget bounds (heap/alloc.c "budgets and triggers"): the smallest (a tiny
  * heap) and the largest (GCgen0MaxBudget 0). */
 #define TN_GEN0_FLOOR ((size_t)256 << 10)
-#define TN_GEN0_CAP ((size_t)128 << 20)
+#define TN_GEN0_CAP ((size_t)64 << 20)
 #define TN_GEN0_SET_GROWTH 6 /* with GCgen0size set: the cap is at most this many times it */
 
 struct tenure_runtime {

@@ -75,15 +75,25 @@ static void relocate_survivors(tenure_runtime *rt, tn_region *r) {
  * after). */
 typedef struct rebuild_ctx {
     tenure_runtime *rt;
-    intptr_t delta; /* of the plug being walked */
-    int holder_gen; /* the generation its objects have after this GC */
+    char *plug_start, *plug_end; /* the plug being walked: [start, end) */
+    intptr_t delta;              /* of the plug being walked */
+    int holder_gen;              /* the generation its objects have after this GC */
 } rebuild_ctx;
 
 /* `shared`: other GC threads relocate too, and a destination card may be theirs (a constant
  * in each of the two visitors below: workstation GC pays no test). */
 static inline __attribute__((always_inline)) void note_card(void **slot, void *ctx, bool shared) {
     rebuild_ctx *rc = ctx;
-    void *v = relocate(rc->rt, *slot);
+    char *old = *slot;
+    /* a reference into the plug being walked (a tree's node to its children, allocated just
+     * before it): the plug moves as one, by its delta, into the holder's own region (no card
+     * to lower), so neither the plug bits nor the region tables are read */
+    if ((uintptr_t)old - (uintptr_t)rc->plug_start < (uintptr_t)rc->plug_end - (uintptr_t)rc->plug_start) {
+        TN_ASSERT_EXPENSIVE(tn_is_marked(rc->rt, old)); /* a plug holds only live objects */
+        *slot = old + rc->delta;
+        return;
+    }
+    void *v = relocate(rc->rt, old);
     *slot = v;
     int g = tn_gen_after(rc->rt, v);
     if (g >= rc->holder_gen)
@@ -107,7 +117,7 @@ static inline __attribute__((always_inline)) void rebuilding_walk(tenure_runtime
     for (size_t b, eb; tn_plug_iter_next(&it, &b, &eb);) {
         char *s = tn_bit_addr(rt, b), *e = tn_bit_addr(rt, eb) + 8;
         intptr_t delta = r->compacting ? tn_plug_delta(rt, r, s, b) : 0;
-        rebuild_ctx rc = {rt, delta, tn_gen_after(rt, s + delta)}; /* a plug lands in one region */
+        rebuild_ctx rc = {rt, s, e, delta, tn_gen_after(rt, s + delta)}; /* a plug lands in one region */
         for (char *o = s; o < e;) {
             tn_type *t = tn_obj_type(o);
             size_t size = tn_obj_size_t(t, o);
