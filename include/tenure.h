@@ -391,12 +391,17 @@ struct tenure_type {
     size_t tenure__fast_base; /* array types: bytes before the first element */
 };
 
-#define TENURE__CARD_SHIFT 8    /* 256-byte cards (docs/design/collector.md, "Cards") */
+#define TENURE__CARD_SHIFT 8 /* 256-byte cards (docs/design/collector.md, "Cards") */
+/* barrier_slow's bits: the checked barrier (HeapVerify); a background GC's write watch, which
+ * wants only the stores into old objects (units of generation 2) */
+#define TENURE__BARRIER_CHECKED 1u
+#define TENURE__BARRIER_WATCH 2u
 #define TENURE__BUNDLE_SHIFT 14 /* 64 cards per bundle */
 
 TENURE_API void *tenure__alloc_slow(tenure_runtime *rt, const tenure_type *type);
 TENURE_API void *tenure__alloc_array_slow(tenure_runtime *rt, const tenure_type *type, size_t length);
 TENURE_API void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *value);
+TENURE_API void tenure__write_watch(tenure_runtime *rt, void *slot);
 
 /* ------------------------------------------------------------------------------------------
  * Allocation. Objects come back zeroed. Allocation may collect. On failure (out of memory,
@@ -492,7 +497,15 @@ static inline void tenure__store_ref(tenure__head *h, void *slot, void *value) {
 
 static inline void tenure_write_ref(tenure_runtime *rt, void *obj, void *slot, void *value) {
     tenure__head *h = (tenure__head *)rt;
-    if (TENURE__UNLIKELY(h->barrier_slow)) {
+    uint32_t slow = h->barrier_slow;
+    if (TENURE__UNLIKELY(slow == TENURE__BARRIER_WATCH)) { /* a call only for a store into an old object */
+        tenure__store_ref(h, slot, value);
+        uintptr_t s = (uintptr_t)slot - h->heap_base;
+        if (s < h->heap_size && h->unit_gen[s >> h->unit_shift] >= 2)
+            tenure__write_watch(rt, slot);
+        return;
+    }
+    if (TENURE__UNLIKELY(slow)) {
         tenure__write_ref_slow(rt, obj, slot, value);
         return;
     }

@@ -68,8 +68,8 @@
 #include "base/base.h"
 
 enum { TN_BGC_IDLE = 0, TN_BGC_MARKING = 1, TN_BGC_SWEEPING = 2 };
-/* head.barrier_slow bits: HeapVerify's checked barrier, the BGC's write watch */
-enum { TN_BARRIER_CHECKED = 1, TN_BARRIER_BGC = 2 };
+/* head.barrier_slow bits: HeapVerify's checked barrier, the BGC's write watch (tenure.h's) */
+enum { TN_BARRIER_CHECKED = TENURE__BARRIER_CHECKED, TN_BARRIER_BGC = TENURE__BARRIER_WATCH };
 
 struct tn_bgc_state {
     int state;        /* TN_BGC_* */

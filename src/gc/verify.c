@@ -338,3 +338,6 @@ void tenure__write_ref_slow(tenure_runtime *rt, void *obj, void *slot, void *val
     if (slow & TN_BARRIER_BGC)
         tn_bgc_watch(rt, slot);
 }
+
+/* The inline barrier's call while only the write watch is on: a store into an old object. */
+void tenure__write_watch(tenure_runtime *rt, void *slot) { tn_bgc_watch(rt, slot); }
