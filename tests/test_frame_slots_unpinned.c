@@ -83,13 +83,19 @@ static size_t young_moved(tt_node **objs) {
 }
 
 /* Returns the young nodes that moved; *eligible: the young nodes. */
+/* A frame naming every element of objs (both in the caller's stack frame). */
+static void push_frame_of(tt_node **objs, void ***slots, tenure_frame *frame) {
+    for (size_t i = 0; i < NODES; i++)
+        slots[i] = (void **)&objs[i];
+    *frame = (tenure_frame){NULL, NODES, (void **const *)slots};
+    tenure_frame_push(rt, frame);
+}
+
 static NOINLINE size_t held_by_frame(int round, size_t *eligible) {
     tt_node *objs[NODES] = {0};
     void **slots[NODES];
-    for (size_t i = 0; i < NODES; i++)
-        slots[i] = (void **)&objs[i];
-    tenure_frame frame = {NULL, NODES, (void **const *)slots};
-    tenure_frame_push(rt, &frame);
+    tenure_frame frame;
+    push_frame_of(objs, slots, &frame);
     uint64_t base_id = (uint64_t)round * 1000u;
     fill(objs, base_id);
     *eligible = note_young(objs);
@@ -106,10 +112,8 @@ static NOINLINE size_t held_by_frame(int round, size_t *eligible) {
 static NOINLINE size_t held_by_stack_only(int round, size_t *eligible) {
     tt_node *objs[NODES] = {0};
     void **slots[NODES];
-    for (size_t i = 0; i < NODES; i++)
-        slots[i] = (void **)&objs[i];
-    tenure_frame frame = {NULL, NODES, (void **const *)slots};
-    tenure_frame_push(rt, &frame);
+    tenure_frame frame;
+    push_frame_of(objs, slots, &frame);
     uint64_t base_id = (uint64_t)round * 1000u + 500u;
     fill(objs, base_id);
     tenure_frame_pop(rt, &frame); /* no GC can run between the fill and here */
