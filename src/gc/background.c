@@ -391,7 +391,7 @@ static void visit_watched_card(tenure_runtime *rt, const uint64_t *marks, tn_reg
     if (lo >= end)
         return;
     for (char *o = tn_crossing_object_start(rt, r, lo); o < hi && o < end; o += tn_obj_size(o)) {
-        if (tn_is_free(o) || !tn_bit_test(marks, tn_bit_index(rt, o)))
+        if (tn_is_free(o) || !tn_bit_test_relaxed(marks, tn_bit_index(rt, o))) /* (server GC's helpers mark) */
             continue;
         if (traced && tn_obj_type(o)->trace)
             traced(rt, o);
@@ -462,7 +462,7 @@ static void rescan_all_premarked(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
     for (int g = TN_GEN2; g < TN_NGEN; g++)
         for (tn_region *r = rt->heap.gens[g]; r; r = r->next)
             for (char *o = r->start, *end = tn_region_walk_end(rt, r); o < end; o += tn_obj_size(o))
-                if (!tn_is_free(o) && tn_bit_test(rt->mark_bits, tn_bit_index(rt, o)))
+                if (!tn_is_free(o) && tn_bit_test_relaxed(rt->mark_bits, tn_bit_index(rt, o)))
                     tn_obj_visit_slots(rt, o, fn, ctx);
 }
 

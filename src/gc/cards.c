@@ -300,8 +300,8 @@ static void scan_run(card_scan *s, tn_region *r, size_t c0, size_t c1) {
     for (char *o = tn_crossing_object_start(rt, r, s->lo); o < s->hi;) {
         const tn_type *t = tn_obj_type(o);
         size_t size = tn_obj_size_t(t, o);
-        if (t->kind != TN_TK_FREE && !tn_unswept_dead(rt, r, o) && /* (H8) */
-            (!s->marked_only || tn_bit_test(s->marked_only, tn_bit_index(rt, o))))
+        if (t->kind != TN_TK_FREE && !tn_unswept_dead(rt, r, o) &&                         /* (H8) */
+            (!s->marked_only || tn_bit_test_relaxed(s->marked_only, tn_bit_index(rt, o)))) /* (helpers mark) */
             scan_object(s, o, t, size);
         o += size;
     }

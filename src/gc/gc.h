@@ -46,6 +46,10 @@ static inline size_t tn_bit_index(const tenure_runtime *rt, const void *p) {
     return ((uintptr_t)p - (uintptr_t)rt->base) >> 3;
 }
 static inline bool tn_bit_test(const uint64_t *bits, size_t i) { return (bits[i >> 6] >> (i & 63)) & 1; }
+/* The same where other GC threads may be setting bits of the word (server GC's marking). */
+static inline bool tn_bit_test_relaxed(const uint64_t *bits, size_t i) {
+    return (__atomic_load_n(&bits[i >> 6], __ATOMIC_RELAXED) >> (i & 63)) & 1;
+}
 static inline void tn_bit_set(uint64_t *bits, size_t i) { bits[i >> 6] |= (uint64_t)1 << (i & 63); }
 /* First set bit in [from, to) or `to` if none. */
 size_t tn_bit_next(const uint64_t *bits, size_t from, size_t to);
