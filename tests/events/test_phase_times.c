@@ -96,6 +96,9 @@ static void run(const char *what, uint32_t compact_mode, unsigned flags, int wan
     tenure_config cfg;
     tt_config(&cfg);
     cfg.GCCompactMode = compact_mode;
+    /* blocking GCs' phase times, one history event per collection asked for: a background GC
+     * (TENURE_gcConcurrent=1 with GCStress) would write its own history when its sweep ends */
+    cfg.gcConcurrent = 0;
     tenure_runtime *rt = tt_create(&cfg, &log_);
     last_history h = {0};
     tenure_session *s = tenure_session_start_listener(rt, 0x1, 4, on_event, &h);
