@@ -498,15 +498,15 @@ static inline void tenure__store_ref(tenure__head *h, void *slot, void *value) {
 static inline void tenure_write_ref(tenure_runtime *rt, void *obj, void *slot, void *value) {
     tenure__head *h = (tenure__head *)rt;
     uint32_t slow = h->barrier_slow;
-    if (TENURE__UNLIKELY(slow == TENURE__BARRIER_WATCH)) { /* a call only for a store into an old object */
-        tenure__store_ref(h, slot, value);
+    if (TENURE__UNLIKELY(slow)) {
+        if (slow != TENURE__BARRIER_WATCH) {
+            tenure__write_ref_slow(rt, obj, slot, value);
+            return;
+        }
+        tenure__store_ref(h, slot, value); /* the watch alone: a call only for a store into an old object */
         uintptr_t s = (uintptr_t)slot - h->heap_base;
         if (s < h->heap_size && h->unit_gen[s >> h->unit_shift] >= 2)
             tenure__write_watch(rt, slot);
-        return;
-    }
-    if (TENURE__UNLIKELY(slow)) {
-        tenure__write_ref_slow(rt, obj, slot, value);
         return;
     }
     tenure__store_ref(h, slot, value);

@@ -500,11 +500,12 @@ static void watch_check_clear(const tenure_runtime *rt) {
     if (!TN_DEBUG_ASSERTS)
         return;
     for (int g = TN_GEN2; g < TN_NGEN; g++)
-        for (const tn_region *r = rt->heap.gens[g]; r; r = r->next)
-            for (size_t c = ((uintptr_t)r->start - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT,
-                        c1 = ((uintptr_t)r->end - (uintptr_t)rt->base) >> TENURE__CARD_SHIFT;
-                 c < c1; c++)
+        for (const tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+            size_t c0, c1;
+            region_cards(rt, r, &c0, &c1);
+            for (size_t c = c0; c < c1; c++)
                 TN_ASSERT_INTERNAL(rt->bgc.watch[c] == 0);
+        }
 }
 
 /* Marking done: every region of gen1 and older is unswept up to its used end (H8), its marks
@@ -581,10 +582,8 @@ static tn_region *next_unswept(tenure_runtime *rt) {
 static void sweep_region(tenure_runtime *rt, tn_region *r) {
     char *end = r->unswept_end;
     size_t from = tn_bit_index(rt, r->start), to = tn_bit_index(rt, end);
-    char *top = r->start + tn_align_up((size_t)(end - r->start), 64 * 8);
-    r->unswept_end = NULL;
     if (r->live_bytes == 0 && r->used == end) {
-        tn_bits_clear(rt->bgc.bits, from, tn_bit_index(rt, top < r->end ? top : r->end));
+        tn_bgc_forget_unswept(rt, r);
         tn_region_release(rt, r);
         return;
     }
@@ -605,8 +604,8 @@ static void sweep_region(tenure_runtime *rt, tn_region *r) {
     } else {
         free_bytes += tn_gc_free_run(rt, p, end, fl);
     }
-    r->free_bytes = free_bytes; /* (above unswept_end: survivors packed there, no free object) */
-    tn_bits_clear(rt->bgc.bits, from, tn_bit_index(rt, top < r->end ? top : r->end));
+    r->free_bytes = free_bytes;   /* (above unswept_end: survivors packed there, no free object) */
+    tn_bgc_forget_unswept(rt, r); /* its bits cleared (B4), swept */
 }
 
 /* Regions swept for at most TN_BGC_SLICE_NS (at least one); true when none is left. */
