@@ -96,21 +96,16 @@ test-server: build test-asan test-tsan
 # collector chooses (budgets, GCStress, tenure_collect NONBLOCKING) run in the background. Not
 # what cannot apply (each reason below); the tests that check GC order, callbacks and
 # tenure_collect(2, NONBLOCKING) accept both modes (a background GC's callback comes after the
-# foreground GCs that ran meanwhile).
-#  events_listener*:      its sequence checker (A) models blocking GCs only; the background GC's
-#                         event order is checked by trace_check.py (trace_ctf_background_gc)
+# foreground GCs that ran meanwhile), and the sequence checkers that model blocking GCs step by
+# step (events_listener A-F, events_phase_times) pin gcConcurrent=0 and check a background GC's
+# order in a section of their own (events_listener G, trace_ctf_background_gc).
 #  heapprof_env_stress, objtrack_gc*: built on the profiler's GC walk, which a background GC does
 #                         not have (events spec): what a background GC frees is never reported
-#  report_joins_*:        check_joins.py pairs joins with GCStart..GCEnd windows; a background
-#                         GC's final pause has none (its joins fall outside every window)
 #  torture_*:             tenure-torture's --bgc model (which gcConcurrent=1 turns on) predates the
 #                         concurrent sweep: the final pause's young GC moves objects without a
 #                         callback (tests/torture/CMakeLists.txt)
-#  report_sim:            a background GC still marking at tenure_destroy is abandoned (one that
-#                         sweeps ends there): its GCEnd never comes, and tenure-report says partial
-#                         (exit 3) when tenure-sim exits during one (issue 16)
 #  install_check:         installs and builds outside the tree: nothing a GC mode changes
-BGC_CANNOT_APPLY = ^(events_listener|events_listener_stress|heapprof_env_stress|objtrack_gc|objtrack_gc_stress|report_joins_.*|report_sim|torture_.*|install_check)$$
+BGC_CANNOT_APPLY = ^(heapprof_env_stress|objtrack_gc|objtrack_gc_stress|torture_.*|install_check)$$
 test-bgc: build
 	cd $(BUILD)/release && TENURE_gcConcurrent=1 ctest -j $(JOBS) --output-on-failure -E '$(BGC_CANNOT_APPLY)'
 

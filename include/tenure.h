@@ -184,7 +184,8 @@ TENURE_API tenure_runtime *tenure_create(const tenure_config *config, tenure_res
 TENURE_API tenure_runtime *tenure_create_ex(const tenure_config *config, tenure_result *result, char *why,
                                             size_t why_len);
 /* Destroy an instance and give all its memory back. Handles, types and objects of the
- * instance are invalid afterwards. */
+ * instance are invalid afterwards. A background GC in progress (gcConcurrent) ends first, on
+ * the calling thread: its marking, final pause and sweep, its events and its GC callback. */
 TENURE_API void tenure_destroy(tenure_runtime *rt);
 /* The instance's small integer id (ClrInstanceID in events), unique in the process. */
 TENURE_API uint16_t tenure_instance_id(const tenure_runtime *rt);

@@ -429,6 +429,57 @@ static void test_sweep(void) {
            n, walks, walks_none);
 }
 
+/* An array the program allocates in the LOH while a BGC marks is allocated black: it lives
+ * through that BGC though nothing refers to it (floating garbage, as in .NET), and the next
+ * blocking gen2 GC frees it. Without it, the final pause traced it from the roots, and found
+ * it dead. */
+static size_t marker_length, marker_arrays;
+static int count_marker_arrays(void *obj, const tenure_type *type, size_t size, int generation, void *ctx) {
+    (void)size;
+    if (type == (const tenure_type *)ctx && generation == 3 && tenure_array_length(obj) == marker_length)
+        marker_arrays++;
+    return 0;
+}
+
+static size_t marker_arrays_walked(const tenure_type *refs_t) {
+    marker_arrays = 0;
+    TT_CHECK_RESULT(tenure_heap_walk(rt, count_marker_arrays, (void *)refs_t), TENURE_OK);
+    return marker_arrays;
+}
+
+static void test_large_allocated_black(void) {
+    static const size_t elem[] = {0};
+    const tenure_type *refs_t = tt_register_struct_array(rt, "black refs", sizeof(void *), elem, 1);
+    marker_length = 30011; /* (240 KB: the LOH) */
+    uint64_t before = stats().background_gcs;
+    TT_CHECK_RESULT(tenure_collect(rt, 2, TENURE_COLLECT_NONBLOCKING), TENURE_OK);
+    uint64_t gcs = stats().gc_count;
+    TT_CHECK(stats().background_gc_in_progress, "no background GC started");
+    TT_CHECK(tenure_alloc_array(rt, refs_t, marker_length) != NULL, "allocation failed"); /* dropped at once */
+    TT_CHECK(stats().gc_count == gcs && stats().background_gcs == before,
+             "a GC ran during the allocation: the test needs the BGC still marking");
+    for (size_t k = 0; stats().background_gcs == before; k++) {
+        TT_CHECK(tenure_alloc(rt, node_t) != NULL, "allocation failed");
+        TT_CHECK(k < 100000000, "the background GC does not end");
+    }
+    TT_CHECK(marker_arrays_walked(refs_t) == 1, "an array allocated while the BGC marked was not allocated black");
+    tt_collect(rt, 2, 0);
+    TT_CHECK(marker_arrays_walked(refs_t) == 0, "the blocking GC after it kept the unreachable array");
+    printf("  large allocated black: an unreachable LOH array allocated during marking lived through the BGC\n");
+}
+
+/* tenure_destroy with a BGC still marking: the BGC ends first (marking, final pause, sweep),
+ * and its callback comes, so no GC started and never ended (events, listeners, callbacks). */
+static void destroy_while_marking(void) {
+    tenure_set_gc_callback(rt, on_gc, NULL);
+    background_callbacks = 0;
+    TT_CHECK_RESULT(tenure_collect(rt, 2, TENURE_COLLECT_NONBLOCKING), TENURE_OK);
+    TT_CHECK(stats().background_gc_in_progress, "no background GC started");
+    tenure_destroy(rt);
+    TT_CHECK(background_callbacks == 1, "tenure_destroy during a background GC: %u callbacks for it",
+             background_callbacks);
+}
+
 int main(void) {
     double t0 = tt_now();
     tt_rng_init("background_gc");
@@ -457,12 +508,13 @@ int main(void) {
     }
     test_finalization_and_dependents();
     test_sweep();
+    test_large_allocated_black();
     tenure_stats s = stats();
     TT_CHECK(s.background_gcs > bgcs0, "no background GC ended");
     printf("  %d nodes built, %zu rounds: %" PRIu64 " background GCs, %" PRIu64 " GCs in all, %" PRIu64
            " stores, %" PRIu64 " hiding moves, %" PRIu64 " new nodes\n",
            n, rounds, s.background_gcs - bgcs0, s.gc_count, stores, hides, news);
     TT_CHECK(log_.count == 0, "unexpected report: %s", log_.message);
-    tenure_destroy(rt);
+    destroy_while_marking();
     return tt_finish("background_gc", t0);
 }

@@ -169,7 +169,7 @@ void tenure_destroy(tenure_runtime *rt) {
     tn_fork_unregister(rt); /* before its locks go; a fork from now on leaves it behind */
     if (rt->threads.locks_ready && !tn_self(rt))
         tn_mutator_attach(rt, false); /* pending finalizers may allocate on this thread */
-    tn_bgc_destroy(rt);               /* a background GC that sweeps ends; one that marks is left unfinished */
+    tn_bgc_destroy(rt);               /* a background GC in progress ends first (its events, its callback) */
     tn_finalize_stop_thread(rt);
     tn_finalize_shutdown(rt);
     tn_prof_shutdown(rt);

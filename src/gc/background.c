@@ -173,6 +173,12 @@ void tn_bgc_promoted(tenure_runtime *rt, char *from, char *to) {
     g->to = to;
 }
 
+void tn_bgc_allocated_large(tenure_runtime *rt, void *obj) {
+    tn_assert_locked(rt);
+    if (rt->bgc.state == TN_BGC_MARKING && !tn_gc_in_progress(rt))
+        premark(rt, obj); /* (out of memory for the stack: left white, the final pause traces it) */
+}
+
 /* Premark the objects of the last grey range, up to `budget` of them; false when none is left. */
 static bool premark_grey(tenure_runtime *rt, size_t budget) {
     tn_vec *gl = &rt->bgc.grey;
@@ -667,12 +673,15 @@ void tn_bgc_check(const tenure_runtime *rt) {
 
 /* ---- the instance's end, fork ---- */
 
+/* A BGC in progress ends before the instance does, on the destroying thread (attached): its
+ * marking, final pause and sweep, as for a blocking gen2 GC asked for meanwhile. Its GCEnd_V1,
+ * HeapStats and GC callback come as always, so a trace or a listener never sees a GC that
+ * started and did not end; the cost is the marking it had left (a pause of up to a blocking
+ * gen2 GC's, once, at the end). */
 void tn_bgc_destroy(tenure_runtime *rt) {
-    if (rt->bgc.state == TN_BGC_SWEEPING) { /* (cheap: its end events, GCEnd_V1 included, get written) */
+    if (rt->bgc.state != TN_BGC_IDLE) {
         tn_lock(rt);
-        while (!sweep_slice(rt))
-            ;
-        end_bgc(rt);
+        tn_bgc_finish(rt);
         tn_unlock(rt);
     }
     if (rt->bgc.thread_started) {

@@ -122,6 +122,10 @@ void tn_bgc_promoted(struct tenure_runtime *rt, char *from, char *to);
  * memory), a range that finds no room is not premarked, and the final pause rescans every
  * premarked object instead (grey_lost). */
 void tn_bgc_reserve(struct tenure_runtime *rt);
+/* An object the program allocated in the LOH or POH (lock held): while a BGC marks, it is
+ * allocated black, premarked and scanned once by the BGC thread (B1), so the final pause
+ * need not trace it; the write watch catches the stores into it after that. */
+void tn_bgc_allocated_large(struct tenure_runtime *rt, void *obj);
 /* The barrier's slow path while a BGC marks: slot was written. */
 void tn_bgc_watch(struct tenure_runtime *rt, void *slot);
 /* In the final pause (mark.c): premarks become marks (the bitmaps swapped); then what must

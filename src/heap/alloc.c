@@ -9,6 +9,7 @@
  * stopped) ends every context first. */
 #include "runtime.h"
 #include "heap/crossing.h"
+#include "gc/background.h"
 
 /* ---- accounting ---- */
 
@@ -645,6 +646,7 @@ static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, size
     memset(c, 0, size);
     init_header(c, t, length);
     tn_crossing_note_object(rt, c, size);
+    tn_bgc_allocated_large(rt, c); /* (black while a background GC marks) */
     if (gen == TN_LOH)
         rt->heap.loh_allocated += size;
     rt->stats.bytes_allocated += size;

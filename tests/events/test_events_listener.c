@@ -412,6 +412,7 @@ static void world_init(world *w, tenure_config *cfg) {
     tenure_config local;
     if (!cfg) {
         tt_config(&local);
+        local.gcConcurrent = 0; /* check_sequence's order is a blocking GC's (G: a background GC's) */
         cfg = &local;
     }
     w->rt = tt_create(cfg, &log_);
@@ -525,6 +526,7 @@ static void test_sequence(void) {
     tenure_config cfg;
     tt_config(&cfg);
     cfg.GCgen0size = 256 * 1024;
+    cfg.gcConcurrent = 0; /* the blocking order, step by step; G checks a background GC's */
     world w;
     world_init(&w, &cfg);
     tenure_runtime *rt = w.rt;
@@ -1182,6 +1184,7 @@ static void ranges_scenario(int compact_mode) {
     tt_config(&cfg);
     cfg.GCCompactMode = (uint32_t)compact_mode;
     cfg.GCgen0size = 4u << 20;
+    cfg.gcConcurrent = 0; /* each collect is one blocking GC with its ranges */
     world w;
     world_init(&w, &cfg);
     tenure_runtime *rt = w.rt;
@@ -1282,6 +1285,95 @@ static void test_ranges(void) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* ------------------------------------------------------------------------------------------
+ * G. A background GC through a listener (gcConcurrent=1): events from two threads, in the
+ * spec's background order
+ * ---------------------------------------------------------------------------------------- */
+
+/* What G expects of a background GC numbered bgc in r: GCStart Type 1 Depth 2 after a
+ * suspension of Reason 1; foreground GCs inside it (Type 2), each ended before the next starts;
+ * its final pause (SuspendEEBegin Reason 6, no GCStart) before its GCEnd; GCEnd then
+ * GCHeapStats, on the BGC's own thread; the thread created once and terminated at the end. */
+static void check_background_order(const recorder *r, uint64_t bgc) {
+    size_t start = r->n, final_pause = r->n, end = r->n, foreground = 0, open_fg = 0;
+    size_t created = 0, terminated = 0;
+    uint64_t bgc_tid = 0, fg_count = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const rec_ev *x = &r->v[i];
+        if (is(x, "GCCreateConcurrentThread_V1"))
+            created++;
+        else if (is(x, "GCTerminateConcurrentThread_V1"))
+            terminated++;
+        else if (is(x, "GCStart_V2") && fu(x, "Count") == bgc) {
+            TT_EXPECT(fu(x, "Type") == 1 && fu(x, "Depth") == 2, "G: GC %" PRIu64 " Type %" PRIu64 " Depth %" PRIu64,
+                      bgc, fu(x, "Type"), fu(x, "Depth"));
+            start = i;
+        } else if (is(x, "GCStart_V2") && start < r->n && end == r->n) {
+            TT_EXPECT(fu(x, "Type") == 2, "G: GC %" PRIu64 " during the background GC has Type %" PRIu64,
+                      fu(x, "Count"), fu(x, "Type"));
+            TT_EXPECT(!open_fg, "G: foreground GC %" PRIu64 " starts before the last one ended", fu(x, "Count"));
+            fg_count = fu(x, "Count");
+            open_fg = 1;
+            foreground++;
+        } else if (is(x, "GCEnd_V1") && open_fg && fu(x, "Count") == fg_count) {
+            open_fg = 0;
+        } else if (is(x, "GCSuspendEEBegin_V1") && fu(x, "Reason") == 6 && start < r->n && end == r->n) {
+            TT_EXPECT(final_pause == r->n, "G: background GC %" PRIu64 " has two final pauses", bgc);
+            TT_EXPECT(!open_fg, "G: the final pause inside a foreground GC");
+            final_pause = i;
+        } else if (is(x, "GCEnd_V1") && fu(x, "Count") == bgc) {
+            end = i;
+            bgc_tid = x->tid;
+            TT_EXPECT(i + 1 < r->n && is(&r->v[i + 1], "GCHeapStats_V2") && r->v[i + 1].tid == bgc_tid,
+                      "G: GCHeapStats_V2 does not follow the background GC's GCEnd on its thread");
+        }
+    }
+    TT_EXPECT(start < final_pause && final_pause < end && end < r->n,
+              "G: background GC %" PRIu64 ": start at %zu, final pause at %zu, end at %zu of %zu events", bgc, start,
+              final_pause, end, r->n);
+    TT_EXPECT(created == 1 && terminated == 1, "G: the BGC thread created %zu times, terminated %zu times", created,
+              terminated);
+    printf("  background GC %" PRIu64 ": %zu foreground GCs inside it, its end on thread %" PRIu64 "\n", bgc,
+           foreground, bgc_tid);
+}
+
+static void test_background(void) {
+    printf("G. a background GC through a listener\n");
+    tenure_config cfg;
+    tt_config(&cfg);
+    cfg.gcConcurrent = 1;
+    cfg.GCgen0size = 256 * 1024;
+    world w;
+    world_init(&w, &cfg);
+    tenure_runtime *rt = w.rt;
+    tenure_session *s = tenure_session_start_listener(rt, 0x1, 5, rec_listener, &w.rec);
+    TT_CHECK(s != NULL);
+    enum { NROOTS = 4096 };
+    static void *roots[NROOTS];
+    memset(roots, 0, sizeof roots);
+    tenure_root_area *ra = tenure_root_area_add(rt, roots, NROOTS);
+    TT_CHECK(ra != NULL);
+    for (size_t i = 0; i < tt_scaled(200000, 20000); i++) { /* an old heap worth marking */
+        tt_node *n = alloc_node(&w, i);
+        tenure_write_ref(rt, n, &n->a, roots[i % NROOTS]);
+        roots[i % NROOTS] = n;
+    }
+    tt_collect(rt, 2, 0);
+    TT_CHECK_RESULT(tenure_collect(rt, 2, TENURE_COLLECT_NONBLOCKING), TENURE_OK);
+    uint64_t bgc = tt_stats(rt).gc_count; /* (its number, taken at its initial pause) */
+    TT_CHECK(tt_stats(rt).background_gc_in_progress);
+    for (size_t i = 0; i < 200 && tt_stats(rt).background_gc_in_progress; i++) { /* foreground GCs meanwhile */
+        for (size_t k = 0; k < 2000; k++)
+            alloc_node(&w, k);
+        tt_collect(rt, 0, 0);
+    }
+    tenure_destroy(rt); /* (ends the BGC if it has not ended) */
+    w.rt = NULL;
+    check_background_order(&w.rec, bgc);
+    rec_free(&w.rec);
+    free(w.inf.v);
+}
+
 int main(int argc, char **argv) {
     double t0 = tt_now();
     tt_rng_init("events_listener");
@@ -1300,5 +1392,6 @@ int main(int argc, char **argv) {
     RUN('D', test_two_sessions);
     RUN('E', test_rundown);
     RUN('F', test_ranges);
+    RUN('G', test_background);
     return tt_finish("events_listener", t0);
 }

@@ -5,7 +5,8 @@
     bt2_joins.py TRACE_DIR      prints one JSON object on stdout
 
 A GC is the window from its GCSuspendEEBegin (Reason 1) to the GCRestartEEEnd of the same
-thread; its number is the GCStart inside. GCJoin_V2 events are paired per thread (vtid): a
+thread; its number is the GCStart inside. A background GC's final pause (Reason 6, no GCStart)
+is a window of the background GC in progress (the last GCStart Type 1 whose GCEnd has not come). GCJoin_V2 events are paired per thread (vtid): a
 waiting join (JoinType 1) start is followed, on that thread, by its end (same Heap and JoinID);
 the wait (end - start) belongs to the GC whose window holds the start. A GC's threads are the
 Heap values of its joins other than restarts (JoinType 2). Steal is GCMarkWithType Type 8, per
@@ -29,6 +30,7 @@ def read(trace):
     open_by_tid = {}
     joins = []  # (ns, tid, heap, time, type, id)
     steals = []  # (ns, heap, bytes)
+    background = None  # the number of the background GC in progress
     for msg in bt2.TraceCollectionMessageIterator(trace):
         if type(msg) is not bt2._EventMessageConst:
             continue
@@ -38,10 +40,16 @@ def read(trace):
         p = ev.payload_field
         if name.startswith("GCSuspendEEBegin") and int(p["Reason"]) == 1:
             open_by_tid[tid_of(ev)] = [ns, None, None]
+        elif name.startswith("GCSuspendEEBegin") and int(p["Reason"]) == 6 and background is not None:
+            open_by_tid[tid_of(ev)] = [ns, None, background]
         elif name.startswith("GCStart"):
             for w in open_by_tid.values():
                 if w[2] is None:
                     w[2] = int(p["Count"])
+            if int(p["Type"]) == 1:
+                background = int(p["Count"])
+        elif name.startswith("GCEnd") and int(p["Count"]) == background:
+            background = None
         elif name.startswith("GCRestartEEEnd"):
             w = open_by_tid.pop(tid_of(ev), None)
             if w and w[2] is not None:
@@ -108,7 +116,7 @@ def main():
             continue
         h = gc(number)["steal_by_heap"]
         h[heap] = h.get(heap, 0) + nbytes
-    out = {"gcs": {}, "problems": problems, "joins": len(joins), "windows": len(windows)}
+    out = {"gcs": {}, "problems": problems, "joins": len(joins), "windows": len({w[2] for w in windows})}
     for number, g in gcs.items():
         out["gcs"][str(number)] = {
             "threads": len(g["heaps"]),

@@ -124,7 +124,7 @@ def mode_babeltrace(tool, sim, work, heaps):
     s = t["summary"]
     check(t["status"] == "full", "status %s (%s)" % (t["status"], t["error"]))
     check(s["gc_count"] > 0 and s["gc_count"] == bt["windows"],
-          "%d GCs, babeltrace2 %d windows" % (s["gc_count"], bt["windows"]))
+          "%d GCs, babeltrace2 %d GCs (pause windows by GC number)" % (s["gc_count"], bt["windows"]))
     check(s.get("join_events") == bt["joins"], "join events %s, babeltrace2 %d" % (s.get("join_events"), bt["joins"]))
     check(s.get("max_gc_threads") == heaps, "max GC threads %s, want %d" % (s.get("max_gc_threads"), heaps))
     check(s.get("joins_unpaired") == 0 and s.get("joins_outside_gcs") == 0,

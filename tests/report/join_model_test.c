@@ -111,6 +111,27 @@ static void joins_before_start(tr_model *m) {
     feed(m, (tr_event){.kind = TR_EV_RESTART_EE_END, .ts_ns = 710, .tid = 1});
 }
 
+/* A background GC (Type 1) that ends after 100 foreground GCs (a slow BGC thread, or one that
+ * tenure_destroy finishes): its GCEnd still finds it (it was lost after 64). */
+static void long_background_gc(void) {
+    tr_model m;
+    model_init(&m);
+    feed(&m, (tr_event){.kind = TR_EV_SUSPEND_EE_BEGIN, .ts_ns = 10, .tid = 1, .reason = 1, .count = 1});
+    feed(&m, (tr_event){.kind = TR_EV_SUSPEND_EE_END, .ts_ns = 11, .tid = 1});
+    feed(&m, (tr_event){.kind = TR_EV_GC_START, .ts_ns = 12, .tid = 1, .count = 1, .depth = 2, .type = 1});
+    feed(&m, (tr_event){.kind = TR_EV_RESTART_EE_END, .ts_ns = 13, .tid = 1});
+    for (uint64_t n = 2; n <= 101; n++) {
+        gc_begin(&m, (int64_t)n * 100, n);
+        gc_end(&m, (int64_t)n * 100 + 50, n);
+    }
+    feed(&m, (tr_event){.kind = TR_EV_GC_END, .ts_ns = 20000, .tid = 2, .count = 1});
+    feed(&m, (tr_event){.kind = TR_EV_HEAP_STATS, .ts_ns = 20001, .tid = 2});
+    model_finish(&m);
+    CHECK(m.n == 101 && m.incomplete == 0, "a BGC around 100 foreground GCs: %zu GCs, %zu incomplete", m.n,
+          m.incomplete);
+    model_free(&m);
+}
+
 int main(void) {
     tr_model m;
     model_init(&m);
@@ -171,6 +192,7 @@ int main(void) {
           m.total_join_wait_ms);
     CHECK(m.join_open == NULL && m.held == NULL, "the reading state is freed once read");
     model_free(&m);
+    long_background_gc();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;

@@ -126,8 +126,10 @@ static long new_gc(tr_model *m) {
 }
 
 static long find_open_gc(const tr_model *m, uint64_t number) {
-    /* the most recent GC with that number that has not ended (look back a little: a background
-     * GC stays open while foreground GCs run) */
+    /* the background GC in progress (any number of foreground GCs may run meanwhile), else the
+     * most recent GC with that number that has not ended (looking back a little) */
+    if (m->cur_bgc >= 0 && m->gcs[m->cur_bgc].number == number && !m->gcs[m->cur_bgc].has_end)
+        return m->cur_bgc;
     for (size_t k = 0; k < m->n && k < 64; k++) {
         const tr_gc *g = &m->gcs[m->n - 1 - k];
         if (g->number == number && !g->has_end)
