@@ -173,10 +173,23 @@ void tn_bgc_promoted(tenure_runtime *rt, char *from, char *to) {
     g->to = to;
 }
 
+/* A new large object is black without a scan: its slots are all NULL now, and every store
+ * into them goes through the barrier, whose write watch covers its units (gen2's), so the
+ * revisits or the final pause read what gets stored. (Pushing it to be scanned instead let a
+ * program that allocates large arrays fast keep the BGC's stack from ever emptying.) A type
+ * with a trace callback may read fields that no barrier sees: deferred to the final pause, as
+ * the BGC thread defers such objects. */
 void tn_bgc_allocated_large(tenure_runtime *rt, void *obj) {
     tn_assert_locked(rt);
-    if (rt->bgc.state == TN_BGC_MARKING && !tn_gc_in_progress(rt))
-        premark(rt, obj); /* (out of memory for the stack: left white, the final pause traces it) */
+    if (rt->bgc.state != TN_BGC_MARKING || tn_gc_in_progress(rt) || !in_old_region(rt, obj))
+        return;
+    size_t bit = tn_bit_index(rt, obj), size = tn_obj_size(obj);
+    TN_ASSERT_INTERNAL(!tn_bit_test(rt->bgc.bits, bit));
+    tn_bit_set(rt->bgc.bits, bit);
+    region_of_object(rt, obj)->bgc_live += size;
+    rt->bgc.premarked += size;
+    if (tn_obj_type(obj)->trace)
+        defer(rt, obj); /* (out of memory: left white, the final pause traces it) */
 }
 
 /* Premark the objects of the last grey range, up to `budget` of them; false when none is left. */

@@ -123,8 +123,8 @@ void tn_bgc_promoted(struct tenure_runtime *rt, char *from, char *to);
  * premarked object instead (grey_lost). */
 void tn_bgc_reserve(struct tenure_runtime *rt);
 /* An object the program allocated in the LOH or POH (lock held): while a BGC marks, it is
- * allocated black, premarked and scanned once by the BGC thread (B1), so the final pause
- * need not trace it; the write watch catches the stores into it after that. */
+ * allocated black (premarked, not scanned: its slots are NULL, and the write watch catches
+ * every store into them), so the final pause need not trace it. */
 void tn_bgc_allocated_large(struct tenure_runtime *rt, void *obj);
 /* The barrier's slow path while a BGC marks: slot was written. */
 void tn_bgc_watch(struct tenure_runtime *rt, void *slot);
