@@ -458,6 +458,13 @@ static void test_large_allocated_black(void) {
     TT_CHECK(tenure_alloc_array(rt, refs_t, marker_length) != NULL, "allocation failed"); /* dropped at once */
     TT_CHECK(stats().gc_count == gcs && stats().background_gcs == before,
              "a GC ran during the allocation: the test needs the BGC still marking");
+    /* past the LOH's budget while the BGC runs: that BGC is the answer, no GC per allocation */
+    size_t large = tt_scaled(1024, 256);
+    for (size_t i = 0; i < large; i++)
+        TT_CHECK(tenure_alloc_array(rt, refs_t, 32768) != NULL, "allocation failed");
+    uint64_t gcs_large = stats().gc_count - gcs;
+    TT_CHECK(stats().gc_count - gcs <= 2, "%zu large arrays (%zu MiB) during a background GC ran %" PRIu64 " GCs",
+             large, large / 4, stats().gc_count - gcs);
     for (size_t k = 0; stats().background_gcs == before; k++) {
         TT_CHECK(tenure_alloc(rt, node_t) != NULL, "allocation failed");
         TT_CHECK(k < 100000000, "the background GC does not end");
@@ -465,7 +472,9 @@ static void test_large_allocated_black(void) {
     TT_CHECK(marker_arrays_walked(refs_t) == 1, "an array allocated while the BGC marked was not allocated black");
     tt_collect(rt, 2, 0);
     TT_CHECK(marker_arrays_walked(refs_t) == 0, "the blocking GC after it kept the unreachable array");
-    printf("  large allocated black: an unreachable LOH array allocated during marking lived through the BGC\n");
+    printf("  large allocated black: an unreachable LOH array allocated during marking lived through the BGC; "
+           "%zu MiB of large arrays then allocated with %" PRIu64 " GCs\n",
+           large / 4, gcs_large);
 }
 
 /* tenure_destroy with a BGC still marking: the BGC ends first (marking, final pause, sweep),

@@ -623,7 +623,10 @@ static bool grow_large(tenure_runtime *rt, int gen, size_t size) {
 
 static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, size_t length, int gen) {
     stress_tick(rt);
-    if (gen == TN_LOH && rt->heap.loh_allocated + size > rt->heap.loh_budget && !tn_gc_in_progress(rt))
+    /* (over budget while a background GC runs: that GC is the answer; asking again would run
+     * a young GC per large allocation until it ends) */
+    if (gen == TN_LOH && rt->heap.loh_allocated + size > rt->heap.loh_budget && !tn_gc_in_progress(rt) &&
+        !tn_bgc_in_progress(rt))
         tn_gc_collect(rt, TN_GEN2, TN_REASON_ALLOC_LARGE, 0);
     tn_free_list *fl = large_list(rt, gen);
     char *c;
