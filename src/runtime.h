@@ -358,6 +358,8 @@ bool tn_type_init_builtin(tenure_runtime *rt);
 void tn_type_free_all(tenure_runtime *rt);
 /* true if t is a registered type of rt (any kind) */
 bool tn_type_valid(const tenure_runtime *rt, const void *t);
+/* Registered types, the built-in ones included (indexes below it: tn_type.index). */
+size_t tn_type_count(const tenure_runtime *rt);
 
 static inline tn_type *tn_obj_type(const void *obj) { return (tn_type *)(*(const uintptr_t *)obj & ~(uintptr_t)7); }
 static inline size_t tn_obj_size_t(const tn_type *t, const void *obj) {

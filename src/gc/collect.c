@@ -8,7 +8,7 @@
 static void set_condemned(tenure_runtime *rt, int condemned, bool on) {
     for (int g = 0; g < TN_NGEN; g++) {
         bool c = on && tn_gen_condemned(g, condemned);
-        for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+        for (tn_region *r = tn_heap_regions(rt, g); r; r = r->next) {
             r->condemned = c;
             if (c)
                 r->live_bytes = 0;
@@ -363,8 +363,7 @@ static tenure_result collect_induced(tenure_runtime *rt, int generation, uint32_
         return tn_api_fail(rt, TENURE_STATE, "tenure_collect",
                            "a collection is already in progress (called from a callback?)");
     if (flags & TENURE_COLLECT_OPTIMIZED) {
-        size_t pending = rt->heap.gen0_allocated + tn_alloc_uncounted(rt);
-        if (pending < rt->heap.gen0_budget / 2)
+        if (tn_heap_gen0_allocated(rt) < tn_heap_budget(rt, TN_GEN0) / 2)
             return TENURE_OK; /* little to gain: declined, as GCCollectionMode.Optimized may */
     }
     return tn_gc_collect(rt, generation, reason, flags);
@@ -406,6 +405,6 @@ void tenure_get_stats(const tenure_runtime *crt, tenure_stats *stats) {
     TN_LOCKED(rt);
     *stats = rt->stats;
     stats->bytes_allocated += tn_alloc_uncounted(rt);
-    stats->committed_bytes = rt->heap.committed;
+    stats->committed_bytes = tn_heap_committed(rt);
     stats->background_gc_in_progress = tn_bgc_in_progress(rt);
 }

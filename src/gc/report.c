@@ -95,7 +95,7 @@ size_t tn_gc_range_scratch_bytes(void) { return 2 * sizeof(range_batch); }
 void tn_gc_measure_generations(tenure_runtime *rt, size_t *sizes, size_t *free_sizes) {
     for (int g = 0; g < TN_NGEN; g++) {
         size_t size = 0, free_bytes = 0;
-        for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+        for (tn_region *r = tn_heap_regions(rt, g); r; r = r->next) {
             size += (size_t)(r->used - r->start);
             free_bytes += r->free_bytes;
         }
@@ -131,7 +131,7 @@ static void update_stats(tenure_runtime *rt, tn_gc_record *g, int condemned) {
         s->compacting_gcs++;
     else
         s->sweeping_gcs++;
-    s->committed_bytes = rt->heap.committed;
+    s->committed_bytes = tn_heap_committed(rt);
     s->pinned_objects = g->pinned_objects;
     s->sync_blocks = rt->lifetime.sync_count;
     s->finalization_promoted_bytes = g->finalization_promoted_bytes;

@@ -45,7 +45,7 @@ static size_t mark_stack_wanted(const tenure_runtime *rt) {
     size_t want = rt->config.GCMarkStackSize, have = rt->mark.w[0].stack.cap;
     if (want < MARK_STACK_MIN || !rt->mark.overflow_seen || have < want)
         return want;
-    size_t bound = rt->heap.committed / MARK_STACK_HEAP_BYTES;
+    size_t bound = tn_heap_committed(rt) / MARK_STACK_HEAP_BYTES;
     size_t grown = have <= bound / MARK_STACK_GROWTH ? have * MARK_STACK_GROWTH : bound;
     return grown > want ? grown : want;
 }

@@ -303,6 +303,20 @@ static size_t gen1_budget(const tenure_runtime *rt) {
 
 void tn_heap_limit_gen1(tenure_runtime *rt, size_t limit) { rt->heap.gen1_limit = limit; }
 
+size_t tn_heap_budget(const tenure_runtime *rt, int gen) {
+    switch (gen) {
+    case TN_GEN0: return rt->heap.gen0_budget;
+    case TN_GEN1: return rt->heap.gen1_budget;
+    case TN_GEN2: return rt->heap.gen2_budget;
+    case TN_LOH: return rt->heap.loh_budget;
+    default: return 0;
+    }
+}
+
+size_t tn_heap_gen0_allocated(tenure_runtime *rt) { return rt->heap.gen0_allocated + tn_alloc_uncounted(rt); }
+
+void tn_heap_set_gen0_gaps(tenure_runtime *rt, char *gaps) { rt->heap.gen0_gaps = gaps; }
+
 static int budget_generation(tenure_runtime *rt, uint32_t *reason) {
     int gen = TN_GEN0;
     *reason = TN_REASON_ALLOC_SMALL;
@@ -601,8 +615,8 @@ static void *take_chunk(tn_free_list *fl, size_t size) {
     return NULL;
 }
 
-static tn_free_list *large_list(tenure_runtime *rt, int gen) {
-    return gen == TN_LOH ? &rt->heap.loh_free : &rt->heap.poh_free;
+tn_free_list *tn_heap_free_list(tenure_runtime *rt, int gen) {
+    return gen == TN_LOH ? &rt->heap.loh_free : gen == TN_POH ? &rt->heap.poh_free : NULL;
 }
 
 static bool grow_large(tenure_runtime *rt, int gen, size_t size) {
@@ -616,7 +630,7 @@ static bool grow_large(tenure_runtime *rt, int gen, size_t size) {
     r->used = r->end;
     tn_make_free(rt, r->start, (size_t)(r->end - r->start));
     tn_crossing_note_object(rt, r->start, (size_t)(r->end - r->start));
-    tn_free_list_add(rt, large_list(rt, gen), r->start, (size_t)(r->end - r->start));
+    tn_free_list_add(rt, tn_heap_free_list(rt, gen), r->start, (size_t)(r->end - r->start));
     return true;
 }
 
@@ -624,7 +638,7 @@ static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, size
     stress_tick(rt);
     if (gen == TN_LOH && rt->heap.loh_allocated + size > rt->heap.loh_budget && !tn_gc_in_progress(rt))
         tn_gc_collect(rt, TN_GEN2, TN_REASON_ALLOC_LARGE, 0);
-    tn_free_list *fl = large_list(rt, gen);
+    tn_free_list *fl = tn_heap_free_list(rt, gen);
     char *c;
     for (bool collected = false;;) {
         if ((c = take_chunk(fl, size)) != NULL)

@@ -85,6 +85,21 @@ void tn_region_list_remove(tenure_runtime *rt, tn_region *r) {
         }
 }
 
+tn_region *tn_heap_regions(const tenure_runtime *rt, int gen) { return rt->heap.gens[gen]; }
+
+size_t tn_heap_committed(const tenure_runtime *rt) { return rt->heap.committed; }
+
+void tn_region_discarded(tenure_runtime *rt, tn_region *r, size_t bytes) {
+    TN_ASSERT_INTERNAL(bytes <= rt->heap.committed);
+    r->discarded += bytes;
+    rt->heap.committed -= bytes;
+}
+
+void tn_region_recount_discarded(tenure_runtime *rt, tn_region *r) {
+    rt->heap.committed += r->discarded;
+    r->discarded = 0;
+}
+
 /* Find `units` consecutive units not in use, preferring committed ones for single units. */
 static size_t find_units(tenure_runtime *rt, uint32_t units) {
     /* GCPoisonFreed: fresh address space first, so that a region given back stays

@@ -14,7 +14,7 @@
 #define MIN_PRESSURE_BUDGET ((uint64_t)8 << 20)
 
 static uint64_t pressure_budget(const tenure_runtime *rt) {
-    uint64_t live = rt->heap.gen2_budget; /* grows with what lives in gen1+gen2 (heap/alloc.c) */
+    uint64_t live = tn_heap_budget(rt, TN_GEN2); /* grows with what lives in gen1+gen2 (heap/alloc.c) */
     return live > MIN_PRESSURE_BUDGET ? live : MIN_PRESSURE_BUDGET;
 }
 

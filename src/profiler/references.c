@@ -202,7 +202,7 @@ static bool dump_wanted(const tenure_runtime *rt) { return rt->prof.heap_dump_pe
 
 /* The dump, then one byte per type (type_seen): types cannot be registered during the GC. */
 size_t tn_heap_dump_scratch_bytes(const tenure_runtime *rt) {
-    return dump_wanted(rt) ? sizeof(dump) + (TN_EV_ON(rt, BulkType) ? rt->heap.type_count + 1 : 0) : 0;
+    return dump_wanted(rt) ? sizeof(dump) + (TN_EV_ON(rt, BulkType) ? tn_type_count(rt) + 1 : 0) : 0;
 }
 
 void tn_heap_dump_emit(tenure_runtime *rt) {
