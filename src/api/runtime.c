@@ -167,7 +167,7 @@ void tenure_destroy(tenure_runtime *rt) {
     if (!tn_threads_may_destroy(rt))
         return;
     tn_fork_unregister(rt); /* before its locks go; a fork from now on leaves it behind */
-    if (rt->threads.locks_ready && !tn_self(rt))
+    if (tn_threads_ready(rt) && !tn_self(rt))
         tn_mutator_attach(rt, false); /* pending finalizers may allocate on this thread */
     tn_bgc_destroy(rt);               /* a background GC that sweeps ends; one that marks is left unfinished */
     tn_finalize_stop_thread(rt);

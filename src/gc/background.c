@@ -307,7 +307,7 @@ void tn_bgc_begin(tenure_runtime *rt, uint64_t index, uint32_t reason) {
     rt->bgc.revisit_cursor = 0;
     rt->bgc.revisit_found = 0;
     tn_roots_visit_stack(rt, premark_slot, rt);
-    tn_roots_scan_conservative(rt, false, premark_word, rt);
+    tn_roots_scan_conservative(rt, TN_SCAN_ALL, premark_word, rt);
     tn_finalize_visit_ready(rt, premark_slot, rt);
     tn_roots_visit_handles(rt,
                            KIND_BIT(TENURE_HANDLE_STRONG) | KIND_BIT(TENURE_HANDLE_PINNED) |

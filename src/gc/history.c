@@ -126,7 +126,7 @@ void tn_gc_emit_heap_stats(tenure_runtime *rt) {
             .TotalPromotedSize2 = promoted[2], .GenerationSize3 = g->size_after[3], .TotalPromotedSize3 = promoted[3],
             .FinalizationPromotedSize = g->finalization_promoted_bytes,
             .FinalizationPromotedCount = g->finalization_promoted_count,
-            .PinnedObjectCount = (uint32_t)g->pinned_objects, .SinkBlockCount = (uint32_t)rt->lifetime.sync_count,
-            .GCHandleCount = (uint32_t)rt->roots.handle_count, .GenerationSize4 = g->size_after[4],
+            .PinnedObjectCount = (uint32_t)g->pinned_objects, .SinkBlockCount = (uint32_t)tn_lifetime_sync_count(rt),
+            .GCHandleCount = (uint32_t)tn_handle_count(rt), .GenerationSize4 = g->size_after[4],
             .TotalPromotedSize4 = promoted[4]);
 }

@@ -63,7 +63,7 @@ void tn_alloc_reset_context(tenure_runtime *rt, tn_mutator *m) {
 
 void tn_alloc_end_contexts(tenure_runtime *rt) {
     tn_assert_world_stopped(rt);
-    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
+    for (tn_mutator *m = tn_mutators(rt); m; m = m->next)
         tn_alloc_reset_context(rt, m);
 }
 
@@ -85,7 +85,7 @@ static uint64_t bytes_since_sample(const tn_mutator *m) {
 }
 
 void tn_alloc_restart_sampling(tenure_runtime *rt) {
-    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
+    for (tn_mutator *m = tn_mutators(rt); m; m = m->next)
         m->sampled_at = m->allocated + (m->pub.alloc_ptr - m->ctx_start);
 }
 
@@ -94,7 +94,8 @@ void tn_alloc_restart_sampling(tenure_runtime *rt) {
 static uint64_t take_sample(tenure_runtime *rt, tn_mutator *m) {
     tn_assert_locked(rt);
     uint64_t since = bytes_since_sample(m);
-    if (!rt->prof.sample_interval || since <= rt->prof.sample_interval)
+    uint64_t interval = tn_prof_sample_interval(rt);
+    if (!interval || since <= interval)
         return 0;
     m->sampled_at += since;
     tn_alloc_publish_limit(rt, m);
@@ -106,11 +107,12 @@ void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m) {
      * callback that may not allocate or a blocking section (SAFE), so that it is refused (a
      * thread parked at a safepoint while the world is stopped reopens at its next slow path) */
     bool closed =
-        rt->config.GCStress || rt->prof.alloc_slow_always || m->callbacks_closed || m->state != TN_MUT_RUNNING;
+        rt->config.GCStress || tn_prof_wants_every_allocation(rt) || m->callbacks_closed || m->state != TN_MUT_RUNNING;
     uintptr_t limit = closed ? m->pub.alloc_ptr : m->ctx_end;
-    if (rt->prof.sample_interval && limit > m->pub.alloc_ptr) {
+    uint64_t interval = tn_prof_sample_interval(rt);
+    if (interval && limit > m->pub.alloc_ptr) {
         uint64_t since = bytes_since_sample(m);
-        uint64_t room = since < rt->prof.sample_interval ? rt->prof.sample_interval - since : 0;
+        uint64_t room = since < interval ? interval - since : 0;
         if (room < limit - m->pub.alloc_ptr)
             limit = m->pub.alloc_ptr + (uintptr_t)room;
     }
@@ -118,7 +120,7 @@ void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m) {
 }
 
 tn_mutator *tn_alloc_close_for_callback(tenure_runtime *rt) {
-    tn_mutator *m = rt->threads.locks_ready ? tn_self(rt) : NULL;
+    tn_mutator *m = tn_threads_ready(rt) ? tn_self(rt) : NULL;
     if (!m)
         return NULL;
     m->callbacks_closed++;
@@ -134,7 +136,7 @@ void tn_alloc_reopen_after_callback(tn_mutator *m) {
 void tn_alloc_republish_limits(tenure_runtime *rt) {
     TN_LOCKED(rt);
     tn_world_stop(rt);
-    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
+    for (tn_mutator *m = tn_mutators(rt); m; m = m->next)
         tn_alloc_publish_limit(rt, m);
     tn_world_restart(rt);
 }

@@ -240,9 +240,10 @@ void tn_region_release(tenure_runtime *rt, tn_region *r) {
  * when the budget swings (binary-trees: a third of its page faults). Ephemeral GCs only: a full
  * GC returns what the program no longer uses (test_memory B). */
 static size_t free_units_to_keep(const tenure_runtime *rt) {
-    if (rt->last.condemned == TN_GEN2)
+    const tn_gc_record *last = tn_gc_last_record(rt);
+    if (last->condemned == TN_GEN2)
         return 0; /* a full GC gives back what has stayed free GCRetainRegions GCs, as before */
-    size_t gen0 = rt->last.size_before[TN_GEN0]; /* what the last budget took */
+    size_t gen0 = last->size_before[TN_GEN0]; /* what the last budget took */
     size_t want = gen0 > rt->heap.gen0_budget ? gen0 : rt->heap.gen0_budget;
     return (want + rt->unit_size - 1) / rt->unit_size;
 }
@@ -286,7 +287,7 @@ void tn_make_free(tenure_runtime *rt, void *p, size_t size) {
 bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx) {
     tn_assert_locked(rt);
     size_t frozen_count;
-    const tn_frozen *frozen = tn_frozen_segments(&rt->roots, &frozen_count);
+    const tn_frozen *frozen = tn_frozen_segments(rt, &frozen_count);
     for (size_t f = 0; f < frozen_count; f++)
         for (char *o = frozen[f].start; o < frozen[f].end; o += tn_obj_size(o))
             if (fn(o, tn_obj_type(o), tn_obj_size(o), TN_GEN2, ctx))

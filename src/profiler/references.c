@@ -200,6 +200,10 @@ static void dump_objects(dump *d) {
  * addresses, before the profiler's root_references. */
 static bool dump_wanted(const tenure_runtime *rt) { return rt->prof.heap_dump_pending && TN_EV_ON(rt, GCBulkNode); }
 
+uint64_t tn_heap_dump_sequence(const tenure_runtime *rt) {
+    return rt->prof.heap_dump_pending ? rt->prof.heap_dumps : 0;
+}
+
 /* The dump, then one byte per type (type_seen): types cannot be registered during the GC. */
 size_t tn_heap_dump_scratch_bytes(const tenure_runtime *rt) {
     return dump_wanted(rt) ? sizeof(dump) + (TN_EV_ON(rt, BulkType) ? tn_type_count(rt) + 1 : 0) : 0;

@@ -155,6 +155,11 @@ static const struct tn_frozen *segment_of(const tenure_runtime *rt, const void *
     return NULL;
 }
 
+const tn_frozen *tn_frozen_segments(const tenure_runtime *rt, size_t *count) {
+    *count = rt->roots.frozen_count;
+    return rt->roots.frozen;
+}
+
 bool tn_frozen_is_object(const tenure_runtime *rt, const void *p) {
     const struct tn_frozen *fz = segment_of(rt, p);
     if (!fz || ((uintptr_t)p & 7))
