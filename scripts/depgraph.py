@@ -34,16 +34,18 @@ ENTRY_POINTS = {"api"}  # above every subsystem: creating and destroying an inst
 OWNER = {
     "heap": "heap", "roots": "roots", "lifetime": "lifetime", "threads": "threads", "prof": "profiler",
     "mark": "gc", "team": "gc", "bgc": "gc", "plan": "gc", "card": "gc", "collection": "gc", "last": "gc",
+    "gc_callback": "gc", "gc_callback_context": "gc",
+    "ev_mask": "trace", "sessions": "trace", "ev_dispatches": "trace", "sessions_stopped": "trace",
+    "fork_next": "api",
 }
-# The instance's own members, read by every subsystem: its identity and configuration, the
-# services (base/), the reserved range and its side tables (the inline fast paths and the hot
-# loops read them: docs/design/README.md), the event sessions (trace/), the GC callback, the
-# statistics.
+# The instance's own members, read by every subsystem: its identity, configuration, services
+# (base/) and statistics, and the reserved range with its side tables, shared data structures
+# whose layouts are documented (the inline fast paths and the hot loops read them field by
+# field: docs/design/README.md).
 INSTANCE_WIDE = {
-    "head", "magic", "instance_id", "fork_next", "config", "services", "stats",
+    "head", "magic", "instance_id", "config", "services", "stats",
     "base", "range", "unit_size", "max_units", "regions", "unit_head", "unit_gen", "cards", "card_bundles",
     "mark_bits", "pin_bits", "plug_bits", "unswept_marks", "plug_bricks", "crossing", "units_high",
-    "ev_mask", "sessions", "gc_callback", "gc_callback_context", "ev_dispatches", "sessions_stopped",
 }
 # The instance is named rt (crt where it is const and cast): rt->member, m->rt->member, &rt->member.
 MEMBER_USE = re.compile(r"(?<![A-Za-z0-9_])c?rt->([A-Za-z_][A-Za-z0-9_]*)")

@@ -235,7 +235,7 @@ static bool walk_one(char *obj, tn_type *t, size_t size, int gen, void *ctx) {
 
 static void walk_all(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context) {
     heap_walk w = {rt, visit, context, rt->stats.gc_count};
-    tn_heap_visit_objects(rt, walk_one, &w);
+    tn_visit_all_objects(rt, walk_one, &w);
 }
 
 /* The walk runs with every other thread stopped and every allocation context ended. */

@@ -73,9 +73,10 @@ void tn_region_discarded(tenure_runtime *rt, tn_region *r, size_t bytes);
 void tn_region_recount_discarded(tenure_runtime *rt, tn_region *r);
 /* Decommit free regions that have stayed free long enough. */
 void tn_regions_trim(tenure_runtime *rt, bool all);
-/* Call fn on every object (free objects left out): frozen segments (as generation 2), then the
- * regions by address; fn returns true to stop (then so does this). With rt->threads.lock held and every
- * allocation context ended (the heap walk, the heap dump). */
+/* Call fn on every object of the regions (free objects left out), by address; fn returns true
+ * to stop (then so does this). With rt->threads.lock held and every allocation context ended.
+ * The heap walk and the heap dump call tn_visit_all_objects (roots/frozen.c): frozen segments
+ * first, then this. */
 typedef bool (*tn_object_fn)(char *obj, tn_type *t, size_t size, int gen, void *ctx);
 bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx);
 /* Make [p, p+size) a free object (size >= 8). */

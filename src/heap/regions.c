@@ -286,12 +286,6 @@ void tn_make_free(tenure_runtime *rt, void *p, size_t size) {
 
 bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx) {
     tn_assert_locked(rt);
-    size_t frozen_count;
-    const tn_frozen *frozen = tn_frozen_segments(rt, &frozen_count);
-    for (size_t f = 0; f < frozen_count; f++)
-        for (char *o = frozen[f].start; o < frozen[f].end; o += tn_obj_size(o))
-            if (fn(o, tn_obj_type(o), tn_obj_size(o), TN_GEN2, ctx))
-                return true;
     for (size_t i = 0; i < rt->units_high; i++) {
         tn_region *r = &rt->regions[i];
         if (r->state != TN_RS_IN_USE || rt->unit_head[i] != i)

@@ -190,7 +190,7 @@ static bool dump_object(char *o, tn_type *t, size_t size, int gen, void *c) {
 
 /* Every object, in tenure_heap_walk's order: frozen segments, then the regions by address. */
 static void dump_objects(dump *d) {
-    tn_heap_visit_objects(d->rt, dump_object, d);
+    tn_visit_all_objects(d->rt, dump_object, d);
     flush(d, &d->edges);
     flush(d, &d->nodes);
     flush(d, &d->types);

@@ -4,8 +4,8 @@
  * progress over the embedder's roots. Included by runtime.h, which embeds it in struct
  * tenure_runtime; others call roots/'s functions (below), never these fields
  * (scripts/depgraph.py): the handle count (tn_handle_count: the GC skips handle passes), the
- * frozen segments (frozen.c) through tn_frozen_segments (the heap walk, trace/'s segment
- * events), where the collecting thread's conservative scan starts (tn_roots_set_scan_from). After the state:
+ * frozen segments (frozen.c) through tn_frozen_segments (trace/'s segment events) and
+ * tn_visit_all_objects (the heap walk), where the collecting thread's conservative scan starts (tn_roots_set_scan_from). After the state:
  * roots/'s functions (root walks,
  * conservative scan, frozen segments, handle walks and checks).
  */
@@ -124,6 +124,9 @@ bool tn_frozen_is_object(const tenure_runtime *rt, const void *p);
 bool tn_is_object(tenure_runtime *rt, const void *obj);
 void tn_frozen_visit_slots(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
 void tn_frozen_visit_objects(tenure_runtime *rt, void (*fn)(tenure_runtime *rt, char *obj, void *ctx), void *ctx);
+/* Every object of rt (tenure_heap_walk, the heap dump): those of the frozen segments (as
+ * generation 2), then the heap's (tn_heap_visit_objects, same rules); true if fn stopped it. */
+bool tn_visit_all_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx);
 void tn_frozen_destroy(tenure_runtime *rt);
 /* Work out what each handle behaves as in this GC (variable, refcounted, ...). */
 void tn_handles_prepare(tenure_runtime *rt);
