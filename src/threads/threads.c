@@ -360,8 +360,6 @@ tn_mutator *tn_mutators(const tenure_runtime *rt) { return rt->threads.mutators;
 
 size_t tn_mutator_count(const tenure_runtime *rt) { return rt->threads.mutator_count; }
 
-bool tn_threads_ready(const tenure_runtime *rt) { return rt->threads.locks_ready; }
-
 tenure__mutator *tenure__mutator_of(tenure_runtime *rt) {
     tn_mutator *m = rt ? tn_self(rt) : NULL;
     if (m)

@@ -63,8 +63,9 @@ tn_mutator *tn_self(tenure_runtime *rt);
 tn_mutator *tn_mutators(const tenure_runtime *rt);
 size_t tn_mutator_count(const tenure_runtime *rt);
 /* The instance lock and the threads' conditions exist (from tn_threads_init to
- * tn_threads_destroy): before and after, the instance has one thread and takes no lock. */
-bool tn_threads_ready(const tenure_runtime *rt);
+ * tn_threads_destroy): before and after, the instance has one thread and takes no lock. A
+ * macro (read each time a callback closes the thread's allocation context, tn_cb_enter). */
+#define tn_threads_ready(rt) ((rt)->threads.locks_ready)
 /* The instance lock (recursive for its holder). Waiting for it is a safepoint. */
 void tn_lock(tenure_runtime *rt);
 void tn_unlock(tenure_runtime *rt);
