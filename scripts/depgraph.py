@@ -173,8 +173,8 @@ def layer_violations(edges):
 
 
 def without_comments(text):
-    """text with its comments blanked (newlines kept, so line numbers stay) and string literals
-    kept as they are."""
+    """text with its comments and the contents of its string and character literals blanked
+    (newlines kept, so line numbers stay)."""
     out, i, n = [], 0, len(text)
     while i < n:
         c = text[i]
@@ -182,7 +182,7 @@ def without_comments(text):
             j = i + 1
             while j < n and text[j] != c and text[j] != "\n":
                 j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
+            out.append(c + " " * (min(j, n) - i - 1) + text[j:j + 1])
             i = j + 1
         elif text.startswith("/*", i):
             j = text.find("*/", i + 2)
