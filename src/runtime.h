@@ -14,7 +14,8 @@
  * driver's stack, rt->collection while it runs; rt->last is the record of the previous GC.
  * The table: docs/design/README.md "Who owns which state". Outside its owner's folder that
  * state is reached only through the owner's functions (scripts/depgraph.py checks it); the
- * members below that are not embedded state are the instance's, read by all.
+ * configuration, services, statistics and the reserved range with its side tables are the
+ * instance's, read by all.
  *
  * The functions each subsystem offers the others are declared in the same header as its state,
  * after it: heap/heap.h, threads/threads.h, roots/roots.h, lifetime/lifetime.h,
