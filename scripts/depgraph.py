@@ -7,20 +7,48 @@ functions and macros of headers reach is not seen).
     depgraph.py SRC_DIR LIBTENURE_A              print the graph (markdown)
     depgraph.py SRC_DIR LIBTENURE_A --write DOC  replace the part of DOC between the markers
     depgraph.py SRC_DIR LIBTENURE_A --check DOC  exit 1 if that part of DOC is not current
+    depgraph.py SRC_DIR --fields                 only the state check below (no library needed)
 
 The markers are the lines "<!-- depgraph begin -->" and "<!-- depgraph end -->".
 --check also checks the layers (docs/design/README.md, "The dependency graph"): the
 subsystems of FOUNDATIONS depend on no other (but each other), and none depends on those of
-ENTRY_POINTS.
+ENTRY_POINTS; and who reads which state (docs/design/README.md, "Who owns which state"): no
+code outside a subsystem's folder names the state it owns (`rt->heap.`, `&rt->roots`,
+`rt->collection->`), read from the sources (comments left out). Each member of struct
+tenure_runtime is in OWNER (the folder that owns it) or INSTANCE_WIDE (read by every
+subsystem); a member in neither is an error too, so the table stays complete.
 """
 import collections
 import os
+import re
 import subprocess
 import sys
 
 BEGIN, END = "<!-- depgraph begin -->", "<!-- depgraph end -->"
 FOUNDATIONS = {"base", "os"}  # below every subsystem: the services, the operating system
 ENTRY_POINTS = {"api"}  # above every subsystem: creating and destroying an instance, fork handlers
+
+# The members of struct tenure_runtime (src/runtime.h) that a subsystem owns -> its folder.
+# Outside that folder the state is reached through the owner's functions (or its header's
+# macros), never by name.
+OWNER = {
+    "heap": "heap", "roots": "roots", "lifetime": "lifetime", "threads": "threads", "prof": "profiler",
+    "mark": "gc", "team": "gc", "bgc": "gc", "plan": "gc", "card": "gc", "collection": "gc", "last": "gc",
+    "gc_callback": "gc", "gc_callback_context": "gc",
+    "ev_mask": "trace", "sessions": "trace", "ev_dispatches": "trace", "sessions_stopped": "trace",
+    "fork_next": "api",
+}
+# The instance's own members, read by every subsystem: its identity, configuration, services
+# (base/) and statistics, and the reserved range with its side tables, shared data structures
+# whose layouts are documented (the inline fast paths and the hot loops read them field by
+# field: docs/design/README.md).
+INSTANCE_WIDE = {
+    "head", "magic", "instance_id", "config", "services", "stats",
+    "base", "range", "unit_size", "max_units", "regions", "unit_head", "unit_gen", "cards", "card_bundles",
+    "mark_bits", "pin_bits", "plug_bits", "unswept_marks", "plug_bricks", "crossing", "units_high",
+}
+# The instance is named rt (crt where it is const and cast): rt->member, m->rt->member, &rt->member.
+MEMBER_USE = re.compile(r"(?<![A-Za-z0-9_])c?rt->([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def subsystem_of_objects(src_dir):
@@ -144,6 +172,58 @@ def layer_violations(edges):
     return out
 
 
+def without_comments(text):
+    """text with its comments and the contents of its string and character literals blanked
+    (newlines kept, so line numbers stay)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + " " * (min(j, n) - i - 1) + text[j:j + 1])
+            i = j + 1
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def field_violations(src_dir):
+    """Every use of a subsystem's state outside its folder, and of a member the tables do not
+    know, as "file:line: ..." lines."""
+    out = []
+    for root, _, files in sorted(os.walk(src_dir)):
+        for name in sorted(files):
+            if not name.endswith((".c", ".h")):
+                continue
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, src_dir)
+            folder = rel.split(os.sep)[0] if os.sep in rel else ""  # "": src/runtime.h, the instance's
+            with open(path, encoding="utf-8") as f:
+                code = without_comments(f.read())
+            for number, line in enumerate(code.splitlines(), 1):
+                for member in MEMBER_USE.findall(line):
+                    owner = OWNER.get(member)
+                    if owner is None and member not in INSTANCE_WIDE:
+                        out.append(f"{path}:{number}: rt->{member} is in neither OWNER nor INSTANCE_WIDE "
+                                   f"(scripts/depgraph.py): say who owns it")
+                    elif owner is not None and owner != folder:
+                        out.append(f"{path}:{number}: rt->{member} is {owner}/'s state: ask a function of "
+                                   f"{owner}/ ({line.strip()})")
+    return out
+
+
 def splice(doc_text, block):
     start, end = doc_text.find(BEGIN), doc_text.find(END)
     if start < 0 or end < start:
@@ -152,6 +232,10 @@ def splice(doc_text, block):
 
 
 def main(argv):
+    if len(argv) == 3 and argv[2] == "--fields":
+        trespass = field_violations(argv[1])
+        print("\n".join(trespass) if trespass else "depgraph: no subsystem names another's state")
+        return 1 if trespass else 0
     if len(argv) not in (3, 5) or (len(argv) == 5 and argv[3] not in ("--write", "--check")):
         sys.exit(__doc__)
     nodes, edges = build_graph(argv[1], argv[2])
@@ -174,6 +258,10 @@ def main(argv):
     broken = layer_violations(edges)
     if broken:
         print("depgraph: the layers are broken:\n" + "\n".join(broken))
+        return 1
+    trespass = field_violations(argv[1])
+    if trespass:
+        print(f"depgraph: {len(trespass)} use(s) of another subsystem's state:\n" + "\n".join(trespass))
         return 1
     print(f"depgraph: {doc} is current")
     return 0

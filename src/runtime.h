@@ -12,7 +12,10 @@
  * rt->mark (gc/mark.h), rt->plan (gc/plan.h), rt->card (gc/cards.h), rt->prof
  * (profiler/profiler.h). One GC's own state is a tn_collection (gc/collection.h) on the
  * driver's stack, rt->collection while it runs; rt->last is the record of the previous GC.
- * The table: docs/design/README.md "Who owns which state".
+ * The table: docs/design/README.md "Who owns which state". Outside its owner's folder that
+ * state is reached only through the owner's functions (scripts/depgraph.py checks it); the
+ * configuration, services, statistics and the reserved range with its side tables are the
+ * instance's, read by all.
  *
  * The functions each subsystem offers the others are declared in the same header as its state,
  * after it: heap/heap.h, threads/threads.h, roots/roots.h, lifetime/lifetime.h,
@@ -358,6 +361,8 @@ bool tn_type_init_builtin(tenure_runtime *rt);
 void tn_type_free_all(tenure_runtime *rt);
 /* true if t is a registered type of rt (any kind) */
 bool tn_type_valid(const tenure_runtime *rt, const void *t);
+/* Registered types, the built-in ones included (indexes below it: tn_type.index). */
+size_t tn_type_count(const tenure_runtime *rt);
 
 static inline tn_type *tn_obj_type(const void *obj) { return (tn_type *)(*(const uintptr_t *)obj & ~(uintptr_t)7); }
 static inline size_t tn_obj_size_t(const tn_type *t, const void *obj) {

@@ -167,7 +167,7 @@ void tenure_destroy(tenure_runtime *rt) {
     if (!tn_threads_may_destroy(rt))
         return;
     tn_fork_unregister(rt); /* before its locks go; a fork from now on leaves it behind */
-    if (rt->threads.locks_ready && !tn_self(rt))
+    if (tn_threads_ready(rt) && !tn_self(rt))
         tn_mutator_attach(rt, false); /* pending finalizers may allocate on this thread */
     tn_bgc_destroy(rt);               /* a background GC in progress ends first (its events, its callback) */
     tn_finalize_stop_thread(rt);
@@ -235,7 +235,7 @@ static bool walk_one(char *obj, tn_type *t, size_t size, int gen, void *ctx) {
 
 static void walk_all(tenure_runtime *rt, tenure_heap_visit_fn visit, void *context) {
     heap_walk w = {rt, visit, context, rt->stats.gc_count};
-    tn_heap_visit_objects(rt, walk_one, &w);
+    tn_visit_all_objects(rt, walk_one, &w);
 }
 
 /* The walk runs with every other thread stopped and every allocation context ended. */

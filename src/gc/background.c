@@ -154,7 +154,7 @@ void tn_bgc_reserve(tenure_runtime *rt) {
     if (rt->bgc.state != TN_BGC_MARKING)
         return;
     size_t regions = 2; /* a tail, and a spare */
-    for (tn_region *r = rt->heap.gens[TN_GEN1]; r; r = r->next)
+    for (tn_region *r = tn_heap_regions(rt, TN_GEN1); r; r = r->next)
         regions++;
     tn_vec_reserve(&rt->bgc.grey, rt->bgc.grey.count + regions);
 }
@@ -310,7 +310,7 @@ bool tn_bgc_prepare(tenure_runtime *rt) {
  * initial pause, the young generations hold little). */
 static void premark_from_young(tenure_runtime *rt) {
     for (int g = TN_GEN0; g <= TN_GEN1; g++)
-        for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+        for (tn_region *r = tn_heap_regions(rt, g); r; r = r->next) {
             char *end = tn_region_walk_end(rt, r);
             for (char *o = r->start; o < end; o += tn_obj_size(o))
                 if (!tn_is_free(o))
@@ -335,7 +335,7 @@ void tn_bgc_begin(tenure_runtime *rt, uint64_t index, uint32_t reason) {
     rt->bgc.revisit_cursor = 0;
     rt->bgc.revisit_found = 0;
     tn_roots_visit_stack(rt, premark_slot, rt);
-    tn_roots_scan_conservative(rt, false, premark_word, rt);
+    tn_roots_scan_conservative(rt, TN_SCAN_ALL, premark_word, rt);
     tn_finalize_visit_ready(rt, premark_slot, rt);
     tn_roots_visit_handles(rt,
                            KIND_BIT(TENURE_HANDLE_STRONG) | KIND_BIT(TENURE_HANDLE_PINNED) |
@@ -365,7 +365,7 @@ size_t tn_bgc_take_premarks(tenure_runtime *rt) {
     swap_bitmaps(rt);
     size_t merged = 0;
     for (int g = TN_GEN2; g < TN_NGEN; g++)
-        for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+        for (tn_region *r = tn_heap_regions(rt, g); r; r = r->next) {
             r->live_bytes += r->bgc_live;
             merged += r->bgc_live;
             r->bgc_live = 0;
@@ -488,7 +488,7 @@ static void revisit_slice(tenure_runtime *rt) {
  * be referenced only from premarked objects already scanned, behind clean cards). */
 static void rescan_all_premarked(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
     for (int g = TN_GEN2; g < TN_NGEN; g++)
-        for (tn_region *r = rt->heap.gens[g]; r; r = r->next)
+        for (tn_region *r = tn_heap_regions(rt, g); r; r = r->next)
             for (char *o = r->start, *end = tn_region_walk_end(rt, r); o < end; o += tn_obj_size(o))
                 if (!tn_is_free(o) && tn_bit_test_relaxed(rt->mark_bits, tn_bit_index(rt, o)))
                     tn_obj_visit_slots(rt, o, fn, ctx);
@@ -507,7 +507,7 @@ void tn_bgc_visit_rescans(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
         lists[l]->count = 0;
     }
     for (int g = TN_GEN2; g < TN_NGEN; g++)
-        for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+        for (tn_region *r = tn_heap_regions(rt, g); r; r = r->next) {
             size_t c0, c1;
             region_cards(rt, r, &c0, &c1);
             for (size_t c = c0; c < c1; c++) {
@@ -528,7 +528,7 @@ static void watch_check_clear(const tenure_runtime *rt) {
     if (!TN_DEBUG_ASSERTS)
         return;
     for (int g = TN_GEN2; g < TN_NGEN; g++)
-        for (const tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+        for (const tn_region *r = tn_heap_regions(rt, g); r; r = r->next) {
             size_t c0, c1;
             region_cards(rt, r, &c0, &c1);
             for (size_t c = c0; c < c1; c++)
@@ -547,7 +547,7 @@ void tn_bgc_final_marked(tenure_runtime *rt, tn_collection *c) {
                                           was not dead yet, and the conservative scan skips H8's) */
     for (int g = TN_GEN1; g < TN_NGEN; g++) {
         size_t live = 0;
-        for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+        for (tn_region *r = tn_heap_regions(rt, g); r; r = r->next) {
             r->condemned = false;
             TN_ASSERT_INTERNAL(!r->unswept_end);
             r->unswept_end = r->used;
@@ -577,8 +577,8 @@ void tn_bgc_final_swept_young(tenure_runtime *rt, tn_collection *c) {
     rt->unswept_marks = rt->bgc.bits;
     rt->head.barrier_slow &= ~(uint32_t)TN_BARRIER_BGC;
     watch_check_clear(rt);
-    tn_free_list_clear(&rt->heap.loh_free);
-    tn_free_list_clear(&rt->heap.poh_free);
+    tn_free_list_clear(tn_heap_free_list(rt, TN_LOH));
+    tn_free_list_clear(tn_heap_free_list(rt, TN_POH));
     rt->bgc.state = TN_BGC_SWEEPING;
     rt->bgc.record = c->record;
     rt->bgc.record.background = true;
@@ -598,7 +598,7 @@ void tn_bgc_sweep_start(tenure_runtime *rt, uint64_t final_pause_ns) {
 static tn_region *next_unswept(tenure_runtime *rt) {
     static const int order[] = {TN_LOH, TN_POH, TN_GEN2, TN_GEN1};
     for (int k = 0; k < 4; k++)
-        for (tn_region *r = rt->heap.gens[order[k]]; r; r = r->next)
+        for (tn_region *r = tn_heap_regions(rt, order[k]); r; r = r->next)
             if (r->unswept_end)
                 return r;
     return NULL;
@@ -615,7 +615,7 @@ static void sweep_region(tenure_runtime *rt, tn_region *r) {
         tn_region_release(rt, r);
         return;
     }
-    tn_free_list *fl = r->gen == TN_LOH ? &rt->heap.loh_free : r->gen == TN_POH ? &rt->heap.poh_free : NULL;
+    tn_free_list *fl = tn_heap_free_list(rt, r->gen);
     size_t free_bytes = 0;
     char *p = r->start;
     for (size_t b = tn_bit_next(rt->bgc.bits, from, to); b < to;
@@ -665,7 +665,7 @@ static void end_bgc(tenure_runtime *rt) {
 static void check_regions(const tenure_runtime *rt) {
     bool sweeping = rt->bgc.state == TN_BGC_SWEEPING;
     for (int g = 0; g < TN_NGEN; g++)
-        for (const tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+        for (const tn_region *r = tn_heap_regions(rt, g); r; r = r->next) {
             /* H8, B4: only a sweep leaves regions unswept, gen1 and older, below their used end */
             TN_ASSERT_INTERNAL(!r->unswept_end || (sweeping && g >= TN_GEN1 && r->unswept_end <= r->used));
             if (!r->unswept_end && g >= TN_GEN2 && rt->bgc.state == TN_BGC_IDLE && rt->bgc.bits)

@@ -445,7 +445,7 @@ static void scan_region(card_scan *s, tn_region *r) {
 static void scan_regions(card_scan *s) {
     tenure_runtime *rt = s->rt;
     for (int g = s->condemned + 1; g < TN_NGEN; g++)
-        for (tn_region *r = rt->heap.gens[g]; r; r = r->next)
+        for (tn_region *r = tn_heap_regions(rt, g); r; r = r->next)
             if (!r->condemned)
                 scan_region(s, r);
 }
@@ -482,7 +482,7 @@ void tn_gc_mark_old_card_roots(tenure_runtime *rt, tn_slot_fn mark, void *ctx) {
                    .recording = false,
                    .marked_only = rt->mark_bits};
     for (int g = TN_GEN2; g < TN_NGEN; g++)
-        for (tn_region *r = rt->heap.gens[g]; r; r = r->next)
+        for (tn_region *r = tn_heap_regions(rt, g); r; r = r->next)
             scan_region(&s, r);
 }
 

@@ -8,7 +8,7 @@
 static void set_condemned(tenure_runtime *rt, int condemned, bool on) {
     for (int g = 0; g < TN_NGEN; g++) {
         bool c = on && tn_gen_condemned(g, condemned);
-        for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+        for (tn_region *r = tn_heap_regions(rt, g); r; r = r->next) {
             r->condemned = c;
             if (c)
                 r->live_bytes = 0;
@@ -49,7 +49,7 @@ static void check_structures(tenure_runtime *rt) {
     if (!TN_DEBUG_ASSERTS)
         return;
     tn_assert_world_stopped(rt);
-    for (const tn_mutator *m = rt->threads.mutators; m; m = m->next)
+    for (const tn_mutator *m = tn_mutators(rt); m; m = m->next)
         tn_alloc_context_check(rt, m);
     tn_mark_stack_check(rt);
     tn_gc_team_check(rt);
@@ -69,7 +69,7 @@ static void begin_collection(tenure_runtime *rt, tn_collection *c, int requested
     c->reason = reason;
     c->flags = flags;
     c->started_ns = tn_os_now_ns();
-    c->queued_before = rt->lifetime.fin_queued;
+    c->queued_before = tn_finalize_queued_total(rt);
 }
 
 static void start_gc(tenure_runtime *rt, tn_collection *c) {
@@ -86,12 +86,13 @@ static void start_gc(tenure_runtime *rt, tn_collection *c) {
     g->compact_reason = -1;
     record_condemn_reasons(g, c->requested, c->reason);
     tn_gc_measure_generations(rt, g->size_before, g->free_before);
-    if (TN_PROF_ON(rt, TENURE_PROFILE_GC)) /* (a BGC's final pause: its young GC's, below) */
-        tn_prof_gc_started(rt);
+    /* a background GC's final pause is a gen0 GC to the profilers: the older generations are
+     * swept later, unreported (no profiler heap walk for a background GC: events spec) */
+    if (TN_PROF_ON(rt, TENURE_PROFILE_GC))
+        tn_prof_gc_started(rt, c->bgc_final ? TN_GEN0 : c->condemned, c->reason);
     if (!c->bgc_final) {
         TN_EMIT(rt, GCStart_V2, .Count = (uint32_t)g->index, .Depth = (uint32_t)c->condemned, .Reason = c->reason,
-                .Type = (uint32_t)c->gc_type,
-                .ClientSequenceNumber = rt->prof.heap_dump_pending ? rt->prof.heap_dumps : 0);
+                .Type = (uint32_t)c->gc_type, .ClientSequenceNumber = tn_heap_dump_sequence(rt));
     }
     set_condemned(rt, c->condemned, true);
     c->phase_started_ns = tn_os_now_ns();
@@ -131,7 +132,7 @@ static void restart(tenure_runtime *rt, tn_collection *c) {
     tn_world_restart(rt);
     TN_EMIT(rt, GCRestartEEEnd_V1, .ClrInstanceID = 0);
     tn_trace_gc_end(rt);
-    if (rt->lifetime.fin_queued != c->queued_before)
+    if (tn_finalize_queued_total(rt) != c->queued_before)
         tn_finalize_notify(rt);
 }
 
@@ -316,10 +317,9 @@ tenure_result tn_gc_collect(tenure_runtime *rt, int generation, uint32_t reason,
     jmp_buf regs;
     __builtin_unwind_init();
     setjmp(regs);
-    char *outer_scan_from = rt->roots.scan_from;
-    rt->roots.scan_from = (char *)&regs;
+    char *outer_scan_from = tn_roots_set_scan_from(rt, (char *)&regs);
     collect_steered(rt, generation, reason, flags);
-    rt->roots.scan_from = outer_scan_from;
+    tn_roots_set_scan_from(rt, outer_scan_from);
     return TENURE_OK;
 }
 
@@ -363,8 +363,7 @@ static tenure_result collect_induced(tenure_runtime *rt, int generation, uint32_
         return tn_api_fail(rt, TENURE_STATE, "tenure_collect",
                            "a collection is already in progress (called from a callback?)");
     if (flags & TENURE_COLLECT_OPTIMIZED) {
-        size_t pending = rt->heap.gen0_allocated + tn_alloc_uncounted(rt);
-        if (pending < rt->heap.gen0_budget / 2)
+        if (tn_heap_gen0_allocated(rt) < tn_heap_budget(rt, TN_GEN0) / 2)
             return TENURE_OK; /* little to gain: declined, as GCCollectionMode.Optimized may */
     }
     return tn_gc_collect(rt, generation, reason, flags);
@@ -406,6 +405,6 @@ void tenure_get_stats(const tenure_runtime *crt, tenure_stats *stats) {
     TN_LOCKED(rt);
     *stats = rt->stats;
     stats->bytes_allocated += tn_alloc_uncounted(rt);
-    stats->committed_bytes = rt->heap.committed;
+    stats->committed_bytes = tn_heap_committed(rt);
     stats->background_gc_in_progress = tn_bgc_in_progress(rt);
 }

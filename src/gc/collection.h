@@ -49,7 +49,7 @@ typedef struct tn_collection {
     size_t bgc_premarked;       /* its bytes premarked by the background GC (mark.c, root kind BGC) */
     uint32_t gc_type;           /* GCStart's Type: TN_GC_TYPE_* */
     uint32_t suspend_reason;    /* TN_SUSPEND_FOR_GC, or _FOR_GC_PREP for a BGC's final pause */
-    uint64_t queued_before;     /* finalizers queued before this GC (rt->lifetime.fin_queued) */
+    uint64_t queued_before;     /* finalizers queued before this GC (tn_finalize_queued_total) */
     tn_gen_plan plans[TN_NGEN]; /* per generation, for the condemned ones (plan.c) */
     tn_gc_record record;        /* built by the phases, copied to rt->last at the end */
 } tn_collection;

@@ -62,8 +62,7 @@ static void discard_gap(tenure_runtime *rt, tn_region *r, char *start, size_t si
     if (b <= a)
         return;
     tn_os_discard((void *)a, b - a);
-    r->discarded += b - a;
-    rt->heap.committed -= b - a;
+    tn_region_discarded(rt, r, b - a);
 }
 
 /* The gaps in front of pinned plugs become free objects. */
@@ -92,5 +91,5 @@ void tn_gc_compact(tenure_runtime *rt, tn_collection *c) {
     }
     free_gaps(rt);
     if (c->plans[TN_LOH].compact)
-        refill_free_list(rt, &c->plans[TN_LOH], &rt->heap.loh_free);
+        refill_free_list(rt, &c->plans[TN_LOH], tn_heap_free_list(rt, TN_LOH));
 }

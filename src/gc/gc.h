@@ -37,6 +37,9 @@ void tn_gc_emit_history(tenure_runtime *rt);
 void tn_gc_emit_heap_stats(tenure_runtime *rt);
 /* A collection of rt is in progress (from the stop of the world to its restart: collect.c). */
 static inline bool tn_gc_in_progress(const tenure_runtime *rt) { return rt->collection != NULL; }
+/* The record of the previous GC (set at its end: collect.c), what the budgets and the free
+ * regions kept are sized by (heap/). */
+static inline const tn_gc_record *tn_gc_last_record(const tenure_runtime *rt) { return &rt->last; }
 static inline bool tn_gen_condemned(int gen, int condemned) {
     return gen <= condemned || (condemned == TN_GEN2 && gen > TN_GEN2);
 }

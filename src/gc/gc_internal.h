@@ -184,7 +184,7 @@ static inline int tn_gen_after(tenure_runtime *rt, const void *v) {
  * compaction fills them, and a gen1 or gen2 one its free end, which no allocation context
  * uses. The whole pages inside a gap of at least TN_DISCARD_MIN bytes (past the free object's
  * header and size words), and those of such a free end, go back to the OS (MADV_DONTNEED:
- * they read as zero if touched again) and stop counting in rt->heap.committed, so that regions
+ * they read as zero if touched again) and stop counting as committed (tn_region_discarded), so that regions
  * held by a few pins do not exhaust GCHeapHardLimit. A GC that condemns the region, or packs
  * survivors into its free end (choose_tail), counts them again first: it may write there.
  * Not under GCPoisonFreed, whose poison must stay readable. The gaps of a (demoted) gen0
@@ -192,9 +192,5 @@ static inline int tn_gen_after(tenure_runtime *rt, const void *v) {
  * giving them back costs a system call and the page faults of their reuse every GC. */
 #define TN_DISCARD_MIN ((size_t)16 << 10)
 
-static inline void tn_recount_discarded(tenure_runtime *rt, tn_region *r) {
-    rt->heap.committed += r->discarded;
-    r->discarded = 0;
-}
 
 #endif

@@ -10,16 +10,6 @@ static bool any_compacted(const tn_gc_record *g) {
     return false;
 }
 
-static uint64_t budget_of(const tenure_runtime *rt, int gen) {
-    switch (gen) {
-    case TN_GEN0: return rt->heap.gen0_budget;
-    case TN_GEN1: return rt->heap.gen1_budget;
-    case TN_GEN2: return rt->heap.gen2_budget;
-    case TN_LOH: return rt->heap.loh_budget;
-    default: return 0;
-    }
-}
-
 /* Bytes that entered generation gen in this GC (survivors of the generation below). */
 static uint64_t came_in(const tn_gc_record *g, int gen) {
     if (gen == TN_GEN1)
@@ -45,7 +35,7 @@ static void emit_per_heap(tenure_runtime *rt) {
         v[6] = came_in(g, gen);
         v[7] = pinned;
         v[8] = promoted - pinned;
-        v[9] = budget_of(rt, gen);
+        v[9] = tn_heap_budget(rt, gen);
     }
     uint32_t compact = g->compact_reason >= 0 ? 0x80000000u | (1u << g->compact_reason) : 0;
     TN_EMIT(rt, GCPerHeapHistory_V3, .FreeListAllocated = 0, .FreeListRejected = 0,
@@ -116,7 +106,7 @@ void tn_gc_emit_history(tenure_runtime *rt) {
             mechanisms |= 1u << TN_GLOBAL_DEMOTION;
         uint32_t times[TN_V4_COMPACT_COUNT];
         uint32_t count = runtime_phase_times(g, compacting, times);
-        TN_EMIT(rt, GCGlobalHeapHistory_V4, .FinalYoungestDesired = rt->heap.gen0_budget, .NumHeaps = 1,
+        TN_EMIT(rt, GCGlobalHeapHistory_V4, .FinalYoungestDesired = tn_heap_budget(rt, TN_GEN0), .NumHeaps = 1,
                 .CondemnedGeneration = (uint32_t)g->condemned, .Gen0ReductionCount = 0, .Reason = g->reason,
                 .GlobalMechanisms = mechanisms, .PauseMode = 0, .MemoryPressure = tn_os_memory_load(),
                 .CondemnReasons0 = g->condemn_reasons_gen, .CondemnReasons1 = g->condemn_reasons_condition,
@@ -136,7 +126,7 @@ void tn_gc_emit_heap_stats(tenure_runtime *rt) {
             .TotalPromotedSize2 = promoted[2], .GenerationSize3 = g->size_after[3], .TotalPromotedSize3 = promoted[3],
             .FinalizationPromotedSize = g->finalization_promoted_bytes,
             .FinalizationPromotedCount = g->finalization_promoted_count,
-            .PinnedObjectCount = (uint32_t)g->pinned_objects, .SinkBlockCount = (uint32_t)rt->lifetime.sync_count,
-            .GCHandleCount = (uint32_t)rt->roots.handle_count, .GenerationSize4 = g->size_after[4],
+            .PinnedObjectCount = (uint32_t)g->pinned_objects, .SinkBlockCount = (uint32_t)tn_lifetime_sync_count(rt),
+            .GCHandleCount = (uint32_t)tn_handle_count(rt), .GenerationSize4 = g->size_after[4],
             .TotalPromotedSize4 = promoted[4]);
 }

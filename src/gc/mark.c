@@ -646,13 +646,13 @@ static void mark_shared_roots(marker *mk, tn_collection *c) {
      * conservatively */
     kind_meter m = meter_start(mk);
     tn_roots_visit_stack(rt, mark_root_slot, mk);
-    tn_roots_scan_conservative(rt, true, pin_stack_word, mk);
+    tn_roots_scan_conservative(rt, c->condemned, pin_stack_word, mk);
     drain_all(mk);
     meter_end(mk, m, TN_ROOT_STACK);
     if (c->bgc_final)
         mark_bgc_rescans(mk, c);
     /* Finalizer: objects waiting for their finalizer */
-    if (rt->lifetime.ready.count > rt->lifetime.ready_head) {
+    if (tn_finalize_ready_count(rt)) {
         m = meter_start(mk);
         tn_finalize_visit_ready(rt, mark_root_slot, mk);
         drain_all(mk);
@@ -683,7 +683,7 @@ static void mark_finalizable(marker *mk, tn_collection *c) {
     c->record.finalization_promoted_count = n;
     c->record.finalization_promoted_bytes = meter_bytes(mk, m);
     meter_end(mk, m, TN_ROOT_NEW_FQ);
-    if (n && rt->roots.handle_count) { /* DependentHandle again */
+    if (n && tn_handle_count(rt)) { /* DependentHandle again */
         m = meter_start(mk);
         mark_dependents(mk);
         meter_end(mk, m, TN_ROOT_DEPENDENT_HANDLE);
@@ -705,7 +705,7 @@ void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
     /* SizedRef (full GCs): each handle's graph first, one handle after the other (on thread
      * 0 alone: each handle's bytes are what its graph adds) */
     kind_meter m;
-    if (c->condemned == TN_GEN2 && rt->roots.handle_count) {
+    if (c->condemned == TN_GEN2 && tn_handle_count(rt)) {
         m = meter_start(&mk);
         tn_roots_visit_handle_slots(rt, KIND_BIT(TENURE_HANDLE_SIZED_REF), mark_sized_ref, &mk);
         meter_end(&mk, m, TN_ROOT_SIZEDREF);
@@ -717,7 +717,7 @@ void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
     if (threads > 1)
         parallel_end(&mk, threads);
     /* DependentHandle: secondaries of live primaries, to a fixed point */
-    if (rt->roots.handle_count) {
+    if (tn_handle_count(rt)) {
         m = meter_start(&mk);
         mark_dependents(&mk);
         meter_end(&mk, m, TN_ROOT_DEPENDENT_HANDLE);
@@ -728,7 +728,7 @@ void tn_gc_mark(tenure_runtime *rt, tn_collection *c) {
     mark_step_done(c, TN_MARK_ROOTS, &step_from);
     tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_SHORT), clear_weak, &mk);
     mark_step_done(c, TN_MARK_SHORT_WEAK, &step_from);
-    if (rt->lifetime.finalizable.count)
+    if (tn_finalize_registered_count(rt))
         mark_finalizable(&mk, c);
     mark_step_done(c, TN_MARK_FINALIZATION, &step_from);
     tn_roots_visit_handles(rt, KIND_BIT(TENURE_HANDLE_WEAK_LONG), clear_weak, &mk);

@@ -50,7 +50,7 @@ static void collect_regions(tenure_runtime *rt, int gen, tn_gen_plan *gp) {
     tn_region **all = rt->plan.plan_regions[gen];
     gp->regions = all + 1;
     gp->n = 0;
-    for (tn_region *r = rt->heap.gens[gen]; r; r = r->next)
+    for (tn_region *r = tn_heap_regions(rt, gen); r; r = r->next)
         gp->regions[gp->n++] = r;
     sort_by_address(gp->regions, gp->n);
     gp->tail = NULL;
@@ -63,12 +63,12 @@ static void collect_regions(tenure_runtime *rt, int gen, tn_gen_plan *gp) {
  * start a new, mostly empty region of the next generation. */
 static void choose_tail(tenure_runtime *rt, tn_gen_plan *gp, int gen) {
     tn_region *best = NULL;
-    for (tn_region *r = rt->heap.gens[gen + 1]; r; r = r->next)
+    for (tn_region *r = tn_heap_regions(rt, gen + 1); r; r = r->next)
         if (!best || r->end - r->used > best->end - best->used)
             best = r;
     if (!best || (size_t)(best->end - best->used) < rt->unit_size / 8)
         return;
-    tn_recount_discarded(rt, best);
+    tn_region_recount_discarded(rt, best);
     gp->tail = best;
     gp->tail_from = best->used;
     best->plan_used = best->used;
@@ -386,7 +386,7 @@ static int compaction_reason(tenure_runtime *rt, const tn_collection *c, int gen
     if (frag * 4 >= gp->used_total && frag >= rt->unit_size)
         return TN_COMPACT_HIGH_FRAG;
     uint64_t limit = rt->config.GCHeapHardLimit;
-    if (frees_region && limit && rt->heap.committed + limit / 8 >= limit)
+    if (frees_region && limit && tn_heap_committed(rt) + limit / 8 >= limit)
         return TN_COMPACT_HIGH_MEM_LOAD;
     return -1;
 }
@@ -397,7 +397,7 @@ static void plan_generation(tenure_runtime *rt, tn_collection *c, int g) {
     tn_gen_plan *gp = &c->plans[g];
     collect_regions(rt, g, gp);
     for (size_t i = 0; i < gp->n; i++)
-        tn_recount_discarded(rt, gp->regions[i]);
+        tn_region_recount_discarded(rt, gp->regions[i]);
     for (size_t i = 0; i < gp->n; i++) {
         gp->live += gp->regions[i]->live_bytes;
         gp->used_total += (size_t)(gp->regions[i]->used - gp->regions[i]->start);
@@ -437,7 +437,7 @@ void tn_gc_plan(tenure_runtime *rt, tn_collection *c) {
     tn_assert_phase(rt, c);
     rt->plan.pins.count = 0;
     rt->plan.gaps.count = 0;
-    rt->heap.gen0_gaps = NULL; /* every gen0 region is condemned: its free objects change */
+    tn_heap_set_gen0_gaps(rt, NULL); /* every gen0 region is condemned: its free objects change */
     rt->plan.pins_seen = 0;
     for (int g = 0; g < TN_NGEN; g++)
         if (tn_gen_condemned(g, c->condemned))

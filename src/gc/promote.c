@@ -28,13 +28,12 @@ static void discard_tail(tenure_runtime *rt, tn_region *r) {
         tn_os_discard(from, (size_t)((to < r->end ? to : r->end) - from));
         r->zero_from = from;
     }
-    r->discarded += (size_t)(r->end - from);
-    rt->heap.committed -= (size_t)(r->end - from);
+    tn_region_discarded(rt, r, (size_t)(r->end - from));
 }
 
 /* The gaps left in gen0 (in front of the pinned plugs of demoted regions), at least
  * TN_GAP_MIN bytes and not given back to the OS, linked in address order through their third
- * word (rt->heap.gen0_gaps): the allocator cuts contexts from them before it takes new space
+ * word (tn_heap_set_gen0_gaps): the allocator cuts contexts from them before it takes new space
  * (heap/alloc.c). Built from rt->plan.gaps, reserved before the pause: nothing is allocated. */
 static void link_gen0_gaps(tenure_runtime *rt) {
     char *head = NULL;
@@ -47,7 +46,7 @@ static void link_gen0_gaps(tenure_runtime *rt) {
         ((char **)gap->start)[2] = head;
         head = gap->start;
     }
-    rt->heap.gen0_gaps = head;
+    tn_heap_set_gen0_gaps(rt, head);
 }
 
 /* Release the empty regions of a generation, promote the others by relabelling them. */
@@ -142,8 +141,8 @@ void tn_gc_promote_end(tenure_runtime *rt, tn_collection *c) {
     tn_assert_phase(rt, c);
     promoted_to_bgc(rt, c);
     link_gen0_gaps(rt);
-    /* the gaps' pages counted again at the start of this GC (tn_recount_discarded) may have
+    /* the gaps' pages counted again at the start of this GC (tn_region_recount_discarded) may have
      * become free regions, still committed: over a hard limit, they go back now */
-    if (rt->config.GCHeapHardLimit && rt->heap.committed > rt->config.GCHeapHardLimit)
+    if (rt->config.GCHeapHardLimit && tn_heap_committed(rt) > rt->config.GCHeapHardLimit)
         tn_regions_trim(rt, true);
 }

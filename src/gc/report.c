@@ -95,7 +95,7 @@ size_t tn_gc_range_scratch_bytes(void) { return 2 * sizeof(range_batch); }
 void tn_gc_measure_generations(tenure_runtime *rt, size_t *sizes, size_t *free_sizes) {
     for (int g = 0; g < TN_NGEN; g++) {
         size_t size = 0, free_bytes = 0;
-        for (tn_region *r = rt->heap.gens[g]; r; r = r->next) {
+        for (tn_region *r = tn_heap_regions(rt, g); r; r = r->next) {
             size += (size_t)(r->used - r->start);
             free_bytes += r->free_bytes;
         }
@@ -131,9 +131,9 @@ static void update_stats(tenure_runtime *rt, tn_gc_record *g, int condemned) {
         s->compacting_gcs++;
     else
         s->sweeping_gcs++;
-    s->committed_bytes = rt->heap.committed;
+    s->committed_bytes = tn_heap_committed(rt);
     s->pinned_objects = g->pinned_objects;
-    s->sync_blocks = rt->lifetime.sync_count;
+    s->sync_blocks = tn_lifetime_sync_count(rt);
     s->finalization_promoted_bytes = g->finalization_promoted_bytes;
     s->finalization_promoted_count = g->finalization_promoted_count;
 }
@@ -156,8 +156,7 @@ static void emit_history(tenure_runtime *rt) {
     tn_gc_emit_history(rt);
     if (rt->last.background)
         return;
-    if (rt->prof.heap_dump_pending)
-        tn_heap_dump_emit(rt);
+    tn_heap_dump_emit(rt); /* (if tenure_heap_dump asked for this GC) */
     if (TN_PROF_ON(rt, TENURE_PROFILE_GC)) {
         tn_prof_root_references(rt);
         tn_prof_gc_finished(rt);

@@ -45,7 +45,7 @@ static size_t mark_stack_wanted(const tenure_runtime *rt) {
     size_t want = rt->config.GCMarkStackSize, have = rt->mark.w[0].stack.cap;
     if (want < MARK_STACK_MIN || !rt->mark.overflow_seen || have < want)
         return want;
-    size_t bound = rt->heap.committed / MARK_STACK_HEAP_BYTES;
+    size_t bound = tn_heap_committed(rt) / MARK_STACK_HEAP_BYTES;
     size_t grown = have <= bound / MARK_STACK_GROWTH ? have * MARK_STACK_GROWTH : bound;
     return grown > want ? grown : want;
 }
@@ -76,7 +76,7 @@ static unsigned reserve_mark_stacks(tenure_runtime *rt) {
  * the gap list needs no more entries than the pin list. Large reservations cost address
  * space; only the entries used are touched. */
 static void reserve_plan_lists(tenure_runtime *rt) {
-    size_t want = rt->roots.handle_count + 2 * rt->threads.mutator_count + 2 * rt->plan.pins_needed;
+    size_t want = tn_handle_count(rt) + 2 * tn_mutator_count(rt) + 2 * rt->plan.pins_needed;
     if (want < MIN_PLAN_ENTRIES)
         want = MIN_PLAN_ENTRIES;
     tn_vec_reserve(&rt->plan.pins, want); /* or what there is: plan degrades beyond it */

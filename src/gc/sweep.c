@@ -54,7 +54,7 @@ static void sweep_large_region(tenure_runtime *rt, tn_region *r, tn_free_list *f
 /* A large heap's regions in order, its free list rebuilt from scratch (one item: the free
  * list's order is the regions' whatever the threads). */
 static void sweep_large_generation(tenure_runtime *rt, int gen, tn_gen_plan *gp) {
-    tn_free_list *fl = gen == TN_LOH ? &rt->heap.loh_free : &rt->heap.poh_free;
+    tn_free_list *fl = tn_heap_free_list(rt, gen);
     tn_free_list_clear(fl);
     for (size_t i = 0; i < gp->n; i++)
         sweep_large_region(rt, gp->regions[i], fl);

@@ -64,7 +64,7 @@ void tn_alloc_reset_context(tenure_runtime *rt, tn_mutator *m) {
 
 void tn_alloc_end_contexts(tenure_runtime *rt) {
     tn_assert_world_stopped(rt);
-    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
+    for (tn_mutator *m = tn_mutators(rt); m; m = m->next)
         tn_alloc_reset_context(rt, m);
 }
 
@@ -86,7 +86,7 @@ static uint64_t bytes_since_sample(const tn_mutator *m) {
 }
 
 void tn_alloc_restart_sampling(tenure_runtime *rt) {
-    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
+    for (tn_mutator *m = tn_mutators(rt); m; m = m->next)
         m->sampled_at = m->allocated + (m->pub.alloc_ptr - m->ctx_start);
 }
 
@@ -95,7 +95,8 @@ void tn_alloc_restart_sampling(tenure_runtime *rt) {
 static uint64_t take_sample(tenure_runtime *rt, tn_mutator *m) {
     tn_assert_locked(rt);
     uint64_t since = bytes_since_sample(m);
-    if (!rt->prof.sample_interval || since <= rt->prof.sample_interval)
+    uint64_t interval = tn_prof_sample_interval(rt);
+    if (!interval || since <= interval)
         return 0;
     m->sampled_at += since;
     tn_alloc_publish_limit(rt, m);
@@ -107,11 +108,12 @@ void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m) {
      * callback that may not allocate or a blocking section (SAFE), so that it is refused (a
      * thread parked at a safepoint while the world is stopped reopens at its next slow path) */
     bool closed =
-        rt->config.GCStress || rt->prof.alloc_slow_always || m->callbacks_closed || m->state != TN_MUT_RUNNING;
+        rt->config.GCStress || tn_prof_wants_every_allocation(rt) || m->callbacks_closed || m->state != TN_MUT_RUNNING;
     uintptr_t limit = closed ? m->pub.alloc_ptr : m->ctx_end;
-    if (rt->prof.sample_interval && limit > m->pub.alloc_ptr) {
+    uint64_t interval = tn_prof_sample_interval(rt);
+    if (interval && limit > m->pub.alloc_ptr) {
         uint64_t since = bytes_since_sample(m);
-        uint64_t room = since < rt->prof.sample_interval ? rt->prof.sample_interval - since : 0;
+        uint64_t room = since < interval ? interval - since : 0;
         if (room < limit - m->pub.alloc_ptr)
             limit = m->pub.alloc_ptr + (uintptr_t)room;
     }
@@ -119,7 +121,7 @@ void tn_alloc_publish_limit(tenure_runtime *rt, tn_mutator *m) {
 }
 
 tn_mutator *tn_alloc_close_for_callback(tenure_runtime *rt) {
-    tn_mutator *m = rt->threads.locks_ready ? tn_self(rt) : NULL;
+    tn_mutator *m = tn_threads_ready(rt) ? tn_self(rt) : NULL;
     if (!m)
         return NULL;
     m->callbacks_closed++;
@@ -135,7 +137,7 @@ void tn_alloc_reopen_after_callback(tn_mutator *m) {
 void tn_alloc_republish_limits(tenure_runtime *rt) {
     TN_LOCKED(rt);
     tn_world_stop(rt);
-    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
+    for (tn_mutator *m = tn_mutators(rt); m; m = m->next)
         tn_alloc_publish_limit(rt, m);
     tn_world_restart(rt);
 }
@@ -303,6 +305,20 @@ static size_t gen1_budget(const tenure_runtime *rt) {
 }
 
 void tn_heap_limit_gen1(tenure_runtime *rt, size_t limit) { rt->heap.gen1_limit = limit; }
+
+size_t tn_heap_budget(const tenure_runtime *rt, int gen) {
+    switch (gen) {
+    case TN_GEN0: return rt->heap.gen0_budget;
+    case TN_GEN1: return rt->heap.gen1_budget;
+    case TN_GEN2: return rt->heap.gen2_budget;
+    case TN_LOH: return rt->heap.loh_budget;
+    default: return 0;
+    }
+}
+
+size_t tn_heap_gen0_allocated(tenure_runtime *rt) { return rt->heap.gen0_allocated + tn_alloc_uncounted(rt); }
+
+void tn_heap_set_gen0_gaps(tenure_runtime *rt, char *gaps) { rt->heap.gen0_gaps = gaps; }
 
 static int budget_generation(tenure_runtime *rt, uint32_t *reason) {
     int gen = TN_GEN0;
@@ -602,8 +618,8 @@ static void *take_chunk(tn_free_list *fl, size_t size) {
     return NULL;
 }
 
-static tn_free_list *large_list(tenure_runtime *rt, int gen) {
-    return gen == TN_LOH ? &rt->heap.loh_free : &rt->heap.poh_free;
+tn_free_list *tn_heap_free_list(tenure_runtime *rt, int gen) {
+    return gen == TN_LOH ? &rt->heap.loh_free : gen == TN_POH ? &rt->heap.poh_free : NULL;
 }
 
 static bool grow_large(tenure_runtime *rt, int gen, size_t size) {
@@ -617,7 +633,7 @@ static bool grow_large(tenure_runtime *rt, int gen, size_t size) {
     r->used = r->end;
     tn_make_free(rt, r->start, (size_t)(r->end - r->start));
     tn_crossing_note_object(rt, r->start, (size_t)(r->end - r->start));
-    tn_free_list_add(rt, large_list(rt, gen), r->start, (size_t)(r->end - r->start));
+    tn_free_list_add(rt, tn_heap_free_list(rt, gen), r->start, (size_t)(r->end - r->start));
     return true;
 }
 
@@ -628,7 +644,7 @@ static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, size
     if (gen == TN_LOH && rt->heap.loh_allocated + size > rt->heap.loh_budget && !tn_gc_in_progress(rt) &&
         !tn_bgc_in_progress(rt))
         tn_gc_collect(rt, TN_GEN2, TN_REASON_ALLOC_LARGE, 0);
-    tn_free_list *fl = large_list(rt, gen);
+    tn_free_list *fl = tn_heap_free_list(rt, gen);
     char *c;
     for (bool collected = false;;) {
         if ((c = take_chunk(fl, size)) != NULL)

@@ -6,7 +6,9 @@
  * which embeds it in struct tenure_runtime. The reserved range and its side tables (base,
  * regions, unit tables, bitmaps, cards, crossing) stay in struct tenure_runtime: every
  * subsystem and the inline fast paths read them, and trace/ reads the unit tables. The GC
- * (gc/) rewrites the region lists, free lists, committed bytes and gen0 gaps inside a pause.
+ * (gc/) rewrites the region lists, free lists, committed bytes and gen0 gaps inside a pause,
+ * through the functions below (tn_heap_regions, tn_heap_free_list, tn_region_discarded,
+ * tn_heap_set_gen0_gaps): no other subsystem names these fields (scripts/depgraph.py).
  * After the state: heap/'s functions (regions.c, alloc.c). The inline address helpers that
  * read struct tenure_runtime (tn_in_range, tn_region_of, tn_region_walk_end, ...) follow that
  * struct in runtime.h.
@@ -61,11 +63,20 @@ void tn_region_release(tenure_runtime *rt, tn_region *r);
 void tn_region_set_gen(tenure_runtime *rt, tn_region *r, int gen);
 void tn_region_list_remove(tenure_runtime *rt, tn_region *r);
 void tn_region_list_add(tenure_runtime *rt, tn_region *r);
+/* The regions of generation gen, a list through r->next (a GC walks and rewrites it). */
+tn_region *tn_heap_regions(const tenure_runtime *rt, int gen);
+/* Bytes of regions committed (what GCHeapHardLimit bounds). */
+size_t tn_heap_committed(const tenure_runtime *rt);
+/* `bytes` of r's pages went back to the OS (gc/: the space around pinned plugs): they stop
+ * counting as committed until tn_region_recount_discarded, before the GC writes there. */
+void tn_region_discarded(tenure_runtime *rt, tn_region *r, size_t bytes);
+void tn_region_recount_discarded(tenure_runtime *rt, tn_region *r);
 /* Decommit free regions that have stayed free long enough. */
 void tn_regions_trim(tenure_runtime *rt, bool all);
-/* Call fn on every object (free objects left out): frozen segments (as generation 2), then the
- * regions by address; fn returns true to stop (then so does this). With rt->threads.lock held and every
- * allocation context ended (the heap walk, the heap dump). */
+/* Call fn on every object of the regions (free objects left out), by address; fn returns true
+ * to stop (then so does this). With rt->threads.lock held and every allocation context ended.
+ * The heap walk and the heap dump call tn_visit_all_objects (roots/frozen.c): frozen segments
+ * first, then this. */
 typedef bool (*tn_object_fn)(char *obj, tn_type *t, size_t size, int gen, void *ctx);
 bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx);
 /* Make [p, p+size) a free object (size >= 8). */
@@ -85,9 +96,19 @@ void tn_heap_poison_free(tenure_runtime *rt, void *p, size_t size);
 /* Consistency check of m's allocation context (inside its own region; none without one). */
 void tn_alloc_context_check(const tenure_runtime *rt, const tn_mutator *m);
 void tn_free_list_clear(tn_free_list *fl);
+/* The free list of the LOH or the POH (gen); NULL for the other generations. */
+tn_free_list *tn_heap_free_list(tenure_runtime *rt, int gen);
 void tn_free_list_add(tenure_runtime *rt, tn_free_list *fl, void *p, size_t size);
 void tn_budgets_update(tenure_runtime *rt, const tn_gc_record *g);
 void tn_budgets_update_background(tenure_runtime *rt, const tn_gc_record *g);
+/* The budget of generation gen (TN_GEN0..TN_LOH; 0 for the POH, which has none): the bytes
+ * allocated (gen0, LOH) or promoted into it (gen1, gen2) that trigger its next GC. */
+size_t tn_heap_budget(const tenure_runtime *rt, int gen);
+/* Bytes allocated in gen0 since the last GC, the calling thread's context counted to the byte. */
+size_t tn_heap_gen0_allocated(tenure_runtime *rt);
+/* The gaps of gen0 that allocation contexts may be cut from (gc/promote.c builds the list at
+ * the end of a GC; NULL: none, at the start of the next). */
+void tn_heap_set_gen0_gaps(tenure_runtime *rt, char *gaps);
 /* The gen1 budget the GCs go by is at most `limit` (SIZE_MAX: no limit). */
 void tn_heap_limit_gen1(tenure_runtime *rt, size_t limit);
 /* The budgets of an empty heap (tenure_create). */

@@ -85,6 +85,21 @@ void tn_region_list_remove(tenure_runtime *rt, tn_region *r) {
         }
 }
 
+tn_region *tn_heap_regions(const tenure_runtime *rt, int gen) { return rt->heap.gens[gen]; }
+
+size_t tn_heap_committed(const tenure_runtime *rt) { return rt->heap.committed; }
+
+void tn_region_discarded(tenure_runtime *rt, tn_region *r, size_t bytes) {
+    TN_ASSERT_INTERNAL(bytes <= rt->heap.committed);
+    r->discarded += bytes;
+    rt->heap.committed -= bytes;
+}
+
+void tn_region_recount_discarded(tenure_runtime *rt, tn_region *r) {
+    rt->heap.committed += r->discarded;
+    r->discarded = 0;
+}
+
 /* Find `units` consecutive units not in use, preferring committed ones for single units. */
 static size_t find_units(tenure_runtime *rt, uint32_t units) {
     /* GCPoisonFreed: fresh address space first, so that a region given back stays
@@ -225,9 +240,10 @@ void tn_region_release(tenure_runtime *rt, tn_region *r) {
  * when the budget swings (binary-trees: a third of its page faults). Ephemeral GCs only: a full
  * GC returns what the program no longer uses (test_memory B). */
 static size_t free_units_to_keep(const tenure_runtime *rt) {
-    if (rt->last.condemned == TN_GEN2)
+    const tn_gc_record *last = tn_gc_last_record(rt);
+    if (last->condemned == TN_GEN2)
         return 0; /* a full GC gives back what has stayed free GCRetainRegions GCs, as before */
-    size_t gen0 = rt->last.size_before[TN_GEN0]; /* what the last budget took */
+    size_t gen0 = last->size_before[TN_GEN0]; /* what the last budget took */
     size_t want = gen0 > rt->heap.gen0_budget ? gen0 : rt->heap.gen0_budget;
     return (want + rt->unit_size - 1) / rt->unit_size;
 }
@@ -270,12 +286,6 @@ void tn_make_free(tenure_runtime *rt, void *p, size_t size) {
 
 bool tn_heap_visit_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx) {
     tn_assert_locked(rt);
-    size_t frozen_count;
-    const tn_frozen *frozen = tn_frozen_segments(&rt->roots, &frozen_count);
-    for (size_t f = 0; f < frozen_count; f++)
-        for (char *o = frozen[f].start; o < frozen[f].end; o += tn_obj_size(o))
-            if (fn(o, tn_obj_type(o), tn_obj_size(o), TN_GEN2, ctx))
-                return true;
     for (size_t i = 0; i < rt->units_high; i++) {
         tn_region *r = &rt->regions[i];
         if (r->state != TN_RS_IN_USE || rt->unit_head[i] != i)

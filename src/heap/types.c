@@ -49,6 +49,8 @@ bool tn_type_valid(const tenure_runtime *rt, const void *t) {
            ((const tn_type *)t)->magic == TN_TYPE_MAGIC;
 }
 
+size_t tn_type_count(const tenure_runtime *rt) { return rt->heap.type_count; }
+
 size_t tn_array_size(const tn_type *t, size_t length) {
     if (t->elem_size && length > (SIZE_MAX / 4 - t->size) / t->elem_size)
         return 0;

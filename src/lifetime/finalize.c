@@ -82,7 +82,7 @@ static void entry_done(tenure_runtime *rt) {
     rt->lifetime.fin_done++;
     if (queue_empty(rt))
         rt->lifetime.ready.count = rt->lifetime.ready_head = 0;
-    if (rt->threads.locks_ready)
+    if (rt->lifetime.conds_ready)
         pthread_cond_broadcast(&rt->lifetime.fin_idle);
 }
 
@@ -147,6 +147,16 @@ size_t tenure_pending_finalizers(const tenure_runtime *crt) {
 void tn_finalize_safepoint(tenure_runtime *rt) {
     if (rt->config.GCFinalizeMode == 2)
         run_pending(rt);
+}
+
+uint64_t tn_finalize_queued_total(const tenure_runtime *rt) { return rt->lifetime.fin_queued; }
+
+size_t tn_finalize_ready_count(const tenure_runtime *rt) { return rt->lifetime.ready.count - rt->lifetime.ready_head; }
+
+size_t tn_finalize_registered_count(const tenure_runtime *rt) { return rt->lifetime.finalizable.count; }
+
+bool tn_finalize_runs_on(const tenure_runtime *rt, const tn_mutator *m) {
+    return m->finalizer || m == rt->lifetime.fin_runner;
 }
 
 void tn_finalize_notify(tenure_runtime *rt) {
@@ -247,6 +257,8 @@ int tn_finalize_start_thread(tenure_runtime *rt) {
  * that waits for them (tenure_wait_for_pending_finalizers, tenure_destroy), as in mode 1. */
 void tn_finalize_forked_child(tenure_runtime *rt) {
     tn_assert_locked(rt);
+    pthread_cond_init(&rt->lifetime.fin_work, NULL); /* a thread gone with the fork may have waited */
+    pthread_cond_init(&rt->lifetime.fin_idle, NULL);
     tn_mutator *self = tn_self(rt);
     if (!rt->lifetime.fin_started || (self && self->finalizer))
         return; /* no thread, or the finalizer thread itself forked: it goes on in the child */

@@ -14,7 +14,7 @@
 #define MIN_PRESSURE_BUDGET ((uint64_t)8 << 20)
 
 static uint64_t pressure_budget(const tenure_runtime *rt) {
-    uint64_t live = rt->heap.gen2_budget; /* grows with what lives in gen1+gen2 (heap/alloc.c) */
+    uint64_t live = tn_heap_budget(rt, TN_GEN2); /* grows with what lives in gen1+gen2 (heap/alloc.c) */
     return live > MIN_PRESSURE_BUDGET ? live : MIN_PRESSURE_BUDGET;
 }
 
@@ -178,10 +178,20 @@ void tn_lifetime_update_sync(tenure_runtime *rt, char *(*forward)(tenure_runtime
 void tn_lifetime_init(tenure_runtime *rt) {
     tn_vec_init(&rt->lifetime.finalizable, sizeof(void *));
     tn_vec_init(&rt->lifetime.ready, sizeof(void *));
+    pthread_cond_init(&rt->lifetime.fin_work, NULL);
+    pthread_cond_init(&rt->lifetime.fin_idle, NULL);
+    rt->lifetime.conds_ready = true;
 }
 
 void tn_lifetime_destroy(tenure_runtime *rt) {
     free(rt->lifetime.sync);
     rt->lifetime.sync = NULL;
     rt->lifetime.sync_cap = rt->lifetime.sync_count = 0;
+    if (rt->lifetime.conds_ready) {
+        rt->lifetime.conds_ready = false; /* (a thread detaching after this wakes no one) */
+        pthread_cond_destroy(&rt->lifetime.fin_idle);
+        pthread_cond_destroy(&rt->lifetime.fin_work);
+    }
 }
+
+size_t tn_lifetime_sync_count(const tenure_runtime *rt) { return rt->lifetime.sync_count; }

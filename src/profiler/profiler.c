@@ -170,14 +170,10 @@ tenure_result tenure_profiler_detach(tenure_runtime *rt, tenure_profiler *profil
     for (tenure_profiler *p = (rt)->prof.profilers; p; p = p->next) \
         if (p->mask & (bit))
 
-void tn_prof_gc_started(tenure_runtime *rt) {
+void tn_prof_gc_started(tenure_runtime *rt, int condemned, uint32_t r) {
     int collected[TN_NGEN];
-    /* a background GC's final pause collects gen0; the older generations are swept later,
-     * unreported (no profiler heap walk for a background GC: events spec) */
-    int condemned = rt->collection->bgc_final ? TN_GEN0 : rt->collection->condemned;
     for (int g = 0; g < TN_NGEN; g++)
         collected[g] = tn_gen_condemned(g, condemned);
-    uint32_t r = rt->collection->reason;
     tenure_gc_reason_kind kind = r == TN_REASON_INDUCED || r == TN_REASON_INDUCED_NOFORCE ||
                                          r == TN_REASON_INDUCED_COMPACTING || r == TN_REASON_INDUCED_AGGRESSIVE
                                      ? TENURE_GC_REASON_INDUCED
@@ -367,13 +363,13 @@ static void root_handle(tn_handle_slot *h, void *ctx) {
 
 static void stack_roots(root_walk *w) {
     w->kind = TENURE_ROOT_KIND_STACK;
-    for (tn_mutator *m = w->rt->threads.mutators; m; m = m->next) {
+    for (tn_mutator *m = tn_mutators(w->rt); m; m = m->next) {
         w->thread = m->os_tid;
         tn_roots_visit_frames(w->rt, m, root_slot, w);
     }
     w->thread = 0;
     tn_roots_visit_areas_and_scanners(w->rt, root_slot, w);
-    tn_roots_scan_conservative_threads(w->rt, false, root_word, root_thread, w);
+    tn_roots_scan_conservative_threads(w->rt, TN_SCAN_ALL, root_word, root_thread, w);
     w->thread = 0;
 }
 
@@ -470,7 +466,7 @@ void tn_prof_root_references(tenure_runtime *rt) {
  * the lock). Contexts only change hands under the lock, which the caller holds. */
 static bool others_hold_contexts(tenure_runtime *rt) {
     tn_mutator *self = tn_self(rt);
-    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
+    for (tn_mutator *m = tn_mutators(rt); m; m = m->next)
         if (m != self && m->alloc_region)
             return true;
     return false;
@@ -492,7 +488,7 @@ size_t tenure_generation_bounds(tenure_runtime *rt, tenure_generation_range *out
         tn_world_stop(rt); /* their allocation pointers hold still */
     /* a context in a gap between pinned plugs lies inside its region's objects: end it (its
      * unused tail becomes a free object) so that the range is walkable back to back */
-    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
+    for (tn_mutator *m = tn_mutators(rt); m; m = m->next)
         if (m->ctx_in_gap)
             tn_alloc_reset_context(rt, m);
     size_t n = 0;

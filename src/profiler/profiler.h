@@ -2,10 +2,11 @@
  * profiler.h - the state profiler/ owns (rt->prof): the attached profilers and what they ask
  * for (prof_mask: TN_PROF_ON; every allocation, sampling), their callback loops in progress,
  * and the heap dump the running GC must write. Included by runtime.h, which embeds it in
- * struct tenure_runtime. Read elsewhere: prof_mask (TN_PROF_ON), alloc_slow_always and
- * sample_interval by the allocator (heap/alloc.c), heap_dump_pending and heap_dumps by the
- * GC's start and end (gc/collect.c, gc/report.c). After the state: profiler/'s functions
- * (the callbacks the GC and the allocator call, the heap dump's).
+ * struct tenure_runtime. Others read it only through the functions and macros below
+ * (scripts/depgraph.py): TN_PROF_ON, tn_prof_wants_every_allocation and
+ * tn_prof_sample_interval (the allocator's slow path, heap/alloc.c), tn_heap_dump_sequence
+ * (GCStart). After the state: profiler/'s functions (the callbacks the GC and the allocator
+ * call, the heap dump's).
  */
 #ifndef TENURE_PROFILER_PROFILER_H
 #define TENURE_PROFILER_PROFILER_H
@@ -33,7 +34,9 @@ struct tn_prof_state {
 
 /* ---- functions ---- */
 
-void tn_prof_gc_started(tenure_runtime *rt);
+/* The GC that starts condemns generation `condemned` (a background GC's final pause: gen0,
+ * its older generations are swept later, unreported) for `reason` (TN_REASON_*). */
+void tn_prof_gc_started(tenure_runtime *rt, int condemned, uint32_t reason);
 void tn_prof_moved(tenure_runtime *rt, size_t n, const uintptr_t *old, const uintptr_t *new_starts, const size_t *len);
 void tn_prof_surviving(tenure_runtime *rt, size_t n, const uintptr_t *starts, const size_t *len);
 void tn_prof_root_references(tenure_runtime *rt);
@@ -59,6 +62,14 @@ void tn_heap_dump_emit(tenure_runtime *rt);
  * root batch (0 if none is asked for). */
 size_t tn_heap_dump_scratch_bytes(const tenure_runtime *rt);
 size_t tn_prof_roots_scratch_bytes(const tenure_runtime *rt);
+/* The number of the heap dump the GC about to start writes (GCStart's ClientSequenceNumber),
+ * 0 if none. */
+uint64_t tn_heap_dump_sequence(const tenure_runtime *rt);
+/* Macros (struct tenure_runtime is not complete here), read on the allocation slow path: some
+ * profiler wants the events of bit / every allocation (no inline fast path) / a sample every
+ * this many bytes allocated (0: none). */
 #define TN_PROF_ON(rt, bit) ((rt)->prof.prof_mask & (bit))
+#define tn_prof_wants_every_allocation(rt) ((rt)->prof.alloc_slow_always)
+#define tn_prof_sample_interval(rt) ((rt)->prof.sample_interval)
 
 #endif

@@ -190,7 +190,7 @@ static bool dump_object(char *o, tn_type *t, size_t size, int gen, void *c) {
 
 /* Every object, in tenure_heap_walk's order: frozen segments, then the regions by address. */
 static void dump_objects(dump *d) {
-    tn_heap_visit_objects(d->rt, dump_object, d);
+    tn_visit_all_objects(d->rt, dump_object, d);
     flush(d, &d->edges);
     flush(d, &d->nodes);
     flush(d, &d->types);
@@ -200,9 +200,13 @@ static void dump_objects(dump *d) {
  * addresses, before the profiler's root_references. */
 static bool dump_wanted(const tenure_runtime *rt) { return rt->prof.heap_dump_pending && TN_EV_ON(rt, GCBulkNode); }
 
+uint64_t tn_heap_dump_sequence(const tenure_runtime *rt) {
+    return rt->prof.heap_dump_pending ? rt->prof.heap_dumps : 0;
+}
+
 /* The dump, then one byte per type (type_seen): types cannot be registered during the GC. */
 size_t tn_heap_dump_scratch_bytes(const tenure_runtime *rt) {
-    return dump_wanted(rt) ? sizeof(dump) + (TN_EV_ON(rt, BulkType) ? rt->heap.type_count + 1 : 0) : 0;
+    return dump_wanted(rt) ? sizeof(dump) + (TN_EV_ON(rt, BulkType) ? tn_type_count(rt) + 1 : 0) : 0;
 }
 
 void tn_heap_dump_emit(tenure_runtime *rt) {

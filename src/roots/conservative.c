@@ -81,8 +81,8 @@ static void collect_precise_slots(const tn_mutator *m, const char *lo, const cha
 }
 
 /* `precise`: the frame slots of the range (skipped), or NULL. */
-TN_NO_ASAN static void scan_range(tenure_runtime *rt, char *lo, char *hi, const precise_slots *precise,
-                                  bool condemned_only, tn_conservative_fn fn, void *ctx) {
+TN_NO_ASAN static void scan_range(tenure_runtime *rt, char *lo, char *hi, const precise_slots *precise, int condemned,
+                                  tn_conservative_fn fn, void *ctx) {
     uintptr_t *w = (uintptr_t *)(((uintptr_t)lo + 7) & ~(uintptr_t)7);
     size_t next_precise = 0, precise_count = precise ? precise->count : 0;
     for (; (char *)w + sizeof *w <= hi; w++) {
@@ -96,10 +96,10 @@ TN_NO_ASAN static void scan_range(tenure_runtime *rt, char *lo, char *hi, const 
         }
         if (v - (uintptr_t)rt->base >= rt->range)
             continue;
-        if (condemned_only && rt->unit_gen[tn_unit_of(rt, (void *)v)] > rt->collection->condemned)
+        if (condemned != TN_SCAN_ALL && rt->unit_gen[tn_unit_of(rt, (void *)v)] > condemned)
             continue;
         tn_region *r = tn_region_of(rt, (void *)v);
-        if (!r || (condemned_only && !r->condemned))
+        if (!r || (condemned != TN_SCAN_ALL && !r->condemned))
             continue;
         void *o = tn_roots_object_containing(rt, (void *)v);
         if (o)
@@ -108,66 +108,71 @@ TN_NO_ASAN static void scan_range(tenure_runtime *rt, char *lo, char *hi, const 
 }
 
 /* A stack from lo up to hi, skipping m's frame slots (m may be NULL: no frames). */
-static void scan_stack(tenure_runtime *rt, const tn_mutator *m, char *lo, char *hi, bool condemned_only,
+static void scan_stack(tenure_runtime *rt, const tn_mutator *m, char *lo, char *hi, int condemned,
                        tn_conservative_fn fn, void *ctx) {
     precise_slots precise;
     collect_precise_slots(m, lo, hi, &precise);
-    scan_range(rt, lo, hi, &precise, condemned_only, fn, ctx);
+    scan_range(rt, lo, hi, &precise, condemned, fn, ctx);
 }
 
-TN_NOINLINE static void scan_from_here(tenure_runtime *rt, const tn_mutator *self, char *hi, bool condemned_only,
+TN_NOINLINE static void scan_from_here(tenure_runtime *rt, const tn_mutator *self, char *hi, int condemned,
                                        tn_conservative_fn fn, void *ctx) {
     volatile char marker = 0;
-    scan_stack(rt, self, (char *)&marker, hi, condemned_only, fn, ctx);
+    scan_stack(rt, self, (char *)&marker, hi, condemned, fn, ctx);
     (void)marker;
 }
 
 /* Another thread, stopped: its stack from where it became SAFE up, and its registers then. */
-static void scan_stopped_thread(tenure_runtime *rt, tn_mutator *m, bool condemned_only, tn_conservative_fn fn,
-                                void *ctx) {
+static void scan_stopped_thread(tenure_runtime *rt, tn_mutator *m, int condemned, tn_conservative_fn fn, void *ctx) {
     if (m->safe_sp && m->stack_high && m->safe_sp < m->stack_high)
-        scan_stack(rt, m, m->safe_sp, m->stack_high, condemned_only, fn, ctx);
-    scan_range(rt, (char *)&m->safe_regs, (char *)(&m->safe_regs + 1), NULL, condemned_only, fn, ctx);
+        scan_stack(rt, m, m->safe_sp, m->stack_high, condemned, fn, ctx);
+    scan_range(rt, (char *)&m->safe_regs, (char *)(&m->safe_regs + 1), NULL, condemned, fn, ctx);
 }
 
 /* The calling thread: from where the GC was entered, or (outside a GC) from here, with the
  * callee-saved registers pushed. */
-TN_NOINLINE static void scan_this_thread(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn, void *ctx) {
+TN_NOINLINE static void scan_this_thread(tenure_runtime *rt, int condemned, tn_conservative_fn fn, void *ctx) {
     tn_mutator *self = tn_self(rt);
     char *hi = self && self->stack_high ? self->stack_high : unattached_stack_high(rt);
     if (!hi)
         return;
     if (rt->roots.scan_from && rt->roots.scan_from < hi) { /* a GC: from where it was entered */
-        scan_stack(rt, self, rt->roots.scan_from, hi, condemned_only, fn, ctx);
+        scan_stack(rt, self, rt->roots.scan_from, hi, condemned, fn, ctx);
         return;
     }
     jmp_buf regs;
     __builtin_unwind_init();
     if (setjmp(regs) == 0)
-        scan_from_here(rt, self, hi, condemned_only, fn, ctx);
+        scan_from_here(rt, self, hi, condemned, fn, ctx);
 }
 
 /* The objects given to calls that wait for the instance lock are pinned whatever
  * GCConservativeStack says (tn_lock_holding); stacks and registers only when it is set. */
-void tn_roots_scan_conservative(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn, void *ctx) {
-    tn_roots_scan_conservative_threads(rt, condemned_only, fn, NULL, ctx);
+char *tn_roots_set_scan_from(tenure_runtime *rt, char *from) {
+    char *previous = rt->roots.scan_from;
+    rt->roots.scan_from = from;
+    return previous;
+}
+
+void tn_roots_scan_conservative(tenure_runtime *rt, int condemned, tn_conservative_fn fn, void *ctx) {
+    tn_roots_scan_conservative_threads(rt, condemned, fn, NULL, ctx);
 }
 
 /* Thread by thread (a profiler reports whose stack each root came from). */
-void tn_roots_scan_conservative_threads(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn,
+void tn_roots_scan_conservative_threads(tenure_runtime *rt, int condemned, tn_conservative_fn fn,
                                         void (*thread)(tn_mutator *m, void *ctx), void *ctx) {
     bool stacks = rt->config.GCConservativeStack;
     tn_mutator *self = tn_self(rt);
-    for (tn_mutator *m = rt->threads.mutators; m; m = m->next) {
+    for (tn_mutator *m = tn_mutators(rt); m; m = m->next) {
         if (thread)
             thread(m, ctx);
-        scan_range(rt, (char *)m->held, (char *)(m->held + 2), NULL, condemned_only, fn, ctx);
+        scan_range(rt, (char *)m->held, (char *)(m->held + 2), NULL, condemned, fn, ctx);
         if (stacks && m != self && m->state == TN_MUT_SAFE)
-            scan_stopped_thread(rt, m, condemned_only, fn, ctx);
+            scan_stopped_thread(rt, m, condemned, fn, ctx);
     }
     if (!stacks)
         return;
     if (thread)
         thread(self, ctx);
-    scan_this_thread(rt, condemned_only, fn, ctx);
+    scan_this_thread(rt, condemned, fn, ctx);
 }

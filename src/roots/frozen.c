@@ -155,12 +155,27 @@ static const struct tn_frozen *segment_of(const tenure_runtime *rt, const void *
     return NULL;
 }
 
+const tn_frozen *tn_frozen_segments(const tenure_runtime *rt, size_t *count) {
+    *count = rt->roots.frozen_count;
+    return rt->roots.frozen;
+}
+
 bool tn_frozen_is_object(const tenure_runtime *rt, const void *p) {
     const struct tn_frozen *fz = segment_of(rt, p);
     if (!fz || ((uintptr_t)p & 7))
         return false;
     size_t bit = (size_t)((const char *)p - fz->start) / 8;
     return (fz->starts[bit >> 6] >> (bit & 63)) & 1;
+}
+
+/* Here, beside the frozen segments, because it walks both. */
+bool tn_visit_all_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx) {
+    tn_assert_locked(rt);
+    for (size_t i = 0; i < rt->roots.frozen_count; i++)
+        for (char *o = rt->roots.frozen[i].start; o < rt->roots.frozen[i].end; o += tn_obj_size(o))
+            if (fn(o, tn_obj_type(o), tn_obj_size(o), TN_GEN2, ctx))
+                return true;
+    return tn_heap_visit_objects(rt, fn, ctx);
 }
 
 /* An object of rt: a live object of the heap (at its start, not in a context's unused tail) or

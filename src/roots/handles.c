@@ -238,6 +238,8 @@ tenure_result tenure_handle_free(tenure_runtime *rt, tenure_handle *handle) {
     return TENURE_OK;
 }
 
+size_t tn_handle_count(const tenure_runtime *rt) { return rt->roots.handle_count; }
+
 size_t tenure_handle_count(const tenure_runtime *crt) {
     tenure_runtime *rt = (tenure_runtime *)crt;
     TN_LOCKED(rt);

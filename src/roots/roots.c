@@ -146,7 +146,7 @@ void tn_roots_visit_stack(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
 }
 
 void tn_roots_visit_embedder(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
-    for (tn_mutator *m = rt->threads.mutators; m; m = m->next)
+    for (tn_mutator *m = tn_mutators(rt); m; m = m->next)
         tn_roots_visit_frames(rt, m, fn, ctx);
     tn_roots_visit_areas_and_scanners(rt, fn, ctx);
 }

@@ -2,9 +2,10 @@
  * roots.h - the state roots/ owns (rt->roots): root areas and scanners, handles (their slabs,
  * free list and count; the refcount callback of refcounted handles), and the walks in
  * progress over the embedder's roots. Included by runtime.h, which embeds it in struct
- * tenure_runtime; others call roots/'s functions (below); handle_count is read
- * by the GC (to skip handle passes) and the stats; the frozen segments (frozen.c) are read
- * through tn_frozen_segments (the heap walk, trace/'s segment events). After the state:
+ * tenure_runtime; others call roots/'s functions (below), never these fields
+ * (scripts/depgraph.py): the handle count (tn_handle_count: the GC skips handle passes), the
+ * frozen segments (frozen.c) through tn_frozen_segments (trace/'s segment events) and
+ * tn_visit_all_objects (the heap walk), where the collecting thread's conservative scan starts (tn_roots_set_scan_from). After the state:
  * roots/'s functions (root walks,
  * conservative scan, frozen segments, handle walks and checks).
  */
@@ -90,10 +91,19 @@ bool tn_roots_init(tenure_runtime *rt);
 void tn_roots_destroy(tenure_runtime *rt);
 /* Call fn on every root slot of the embedder (frames, areas, scanners). */
 void tn_roots_visit_stack(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
-/* Call fn(object, word) for every object (of a condemned region, if condemned_only) that a
- * word of the calling thread's stack or registers points into (GCConservativeStack). */
+/* Call fn(object, word) for every object that a word of the calling thread's stack or
+ * registers points into (GCConservativeStack): of a region of the GC in progress that
+ * condemned generation `condemned` (a generation of the regions marked condemned: a quick
+ * filter by the unit's generation first), or every object (TN_SCAN_ALL). */
 typedef void (*tn_conservative_fn)(void *obj, void *word, void *ctx);
-void tn_roots_scan_conservative(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn, void *ctx);
+#define TN_SCAN_ALL (-1)
+void tn_roots_scan_conservative(tenure_runtime *rt, int condemned, tn_conservative_fn fn, void *ctx);
+/* A GC is entered on the calling thread with its registers saved at `from` (gc/collect.c):
+ * its conservative scan starts there, and the collector's own deeper frames are not scanned.
+ * Returns the previous start, put back when the GC returns (NULL: from where it is called). */
+char *tn_roots_set_scan_from(tenure_runtime *rt, char *from);
+/* Handles allocated (the GC skips the handle passes when there are none). */
+size_t tn_handle_count(const tenure_runtime *rt);
 /* The live object of this instance containing p (interior pointers allowed), or NULL. */
 char *tn_roots_object_containing(tenure_runtime *rt, const void *p);
 /* Frames, root areas and root scanners only (no frozen segments) */
@@ -103,20 +113,20 @@ void tn_roots_visit_frames(tenure_runtime *rt, tn_mutator *m, tn_slot_fn fn, voi
 void tn_roots_visit_areas_and_scanners(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
 /* tn_roots_scan_conservative, calling thread(m, ctx) before the words of each thread (m NULL:
  * the calling thread, not attached). */
-void tn_roots_scan_conservative_threads(tenure_runtime *rt, bool condemned_only, tn_conservative_fn fn,
+void tn_roots_scan_conservative_threads(tenure_runtime *rt, int condemned, tn_conservative_fn fn,
                                         void (*thread)(tn_mutator *m, void *ctx), void *ctx);
 /* Frozen segments (roots/frozen.c). The segments (*count of them), for the subsystems that walk
- * or name them: inline, it reads only roots/'s state. */
-static inline const tn_frozen *tn_frozen_segments(const struct tn_roots_state *roots, size_t *count) {
-    *count = roots->frozen_count;
-    return roots->frozen;
-}
+ * or name them. */
+const tn_frozen *tn_frozen_segments(const tenure_runtime *rt, size_t *count);
 bool tn_frozen_is_object(const tenure_runtime *rt, const void *p);
 /* tenure_is_object for callers that hold rt->threads.lock (or run with the world stopped): a
  * heap object or a frozen one. */
 bool tn_is_object(tenure_runtime *rt, const void *obj);
 void tn_frozen_visit_slots(tenure_runtime *rt, tn_slot_fn fn, void *ctx);
 void tn_frozen_visit_objects(tenure_runtime *rt, void (*fn)(tenure_runtime *rt, char *obj, void *ctx), void *ctx);
+/* Every object of rt (tenure_heap_walk, the heap dump): those of the frozen segments (as
+ * generation 2), then the heap's (tn_heap_visit_objects, same rules); true if fn stopped it. */
+bool tn_visit_all_objects(tenure_runtime *rt, tn_object_fn fn, void *ctx);
 void tn_frozen_destroy(tenure_runtime *rt);
 /* Work out what each handle behaves as in this GC (variable, refcounted, ...). */
 void tn_handles_prepare(tenure_runtime *rt);

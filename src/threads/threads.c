@@ -364,6 +364,10 @@ tn_mutator *tn_self(tenure_runtime *rt) {
     return NULL;
 }
 
+tn_mutator *tn_mutators(const tenure_runtime *rt) { return rt->threads.mutators; }
+
+size_t tn_mutator_count(const tenure_runtime *rt) { return rt->threads.mutator_count; }
+
 tenure__mutator *tenure__mutator_of(tenure_runtime *rt) {
     tn_mutator *m = rt ? tn_self(rt) : NULL;
     if (m)
@@ -531,8 +535,6 @@ bool tn_threads_forked_child(tenure_runtime *rt) {
     pthread_mutex_init(&rt->threads.lock, NULL);
     pthread_mutex_init(&rt->threads.world_mx, NULL);
     pthread_cond_init(&rt->threads.world_cv, NULL);
-    pthread_cond_init(&rt->lifetime.fin_work, NULL);
-    pthread_cond_init(&rt->lifetime.fin_idle, NULL);
     pthread_mutex_lock(&rt->threads.lock);
     became_owner(rt);
     rt->threads.lock_depth = depth;
@@ -573,8 +575,6 @@ bool tn_threads_init(tenure_runtime *rt) {
         return false;
     }
     pthread_cond_init(&rt->threads.world_cv, NULL);
-    pthread_cond_init(&rt->lifetime.fin_work, NULL);
-    pthread_cond_init(&rt->lifetime.fin_idle, NULL);
     rt->threads.locks_ready = true;
     return tn_mutator_attach(rt, false) != NULL;
 }
@@ -583,7 +583,7 @@ bool tn_threads_may_destroy(tenure_runtime *rt) {
     if (!rt->threads.locks_ready)
         return true;
     tn_mutator *self = tn_self(rt);
-    if ((self && (self->finalizer || self == rt->lifetime.fin_runner)) || tn_gc_in_progress(rt)) {
+    if ((self && tn_finalize_runs_on(rt, self)) || tn_gc_in_progress(rt)) {
         tn_api_fail(rt, TENURE_STATE, "tenure_destroy", "called from a finalizer or during a collection");
         return false;
     }
@@ -612,8 +612,6 @@ void tn_threads_destroy(tenure_runtime *rt) {
         rt->threads.mutators = m->next;
         free(m);
     }
-    pthread_cond_destroy(&rt->lifetime.fin_idle);
-    pthread_cond_destroy(&rt->lifetime.fin_work);
     pthread_cond_destroy(&rt->threads.world_cv);
     pthread_mutex_destroy(&rt->threads.world_mx);
     pthread_mutex_destroy(&rt->threads.lock);

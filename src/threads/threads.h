@@ -2,8 +2,8 @@
  * threads.h - the state threads/ owns (rt->threads): the instance lock, the attached threads
  * (mutators) and the condition they stop and restart on, and their repair after fork(). Included by
  * runtime.h (tn_mutator comes from there), which embeds it in struct tenure_runtime. Others
- * take the lock through tn_lock/TN_LOCKED and walk rt->threads.mutators with the world
- * stopped; the world-stop nesting is read through tn_world_stopped (trace/). After the state: threads/'s functions (the lock and its guards, the lock and
+ * take the lock through tn_lock/TN_LOCKED and walk the attached threads (tn_mutators) with the
+ * world stopped; the world-stop nesting is read through tn_world_stopped (trace/). After the state: threads/'s functions (the lock and its guards, the lock and
  * world-stop assertions, world stop and restart, attach and detach, the fork handlers' parts:
  * api/fork.c runs them, and the other subsystems' repairs, in order).
  */
@@ -58,6 +58,15 @@ tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer);
 void tn_mutator_detach(tenure_runtime *rt, tn_mutator *m);
 /* The calling thread's mutator for rt, or NULL if it is not attached. */
 tn_mutator *tn_self(tenure_runtime *rt);
+/* The attached threads, a list through m->next; walk it with rt->threads.lock held (the list
+ * changes only under it) and, to read a thread's allocation context or stack, the world
+ * stopped. */
+tn_mutator *tn_mutators(const tenure_runtime *rt);
+size_t tn_mutator_count(const tenure_runtime *rt);
+/* The instance lock and the threads' conditions exist (from tn_threads_init to
+ * tn_threads_destroy): before and after, the instance has one thread and takes no lock. A
+ * macro (read each time a callback closes the thread's allocation context, tn_cb_enter). */
+#define tn_threads_ready(rt) ((rt)->threads.locks_ready)
 /* The instance lock (recursive for its holder). Waiting for it is a safepoint. */
 void tn_lock(tenure_runtime *rt);
 void tn_unlock(tenure_runtime *rt);

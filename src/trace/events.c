@@ -601,7 +601,7 @@ void tn_trace_rundown(tenure_runtime *rt, struct tn_session *s) {
         tn_trace_emit(rt, TN_EVI_GCCreateSegment_V1, &a, s);
     }
     size_t frozen_count;
-    const tn_frozen *frozen = tn_frozen_segments(&rt->roots, &frozen_count);
+    const tn_frozen *frozen = tn_frozen_segments(rt, &frozen_count);
     for (size_t i = 0; i < frozen_count; i++) {
         tn_ev_GCCreateSegment_V1 a = {(uint64_t)(uintptr_t)frozen[i].start, (uint64_t)(frozen[i].end - frozen[i].start),
                                       TN_SEGMENT_FROZEN, 0};
