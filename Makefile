@@ -75,6 +75,9 @@ test-tsan: deps
 	cmake -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DTENURE_TSAN=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD)/tsan -j $(JOBS)
 	cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|objtrack|callbacks|lox|background|bgc'
+	# the same with background GC (the background GC's own tests ran above; issue 16)
+	cd $(BUILD)/tsan && TENURE_gcConcurrent=1 TSAN_OPTIONS=halt_on_error=1 ctest -j $(JOBS) --output-on-failure \
+	  -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|callbacks|lox' -E '$(BGC_CANNOT_APPLY)|background|bgc'
 
 # Server GC (gcServer=1, issue 15): the whole release suite with 2 GC threads; the collector's
 # tests with 4 under HeapVerify + GCStress; under AddressSanitizer the collector's tests with 2,

@@ -208,20 +208,13 @@ static bool premark_grey(tenure_runtime *rt, size_t budget) {
     return true;
 }
 
-/* A slice of the BGC thread's work ends after TN_BGC_SLICE_NS, or as soon as an attached
- * thread waits for the lock (an allocation slow path, a foreground GC): the mutators never
- * wait for a whole slice. n counts the steps done, `every` how often to look. */
-static bool slice_over(const tenure_runtime *rt, size_t n, size_t every, uint64_t until) {
-    return n % every == 0 && (tn_lock_wanted(rt) || tn_os_now_ns() >= until);
-}
-
 static void mark_slice(tenure_runtime *rt) {
     uint64_t until = tn_os_now_ns() + TN_BGC_SLICE_NS;
     tn_vec *s = &rt->bgc.stack;
     for (size_t n = 1; s->count || premark_grey(rt, 256); n++) {
         if (s->count)
             scan_concurrent(rt, ((char **)s->data)[--s->count]);
-        if (slice_over(rt, n, 64, until))
+        if (n % 256 == 0 && tn_os_now_ns() >= until)
             break;
     }
     rt->bgc.slices++;
@@ -256,8 +249,6 @@ static void *bgc_main(void *arg) {
         else if (sweep_slice(rt))
             end_bgc(rt);
         tn_unlock(rt); /* the mutators' slow paths and foreground GCs take it meanwhile */
-        for (int i = 0; i < 64 && tn_lock_wanted(rt); i++)
-            sched_yield(); /* (a waiting thread gets it first: a mutex hands over to no one) */
         sched_yield();
         tn_lock(rt);
     }
@@ -469,7 +460,7 @@ static void revisit_slice(tenure_runtime *rt) {
             rt->bgc.revisit_found++;
         }
         c++;
-        if (slice_over(rt, ++n, 1024, until))
+        if (++n % 1024 == 0 && tn_os_now_ns() >= until)
             break;
     }
     rt->bgc.revisit_cursor = c;
@@ -643,7 +634,7 @@ static bool sweep_slice(tenure_runtime *rt) {
     rt->bgc.slices++;
     for (tn_region *r; (r = next_unswept(rt)) != NULL;) {
         sweep_region(rt, r);
-        if (slice_over(rt, 1, 1, until))
+        if (tn_os_now_ns() >= until)
             return next_unswept(rt) == NULL;
     }
     return true;

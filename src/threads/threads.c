@@ -168,18 +168,10 @@ static void wait_for_lock(tenure_runtime *rt, void *arg) {
 
 /* The lock is taken: by a thread that had to wait (m: its mutator, or NULL), SAFE meanwhile. */
 static void lock_contended(tenure_runtime *rt, tn_mutator *m) {
-    if (m)
-        __atomic_fetch_add(&rt->threads.lock_waiters, 1, __ATOMIC_RELAXED);
     if (m && m->state == TN_MUT_RUNNING)
         while_safe(rt, m, wait_for_lock, NULL, true);
     else
         pthread_mutex_lock(&rt->threads.lock);
-    if (m)
-        __atomic_fetch_sub(&rt->threads.lock_waiters, 1, __ATOMIC_RELAXED);
-}
-
-bool tn_lock_wanted(const tenure_runtime *rt) {
-    return __atomic_load_n(&rt->threads.lock_waiters, __ATOMIC_RELAXED) != 0;
 }
 
 static void became_owner(tenure_runtime *rt) {

@@ -21,9 +21,8 @@ struct tn_threads_state {
     /* the instance lock serialises every change of shared state; a collection holds it from
      * the stop of the world to the restart */
     pthread_mutex_t lock;
-    uintptr_t lock_owner;  /* (uintptr_t)pthread_self() of the holder, 0 if none (atomic) */
-    unsigned lock_depth;   /* the holder's nesting */
-    unsigned lock_waiters; /* attached threads blocked on the lock (atomic): the BGC thread's cue */
+    uintptr_t lock_owner; /* (uintptr_t)pthread_self() of the holder, 0 if none (atomic) */
+    unsigned lock_depth;  /* the holder's nesting */
     pthread_mutex_t world_mx;
     pthread_cond_t world_cv; /* a thread became SAFE / the world restarted */
     tn_mutator *mutators;
@@ -73,9 +72,6 @@ void tn_unlock(tenure_runtime *rt);
 /* The lock if it is free (or held by the caller): never a safepoint. */
 bool tn_trylock(tenure_runtime *rt);
 bool tn_lock_held(const tenure_runtime *rt);
-/* An attached thread waits for the lock now: a thread that holds it for long stretches of
- * work of its own (the BGC thread) lets it go (a relaxed read: a hint). */
-bool tn_lock_wanted(const tenure_runtime *rt);
 /* The claims "with rt->threads.lock held" and "with the world stopped", checked (TN_ASSERT). Before
  * the locks exist and after they are destroyed (rt->threads.locks_ready false: creation, destruction)
  * the instance has one thread and both hold trivially. Macros, so a failure names the caller;
