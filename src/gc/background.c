@@ -552,6 +552,7 @@ void tn_bgc_final_swept_young(tenure_runtime *rt, tn_collection *c) {
     tn_free_list_clear(&rt->heap.loh_free);
     tn_free_list_clear(&rt->heap.poh_free);
     rt->bgc.state = TN_BGC_SWEEPING;
+    rt->stats.background_final_pauses++;
     rt->bgc.record = c->record;
     rt->bgc.record.background = true;
 }

@@ -79,6 +79,7 @@
 #include "tenure.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,7 +214,10 @@ typedef struct mobj {
     uint16_t fin_runs;  /* finalizer runs of this object */
     uint8_t rc;         /* refcount (refcounted handles ask it) */
     uint8_t registered; /* in the model's finalization registry */
-    uint8_t bgc_exists; /* a background GC's check: the object is still in the heap after it */
+    uint8_t limbo;      /* reclaimed by the model at a background GC's final pause, which may have kept it
+                           as floating garbage: it may still be in the heap until the next blocking gen2 GC */
+    uint8_t f_moved;    /* a gen0 survivor of a final pause learned inside the next GC's callback: it may
+                           have moved (been promoted) before that GC, whatever that GC compacted */
     tenure_handle *trk; /* finalizable objects: a weak long handle (the model's own) */
 } mobj;
 
@@ -247,6 +251,11 @@ typedef struct mhandle {
     uint64_t sized_lo, sized_hi; /* TENURE_HANDLE_SIZED_REF: what tenure_handle_sized_ref_bytes may say */
     uint64_t sized_own;          /* its own graph's bytes at the last full GC */
     int sized_overlap;
+    /* a weak or dependent handle whose object(s) the model reclaimed at a final pause that may
+     * have kept them as floating garbage: the handle holds NULL or them, until settled (set to
+     * NULL) at the next point outside a callback (background.c) */
+    int unsure;
+    uint32_t unsure_obj, unsure_sec;
 } mhandle;
 #define MAX_SIZED 4
 
@@ -295,6 +304,17 @@ typedef struct program_state {
     int bgc;
     uint64_t last_index, bgc_pending; /* the last number the callback saw, the one skipped */
     int induced_bg_seen;              /* background GCs that ended inside an induced collect */
+    /* its final pause (a full mark, then a gen0 GC, no callback) is learned from the stats'
+     * background_final_pauses after the call that ran it or at the next callback; its end's
+     * callback, when it comes on the BGC thread, is handed over (bgc_end_ready: 1 while
+     * bgc_end_info waits) to the program's thread (background.c) */
+    pthread_t thread;
+    uint64_t final_pauses, bgc_ends;
+    uint32_t nlimbo, nlimbo_hashed;
+    uint64_t *limbo_keys; /* the heap walk's: limbo objects' (type, size), sorted */
+    uint32_t nlimbo_keys;
+    int bgc_end_ready;
+    tenure_gc_info bgc_end_info;
     int induced, induced_gen, induced_seen;
     unsigned induced_flags;
     /* finalization: the registry and the ready queue (0: suppressed entry), as the collector's */
@@ -438,9 +458,25 @@ void set_ref(program_state *s, uint32_t src, unsigned slot, uint32_t dst);
 /* gc_check.c */
 void gc_check(program_state *s, const tenure_gc_info *info);
 void check_overlap(program_state *s, const char *where);
+void mark_full(program_state *s);
+int marked_alive(program_state *s, uint32_t j);
+void reclaim(program_state *s, uint32_t j);
+void check_heap_after(program_state *s, const tenure_gc_info *info);
+void check_figures(program_state *s, int c, int background);
 
 /* gc_callback.c */
 void gc_callback(tenure_runtime *rt, const tenure_gc_info *info, void *ctx);
+void gc_account(program_state *s, const tenure_gc_info *info);
+
+/* background.c */
+int bgc_sync(program_state *s);
+void bgc_before_callback(program_state *s);
+int bgc_hand_over(program_state *s, const tenure_gc_info *info);
+void bgc_end_check(program_state *s, const tenure_gc_info *info, int figures);
+void bgc_forget_limbo(program_state *s);
+int rc_lookup_moved(program_state *s, void *obj, int *rc);
+void limbo_index(program_state *s);
+int may_be_limbo(program_state *s, void *obj, const tenure_type *type, size_t size);
 
 /* sized_ref.c */
 void model_sized(program_state *s);
