@@ -78,6 +78,7 @@ static void final_pause(program_state *s, int in_callback) {
                 in_callback ? "in the next callback" : "after the call");
     if (s->nreg || s->nfq != s->fqhead)
         diff(s, "tool bug: finalizable objects with --bgc (their queue order beside floating garbage is unknown)");
+    s->collections++;
     mark_full(s);
     unsure_handles(s);
     limbo_outside_live_set(s);
@@ -190,6 +191,9 @@ static void take_handed_over_end(program_state *s, int check) {
         return;
     tenure_gc_info info = s->bgc_end_info;
     __atomic_store_n(&s->bgc_end_ready, 0, __ATOMIC_RELEASE);
+    if (s->P->trace)
+        fprintf(stderr, "  background GC %" PRIu64 " ended on the BGC thread (taken %s)\n", info.index,
+                check ? "at a sync point" : "in the next callback");
     gc_account(s, &info);
     if (!info.background)
         diff(s, "tool bug: a GC handed over that is not a background GC");
@@ -279,9 +283,10 @@ int may_be_limbo(program_state *s, void *obj, const tenure_type *type, size_t si
 
 /* ---- the refcount callback after a final pause learned late ---- */
 
-/* the refcount callback asks about obj, which no refcounted handle's object is at: after a
- * final pause the model has not learned yet (a GC that follows it in the same call asks
- * first), a gen0 object may have moved. Found by its type, length and number (objects whose
+/* the refcount callback asks about obj, which no refcounted handle's object is at: an unsure
+ * handle's object (floating garbage, not settled yet), or, after a final pause the model has
+ * not learned yet (a GC that follows it in the same call asks first), a gen0 object may have
+ * moved. Found by its type, length and number (objects whose
  * type has no number field: when the candidates agree on the count). 1 if found. */
 int rc_lookup_moved(program_state *s, void *obj, int *rc) {
     if (!s->bgc)
@@ -290,23 +295,27 @@ int rc_lookup_moved(program_state *s, void *obj, int *rc) {
     int found = 0;
     for (int h = 0; h < MAX_HANDLES; h++) {
         mhandle *m = &s->handles[h];
-        if (!m->active || m->kind != TENURE_HANDLE_REFCOUNTED || !m->obj)
+        if (!m->active || m->kind != TENURE_HANDLE_REFCOUNTED)
             continue;
-        mobj *o = &s->objs[m->obj];
+        uint32_t j = m->obj ? m->obj : m->unsure ? m->unsure_obj : 0;
+        int count = m->obj ? s->objs[j].rc : 0; /* (unsure: weak at the final pause) */
+        if (!j)
+            continue;
+        mobj *o = &s->objs[j];
         ttype *t = &s->types[o->tix];
-        if (o->gen != 0 || t->t != type || (t->kind != K_FIX && tenure_array_length(obj) != o->length))
-            continue;
-        int kind = t->kind;
-        char *p = obj;
-        int has_id = kind == K_FIX || kind == K_FLDARR || (kind == K_BYTES && o->length >= 8);
-        if (has_id) {
-            size_t at = kind == K_FIX ? 8 : kind == K_FLDARR ? 24 : 16;
-            if (*(uint64_t *)(p + at) != IDW(m->obj))
+        if (o->addr != (uintptr_t)obj) { /* moved: a gen0 object of its type, length and number */
+            if (o->gen != 0 || t->t != type || (t->kind != K_FIX && tenure_array_length(obj) != o->length))
                 continue;
+            int kind = t->kind;
+            if (kind == K_FIX || kind == K_FLDARR || (kind == K_BYTES && o->length >= 8)) {
+                size_t at = kind == K_FIX ? 8 : kind == K_FLDARR ? 24 : 16;
+                if (*(uint64_t *)((char *)obj + at) != IDW(j))
+                    continue;
+            }
         }
-        if (found && *rc != o->rc)
+        if (found && *rc != count)
             return 0; /* ambiguous */
-        *rc = o->rc;
+        *rc = count;
         found = 1;
     }
     return found;

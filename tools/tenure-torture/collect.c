@@ -34,7 +34,7 @@ void op_collect(program_state *s, rng *r) {
         flags |= TENURE_COLLECT_OPTIMIZED;
     if (rchance(r, 15))
         flags |= TENURE_COLLECT_COMPACT_LOH;
-    if (rchance(r, 10))
+    if (rchance(r, s->bgc ? 40 : 10)) /* (--bgc: background GCs more often) */
         flags |= TENURE_COLLECT_NONBLOCKING;
     if (rchance(r, 6) && !(flags & TENURE_COLLECT_OPTIMIZED))
         flags |= TENURE_COLLECT_AGGRESSIVE;

@@ -194,7 +194,8 @@ static void check_heap_walk(program_state *s, const char *where) {
             diff(s, "%s: the heap walk did not visit %s at %#" PRIxPTR, where, odesc(s, j), s->objs[j].addr);
 }
 
-static void check_stats(program_state *s, const char *where) {
+/* the stats' GC count is the callbacks' */
+void check_gc_count(program_state *s, const char *where) {
     tenure_stats st;
     tenure_get_stats(s->rt, &st);
     /* a BGC's callback comes at its end (its number counts from its start); handed over by the
@@ -204,6 +205,12 @@ static void check_stats(program_state *s, const char *where) {
     int bgc_ended = s->gcs != gcs;
     if (st.gc_count != s->gcs + (uint64_t)(st.background_gc_in_progress && !bgc_ended))
         diff(s, "%s: stats say %" PRIu64 " GCs, the callback saw %" PRIu64, where, st.gc_count, s->gcs);
+}
+
+static void check_stats(program_state *s, const char *where) {
+    check_gc_count(s, where);
+    tenure_stats st;
+    tenure_get_stats(s->rt, &st);
     if (st.finalizers_run != s->fin_runs_total)
         diff(s, "%s: stats say %" PRIu64 " finalizers ran, the model counted %" PRIu64, where, st.finalizers_run,
              s->fin_runs_total);

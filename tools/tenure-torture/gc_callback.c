@@ -92,6 +92,7 @@ static void check_index(program_state *s, const tenure_gc_info *info) {
 /* a GC the callback saw: counted, its index in order, its generation one of 0, 1, 2 */
 void gc_account(program_state *s, const tenure_gc_info *info) {
     s->gcs++;
+    s->collections++;
     if (s->sh)
         s->sh->gcs = s->gcs;
     if (s->P->trace)

@@ -299,6 +299,7 @@ typedef struct program_state {
     uint32_t capqueue;
     /* GC expectations */
     uint64_t gcs;
+    uint64_t collections; /* GCs the model has applied (callbacks, final pauses): a cluster restarts */
     /* background GC (gcConcurrent): it takes its GC number at its initial pause and ends (its
      * callback) after the foreground GCs that ran meanwhile, whose numbers skip it */
     int bgc;
@@ -377,7 +378,7 @@ typedef struct dest {
 typedef struct cluster {
     uint32_t *nodes; /* the members since the last GC */
     unsigned n;
-    uint64_t gcs; /* the GC count when the members were made */
+    uint64_t gcs; /* s->collections when the members were made */
 } cluster;
 typedef struct cluster_links {
     uint32_t max_refs;          /* slots of a new member that may be linked */
@@ -486,6 +487,7 @@ void check_sized_after_full_gc(program_state *s);
 /* full_check.c */
 void flush_trk(program_state *s);
 void full_check(program_state *s, const char *where);
+void check_gc_count(program_state *s, const char *where);
 
 /* alloc.c */
 size_t spec_size(program_state *s, const aspec *a);
