@@ -48,16 +48,19 @@
  *    query of an object, across moves; the table's size after a GC is the number of live hashed
  *    objects).
  *
- * Background GC (--bgc, or TENURE_gcConcurrent=1; issue 16): gen2 GCs the collector chooses (and
- * tenure_collect(2, NONBLOCKING)) mark in the background, foreground GCs run meanwhile. The
- * callback's GC numbers skip the background GC's, whose callback comes after theirs; an
- * induced GC may end the background GC first, or its final pause may run in place of it. At a
- * background GC's end (a full sweeping GC: nothing moves) the model learns which of its objects
- * are still in the heap (their address still starts an object of their type and number) and
- * keeps them alive with what they reach: floating garbage, gone at the next GC that condemns
- * it. Everything the model's roots reach must be among them (nothing live is freed), intact;
- * weak handles follow. Without finalizable objects (their queue order beside floating garbage
- * is not predictable) and without a SizedRef figure for a background GC.
+ * Background GC (--bgc, or TENURE_gcConcurrent=1; issue 16; background.c): gen2 GCs the
+ * collector chooses (and tenure_collect(2, NONBLOCKING)) mark in the background, foreground GCs
+ * run meanwhile. The callback's GC numbers skip the background GC's, whose callback comes after
+ * theirs, at its sweep's end, on the BGC thread (handed over to the program's thread). Its
+ * final pause (a full mark, then a gen0 GC, no callback) runs inside a call that may collect:
+ * the model learns it from the stats' background_final_pauses right after that call (or in the
+ * callback of a GC that follows it in the same call), finds gen0's survivors again from the
+ * roots, and reclaims everything the roots do not reach as limbo: floating garbage may keep it
+ * in the heap until the next blocking gen2 GC (the heap walk, the identity hash count and weak
+ * handles to it allow for that; such handles are set to NULL at the next sync point). At the
+ * BGC's end every live object must be where it was, intact. Without finalizable objects (their
+ * queue order beside floating garbage is not predictable) and without a SizedRef figure for a
+ * background GC.
  *
  * Every program is run in a child process (a crash or a hang is a failure with the seed and
  * the op index). See usage() (main.c) for the options.
@@ -67,7 +70,8 @@
  * object.c (layouts, numbers, payloads), model.c (the model's bookkeeping and reachability);
  * the operations and the services they model: alloc.c, oom.c, roots.c, handles.c, dependent.c,
  * finalize.c, ops.c, frozen.c, collect.c, pressure.c, identity_hash.c; the checks:
- * gc_callback.c and gc_check.c (after every GC), sized_ref.c, full_check.c; report.c
+ * gc_callback.c and gc_check.c (after every GC), background.c (background GCs: final pauses,
+ * floating garbage, their ends), sized_ref.c, full_check.c; report.c
  * (differences and failure). Every function that touches a program's state takes it as
  * `program_state *s`; the one file-scope variable is finalize.c's (the finalizer callback has
  * no context pointer).
