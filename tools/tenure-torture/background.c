@@ -63,10 +63,7 @@ static void limbo_outside_live_set(program_state *s) {
         mobj *o = &s->objs[j];
         if (o->reclaimed || marked_alive(s, j))
             continue;
-        reclaim(s, j);
-        o->limbo = 1;
-        s->nlimbo++;
-        s->nlimbo_hashed += o->hash != 0;
+        make_limbo(s, j);
     }
 }
 
@@ -231,8 +228,15 @@ void bgc_before_callback(program_state *s) {
 void bgc_forget_limbo(program_state *s) {
     if (!s->nlimbo)
         return;
-    for (uint32_t j = 1; j < s->nobj; j++)
-        s->objs[j].limbo = 0;
+    for (uint32_t j = 1; j < s->nobj; j++) {
+        mobj *o = &s->objs[j];
+        if (!o->limbo)
+            continue;
+        o->limbo = 0;
+        free(o->refs);
+        o->refs = NULL;
+        o->nrefs = 0;
+    }
     s->nlimbo = s->nlimbo_hashed = 0;
 }
 

@@ -40,6 +40,25 @@ static uint32_t hash_get(program_state *s, uintptr_t k) {
     return 0;
 }
 
+/* what the model knew of the object at p, by its number (failure messages) */
+static const char *known_as(program_state *s, void *p, const tenure_type *type) {
+    static char buf[200];
+    buf[0] = 0;
+    int tix = -1;
+    for (int i = 0; i < s->ntypes; i++)
+        if (s->types[i].t == type)
+            tix = i;
+    if (tix < 0 || s->types[tix].kind != K_FIX)
+        return buf;
+    uint64_t id = *(uint64_t *)((char *)p + 8);
+    uint32_t j = (uint32_t)id;
+    if (id == IDW(j) && j > 0 && j < s->nobj)
+        snprintf(buf, sizeof buf, " (its number says %s, %s%s at model GC %u, last at %#" PRIxPTR ")", odesc(s, j),
+                 s->objs[j].reclaimed ? "reclaimed" : "existing", s->objs[j].limbo ? " as limbo" : "",
+                 s->objs[j].gone_at, s->objs[j].addr);
+    return buf;
+}
+
 static int walk_visit(void *obj, const tenure_type *type, size_t size, int generation, void *ctx) {
     program_state *s = ctx;
     uint32_t j = hash_get(s, (uintptr_t)obj);
@@ -47,8 +66,8 @@ static int walk_visit(void *obj, const tenure_type *type, size_t size, int gener
         return 0; /* floating garbage of a background GC (background.c) */
     if (!j) {
         if (s->walk_unexpected++ < 8)
-            diff(s, "%s: the heap walk found %p (%s, %zu bytes, gen %d) where the model has no existing object",
-                 s->walk_where, obj, type ? tenure_type_name(type) : "?", size, generation);
+            diff(s, "%s: the heap walk found %p (%s, %zu bytes, gen %d) where the model has no existing object%s",
+                 s->walk_where, obj, type ? tenure_type_name(type) : "?", size, generation, known_as(s, obj, type));
         return 0;
     }
     mobj *o = &s->objs[j];

@@ -110,11 +110,64 @@ static void mark_strong(program_state *s, int c) {
     model_dep_fix(s);
 }
 
+/* Floating garbage of a background GC (limbo objects, background.c) may still be in the heap
+ * and, as long as it is, its references are roots of the GCs that do not condemn it: what
+ * they reach (dependent handles included) and the model finds dead may survive. Those objects
+ * are maybe_kept: limbo rather than reclaimed, and weak handles to them unsure. */
+static int maybe_kept(program_state *s, uint32_t j) { return s->nlimbo && s->objs[j].mark3 == s->maybe_epoch; }
+
+static void maybe_mark(program_state *s, uint32_t j) {
+    mobj *o = &s->objs[j];
+    if (o->mark3 == s->maybe_epoch || o->mark2 == s->epoch || (o->reclaimed && !o->limbo))
+        return;
+    o->mark3 = s->maybe_epoch;
+    s->queue[s->qn++] = j;
+}
+
+static void mark_maybe_kept(program_state *s) {
+    if (!s->nlimbo)
+        return;
+    s->maybe_epoch++;
+    s->qn = s->qdone = 0;
+    for (uint32_t j = 1; j < s->nobj; j++)
+        if (s->objs[j].limbo)
+            maybe_mark(s, j);
+    for (uint32_t before = UINT32_MAX; before != s->qn;) {
+        before = s->qn;
+        for (; s->qdone < s->qn; s->qdone++) {
+            mobj *o = &s->objs[s->queue[s->qdone]];
+            for (uint32_t i = 0; i < o->nrefs; i++)
+                if (o->refs[i])
+                    maybe_mark(s, o->refs[i]);
+        }
+        for (int h = 0; h < MAX_HANDLES; h++) {
+            mhandle *m = &s->handles[h];
+            if (m->active && m->kind == TENURE_HANDLE_DEPENDENT && m->obj && m->sec && maybe_kept(s, m->obj))
+                maybe_mark(s, m->sec);
+        }
+    }
+    s->qn = s->qdone = 0;
+}
+
+/* the model's target(s) of a weak or dependent handle died: cleared, or unsure where floating
+ * garbage may keep them (settled at the next sync point, background.c) */
+static void weak_target_died(program_state *s, mhandle *m) {
+    uint32_t a = m->obj, b = m->kind == TENURE_HANDLE_DEPENDENT ? m->sec : 0;
+    if (!m->unsure && ((a && maybe_kept(s, a)) || (!a && b && maybe_kept(s, b)))) {
+        m->unsure = 1;
+        m->unsure_obj = a;
+        m->unsure_sec = b;
+    }
+    m->obj = 0;
+    if (m->kind == TENURE_HANDLE_DEPENDENT)
+        m->sec = 0;
+}
+
 static void clear_weak_short(program_state *s) {
     for (int h = 0; h < MAX_HANDLES; h++) {
         mhandle *m = &s->handles[h];
         if (m->active && m->obj && h_eff(s, m) == TENURE_HANDLE_WEAK_SHORT && !m_alive(s, m->obj))
-            m->obj = 0;
+            weak_target_died(s, m);
     }
 }
 
@@ -154,16 +207,17 @@ static void clear_weak_long(program_state *s) {
             continue;
         if (m->kind == TENURE_HANDLE_DEPENDENT) {
             if (m->obj && !m_alive(s, m->obj))
-                m->obj = m->sec = 0;
+                weak_target_died(s, m);
             else if (!m->obj && m->sec && !m_alive(s, m->sec))
-                m->sec = 0; /* no primary keeps it: it dies (the handle must not dangle) */
+                weak_target_died(s, m); /* no primary keeps it: it dies (the handle must not dangle) */
         } else if (m->obj && h_eff(s, m) == TENURE_HANDLE_WEAK_LONG && !m_alive(s, m->obj))
-            m->obj = 0;
+            weak_target_died(s, m);
     }
 }
 
 static void model_live_set(program_state *s, int c) {
     mark_strong(s, c);
+    mark_maybe_kept(s);
     clear_weak_short(s);
     queue_finalizable(s);
     clear_weak_long(s);
@@ -258,6 +312,21 @@ static void mark_pinned(program_state *s) {
     }
 }
 
+/* j is gone from the model, but may still be in the heap (floating garbage of a background GC:
+ * its references stay, roots of later GCs, mark_maybe_kept) */
+void make_limbo(program_state *s, uint32_t j) {
+    mobj *o = &s->objs[j];
+    if (!s->reach_dirty && o->rmark == s->reach_epoch)
+        diff(s, "tool bug: %s, gone, is in the list of reachable objects", odesc(s, j));
+    if (o->registered || o->trk)
+        diff(s, "tool bug: %s, floating garbage, is registered for finalization", odesc(s, j));
+    o->reclaimed = 1;
+    o->limbo = 1;
+    o->gone_at = (uint32_t)s->collections;
+    s->nlimbo++;
+    s->nlimbo_hashed += o->hash != 0;
+}
+
 void reclaim(program_state *s, uint32_t j) {
     mobj *o = &s->objs[j];
     if (!s->reach_dirty && o->rmark == s->reach_epoch)
@@ -265,6 +334,7 @@ void reclaim(program_state *s, uint32_t j) {
     if (o->registered)
         diff(s, "model inconsistency: reclaimed %s is registered for finalization", odesc(s, j));
     o->reclaimed = 1;
+    o->gone_at = (uint32_t)s->collections;
     free(o->refs);
     o->refs = NULL;
     o->nrefs = 0;
@@ -312,7 +382,10 @@ static void check_survivors(program_state *s, const tenure_gc_info *info) {
         if (gen_class(o) > c && !o->f_moved)
             continue; /* checked by the edges (new_addr preset) */
         if (gen_class(o) <= c && o->mark2 != live_epoch) {
-            reclaim(s, j);
+            if (maybe_kept(s, j))
+                make_limbo(s, j);
+            else
+                reclaim(s, j);
             continue;
         }
         if (!o->new_addr) {

@@ -210,6 +210,7 @@ typedef struct mobj {
     size_t length, size;
     uint64_t seed;
     uint32_t mark, mark2; /* epochs (checks) */
+    uint32_t mark3;       /* maybe_epoch: floating garbage may keep it (gc_check.c) */
     uint32_t rmark;       /* reach_epoch: strongly reachable (operand choice) */
     long born;            /* op index */
     uint32_t hash;        /* identity hash (0: never asked) */
@@ -220,7 +221,9 @@ typedef struct mobj {
     uint8_t registered; /* in the model's finalization registry */
     uint8_t limbo;      /* reclaimed by the model at a background GC's final pause, which may have kept it
                            as floating garbage: it may still be in the heap until the next blocking gen2 GC */
-    uint8_t f_moved;    /* a gen0 survivor of a final pause learned inside the next GC's callback: it may
+    uint8_t f_moved;
+    uint32_t gone_at;
+        /* reclaimed: s->collections then (failure messages) */ /* a gen0 survivor of a final pause learned inside the next GC's callback: it may
                            have moved (been promoted) before that GC, whatever that GC compacted */
     tenure_handle *trk; /* finalizable objects: a weak long handle (the model's own) */
 } mobj;
@@ -315,7 +318,7 @@ typedef struct program_state {
      * bgc_end_info waits) to the program's thread (background.c) */
     pthread_t thread;
     uint64_t final_pauses, bgc_ends;
-    uint32_t nlimbo, nlimbo_hashed;
+    uint32_t nlimbo, nlimbo_hashed, maybe_epoch;
     uint64_t *limbo_keys; /* the heap walk's: limbo objects' (type, size), sorted */
     uint32_t nlimbo_keys;
     int bgc_end_ready;
@@ -466,6 +469,7 @@ void check_overlap(program_state *s, const char *where);
 void mark_full(program_state *s);
 int marked_alive(program_state *s, uint32_t j);
 void reclaim(program_state *s, uint32_t j);
+void make_limbo(program_state *s, uint32_t j);
 void check_heap_after(program_state *s, const tenure_gc_info *info);
 void check_figures(program_state *s, int c, int background);
 
