@@ -34,51 +34,54 @@
 
 /* ---- the final pause ---- */
 
-/* weak (short or long) and dependent handles to objects outside L: cleared, or kept if the
- * final mark found them (floating garbage) */
-static void unsure_handles(program_state *s) {
+/* weak (short or long) and dependent handles to objects outside L: cleared, or unsure where
+ * floating garbage may keep them */
+static void weak_handles(program_state *s) {
     for (int h = 0; h < MAX_HANDLES; h++) {
         mhandle *m = &s->handles[h];
         if (!m->active)
             continue;
         if (m->kind == TENURE_HANDLE_DEPENDENT) {
-            if ((m->obj && !marked_alive(s, m->obj)) || (!m->obj && m->sec && !marked_alive(s, m->sec))) {
-                m->unsure = 1;
-                m->unsure_obj = m->obj;
-                m->unsure_sec = m->sec;
-                m->obj = m->sec = 0;
-            }
+            if ((m->obj && !marked_alive(s, m->obj)) || (!m->obj && m->sec && !marked_alive(s, m->sec)))
+                weak_target_died(s, m);
         } else if (m->obj && !h_strong(s, m) && !marked_alive(s, m->obj)) {
-            m->unsure = 1;
-            m->unsure_obj = m->obj;
-            m->unsure_sec = 0;
-            m->obj = 0;
+            weak_target_died(s, m);
         }
     }
 }
 
-/* everything outside L: reclaimed, limbo */
-static void limbo_outside_live_set(program_state *s) {
+/* Outside L: what may be floating garbage is limbo, the rest reclaimed. The BGC premarks only
+ * objects of gen2 and the large heaps (B1): those outside L may be floating garbage, and so
+ * may what they reach (the final mark goes on from them) and what earlier limbo objects reach
+ * (mark_maybe_kept); a gen0 or gen1 object reached from none of them was not marked. */
+static void outside_live_set(program_state *s) {
+    for (uint32_t j = 1; j < s->nobj; j++) {
+        mobj *o = &s->objs[j];
+        if (!o->reclaimed && !marked_alive(s, j) && o->gen >= 2)
+            make_limbo(s, j);
+    }
+    mark_maybe_kept(s);
+    weak_handles(s);
     for (uint32_t j = 1; j < s->nobj; j++) {
         mobj *o = &s->objs[j];
         if (o->reclaimed || marked_alive(s, j))
             continue;
-        make_limbo(s, j);
+        if (o->mark3 == s->maybe_epoch && s->nlimbo)
+            make_limbo(s, j);
+        else
+            reclaim(s, j);
     }
 }
 
 /* a final pause happened: the model applies it (in_callback: inside the next GC's callback,
  * which checks the heap; else the heap is checked here, as after a gen0 GC) */
 static void final_pause(program_state *s, int in_callback) {
-    if (s->P->trace)
-        fprintf(stderr, "  final pause of background GC %" PRIu64 " (learned %s)\n", s->bgc_pending,
-                in_callback ? "in the next callback" : "after the call");
+    uint32_t limbo_before = s->nlimbo;
     if (s->nreg || s->nfq != s->fqhead)
         diff(s, "tool bug: finalizable objects with --bgc (their queue order beside floating garbage is unknown)");
     s->collections++;
     mark_full(s);
-    unsure_handles(s);
-    limbo_outside_live_set(s);
+    outside_live_set(s);
     for (int h = 0; h < MAX_HANDLES; h++) { /* its SizedRef marking stops at the premarked objects */
         s->handles[h].sized_lo = 0;
         s->handles[h].sized_hi = UINT64_MAX;
@@ -87,6 +90,13 @@ static void final_pause(program_state *s, int in_callback) {
         s->press_since = 0;
     s->gc_queued_n = s->gc_queued_bytes = 0;
     s->reach_dirty = 1;
+    if (s->P->trace) {
+        int unsure = 0;
+        for (int h = 0; h < MAX_HANDLES; h++)
+            unsure += s->handles[h].active && s->handles[h].unsure;
+        fprintf(stderr, "  final pause of a background GC (learned %s): %u objects gone (limbo), %d handles unsure\n",
+                in_callback ? "in the next callback" : "after the call", s->nlimbo - limbo_before, unsure);
+    }
     if (in_callback) {
         for (uint32_t j = 1; j < s->nobj; j++)
             if (!s->objs[j].reclaimed && gen_class(&s->objs[j]) == 0)

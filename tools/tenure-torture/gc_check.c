@@ -124,7 +124,7 @@ static void maybe_mark(program_state *s, uint32_t j) {
     s->queue[s->qn++] = j;
 }
 
-static void mark_maybe_kept(program_state *s) {
+void mark_maybe_kept(program_state *s) {
     if (!s->nlimbo)
         return;
     s->maybe_epoch++;
@@ -151,7 +151,7 @@ static void mark_maybe_kept(program_state *s) {
 
 /* the model's target(s) of a weak or dependent handle died: cleared, or unsure where floating
  * garbage may keep them (settled at the next sync point, background.c) */
-static void weak_target_died(program_state *s, mhandle *m) {
+void weak_target_died(program_state *s, mhandle *m) {
     uint32_t a = m->obj, b = m->kind == TENURE_HANDLE_DEPENDENT ? m->sec : 0;
     if (!m->unsure && ((a && maybe_kept(s, a)) || (!a && b && maybe_kept(s, b)))) {
         m->unsure = 1;

@@ -223,7 +223,7 @@ typedef struct mobj {
                            as floating garbage: it may still be in the heap until the next blocking gen2 GC */
     uint8_t f_moved;
     uint32_t gone_at;
-        /* reclaimed: s->collections then (failure messages) */ /* a gen0 survivor of a final pause learned inside the next GC's callback: it may
+    /* reclaimed: s->collections then (failure messages) */ /* a gen0 survivor of a final pause learned inside the next GC's callback: it may
                            have moved (been promoted) before that GC, whatever that GC compacted */
     tenure_handle *trk; /* finalizable objects: a weak long handle (the model's own) */
 } mobj;
@@ -470,6 +470,8 @@ void mark_full(program_state *s);
 int marked_alive(program_state *s, uint32_t j);
 void reclaim(program_state *s, uint32_t j);
 void make_limbo(program_state *s, uint32_t j);
+void mark_maybe_kept(program_state *s);
+void weak_target_died(program_state *s, mhandle *m);
 void check_heap_after(program_state *s, const tenure_gc_info *info);
 void check_figures(program_state *s, int c, int background);
 
