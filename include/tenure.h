@@ -803,15 +803,16 @@ typedef struct tenure_stats {
     uint64_t finalizers_run;       /* finalizers that have run */
     uint64_t finalization_promoted_bytes, finalization_promoted_count; /* last GC: kept only for finalization */
     tenure_gen_stats gen[5];                                           /* 0, 1, 2, 3 = LOH, 4 = POH */
-    uint64_t gc_scratch_shortfalls;   /* GCs whose scratch, reserved before the pause, was short: a
+    uint64_t gc_scratch_shortfalls; /* GCs whose scratch, reserved before the pause, was short: a
                                      generation swept instead of compacted (more pinned plugs than
                                      the pin list held) or survivor ranges / heap dump / profiler
                                      roots not reported (no memory); see docs/design/collector.md */
-    uint64_t background_gcs;          /* background GCs done (gcConcurrent; each also counts in gc_count) */
-    int background_gc_in_progress;    /* 1 while a background GC marks */
-    uint64_t background_final_pauses; /* background GCs' final pauses so far: each marks, collects gen0 as
-                                         a gen0 GC (its survivors promoted, moved or not), and has no GC
-                                         callback of its own (the BGC's comes at its sweep's end) */
+    uint64_t background_gcs;        /* background GCs done (gcConcurrent; each also counts in gc_count) */
+    int background_gc_in_progress;  /* 1 while a background GC marks */
+    /* background GCs' final pauses so far: each marks, then collects gen0 as a gen0 GC would
+     * (its survivors promoted, moved or not), with no GC callback of its own (the BGC's comes
+     * at its sweep's end) */
+    uint64_t background_final_pauses;
 } tenure_stats;
 
 TENURE_API void tenure_get_stats(const tenure_runtime *rt, tenure_stats *stats);
