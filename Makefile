@@ -74,7 +74,7 @@ test-unchecked: deps
 test-tsan: deps
 	cmake -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DTENURE_TSAN=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD)/tsan -j $(JOBS)
-	cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|objtrack|callbacks|lox|background|bgc'
+	cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|objtrack|callbacks|lox|background|bgc' -E 'torture_bgc_long'
 	# the same with background GC (the background GC's own tests ran above; issue 16)
 	cd $(BUILD)/tsan && TENURE_gcConcurrent=1 TSAN_OPTIONS=halt_on_error=1 ctest -j $(JOBS) --output-on-failure \
 	  -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|callbacks|lox' -E '$(BGC_CANNOT_APPLY)|background|bgc'
@@ -104,11 +104,8 @@ test-server: build test-asan test-tsan
 # order in a section of their own (events_listener G, trace_ctf_background_gc).
 #  heapprof_env_stress, objtrack_gc*: built on the profiler's GC walk, which a background GC does
 #                         not have (events spec): what a background GC frees is never reported
-#  torture_*:             tenure-torture's --bgc model (which gcConcurrent=1 turns on) predates the
-#                         concurrent sweep: the final pause's young GC moves objects without a
-#                         callback (tests/torture/CMakeLists.txt)
 #  install_check:         installs and builds outside the tree: nothing a GC mode changes
-BGC_CANNOT_APPLY = ^(heapprof_env_stress|objtrack_gc|objtrack_gc_stress|torture_.*|install_check)$$
+BGC_CANNOT_APPLY = ^(heapprof_env_stress|objtrack_gc|objtrack_gc_stress|install_check)$$
 test-bgc: build
 	cd $(BUILD)/release && TENURE_gcConcurrent=1 ctest -j $(JOBS) --output-on-failure -E '$(BGC_CANNOT_APPLY)'
 

@@ -810,6 +810,10 @@ typedef struct tenure_stats {
                                      roots not reported (no memory); see docs/design/collector.md */
     uint64_t background_gcs;        /* background GCs done (gcConcurrent; each also counts in gc_count) */
     int background_gc_in_progress;  /* 1 while a background GC marks */
+    /* background GCs' final pauses so far: each marks, then collects gen0 as a gen0 GC would
+     * (its survivors promoted, moved or not), with no GC callback of its own (the BGC's comes
+     * at its sweep's end) */
+    uint64_t background_final_pauses;
 } tenure_stats;
 
 TENURE_API void tenure_get_stats(const tenure_runtime *rt, tenure_stats *stats);

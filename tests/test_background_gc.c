@@ -196,7 +196,7 @@ static tenure_stats stats(void) { return tt_stats(rt); }
 
 /* Mutate until the background GC in progress is over (or a blocking GC ends it). */
 static void mutate_during_bgc(size_t round) {
-    uint64_t before = stats().background_gcs;
+    uint64_t before = stats().background_gcs, final_pauses = stats().background_final_pauses;
     TT_CHECK_RESULT(tenure_collect(rt, 2, TENURE_COLLECT_NONBLOCKING), TENURE_OK);
     tenure_stats s = stats();
     TT_CHECK(s.background_gc_in_progress || s.background_gcs > before, "round %zu: no background GC started", round);
@@ -210,6 +210,12 @@ static void mutate_during_bgc(size_t round) {
         if (k > 50000000)
             TT_CHECK(0, "round %zu: the background GC does not end", round);
     }
+    s = stats(); /* one final pause per background GC (the torture tester learns them from this count);
+                    one more if the next has passed its own already */
+    uint64_t ended = s.background_gcs - before, paused = s.background_final_pauses - final_pauses;
+    TT_CHECK(paused >= ended && paused <= ended + (uint64_t)s.background_gc_in_progress,
+             "round %zu: %" PRIu64 " final pauses for %" PRIu64 " background GCs", round,
+             s.background_final_pauses - final_pauses, s.background_gcs - before);
 }
 
 /* ---- finalization and dependent handles beside background marking ----

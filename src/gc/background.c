@@ -571,6 +571,7 @@ void tn_bgc_final_swept_young(tenure_runtime *rt, tn_collection *c) {
     tn_free_list_clear(tn_heap_free_list(rt, TN_LOH));
     tn_free_list_clear(tn_heap_free_list(rt, TN_POH));
     rt->bgc.state = TN_BGC_SWEEPING;
+    rt->stats.background_final_pauses++;
     rt->bgc.record = c->record;
     rt->bgc.record.background = true;
 }

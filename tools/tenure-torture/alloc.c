@@ -83,6 +83,7 @@ uint32_t do_alloc(program_state *s, const aspec *a) {
     expect_error(s, s->P->hard_limit ? TENURE_NOMEM : TENURE_OK);
     void *p = alloc_call(s, a);
     expect_done(s);
+    bgc_sync(s); /* (a background GC's final pause may have run in it) */
     s->allocs++;
     s->since_verify++;
     if (s->sh)

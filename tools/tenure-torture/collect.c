@@ -12,11 +12,13 @@ void induced_collect(program_state *s, int gen, unsigned flags, const char *wher
     s->induced_bg_seen = 0;
     tenure_result res = tenure_collect(s->rt, gen, flags);
     s->induced = 0;
+    int final_pause = bgc_sync(s);
     if (res != TENURE_OK)
         diff(s, "tenure_collect(%d, %#x): %s", gen, flags, tenure_strerror(res));
     /* with background GC: the final pause of the background GC in progress may run instead
-     * (its callback), and a NONBLOCKING gen2 GC runs none while one marks */
-    int bgc_none_ok = s->bgc && (s->induced_bg_seen || ((gen == 2 || gen < 0) && (flags & TENURE_COLLECT_NONBLOCKING)));
+     * (a gen0 GC without a callback), and a NONBLOCKING gen2 GC runs none while one marks */
+    int bgc_none_ok = s->bgc && (s->induced_bg_seen || final_pause ||
+                                 ((gen == 2 || gen < 0) && (flags & TENURE_COLLECT_NONBLOCKING)));
     if (s->induced_seen == 0 && !(flags & TENURE_COLLECT_OPTIMIZED) && !bgc_none_ok)
         diff(s, "tenure_collect(%d, %#x) ran no GC", gen, flags);
     check_end(s, where);
@@ -32,7 +34,7 @@ void op_collect(program_state *s, rng *r) {
         flags |= TENURE_COLLECT_OPTIMIZED;
     if (rchance(r, 15))
         flags |= TENURE_COLLECT_COMPACT_LOH;
-    if (rchance(r, 10))
+    if (rchance(r, s->bgc ? 40 : 10)) /* (--bgc: background GCs more often) */
         flags |= TENURE_COLLECT_NONBLOCKING;
     if (rchance(r, 6) && !(flags & TENURE_COLLECT_OPTIMIZED))
         flags |= TENURE_COLLECT_AGGRESSIVE;

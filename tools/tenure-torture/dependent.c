@@ -26,7 +26,7 @@ static void dependent_new(program_state *s, rng *r) {
              tenure_strerror(tenure_last_error(s->rt)));
         return;
     }
-    s->handles[h] = (mhandle){hd, TENURE_HANDLE_DEPENDENT, prim, 1, 0, sec, 0, 0, 0, 0};
+    s->handles[h] = (mhandle){.h = hd, .kind = TENURE_HANDLE_DEPENDENT, .obj = prim, .active = 1, .sec = sec};
 }
 
 static void dependent_set_secondary(program_state *s, rng *r, int h) {

@@ -156,7 +156,7 @@ void op_final(program_state *s, rng *r) {
     static const cluster_links links = {UINT32_MAX, 60, 75};
     unsigned n = (unsigned)rrange(r, 2, 8);
     uint32_t nodes[8];
-    cluster c = {nodes, 0, s->gcs};
+    cluster c = {nodes, 0, s->collections};
     for (unsigned i = 0; i < n; i++) {
         aspec a = rchance(r, 70) ? fin_spec(s, r) : small_fixed(s, r);
         a.pinned = 0;

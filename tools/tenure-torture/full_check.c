@@ -40,13 +40,34 @@ static uint32_t hash_get(program_state *s, uintptr_t k) {
     return 0;
 }
 
+/* what the model knew of the object at p, by its number (failure messages) */
+static const char *known_as(program_state *s, void *p, const tenure_type *type) {
+    static char buf[200];
+    buf[0] = 0;
+    int tix = -1;
+    for (int i = 0; i < s->ntypes; i++)
+        if (s->types[i].t == type)
+            tix = i;
+    if (tix < 0 || s->types[tix].kind != K_FIX)
+        return buf;
+    uint64_t id = *(uint64_t *)((char *)p + 8);
+    uint32_t j = (uint32_t)id;
+    if (id == IDW(j) && j > 0 && j < s->nobj)
+        snprintf(buf, sizeof buf, " (its number says %s, %s%s at model GC %u, last at %#" PRIxPTR ")", odesc(s, j),
+                 s->objs[j].reclaimed ? "reclaimed" : "existing", s->objs[j].limbo ? " as limbo" : "",
+                 s->objs[j].gone_at, s->objs[j].addr);
+    return buf;
+}
+
 static int walk_visit(void *obj, const tenure_type *type, size_t size, int generation, void *ctx) {
     program_state *s = ctx;
     uint32_t j = hash_get(s, (uintptr_t)obj);
+    if (!j && may_be_limbo(s, obj, type, size))
+        return 0; /* floating garbage of a background GC (background.c) */
     if (!j) {
         if (s->walk_unexpected++ < 8)
-            diff(s, "%s: the heap walk found %p (%s, %zu bytes, gen %d) where the model has no existing object",
-                 s->walk_where, obj, type ? tenure_type_name(type) : "?", size, generation);
+            diff(s, "%s: the heap walk found %p (%s, %zu bytes, gen %d) where the model has no existing object%s",
+                 s->walk_where, obj, type ? tenure_type_name(type) : "?", size, generation, known_as(s, obj, type));
         return 0;
     }
     mobj *o = &s->objs[j];
@@ -177,6 +198,7 @@ static void check_services(program_state *s, const char *where) {
 /* the heap walk lists exactly the existing objects */
 static void check_heap_walk(program_state *s, const char *where) {
     hash_build(s);
+    limbo_index(s);
     s->epoch++;
     s->walk_unexpected = 0;
     s->walk_where = where;
@@ -191,17 +213,30 @@ static void check_heap_walk(program_state *s, const char *where) {
             diff(s, "%s: the heap walk did not visit %s at %#" PRIxPTR, where, odesc(s, j), s->objs[j].addr);
 }
 
-static void check_stats(program_state *s, const char *where) {
+/* the stats' GC count is the callbacks' */
+void check_gc_count(program_state *s, const char *where) {
     tenure_stats st;
     tenure_get_stats(s->rt, &st);
-    if (st.gc_count != s->gcs + (uint64_t)st.background_gc_in_progress) /* (a BGC's callback comes at its end) */
+    /* a BGC's callback comes at its end (its number counts from its start); handed over by the
+     * BGC thread, the model takes it here, whether it came before the stats or after */
+    uint64_t gcs = s->gcs;
+    bgc_sync(s);
+    int bgc_ended = s->gcs != gcs;
+    if (st.gc_count != s->gcs + (uint64_t)(st.background_gc_in_progress && !bgc_ended))
         diff(s, "%s: stats say %" PRIu64 " GCs, the callback saw %" PRIu64, where, st.gc_count, s->gcs);
+}
+
+static void check_stats(program_state *s, const char *where) {
+    check_gc_count(s, where);
+    tenure_stats st;
+    tenure_get_stats(s->rt, &st);
     if (st.finalizers_run != s->fin_runs_total)
         diff(s, "%s: stats say %" PRIu64 " finalizers ran, the model counted %" PRIu64, where, st.finalizers_run,
              s->fin_runs_total);
 }
 
 void full_check(program_state *s, const char *where) {
+    bgc_sync(s);
     s->since_verify = 0;
     flush_trk(s);
     tenure_result r = tenure_verify_heap(s->rt);

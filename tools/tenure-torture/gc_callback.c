@@ -89,10 +89,10 @@ static void check_index(program_state *s, const tenure_gc_info *info) {
     s->last_index = info->index;
 }
 
-void gc_callback(tenure_runtime *rt, const tenure_gc_info *info, void *ctx) {
-    (void)rt;
-    program_state *s = ctx;
+/* a GC the callback saw: counted, its index in order, its generation one of 0, 1, 2 */
+void gc_account(program_state *s, const tenure_gc_info *info) {
     s->gcs++;
+    s->collections++;
     if (s->sh)
         s->sh->gcs = s->gcs;
     if (s->P->trace)
@@ -103,12 +103,22 @@ void gc_callback(tenure_runtime *rt, const tenure_gc_info *info, void *ctx) {
         diff(s, "GC callback: condemned generation %d", info->generation);
         die(s, "in the GC callback");
     }
+}
+
+void gc_callback(tenure_runtime *rt, const tenure_gc_info *info, void *ctx) {
+    (void)rt;
+    program_state *s = ctx;
+    if (s->destroying || bgc_hand_over(s, info)) /* (a background GC's end on the BGC thread) */
+        return;
+    if (s->bgc)
+        bgc_before_callback(s); /* a final pause since the last call, and a BGC's end handed over */
+    gc_account(s, info);
     if (s->wait_gc && !info->background) /* (a background GC in progress ends first) */
         expect_wait_gc(s, info);
     if (s->pressure_call && !info->background)
         expect_pressure_gc(s, info);
-    /* (a background GC that ends first inside the pressure call: the call decided before) */
-    if (info->generation == 2 && !(s->pressure_call && info->background))
+    /* (a background GC's final pause did it for the background GC: background.c) */
+    if (info->generation == 2 && !info->background)
         s->press_since = 0;
     if (s->induced)
         expect_induced_gc(s, info);

@@ -91,17 +91,13 @@ static void edge(program_state *s, const char *what, unsigned idx, uint32_t from
  *    fixed point; weak short handles of dead objects are cleared; registered finalizable
  *    objects found dead are queued and marked through; dependent handles again; weak long
  *    handles of dead objects are cleared, dependent handles of dead primaries too */
-static void mark_strong(program_state *s, int c, int background) {
+static void mark_strong(program_state *s, int c) {
     s->epoch++;
     queue_reserve(s, s->nobj + 16);
     s->qn = s->qdone = 0;
     s->mk_count = 0;
     s->mk_c = c;
     model_roots(s, live_mark);
-    if (background) /* floating garbage: what the background GC left in the heap lives on */
-        for (uint32_t j = 1; j < s->nobj; j++)
-            if (s->objs[j].bgc_exists)
-                live_mark(s, j);
     for (uint32_t j = 1; j < s->nobj; j++) {
         mobj *o = &s->objs[j];
         if (o->reclaimed || gen_class(o) <= c)
@@ -114,11 +110,64 @@ static void mark_strong(program_state *s, int c, int background) {
     model_dep_fix(s);
 }
 
+/* Floating garbage of a background GC (limbo objects, background.c) may still be in the heap
+ * and, as long as it is, its references are roots of the GCs that do not condemn it: what
+ * they reach (dependent handles included) and the model finds dead may survive. Those objects
+ * are maybe_kept: limbo rather than reclaimed, and weak handles to them unsure. */
+static int maybe_kept(program_state *s, uint32_t j) { return s->nlimbo && s->objs[j].mark3 == s->maybe_epoch; }
+
+static void maybe_mark(program_state *s, uint32_t j) {
+    mobj *o = &s->objs[j];
+    if (o->mark3 == s->maybe_epoch || o->mark2 == s->epoch || (o->reclaimed && !o->limbo))
+        return;
+    o->mark3 = s->maybe_epoch;
+    s->queue[s->qn++] = j;
+}
+
+void mark_maybe_kept(program_state *s) {
+    if (!s->nlimbo)
+        return;
+    s->maybe_epoch++;
+    s->qn = s->qdone = 0;
+    for (uint32_t j = 1; j < s->nobj; j++)
+        if (s->objs[j].limbo)
+            maybe_mark(s, j);
+    for (uint32_t before = UINT32_MAX; before != s->qn;) {
+        before = s->qn;
+        for (; s->qdone < s->qn; s->qdone++) {
+            mobj *o = &s->objs[s->queue[s->qdone]];
+            for (uint32_t i = 0; i < o->nrefs; i++)
+                if (o->refs[i])
+                    maybe_mark(s, o->refs[i]);
+        }
+        for (int h = 0; h < MAX_HANDLES; h++) {
+            mhandle *m = &s->handles[h];
+            if (m->active && m->kind == TENURE_HANDLE_DEPENDENT && m->obj && m->sec && maybe_kept(s, m->obj))
+                maybe_mark(s, m->sec);
+        }
+    }
+    s->qn = s->qdone = 0;
+}
+
+/* the model's target(s) of a weak or dependent handle died: cleared, or unsure where floating
+ * garbage may keep them (settled at the next sync point, background.c) */
+void weak_target_died(program_state *s, mhandle *m) {
+    uint32_t a = m->obj, b = m->kind == TENURE_HANDLE_DEPENDENT ? m->sec : 0;
+    if (!m->unsure && ((a && maybe_kept(s, a)) || (!a && b && maybe_kept(s, b)))) {
+        m->unsure = 1;
+        m->unsure_obj = a;
+        m->unsure_sec = b;
+    }
+    m->obj = 0;
+    if (m->kind == TENURE_HANDLE_DEPENDENT)
+        m->sec = 0;
+}
+
 static void clear_weak_short(program_state *s) {
     for (int h = 0; h < MAX_HANDLES; h++) {
         mhandle *m = &s->handles[h];
         if (m->active && m->obj && h_eff(s, m) == TENURE_HANDLE_WEAK_SHORT && !m_alive(s, m->obj))
-            m->obj = 0;
+            weak_target_died(s, m);
     }
 }
 
@@ -158,16 +207,17 @@ static void clear_weak_long(program_state *s) {
             continue;
         if (m->kind == TENURE_HANDLE_DEPENDENT) {
             if (m->obj && !m_alive(s, m->obj))
-                m->obj = m->sec = 0;
+                weak_target_died(s, m);
             else if (!m->obj && m->sec && !m_alive(s, m->sec))
-                m->sec = 0; /* no primary keeps it: it dies (the handle must not dangle) */
+                weak_target_died(s, m); /* no primary keeps it: it dies (the handle must not dangle) */
         } else if (m->obj && h_eff(s, m) == TENURE_HANDLE_WEAK_LONG && !m_alive(s, m->obj))
-            m->obj = 0;
+            weak_target_died(s, m);
     }
 }
 
-static void model_live_set(program_state *s, int c, int background) {
-    mark_strong(s, c, background);
+static void model_live_set(program_state *s, int c) {
+    mark_strong(s, c);
+    mark_maybe_kept(s);
     clear_weak_short(s);
     queue_finalizable(s);
     clear_weak_long(s);
@@ -202,7 +252,7 @@ static void edges_of_handles(program_state *s) {
     char what[96];
     for (unsigned h = 0; h < MAX_HANDLES; h++) {
         mhandle *m = &s->handles[h];
-        if (!m->active)
+        if (!m->active || m->unsure) /* (unsure: checked when settled, background.c) */
             continue;
         snprintf(what, sizeof what, "%s handle%s", hkind_name(m->kind), now_behaves_as(s, m));
         edge(s, what, h, 0, m->obj, tenure_handle_get(s->rt, m->h));
@@ -221,9 +271,8 @@ static void traverse_real_heap(program_state *s, int c) {
     for (uint32_t j = 1; j < s->nobj; j++) {
         mobj *o = &s->objs[j];
         o->new_addr = 0;
-        /* not condemned, or kept by a background GC (which moves nothing): must not move;
-         * floating garbage is checked intact as well */
-        if (!o->reclaimed && (gen_class(o) > c || o->bgc_exists)) {
+        /* not condemned: must not move (unless a final pause learned late may have moved it) */
+        if (!o->reclaimed && gen_class(o) > c && !o->f_moved) {
             o->new_addr = o->addr;
             src_push(s, j);
         }
@@ -263,13 +312,29 @@ static void mark_pinned(program_state *s) {
     }
 }
 
-static void reclaim(program_state *s, uint32_t j) {
+/* j is gone from the model, but may still be in the heap (floating garbage of a background GC:
+ * its references stay, roots of later GCs, mark_maybe_kept) */
+void make_limbo(program_state *s, uint32_t j) {
+    mobj *o = &s->objs[j];
+    if (!s->reach_dirty && o->rmark == s->reach_epoch)
+        diff(s, "tool bug: %s, gone, is in the list of reachable objects", odesc(s, j));
+    if (o->registered || o->trk)
+        diff(s, "tool bug: %s, floating garbage, is registered for finalization", odesc(s, j));
+    o->reclaimed = 1;
+    o->limbo = 1;
+    o->gone_at = (uint32_t)s->collections;
+    s->nlimbo++;
+    s->nlimbo_hashed += o->hash != 0;
+}
+
+void reclaim(program_state *s, uint32_t j) {
     mobj *o = &s->objs[j];
     if (!s->reach_dirty && o->rmark == s->reach_epoch)
         diff(s, "tool bug: reclaimed %s is in the list of reachable objects", odesc(s, j));
     if (o->registered)
         diff(s, "model inconsistency: reclaimed %s is registered for finalization", odesc(s, j));
     o->reclaimed = 1;
+    o->gone_at = (uint32_t)s->collections;
     free(o->refs);
     o->refs = NULL;
     o->nrefs = 0;
@@ -299,7 +364,7 @@ static void check_move(program_state *s, uint32_t j, const tenure_gc_info *info)
              "after GC %" PRIu64 ": large %s moved from %#" PRIxPTR " to %#" PRIxPTR
              " although the LOH was not compacted (mask %#x)",
              s->gcs, odesc(s, j), o->addr, o->new_addr, (unsigned)info->compacted);
-    else if (o->gen <= 2 && !(info->compacted & (1 << o->gen)))
+    else if (o->gen <= 2 && !(info->compacted & (1 << o->gen)) && !o->f_moved)
         diff(s,
              "after GC %" PRIu64 ": %s moved from %#" PRIxPTR " to %#" PRIxPTR
              " although its generation was swept (compacted mask %#x)",
@@ -314,10 +379,13 @@ static void check_survivors(program_state *s, const tenure_gc_info *info) {
         mobj *o = &s->objs[j];
         if (o->reclaimed)
             continue;
-        if (gen_class(o) > c)
+        if (gen_class(o) > c && !o->f_moved)
             continue; /* checked by the edges (new_addr preset) */
-        if (o->mark2 != live_epoch) {
-            reclaim(s, j);
+        if (gen_class(o) <= c && o->mark2 != live_epoch) {
+            if (maybe_kept(s, j))
+                make_limbo(s, j);
+            else
+                reclaim(s, j);
             continue;
         }
         if (!o->new_addr) {
@@ -331,6 +399,7 @@ static void check_survivors(program_state *s, const tenure_gc_info *info) {
             diff(s, "after GC %" PRIu64 " (gen %d): %s is now in generation %d", s->gcs, c, odesc(s, j), g);
         o->addr = o->new_addr;
         o->gen = g;
+        o->f_moved = 0;
     }
     /* the finalizable objects that still exist */
     uint32_t nf = 0;
@@ -341,7 +410,7 @@ static void check_survivors(program_state *s, const tenure_gc_info *info) {
 }
 
 /* 4. the collector's own figures: finalization, SizedRef, identity hashes */
-static void check_figures(program_state *s, int c, int background) {
+void check_figures(program_state *s, int c, int background) {
     tenure_stats st;
     tenure_get_stats(s->rt, &st);
     if (st.finalization_promoted_count != s->gc_queued_n || st.finalization_promoted_bytes != s->gc_queued_bytes)
@@ -353,58 +422,42 @@ static void check_figures(program_state *s, int c, int background) {
     uint64_t hashed = 0;
     for (uint32_t j = 1; j < s->nobj; j++)
         hashed += s->objs[j].hash && !s->objs[j].reclaimed;
-    if (st.sync_blocks != hashed)
+    /* (floating garbage of a background GC keeps its entries until a GC finds it dead) */
+    if (st.sync_blocks < hashed || st.sync_blocks > hashed + s->nlimbo_hashed)
         diff(s,
              "after GC %" PRIu64 ": the identity hash table has %" PRIu64 " entries, the model has %" PRIu64
-             " live hashed objects",
-             s->gcs, st.sync_blocks, hashed);
+             " live hashed objects (and %u that may be floating garbage)",
+             s->gcs, st.sync_blocks, hashed, s->nlimbo_hashed);
     if (c == 2 && !background) /* (a background GC's SizedRef marking stops at its premarks) */
         check_sized_after_full_gc(s);
 }
 
-/* A background GC's final pause sweeps every generation and moves nothing: an object of the
- * model is still in the heap iff its address still starts an object of its type (and, where
- * it has one, its number). What the model's live set lacks of those is floating garbage
- * (marked by the background GC before it died), kept until the next GC that condemns it; what
- * the live set has must be among them (traverse_real_heap and check_survivors say so). */
-static void learn_background_survivors(program_state *s) {
-    for (uint32_t j = 1; j < s->nobj; j++) {
-        mobj *o = &s->objs[j];
-        o->bgc_exists = 0;
-        if (o->reclaimed || (o->flags & F_FROZEN))
-            continue;
-        char *p = (char *)o->addr;
-        if (!tenure_is_object(s->rt, p) || tenure_object_type(s->rt, p) != s->types[o->tix].t)
-            continue;
-        int kind = s->types[o->tix].kind;
-        uint64_t id = kind == K_FIX                       ? *(uint64_t *)(p + 8)
-                      : kind == K_FLDARR                  ? *(uint64_t *)(p + 24)
-                      : kind == K_BYTES && o->length >= 8 ? *(uint64_t *)(p + 16)
-                                                          : IDW(j);
-        o->bgc_exists = id == IDW(j);
-    }
+/* the whole model's live set, as a full GC marks it from the roots (a final pause's mark):
+ * marked_alive says which objects it holds */
+void mark_full(program_state *s) { mark_strong(s, 2); }
+int marked_alive(program_state *s, uint32_t j) { return m_alive(s, j); }
+
+/* the real heap against the model after a GC the model has applied (model_live_set or
+ * background.c's final pause): the model's live objects of the condemned generations found
+ * from the roots, the others where they were; reclamation of the condemned dead, movement,
+ * generations */
+void check_heap_after(program_state *s, const tenure_gc_info *info) {
+    traverse_real_heap(s, info->generation);
+    check_survivors(s, info);
 }
 
 void gc_check(program_state *s, const tenure_gc_info *info) {
-    int background = info->background != 0;
+    if (info->background) { /* its end: the final pause was the GC (background.c) */
+        bgc_end_check(s, info, 1);
+        return;
+    }
     if (info->generation == 2)
         model_sized(s);
-    if (background) {
-        learn_background_survivors(s);
-        /* its SizedRef marking stops at the premarked objects: no figure to expect until the
-         * next blocking full GC */
-        for (int h = 0; h < MAX_HANDLES; h++) {
-            s->handles[h].sized_lo = 0;
-            s->handles[h].sized_hi = UINT64_MAX;
-        }
-    }
-    model_live_set(s, info->generation, background);
-    traverse_real_heap(s, info->generation);
-    check_survivors(s, info);
-    check_figures(s, info->generation, background);
-    if (background)
-        for (uint32_t j = 1; j < s->nobj; j++)
-            s->objs[j].bgc_exists = 0;
+    model_live_set(s, info->generation);
+    check_heap_after(s, info);
+    check_figures(s, info->generation, 0);
+    if (info->generation == 2)
+        bgc_forget_limbo(s); /* a blocking full GC: no floating garbage is left */
 }
 
 static int cmp_addr(const void *a, const void *b, void *ctx) {

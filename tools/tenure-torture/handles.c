@@ -28,7 +28,7 @@ int handle_new(program_state *s, int kind, uint32_t j) {
              tenure_strerror(tenure_last_error(s->rt)));
         check_end(s, "handle_new");
     }
-    s->handles[h] = (mhandle){hd, kind, j, 1, TENURE_HANDLE_STRONG, 0, 0, 0, 0, 0};
+    s->handles[h] = (mhandle){.h = hd, .kind = kind, .obj = j, .active = 1, .vkind = TENURE_HANDLE_STRONG};
     return h;
 }
 
@@ -127,6 +127,9 @@ int rc_cb(void *obj, void *ctx) {
         if (m->active && m->kind == TENURE_HANDLE_REFCOUNTED && m->obj && s->objs[m->obj].addr == (uintptr_t)obj)
             return s->objs[m->obj].rc;
     }
+    int rc;
+    if (rc_lookup_moved(s, obj, &rc))
+        return rc;
     diff(s, "the refcount callback was asked about %p, which no refcounted handle holds", obj);
     return 0;
 }

@@ -51,10 +51,11 @@ static void usage(FILE *f) {
                "  --inject N        self-test of the checks: 1 stores without the write barrier, 2 weak long\n"
                "                    handles are made strong, 3 weak short handles to finalizable objects are\n"
                "                    made weak long (the model does not know): each must fail\n"
-               "  --bgc             background GC (gcConcurrent=1): the model lets a background GC keep\n"
-               "                    floating garbage (what it finds still in the heap, never less than the\n"
-               "                    model's live set); finalization ops are dropped (their exact queue order\n"
-               "                    cannot be predicted beside floating garbage)\n"
+               "  --bgc             background GC (gcConcurrent=1): the model learns each final pause\n"
+               "                    (a gen0 GC after a full mark) from the stats and lets what the roots do\n"
+               "                    not reach stay as floating garbage until the next blocking gen2 GC;\n"
+               "                    finalization ops are dropped (their exact queue order cannot be\n"
+               "                    predicted beside floating garbage)\n"
                "The environment's TENURE_* options apply (e.g. TENURE_HeapVerify=1 TENURE_GCStress=97).\n");
 }
 

@@ -75,9 +75,9 @@ void op_chain(program_state *s, rng *r) {
  * gone); its first max_refs slots refer to a member (x < member_percent), a reachable object
  * (x < reachable_percent) or nothing */
 void cluster_add(program_state *s, rng *r, cluster *c, uint32_t j, const cluster_links *l) {
-    if (s->gcs != c->gcs) {
+    if (s->collections != c->gcs) {
         c->n = 0;
-        c->gcs = s->gcs;
+        c->gcs = s->collections;
     }
     mobj *o = &s->objs[j];
     for (uint32_t k = 0; k < o->nrefs && k < l->max_refs; k++) {
@@ -94,7 +94,7 @@ void cluster_add(program_state *s, rng *r, cluster *c, uint32_t j, const cluster
 void op_garbage(program_state *s, rng *r) {
     static const cluster_links links = {4, 50, 70};
     unsigned n = (unsigned)rrange(r, 5, rchance(r, 20) ? 1000 : 150);
-    cluster c = {xcalloc(n, sizeof *c.nodes), 0, s->gcs};
+    cluster c = {xcalloc(n, sizeof *c.nodes), 0, s->collections};
     for (unsigned i = 0; i < n; i++) {
         aspec a = rchance(r, 80) ? small_fixed(s, r) : small_array(s, r);
         uint32_t j = alloc_oom(s, &a, r);
@@ -168,10 +168,7 @@ void op_misc(program_state *s, rng *r) {
         uint32_t j = pick_reachable(s, r);
         if (j)
             check_obj(s, j, s->objs[j].addr, 2, "object query");
-        tenure_stats st;
-        tenure_get_stats(s->rt, &st);
-        if (st.gc_count != s->gcs + (uint64_t)st.background_gc_in_progress) /* (a BGC's callback: at its end) */
-            diff(s, "stats say %" PRIu64 " GCs, the callback saw %" PRIu64, st.gc_count, s->gcs);
+        check_gc_count(s, "misc");
     }
     check_end(s, "misc");
 }

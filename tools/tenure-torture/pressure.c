@@ -19,6 +19,7 @@ void op_pressure(program_state *s, rng *r) {
             diff(s, "tenure_add_memory_pressure(%" PRIu64 "): %s", b, tenure_strerror(res));
         if (s->gcs != before && s->pressure_gcs == 0)
             diff(s, "tenure_add_memory_pressure(%" PRIu64 ") ran a GC the callback did not see", b);
+        bgc_sync(s);
         (void)since;
     } else if (rchance(r, 90) || !s->pressure) {
         uint64_t b = rbelow(r, s->pressure + 1);

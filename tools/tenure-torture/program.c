@@ -70,7 +70,8 @@ static void program_setup(program_state *s, const params *P) {
         diff(s, "tenure_handle_new(STRONG) failed");
         check_end(s, "setup");
     }
-    s->handles[0] = (mhandle){h0, TENURE_HANDLE_STRONG, s->rootarr, 1, TENURE_HANDLE_STRONG, 0, 0, 0, 0, 0};
+    s->handles[0] =
+        (mhandle){.h = h0, .kind = TENURE_HANDLE_STRONG, .obj = s->rootarr, .active = 1, .vkind = TENURE_HANDLE_STRONG};
     s->scanner = tenure_root_scanner_add(s->rt, scan_fn, s);
     if (!s->scanner)
         diff(s, "tenure_root_scanner_add failed");
@@ -141,6 +142,7 @@ static void run_ops(program_state *s, const params *P, shres *sh) {
         if (P->trace)
             fprintf(stderr, "op %ld: %s (objects %u, GCs %" PRIu64 ")\n", i, op_names[kind], s->nobj - 1, s->gcs);
         run_op(s, kind, &r);
+        bgc_sync(s);
         check_end(s, op_names[kind]);
         if (P->paranoid) {
             char w[64];
@@ -218,6 +220,7 @@ static void program_free(program_state *s, shres *sh) {
     free(s->trk_dead);
     free(s->hkeys);
     free(s->hvals);
+    free(s->limbo_keys);
     if (sh) {
         sh->gcs = s->gcs;
         sh->done = 1;
@@ -233,6 +236,7 @@ void run_program(const params *P, shres *sh, int in_fork) {
     s->P = P;
     s->sh = sh;
     s->op = -1;
+    s->thread = pthread_self();
     s->oom_mode = P->hard_limit != 0;
     if (sh)
         sh->op = -1;

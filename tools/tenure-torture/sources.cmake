@@ -1,6 +1,7 @@
 # tenure-torture's sources (tools/CMakeLists.txt builds the tool, tests/torture/CMakeLists.txt a copy)
 set(TENURE_TORTURE_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/alloc.c
+    ${CMAKE_CURRENT_LIST_DIR}/background.c
     ${CMAKE_CURRENT_LIST_DIR}/collect.c
     ${CMAKE_CURRENT_LIST_DIR}/dependent.c
     ${CMAKE_CURRENT_LIST_DIR}/driver.c

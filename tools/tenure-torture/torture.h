@@ -48,16 +48,19 @@
  *    query of an object, across moves; the table's size after a GC is the number of live hashed
  *    objects).
  *
- * Background GC (--bgc, or TENURE_gcConcurrent=1; issue 16): gen2 GCs the collector chooses (and
- * tenure_collect(2, NONBLOCKING)) mark in the background, foreground GCs run meanwhile. The
- * callback's GC numbers skip the background GC's, whose callback comes after theirs; an
- * induced GC may end the background GC first, or its final pause may run in place of it. At a
- * background GC's end (a full sweeping GC: nothing moves) the model learns which of its objects
- * are still in the heap (their address still starts an object of their type and number) and
- * keeps them alive with what they reach: floating garbage, gone at the next GC that condemns
- * it. Everything the model's roots reach must be among them (nothing live is freed), intact;
- * weak handles follow. Without finalizable objects (their queue order beside floating garbage
- * is not predictable) and without a SizedRef figure for a background GC.
+ * Background GC (--bgc, or TENURE_gcConcurrent=1; issue 16; background.c): gen2 GCs the
+ * collector chooses (and tenure_collect(2, NONBLOCKING)) mark in the background, foreground GCs
+ * run meanwhile. The callback's GC numbers skip the background GC's, whose callback comes after
+ * theirs, at its sweep's end, on the BGC thread (handed over to the program's thread). Its
+ * final pause (a full mark, then a gen0 GC, no callback) runs inside a call that may collect:
+ * the model learns it from the stats' background_final_pauses right after that call (or in the
+ * callback of a GC that follows it in the same call), finds gen0's survivors again from the
+ * roots, and reclaims everything the roots do not reach as limbo: floating garbage may keep it
+ * in the heap until the next blocking gen2 GC (the heap walk, the identity hash count and weak
+ * handles to it allow for that; such handles are set to NULL at the next sync point). At the
+ * BGC's end every live object must be where it was, intact. Without finalizable objects (their
+ * queue order beside floating garbage is not predictable) and without a SizedRef figure for a
+ * background GC.
  *
  * Every program is run in a child process (a crash or a hang is a failure with the seed and
  * the op index). See usage() (main.c) for the options.
@@ -67,7 +70,8 @@
  * object.c (layouts, numbers, payloads), model.c (the model's bookkeeping and reachability);
  * the operations and the services they model: alloc.c, oom.c, roots.c, handles.c, dependent.c,
  * finalize.c, ops.c, frozen.c, collect.c, pressure.c, identity_hash.c; the checks:
- * gc_callback.c and gc_check.c (after every GC), sized_ref.c, full_check.c; report.c
+ * gc_callback.c and gc_check.c (after every GC), background.c (background GCs: final pauses,
+ * floating garbage, their ends), sized_ref.c, full_check.c; report.c
  * (differences and failure). Every function that touches a program's state takes it as
  * `program_state *s`; the one file-scope variable is finalize.c's (the finalizer callback has
  * no context pointer).
@@ -79,6 +83,7 @@
 #include "tenure.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,6 +210,7 @@ typedef struct mobj {
     size_t length, size;
     uint64_t seed;
     uint32_t mark, mark2; /* epochs (checks) */
+    uint32_t mark3;       /* maybe_epoch: floating garbage may keep it (gc_check.c) */
     uint32_t rmark;       /* reach_epoch: strongly reachable (operand choice) */
     long born;            /* op index */
     uint32_t hash;        /* identity hash (0: never asked) */
@@ -213,7 +219,12 @@ typedef struct mobj {
     uint16_t fin_runs;  /* finalizer runs of this object */
     uint8_t rc;         /* refcount (refcounted handles ask it) */
     uint8_t registered; /* in the model's finalization registry */
-    uint8_t bgc_exists; /* a background GC's check: the object is still in the heap after it */
+    uint8_t limbo;      /* reclaimed by the model at a background GC's final pause, which may have kept it
+                           as floating garbage: it may still be in the heap until the next blocking gen2 GC */
+    uint8_t f_moved;
+    uint32_t gone_at;
+    /* reclaimed: s->collections then (failure messages) */ /* a gen0 survivor of a final pause learned inside the next GC's callback: it may
+                           have moved (been promoted) before that GC, whatever that GC compacted */
     tenure_handle *trk; /* finalizable objects: a weak long handle (the model's own) */
 } mobj;
 
@@ -247,6 +258,11 @@ typedef struct mhandle {
     uint64_t sized_lo, sized_hi; /* TENURE_HANDLE_SIZED_REF: what tenure_handle_sized_ref_bytes may say */
     uint64_t sized_own;          /* its own graph's bytes at the last full GC */
     int sized_overlap;
+    /* a weak or dependent handle whose object(s) the model reclaimed at a final pause that may
+     * have kept them as floating garbage: the handle holds NULL or them, until settled (set to
+     * NULL) at the next point outside a callback (background.c) */
+    int unsure;
+    uint32_t unsure_obj, unsure_sec;
 } mhandle;
 #define MAX_SIZED 4
 
@@ -290,11 +306,23 @@ typedef struct program_state {
     uint32_t capqueue;
     /* GC expectations */
     uint64_t gcs;
+    uint64_t collections; /* GCs the model has applied (callbacks, final pauses): a cluster restarts */
     /* background GC (gcConcurrent): it takes its GC number at its initial pause and ends (its
      * callback) after the foreground GCs that ran meanwhile, whose numbers skip it */
     int bgc;
     uint64_t last_index, bgc_pending; /* the last number the callback saw, the one skipped */
     int induced_bg_seen;              /* background GCs that ended inside an induced collect */
+    /* its final pause (a full mark, then a gen0 GC, no callback) is learned from the stats'
+     * background_final_pauses after the call that ran it or at the next callback; its end's
+     * callback, when it comes on the BGC thread, is handed over (bgc_end_ready: 1 while
+     * bgc_end_info waits) to the program's thread (background.c) */
+    pthread_t thread;
+    uint64_t final_pauses, bgc_ends;
+    uint32_t nlimbo, nlimbo_hashed, maybe_epoch;
+    uint64_t *limbo_keys; /* the heap walk's: limbo objects' (type, size), sorted */
+    uint32_t nlimbo_keys;
+    int bgc_end_ready;
+    tenure_gc_info bgc_end_info;
     int induced, induced_gen, induced_seen;
     unsigned induced_flags;
     /* finalization: the registry and the ready queue (0: suppressed entry), as the collector's */
@@ -357,7 +385,7 @@ typedef struct dest {
 typedef struct cluster {
     uint32_t *nodes; /* the members since the last GC */
     unsigned n;
-    uint64_t gcs; /* the GC count when the members were made */
+    uint64_t gcs; /* s->collections when the members were made */
 } cluster;
 typedef struct cluster_links {
     uint32_t max_refs;          /* slots of a new member that may be linked */
@@ -438,9 +466,28 @@ void set_ref(program_state *s, uint32_t src, unsigned slot, uint32_t dst);
 /* gc_check.c */
 void gc_check(program_state *s, const tenure_gc_info *info);
 void check_overlap(program_state *s, const char *where);
+void mark_full(program_state *s);
+int marked_alive(program_state *s, uint32_t j);
+void reclaim(program_state *s, uint32_t j);
+void make_limbo(program_state *s, uint32_t j);
+void mark_maybe_kept(program_state *s);
+void weak_target_died(program_state *s, mhandle *m);
+void check_heap_after(program_state *s, const tenure_gc_info *info);
+void check_figures(program_state *s, int c, int background);
 
 /* gc_callback.c */
 void gc_callback(tenure_runtime *rt, const tenure_gc_info *info, void *ctx);
+void gc_account(program_state *s, const tenure_gc_info *info);
+
+/* background.c */
+int bgc_sync(program_state *s);
+void bgc_before_callback(program_state *s);
+int bgc_hand_over(program_state *s, const tenure_gc_info *info);
+void bgc_end_check(program_state *s, const tenure_gc_info *info, int figures);
+void bgc_forget_limbo(program_state *s);
+int rc_lookup_moved(program_state *s, void *obj, int *rc);
+void limbo_index(program_state *s);
+int may_be_limbo(program_state *s, void *obj, const tenure_type *type, size_t size);
 
 /* sized_ref.c */
 void model_sized(program_state *s);
@@ -450,6 +497,7 @@ void check_sized_after_full_gc(program_state *s);
 /* full_check.c */
 void flush_trk(program_state *s);
 void full_check(program_state *s, const char *where);
+void check_gc_count(program_state *s, const char *where);
 
 /* alloc.c */
 size_t spec_size(program_state *s, const aspec *a);
