@@ -42,17 +42,25 @@ static void unpremark(tenure_runtime *rt, void *v) {
     rt->bgc.premarked -= size;
 }
 
-/* Premark v if it is an old object not premarked yet: its bit, its bytes, the stack. */
-static void premark(tenure_runtime *rt, void *v) {
+/* Set v's premark and count its bytes if it is an old object not premarked yet; true if so
+ * (unpremark undoes it). */
+static bool premark_bit(tenure_runtime *rt, void *v) {
     if (!in_old_region(rt, v))
-        return;
+        return false;
     size_t bit = tn_bit_index(rt, v);
     if (tn_bit_test(rt->bgc.bits, bit))
-        return;
+        return false;
     tn_bit_set(rt->bgc.bits, bit);
     size_t size = tn_obj_size(v);
     region_of_object(rt, v)->bgc_live += size;
     rt->bgc.premarked += size;
+    return true;
+}
+
+/* Premark v if it is an old object not premarked yet: its bit, its bytes, the stack. */
+static void premark(tenure_runtime *rt, void *v) {
+    if (!premark_bit(rt, v))
+        return;
     /* in the initial pause, only what was reserved before it (nothing is allocated in a pause) */
     void **top = tn_gc_in_progress(rt) ? tn_vec_push_reserved(&rt->bgc.stack) : tn_vec_push(&rt->bgc.stack);
     if (top)
@@ -181,14 +189,11 @@ void tn_bgc_promoted(tenure_runtime *rt, char *from, char *to) {
  * the BGC thread defers such objects. */
 void tn_bgc_allocated_large(tenure_runtime *rt, void *obj) {
     tn_assert_locked(rt);
-    if (rt->bgc.state != TN_BGC_MARKING || tn_gc_in_progress(rt) || !in_old_region(rt, obj))
+    if (rt->bgc.state != TN_BGC_MARKING || tn_gc_in_progress(rt))
         return;
-    size_t bit = tn_bit_index(rt, obj), size = tn_obj_size(obj);
-    TN_ASSERT_INTERNAL(!tn_bit_test(rt->bgc.bits, bit));
-    tn_bit_set(rt->bgc.bits, bit);
-    region_of_object(rt, obj)->bgc_live += size;
-    rt->bgc.premarked += size;
-    if (tn_obj_type(obj)->trace)
+    bool premarked = premark_bit(rt, obj);
+    TN_ASSERT_INTERNAL(premarked); /* (a new large object: old, not premarked yet) */
+    if (premarked && tn_obj_type(obj)->trace)
         defer(rt, obj); /* (out of memory: left white, the final pause traces it) */
 }
 

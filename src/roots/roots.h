@@ -5,8 +5,8 @@
  * tenure_runtime; others call roots/'s functions (below), never these fields
  * (scripts/depgraph.py): the handle count (tn_handle_count: the GC skips handle passes), the
  * frozen segments (frozen.c) through tn_frozen_segments (trace/'s segment events) and
- * tn_visit_all_objects (the heap walk), where the collecting thread's conservative scan starts (tn_roots_set_scan_from). After the state:
- * roots/'s functions (root walks,
+ * tn_visit_all_objects (the heap walk), where the collecting thread's conservative scan
+ * starts (tn_roots_set_scan_from). After the state: roots/'s functions (root walks,
  * conservative scan, frozen segments, handle walks and checks).
  */
 #ifndef TENURE_ROOTS_ROOTS_H

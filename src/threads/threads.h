@@ -1,11 +1,12 @@
 /*
  * threads.h - the state threads/ owns (rt->threads): the instance lock, the attached threads
- * (mutators) and the condition they stop and restart on, and their repair after fork(). Included by
- * runtime.h (tn_mutator comes from there), which embeds it in struct tenure_runtime. Others
- * take the lock through tn_lock/TN_LOCKED and walk the attached threads (tn_mutators) with the
- * world stopped; the world-stop nesting is read through tn_world_stopped (trace/). After the state: threads/'s functions (the lock and its guards, the lock and
- * world-stop assertions, world stop and restart, attach and detach, the fork handlers' parts:
- * api/fork.c runs them, and the other subsystems' repairs, in order).
+ * (mutators) and the condition they stop and restart on, and their repair after fork().
+ * Included by runtime.h (tn_mutator comes from there), which embeds it in struct
+ * tenure_runtime. Others take the lock through tn_lock/TN_LOCKED and walk the attached threads
+ * (tn_mutators) with the world stopped; the world-stop nesting is read through
+ * tn_world_stopped (trace/). After the state: threads/'s functions (the lock and its guards,
+ * the lock and world-stop assertions, world stop and restart, attach and detach, the fork
+ * handlers' parts: api/fork.c runs them, and the other subsystems' repairs, in order).
  */
 #ifndef TENURE_THREADS_THREADS_H
 #define TENURE_THREADS_THREADS_H
