@@ -142,9 +142,11 @@ typedef struct tn_mutator {
     char *stack_high; /* the stack's base (high end) */
     /* allocation context */
     struct tn_region *alloc_region;
-    uintptr_t ctx_start; /* bytes from here to pub.alloc_ptr are not yet counted */
-    uintptr_t ctx_end;   /* real end of the context (pub.alloc_limit may be lower) */
-    bool ctx_in_gap;     /* the context lies in a gap between pinned plugs of its region
+    uintptr_t ctx_start;   /* bytes from here to pub.alloc_ptr are not yet counted */
+    uintptr_t ctx_end;     /* real end of the context (pub.alloc_limit may be lower) */
+    unsigned alloc_heap;   /* the allocation heap whose budget this thread spends (heap/alloc.c) */
+    bool alloc_heap_dealt; /* alloc_heap was dealt (at the thread's first refill) */
+    bool ctx_in_gap;       /* the context lies in a gap between pinned plugs of its region
                                   (below r->used), not at its tail: ending it leaves
                                   [alloc_ptr, ctx_end) as a free object (heap/alloc.c) */
     /* suspension: state changes under rt->threads.world_mx */

@@ -237,7 +237,7 @@ static void bounded_loop(int mode) {
     tt_config(&cfg);
     cfg.GCCompactMode = (uint32_t)mode;
     if (getenv("TENURE_GCgen0size") == NULL)
-        cfg.GCgen0size = 4u << 20;
+        cfg.GCgen0size = (4u << 20) / tt_heaps(&cfg); /* 4 MiB in all (per heap under server GC) */
     /* a small fixed gen1 budget: gen1 GCs often enough that the lists reach gen2 within the
      * loop (the default budget, half of what lives in the older generations, lets one seed in
      * twenty bring less than HEAP_BOUND through gen2) */
@@ -350,7 +350,7 @@ static void garbage_loop(int mode) {
     tt_config(&cfg);
     cfg.GCCompactMode = (uint32_t)mode;
     if (getenv("TENURE_GCgen0size") == NULL)
-        cfg.GCgen0size = 4u << 20;
+        cfg.GCgen0size = (4u << 20) / tt_heaps(&cfg); /* 4 MiB in all (per heap under server GC) */
     tenure_runtime *rt = tt_create(&cfg, &log);
     node_t = tt_register_node(rt);
     static void *ring[64];

@@ -163,6 +163,9 @@ int main(void) {
     tt_config(&cfg);
     cfg.GCConservativeStack = 0; /* both sides see exactly the same roots */
     cfg.GCStress = 0;            /* GCs at the same moments on both sides, induced ones compared */
+    /* only the induced GCs: server GC's gen0 budget is per heap (heap/alloc.c "allocation heaps"),
+     * so a budget the GCs could spend would bring them at other moments on the two sides */
+    cfg.GCgen0size = cfg.GCgen0MaxBudget = (uint64_t)1 << 30;
     side ws, sv;
     cfg.gcServer = 0;
     side_init(&ws, &cfg);

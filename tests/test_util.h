@@ -236,6 +236,19 @@ static inline void tt_config(tenure_config *cfg) {
     TT_CHECK(r == TENURE_OK, "tenure_config_from_env: %s", tenure_strerror(r));
 }
 
+/* The allocation heaps of an instance created from cfg (heap/alloc.c "allocation heaps"): 1
+ * under workstation GC, else GCHeapCount, or about one per CPU (the CPUs online: the process
+ * may be allowed fewer). gen0 budgets (GCgen0size) are per heap: a test that means a total
+ * divides by this. */
+static inline unsigned tt_heaps(const tenure_config *cfg) {
+    if (!cfg->gcServer)
+        return 1;
+    if (cfg->GCHeapCount)
+        return (unsigned)cfg->GCHeapCount;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1 : cpus > 64 ? 64 : (unsigned)cpus;
+}
+
 /* Create an instance from cfg (NULL: tt_config) and install `log` as its hook. */
 static inline tenure_runtime *tt_create(const tenure_config *cfg, tt_errlog *log) {
     tenure_config local;

@@ -51,6 +51,7 @@ static void check_structures(tenure_runtime *rt) {
     tn_assert_world_stopped(rt);
     for (const tn_mutator *m = tn_mutators(rt); m; m = m->next)
         tn_alloc_context_check(rt, m);
+    tn_alloc_heaps_check(rt);
     tn_mark_stack_check(rt);
     tn_gc_team_check(rt);
     tn_trace_sessions_check(rt);

@@ -3,9 +3,9 @@
 #include "runtime.h"
 #include <stdlib.h>
 
-/* GC threads the configuration asks for: 1 under workstation GC; GCHeapCount, or one per CPU
- * the process may run on, under server GC. */
-static unsigned threads_wanted(const tenure_runtime *rt) {
+_Static_assert(TN_MAX_HEAPS == TN_MAX_GC_THREADS, "one GC thread per allocation heap");
+
+unsigned tn_gc_heaps_wanted(const tenure_runtime *rt) {
     if (!rt->config.gcServer)
         return 1;
     unsigned n = rt->config.GCHeapCount ? rt->config.GCHeapCount : tn_os_cpus_allowed(NULL);
@@ -98,7 +98,7 @@ static void team_init_sync(struct tn_gc_team *t) {
 
 void tn_gc_team_prepare(tenure_runtime *rt) {
     struct tn_gc_team *t = &rt->team;
-    unsigned want = threads_wanted(rt);
+    unsigned want = tn_gc_heaps_wanted(rt);
     if (t->forked_without_helpers)
         want = 1;
     if (want == t->n)

@@ -78,6 +78,9 @@ struct tn_gc_team {
 };
 
 /* ---- functions (team.c) ---- */
+/* Heaps (GC threads and allocation heaps) the configuration asks for: 1 under workstation GC;
+ * GCHeapCount, or one per CPU the process may run on, under server GC (at most 64). */
+unsigned tn_gc_heaps_wanted(const struct tenure_runtime *rt);
 /* Before a GC's pause (scratch.c): the helpers exist (created the first time, again in a
  * forked child). A helper that cannot be created leaves the team smaller (the GC still runs
  * on the threads there are). */

@@ -20,18 +20,26 @@ static void account_context(tenure_runtime *rt, tn_mutator *m) {
     m->allocated += used;
     rt->stats.bytes_allocated += used;
     rt->heap.gen0_allocated += used;
+    rt->heap.heap_allocated[m->alloc_heap] += used;
     m->ctx_start = m->pub.alloc_ptr;
     rt->heap.tick_bytes[TN_ALLOC_KIND_SMALL] += used;
     if (rt->heap.tick_bytes[TN_ALLOC_KIND_SMALL] >= TN_TICK_BYTES)
         rt->heap.tick_pending = true; /* the object being allocated now gets the tick */
 }
 
+/* A thread's first refill: it gets the next allocation heap in turn ("allocation heaps"). */
+static void deal_heap(tenure_runtime *rt, tn_mutator *m) {
+    m->alloc_heap = rt->heap.next_heap;
+    m->alloc_heap_dealt = true;
+    rt->heap.next_heap = (rt->heap.next_heap + 1) % rt->heap.nheaps;
+}
+
 /* GCAllocationTick_V4: obj's allocation made the bytes of its kind pass 100 KiB. */
-static void allocation_tick(tenure_runtime *rt, int kind, const tn_type *t, void *obj, size_t size) {
+static void allocation_tick(tenure_runtime *rt, int kind, const tn_type *t, void *obj, size_t size, unsigned heap) {
     uint64_t amount = rt->heap.tick_bytes[kind];
     rt->heap.tick_bytes[kind] = 0;
     TN_EMIT(rt, GCAllocationTick_V4, .AllocationAmount = (uint32_t)amount, .AllocationKind = (uint32_t)kind,
-            .AllocationAmount64 = amount, .TypeID = (uint64_t)(uintptr_t)t, .TypeName = t->name, .HeapIndex = 0,
+            .AllocationAmount64 = amount, .TypeID = (uint64_t)(uintptr_t)t, .TypeName = t->name, .HeapIndex = heap,
             .Address = (uint64_t)(uintptr_t)obj, .ObjectSize = size);
 }
 
@@ -222,6 +230,8 @@ static bool take_gap(tenure_runtime *rt, tn_mutator *m, size_t size, size_t want
 /* Make room for `size` bytes in m's allocation context. False if no region can be had. */
 static bool refill(tenure_runtime *rt, tn_mutator *m, size_t size) {
     account_context(rt, m);
+    if (!m->alloc_heap_dealt)
+        deal_heap(rt, m);
     size_t want = size > TN_QUANTUM ? size : TN_QUANTUM;
     if (m->ctx_in_gap || (rt->heap.gen0_gaps && m->alloc_region)) {
         tn_alloc_reset_context(rt, m); /* counted above: nothing more to count */
@@ -308,7 +318,7 @@ void tn_heap_limit_gen1(tenure_runtime *rt, size_t limit) { rt->heap.gen1_limit 
 
 size_t tn_heap_budget(const tenure_runtime *rt, int gen) {
     switch (gen) {
-    case TN_GEN0: return rt->heap.gen0_budget;
+    case TN_GEN0: return rt->heap.gen0_budget * rt->heap.nheaps;
     case TN_GEN1: return rt->heap.gen1_budget;
     case TN_GEN2: return rt->heap.gen2_budget;
     case TN_LOH: return rt->heap.loh_budget;
@@ -319,6 +329,58 @@ size_t tn_heap_budget(const tenure_runtime *rt, int gen) {
 size_t tn_heap_gen0_allocated(tenure_runtime *rt) { return rt->heap.gen0_allocated + tn_alloc_uncounted(rt); }
 
 void tn_heap_set_gen0_gaps(tenure_runtime *rt, char *gaps) { rt->heap.gen0_gaps = gaps; }
+
+/* ---- allocation heaps (server GC) ----
+ *
+ * Under server GC gen0's budget is per heap, as in the .NET collector: nheaps (GCHeapCount, or
+ * one per CPU) heaps of gen0_budget bytes each, so that N threads allocating at once run N
+ * budgets between GCs rather than sharing one (each GC's cost is mostly what the threads have
+ * half-built when it comes: the same per GC, whatever the budget). Each thread is dealt a heap
+ * at its first refill, in turn (next_heap), and counts what it allocates against that heap
+ * (heap_allocated). A thread whose heap has spent its budget moves to the heap with the most
+ * left if that is at least TN_BALANCE_LEFT of a budget (.NET's balance_heaps); when none has
+ * that much, it collects. A GC starts every heap's budget again (tn_budgets_update).
+ * Workstation GC has one heap: the thread's own spending is the instance's.
+ *
+ * Invariant A1 (tn_alloc_heaps_check): nheaps is in [1, TN_MAX_HEAPS], every thread's heap is
+ * below it, and heap_allocated sums to gen0_allocated. */
+
+#define TN_BALANCE_LEFT 8 /* a thread moves to a heap with at least 1/8 of its budget left */
+
+/* The heap with the least allocated since the last GC. */
+static unsigned least_spent_heap(const tenure_runtime *rt) {
+    unsigned best = 0;
+    for (unsigned h = 1; h < rt->heap.nheaps; h++)
+        if (rt->heap.heap_allocated[h] < rt->heap.heap_allocated[best])
+            best = h;
+    return best;
+}
+
+/* Whether m's allocation must wait for a GC: its heap spent its gen0 budget and no other heap
+ * has enough left to move to (then m moves there: its context's bytes so far stay counted
+ * against the heap it leaves). */
+static bool gen0_spent(tenure_runtime *rt, tn_mutator *m) {
+    size_t pending = (size_t)(m->pub.alloc_ptr - m->ctx_start);
+    if (rt->heap.heap_allocated[m->alloc_heap] + pending < rt->heap.gen0_budget)
+        return false;
+    unsigned best = least_spent_heap(rt);
+    if (best == m->alloc_heap ||
+        rt->heap.heap_allocated[best] + rt->heap.gen0_budget / TN_BALANCE_LEFT >= rt->heap.gen0_budget)
+        return true;
+    account_context(rt, m);
+    m->alloc_heap = best;
+    return false;
+}
+
+void tn_alloc_heaps_check(tenure_runtime *rt) {
+    size_t sum = 0;
+    TN_ASSERT_INTERNAL(rt->heap.nheaps >= 1 && rt->heap.nheaps <= TN_MAX_HEAPS);
+    for (unsigned h = 0; h < rt->heap.nheaps; h++)
+        sum += rt->heap.heap_allocated[h];
+    TN_ASSERT_INTERNAL(sum == rt->heap.gen0_allocated);
+    for (tn_mutator *m = tn_mutators(rt); m; m = m->next)
+        TN_ASSERT_INTERNAL(m->alloc_heap < rt->heap.nheaps);
+}
 
 static int budget_generation(tenure_runtime *rt, uint32_t *reason) {
     int gen = TN_GEN0;
@@ -431,9 +493,9 @@ static size_t gen0_cap(const tenure_runtime *rt) {
         if (rt->config.GCgen0size) /* a gen0 size chosen by the embedder grows at most 6x */
             cap = clamp_size(cap, 0, TN_GEN0_SET_GROWTH * rt->heap.gen0_min_budget);
     }
-    if (rt->config.GCHeapHardLimit) {
+    if (rt->config.GCHeapHardLimit) { /* (the limit's share: every heap's budget together) */
         size_t room = hard_limit_room(rt) / 2, quarter = (size_t)rt->config.GCHeapHardLimit / 4;
-        cap = clamp_size(cap, 0, quarter < room ? quarter : room);
+        cap = clamp_size(cap, 0, (quarter < room ? quarter : room) / rt->heap.nheaps);
     }
     /* near the limit gen0 still gets some room: a budget of 0 would collect at every refill */
     size_t least = TN_GEN0_FLOOR < rt->heap.gen0_min_budget ? TN_GEN0_FLOOR : rt->heap.gen0_min_budget;
@@ -441,11 +503,14 @@ static size_t gen0_cap(const tenure_runtime *rt) {
 }
 
 static void update_gen0_budget(tenure_runtime *rt, const tn_gc_record *g) {
-    double desired = surv_to_growth(survival_rate(g, TN_GEN0), 9.0, 20.0) * (double)g->promoted[TN_GEN0];
+    /* per allocation heap: each heap's threads left about their share of the survivors */
+    double desired =
+        surv_to_growth(survival_rate(g, TN_GEN0), 9.0, 20.0) * (double)g->promoted[TN_GEN0] / (double)rt->heap.nheaps;
     /* a GC that came before gen0 spent its budget (induced, or for another generation) saw
      * only part of an allocation cycle: its figure moves the budget only in proportion (the
      * .NET collector's linear_allocation_model) */
-    double fraction = rt->heap.gen0_budget ? (double)rt->heap.gen0_allocated / (double)rt->heap.gen0_budget : 1.0;
+    size_t total = rt->heap.gen0_budget * rt->heap.nheaps;
+    double fraction = total ? (double)rt->heap.gen0_allocated / (double)total : 1.0;
     if (fraction < 0.95)
         desired = fraction * desired + (1.0 - fraction) * (double)rt->heap.gen0_budget;
     size_t cap = gen0_cap(rt), floor = gen0_floor(rt);
@@ -490,6 +555,7 @@ static uint64_t default_gen0_budget(void) {
 
 /* The budgets of an empty heap, from the options (tenure_create), and GCStress's countdown. */
 void tn_budgets_init(tenure_runtime *rt) {
+    rt->heap.nheaps = tn_gc_heaps_wanted(rt);
     rt->heap.gen1_limit = SIZE_MAX;
     rt->heap.stress_countdown = (uint32_t)rt->config.GCStress;
     rt->heap.gen0_min_budget = rt->config.GCgen0size ? (size_t)rt->config.GCgen0size : (size_t)default_gen0_budget();
@@ -527,6 +593,7 @@ void tn_budgets_update(tenure_runtime *rt, const tn_gc_record *g) {
     /* last: the older generations' sizes (floor and cap) are final now */
     update_gen0_budget(rt, g);
     rt->heap.gen0_allocated = 0;
+    memset(rt->heap.heap_allocated, 0, sizeof rt->heap.heap_allocated);
     /* B1: every budget is positive (a budget of 0 would collect at every slow path); B2: large
      * allocation triggers a full GC no sooner than promotion does */
     TN_ASSERT_INTERNAL(rt->heap.gen0_budget > 0 && rt->heap.gen1_budget > 0 && rt->heap.gen2_budget > 0);
@@ -564,14 +631,13 @@ static void *alloc_small(tenure_runtime *rt, tn_mutator *m, const tn_type *t, si
             init_header((void *)p, t, length);
             if (rt->heap.tick_pending) {
                 rt->heap.tick_pending = false;
-                allocation_tick(rt, TN_ALLOC_KIND_SMALL, t, (void *)p, size);
+                allocation_tick(rt, TN_ALLOC_KIND_SMALL, t, (void *)p, size, m->alloc_heap);
             }
             if (TN_PROF_ON(rt, TENURE_PROFILE_ALLOCATIONS))
                 tn_prof_allocated(rt, (void *)p, t);
             return (void *)p;
         }
-        if (!collected_for_budget && !tn_gc_in_progress(rt) &&
-            rt->heap.gen0_allocated + (m->pub.alloc_ptr - m->ctx_start) >= rt->heap.gen0_budget) {
+        if (!collected_for_budget && !tn_gc_in_progress(rt) && gen0_spent(rt, m)) {
             collected_for_budget = true;
             collect_for_budget(rt);
             continue;
@@ -672,7 +738,7 @@ static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, size
     int kind = gen == TN_LOH ? TN_ALLOC_KIND_LARGE : TN_ALLOC_KIND_PINNED;
     rt->heap.tick_bytes[kind] += size;
     if (rt->heap.tick_bytes[kind] >= TN_TICK_BYTES)
-        allocation_tick(rt, kind, t, c, size);
+        allocation_tick(rt, kind, t, c, size, tn_self(rt) ? tn_self(rt)->alloc_heap : 0);
     if (TN_PROF_ON(rt, TENURE_PROFILE_ALLOCATIONS))
         tn_prof_allocated(rt, c, t);
     return c;

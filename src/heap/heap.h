@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define TN_MAX_HEAPS 64 /* allocation heaps (server GC): as many as GC threads (gc/team.h) */
+
 struct tn_heap_state {
     /* committed memory (regions.c) */
     size_t committed;         /* bytes of regions committed */
@@ -34,6 +36,11 @@ struct tn_heap_state {
     size_t gen1_budget, gen2_budget, loh_budget;
     size_t gen1_limit; /* at most this much gen1 budget (SIZE_MAX; less while a background GC runs) */
     size_t gen0_allocated, gen1_promoted_since, gen2_promoted_since, loh_allocated;
+    /* allocation heaps (server GC, heap/alloc.c "allocation heaps"): nheaps budgets of
+     * gen0_budget bytes each; heap_allocated[h] is what the threads of heap h allocated since
+     * the last GC (their sum is gen0_allocated); next_heap deals heaps to threads in turn */
+    unsigned nheaps, next_heap;
+    size_t heap_allocated[TN_MAX_HEAPS];
     uint64_t tick_bytes[3];    /* bytes per allocation kind since the last allocation tick */
     bool tick_pending;         /* the next small object crossed the 100 KiB tick threshold */
     uint32_t stress_countdown; /* GCStress: allocations until the next forced GC (alloc.c) */
@@ -106,6 +113,8 @@ void tn_budgets_update_background(tenure_runtime *rt, const tn_gc_record *g);
 size_t tn_heap_budget(const tenure_runtime *rt, int gen);
 /* Bytes allocated in gen0 since the last GC, the calling thread's context counted to the byte. */
 size_t tn_heap_gen0_allocated(tenure_runtime *rt);
+/* Invariant A1 (alloc.c "allocation heaps"). */
+void tn_alloc_heaps_check(tenure_runtime *rt);
 /* The gaps of gen0 that allocation contexts may be cut from (gc/promote.c builds the list at
  * the end of a GC; NULL: none, at the start of the next). */
 void tn_heap_set_gen0_gaps(tenure_runtime *rt, char *gaps);

@@ -243,8 +243,9 @@ static size_t free_units_to_keep(const tenure_runtime *rt) {
     const tn_gc_record *last = tn_gc_last_record(rt);
     if (last->condemned == TN_GEN2)
         return 0; /* a full GC gives back what has stayed free GCRetainRegions GCs, as before */
-    size_t gen0 = last->size_before[TN_GEN0]; /* what the last budget took */
-    size_t want = gen0 > rt->heap.gen0_budget ? gen0 : rt->heap.gen0_budget;
+    size_t gen0 = last->size_before[TN_GEN0];    /* what the last budget took */
+    size_t budget = tn_heap_budget(rt, TN_GEN0); /* every allocation heap's */
+    size_t want = gen0 > budget ? gen0 : budget;
     return (want + rt->unit_size - 1) / rt->unit_size;
 }
 
