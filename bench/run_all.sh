@@ -1147,12 +1147,26 @@ write_sim() {
     echo ""
 }
 
+# Server GC's curve over 1..16 heaps: measured on a 16-CPU machine by bench/server_scaling.sh
+# (this machine has too few CPUs for it), copied from bench/RESULTS-scaling.md when it exists.
+write_server_curve() {
+    local f="$script_dir/RESULTS-scaling.md"
+    [ -f "$f" ] || return 0
+    echo "## Server GC over the heap count (from bench/RESULTS-scaling.md)"
+    echo ""
+    echo "Not measured by this run: copied from bench/RESULTS-scaling.md (its reading and the figures"
+    echo "before allocation heaps are there)."
+    echo ""
+    sed -n '3,/^## What the figures say/p' "$f" | sed '$d' | sed 's/^## /### /'
+}
+
 {
     write_machine
     { want steady || want trees || want gcbench || want mark; } && write_targets
     for sec in $all_sections; do
         want "$sec" && "write_$sec"
     done
+    write_server_curve
     if [ $failures -ne 0 ]; then
         echo "## Failures"
         echo ""
