@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-median() { sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "-"; else if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+. "$(dirname "$0")/stats.sh" # median
 mode_env() { [ "$1" = background ] && echo 1 || echo 0; }
 
 # sim_pauses MODE REP: tenure-sim high-survival; its pause log and wall time

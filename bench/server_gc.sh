@@ -22,7 +22,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # field NAME: the value of NAME=... on the line matching PATTERN of stdin
 field() { grep -E "$2" | head -1 | grep -o "$1=[0-9.]*" | head -1 | cut -d= -f2; }
-median() { sort -g | awk '{v[NR]=$1} END {if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+. "$(dirname "$0")/stats.sh" # median, med, sim
 # run MODE FILE CMD...: run CMD with workstation (ws) or server GC, append its stdout to FILE
 run() {
     local mode=$1 file=$2
@@ -45,15 +45,6 @@ for ((r = 1; r <= reps; r++)); do
     echo "server_gc: rep $r of $reps done" >&2
 done
 
-# med FILE NAME PATTERN: the median over the reps of NAME=... on lines matching PATTERN
-med() { grep -E "$3" "$1" | grep -o "$2=[0-9.]*" | cut -d= -f2 | median; }
-# sim FILE COLUMN: the median of a tenure-sim "pause ms:" figure (percent, median, p99, max)
-sim() {
-    case "$2" in
-    pct) grep "^pause ms:" "$1" | sed 's/.*(\([0-9.]*\)% of run time.*/\1/' | median ;;
-    *) grep "^pause ms:" "$1" | grep -o "$2 [0-9.]*" | cut -d' ' -f2 | median ;;
-    esac
-}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 mark_ws=$(med "$tmp/mark.ws" median_mark_ms "^MARK.*mode=default")

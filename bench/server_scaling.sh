@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-median() { sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "-"; else if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+. "$(dirname "$0")/stats.sh" # median, med, sim
 # run MODE N FILE CMD...: CMD under workstation GC (ws) or server GC with N heaps, stdout to FILE
 # (each run is stopped after $STEP_TIMEOUT seconds, default 300; progress on stderr)
 run() {
@@ -37,14 +37,6 @@ run() {
             echo "server_scaling: $* failed ($?)" >&2
     fi
     echo "server_scaling: $mode N=$n $(basename "$1") $((SECONDS - t0)) s" >&2
-}
-# med FILE NAME PATTERN: the median of NAME=... over the lines matching PATTERN
-med() { grep -E "$3" "$1" | grep -o "$2=[0-9.]*" | cut -d= -f2 | median; }
-sim() {
-    case "$2" in
-    pct) grep "^pause ms:" "$1" | sed 's/.*(\([0-9.]*\)% of run time.*/\1/' | median ;;
-    *) grep "^pause ms:" "$1" | grep -o "$2 [0-9.]*" | cut -d' ' -f2 | median ;;
-    esac
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
