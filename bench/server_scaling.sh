@@ -38,6 +38,8 @@ run() {
     fi
     echo "server_scaling: $mode N=$n $(basename "$1") $((SECONDS - t0)) s" >&2
 }
+# both NAME KEY PATTERN N: the workstation and server medians of KEY=... for heap count N
+both() { echo "$(med "$tmp/$1.ws.$4" "$2" "$3") $(med "$tmp/$1.sv.$4" "$2" "$3")"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
 for ((r = 1; r <= reps; r++)); do
@@ -70,9 +72,9 @@ done
     echo "| N | ws mark | sv mark | mark speed-up | ws whole GC | sv whole GC | GC speed-up | ws compacting GC | sv compacting GC | speed-up |"
     echo "|---|---|---|---|---|---|---|---|---|---|"
     for n in $heaps; do
-        wm=$(med "$tmp/mark.ws.$n" median_mark_ms "^MARK.*mode=default") sm=$(med "$tmp/mark.sv.$n" median_mark_ms "^MARK.*mode=default")
-        wg=$(med "$tmp/mark.ws.$n" median_gc_ms "^RESULT.*mode=default") sg=$(med "$tmp/mark.sv.$n" median_gc_ms "^RESULT.*mode=default")
-        wc=$(med "$tmp/mark.ws.$n" median_gc_ms "^RESULT.*mode=compact") sc=$(med "$tmp/mark.sv.$n" median_gc_ms "^RESULT.*mode=compact")
+        read -r wm sm <<<"$(both mark median_mark_ms "^MARK.*mode=default" "$n")"
+        read -r wg sg <<<"$(both mark median_gc_ms "^RESULT.*mode=default" "$n")"
+        read -r wc sc <<<"$(both mark median_gc_ms "^RESULT.*mode=compact" "$n")"
         echo "| $n | $wm | $sm | $(ratio "$wm" "$sm") | $wg | $sg | $(ratio "$wg" "$sg") | $wc | $sc | $(ratio "$wc" "$sc") |"
     done
     echo
@@ -81,10 +83,10 @@ done
     echo "| N | GCBench total pause ws | sv | GCBench max pause ws | sv | threads_alloc scaling ws | sv | malloc | sv wall, N threads (s) |"
     echo "|---|---|---|---|---|---|---|---|---|"
     for n in $heaps; do
-        gw=$(med "$tmp/gcb.ws.$n" total_pause_ms "^STATS") gs=$(med "$tmp/gcb.sv.$n" total_pause_ms "^STATS")
-        xw=$(med "$tmp/gcb.ws.$n" max_pause_ms "^STATS") xs=$(med "$tmp/gcb.sv.$n" max_pause_ms "^STATS")
-        a1w=$(med "$tmp/ta1.ws.$n" wall_s "^RESULT") anw=$(med "$tmp/taN.ws.$n" wall_s "^RESULT")
-        a1s=$(med "$tmp/ta1.sv.$n" wall_s "^RESULT") ans=$(med "$tmp/taN.sv.$n" wall_s "^RESULT")
+        read -r gw gs <<<"$(both gcb total_pause_ms "^STATS" "$n")"
+        read -r xw xs <<<"$(both gcb max_pause_ms "^STATS" "$n")"
+        read -r a1w a1s <<<"$(both ta1 wall_s "^RESULT" "$n")"
+        read -r anw ans <<<"$(both taN wall_s "^RESULT" "$n")"
         m1=$(med "$tmp/mta1.$n" wall_s "^RESULT") mn=$(med "$tmp/mtaN.$n" wall_s "^RESULT")
         echo "| $n | $gw | $gs | $xw | $xs | $(ratio "$a1w" "$anw") | $(ratio "$a1s" "$ans") | $(ratio "$m1" "$mn") | $ans |"
     done

@@ -72,49 +72,48 @@ TENURE_API const char *tenure_strerror(tenure_result result);
  * Sizes accept suffixes k, m, g in the environment (e.g. TENURE_GCgen0size=8m). Size options
  * whose default is 0 are chosen by the collector.
  * ---------------------------------------------------------------------------------------- */
-#define TENURE_OPTIONS(X)                                                                                          \
-    X(GCgen0size, uint64_t, 0,                                                                                     \
-      "least gen0 allocation budget in bytes, per heap under server GC (0: derived from the L3 cache size, and "   \
-      "less while the heap is small)")                                                                             \
-    X(GCgen1size, uint64_t, 0,                                                                                     \
-      "gen1 budget in bytes (0: half of what lives in the older generations, within 2 x GCgen0size..128 MiB)")     \
-    X(GCRegionSize, uint64_t, 4u << 20, "size of one heap region in bytes (a power of two, >= 256 KiB)")           \
-    X(GCRegionRange, uint64_t, (uint64_t)32 << 30, "virtual address space reserved for the heap")                  \
-    X(GCHeapHardLimit, uint64_t, 0, "most bytes the heap may commit (0: no limit but the range)")                  \
-    X(GCLOHThreshold, uint64_t, 85000, "objects of at least this many bytes go to the large object heap")          \
-    X(GCgen0MaxBudget, uint64_t, 0,                                                                                \
-      "upper bound of the gen0 budget, per heap under server GC (0: half of what lives in the older generations, " \
-      "within 256 KiB...64 MiB, and "                                                                              \
-      "at most 6 x GCgen0size when that is set)")                                                                  \
-    X(GCConservativeStack, uint32_t, 1,                                                                            \
-      "1: scan the attached threads' stacks and registers conservatively (found objects are pinned)")              \
-    X(GCCompactMode, uint32_t, 0, "0: the collector chooses compact or sweep; 1: always compact; 2: always sweep") \
-    X(GCLOHCompact, uint32_t, 0, "1: compact the large object heap in every full GC (else only on request)")       \
-    X(GCMarkStackSize, uint64_t, 1u << 16, "initial mark stack capacity in entries (grows after an overflow)")     \
-    X(GCRetainRegions, uint32_t, 2, "GCs a free region stays committed before it is decommitted")                  \
-    X(HeapVerify, uint32_t, 0,                                                                                     \
-      "1: verify the whole heap before and after every GC (a problem goes to the error hook, or without one to "   \
-      "stderr, and then aborts)")                                                                                  \
-    X(GCStress, uint32_t, 0, "N > 0: a GC every N allocations")                                                    \
-    X(GCStressGeneration, int32_t, -1, "generation of the GCs that GCStress forces (-1: the collector chooses)")   \
-    X(GCFinalizeMode, uint32_t, 0,                                                                                 \
-      "0: finalizers run on the instance's finalizer thread; 1: only in tenure_run_pending_finalizers; 2: on the " \
-      "allocating thread, at allocation slow paths and after tenure_collect")                                      \
-    X(GCFinalizeOnShutdown, uint32_t, 1, "1: tenure_destroy runs pending finalizers; 0: it discards them")         \
-    X(GCFaultCommit, uint64_t, 0,                                                                                  \
-      "fault injection: N > 0 makes the Nth request to commit memory (and every Nth after it) fail")               \
-    X(gcServer, uint32_t, 0,                                                                                       \
-      "1: server GC: GCHeapCount GC threads mark each collection in parallel, meeting at joins (GCJoin_V2)")       \
-    X(GCHeapCount, uint32_t, 0,                                                                                    \
-      "GC threads (heaps) with gcServer=1, 1..64 (0: the CPUs the process may run on, at most 64)")                \
-    X(GCNoAffinitize, uint32_t, 0, "1: server GC's threads are not bound to CPUs")                                 \
-    X(gcConcurrent, uint32_t, 0,                                                                                   \
-      "1: background GC: the gen2 GCs the collector chooses mark and sweep on a thread of their own while the "    \
-      "program runs, with two short pauses (not with GCCompactMode=1: gen2 GCs then block and compact)")           \
-    X(GCHeapAffinitizeMask, uint64_t, 0,                                                                           \
-      "CPUs (bit i: CPU i) server GC's helper threads are bound to, one each in order (0: not bound)")             \
-    X(GCPoisonFreed, uint32_t, 0,                                                                                  \
-      "debug: 1: after every GC, fill the space objects moved out of and dead objects' space with 0xcc and make "  \
+#define TENURE_OPTIONS(X)                                                                                             \
+    X(GCgen0size, uint64_t, 0,                                                                                        \
+      "least gen0 allocation budget in bytes, per heap under server GC (0: derived from the L3 cache size, and less " \
+      "while the heap is small)")                                                                                     \
+    X(GCgen1size, uint64_t, 0,                                                                                        \
+      "gen1 budget in bytes (0: half of what lives in the older generations, within 2 x GCgen0size..128 MiB)")        \
+    X(GCRegionSize, uint64_t, 4u << 20, "size of one heap region in bytes (a power of two, >= 256 KiB)")              \
+    X(GCRegionRange, uint64_t, (uint64_t)32 << 30, "virtual address space reserved for the heap")                     \
+    X(GCHeapHardLimit, uint64_t, 0, "most bytes the heap may commit (0: no limit but the range)")                     \
+    X(GCLOHThreshold, uint64_t, 85000, "objects of at least this many bytes go to the large object heap")             \
+    X(GCgen0MaxBudget, uint64_t, 0,                                                                                   \
+      "upper bound of the gen0 budget, per heap under server GC (0: half of what lives in the older generations, "    \
+      "within 256 KiB...64 MiB, and at most 6 x GCgen0size when that is set)")                                        \
+    X(GCConservativeStack, uint32_t, 1,                                                                               \
+      "1: scan the attached threads' stacks and registers conservatively (found objects are pinned)")                 \
+    X(GCCompactMode, uint32_t, 0, "0: the collector chooses compact or sweep; 1: always compact; 2: always sweep")    \
+    X(GCLOHCompact, uint32_t, 0, "1: compact the large object heap in every full GC (else only on request)")          \
+    X(GCMarkStackSize, uint64_t, 1u << 16, "initial mark stack capacity in entries (grows after an overflow)")        \
+    X(GCRetainRegions, uint32_t, 2, "GCs a free region stays committed before it is decommitted")                     \
+    X(HeapVerify, uint32_t, 0,                                                                                        \
+      "1: verify the whole heap before and after every GC (a problem goes to the error hook, or without one to "      \
+      "stderr, and then aborts)")                                                                                     \
+    X(GCStress, uint32_t, 0, "N > 0: a GC every N allocations")                                                       \
+    X(GCStressGeneration, int32_t, -1, "generation of the GCs that GCStress forces (-1: the collector chooses)")      \
+    X(GCFinalizeMode, uint32_t, 0,                                                                                    \
+      "0: finalizers run on the instance's finalizer thread; 1: only in tenure_run_pending_finalizers; 2: on the "    \
+      "allocating thread, at allocation slow paths and after tenure_collect")                                         \
+    X(GCFinalizeOnShutdown, uint32_t, 1, "1: tenure_destroy runs pending finalizers; 0: it discards them")            \
+    X(GCFaultCommit, uint64_t, 0,                                                                                     \
+      "fault injection: N > 0 makes the Nth request to commit memory (and every Nth after it) fail")                  \
+    X(gcServer, uint32_t, 0,                                                                                          \
+      "1: server GC: GCHeapCount GC threads mark each collection in parallel, meeting at joins (GCJoin_V2)")          \
+    X(GCHeapCount, uint32_t, 0,                                                                                       \
+      "GC threads (heaps) with gcServer=1, 1..64 (0: the CPUs the process may run on, at most 64)")                   \
+    X(GCNoAffinitize, uint32_t, 0, "1: server GC's threads are not bound to CPUs")                                    \
+    X(gcConcurrent, uint32_t, 0,                                                                                      \
+      "1: background GC: the gen2 GCs the collector chooses mark and sweep on a thread of their own while the "       \
+      "program runs, with two short pauses (not with GCCompactMode=1: gen2 GCs then block and compact)")              \
+    X(GCHeapAffinitizeMask, uint64_t, 0,                                                                              \
+      "CPUs (bit i: CPU i) server GC's helper threads are bound to, one each in order (0: not bound)")                \
+    X(GCPoisonFreed, uint32_t, 0,                                                                                     \
+      "debug: 1: after every GC, fill the space objects moved out of and dead objects' space with 0xcc and make "     \
       "regions left empty inaccessible (PROT_NONE), so that a stale pointer crashes at its first use")
 
 typedef struct tenure_config {

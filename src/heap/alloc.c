@@ -19,7 +19,6 @@ static void account_context(tenure_runtime *rt, tn_mutator *m) {
     size_t used = (size_t)(m->pub.alloc_ptr - m->ctx_start);
     m->allocated += used;
     rt->stats.bytes_allocated += used;
-    rt->heap.gen0_allocated += used;
     rt->heap.heap_allocated[m->alloc_heap] += used;
     m->ctx_start = m->pub.alloc_ptr;
     rt->heap.tick_bytes[TN_ALLOC_KIND_SMALL] += used;
@@ -326,7 +325,15 @@ size_t tn_heap_budget(const tenure_runtime *rt, int gen) {
     }
 }
 
-size_t tn_heap_gen0_allocated(tenure_runtime *rt) { return rt->heap.gen0_allocated + tn_alloc_uncounted(rt); }
+/* Bytes counted against gen0's budgets since the last GC: every allocation heap's. */
+static size_t gen0_counted(const tenure_runtime *rt) {
+    size_t sum = 0;
+    for (unsigned h = 0; h < rt->heap.nheaps; h++)
+        sum += rt->heap.heap_allocated[h];
+    return sum;
+}
+
+size_t tn_heap_gen0_allocated(tenure_runtime *rt) { return gen0_counted(rt) + tn_alloc_uncounted(rt); }
 
 void tn_heap_set_gen0_gaps(tenure_runtime *rt, char *gaps) { rt->heap.gen0_gaps = gaps; }
 
@@ -343,7 +350,7 @@ void tn_heap_set_gen0_gaps(tenure_runtime *rt, char *gaps) { rt->heap.gen0_gaps 
  * Workstation GC has one heap: the thread's own spending is the instance's.
  *
  * Invariant A1 (tn_alloc_heaps_check): nheaps is in [1, TN_MAX_HEAPS], every thread's heap is
- * below it, and heap_allocated sums to gen0_allocated. */
+ * below it, and no heap past nheaps has counted anything. */
 
 #define TN_BALANCE_LEFT 8 /* a thread moves to a heap with at least 1/8 of its budget left */
 
@@ -373,11 +380,9 @@ static bool gen0_spent(tenure_runtime *rt, tn_mutator *m) {
 }
 
 void tn_alloc_heaps_check(tenure_runtime *rt) {
-    size_t sum = 0;
     TN_ASSERT_INTERNAL(rt->heap.nheaps >= 1 && rt->heap.nheaps <= TN_MAX_HEAPS);
-    for (unsigned h = 0; h < rt->heap.nheaps; h++)
-        sum += rt->heap.heap_allocated[h];
-    TN_ASSERT_INTERNAL(sum == rt->heap.gen0_allocated);
+    for (unsigned h = rt->heap.nheaps; h < TN_MAX_HEAPS; h++)
+        TN_ASSERT_INTERNAL(rt->heap.heap_allocated[h] == 0);
     for (tn_mutator *m = tn_mutators(rt); m; m = m->next)
         TN_ASSERT_INTERNAL(m->alloc_heap < rt->heap.nheaps);
 }
@@ -509,8 +514,8 @@ static void update_gen0_budget(tenure_runtime *rt, const tn_gc_record *g) {
     /* a GC that came before gen0 spent its budget (induced, or for another generation) saw
      * only part of an allocation cycle: its figure moves the budget only in proportion (the
      * .NET collector's linear_allocation_model) */
-    size_t total = rt->heap.gen0_budget * rt->heap.nheaps;
-    double fraction = total ? (double)rt->heap.gen0_allocated / (double)total : 1.0;
+    size_t total = tn_heap_budget(rt, TN_GEN0);
+    double fraction = total ? (double)gen0_counted(rt) / (double)total : 1.0;
     if (fraction < 0.95)
         desired = fraction * desired + (1.0 - fraction) * (double)rt->heap.gen0_budget;
     size_t cap = gen0_cap(rt), floor = gen0_floor(rt);
@@ -592,7 +597,6 @@ void tn_budgets_update(tenure_runtime *rt, const tn_gc_record *g) {
     }
     /* last: the older generations' sizes (floor and cap) are final now */
     update_gen0_budget(rt, g);
-    rt->heap.gen0_allocated = 0;
     memset(rt->heap.heap_allocated, 0, sizeof rt->heap.heap_allocated);
     /* B1: every budget is positive (a budget of 0 would collect at every slow path); B2: large
      * allocation triggers a full GC no sooner than promotion does */
@@ -703,7 +707,7 @@ static bool grow_large(tenure_runtime *rt, int gen, size_t size) {
     return true;
 }
 
-static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, size_t length, int gen) {
+static void *alloc_large(tenure_runtime *rt, tn_mutator *m, const tn_type *t, size_t size, size_t length, int gen) {
     stress_tick(rt);
     /* (over budget while a background GC runs: that GC is the answer; asking again would run
      * a young GC per large allocation until it ends) */
@@ -738,7 +742,7 @@ static void *alloc_large(tenure_runtime *rt, const tn_type *t, size_t size, size
     int kind = gen == TN_LOH ? TN_ALLOC_KIND_LARGE : TN_ALLOC_KIND_PINNED;
     rt->heap.tick_bytes[kind] += size;
     if (rt->heap.tick_bytes[kind] >= TN_TICK_BYTES)
-        allocation_tick(rt, kind, t, c, size, tn_self(rt) ? tn_self(rt)->alloc_heap : 0);
+        allocation_tick(rt, kind, t, c, size, m->alloc_heap);
     if (TN_PROF_ON(rt, TENURE_PROFILE_ALLOCATIONS))
         tn_prof_allocated(rt, c, t);
     return c;
@@ -775,7 +779,7 @@ static void *alloc_locked(tenure_runtime *rt, tn_mutator *m, const tn_type *t, s
     TN_LOCKED(rt);
     bool large = pinned || size >= rt->config.GCLOHThreshold;
     void *obj =
-        large ? alloc_large(rt, t, size, length, pinned ? TN_POH : TN_LOH) : alloc_small(rt, m, t, size, length);
+        large ? alloc_large(rt, m, t, size, length, pinned ? TN_POH : TN_LOH) : alloc_small(rt, m, t, size, length);
     if (!obj) {
         tn_api_fail(rt, TENURE_NOMEM, fn, "no memory for %zu bytes of %s", size, t->name);
         return NULL;

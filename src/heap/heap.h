@@ -35,10 +35,10 @@ struct tn_heap_state {
     size_t gen0_budget, gen0_min_budget, gen0_max_budget; /* heap/alloc.c "budgets and triggers" */
     size_t gen1_budget, gen2_budget, loh_budget;
     size_t gen1_limit; /* at most this much gen1 budget (SIZE_MAX; less while a background GC runs) */
-    size_t gen0_allocated, gen1_promoted_since, gen2_promoted_since, loh_allocated;
+    size_t gen1_promoted_since, gen2_promoted_since, loh_allocated;
     /* allocation heaps (server GC, heap/alloc.c "allocation heaps"): nheaps budgets of
      * gen0_budget bytes each; heap_allocated[h] is what the threads of heap h allocated since
-     * the last GC (their sum is gen0_allocated); next_heap deals heaps to threads in turn */
+     * the last GC (their sum is what gen0 took); next_heap deals heaps to threads in turn */
     unsigned nheaps, next_heap;
     size_t heap_allocated[TN_MAX_HEAPS];
     uint64_t tick_bytes[3];    /* bytes per allocation kind since the last allocation tick */
