@@ -189,6 +189,17 @@ void *tn_vec_push_reserved(tn_vec *v); /* NULL if full: never allocates (inside 
 void tn_vec_free(tn_vec *v);
 static inline void *tn_vec_at(const tn_vec *v, size_t i) { return (char *)v->data + i * v->elem; }
 
+/* One turn of a spin-wait: tells the CPU that this thread waits for another (x86 `pause`,
+ * Arm `yield`), so that a sibling hyperthread gets the core and the loop does not flood the
+ * memory system (threads/threads.c lock_after_spinning, gc/team.c tn_gc_spin_until). */
+static inline void tn_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
 /* 1 under ThreadSanitizer, which cannot start a thread in the child of a multi-threaded fork
  * (its registry still holds the threads that are gone): the finalizer thread and server GC's
  * helpers are then not restarted there. */

@@ -289,8 +289,10 @@ static __attribute__((noinline)) void donate(marker *mk) {
         memmove(e, e + n, (s->count - n) * sizeof *e);
         s->count -= n;
         p->lens[id] = (uint32_t)n;
-        p->full_ids[p->nfull++] = id;
-        pthread_cond_signal(&p->cv);
+        p->full_ids[p->nfull] = id;
+        __atomic_store_n(&p->nfull, p->nfull + 1, __ATOMIC_RELEASE);
+        if (p->sleepers)
+            pthread_cond_signal(&p->cv);
     }
     __atomic_store_n(&p->hungry, p->idle > p->nfull, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&p->mx);
@@ -329,6 +331,28 @@ static void drain_with(marker *mk) {
         drain_loop(mk, false);
 }
 
+/* A packet is full or marking is over (read without the pool's lock while spinning). */
+static bool pool_has_news(const void *arg) {
+    const tn_mark_pool *p = arg;
+    return __atomic_load_n(&p->nfull, __ATOMIC_ACQUIRE) || __atomic_load_n(&p->done, __ATOMIC_ACQUIRE);
+}
+
+/* With p->mx held, counted idle: wait until a packet is full or marking is over. Spin
+ * without the lock first (gc/team.h, "waiting inside a pause"), then sleep on p->cv. */
+static void wait_for_packet(tenure_runtime *rt, tn_mark_pool *p) {
+    if (rt->team.spin) {
+        pthread_mutex_unlock(&p->mx);
+        bool news = tn_gc_spin_until(pool_has_news, p);
+        pthread_mutex_lock(&p->mx);
+        if (news)
+            return;
+    }
+    p->sleepers++;
+    while (!p->nfull && !p->done)
+        pthread_cond_wait(&p->cv, &p->mx);
+    p->sleepers--;
+}
+
 /* Take packets from the pool and mark from them until marking is over (see above). */
 static void steal_until_done(marker *mk) {
     tn_mark_pool *p = mk->pool;
@@ -336,7 +360,8 @@ static void steal_until_done(marker *mk) {
     pthread_mutex_lock(&p->mx);
     for (;;) {
         if (p->nfull) {
-            uint32_t id = p->full_ids[--p->nfull];
+            __atomic_store_n(&p->nfull, p->nfull - 1, __ATOMIC_RELAXED);
+            uint32_t id = p->full_ids[p->nfull];
             TN_ASSERT_INTERNAL(s->count == 0 && p->lens[id] <= s->cap);
             memcpy(s->data, p->entries + (size_t)id * TN_MARK_PACKET, p->lens[id] * sizeof(uintptr_t));
             s->count = p->lens[id];
@@ -352,13 +377,14 @@ static void steal_until_done(marker *mk) {
         if (p->done)
             break;
         if (p->idle + 1 == p->threads) {
-            p->done = true;
-            pthread_cond_broadcast(&p->cv);
+            __atomic_store_n(&p->done, true, __ATOMIC_RELEASE);
+            if (p->sleepers)
+                pthread_cond_broadcast(&p->cv);
             break;
         }
         p->idle++;
         __atomic_store_n(&p->hungry, 1, __ATOMIC_RELAXED);
-        pthread_cond_wait(&p->cv, &p->mx);
+        wait_for_packet(mk->rt, p);
         p->idle--;
     }
     pthread_mutex_unlock(&p->mx);
@@ -572,6 +598,7 @@ static void pool_start(tn_mark_pool *p, unsigned threads) {
         p->free_ids[i] = i;
     p->threads = threads;
     p->hungry = 0;
+    p->sleepers = 0;
     p->done = false;
 }
 

@@ -32,17 +32,18 @@ typedef struct tn_mark_worker {
 #define TN_MARK_PACKET 256
 typedef struct tn_mark_pool {
     pthread_mutex_t mx;
-    pthread_cond_t cv;  /* idle threads wait here for a packet or the end */
-    uintptr_t *entries; /* packets * TN_MARK_PACKET */
-    uint32_t *lens;     /* per packet: entries in it */
-    uint32_t *free_ids; /* packets free to fill */
-    uint32_t *full_ids; /* packets waiting for a thread */
-    unsigned packets, nfree, nfull;
-    size_t packet_max;      /* entries a packet takes: TN_MARK_PACKET or less (no more than a stack holds) */
-    unsigned threads, idle; /* GC threads marking, and those waiting for work */
-    int hungry;             /* some thread waits and no packet is full (read without mx) */
-    bool done;              /* every thread was idle at once: the parallel part is over */
-    bool ready;             /* mx and cv exist */
+    pthread_cond_t cv;              /* idle threads wait here for a packet or the end */
+    uintptr_t *entries;             /* packets * TN_MARK_PACKET */
+    uint32_t *lens;                 /* per packet: entries in it */
+    uint32_t *free_ids;             /* packets free to fill */
+    uint32_t *full_ids;             /* packets waiting for a thread */
+    unsigned packets, nfree, nfull; /* nfull: written under mx, read without it by spinning threads */
+    size_t packet_max;              /* entries a packet takes: TN_MARK_PACKET or less (no more than a stack holds) */
+    unsigned threads, idle;         /* GC threads marking, and those waiting for work */
+    unsigned sleepers;              /* of those, the ones asleep on cv (the others spin) */
+    int hungry;                     /* some thread waits and no packet is full (read without mx) */
+    bool done;                      /* every thread was idle at once: the parallel part is over (as nfull) */
+    bool ready;                     /* mx and cv exist */
 } tn_mark_pool;
 
 struct tn_mark_state {

@@ -67,7 +67,7 @@ static void *helper_main(void *arg) {
         fn(rt, st.heap);
         tn_trace_thread_flush(rt); /* this thread's events of the GC, in whole packets */
         pthread_mutex_lock(&t->mx);
-        if (--t->running == 0)
+        if (__atomic_sub_fetch(&t->running, 1, __ATOMIC_SEQ_CST) == 0 && t->sleepers)
             pthread_cond_signal(&t->lead_cv);
     }
     pthread_mutex_unlock(&t->mx);
@@ -106,6 +106,7 @@ void tn_gc_team_prepare(tenure_runtime *rt) {
     if (!t->n)
         team_init_sync(t);
     t->n = want;
+    t->spin = want <= tn_os_cpus_allowed(NULL);
     while (t->created + 1 < want && create_helper(rt, t->created + 1))
         t->created++;
 }
@@ -115,7 +116,7 @@ void tn_gc_team_forked_child(tenure_runtime *rt) {
     if (!t->n && TN_FORK_RESTARTS_HELPERS)
         return;        /* none yet: the child creates its own at its first GC */
     team_init_sync(t); /* the parent's helpers parked on these: none is held */
-    t->created = t->running = t->join_arrived = t->active = 0;
+    t->created = t->running = t->join_arrived = t->join_reported = t->sleepers = t->active = 0;
     t->stop = false;
     t->n = 0; /* the next GC creates the helpers again */
     t->forked_without_helpers = !TN_FORK_RESTARTS_HELPERS;
@@ -129,48 +130,104 @@ void tn_gc_team_wake(tenure_runtime *rt, tn_team_fn fn, unsigned threads) {
         return;
     pthread_mutex_lock(&t->mx);
     t->fn = fn;
-    t->running = t->active;
+    __atomic_store_n(&t->running, t->active, __ATOMIC_SEQ_CST);
     t->epoch++;
     pthread_cond_broadcast(&t->helpers_cv);
     pthread_mutex_unlock(&t->mx);
 }
 
+/* ---- waits: spin, then sleep (team.h "waiting inside a pause") ---- */
+
+bool tn_gc_spin_until(bool (*ready)(const void *arg), const void *arg) {
+    uint64_t deadline = 0;
+    for (unsigned i = 1;; i++) {
+        if (ready(arg))
+            return true;
+        tn_cpu_relax();
+        if (i % 64 == 0) { /* the clock is read now and then: a read costs tens of pauses */
+            uint64_t now = tn_os_now_ns();
+            if (!deadline)
+                deadline = now + TN_GC_SPIN_NS;
+            else if (now >= deadline)
+                return false;
+        }
+    }
+}
+
+typedef struct team_wait {
+    const struct tn_gc_team *t;
+    uint64_t seen; /* the restarts a helper saw when it arrived */
+} team_wait;
+
+static bool join_full(const void *arg) {
+    const struct tn_gc_team *t = ((const team_wait *)arg)->t;
+    return __atomic_load_n(&t->join_reported, __ATOMIC_ACQUIRE) == t->active + 1;
+}
+
+static bool restarted(const void *arg) {
+    const team_wait *w = arg;
+    return __atomic_load_n(&w->t->restarts, __ATOMIC_ACQUIRE) != w->seen;
+}
+
+static bool all_parked(const void *arg) {
+    const struct tn_gc_team *t = ((const team_wait *)arg)->t;
+    return __atomic_load_n(&t->running, __ATOMIC_ACQUIRE) == 0;
+}
+
+/* Wait until ready(w): spin, then sleep on cv. A sleeper counts itself in t->sleepers under
+ * t->mx before it tests ready; whoever makes ready true changes the state first, then wakes
+ * the sleepers if it sees any (wake_sleepers): one of the two sees the other's write. */
+static void wait_for(struct tn_gc_team *t, pthread_cond_t *cv, bool (*ready)(const void *), const team_wait *w) {
+    if (t->spin && tn_gc_spin_until(ready, w))
+        return;
+    pthread_mutex_lock(&t->mx);
+    __atomic_add_fetch(&t->sleepers, 1, __ATOMIC_SEQ_CST);
+    while (!ready(w))
+        pthread_cond_wait(cv, &t->mx);
+    __atomic_sub_fetch(&t->sleepers, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&t->mx);
+}
+
+static void wake_sleepers(struct tn_gc_team *t) {
+    if (!__atomic_load_n(&t->sleepers, __ATOMIC_SEQ_CST))
+        return;
+    pthread_mutex_lock(&t->mx);
+    pthread_cond_broadcast(&t->helpers_cv);
+    pthread_cond_broadcast(&t->lead_cv);
+    pthread_mutex_unlock(&t->mx);
+}
+
+/* A thread arrives (the last one writes "last_join"), writes its join event, and counts as
+ * reported: thread 0 goes on once every thread has written its event, so that every join
+ * event of a join comes before the restart that ends it. */
 void tn_gc_join(tenure_runtime *rt, unsigned heap, uint32_t id) {
     struct tn_gc_team *t = &rt->team;
     if (!t->active)
         return;
-    pthread_mutex_lock(&t->mx);
-    bool last = ++t->join_arrived == t->active + 1;
+    team_wait w = {t, __atomic_load_n(&t->restarts, __ATOMIC_ACQUIRE)}; /* no restart before we arrive */
+    bool last = __atomic_add_fetch(&t->join_arrived, 1, __ATOMIC_SEQ_CST) == t->active + 1;
     join_event(rt, heap, 0, last ? 0 : 1, id);
-    if (heap == 0) {
-        while (t->join_arrived < t->active + 1)
-            pthread_cond_wait(&t->lead_cv, &t->mx);
-        if (!last)
-            join_event(rt, heap, 1, 1, id);
-    } else {
-        if (last)
-            pthread_cond_signal(&t->lead_cv);
-        uint64_t restarts = t->restarts;
-        while (t->restarts == restarts)
-            pthread_cond_wait(&t->helpers_cv, &t->mx);
-        if (!last)
-            join_event(rt, heap, 1, 1, id);
-    }
-    pthread_mutex_unlock(&t->mx);
+    if (__atomic_add_fetch(&t->join_reported, 1, __ATOMIC_SEQ_CST) == t->active + 1)
+        wake_sleepers(t);
+    if (heap == 0)
+        wait_for(t, &t->lead_cv, join_full, &w);
+    else
+        wait_for(t, &t->helpers_cv, restarted, &w);
+    if (!last)
+        join_event(rt, heap, 1, 1, id);
 }
 
 void tn_gc_restart(tenure_runtime *rt) {
     struct tn_gc_team *t = &rt->team;
     if (!t->active)
         return;
-    pthread_mutex_lock(&t->mx);
-    TN_ASSERT(t->join_arrived == t->active + 1);
+    TN_ASSERT(__atomic_load_n(&t->join_reported, __ATOMIC_ACQUIRE) == t->active + 1);
     join_event(rt, TN_JOIN_HEAP_RESTART, 0, 2, UINT32_MAX);
-    t->join_arrived = 0;
-    t->restarts++;
-    pthread_cond_broadcast(&t->helpers_cv);
+    __atomic_store_n(&t->join_arrived, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&t->join_reported, 0, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&t->restarts, 1, __ATOMIC_SEQ_CST);
+    wake_sleepers(t);
     join_event(rt, TN_JOIN_HEAP_RESTART, 1, 2, UINT32_MAX);
-    pthread_mutex_unlock(&t->mx);
 }
 
 void tn_gc_team_finish(tenure_runtime *rt) {
@@ -178,10 +235,8 @@ void tn_gc_team_finish(tenure_runtime *rt) {
     if (!t->active)
         return;
     tn_gc_restart(rt);
-    pthread_mutex_lock(&t->mx);
-    while (t->running)
-        pthread_cond_wait(&t->lead_cv, &t->mx);
-    pthread_mutex_unlock(&t->mx);
+    team_wait w = {t, 0};
+    wait_for(t, &t->lead_cv, all_parked, &w);
     t->active = 0;
 }
 
@@ -209,6 +264,7 @@ void tn_gc_team_check(tenure_runtime *rt) {
     if (!t->created)
         return;
     pthread_mutex_lock(&t->mx);
-    TN_ASSERT_INTERNAL(t->join_arrived == 0 && t->running == 0); /* J1 */
+    TN_ASSERT_INTERNAL(t->join_arrived == 0 && t->join_reported == 0 && t->running == 0); /* J1 */
+    TN_ASSERT_INTERNAL(t->sleepers == 0);
     pthread_mutex_unlock(&t->mx);
 }

@@ -69,8 +69,11 @@ struct tn_gc_team {
     uint64_t epoch;            /* GCs given to the helpers; a parked helper waits for it to change */
     tn_team_fn fn;             /* what the helpers run in this GC */
     unsigned running;          /* helpers that have not parked since the epoch changed */
-    unsigned join_arrived;     /* threads at the join in progress */
-    uint64_t restarts;         /* a helper at a join waits for it to change */
+    unsigned join_arrived;     /* threads at the join in progress (atomic) */
+    unsigned join_reported;    /* of those, the ones that wrote their join event (atomic) */
+    uint64_t restarts;         /* a helper at a join waits for it to change (atomic) */
+    unsigned sleepers;         /* threads asleep in a join or in the GC's end (atomic; changed under mx) */
+    bool spin;                 /* GC threads <= CPUs: waits spin before they sleep (tn_gc_spin_until) */
     bool stop;                 /* the instance is being destroyed: helpers exit */
     /* The next work item of the parallel part in progress (gc/parts.c): every GC thread
      * takes items with an atomic add; thread 0 sets it to 0 before it restarts the others. */
@@ -106,5 +109,18 @@ void tn_gc_team_finish(struct tenure_runtime *rt);
 void tn_gc_team_destroy(struct tenure_runtime *rt);
 /* J1 (base/assert.h). */
 void tn_gc_team_check(struct tenure_runtime *rt);
+
+/* ---- waiting inside a pause ----
+ *
+ * A GC thread that waits for another (at a join, for the end of a GC, for a mark packet)
+ * first spins for up to TN_GC_SPIN_NS, when the team has no more threads than the process
+ * has CPUs (t->spin), and sleeps on a condition variable only after that. In a short GC the
+ * other threads come within microseconds; sleeping costs a futex wake per wait and, when the
+ * woken thread is put on the waker's CPU, a preemption of the thread that does the work
+ * (measured: docs/design/collector.md "Waiting inside a pause"). */
+#define TN_GC_SPIN_NS 50000u
+
+/* Spin until ready(arg) or TN_GC_SPIN_NS have passed; whether ready(arg) came true. */
+bool tn_gc_spin_until(bool (*ready)(const void *arg), const void *arg);
 
 #endif

@@ -194,6 +194,24 @@ bool tn_trylock(tenure_runtime *rt) {
     return true;
 }
 
+/* A contended lock is tried again for a while before the thread sleeps on it: another
+ * thread's allocation slow path holds it for about a microsecond, and sleeping costs a futex
+ * wake and often a preemption of the thread that let it go (measured: bench/threads_alloc,
+ * docs/design/threads.md "The instance lock"). A collection holds it for its whole pause and
+ * says so first (stop_requested): no spinning then, the thread goes to its safepoint. */
+#define TN_LOCK_SPINS 1024u
+
+static bool lock_after_spinning(tenure_runtime *rt) {
+    for (unsigned i = 1; i <= rt->threads.lock_spins; i++) {
+        if (__atomic_load_n(&rt->head.stop_requested, __ATOMIC_ACQUIRE))
+            return false;
+        tn_cpu_relax();
+        if (i % 16 == 0 && pthread_mutex_trylock(&rt->threads.lock) == 0)
+            return true;
+    }
+    return false;
+}
+
 void tn_lock_holding(tenure_runtime *rt, const void *a, const void *b) {
     if (!rt->threads.locks_ready)
         return;
@@ -201,7 +219,7 @@ void tn_lock_holding(tenure_runtime *rt, const void *a, const void *b) {
         rt->threads.lock_depth++;
         return;
     }
-    if (pthread_mutex_trylock(&rt->threads.lock) != 0) {
+    if (pthread_mutex_trylock(&rt->threads.lock) != 0 && !lock_after_spinning(rt)) {
         tn_mutator *m = tn_self(rt);
         if (m) {
             m->held[0] = a;
@@ -567,6 +585,7 @@ bool tn_threads_init(tenure_runtime *rt) {
         return false;
     }
     pthread_cond_init(&rt->threads.world_cv, NULL);
+    rt->threads.lock_spins = tn_os_cpus_allowed(NULL) > 1 ? TN_LOCK_SPINS : 0;
     rt->threads.locks_ready = true;
     return tn_mutator_attach(rt, false) != NULL;
 }

@@ -30,6 +30,7 @@ struct tn_threads_state {
     size_t mutator_count;
     unsigned world_stops; /* the nesting of tn_world_stop (only the lock holder touches it) */
     bool locks_ready;
+    unsigned lock_spins; /* tries of a contended lock before sleeping (0 on one CPU; tn_lock) */
     /* in the child of a fork (api/fork.c): mutators of threads gone with the fork wait to be
      * forgotten (at the outermost unlock) */
     bool fork_purge;
