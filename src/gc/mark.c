@@ -96,20 +96,19 @@ static inline __attribute__((always_inline)) bool set_mark_bit(const marker *mk,
  * other threads count too). */
 static void flush_live(const marker *mk) {
     tn_mark_worker *w = mk->w;
-    if (!w->live_r)
-        return;
-    if (mk->pool)
-        __atomic_fetch_add(&w->live_r->live_bytes, w->live_pending, __ATOMIC_RELAXED);
-    else
-        w->live_r->live_bytes += w->live_pending;
-    w->live_r = NULL;
-    w->live_pending = 0;
+    for (unsigned i = 0; i < TN_LIVE_SLOTS; i++)
+        if (w->live_r[i]) {
+            __atomic_fetch_add(&w->live_r[i]->live_bytes, w->live_pending[i], __ATOMIC_RELAXED);
+            w->live_r[i] = NULL;
+        }
 }
 
-/* M2: count obj's bytes, once (see the header comment). With other GC threads marking, a
- * region's live_bytes is added to when the worker moves on to another region (flush_live),
- * not per object: objects found one after the other mostly lie in the same region, and the
- * threads would otherwise contend for the region's counter. */
+/* M2: count obj's bytes, once (see the header comment). With other GC threads marking, each
+ * thread counts into its own table of regions (tn_mark_worker.live_r) and adds a region's
+ * bytes to its live_bytes only when another region takes the slot, and at the end
+ * (flush_live): an atomic add per object, on counters every thread shares, made a parallel
+ * mark of a random graph slower than a serial one (docs/design/collector.md, "Live bytes
+ * counted per thread"). */
 static inline __attribute__((always_inline)) void count_marked(const marker *mk, const char *obj, size_t size,
                                                                bool par) {
     tenure_runtime *rt = mk->rt;
@@ -121,11 +120,14 @@ static inline __attribute__((always_inline)) void count_marked(const marker *mk,
         r->live_bytes += size;
         return;
     }
-    if (__builtin_expect(r != w->live_r, 0)) {
-        flush_live(mk);
-        w->live_r = r;
+    unsigned slot = (unsigned)(r - rt->regions) % TN_LIVE_SLOTS;
+    if (__builtin_expect(r != w->live_r[slot], 0)) {
+        if (w->live_r[slot])
+            __atomic_fetch_add(&w->live_r[slot]->live_bytes, w->live_pending[slot], __ATOMIC_RELAXED);
+        w->live_r[slot] = r;
+        w->live_pending[slot] = 0;
     }
-    w->live_pending += size;
+    w->live_pending[slot] += size;
 }
 
 /* The stack is full: obj stays marked but unscanned; remember the range to rescan. */
@@ -583,8 +585,7 @@ static void reset_workers(tenure_runtime *rt, unsigned threads) {
         w->stack.count = 0; /* reserved before the pause (scratch.c): it never grows */
         w->overflow = false;
         w->marked_bytes = w->stolen_bytes = w->overflows = 0;
-        w->live_r = NULL;
-        w->live_pending = 0;
+        memset(w->live_r, 0, sizeof w->live_r);
     }
     rt->mark.overflow_marked = 0;
     rt->mark.overflow_seen = false;

@@ -16,15 +16,21 @@
 #include "gc/team.h"
 
 /* One GC thread's marking (server GC has one per GC thread; workstation GC uses w[0]). */
+#define TN_LIVE_SLOTS 64 /* regions a marker counts for at once (a power of two) */
+
 typedef struct tn_mark_worker {
     tn_vec stack; /* void *: reserved before the pause (scratch.c), never grown in it */
     bool overflow;
     char *overflow_lo, *overflow_hi;
-    size_t marked_bytes;      /* M2: every object counted once, by the thread that scans it */
-    size_t stolen_bytes;      /* of those, marked from work taken from the pool (server GC) */
-    size_t overflows;         /* times this thread's stack overflowed */
-    struct tn_region *live_r; /* bytes counted for this region but not yet added to its */
-    size_t live_pending;      /* live_bytes (added when the thread counts another region) */
+    size_t marked_bytes; /* M2: every object counted once, by the thread that scans it */
+    size_t stolen_bytes; /* of those, marked from work taken from the pool (server GC) */
+    size_t overflows;    /* times this thread's stack overflowed */
+    /* Server GC: bytes counted for a region but not yet added to its live_bytes, per region in
+     * a small direct-mapped table (slot: the region's first unit mod TN_LIVE_SLOTS); a region's
+     * bytes are added when another region takes its slot, and all at the end of marking
+     * (mark.c flush_live). */
+    struct tn_region *live_r[TN_LIVE_SLOTS];
+    size_t live_pending[TN_LIVE_SLOTS];
 } tn_mark_worker;
 
 /* Server GC: the pool through which GC threads share mark work (mark.c, "Parallel marking"):
