@@ -20,8 +20,6 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# field NAME: the value of NAME=... on the line matching PATTERN of stdin
-field() { grep -E "$2" | head -1 | grep -o "$1=[0-9.]*" | head -1 | cut -d= -f2; }
 . "$(dirname "$0")/stats.sh" # median, med, sim
 # run MODE FILE CMD...: run CMD with workstation (ws) or server GC, append its stdout to FILE
 run() {

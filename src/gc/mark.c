@@ -92,8 +92,9 @@ static inline __attribute__((always_inline)) bool set_mark_bit(const marker *mk,
     return true;
 }
 
-/* Add the bytes counted for the worker's current region to its live_bytes (atomically while
- * other threads count too). */
+/* Add the bytes the worker counted per region (server GC's table, count_marked) to the
+ * regions' live_bytes, atomically: other threads add theirs too. Workstation GC counts into
+ * the regions directly and leaves the table empty. */
 static void flush_live(const marker *mk) {
     tn_mark_worker *w = mk->w;
     for (unsigned i = 0; i < TN_LIVE_SLOTS; i++)

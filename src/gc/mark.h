@@ -15,9 +15,9 @@
 #include <pthread.h>
 #include "gc/team.h"
 
-/* One GC thread's marking (server GC has one per GC thread; workstation GC uses w[0]). */
 #define TN_LIVE_SLOTS 64 /* regions a marker counts for at once (a power of two) */
 
+/* One GC thread's marking (server GC has one per GC thread; workstation GC uses w[0]). */
 typedef struct tn_mark_worker {
     tn_vec stack; /* void *: reserved before the pause (scratch.c), never grown in it */
     bool overflow;
@@ -48,8 +48,8 @@ typedef struct tn_mark_pool {
     unsigned threads, idle;         /* GC threads marking, and those waiting for work */
     unsigned sleepers;              /* of those, the ones asleep on cv (the others spin) */
     int hungry;                     /* some thread waits and no packet is full (read without mx) */
-    bool done;                      /* every thread was idle at once: the parallel part is over (as nfull) */
-    bool ready;                     /* mx and cv exist */
+    bool done;  /* every thread was idle at once: the parallel part is over (like nfull, read by spinners) */
+    bool ready; /* mx and cv exist */
 } tn_mark_pool;
 
 struct tn_mark_state {
