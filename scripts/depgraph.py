@@ -33,7 +33,7 @@ ENTRY_POINTS = {"api"}  # above every subsystem: creating and destroying an inst
 # macros), never by name.
 OWNER = {
     "heap": "heap", "roots": "roots", "lifetime": "lifetime", "threads": "threads", "prof": "profiler",
-    "mark": "gc", "team": "gc", "bgc": "gc", "plan": "gc", "card": "gc", "collection": "gc", "last": "gc",
+    "mark": "gc", "team": "gc", "bgc": "gc", "plan": "gc", "card": "gc", "collection": "gc", "last": "gc", "tallies": "gc",
     "gc_callback": "gc", "gc_callback_context": "gc",
     "ev_mask": "trace", "sessions": "trace", "ev_dispatches": "trace", "sessions_stopped": "trace",
     "fork_next": "api",

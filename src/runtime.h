@@ -109,6 +109,8 @@ typedef struct tn_region {
     uint32_t index, units;
     uint8_t gen;   /* 0..4 */
     uint8_t state; /* TN_RS_* */
+    uint8_t heap;  /* the server GC heap that owns it (heap/alloc.c "allocation heaps"); 0 under
+                      workstation GC. A compacted region's survivors stay on its heap (gc/plan.c) */
     bool committed;
     /* collection state */
     bool condemned, compacting;
@@ -192,6 +194,13 @@ typedef struct tn_gap {
     size_t size;
 } tn_gap;
 
+/* One server GC heap's part of a collection's record: what its regions held before and after
+ * the GC, what survived there (GCPerHeapHistory_V3 per heap; gc/history.c). */
+typedef struct tn_heap_tally {
+    size_t size_before[TN_NGEN], free_before[TN_NGEN], size_after[TN_NGEN], free_after[TN_NGEN];
+    size_t promoted[TN_NGEN], pinned_bytes[TN_NGEN];
+} tn_heap_tally;
+
 /* What one collection decided and did: built by the collection (gc/collection.h), then kept
  * as rt->last, the record of the previous GC (the events' history records, budgets, stats). */
 typedef struct tn_gc_record {
@@ -212,6 +221,9 @@ typedef struct tn_gc_record {
     uint32_t mark_us[5];  /* the mark phase's steps: sizedref, roots, short weak, finalization, long weak */
     uint64_t pause_ns;
     bool background; /* a background GC (its final pause's record: pause_ns sums both pauses) */
+    /* per heap (rt->heap.nheaps entries; their sums are the figures above): rt->tallies[0] for
+     * a blocking GC, rt->tallies[1] for a background GC, which outlives the GCs during its sweep */
+    tn_heap_tally *heaps;
 } tn_gc_record;
 
 /* The state each subsystem owns, embedded below (each in its subsystem's own header). */
@@ -268,9 +280,10 @@ struct tenure_runtime {
     struct tn_prof_state prof;         /* profiler/profiler.h */
 
     /* collection */
-    struct tn_collection *collection; /* the GC in progress (gc/collection.h), NULL outside one: set by
+    struct tn_collection *collection;       /* the GC in progress (gc/collection.h), NULL outside one: set by
                                          gc/collect.c; others ask tn_gc_in_progress (gc/gc.h) */
-    tn_gc_record last;                /* the record of the previous GC (set at its end) */
+    tn_gc_record last;                      /* the record of the previous GC (set at its end) */
+    tn_heap_tally tallies[2][TN_MAX_HEAPS]; /* the records' per-heap parts (tn_gc_record.heaps) */
     /* events: ev_mask[l] = keywords wanted at level l by some session (trace/) */
     uint64_t ev_mask[6];
     struct tn_session *sessions;

@@ -1,8 +1,9 @@
 /*
  * alloc_heaps: server GC's allocation heaps (heap/alloc.c "allocation heaps").
  *
- * 1. Budgets per heap, and balancing. With a steady per-heap gen0 budget (GCgen0size, on a heap
- *    that stays empty: the budget stays at its least, the same for every heap), one
+ * 1. Budgets per heap, and balancing. With a steady per-heap gen0 budget (GCgen0size and
+ *    GCgen0MaxBudget alike: without the cap, the budget would grow into the memory the
+ *    heaps' own gen0 regions once took, more under server GC), one
  *    thread allocating garbage under server GC with H heaps moves from heap to heap as each
  *    spends its budget (balance_heaps) and so allocates about H budgets between GCs: it makes
  *    H times fewer GCs than the same program under workstation GC (at least 1/(1 - 1/8) of H
@@ -13,6 +14,14 @@
  *    heaps 0 and 1, which GCAllocationTick_V4's HeapIndex shows; workstation GC's ticks all
  *    say heap 0.
  *
+ * 3. Regions per heap. Two threads (dealt heaps 0 and 1) each build a chain of nodes, heap 1's
+ *    three times as long, and a compacting gen0 GC follows; twice, so that the second GC packs
+ *    its survivors into each heap's gen1 region (its tail) rather than into new ones. After each,
+ *    GCGlobalHeapHistory says NumHeaps 2 and each heap's GCPerHeapHistory_V3 shows its own
+ *    thread's survivors: heap 1's gen0 survivors are three times heap 0's, and each heap's gen1
+ *    holds exactly what survived on it so far (a plan with one cursor for every heap would slide
+ *    heap 1's survivors into heap 0's region).
+ *
  * GCStress would add GCs of its own: the test sets it to 0 (the other options come from the
  * environment, as for every test).
  */
@@ -21,7 +30,7 @@
 
 #include <pthread.h>
 
-#define BUDGET ((uint64_t)1 << 20) /* GCgen0size: the per-heap gen0 budget (less while the heap is small) */
+#define BUDGET ((uint64_t)1 << 20) /* GCgen0size and GCgen0MaxBudget: the per-heap gen0 budget */
 #define HEAPS 4
 
 typedef struct seen {
@@ -29,7 +38,16 @@ typedef struct seen {
     uint64_t ticks;            /* GCAllocationTick_V4 events */
     uint64_t youngest_desired; /* the last GCGlobalHeapHistory's FinalYoungestDesired */
     uint64_t num_heaps;        /* and its NumHeaps */
+    uint64_t heap_surv0[2];    /* the last GC's gen0 survivors per heap (GCPerHeapHistory_V3) */
+    uint64_t heap_gen1[2];     /* its gen1 objects per heap after it: SizeAfter - FreeObjAfter */
+    uint64_t heap_events;      /* GCPerHeapHistory_V3 events */
 } seen;
+
+static uint64_t gen_field(const tenure_event *ev, size_t gen, const char *field) {
+    uint64_t v = 0;
+    TT_CHECK_RESULT(tenure_event_read_element(ev, "Values", gen, field, &v), TENURE_OK);
+    return v;
+}
 
 static void on_event(const tenure_event *ev, void *ctx) {
     seen *s = ctx;
@@ -42,6 +60,13 @@ static void on_event(const tenure_event *ev, void *ctx) {
     } else if (strcmp(name, "GCGlobalHeapHistory_V4") == 0) {
         tenure_event_read_u64(ev, "FinalYoungestDesired", &s->youngest_desired);
         tenure_event_read_u64(ev, "NumHeaps", &s->num_heaps);
+    } else if (strcmp(name, "GCPerHeapHistory_V3") == 0) {
+        tenure_event_read_u64(ev, "HeapIndex", &v);
+        s->heap_events++;
+        if (v < 2) {
+            s->heap_surv0[v] = gen_field(ev, 0, "PinnedSurv") + gen_field(ev, 0, "NonePinnedSurv");
+            s->heap_gen1[v] = gen_field(ev, 1, "SizeAfter") - gen_field(ev, 1, "FreeObjAfter");
+        }
     }
 }
 
@@ -51,6 +76,7 @@ static tenure_runtime *create(int server, unsigned heaps, seen *s) {
     cfg.GCStress = 0;
     cfg.gcConcurrent = 0;
     cfg.GCgen0size = BUDGET;
+    cfg.GCgen0MaxBudget = BUDGET;
     cfg.gcServer = server;
     cfg.GCHeapCount = heaps;
     tenure_runtime *rt = tt_create(&cfg, NULL);
@@ -118,6 +144,64 @@ static uint64_t tick_heaps(int server) {
     return s.tick_heaps;
 }
 
+typedef struct chain_arg {
+    tenure_runtime *rt;
+    const tenure_type *t;
+    unsigned nodes;
+    tenure_handle *head; /* STRONG: the chain's first node */
+} chain_arg;
+
+static void *build_chain(void *p) {
+    chain_arg *a = p;
+    TT_CHECK_RESULT(tenure_thread_attach(a->rt), TENURE_OK);
+    for (unsigned i = 0; i < a->nodes; i++) {
+        tt_node *n = tt_node_new(a->rt, a->t, i);
+        TT_CHECK(n != NULL);
+        n->a = tenure_handle_get(a->rt, a->head);
+        tt_node_seal(n);
+        TT_CHECK_RESULT(tenure_handle_set(a->rt, a->head, n), TENURE_OK);
+    }
+    TT_CHECK_RESULT(tenure_thread_detach(a->rt), TENURE_OK);
+    return NULL;
+}
+
+static void test_regions_per_heap(void) {
+    seen s = {0};
+    tenure_runtime *rt = create(1, 2, &s);
+    const tenure_type *t = tt_register_node(rt);
+    chain_arg a[2] = {{rt, t, 1000, NULL}, {rt, t, 3000, NULL}};
+    uint64_t kept[2] = {0, 0};
+    for (int i = 0; i < 2; i++)
+        TT_CHECK((a[i].head = tenure_handle_new(rt, TENURE_HANDLE_STRONG, NULL)) != NULL);
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 2; i++) { /* one after the other: dealt heap 0, then heap 1 */
+            pthread_t th;
+            TT_CHECK(pthread_create(&th, NULL, build_chain, &a[i]) == 0);
+            tenure_blocking_enter(rt);
+            TT_CHECK(pthread_join(th, NULL) == 0);
+            tenure_blocking_leave(rt);
+        }
+        uint64_t events = s.heap_events;
+        tt_collect(rt, 0, TENURE_COLLECT_COMPACT);
+        TT_CHECK(s.num_heaps == 2 && s.heap_events == events + 2,
+                 "round %d: NumHeaps %" PRIu64 ", %" PRIu64 " per-heap histories", round, s.num_heaps,
+                 s.heap_events - events);
+        printf("alloc_heaps: round %d: gen0 survivors %" PRIu64 " and %" PRIu64 " bytes, gen1 %" PRIu64 " and %" PRIu64
+               " bytes on heaps 0 and 1\n",
+               round, s.heap_surv0[0], s.heap_surv0[1], s.heap_gen1[0], s.heap_gen1[1]);
+        TT_CHECK(s.heap_surv0[0] > 0 && s.heap_surv0[1] == 3 * s.heap_surv0[0],
+                 "round %d: gen0 survivors per heap %" PRIu64 " and %" PRIu64 " (chains of 1000 and 3000 nodes)", round,
+                 s.heap_surv0[0], s.heap_surv0[1]);
+        for (int h = 0; h < 2; h++) {
+            kept[h] += s.heap_surv0[h];
+            TT_CHECK(s.heap_gen1[h] == kept[h],
+                     "round %d: heap %d's gen1 holds %" PRIu64 " bytes, %" PRIu64 " survived there", round, h,
+                     s.heap_gen1[h], kept[h]);
+        }
+    }
+    tenure_destroy(rt);
+}
+
 int main(void) {
     double t0 = tt_now();
     test_balance();
@@ -125,5 +209,6 @@ int main(void) {
     printf("alloc_heaps: ticks named heaps %#" PRIx64 " (workstation), %#" PRIx64 " (server, 2 heaps)\n", ws, sv);
     TT_CHECK(ws == 1, "workstation GC's ticks named heaps %#" PRIx64, ws);
     TT_CHECK(sv == 3, "two threads under server GC with 2 heaps: ticks named heaps %#" PRIx64, sv);
+    test_regions_per_heap();
     return tt_finish("alloc_heaps", t0);
 }

@@ -161,7 +161,7 @@ void tn_bgc_watch(tenure_runtime *rt, void *slot) {
 void tn_bgc_reserve(tenure_runtime *rt) {
     if (rt->bgc.state != TN_BGC_MARKING)
         return;
-    size_t regions = 2; /* a tail, and a spare */
+    size_t regions = tn_heap_count(rt) + 1; /* a tail per heap, and a spare */
     for (tn_region *r = tn_heap_regions(rt, TN_GEN1); r; r = r->next)
         regions++;
     tn_vec_reserve(&rt->bgc.grey, rt->bgc.grey.count + regions);
@@ -548,6 +548,7 @@ void tn_bgc_final_marked(tenure_runtime *rt, tn_collection *c) {
             TN_ASSERT_INTERNAL(!r->unswept_end);
             r->unswept_end = r->used;
             live += r->live_bytes;
+            c->record.heaps[r->heap].promoted[g] += r->live_bytes;
         }
         c->record.promoted[g] = live;
     }

@@ -11,14 +11,20 @@
 
 #include "runtime.h"
 
+/* A region of the next (uncondemned) generation that takes a heap's survivors (plan.c). */
+typedef struct tn_plan_tail {
+    tn_region *r;
+    char *from; /* its used end before this GC */
+} tn_plan_tail;
+
 /* The plan of one condemned generation (plan.c), read by the phases after it. */
 typedef struct tn_gen_plan {
-    tn_region **regions; /* condemned regions of the generation, by address */
+    tn_region **regions; /* condemned regions of the generation, by heap, then by address */
     size_t n;
-    tn_region **dests; /* where plugs go: [tail] + regions */
+    tn_region **dests; /* where plugs go: per heap, its tail (if any), then its regions */
     size_t nd;
-    tn_region *tail; /* a region of the next (uncondemned) generation that takes survivors */
-    char *tail_from; /* its used end before this GC */
+    tn_plan_tail tails[TN_MAX_HEAPS]; /* at most one per heap, in heap order */
+    unsigned ntails;
     bool compact;
     bool rebuilt; /* compacted, and relocation rebuilt its cards and crossing table */
     size_t live, used_total;

@@ -29,7 +29,7 @@ static void finish_compacted(tenure_runtime *rt, tn_gen_plan *gp) {
         r->used = r->plan_used;
         if (r->zero_from < r->used)
             r->zero_from = r->used;
-        if (r != gp->tail)
+        if (r->condemned) /* (a tail keeps its free objects from before) */
             r->free_bytes = 0;
     }
 }

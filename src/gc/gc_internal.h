@@ -94,6 +94,8 @@ void tn_gc_count_pause(tenure_runtime *rt, uint64_t pause);
 size_t tn_gc_free_run(tenure_runtime *rt, char *p, char *s, tn_free_list *fl);
 /* report.c: each generation's size and free bytes (the record's before or after, and stats). */
 void tn_gc_measure_generations(tenure_runtime *rt, size_t *sizes, size_t *free_sizes);
+/* Under server GC (nheaps > 1), each heap's part of those sizes, before or after the GC. */
+void tn_gc_measure_heaps(tenure_runtime *rt, tn_heap_tally *heaps, bool after);
 
 /* ---- plugs ---- */
 static inline char *tn_bit_addr(tenure_runtime *rt, size_t bit) { return rt->base + bit * 8; }

@@ -10,39 +10,63 @@ static bool any_compacted(const tn_gc_record *g) {
     return false;
 }
 
-/* Bytes that entered generation gen in this GC (survivors of the generation below). */
-static uint64_t came_in(const tn_gc_record *g, int gen) {
+/* One heap's figures: the record's own under workstation GC (one heap), else its tally. */
+typedef struct heap_figures {
+    const size_t *size_before, *free_before, *size_after, *free_after, *promoted, *pinned_bytes;
+} heap_figures;
+
+static heap_figures figures_of(const tenure_runtime *rt, const tn_gc_record *g, unsigned h) {
+    if (tn_heap_count(rt) == 1)
+        return (heap_figures){g->size_before, g->free_before, g->size_after,
+                              g->free_after,  g->promoted,    g->pinned_bytes};
+    const tn_heap_tally *t = &g->heaps[h];
+    return (heap_figures){t->size_before, t->free_before, t->size_after, t->free_after, t->promoted, t->pinned_bytes};
+}
+
+/* Bytes that entered generation gen of a heap in this GC (survivors of the generation below:
+ * they stay on their heap). */
+static uint64_t came_in(const tn_gc_record *g, const heap_figures *f, int gen) {
     if (gen == TN_GEN1)
-        return g->promoted[TN_GEN0];
+        return f->promoted[TN_GEN0];
     if (gen == TN_GEN2 && g->condemned >= TN_GEN1)
-        return g->promoted[TN_GEN1];
+        return f->promoted[TN_GEN1];
     return 0;
 }
 
-static void emit_per_heap(tenure_runtime *rt) {
+/* A heap's share of generation gen's budget: gen0's is per heap; the others are the
+ * instance's, split evenly (heap 0 takes the remainder, so that the shares add up). */
+static uint64_t budget_share(tenure_runtime *rt, int gen, unsigned h) {
+    if (gen == TN_GEN0)
+        return tn_heap_count(rt) == 1 ? tn_heap_budget(rt, gen) : tn_heap_gen0_budget_each(rt);
+    uint64_t all = tn_heap_budget(rt, gen), n = tn_heap_count(rt);
+    return all / n + (h == 0 ? all % n : 0);
+}
+
+static void emit_heap_history(tenure_runtime *rt, unsigned h) {
     const tn_gc_record *g = &rt->last;
+    heap_figures f = figures_of(rt, g, h);
     uint64_t values[TN_NGEN * TN_RECORD_WIDTH_rec_gen];
     for (int gen = 0; gen < TN_NGEN; gen++) {
         bool large = gen >= TN_LOH, condemned = tn_gen_condemned(gen, g->condemned);
-        uint64_t promoted = condemned ? g->promoted[gen] : 0, pinned = condemned ? g->pinned_bytes[gen] : 0;
+        uint64_t promoted = condemned ? f.promoted[gen] : 0, pinned = condemned ? f.pinned_bytes[gen] : 0;
         uint64_t *v = &values[gen * TN_RECORD_WIDTH_rec_gen];
-        v[0] = g->size_before[gen];
-        v[1] = large ? g->free_before[gen] : 0; /* free lists: only the large heaps have them */
-        v[2] = large ? 0 : g->free_before[gen];
-        v[3] = g->size_after[gen];
-        v[4] = large ? g->free_after[gen] : 0;
-        v[5] = large ? 0 : g->free_after[gen];
-        v[6] = came_in(g, gen);
+        v[0] = f.size_before[gen];
+        v[1] = large ? f.free_before[gen] : 0; /* free lists: only the large heaps have them */
+        v[2] = large ? 0 : f.free_before[gen];
+        v[3] = f.size_after[gen];
+        v[4] = large ? f.free_after[gen] : 0;
+        v[5] = large ? 0 : f.free_after[gen];
+        v[6] = came_in(g, &f, gen);
         v[7] = pinned;
         v[8] = promoted - pinned;
-        v[9] = tn_heap_budget(rt, gen);
+        v[9] = budget_share(rt, gen, h);
     }
     uint32_t compact = g->compact_reason >= 0 ? 0x80000000u | (1u << g->compact_reason) : 0;
     TN_EMIT(rt, GCPerHeapHistory_V3, .FreeListAllocated = 0, .FreeListRejected = 0,
-            .EndOfSegAllocated = came_in(g, TN_GEN2), .CondemnedAllocated = 0, .PinnedAllocated = 0,
+            .EndOfSegAllocated = came_in(g, &f, TN_GEN2), .CondemnedAllocated = 0, .PinnedAllocated = 0,
             .PinnedAllocatedAdvance = 0, .RunningFreeListEfficiency = 0, .CondemnReasons0 = g->condemn_reasons_gen,
             .CondemnReasons1 = g->condemn_reasons_condition, .CompactMechanisms = compact, .ExpandMechanisms = 0,
-            .HeapIndex = 0, .ExtraGen0Commit = 0, .Count = TN_NGEN, .Values = values);
+            .HeapIndex = h, .ExtraGen0Commit = 0, .Count = TN_NGEN, .Values = values);
 }
 
 /* GCGlobalHeapHistory_V4's Values: the .NET runtime's phase times (gc_heap::etw_gc_time_info,
@@ -106,14 +130,15 @@ void tn_gc_emit_history(tenure_runtime *rt) {
             mechanisms |= 1u << TN_GLOBAL_DEMOTION;
         uint32_t times[TN_V4_COMPACT_COUNT];
         uint32_t count = runtime_phase_times(g, compacting, times);
-        TN_EMIT(rt, GCGlobalHeapHistory_V4, .FinalYoungestDesired = tn_heap_budget(rt, TN_GEN0), .NumHeaps = 1,
-                .CondemnedGeneration = (uint32_t)g->condemned, .Gen0ReductionCount = 0, .Reason = g->reason,
-                .GlobalMechanisms = mechanisms, .PauseMode = 0, .MemoryPressure = tn_os_memory_load(),
-                .CondemnReasons0 = g->condemn_reasons_gen, .CondemnReasons1 = g->condemn_reasons_condition,
-                .Count = count, .Values = times);
+        TN_EMIT(rt, GCGlobalHeapHistory_V4, .FinalYoungestDesired = tn_heap_budget(rt, TN_GEN0),
+                .NumHeaps = (int32_t)tn_heap_count(rt), .CondemnedGeneration = (uint32_t)g->condemned,
+                .Gen0ReductionCount = 0, .Reason = g->reason, .GlobalMechanisms = mechanisms, .PauseMode = 0,
+                .MemoryPressure = tn_os_memory_load(), .CondemnReasons0 = g->condemn_reasons_gen,
+                .CondemnReasons1 = g->condemn_reasons_condition, .Count = count, .Values = times);
     }
     if (TN_EV_ON(rt, GCPerHeapHistory_V3))
-        emit_per_heap(rt);
+        for (unsigned h = 0; h < tn_heap_count(rt); h++)
+            emit_heap_history(rt, h);
 }
 
 void tn_gc_emit_heap_stats(tenure_runtime *rt) {

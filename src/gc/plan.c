@@ -14,18 +14,24 @@
 typedef struct cursor {
     tn_gen_plan *gp;
     tn_gc_record *record; /* the collection's: pinned bytes */
-    size_t ri;            /* destination region index in gp->regions */
+    size_t ri;            /* destination region index in gp->dests */
+    size_t hi;            /* the end of the heap's destinations there (the cursor stays below) */
     char *pos;            /* next free byte there */
     size_t pin;           /* index in rt->plan.pins of the next pinned plug in that region */
 } cursor;
 
-/* Heap sort by address: in place, unlike the C library's qsort, which may malloc (no
+/* The plan's order: by heap (each heap's survivors stay on it), then by address. */
+static inline bool before(const tn_region *a, const tn_region *b) {
+    return a->heap != b->heap ? a->heap < b->heap : a->start < b->start;
+}
+
+/* Heap sort in the plan's order: in place, unlike the C library's qsort, which may malloc (no
  * allocation inside a pause). */
 static void sift_down(tn_region **a, size_t i, size_t n) {
     for (size_t c; (c = 2 * i + 1) < n; i = c) {
-        if (c + 1 < n && a[c + 1]->start > a[c]->start)
+        if (c + 1 < n && before(a[c], a[c + 1]))
             c++;
-        if (a[i]->start >= a[c]->start)
+        if (!before(a[i], a[c]))
             return;
         tn_region *t = a[i];
         a[i] = a[c];
@@ -33,7 +39,7 @@ static void sift_down(tn_region **a, size_t i, size_t n) {
     }
 }
 
-static void sort_by_address(tn_region **a, size_t n) {
+static void sort_for_plan(tn_region **a, size_t n) {
     for (size_t i = n / 2; i-- > 0;)
         sift_down(a, i, n);
     for (size_t end = n; end-- > 1;) {
@@ -44,37 +50,50 @@ static void sort_by_address(tn_region **a, size_t n) {
     }
 }
 
-/* The generation's regions, sorted by address, in storage reserved at creation (no malloc
- * during a GC); one slot is kept in front for a tail region. */
+/* The generation's regions in the plan's order, in storage reserved at creation (no malloc
+ * during a GC). The destinations are the regions themselves until tails are chosen. */
 static void collect_regions(tenure_runtime *rt, int gen, tn_gen_plan *gp) {
-    tn_region **all = rt->plan.plan_regions[gen];
-    gp->regions = all + 1;
+    gp->regions = rt->plan.plan_regions[gen];
     gp->n = 0;
     for (tn_region *r = tn_heap_regions(rt, gen); r; r = r->next)
         gp->regions[gp->n++] = r;
-    sort_by_address(gp->regions, gp->n);
-    gp->tail = NULL;
+    sort_for_plan(gp->regions, gp->n);
+    gp->ntails = 0;
     gp->dests = gp->regions;
     gp->nd = gp->n;
 }
 
-/* Survivors of a generation whose next generation is not condemned are packed first into
- * the free end of one of that generation's regions (the emptiest), so that every GC does not
- * start a new, mostly empty region of the next generation. */
-static void choose_tail(tenure_runtime *rt, tn_gen_plan *gp, int gen) {
+/* The emptiest region of generation gen on `heap`, if it has room enough to be a tail. */
+static tn_region *tail_of_heap(tenure_runtime *rt, int gen, unsigned heap) {
     tn_region *best = NULL;
-    for (tn_region *r = tn_heap_regions(rt, gen + 1); r; r = r->next)
-        if (!best || r->end - r->used > best->end - best->used)
+    for (tn_region *r = tn_heap_regions(rt, gen); r; r = r->next)
+        if (r->heap == heap && (!best || r->end - r->used > best->end - best->used))
             best = r;
-    if (!best || (size_t)(best->end - best->used) < rt->unit_size / 8)
-        return;
-    tn_region_recount_discarded(rt, best);
-    gp->tail = best;
-    gp->tail_from = best->used;
-    best->plan_used = best->used;
-    gp->dests = gp->regions - 1;
-    gp->dests[0] = best;
-    gp->nd = gp->n + 1;
+    return best && (size_t)(best->end - best->used) >= rt->unit_size / 8 ? best : NULL;
+}
+
+/* Survivors of a generation whose next generation is not condemned are packed first into
+ * the free end of one of that generation's regions of their heap (the emptiest), so that every
+ * GC does not start a new, mostly empty region of the next generation. The destinations
+ * become, heap by heap, the heap's tail, then its regions (storage after the regions'). */
+static void choose_tails(tenure_runtime *rt, tn_gen_plan *gp, int gen) {
+    tn_region **dests = rt->plan.plan_regions[gen] + rt->max_units;
+    size_t nd = 0;
+    for (size_t i = 0; i < gp->n; i++) {
+        tn_region *r = gp->regions[i];
+        tn_region *best = i == 0 || r->heap != gp->regions[i - 1]->heap ? tail_of_heap(rt, gen + 1, r->heap) : NULL;
+        if (best) {
+            tn_region_recount_discarded(rt, best);
+            gp->tails[gp->ntails++] = (tn_plan_tail){best, best->used};
+            best->plan_used = best->used;
+            dests[nd++] = best;
+        }
+        dests[nd++] = r;
+    }
+    if (gp->ntails) {
+        gp->dests = dests;
+        gp->nd = nd;
+    }
 }
 
 /* End of the run of marked objects from s that stops at `stop` (a pinned object, or used). */
@@ -168,6 +187,7 @@ static inline tn_pin *pin_at(tenure_runtime *rt, size_t i) { return tn_vec_at(&r
 
 static void cursor_enter(cursor *c, size_t ri) {
     tn_region *r = c->gp->dests[ri];
+    TN_ASSERT_INTERNAL(ri < c->hi);
     c->ri = ri;
     c->pos = r->condemned ? r->start : r->used;
     c->pin = r->pin_first;
@@ -202,7 +222,7 @@ static inline __attribute__((always_inline)) char *place(tenure_runtime *rt, cur
  * only pinned objects (their live neighbours moved out), re-marking it in every GC of its
  * generation costs what it pins. */
 static void finish_cursor(tenure_runtime *rt, cursor *c) {
-    for (size_t ri = c->ri; ri < c->gp->nd; ri++) {
+    for (size_t ri = c->ri; ri < c->hi; ri++) {
         tn_region *r = c->gp->dests[ri];
         r->demote = ri > c->ri && r->pin_count > 0 && r->gen < TN_GEN2;
         char *pos = ri == c->ri ? c->pos : r->start;
@@ -225,6 +245,7 @@ static tn_pin *push_pin(tenure_runtime *rt, cursor *c, tn_region *r, char *s, ch
     *p = (tn_pin){s, e, 0};
     r->pin_count++;
     c->record->pinned_bytes[r->gen] += (size_t)(e - s);
+    c->record->heaps[r->heap].pinned_bytes[r->gen] += (size_t)(e - s);
     return p;
 }
 
@@ -312,28 +333,47 @@ static void abandon_plan(tenure_runtime *rt, tn_collection *col, tn_gen_plan *gp
     rt->plan.pins.count = pins;
     rt->plan.gaps.count = gaps;
     col->record.pinned_bytes[gen] = 0;
+    for (unsigned h = 0; h < tn_heap_count(rt); h++)
+        col->record.heaps[h].pinned_bytes[gen] = 0;
     gp->compact = false;
-    gp->tail = NULL;
+    gp->ntails = 0;
     gp->dests = gp->regions;
     gp->nd = gp->n;
     rt->plan.plan_failed = false;
     col->scratch_short = true;
 }
 
+/* The cursor at the first destination of the next heap's, from dests[from] on: its plugs go
+ * only there (its tail, then its own regions). */
+static void cursor_next_heap(tenure_runtime *rt, cursor *c, size_t from) {
+    tn_region **d = c->gp->dests;
+    unsigned heap = d[from]->heap;
+    size_t hi = from + 1;
+    while (hi < c->gp->nd && d[hi]->heap == heap)
+        hi++;
+    c->hi = hi;
+    d[from]->pin_first = (uint32_t)rt->plan.pins.count; /* none yet: a tail has none */
+    d[from]->pin_count = 0;
+    cursor_enter(c, from);
+}
+
 static bool plan_compaction(tenure_runtime *rt, tn_collection *col, tn_gen_plan *gp, int gen) {
-    cursor c = {gp, &col->record, 0, NULL, 0};
+    cursor c = {gp, &col->record, 0, 0, NULL, 0};
     if (gp->n == 0)
         return true;
     size_t pins = rt->plan.pins.count, gaps = rt->plan.gaps.count;
     rt->plan.plan_failed = false;
-    gp->dests[0]->pin_first = (uint32_t)rt->plan.pins.count;
-    gp->dests[0]->pin_count = 0;
-    cursor_enter(&c, 0);
     for (size_t si = 0; si < gp->n; si++) {
+        tn_region *r = gp->regions[si];
+        if (si == 0 || r->heap != gp->regions[si - 1]->heap) { /* a heap's first region */
+            if (si)
+                finish_cursor(rt, &c);
+            cursor_next_heap(rt, &c, si == 0 ? 0 : c.hi);
+        }
         if (col->parallel_after_mark)
-            place_region(rt, &c, gp->regions[si]);
+            place_region(rt, &c, r);
         else
-            plan_region(rt, &c, gp->regions[si]);
+            plan_region(rt, &c, r);
     }
     finish_cursor(rt, &c);
     if (!rt->plan.plan_failed)
@@ -399,8 +439,10 @@ static void plan_generation(tenure_runtime *rt, tn_collection *c, int g) {
     for (size_t i = 0; i < gp->n; i++)
         tn_region_recount_discarded(rt, gp->regions[i]);
     for (size_t i = 0; i < gp->n; i++) {
-        gp->live += gp->regions[i]->live_bytes;
-        gp->used_total += (size_t)(gp->regions[i]->used - gp->regions[i]->start);
+        tn_region *r = gp->regions[i];
+        gp->live += r->live_bytes;
+        c->record.heaps[r->heap].promoted[g] += r->live_bytes;
+        gp->used_total += (size_t)(r->used - r->start);
     }
     c->record.promoted[g] = gp->live;
     int why = compaction_reason(rt, c, g, gp);
@@ -408,7 +450,7 @@ static void plan_generation(tenure_runtime *rt, tn_collection *c, int g) {
     if (why >= 0 && c->record.compact_reason < 0)
         c->record.compact_reason = why;
     if (gp->compact && g < TN_GEN2 && !tn_gen_condemned(g + 1, c->condemned))
-        choose_tail(rt, gp, g);
+        choose_tails(rt, gp, g);
     c->record.compacted[g] = gp->compact;
 }
 

@@ -21,7 +21,8 @@ struct tn_plan_state {
     void *pause_scratch; /* reserved before the pause for the range reports, the profiler's root
                             batch and the heap dump (used one after the other: gc/scratch.c) */
     size_t pause_scratch_size;
-    tn_region **plan_regions[TN_NGEN]; /* per generation: max_units + 1 slots for plan */
+    tn_region **plan_regions[TN_NGEN]; /* per generation: max_units slots for the regions, then
+                                          max_units + TN_MAX_HEAPS for the destinations (plan.c) */
 };
 
 #endif

@@ -83,14 +83,15 @@ void tn_gc_promote_begin(tenure_runtime *rt, tn_collection *c) {
         release_and_promote(rt, c, g, &c->plans[g]);
 }
 
-/* The tail of the `k`-th plan (among those relocation did not rebuild) that has one, or NULL. */
-static tn_gen_plan *tail_item(tn_collection *c, size_t k) {
+/* The `k`-th tail of the plans relocation did not rebuild, or NULL. */
+static const tn_plan_tail *tail_item(tn_collection *c, size_t k) {
     for (int g = 0; g < TN_NGEN; g++) {
         tn_gen_plan *gp = &c->plans[g];
-        if (gp->rebuilt || !gp->tail)
+        if (gp->rebuilt)
             continue;
-        if (k-- == 0)
-            return gp;
+        if (k < gp->ntails)
+            return &gp->tails[k];
+        k -= gp->ntails;
     }
     return NULL;
 }
@@ -114,10 +115,10 @@ void tn_gc_promote_part(tenure_runtime *rt, tn_collection *c, unsigned heap) {
                 tn_gc_rebuild_region(rt, r, r->gen >= TN_GEN2 || (demoted && r->gen >= TN_GEN1));
             continue;
         }
-        tn_gen_plan *gp = tail_item(c, k - regions);
-        if (!gp)
+        const tn_plan_tail *t = tail_item(c, k - regions);
+        if (!t)
             break;
-        tn_gc_rebuild_range(rt, gp->tail, gp->tail_from, gp->tail->gen == TN_GEN2 || demoted);
+        tn_gc_rebuild_range(rt, t->r, t->from, t->r->gen == TN_GEN2 || demoted);
     }
 }
 
@@ -132,8 +133,8 @@ static void promoted_to_bgc(tenure_runtime *rt, tn_collection *c) {
         if (r->state == TN_RS_IN_USE && r->gen == TN_GEN2)
             tn_bgc_promoted(rt, r->start, r->used);
     }
-    if (gp->tail)
-        tn_bgc_promoted(rt, gp->tail_from, gp->tail->used);
+    for (unsigned t = 0; t < gp->ntails; t++)
+        tn_bgc_promoted(rt, gp->tails[t].from, gp->tails[t].r->used);
 }
 
 /* Thread 0, after the part. */

@@ -159,8 +159,8 @@ static void clear_destination_cards(tenure_runtime *rt, tn_gen_plan *gp) {
         if (gp->compact ? r->plan_used > r->start : r->live_bytes > 0)
             tn_gc_clear_cards(rt, r, r->start);
     }
-    if (gp->tail)
-        tn_gc_clear_cards(rt, gp->tail, gp->tail_from);
+    for (unsigned t = 0; t < gp->ntails; t++)
+        tn_gc_clear_cards(rt, gp->tails[t].r, gp->tails[t].from);
 }
 
 static void note_gap_crossings(tenure_runtime *rt) {

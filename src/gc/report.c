@@ -106,6 +106,21 @@ void tn_gc_measure_generations(tenure_runtime *rt, size_t *sizes, size_t *free_s
     }
 }
 
+void tn_gc_measure_heaps(tenure_runtime *rt, tn_heap_tally *heaps, bool after) {
+    if (tn_heap_count(rt) == 1)
+        return; /* heap 0's figures are the record's own (gc/history.c) */
+    for (unsigned h = 0; h < tn_heap_count(rt); h++)
+        for (int g = 0; g < TN_NGEN; g++)
+            (after ? heaps[h].size_after : heaps[h].size_before)[g] =
+                (after ? heaps[h].free_after : heaps[h].free_before)[g] = 0;
+    for (int g = 0; g < TN_NGEN; g++)
+        for (tn_region *r = tn_heap_regions(rt, g); r; r = r->next) {
+            tn_heap_tally *t = &heaps[r->heap];
+            (after ? t->size_after : t->size_before)[g] += (size_t)(r->used - r->start);
+            (after ? t->free_after : t->free_before)[g] += r->free_bytes;
+        }
+}
+
 void tn_gc_count_pause(tenure_runtime *rt, uint64_t pause) {
     tenure_stats *s = &rt->stats;
     s->last_pause_ns = pause;
@@ -118,6 +133,7 @@ void tn_gc_count_pause(tenure_runtime *rt, uint64_t pause) {
 static void update_stats(tenure_runtime *rt, tn_gc_record *g, int condemned) {
     tenure_stats *s = &rt->stats;
     tn_gc_measure_generations(rt, g->size_after, g->free_after);
+    tn_gc_measure_heaps(rt, g->heaps, true);
     s->heap_bytes = s->live_bytes_after_gc = s->promoted_bytes = 0;
     for (int i = 0; i < TN_NGEN; i++) {
         s->heap_bytes += s->gen[i].size;
@@ -198,6 +214,7 @@ void tn_gc_report_bgc_final(tenure_runtime *rt, tn_collection *c) {
     tn_gc_measure_generations(rt, young.size_after, young.free_after);
     memcpy(rt->bgc.record.size_after, young.size_after, sizeof young.size_after);
     memcpy(rt->bgc.record.free_after, young.free_after, sizeof young.free_after);
+    tn_gc_measure_heaps(rt, young.heaps, true); /* (the background GC's table: gen0 and gen1 kept) */
     tn_budgets_update(rt, &young);
     tn_budgets_update_background(rt, &c->record);
     tn_lifetime_gen2_done(rt);
@@ -211,15 +228,34 @@ void tn_gc_report_bgc_final(tenure_runtime *rt, tn_collection *c) {
     }
 }
 
+/* Generations 0 and 1 of a record (and its heaps'), after the background GC's final pause
+ * collected them: saved before the end measures every generation, then put back. */
+typedef struct young_sizes {
+    size_t size[TN_GEN2], free[TN_GEN2];
+} young_sizes;
+
+static void keep_young(tenure_runtime *rt, const tn_gc_record *record, young_sizes *y) {
+    for (int g = TN_GEN0; g < TN_GEN2; g++) {
+        y[0].size[g] = record->size_after[g], y[0].free[g] = record->free_after[g];
+        for (unsigned h = 0; h < tn_heap_count(rt); h++)
+            y[1 + h].size[g] = record->heaps[h].size_after[g], y[1 + h].free[g] = record->heaps[h].free_after[g];
+    }
+}
+
+static void put_young_back(tenure_runtime *rt, tn_gc_record *record, const young_sizes *y) {
+    for (int g = TN_GEN0; g < TN_GEN2; g++) {
+        record->size_after[g] = y[0].size[g], record->free_after[g] = y[0].free[g];
+        for (unsigned h = 0; h < tn_heap_count(rt); h++)
+            record->heaps[h].size_after[g] = y[1 + h].size[g], record->heaps[h].free_after[g] = y[1 + h].free[g];
+    }
+}
+
 void tn_gc_report_background_end(tenure_runtime *rt, tn_gc_record *record, uint64_t pause_ns) {
     tn_assert_locked(rt);
-    size_t young[2][2] = {{record->size_after[0], record->size_after[1]},
-                          {record->free_after[0], record->free_after[1]}};
+    young_sizes young[1 + TN_MAX_HEAPS];
+    keep_young(rt, record, young);
     update_stats(rt, record, TN_GEN2);
-    for (int g = TN_GEN0; g <= TN_GEN1; g++) { /* gen0 and gen1 after its final pause collected them */
-        record->size_after[g] = young[0][g];
-        record->free_after[g] = young[1][g];
-    }
+    put_young_back(rt, record, young);
     record->pause_ns = pause_ns;
     rt->stats.last_pause_ns = pause_ns; /* (each pause was counted in the total when it ended) */
     rt->last = *record;

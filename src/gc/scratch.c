@@ -132,10 +132,11 @@ void tn_gc_scratch_init(tenure_runtime *rt) {
     tn_vec_init(&rt->card.card_slots, sizeof(void **));
 }
 
-/* The plan's per-generation region tables, one entry per unit of the reserved range. */
+/* The plan's per-generation region tables: the condemned regions (one entry per unit of the
+ * reserved range), then the destinations (the same with a tail per heap; gc/plan.c). */
 bool tn_gc_region_tables_init(tenure_runtime *rt) {
     for (int g = 0; g < TN_NGEN; g++)
-        if (!(rt->plan.plan_regions[g] = tn_calloc(rt->max_units + 1, sizeof(tn_region *))))
+        if (!(rt->plan.plan_regions[g] = tn_calloc(2 * rt->max_units + TN_MAX_HEAPS, sizeof(tn_region *))))
             return false;
     return true;
 }

@@ -26,7 +26,8 @@ static void account_context(tenure_runtime *rt, tn_mutator *m) {
         rt->heap.tick_pending = true; /* the object being allocated now gets the tick */
 }
 
-/* A thread's first refill: it gets the next allocation heap in turn ("allocation heaps"). */
+/* A thread's first refill or large allocation: it gets the next allocation heap in turn
+ * ("allocation heaps"). */
 static void deal_heap(tenure_runtime *rt, tn_mutator *m) {
     m->alloc_heap = rt->heap.next_heap;
     m->alloc_heap_dealt = true;
@@ -157,12 +158,12 @@ static void prepare_memory(tn_region *r, char *a, char *b) {
         r->zero_from = b;
 }
 
-/* A gen0 region other than `not`, holding no thread's context, with `room` bytes free at its
- * end (a demoted region whose pinned plugs stayed, or another thread's former region), or
- * NULL. */
-static tn_region *gen0_region_with_room(tenure_runtime *rt, const tn_region * not, size_t room) {
+/* A gen0 region of `heap` other than `not`, holding no thread's context, with `room` bytes
+ * free at its end (a demoted region whose pinned plugs stayed, or another thread's former
+ * region), or NULL. */
+static tn_region *gen0_region_with_room(tenure_runtime *rt, unsigned heap, const tn_region * not, size_t room) {
     for (tn_region *r = rt->heap.gens[TN_GEN0]; r; r = r->next)
-        if (r != not &&!r->alloc_owner && (size_t)(r->end - r->used) >= room)
+        if (r != not &&r->heap == heap && !r->alloc_owner && (size_t)(r->end - r->used) >= room)
             return r;
     return NULL;
 }
@@ -194,7 +195,7 @@ static bool take_gap(tenure_runtime *rt, tn_mutator *m, size_t size, size_t want
         tn_region *r = tn_region_of(rt, g);
         size_t gsize = ((size_t *)g)[1];
         TN_ASSERT_INTERNAL(r->gen == TN_GEN0 && tn_is_free(g) && g + gsize <= r->used);
-        if (r->alloc_owner)
+        if (r->alloc_owner || r->heap != m->alloc_heap)
             continue;
         char *gend = g + gsize;
         char *top = (char *)((uintptr_t)gend & ~(uintptr_t)(TN_CROSSING_GRANULE - 1));
@@ -240,10 +241,11 @@ static bool refill(tenure_runtime *rt, tn_mutator *m, size_t size) {
         return true;
     }
     tn_region *r = m->alloc_region;
-    if (!r || (size_t)(r->end - (char *)m->pub.alloc_ptr) < size) {
-        tn_region *next = gen0_region_with_room(rt, r, want);
+    /* a thread moved to another heap (balanced) leaves its former heap's region */
+    if (!r || r->heap != m->alloc_heap || (size_t)(r->end - (char *)m->pub.alloc_ptr) < size) {
+        tn_region *next = gen0_region_with_room(rt, m->alloc_heap, r, want);
         if (!next)
-            next = tn_region_acquire(rt, 1, TN_GEN0);
+            next = tn_region_acquire(rt, 1, TN_GEN0, m->alloc_heap);
         if (!next)
             return false;
         if (r) {
@@ -326,6 +328,9 @@ size_t tn_heap_budget(const tenure_runtime *rt, int gen) {
 }
 
 /* Bytes counted against gen0's budgets since the last GC: every allocation heap's. */
+unsigned tn_heap_count(const tenure_runtime *rt) { return rt->heap.nheaps; }
+size_t tn_heap_gen0_budget_each(const tenure_runtime *rt) { return rt->heap.gen0_budget; }
+
 static size_t gen0_counted(const tenure_runtime *rt) {
     size_t sum = 0;
     for (unsigned h = 0; h < rt->heap.nheaps; h++)
@@ -349,8 +354,13 @@ void tn_heap_set_gen0_gaps(tenure_runtime *rt, char *gaps) { rt->heap.gen0_gaps 
  * that much, it collects. A GC starts every heap's budget again (tn_budgets_update).
  * Workstation GC has one heap: the thread's own spending is the instance's.
  *
- * Invariant A1 (tn_alloc_heaps_check): nheaps is in [1, TN_MAX_HEAPS], every thread's heap is
- * below it, and no heap past nheaps has counted anything. */
+ * Each heap has its own regions (tn_region.heap): a thread takes gen0 regions, gaps and new
+ * large regions of its heap only, and leaves its region at its next refill when it has moved to
+ * another heap; a GC keeps each heap's survivors on its heap (gc/plan.c). The large heaps' free
+ * lists are shared: a large object goes to the first free chunk that fits, whatever its heap.
+ *
+ * Invariant A1 (tn_alloc_heaps_check): nheaps is in [1, TN_MAX_HEAPS], every thread's heap and
+ * every region's heap are below it, and no heap past nheaps has counted anything. */
 
 #define TN_BALANCE_LEFT 8 /* a thread moves to a heap with at least 1/8 of its budget left */
 
@@ -385,6 +395,9 @@ void tn_alloc_heaps_check(tenure_runtime *rt) {
         TN_ASSERT_INTERNAL(rt->heap.heap_allocated[h] == 0);
     for (tn_mutator *m = tn_mutators(rt); m; m = m->next)
         TN_ASSERT_INTERNAL(m->alloc_heap < rt->heap.nheaps);
+    for (int g = 0; g < TN_NGEN; g++)
+        for (const tn_region *r = rt->heap.gens[g]; r; r = r->next)
+            TN_ASSERT_INTERNAL(r->heap < rt->heap.nheaps);
 }
 
 static int budget_generation(tenure_runtime *rt, uint32_t *reason) {
@@ -692,11 +705,13 @@ tn_free_list *tn_heap_free_list(tenure_runtime *rt, int gen) {
     return gen == TN_LOH ? &rt->heap.loh_free : gen == TN_POH ? &rt->heap.poh_free : NULL;
 }
 
-static bool grow_large(tenure_runtime *rt, int gen, size_t size) {
+/* A new large region of the allocating thread's heap (its free list is the generation's, shared
+ * by the heaps: what it holds goes to whichever heap asks first). */
+static bool grow_large(tenure_runtime *rt, int gen, size_t size, unsigned heap) {
     size_t units = (size + rt->unit_size - 1) / rt->unit_size;
     if (units < TN_LARGE_REGION_UNITS)
         units = TN_LARGE_REGION_UNITS;
-    tn_region *r = tn_region_acquire(rt, (uint32_t)units, gen);
+    tn_region *r = tn_region_acquire(rt, (uint32_t)units, gen, heap);
     if (!r)
         return false;
     prepare_memory(r, r->start, r->end);
@@ -719,7 +734,9 @@ static void *alloc_large(tenure_runtime *rt, tn_mutator *m, const tn_type *t, si
     for (bool collected = false;;) {
         if ((c = take_chunk(fl, size)) != NULL)
             break;
-        if (grow_large(rt, gen, size))
+        if (!m->alloc_heap_dealt)
+            deal_heap(rt, m);
+        if (grow_large(rt, gen, size, m->alloc_heap))
             continue;
         if (collected || tn_gc_in_progress(rt))
             return NULL;

@@ -64,8 +64,9 @@ bool tn_heap_init(tenure_runtime *rt);
 void tn_region_check(const tenure_runtime *rt, const tn_region *r);
 void tn_regions_check(const tenure_runtime *rt);
 void tn_heap_destroy(tenure_runtime *rt);
-/* Take a region of `units` units for generation gen; NULL if out of memory. */
-tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen);
+/* Take a region of `units` units for generation gen, owned by allocation heap `heap`; NULL if
+ * out of memory. */
+tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen, unsigned heap);
 void tn_region_release(tenure_runtime *rt, tn_region *r);
 void tn_region_set_gen(tenure_runtime *rt, tn_region *r, int gen);
 void tn_region_list_remove(tenure_runtime *rt, tn_region *r);
@@ -111,6 +112,10 @@ void tn_budgets_update_background(tenure_runtime *rt, const tn_gc_record *g);
 /* The budget of generation gen (TN_GEN0..TN_LOH; 0 for the POH, which has none): the bytes
  * allocated (gen0, LOH) or promoted into it (gen1, gen2) that trigger its next GC. */
 size_t tn_heap_budget(const tenure_runtime *rt, int gen);
+/* The allocation heaps (1 under workstation GC; server GC: heap/alloc.c "allocation heaps"), and
+ * one heap's gen0 budget (tn_heap_budget(rt, 0) is every heap's together). */
+unsigned tn_heap_count(const tenure_runtime *rt);
+size_t tn_heap_gen0_budget_each(const tenure_runtime *rt);
 /* Bytes allocated in gen0 since the last GC, the calling thread's context counted to the byte. */
 size_t tn_heap_gen0_allocated(tenure_runtime *rt);
 /* Invariant A1 (alloc.c "allocation heaps"). */

@@ -150,7 +150,7 @@ static bool commit_units(tenure_runtime *rt, size_t first, uint32_t units) {
     return true;
 }
 
-tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen) {
+tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen, unsigned heap) {
     size_t first = find_units(rt, units);
     if (first == SIZE_MAX)
         return NULL;
@@ -181,6 +181,7 @@ tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen) {
     r->used = r->start;
     r->zero_from = zero_from < r->start ? r->start : zero_from;
     r->gen = (uint8_t)gen;
+    r->heap = (uint8_t)heap;
     r->free_bytes = 0;
     r->condemned = r->compacting = r->demote = false;
     tn_region_list_add(rt, r);

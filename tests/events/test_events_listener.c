@@ -161,6 +161,8 @@ static int gen_condemned(int gen, int depth) { return gen < 3 ? gen <= depth : d
 typedef struct gc_seen {
     uint64_t count, depth, reason;
     uint64_t size[5], prom[5];
+    uint64_t num_heaps, heaps_seen;      /* NumHeaps; GCPerHeapHistory_V3 events so far */
+    uint64_t heap_size[5], heap_surv[5]; /* their SizeAfter and survivors, summed over the heaps */
     uint64_t pinned_count, handle_count;
     size_t start, end; /* indexes of GCStart_V2 and GCRestartEEEnd_V1 */
     int complete;
@@ -306,10 +308,20 @@ static size_t check_sequence(const recorder *r, size_t from, uint64_t first_coun
             TT_EXPECT(marks_seen > 0, "%s: GC %" PRIu64 " has no GCMarkWithType", what, cur.count);
             TT_EXPECT(fu(x, "CondemnedGeneration") == cur.depth, "%s: history CondemnedGeneration", what);
             TT_EXPECT(fu(x, "Reason") == cur.reason, "%s: history Reason", what);
-            TT_EXPECT(fu(x, "NumHeaps") == 1, "%s: NumHeaps", what);
+            cur.num_heaps = fu(x, "NumHeaps");
+            TT_EXPECT(cur.num_heaps >= 1 && cur.num_heaps <= 64, "%s: NumHeaps %" PRIu64, what, cur.num_heaps);
             break;
-        case 5:
+        case 5: /* once per heap, in heap order */
             TT_EXPECT(fu(x, "Count") == 5, "%s: per-heap history with %" PRIu64 " generations", what, fu(x, "Count"));
+            TT_EXPECT(fu(x, "HeapIndex") == cur.heaps_seen,
+                      "%s: GC %" PRIu64 ": HeapIndex %" PRIu64 ", expected %" PRIu64, what, cur.count,
+                      fu(x, "HeapIndex"), cur.heaps_seen);
+            for (int g = 0; g < 5; g++) {
+                cur.heap_size[g] += fel(x, "Values", (size_t)g, "SizeAfter");
+                cur.heap_surv[g] +=
+                    fel(x, "Values", (size_t)g, "PinnedSurv") + fel(x, "Values", (size_t)g, "NonePinnedSurv");
+            }
+            cur.heaps_seen++;
             break;
         case 6:
             TT_EXPECT(fu(x, "Count") == cur.count && fu(x, "Depth") == cur.depth,
@@ -325,6 +337,11 @@ static size_t check_sequence(const recorder *r, size_t from, uint64_t first_coun
             for (int g = 0; g < 5; g++) {
                 cur.size[g] = fu(x, gs[g]);
                 cur.prom[g] = fu(x, ps[g]);
+                /* the heaps' histories add up to the whole heap's figures */
+                TT_EXPECT(cur.heap_size[g] == cur.size[g] && cur.heap_surv[g] == cur.prom[g],
+                          "%s: GC %" PRIu64 ": gen%d: the heaps' SizeAfter %" PRIu64 " and survivors %" PRIu64
+                          ", GCHeapStats_V2 %" PRIu64 " and %" PRIu64,
+                          what, cur.count, g, cur.heap_size[g], cur.heap_surv[g], cur.size[g], cur.prom[g]);
                 if (!gen_condemned(g, (int)cur.depth))
                     TT_EXPECT(cur.prom[g] == 0, "%s: GC %" PRIu64 ": TotalPromotedSize%d = %" PRIu64 " not condemned",
                               what, cur.count, g, cur.prom[g]);
@@ -356,7 +373,7 @@ static size_t check_sequence(const recorder *r, size_t from, uint64_t first_coun
             ngc++;
             break;
         }
-        step = (k + 1) % NSEQ;
+        step = k == 5 && cur.heaps_seen < cur.num_heaps ? 5 : (k + 1) % NSEQ;
     }
     TT_EXPECT(step == 0, "%s: the events end inside a GC (next expected %s)", what, SEQ[step]);
     return ngc;

@@ -440,18 +440,26 @@ class Checker:
                 self.fail(ev, "CondemnedGeneration %r but GCStart_V2 Depth %r" % (f.get("CondemnedGeneration"), gc.get("depth")))
             if f.get("Reason") != gc.get("reason"):
                 self.fail(ev, "Reason %r but GCStart_V2 Reason %r" % (f.get("Reason"), gc.get("reason")))
-            if f.get("NumHeaps") != 1:
-                self.fail(ev, "NumHeaps %r (one heap: workstation GC)" % f.get("NumHeaps"))
+            heaps = f.get("NumHeaps")
+            if not isinstance(heaps, int) or not 1 <= heaps <= 64:
+                self.fail(ev, "NumHeaps %r (1 for workstation GC, GCHeapCount for server GC)" % heaps)
+            gc["num_heaps"], gc["heap_histories"] = heaps, []
             st.state = S.HISTORY
         elif name == "GCPerHeapHistory_V3":
-            if st.state == S.PERHEAP:
-                self.fail(ev, "a second GCPerHeapHistory_V3 with NumHeaps 1")
+            seen = gc.setdefault("heap_histories", [])
+            if f.get("HeapIndex") != len(seen):
+                self.fail(ev, "HeapIndex %r where heap %d's history was expected (once per heap, in order)"
+                          % (f.get("HeapIndex"), len(seen)))
             vals = f.get("Values", [])
             if f.get("Count") != len(vals) or len(vals) != 5:
                 self.fail(ev, "Count %r with %d generation records (expected 5)" % (f.get("Count"), len(vals)))
             self.survivors_fit(ev, gc, vals)
+            seen.append(vals)
             st.state = S.PERHEAP
         elif name == "GCEnd_V1":
+            if len(gc.get("heap_histories", [])) != gc.get("num_heaps"):
+                self.fail(ev, "%d GCPerHeapHistory_V3 events, but NumHeaps %r"
+                          % (len(gc.get("heap_histories", [])), gc.get("num_heaps")))
             if f.get("Count") != gc.get("count") or f.get("Depth") != gc.get("depth"):
                 self.fail(ev, "Count/Depth %r/%r differ from GCStart_V2's %r/%r" %
                           (f.get("Count"), f.get("Depth"), gc.get("count"), gc.get("depth")))
@@ -618,6 +626,7 @@ class Checker:
         if any(not isinstance(v, int) for v in size + prom):
             return
         condemned = [n <= depth if n < 3 else depth == 2 for n in range(5)]
+        self.heaps_add_up(ev, gc, size, prom)
         for n in range(5):
             if not condemned[n] and prom[n] != 0:
                 self.fail(ev, "TotalPromotedSize%d = %d for a generation that was not condemned (Depth %d)" % (n, prom[n], depth))
@@ -628,6 +637,18 @@ class Checker:
             if condemned[n] and sum(size[:n + 2]) < sum(prom[:n + 1]):
                 self.fail(ev, "survivors of generations 0..%d (%d bytes) exceed the sizes of generations 0..%d (%d)"
                           % (n, sum(prom[:n + 1]), n + 1, sum(size[:n + 2])))
+
+    def heaps_add_up(self, ev, gc, size, prom):
+        """The heaps' GCPerHeapHistory_V3 records add up to GCHeapStats_V2's whole-heap figures."""
+        hist = gc.get("heap_histories") or []
+        if not hist or any(len(v) != 5 or not all(isinstance(r, dict) for r in v) for v in hist):
+            return
+        for n in range(5):
+            after = sum(v[n].get("SizeAfter", 0) for v in hist)
+            surv = sum(v[n].get("PinnedSurv", 0) + v[n].get("NonePinnedSurv", 0) for v in hist)
+            if after != size[n] or surv != prom[n]:
+                self.fail(ev, "gen%d: the %d heaps' SizeAfter %d and survivors %d, but GenerationSize%d %d and "
+                          "TotalPromotedSize%d %d" % (n, len(hist), after, surv, n, size[n], n, prom[n]))
 
     def finish(self):
         for key, st in self.traces.items():

@@ -30,7 +30,22 @@ def stats(depth, size=(100, 100, 100, 100, 100), prom=None):
     return ev("GCHeapStats_V2", **f)
 
 
-def gc(count, depth=0, reason=0, tid=100):
+def heap_histories(depth, tid=100, heaps=1, size=100):
+    """GCPerHeapHistory_V3 per heap whose records add up to stats(depth): heap 0 holds a third
+    more than the others' equal shares of each generation's size and survivors."""
+    out = []
+    for h in range(heaps):
+        recs = []
+        for n in range(5):
+            prom = 10 if (n <= depth if n < 3 else depth == 2) else 0
+            share = (lambda total: total // heaps + (total % heaps if h == 0 else 0))
+            recs.append({"SizeBefore": share(size), "SizeAfter": share(size), "PinnedSurv": 0,
+                         "NonePinnedSurv": share(prom)})
+        out.append(ev("GCPerHeapHistory_V3", tid=tid, HeapIndex=h, Count=5, Values=recs))
+    return out
+
+
+def gc(count, depth=0, reason=0, tid=100, heaps=1):
     marks = [ev("GCMarkWithType", tid=tid, HeapNum=0, Type=t, Bytes=1) for t in ([0, 2] + ([3] if depth < 2 else []))]
     return ([ev("GCSuspendEEBegin_V1", tid=tid, Reason=1, Count=count - 1),
              ev("GCSuspendEEEnd_V1", tid=tid),
@@ -39,9 +54,9 @@ def gc(count, depth=0, reason=0, tid=100):
             + marks +
             [ev("GCBulkMovedObjectRanges", tid=tid, Index=0, Count=1,
                 Values=[{"OldRangeBase": 1, "NewRangeBase": 2, "RangeLength": 8}]),
-             ev("GCGlobalHeapHistory_V4", tid=tid, CondemnedGeneration=depth, Reason=reason, NumHeaps=1),
-             ev("GCPerHeapHistory_V3", tid=tid, Count=5, Values=[{}] * 5),
-             ev("GCEnd_V1", tid=tid, Count=count, Depth=depth),
+             ev("GCGlobalHeapHistory_V4", tid=tid, CondemnedGeneration=depth, Reason=reason, NumHeaps=heaps)]
+            + heap_histories(depth, tid, heaps) +
+            [ev("GCEnd_V1", tid=tid, Count=count, Depth=depth),
              stats(depth),
              ev("GCRestartEEBegin_V1", tid=tid),
              ev("GCRestartEEEnd_V1", tid=tid)])
@@ -106,7 +121,7 @@ def background_gc(count, tid=100, bgc_tid=200, final_tid=300, foregrounds=(), sw
         e += foreground(n, d)
     b = bgc_tid
     e += [ev("GCGlobalHeapHistory_V4", tid=b, CondemnedGeneration=2, Reason=0, NumHeaps=1),
-          ev("GCPerHeapHistory_V3", tid=b, Count=5, Values=[{}] * 5),
+          *heap_histories(2, b),
           ev("GCEnd_V1", tid=b, Count=count, Depth=2), stats(2)]
     e[-1]["tid"] = b
     for x in e:
@@ -186,6 +201,24 @@ def main():
     e[i - 1], e[i] = e[i], e[i - 1]
     expect("per-heap before global history", e, False)
 
+    expect("server GC: three heaps' histories adding up", gc(1, heaps=3) + gc(2, 2, heaps=3), True)
+    e = gc(1, heaps=3)
+    del e[find(e, "GCPerHeapHistory_V3") + 1]
+    expect("server GC: a heap's history missing", e, False, "NumHeaps 3")
+    e = gc(1, heaps=2)
+    i = find(e, "GCPerHeapHistory_V3")
+    e[i]["fields"]["HeapIndex"], e[i + 1]["fields"]["HeapIndex"] = 1, 0
+    expect("server GC: heap histories out of order", e, False, "HeapIndex")
+    e = gc(1, heaps=2)
+    e[find(e, "GCPerHeapHistory_V3") + 1]["fields"]["Values"][0]["SizeAfter"] += 8
+    expect("server GC: heaps' sizes not adding up", e, False, "SizeAfter")
+    e = gc(1, heaps=2)
+    e[find(e, "GCPerHeapHistory_V3")]["fields"]["Values"][0]["NonePinnedSurv"] -= 1
+    expect("server GC: heaps' survivors not adding up", e, False, "survivors")
+    e = gc(1)
+    e[find(e, "GCGlobalHeapHistory_V4")]["fields"]["NumHeaps"] = 0
+    expect("NumHeaps 0", e, False, "NumHeaps")
+
     e = gc(1)
     e[find(e, "GCEnd_V1")]["fields"]["Depth"] = 1
     expect("GCEnd Depth differs from GCStart", e, False, "differ")
@@ -220,16 +253,22 @@ def main():
     e[i + 1], e[i + 2] = e[i + 2], e[i + 1]
     expect("Handle roots before Stack roots", e, False, "order")
 
-    e = gc(1)
-    e[find(e, "GCHeapStats_V2")] = stats(0, size=(0, 100, 0, 0, 0), prom=(50, 0, 0, 0, 0))
+    def with_stats(e, depth, size=(100, 100, 100, 100, 100), prom=None):
+        """e's heap stats replaced, its one heap's history made to add up to them."""
+        e[find(e, "GCHeapStats_V2")] = st = stats(depth, size, prom)
+        recs = e[find(e, "GCPerHeapHistory_V3")]["fields"]["Values"]
+        for n in range(5):
+            after, surv = st["fields"]["GenerationSize%d" % n], st["fields"]["TotalPromotedSize%d" % n]
+            recs[n] = {"SizeBefore": max(after, surv), "SizeAfter": after, "PinnedSurv": 0, "NonePinnedSurv": surv}
+        return e
+
+    e = with_stats(gc(1), 0, size=(0, 100, 0, 0, 0), prom=(50, 0, 0, 0, 0))
     expect("gen0 promoted into gen1 (sizes allow)", e, True)
-    e[find(e, "GCHeapStats_V2")] = stats(0, size=(0, 10, 0, 0, 0), prom=(50, 0, 0, 0, 0))
+    e = with_stats(gc(1), 0, size=(0, 10, 0, 0, 0), prom=(50, 0, 0, 0, 0))
     expect("gen0 survivors larger than gens 0-1", e, False, "exceed")
-    e = gc(1, 2)
-    e[find(e, "GCHeapStats_V2")] = stats(2, size=(0, 0, 100, 5, 0), prom=(0, 0, 10, 50, 0))
+    e = with_stats(gc(1, 2), 2, size=(0, 0, 100, 5, 0), prom=(0, 0, 10, 50, 0))
     expect("LOH promoted larger than LOH", e, False, "GenerationSize3")
-    e = gc(1, 0)
-    e[find(e, "GCHeapStats_V2")] = stats(0, prom=(10, 0, 0, 7, 0))
+    e = with_stats(gc(1, 0), 0, prom=(10, 0, 0, 7, 0))
     expect("promoted bytes of a generation not condemned", e, False, "not condemned")
 
     e = gc(1) + gc(2)[:6]
