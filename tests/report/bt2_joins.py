@@ -10,10 +10,15 @@ is a window of the background GC in progress (the last GCStart Type 1 whose GCEn
 waiting join (JoinType 1) start is followed, on that thread, by its end (same Heap and JoinID);
 the wait (end - start) belongs to the GC whose window holds the start. A GC's threads are the
 Heap values of its joins other than restarts (JoinType 2). Steal is GCMarkWithType Type 8, per
-HeapNum. Needs /usr/bin/python3 with bt2 (Debian python3-bt2).
+HeapNum. GCPerHeapHistory_V3 (one per heap and GC, HeapIndex) belongs to the GC whose window
+holds it; its generation records (decoded here from the manifest layout when packed) give each
+heap's survived bytes (PinnedSurv + NonePinnedSurv of the condemned generations: up to the
+GCStart's Depth, all five for gen2), size before and after (all generations) and object bytes
+before (condemned). Needs /usr/bin/python3 with bt2 (Debian python3-bt2).
 """
 import bisect
 import json
+import struct
 import sys
 
 import bt2
@@ -25,8 +30,45 @@ def tid_of(ev):
     return int(ctx["vtid"]) if ctx is not None and "vtid" in ctx else int(ev.packet.context_field["tid"])
 
 
+# GCPerHeapHistory_V3 packed (ClrEtwAll.man): ClrInstanceID, 6 pointers, 5 u32, HeapIndex,
+# ExtraGen0Commit, Count, then Count records of 10 pointers (SizeBefore, FreeListBefore,
+# FreeObjBefore, SizeAfter, FreeListAfter, FreeObjAfter, In, PinnedSurv, NonePinnedSurv,
+# NewAllocation)
+PHH_HEAD = struct.Struct("<H6Q5IIQI")
+PHH_RECORD = struct.Struct("<10Q")
+RECORD_NAMES = ("SizeBefore", "FreeListBefore", "FreeObjBefore", "SizeAfter", "FreeListAfter", "FreeObjAfter",
+                "In", "PinnedSurv", "NonePinnedSurv", "NewAllocation")
+
+
+def heap_history(p):
+    """(HeapIndex, [record dict per generation]) of a GCPerHeapHistory_V3 payload"""
+    if "__data__" not in p:
+        return int(p["HeapIndex"]), [{k: int(r[k]) for k in RECORD_NAMES} for r in p["Values"]]
+    data = bytes(int(x) & 0xFF for x in p["__data__"])
+    head = PHH_HEAD.unpack_from(data, 0)
+    heap, count = head[12], head[14]
+    recs = [dict(zip(RECORD_NAMES, PHH_RECORD.unpack_from(data, PHH_HEAD.size + k * PHH_RECORD.size)))
+            for k in range(count)]
+    return heap, recs
+
+
+def heap_figures(recs, depth):
+    """one heap's figures in one GC (condemned: generations up to depth; gen2 condemns all)"""
+    out = {"size_before": 0, "size_after": 0, "obj_before": 0, "survived": 0}
+    for k, r in enumerate(recs[:5]):
+        out["size_before"] += r["SizeBefore"]
+        out["size_after"] += r["SizeAfter"]
+        if k <= depth or depth == 2:
+            out["obj_before"] += max(0, r["SizeBefore"] - r["FreeListBefore"] - r["FreeObjBefore"])
+            out["survived"] += r["PinnedSurv"] + r["NonePinnedSurv"]
+    out["gen0_budget"] = recs[0]["NewAllocation"] if recs else 0
+    return out
+
+
 def read(trace):
     windows = []  # [suspend ns, restart ns, GC number]
+    histories = []  # (ns, heap, records)
+    depths = {}  # GC number -> GCStart Depth
     open_by_tid = {}
     joins = []  # (ns, tid, heap, time, type, id)
     steals = []  # (ns, heap, bytes)
@@ -46,6 +88,7 @@ def read(trace):
             for w in open_by_tid.values():
                 if w[2] is None:
                     w[2] = int(p["Count"])
+            depths[int(p["Count"])] = int(p["Depth"])
             if int(p["Type"]) == 1:
                 background = int(p["Count"])
         elif name.startswith("GCEnd") and int(p["Count"]) == background:
@@ -59,7 +102,9 @@ def read(trace):
             joins.append((ns, tid_of(ev), int(p["Heap"]), int(p["JoinTime"]), int(p["JoinType"]), int(p["JoinID"])))
         elif name == "GCMarkWithType" and int(p["Type"]) == 8:
             steals.append((ns, int(p["HeapNum"]), int(p["Bytes"])))
-    return windows, joins, steals
+        elif name.startswith("GCPerHeapHistory"):
+            histories.append((ns,) + heap_history(p))
+    return windows, joins, steals, histories, depths
 
 
 def gc_at(windows, starts, ns):
@@ -71,7 +116,7 @@ def gc_at(windows, starts, ns):
 
 
 def main():
-    windows, joins, steals = read(sys.argv[1])
+    windows, joins, steals, histories, depths = read(sys.argv[1])
     windows.sort()
     starts = [w[0] for w in windows]
     gcs = {}
@@ -116,7 +161,18 @@ def main():
             continue
         h = gc(number)["steal_by_heap"]
         h[heap] = h.get(heap, 0) + nbytes
-    out = {"gcs": {}, "problems": problems, "joins": len(joins), "windows": len({w[2] for w in windows})}
+    hist = {}  # GC number -> {heap: figures}
+    for ns, heap, recs in histories:
+        number = gc_at(windows, starts, ns)
+        if number is None:
+            problems.append("a GCPerHeapHistory at %d outside every GC" % ns)
+            continue
+        per_gc = hist.setdefault(str(number), {})
+        if str(heap) in per_gc:
+            problems.append("GC %d: heap %d's GCPerHeapHistory twice" % (number, heap))
+        per_gc[str(heap)] = heap_figures(recs, depths.get(number, 2))
+    out = {"gcs": {}, "problems": problems, "joins": len(joins), "windows": len({w[2] for w in windows}),
+           "heap_history": hist}
     for number, g in gcs.items():
         out["gcs"][str(number)] = {
             "threads": len(g["heaps"]),

@@ -23,6 +23,9 @@ tests/report/CMakeLists.txt as report_hostile_*). Every case failed before the f
   discarded    packets that count discarded events (the first packet too) and a gap in the
                packet numbers: status partial with the counts, never "Status: full".
   timeout      --timeout: a decoding that takes longer is given up (exit 2, "took longer").
+  heapindex    a GCPerHeapHistory_V3 whose HeapIndex is 64 or 2^32 - 1 (the model keeps at most 64
+               heaps a GC): left out and counted (damaged_heap_histories 1), status partial
+               (exit 3), every GC still reported.
 """
 import json
 import os
@@ -317,6 +320,34 @@ def test_discarded(good, workdir):
           "discarded_packets %r, want 3" % (doc and doc["summary"]["discarded_packets"]))
 
 
+def patch_heap_index(d, value):
+    """HeapIndex of the first packed GCPerHeapHistory_V3 (`_length`, `____data___length`, then
+    the ETW payload: HeapIndex at byte 70, Count at 82, 5 records of 80 bytes) set to value"""
+    size = 86 + 5 * 80
+    head = struct.pack("<II", size, size)
+    for path in streams(d):
+        b = bytearray(open(path, "rb").read())
+        at = b.find(head)
+        while at >= 0 and struct.unpack_from("<I", b, at + 8 + 82)[0] != 5:
+            at = b.find(head, at + 1)
+        if at >= 0:
+            struct.pack_into("<I", b, at + 8 + 70, value)
+            open(path, "wb").write(bytes(b))
+            return True
+    return False
+
+
+def test_heapindex(good, workdir, gcs):
+    for value in (64, 0xFFFFFFFF):
+        d = copy(good, workdir, "heapindex_%d" % value)
+        if not check(patch_heap_index(d, value), "no packed GCPerHeapHistory_V3 found in the trace"):
+            return
+        rc, doc, text, _ = report(d, "GCPerHeapHistory HeapIndex %d" % value, (3,))
+        check("Status: full" not in text and "HeapIndex past 63" in text, "HeapIndex %d: not reported" % value)
+        check(doc is None or (doc["summary"]["damaged_heap_histories"] == 1 and doc["summary"]["gc_count"] == gcs),
+              "HeapIndex %d: %r" % (value, doc and doc["summary"]))
+
+
 def test_timeout(good, workdir):
     md = metadata_text(os.path.join(good, "metadata"))
     # about 120,000 structure members: libbabeltrace2 needs ~0.5 s (10x the timeout) to read them
@@ -349,7 +380,8 @@ def main():
          "metadata": lambda: test_metadata(good, workdir, gcs),
          "cut": lambda: test_cut(good, workdir, gcs),
          "discarded": lambda: test_discarded(good, workdir),
-         "timeout": lambda: test_timeout(good, workdir)}[mode]()
+         "timeout": lambda: test_timeout(good, workdir),
+         "heapindex": lambda: test_heapindex(good, workdir, gcs)}[mode]()
     if FAILS:
         print("%d check(s) failed" % len(FAILS), file=sys.stderr)
         sys.exit(1)

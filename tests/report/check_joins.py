@@ -8,7 +8,12 @@ tests/report/CMakeLists.txt as report_joins_*).
       per heap in --json equal what bt2_joins.py computes from the same trace with babeltrace2's
       Python bindings (another route: joins paired per thread, GCs found by time window); the
       summary's total join wait and its share of the pause; the text report's GC Thr and Join ms
-      columns, the --chrome GC slices' args and --compare's join rows equal the JSON. Skipped (77) when /usr/bin/python3 has no bt2 (python3-bt2).
+      columns, the --chrome GC slices' args and --compare's join rows equal the JSON. Per heap
+      (tenure writes a GCPerHeapHistory per heap): every GC's heaps array holds each heap's
+      survived bytes, size before and after, object bytes before and gen0 budget as bt2_joins.py
+      reads them, and their sums over heaps give the summed figures (peak, size after, promoted,
+      survival %); the text's "Server GC heaps" section sums the JSON's. Skipped (77) when
+      /usr/bin/python3 has no bt2 (python3-bt2).
   check_joins.py html REPORT SIM WORKDIR HEAPS
       --html of a server GC trace in headless Chromium (check_report.py's): status ready, no
       console message, the GC table has GC Thr, Join ms and Steal MB by heap columns holding the
@@ -16,7 +21,8 @@ tests/report/CMakeLists.txt as report_joins_*).
   check_joins.py nojoins REPORT SIM WORKDIR DATA
       traces without joins keep the report they had: a workstation trace, a server GC trace at
       level 4 (Steal events, no joins), the real .NET traces of DATA: no join column, summary
-      line or JSON key (nor --compare row).
+      line or JSON key (nor --compare row); the level-4 server trace (2 heaps) has its per-heap
+      history in "heaps" and the "Server GC heaps" section, the others neither.
 """
 import json
 import os
@@ -29,6 +35,8 @@ from checklib import check, finish, fresh, run  # noqa: E402
 BT2_PYTHON = "/usr/bin/python3"
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOIN_KEYS = ("gc_threads", "join_wait_ms", "steal_bytes", "heaps", "join_ids")
+HEAP_KEYS = {"size_before_bytes": "size_before", "object_bytes_before": "obj_before", "survived_bytes": "survived",
+             "size_after_bytes": "size_after", "gen0_budget_bytes": "gen0_budget"}
 SUMMARY_KEYS = ("join_events", "max_gc_threads", "total_join_wait_ms", "join_wait_pct_pause")
 
 
@@ -106,6 +114,61 @@ def compare_gc(g, b, heaps):
           names.get(4, "scan_dependent_handles") == "scan_dependent_handles", "%s: join names %s" % (where, names))
 
 
+def close(a, b, rel=1e-5):
+    """a figure printed with %.6g against the exact one"""
+    return abs(a - b) <= rel * max(abs(b), 1)
+
+
+def compare_heap_history(g, b, heaps):
+    """GC g's per-heap history against bt2_joins.py's (b: heap -> figures), and its sums"""
+    where = "GC %d" % g["number"]
+    if not check(b is not None and len(b) == heaps, "%s: babeltrace2 reads %s heaps' history, want %d" %
+                 (where, b and sorted(b), heaps)):
+        return
+    got = {str(h["heap"]): {HEAP_KEYS[k]: h.get(k) for k in HEAP_KEYS} for h in g.get("heaps", [])}
+    check(got == b, "%s: per-heap history %s, babeltrace2 %s" % (where, got, b))
+    total = {k: sum(x[k] for x in b.values()) for k in ("size_before", "size_after", "survived", "obj_before")}
+    check(close(g["peak_mb"] * 1e6, total["size_before"]), "%s: peak %s MB, heaps' size before sum to %d bytes" %
+          (where, g["peak_mb"], total["size_before"]))
+    check(close(g["after_mb"] * 1e6, total["size_after"]), "%s: after %s MB, heaps' size after sum to %d bytes" %
+          (where, g["after_mb"], total["size_after"]))
+    check(close(g["promoted_mb"] * 1e6, total["survived"]), "%s: promoted %s MB, heaps' survivors sum to %d bytes" %
+          (where, g["promoted_mb"], total["survived"]))
+    if total["obj_before"]:
+        want = 100.0 * total["survived"] / total["obj_before"]
+        check(close(g["survival_pct"], want), "%s: survival %s%%, heaps give %.6g" % (where, g["survival_pct"], want))
+
+
+def text_heap_rows(text):
+    """heap -> (GCs, Survived MB, Share %, Mean After MB) of the "Server GC heaps" section"""
+    rows, inside = {}, False
+    for line in text.splitlines():
+        if line.startswith("Server GC heaps"):
+            inside = True
+        elif inside and line.split() and line.split()[0].isdigit():
+            f = line.split()
+            rows[int(f[0])] = (int(f[1]), float(f[2]), float(f[3]), float(f[4]))
+        elif inside and not line.strip():
+            break
+    return rows
+
+
+def check_heap_section(text, gcs, heaps):
+    """the text's per-heap section against the JSON's heaps of every GC"""
+    rows = text_heap_rows(text)
+    if not check(sorted(rows) == list(range(heaps)), "text: Server GC heaps rows %s, want heaps 0..%d" %
+                 (sorted(rows), heaps - 1)):
+        return
+    surv = {h: sum(x["survived_bytes"] for g in gcs for x in g["heaps"] if x["heap"] == h) for h in range(heaps)}
+    after = {h: [x["size_after_bytes"] for g in gcs for x in g["heaps"] if x["heap"] == h] for h in range(heaps)}
+    total = sum(surv.values())
+    for h, (n, mb, share, mean_after) in rows.items():
+        check(n == len(after[h]) and abs(mb - surv[h] / 1e6) <= 0.00051 and
+              abs(share - 100.0 * surv[h] / total) <= 0.0051 and
+              abs(mean_after - sum(after[h]) / len(after[h]) / 1e6) <= 0.00051,
+              "text heap %d: %s, JSON %d GCs %d survived %d after" % (h, rows[h], len(after[h]), surv[h], sum(after[h])))
+
+
 def mode_babeltrace(tool, sim, work, heaps):
     if not (os.path.exists(BT2_PYTHON) and subprocess.run([BT2_PYTHON, "-c", "import bt2"]).returncode == 0):
         print("skipped: %s has no bt2 (Debian python3-bt2)" % BT2_PYTHON)
@@ -135,6 +198,7 @@ def mode_babeltrace(tool, sim, work, heaps):
         if not check(b is not None, "GC %d: no joins in the babeltrace2 reading" % g["number"]):
             continue
         compare_gc(g, b, heaps)
+        compare_heap_history(g, bt["heap_history"].get(str(g["number"])), heaps)
         total_ns += ns(g["join_wait_ms"])
     check(total_ns > 0, "no GC waited at a join")
     check(abs(s["total_join_wait_ms"] - total_ns / 1e6) <= 0.00051,
@@ -154,6 +218,7 @@ def mode_babeltrace(tool, sim, work, heaps):
             check(c is not None and c[0] == g["gc_threads"] and abs(c[1] - g["join_wait_ms"]) <= 0.00051,
                   "text GC %d: %s, JSON %s threads %s ms" % (g["number"], c, g["gc_threads"], g["join_wait_ms"]))
     check("Join wait" in text and "of the GC pause time" in text, "text summary: no join wait line")
+    check_heap_section(text, t["gcs"], heaps)
 
     doc = json.loads(report(tool, trace, "--json", "--compare", trace))
     metrics = {x["name"]: x for x in doc["compare"]["metrics"]}
@@ -216,14 +281,23 @@ def mode_html(tool, sim, work, heaps):
                                                                 g["join_wait_ms"], steal))
 
 
-def check_no_joins(tool, path, what):
+def check_no_joins(tool, path, what, heaps=1):
+    """no join figures; per-heap history (heaps, from GCPerHeapHistory) only for several heaps"""
     text = report(tool, path)
     check(text_join_columns(text) is None, "%s: the text report has join columns" % what)
     check("Join wait" not in text, "%s: the text report has a join wait line" % what)
+    check(("Server GC heaps" in text) == (heaps > 1), "%s: Server GC heaps section %s with %d heap(s)" %
+          (what, "Server GC heaps" in text, heaps))
     for t in report_json(tool, path):
         check(not any(k in t.get("summary", {}) for k in SUMMARY_KEYS), "%s: join keys in the JSON summary" % what)
         for g in t.get("gcs", []):
-            check(not any(k in g for k in JOIN_KEYS), "%s: GC %d has join keys" % (what, g["number"]))
+            keys = [k for k in JOIN_KEYS if k in g and (k != "heaps" or heaps == 1)]
+            check(not keys, "%s: GC %d has join keys %s" % (what, g["number"], keys))
+            if heaps > 1:
+                hs = g.get("heaps", [])
+                check(len(hs) == heaps and all("join_wait_ms" not in h and "steal_bytes" not in h and
+                                               h.get("survived_bytes") is not None for h in hs),
+                      "%s: GC %d heaps %s" % (what, g["number"], hs))
 
 
 def mode_nojoins(tool, sim, work, data):
@@ -234,7 +308,7 @@ def mode_nojoins(tool, sim, work, data):
     check("join_wait_ms" not in names and "max_gc_threads" not in names, "--compare of workstation traces: %s" % names)
     server4 = sim_trace(sim, os.path.join(work, "server4"), {"TENURE_gcServer": "1", "TENURE_GCHeapCount": "2",
                                                            "TENURE_TRACE_LEVEL": "4"})
-    check_no_joins(tool, server4, "server GC at level 4")
+    check_no_joins(tool, server4, "server GC at level 4", 2)
     for z in ("kernel-clr.trace.zip", "netcoreapp31.trace.zip"):
         check_no_joins(tool, os.path.join(data, z), z)
 

@@ -3,7 +3,9 @@
  * checks real traces): a helper's join end written after the GC's restart, joins without their
  * start or end, a join outside any GC, heap numbers past TR_JOIN_HEAPS and TR_HEAPS_SHOWN, more
  * join ids than TR_JOIN_IDS, restarts (never a GC thread), Steal per heap, joins before GCStart
- * (.NET's generation_determined). Run under ASan by the sanitizer build.
+ * (.NET's generation_determined); GCPerHeapHistory per heap: a workstation GC keeps no per-heap
+ * figures, a GC of several heaps keeps each (the first recovered from the sums), a HeapIndex past
+ * TR_MAX_HEAPS or repeated is left out and counted. Run under ASan by the sanitizer build.
  */
 #include "report.h"
 #include "unit_check.h"
@@ -132,6 +134,55 @@ static void long_background_gc(void) {
     model_free(&m);
 }
 
+/* One heap's GCPerHeapHistory: gen0 of `before` bytes, `surv` survived, `after` left. */
+static void heap_hist(tr_model *m, int64_t t, uint64_t heap, uint64_t before, uint64_t surv, uint64_t after) {
+    tr_event ev = {.kind = TR_EV_PER_HEAP_HISTORY, .ts_ns = t, .tid = 1, .heap_index = heap, .phh_count = TR_GENS};
+    ev.phh[0] = (tr_phh_gen){.size_before = before, .size_after = after, .non_pinned_surv = surv, .new_allocation = 7};
+    feed(m, ev);
+}
+
+/* GC 1: one heap (no per-heap figures); GC 2: heaps 1 and 0, a repeated heap 1, heap 64 and a
+ * HeapIndex of 2^32 - 1 (left out); GC 3: NumHeaps 2 before its one heap's history. */
+static void heap_histories(void) {
+    tr_model m;
+    model_init(&m);
+    gc_begin(&m, 100, 1);
+    heap_hist(&m, 110, 0, 1000, 100, 100);
+    gc_end(&m, 120, 1);
+    gc_begin(&m, 200, 2);
+    heap_hist(&m, 210, 1, 2000, 200, 250);
+    heap_hist(&m, 211, 0, 3000, 300, 350);
+    heap_hist(&m, 212, 1, 9000, 900, 900);
+    heap_hist(&m, 213, TR_MAX_HEAPS, 9000, 900, 900);
+    heap_hist(&m, 214, UINT32_MAX, 9000, 900, 900);
+    gc_end(&m, 220, 2);
+    gc_begin(&m, 300, 3);
+    feed(&m, (tr_event){.kind = TR_EV_GLOBAL_HEAP_HISTORY, .ts_ns = 305, .tid = 1, .num_heaps = 2});
+    heap_hist(&m, 310, 1, 500, 50, 60);
+    gc_end(&m, 320, 3);
+    model_finish(&m);
+    tr_result res = {0};
+    model_status(&m, &res);
+    CHECK(m.n == 3, "%zu GCs, want 3", m.n);
+    if (m.n != 3)
+        return;
+    CHECK(m.gcs[0].detail == 0 && !gc_heap_hist(&m, &m.gcs[0]), "GC 1 (one heap) has per-heap figures");
+    const tr_gc *g = &m.gcs[1];
+    const tr_gc_detail *d = gc_heap_hist(&m, g);
+    CHECK(g->phh_heaps == 2 && g->phh[0].size_before == 5000 && g->phh[0].non_pinned_surv == 500,
+          "GC 2: %d heaps summed, %llu before, want 2 and 5000 (the damaged ones left out)", g->phh_heaps,
+          (unsigned long long)g->phh[0].size_before);
+    CHECK(d && d->hist_heaps == 2 && d->hist[0].survived == 300 && d->hist[1].survived == 200 &&
+              d->hist[1].gen0_before == 2000 && d->hist[0].size_after == 350 && d->hist[1].gen0_budget == 7,
+          "GC 2: per-heap figures");
+    d = gc_heap_hist(&m, &m.gcs[2]);
+    CHECK(d && d->hist_heaps == 2 && m.gcs[2].phh_seen == 2 && d->hist[1].survived == 50,
+          "GC 3 (NumHeaps 2): heap 1 kept apart");
+    CHECK(m.bad_heap_hist == 3, "%llu damaged heap histories, want 3", (unsigned long long)m.bad_heap_hist);
+    CHECK(res.status == TR_PARTIAL && strstr(res.error, "GCPerHeapHistory"), "status %d: %s", res.status, res.error);
+    model_free(&m);
+}
+
 int main(void) {
     tr_model m;
     model_init(&m);
@@ -193,6 +244,7 @@ int main(void) {
     CHECK(m.join_open == NULL && m.held == NULL, "the reading state is freed once read");
     model_free(&m);
     long_background_gc();
+    heap_histories();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;

@@ -141,6 +141,8 @@ static void set_scalar(tr_event *ev, const char *name, uint64_t v) {
         ev->handles = v;
     else if (strcmp(name, "HeapIndex") == 0)
         ev->heap_index = v;
+    else if (strcmp(name, "NumHeaps") == 0)
+        ev->num_heaps = v;
     else if (strcmp(name, "Count") == 0 &&
              (ev->kind == TR_EV_GC_START || ev->kind == TR_EV_GC_END || ev->kind == TR_EV_SUSPEND_EE_BEGIN))
         ev->count = v;
@@ -186,7 +188,7 @@ static int phh_records(tr_event *ev, cursor *c, uint64_t count) {
         /* v[6] In */
         d->pinned_surv = v[7];
         d->non_pinned_surv = v[8];
-        /* v[9] NewAllocation */
+        d->new_allocation = v[9];
     }
     ev->phh_count = count < TR_GENS ? (int)count : TR_GENS;
     return 0;

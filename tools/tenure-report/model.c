@@ -353,6 +353,102 @@ static int steal_event(tr_model *m, const tr_event *ev) {
     return 0;
 }
 
+/* ---- per-heap history (GCPerHeapHistory_V3, one per heap and GC) ------------------------ */
+
+/* One heap's records reduced to the figures kept per heap; the condemned generations are those
+ * of the survival rate (model_finish: LOH and POH with gen2). */
+static void hist_add(tr_heap_hist *h, const tr_phh_gen *phh, int count, int gen) {
+    for (int k = 0; k < count && k < TR_GENS; k++) {
+        const tr_phh_gen *p = &phh[k];
+        h->size_before += p->size_before;
+        h->size_after += p->size_after;
+        h->free_after += p->free_list_after + p->free_obj_after;
+        if (k <= gen || gen == 2) {
+            uint64_t free_before = p->free_list_before + p->free_obj_before;
+            h->obj_before += p->size_before > free_before ? p->size_before - free_before : 0;
+            h->survived += p->pinned_surv + p->non_pinned_surv;
+        }
+    }
+    if (count > 0) {
+        h->gen0_before += phh[0].size_before;
+        h->gen0_budget += phh[0].new_allocation;
+    }
+}
+
+/* GC i's per-heap figures from now on. A GC of one heap keeps only its sums (a workstation
+ * trace pays no detail); when a second heap (or NumHeaps > 1) shows it has several, the one
+ * heap seen so far is recovered from the sums, which then hold that heap alone. */
+static tr_gc_detail *keep_heaps(tr_model *m, long i) {
+    tr_gc_detail *d = gc_detail(m, i);
+    const tr_gc *g = &m->gcs[i];
+    if (!d || d->hist_heaps || !g->phh_seen)
+        return d;
+    int h = __builtin_ctzll(g->phh_seen); /* the one bit: a second heap is kept as it comes */
+    memset(&d->hist[h], 0, sizeof d->hist[h]);
+    hist_add(&d->hist[h], g->phh, TR_GENS, g->gen);
+    d->hist_heaps = h + 1;
+    return d;
+}
+
+static int global_heaps(tr_model *m, long i, uint64_t num_heaps) {
+    tr_gc *g = &m->gcs[i];
+    g->num_heaps = num_heaps < TR_MAX_HEAPS ? (int)num_heaps : TR_MAX_HEAPS;
+    return g->num_heaps > 1 && !keep_heaps(m, i) ? -1 : 0;
+}
+
+static void phh_sum(tr_gc *g, const tr_event *ev) {
+    for (int k = 0; k < ev->phh_count && k < TR_GENS; k++) {
+        tr_phh_gen *d = &g->phh[k];
+        const tr_phh_gen *s = &ev->phh[k];
+        d->size_before += s->size_before;
+        d->free_list_before += s->free_list_before;
+        d->free_obj_before += s->free_obj_before;
+        d->size_after += s->size_after;
+        d->free_list_after += s->free_list_after;
+        d->free_obj_after += s->free_obj_after;
+        d->pinned_surv += s->pinned_surv;
+        d->non_pinned_surv += s->non_pinned_surv;
+        d->new_allocation += s->new_allocation;
+    }
+}
+
+/* A heap's history: summed into the GC's figures and, in a GC of several heaps, kept apart. A
+ * HeapIndex past the bound or one the GC already has is a damaged event (a heap counted twice
+ * would inflate every sum): left out of every figure and counted, the report partial. */
+static int heap_history(tr_model *m, const tr_event *ev) {
+    long i = m->cur_blocking >= 0 ? m->cur_blocking : m->cur_bgc;
+    if (i < 0)
+        return 0;
+    tr_gc *g = &m->gcs[i];
+    if (ev->heap_index >= TR_MAX_HEAPS || (g->phh_seen >> ev->heap_index & 1)) {
+        m->bad_heap_hist++;
+        return 0;
+    }
+    tr_gc_detail *d = NULL;
+    if (g->phh_seen || g->num_heaps > 1) {
+        d = keep_heaps(m, i);
+        if (!d)
+            return -1;
+        g = &m->gcs[i];
+        tr_heap_hist *h = &d->hist[ev->heap_index];
+        memset(h, 0, sizeof *h);
+        hist_add(h, ev->phh, ev->phh_count, g->gen);
+        if ((int)ev->heap_index >= d->hist_heaps)
+            d->hist_heaps = (int)ev->heap_index + 1;
+    }
+    g->phh_seen |= 1ull << ev->heap_index;
+    g->phh_heaps++;
+    phh_sum(g, ev);
+    return 0;
+}
+
+const tr_gc_detail *gc_heap_hist(const tr_model *m, const tr_gc *g) {
+    if (!g->detail || g->detail > m->ndetails)
+        return NULL;
+    const tr_gc_detail *d = &m->details[g->detail - 1];
+    return d->hist_heaps > 0 ? d : NULL;
+}
+
 static void add_bgc_pause(tr_model *m, int64_t pause) {
     if (m->cur_bgc >= 0)
         m->gcs[m->cur_bgc].pause_ns = ns_add(m->gcs[m->cur_bgc].pause_ns, pause);
@@ -455,29 +551,14 @@ int model_event(tr_model *m, const tr_event *ev) {
         }
         break;
     }
-    case TR_EV_PER_HEAP_HISTORY: {
+    case TR_EV_PER_HEAP_HISTORY: return heap_history(m, ev);
+    case TR_EV_GLOBAL_HEAP_HISTORY: {
         long i = m->cur_blocking >= 0 ? m->cur_blocking : m->cur_bgc;
         if (i < 0)
             break;
-        tr_gc *g = &m->gcs[i];
-        g->phh_heaps++;
-        for (int k = 0; k < ev->phh_count && k < TR_GENS; k++) {
-            tr_phh_gen *d = &g->phh[k];
-            const tr_phh_gen *s = &ev->phh[k];
-            d->size_before += s->size_before;
-            d->free_list_before += s->free_list_before;
-            d->free_obj_before += s->free_obj_before;
-            d->size_after += s->size_after;
-            d->free_list_after += s->free_list_after;
-            d->free_obj_after += s->free_obj_after;
-            d->pinned_surv += s->pinned_surv;
-            d->non_pinned_surv += s->non_pinned_surv;
-        }
-        break;
-    }
-    case TR_EV_GLOBAL_HEAP_HISTORY: {
-        long i = m->cur_blocking >= 0 ? m->cur_blocking : m->cur_bgc;
-        if (i < 0 || ev->phase_count == 0)
+        if (global_heaps(m, i, ev->num_heaps) != 0)
+            return -1;
+        if (ev->phase_count == 0)
             break;
         tr_gc *g = &m->gcs[i];
         g->phase_count = ev->phase_count;
@@ -706,7 +787,8 @@ static void add_reason(tr_result *res, const char *fmt, unsigned long long n, co
 void model_status(const tr_model *m, tr_result *res) {
     if (res->status == TR_UNREADABLE)
         return;
-    if (!m->incomplete && !m->discarded_events && !m->discarded_packets && !m->cut_packets && !m->bad_payloads)
+    if (!m->incomplete && !m->discarded_events && !m->discarded_packets && !m->cut_packets && !m->bad_payloads &&
+        !m->bad_heap_hist)
         return;
     if (res->status == TR_FULL)
         res->error[0] = '\0';
@@ -722,4 +804,7 @@ void model_status(const tr_model *m, tr_result *res) {
     if (m->bad_payloads)
         add_reason(res, "%llu GC event(s) with a malformed packed payload left out, the first: %s", m->bad_payloads,
                    m->bad_note);
+    if (m->bad_heap_hist)
+        add_reason(res, "%llu GCPerHeapHistory event(s) with a HeapIndex past 63 or repeated in a GC left out%s",
+                   m->bad_heap_hist, "");
 }

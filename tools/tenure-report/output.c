@@ -73,6 +73,10 @@ static void print_notes(FILE *out, const tr_model *m) {
     if (m->bad_payloads)
         fprintf(out, "note: %llu GC event(s) with a malformed packed payload were left out, the first: %s\n",
                 (unsigned long long)m->bad_payloads, m->bad_note);
+    if (m->bad_heap_hist)
+        fprintf(out,
+                "note: %llu GCPerHeapHistory event(s) with a HeapIndex past 63 or repeated in a GC were left out\n",
+                (unsigned long long)m->bad_heap_hist);
     if (m->joins_outside)
         fprintf(out, "note: %llu GCJoin event(s) outside any GC were left out\n", (unsigned long long)m->joins_outside);
     if (m->joins_unpaired)
@@ -83,6 +87,52 @@ static void print_notes(FILE *out, const tr_model *m) {
                 "note: %llu packet(s) cut short (the writer was killed or a file-size limit cut it), "
                 "reported up to the cut: %s\n",
                 (unsigned long long)m->cut_packets, m->cut_note);
+}
+
+/* One heap's figures over the GCs that kept it apart (print_heaps). */
+typedef struct heap_total {
+    int gcs;
+    uint64_t survived;
+    double size_after, gen0_budget; /* summed, for the means */
+} heap_total;
+
+/* The GCs of several heaps, heap by heap (PerfView's per-heap view of server GC): how many of
+ * them each heap took part in, what survived on it and its share of all survivors, its mean size
+ * after and gen0 budget. Nothing for a trace whose GCs each had one heap. */
+static void print_heaps(FILE *out, const tr_model *m) {
+    heap_total t[TR_MAX_HEAPS];
+    memset(t, 0, sizeof t);
+    int heaps = 0;
+    uint64_t survived = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        const tr_gc *g = &m->gcs[i];
+        const tr_gc_detail *d = gc_heap_hist(m, g);
+        for (int h = 0; d && h < d->hist_heaps; h++) {
+            if (!(g->phh_seen >> h & 1))
+                continue;
+            t[h].gcs++;
+            t[h].survived += d->hist[h].survived;
+            t[h].size_after += (double)d->hist[h].size_after;
+            t[h].gen0_budget += (double)d->hist[h].gen0_budget;
+            survived += d->hist[h].survived;
+            if (h >= heaps)
+                heaps = h + 1;
+        }
+    }
+    if (!heaps)
+        return;
+    fprintf(out, "Server GC heaps (GCs of several heaps, from GCPerHeapHistory; Survived: condemned generations)\n");
+    fprintf(out, "%5s %6s %12s %9s %14s %19s\n", "Heap", "GCs", "Survived MB", "Share %", "Mean After MB",
+            "Mean Gen0 Budget MB");
+    for (int h = 0; h < heaps; h++) {
+        const heap_total *x = &t[h];
+        fprintf(out, "%5d %6d %12.3f", h, x->gcs, (double)x->survived / MB);
+        num(out, 9, 2, survived ? 100.0 * (double)x->survived / (double)survived : NAN);
+        num(out, 14, 3, x->gcs ? x->size_after / x->gcs / MB : NAN);
+        num(out, 19, 3, x->gcs ? x->gen0_budget / x->gcs / MB : NAN);
+        fputc('\n', out);
+    }
+    fprintf(out, "\n");
 }
 
 void print_text(FILE *out, const char *path, const tr_model *m, const tr_result *res) {
@@ -168,6 +218,7 @@ void print_text(FILE *out, const char *path, const tr_model *m, const tr_result 
         fputc('\n', out);
     }
     fprintf(out, "\n");
+    print_heaps(out, m);
 }
 
 /* ---- JSON ------------------------------------------------------------------------------ */
@@ -218,19 +269,58 @@ static void json_join_summary(FILE *out, const tr_model *m) {
             (unsigned long long)m->joins_unpaired);
 }
 
+/* A heap's GCPerHeapHistory figures in bytes (null where its event did not come). */
+static void json_heap_hist(FILE *out, const tr_gc *g, const tr_gc_detail *d, int h) {
+    const tr_heap_hist *x = h < d->hist_heaps && (g->phh_seen >> h & 1) ? &d->hist[h] : NULL;
+    static const char *const keys[] = {"size_before_bytes", "gen0_size_before_bytes", "object_bytes_before",
+                                       "survived_bytes",    "size_after_bytes",       "fragmentation_bytes",
+                                       "gen0_budget_bytes"};
+    uint64_t v[] = {0, 0, 0, 0, 0, 0, 0};
+    if (x) {
+        uint64_t got[] = {x->size_before, x->gen0_before, x->obj_before, x->survived,
+                          x->size_after,  x->free_after,  x->gen0_budget};
+        memcpy(v, got, sizeof v);
+    }
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        if (x)
+            fprintf(out, ", \"%s\": %llu", keys[k], (unsigned long long)v[k]);
+        else
+            fprintf(out, ", \"%s\": null", keys[k]);
+    }
+}
+
+/* A GC's "heaps": one entry a heap, 0 up to the largest heap seen, with its join figures (a
+ * trace with joins) and its GCPerHeapHistory figures (a GC of several heaps). */
+static void json_heaps(FILE *out, const tr_model *m, const tr_gc *g, int joins) {
+    const tr_gc_detail *d = g->detail ? &m->details[g->detail - 1] : NULL;
+    const tr_gc_detail *hist = gc_heap_hist(m, g);
+    int n = d && joins ? d->heaps : 0;
+    if (hist && hist->hist_heaps > n)
+        n = hist->hist_heaps;
+    fputs(", \"heaps\": [", out);
+    for (int h = 0; h < n; h++) {
+        fprintf(out, "%s{\"heap\": %d", h ? ", " : "", h);
+        if (joins) {
+            fputs(", ", out);
+            jms_exact(out, "join_wait_ms", d->wait_ns[h]);
+            fprintf(out, ", \"steal_bytes\": %llu", (unsigned long long)d->steal_bytes[h]);
+        }
+        if (hist)
+            json_heap_hist(out, g, hist, h);
+        fputc('}', out);
+    }
+    fputc(']', out);
+}
+
 /* A server GC's join figures: its GC threads, the wait at joins (in all, per heap, per join
  * id) and the Steal bytes per heap. */
 static void json_gc_joins(FILE *out, const tr_model *m, const tr_gc *g) {
     fprintf(out, ", \"gc_threads\": %d, ", g->gc_threads);
     jms_exact(out, "join_wait_ms", g->join_wait_ns);
-    fprintf(out, ", \"steal_bytes\": %llu, \"heaps\": [", (unsigned long long)g->steal_bytes);
+    fprintf(out, ", \"steal_bytes\": %llu", (unsigned long long)g->steal_bytes);
+    json_heaps(out, m, g, 1);
     const tr_gc_detail *d = g->detail ? &m->details[g->detail - 1] : NULL;
-    for (int h = 0; d && h < d->heaps; h++) {
-        fprintf(out, "%s{\"heap\": %d, ", h ? ", " : "", h);
-        jms_exact(out, "join_wait_ms", d->wait_ns[h]);
-        fprintf(out, ", \"steal_bytes\": %llu}", (unsigned long long)d->steal_bytes[h]);
-    }
-    fputs("], \"join_ids\": [", out);
+    fputs(", \"join_ids\": [", out);
     for (int k = 0; d && k < d->nids; k++) {
         const char *name = join_name(d->ids[k].id);
         fprintf(out, "%s{\"id\": %u, \"name\": ", k ? ", " : "", d->ids[k].id);
@@ -278,9 +368,10 @@ void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_r
     jnum3(out, "total_promoted_mb", m->rollup[3].promoted_mb, 1);
     fprintf(out,
             "\"incomplete_gcs\": %zu, \"discarded_events\": %llu, \"discarded_packets\": %llu, "
-            "\"cut_packets\": %llu, \"malformed_payloads\": %llu",
+            "\"cut_packets\": %llu, \"malformed_payloads\": %llu, \"damaged_heap_histories\": %llu",
             m->incomplete, (unsigned long long)m->discarded_events, (unsigned long long)m->discarded_packets,
-            (unsigned long long)m->cut_packets, (unsigned long long)m->bad_payloads);
+            (unsigned long long)m->cut_packets, (unsigned long long)m->bad_payloads,
+            (unsigned long long)m->bad_heap_hist);
     if (has_joins(m))
         json_join_summary(out, m);
     fputs("},\n", out);
@@ -344,6 +435,8 @@ void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_r
                 (unsigned long long)g->handles);
         if (has_joins(m))
             json_gc_joins(out, m, g);
+        else if (gc_heap_hist(m, g))
+            json_heaps(out, m, g, 0);
         fputc('}', out);
     }
     fputs("]}", out);

@@ -211,11 +211,13 @@ static void decode_payload(tr_event *ev, const bt_field *p) {
             d->free_obj_after = get_u64(r, "FreeObjAfter");
             d->pinned_surv = get_u64(r, "PinnedSurv");
             d->non_pinned_surv = get_u64(r, "NonePinnedSurv");
+            d->new_allocation = get_u64(r, "NewAllocation");
         }
         ev->phh_count = (int)n;
         break;
     }
     case TR_EV_GLOBAL_HEAP_HISTORY: {
+        ev->num_heaps = get_u64(p, "NumHeaps");
         /* GCGlobalHeapHistory_V4: Count phase times in microseconds (older versions have none) */
         const bt_field *arr = member(p, "Values");
         if (!arr || !bt_field_class_type_is(bt_field_get_class_type(arr), BT_FIELD_CLASS_TYPE_ARRAY))

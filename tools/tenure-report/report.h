@@ -55,12 +55,17 @@ typedef enum tr_kind {
 #define TR_HEAPS_SHOWN 64  /* per-heap figures kept for a GC (heaps past it: in the GC's totals only) */
 #define TR_JOIN_IDS 16     /* join ids kept apart for a GC (more: in the GC's total only) */
 #define TR_MARK_STEAL 8    /* GCMarkWithType Type: bytes marked from work taken from other GC threads */
+/* GCPerHeapHistory HeapIndex values a GC may hold (.NET: NumHeaps <= 64, so a bit each in a
+ * uint64_t); a larger index, or one repeated in a GC, is a damaged event: left out, counted */
+#define TR_MAX_HEAPS 64
+_Static_assert(TR_MAX_HEAPS <= TR_HEAPS_SHOWN && TR_MAX_HEAPS <= 64, "one bit and one detail entry a heap");
 
 /* One generation record of GCPerHeapHistory_V3. */
 typedef struct tr_phh_gen {
     uint64_t size_before, free_list_before, free_obj_before;
     uint64_t size_after, free_list_after, free_obj_after;
     uint64_t pinned_surv, non_pinned_surv;
+    uint64_t new_allocation; /* the generation's allocation budget (gen0: the next GC's trigger) */
 } tr_phh_gen;
 
 /* One decoded event. Fields an event lacks (older versions, malformed traces) read as 0 and
@@ -81,7 +86,8 @@ typedef struct tr_event {
     int phh_count; /* PerHeapHistory records read (<= TR_GENS) */
     tr_phh_gen phh[TR_GENS];
     uint64_t heap_index;
-    int phase_count; /* GlobalHeapHistory phase times read */
+    uint64_t num_heaps; /* GlobalHeapHistory NumHeaps (an int32 read unsigned; 0 when none) */
+    int phase_count;    /* GlobalHeapHistory phase times read */
     uint32_t phase_us[TR_PHASES];
     uint64_t join_heap, join_time, join_type, join_id; /* GCJoin_V2 Heap, JoinTime, JoinType, JoinID */
     uint64_t mark_heap, mark_type, mark_bytes;         /* GCMarkWithType HeapNum, Type, Bytes */
@@ -94,14 +100,27 @@ typedef struct tr_join_stat {
     int64_t wait_ns;
 } tr_join_stat;
 
-/* A server GC's figures per GC thread (heap) and per join id: only GCs with joins or Steal have
- * one (tr_model.details; tr_gc.detail). */
+/* One heap's GCPerHeapHistory_V3 in a GC of several heaps, reduced to what the report shows
+ * (PerfView's per-heap view of server GC). Bytes. */
+typedef struct tr_heap_hist {
+    uint64_t size_before, gen0_before;
+    uint64_t obj_before;             /* condemned generations: SizeBefore - FreeListBefore - FreeObjBefore */
+    uint64_t survived;               /* condemned generations: PinnedSurv + NonePinnedSurv */
+    uint64_t size_after, free_after; /* all generations; free: FreeListAfter + FreeObjAfter */
+    uint64_t gen0_budget;            /* gen0 NewAllocation */
+} tr_heap_hist;
+
+/* A server GC's figures per GC thread (heap) and per join id, and per heap's history when the
+ * GC has several heaps: only GCs with joins, Steal or several heaps have one (tr_model.details;
+ * tr_gc.detail), so a workstation trace pays nothing. */
 typedef struct tr_gc_detail {
     int heaps; /* entries used below: the largest heap seen + 1 (at most TR_HEAPS_SHOWN) */
     int64_t wait_ns[TR_HEAPS_SHOWN];
     uint64_t steal_bytes[TR_HEAPS_SHOWN];
     int nids; /* join ids in order of their first wait */
     tr_join_stat ids[TR_JOIN_IDS];
+    int hist_heaps;                  /* hist[] entries used: the largest HeapIndex kept + 1; 0: none kept */
+    tr_heap_hist hist[TR_MAX_HEAPS]; /* valid where tr_gc.phh_seen has the heap's bit */
 } tr_gc_detail;
 
 typedef struct tr_gc {
@@ -114,6 +133,8 @@ typedef struct tr_gc {
     uint64_t gen_size_after[TR_GENS], promoted[TR_GENS];
     uint64_t fin_promoted_count, fin_promoted_size, pinned_objects, handles;
     int phh_heaps;
+    uint64_t phh_seen;       /* bit h: heap h's GCPerHeapHistory came (a second one is damage) */
+    int num_heaps;           /* GCGlobalHeapHistory NumHeaps (0: none; capped at TR_MAX_HEAPS) */
     tr_phh_gen phh[TR_GENS]; /* summed over heaps */
     int phase_count;         /* GCGlobalHeapHistory_V4 phase times (us), 0 if the trace has none */
     uint32_t phase_us[TR_PHASES];
@@ -187,6 +208,8 @@ typedef struct tr_model {
     uint64_t nested_suspends; /* suspensions that began before the previous one ended */
     uint64_t bad_payloads;    /* GC events whose packed payload (length + __data__) is malformed */
     char bad_note[200];       /* the first one, for the report */
+    uint64_t bad_heap_hist;   /* GCPerHeapHistory events with a HeapIndex past TR_MAX_HEAPS - 1 or
+                                 repeated in their GC (left out of every figure) */
     /* results (model_finish) */
     size_t completed, incomplete;
     const char *alloc_source; /* "ticks", "sizes" or "none" */
@@ -219,6 +242,9 @@ const char *reason_name(uint32_t reason);
 int reason_is_induced(uint32_t reason);
 /* e.g. "2NI" : generation, N/B/F, I if induced */
 void gc_gen_label(const tr_gc *gc, char *buf, size_t len);
+/* GC g's per-heap history (GCs whose GCPerHeapHistory came from several heaps, or whose NumHeaps
+ * is more than 1), else NULL */
+const tr_gc_detail *gc_heap_hist(const tr_model *m, const tr_gc *g);
 
 /* reader.c */
 typedef enum tr_status { TR_FULL = 0, TR_PARTIAL = 3, TR_UNREADABLE = 2 } tr_status;
