@@ -725,7 +725,7 @@ write_machine() {
     echo '```'
     echo ""
     echo "- Kernel: $(uname -srm)"
-    echo "- Compiler: ${cc_version:-unknown}; benchmarks built with -O2"
+    echo "- Compiler: ${cc_version:-unknown}; benchmarks built with -O2, the tenure library with -O3 (CMakeLists.txt)"
     echo "- Boehm collector (libgc): $gc_version"
     if case " $peer_list " in *" hotspot-"*) true ;; *) false ;; esac; then
         echo "- HotSpot: $(java -version 2>&1 | sed -n 2p) (default heap sizing: no -Xmx/-Xmn)"
