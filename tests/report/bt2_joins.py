@@ -10,8 +10,9 @@ is a window of the background GC in progress (the last GCStart Type 1 whose GCEn
 waiting join (JoinType 1) start is followed, on that thread, by its end (same Heap and JoinID);
 the wait (end - start) belongs to the GC whose window holds the start. A GC's threads are the
 Heap values of its joins other than restarts (JoinType 2). Steal is GCMarkWithType Type 8, per
-HeapNum. GCPerHeapHistory_V3 (one per heap and GC, HeapIndex) belongs to the GC whose window
-holds it; its generation records (decoded here from the manifest layout when packed) give each
+HeapNum. GCPerHeapHistory_V3 (one per heap and GC, HeapIndex) belongs to the GC whose GCEnd
+follows it on the same thread (the events spec's order: the histories, then GCEnd; a background
+GC writes them at the end of its sweep, outside every pause window); its generation records (decoded here from the manifest layout when packed) give each
 heap's survived bytes (PinnedSurv + NonePinnedSurv of the condemned generations: up to the
 GCStart's Depth, all five for gen2), size before and after (all generations) and object bytes
 before (condemned). Needs /usr/bin/python3 with bt2 (Debian python3-bt2).
@@ -67,7 +68,8 @@ def heap_figures(recs, depth):
 
 def read(trace):
     windows = []  # [suspend ns, restart ns, GC number]
-    histories = []  # (ns, heap, records)
+    histories = []  # (GC number, heap, records)
+    pending_by_tid = {}  # thread -> [(heap, records)] waiting for that thread's GCEnd
     depths = {}  # GC number -> GCStart Depth
     open_by_tid = {}
     joins = []  # (ns, tid, heap, time, type, id)
@@ -91,8 +93,10 @@ def read(trace):
             depths[int(p["Count"])] = int(p["Depth"])
             if int(p["Type"]) == 1:
                 background = int(p["Count"])
-        elif name.startswith("GCEnd") and int(p["Count"]) == background:
-            background = None
+        elif name.startswith("GCEnd"):
+            histories += [(int(p["Count"]),) + h for h in pending_by_tid.pop(tid_of(ev), [])]
+            if int(p["Count"]) == background:
+                background = None
         elif name.startswith("GCRestartEEEnd"):
             w = open_by_tid.pop(tid_of(ev), None)
             if w and w[2] is not None:
@@ -103,7 +107,9 @@ def read(trace):
         elif name == "GCMarkWithType" and int(p["Type"]) == 8:
             steals.append((ns, int(p["HeapNum"]), int(p["Bytes"])))
         elif name.startswith("GCPerHeapHistory"):
-            histories.append((ns,) + heap_history(p))
+            pending_by_tid.setdefault(tid_of(ev), []).append(heap_history(p))
+    for tid, left in pending_by_tid.items():
+        histories += [(None, heap, None) for heap, _ in left]
     return windows, joins, steals, histories, depths
 
 
@@ -162,10 +168,9 @@ def main():
         h = gc(number)["steal_by_heap"]
         h[heap] = h.get(heap, 0) + nbytes
     hist = {}  # GC number -> {heap: figures}
-    for ns, heap, recs in histories:
-        number = gc_at(windows, starts, ns)
+    for number, heap, recs in histories:
         if number is None:
-            problems.append("a GCPerHeapHistory at %d outside every GC" % ns)
+            problems.append("heap %d's GCPerHeapHistory with no GCEnd after it on its thread" % heap)
             continue
         per_gc = hist.setdefault(str(number), {})
         if str(heap) in per_gc:
