@@ -86,10 +86,9 @@ static void start_gc(tenure_runtime *rt, tn_collection *c) {
     g->reason = c->reason;
     g->compact_reason = -1;
     record_condemn_reasons(g, c->requested, c->reason);
-    tn_gc_measure_generations(rt, g->size_before, g->free_before);
     g->heaps = rt->tallies[c->bgc_final ? 1 : 0];
     memset(g->heaps, 0, tn_heap_count(rt) * sizeof *g->heaps);
-    tn_gc_measure_heaps(rt, g->heaps, false);
+    tn_gc_measure(rt, g->size_before, g->free_before, g->heaps, false);
     /* a background GC's final pause is a gen0 GC to the profilers: the older generations are
      * swept later, unreported (no profiler heap walk for a background GC: events spec) */
     if (TN_PROF_ON(rt, TENURE_PROFILE_GC))

@@ -92,10 +92,9 @@ void tn_gc_report_background_end(tenure_runtime *rt, tn_gc_record *record, uint6
 void tn_gc_count_pause(tenure_runtime *rt, uint64_t pause);
 /* sweep.c: [p, s) becomes a free object (on fl, if not NULL); its size. */
 size_t tn_gc_free_run(tenure_runtime *rt, char *p, char *s, tn_free_list *fl);
-/* report.c: each generation's size and free bytes (the record's before or after, and stats). */
-void tn_gc_measure_generations(tenure_runtime *rt, size_t *sizes, size_t *free_sizes);
-/* Under server GC (nheaps > 1), each heap's part of those sizes, before or after the GC. */
-void tn_gc_measure_heaps(tenure_runtime *rt, tn_heap_tally *heaps, bool after);
+/* report.c: each generation's size and free bytes (the record's before or after, and stats)
+ * and, under server GC (nheaps > 1), each heap's part of them in `heaps`, in one region walk. */
+void tn_gc_measure(tenure_runtime *rt, size_t *sizes, size_t *free_sizes, tn_heap_tally *heaps, bool after);
 
 /* ---- plugs ---- */
 static inline char *tn_bit_addr(tenure_runtime *rt, size_t bit) { return rt->base + bit * 8; }

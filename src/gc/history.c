@@ -37,7 +37,7 @@ static uint64_t came_in(const tn_gc_record *g, const heap_figures *f, int gen) {
  * instance's, split evenly (heap 0 takes the remainder, so that the shares add up). */
 static uint64_t budget_share(tenure_runtime *rt, int gen, unsigned h) {
     if (gen == TN_GEN0)
-        return tn_heap_count(rt) == 1 ? tn_heap_budget(rt, gen) : tn_heap_gen0_budget_each(rt);
+        return tn_heap_gen0_budget_each(rt);
     uint64_t all = tn_heap_budget(rt, gen), n = tn_heap_count(rt);
     return all / n + (h == 0 ? all % n : 0);
 }

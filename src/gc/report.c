@@ -92,33 +92,33 @@ size_t tn_gc_range_scratch_bytes(void) { return 2 * sizeof(range_batch); }
 
 /* ---- the end of a collection ---- */
 
-void tn_gc_measure_generations(tenure_runtime *rt, size_t *sizes, size_t *free_sizes) {
+/* A heap tally's "before" or "after" figures. */
+static size_t *tally_sizes(tn_heap_tally *t, bool after) { return after ? t->size_after : t->size_before; }
+static size_t *tally_free(tn_heap_tally *t, bool after) { return after ? t->free_after : t->free_before; }
+
+void tn_gc_measure(tenure_runtime *rt, size_t *sizes, size_t *free_sizes, tn_heap_tally *heaps, bool after) {
+    unsigned nheaps = tn_heap_count(rt);
+    bool per_heap = heaps && nheaps > 1; /* else heap 0's figures are the record's own (gc/history.c) */
+    for (unsigned h = 0; per_heap && h < nheaps; h++) {
+        memset(tally_sizes(&heaps[h], after), 0, TN_NGEN * sizeof(size_t));
+        memset(tally_free(&heaps[h], after), 0, TN_NGEN * sizeof(size_t));
+    }
     for (int g = 0; g < TN_NGEN; g++) {
         size_t size = 0, free_bytes = 0;
         for (tn_region *r = tn_heap_regions(rt, g); r; r = r->next) {
-            size += (size_t)(r->used - r->start);
+            size_t used = (size_t)(r->used - r->start);
+            size += used;
             free_bytes += r->free_bytes;
+            if (per_heap) {
+                tally_sizes(&heaps[r->heap], after)[g] += used;
+                tally_free(&heaps[r->heap], after)[g] += r->free_bytes;
+            }
         }
         sizes[g] = size;
         free_sizes[g] = free_bytes;
         rt->stats.gen[g].size = size;
         rt->stats.gen[g].free_bytes = free_bytes;
     }
-}
-
-void tn_gc_measure_heaps(tenure_runtime *rt, tn_heap_tally *heaps, bool after) {
-    if (tn_heap_count(rt) == 1)
-        return; /* heap 0's figures are the record's own (gc/history.c) */
-    for (unsigned h = 0; h < tn_heap_count(rt); h++)
-        for (int g = 0; g < TN_NGEN; g++)
-            (after ? heaps[h].size_after : heaps[h].size_before)[g] =
-                (after ? heaps[h].free_after : heaps[h].free_before)[g] = 0;
-    for (int g = 0; g < TN_NGEN; g++)
-        for (tn_region *r = tn_heap_regions(rt, g); r; r = r->next) {
-            tn_heap_tally *t = &heaps[r->heap];
-            (after ? t->size_after : t->size_before)[g] += (size_t)(r->used - r->start);
-            (after ? t->free_after : t->free_before)[g] += r->free_bytes;
-        }
 }
 
 void tn_gc_count_pause(tenure_runtime *rt, uint64_t pause) {
@@ -132,8 +132,7 @@ void tn_gc_count_pause(tenure_runtime *rt, uint64_t pause) {
 /* The record g of a GC that condemned `condemned` is done: its sizes after, the statistics. */
 static void update_stats(tenure_runtime *rt, tn_gc_record *g, int condemned) {
     tenure_stats *s = &rt->stats;
-    tn_gc_measure_generations(rt, g->size_after, g->free_after);
-    tn_gc_measure_heaps(rt, g->heaps, true);
+    tn_gc_measure(rt, g->size_after, g->free_after, g->heaps, true);
     s->heap_bytes = s->live_bytes_after_gc = s->promoted_bytes = 0;
     for (int i = 0; i < TN_NGEN; i++) {
         s->heap_bytes += s->gen[i].size;
@@ -211,10 +210,10 @@ void tn_gc_report_bgc_final(tenure_runtime *rt, tn_collection *c) {
     tn_assert_phase(rt, c);
     tn_gc_record young = c->record;
     young.condemned = TN_GEN0;
-    tn_gc_measure_generations(rt, young.size_after, young.free_after);
+    /* (young.heaps is the background GC's table: its gen0 and gen1 figures are kept) */
+    tn_gc_measure(rt, young.size_after, young.free_after, young.heaps, true);
     memcpy(rt->bgc.record.size_after, young.size_after, sizeof young.size_after);
     memcpy(rt->bgc.record.free_after, young.free_after, sizeof young.free_after);
-    tn_gc_measure_heaps(rt, young.heaps, true); /* (the background GC's table: gen0 and gen1 kept) */
     tn_budgets_update(rt, &young);
     tn_budgets_update_background(rt, &c->record);
     tn_lifetime_gen2_done(rt);
