@@ -126,6 +126,8 @@ typedef struct card_scan {
     bool recording;                   /* the slot list has had room so far: cards are rewritten */
     size_t run_c0, run_c1, run_first; /* the current run's cards and its first list entry */
     size_t seen;                      /* slots referring to condemned objects, recorded or not */
+    void ***slots;                    /* the list this scan records into (server GC: a slice) */
+    size_t nslots, slots_cap;
     /* relocation pass after an overflow: update every slot, recompute the cards */
     tn_card_slot_fn update;
     void *update_ctx;
@@ -137,10 +139,9 @@ typedef struct card_scan {
 static void list_full(card_scan *s) {
     tenure_runtime *rt = s->rt;
     s->recording = false;
-    for (size_t i = s->run_first; i < rt->card.card_slots.count; i++) /* not marked yet */
-        s->mark(((void ***)rt->card.card_slots.data)[i], s->mark_ctx);
-    rt->card.card_slots.count = s->run_first;
-    rt->card.card_slots_short = true;
+    for (size_t i = s->run_first; i < s->nslots; i++) /* not marked yet */
+        s->mark(s->slots[i], s->mark_ctx);
+    s->nslots = s->run_first;
     memset(rt->cards + s->run_c0, 1, s->run_c1 - s->run_c0);
     lower_card(rt, s->run_c0, 1); /* the bundle (a run lies in one) */
 }
@@ -169,9 +170,8 @@ static __attribute__((noinline)) void found_young(card_scan *s, void **slot, uin
     }
     s->seen++;
     if (s->recording) {
-        void ***e = tn_vec_push_reserved(&rt->card.card_slots);
-        if (e) {
-            *e = slot; /* marked through after the scan (mark_recorded) */
+        if (s->nslots < s->slots_cap) {
+            s->slots[s->nslots++] = slot; /* marked through after the scan (mark_recorded) */
             return;
         }
         list_full(s);
@@ -295,7 +295,7 @@ static void scan_run(card_scan *s, tn_region *r, size_t c0, size_t c1) {
             rt->cards[c] = 0;
         s->run_c0 = c0;
         s->run_c1 = c1;
-        s->run_first = rt->card.card_slots.count;
+        s->run_first = s->nslots;
     }
     for (char *o = tn_crossing_object_start(rt, r, s->lo); o < s->hi;) {
         const tn_type *t = tn_obj_type(o);
@@ -424,12 +424,19 @@ static size_t next_bundle(const tenure_runtime *rt, size_t b, size_t b1, int con
     return b1;
 }
 
-static void scan_region(card_scan *s, tn_region *r) {
+/* The bundles of r the scan covers: [*b0, *b1). */
+static void region_bundles(const tenure_runtime *rt, const tn_region *r, size_t *b0, size_t *b1) {
+    size_t c0 = card_of(rt, r->start), c1 = card_of(rt, r->used + TN_CARD_SIZE - 1);
+    TN_ASSERT_INTERNAL(c0 % BUNDLE_CARDS == 0);
+    *b0 = c0 / BUNDLE_CARDS;
+    *b1 = (c1 + BUNDLE_CARDS - 1) / BUNDLE_CARDS;
+}
+
+/* Scan r's cards under bundles [b0, b1) (a run of cards lies in one bundle). */
+static void scan_bundles(card_scan *s, tn_region *r, size_t b0, size_t b1) {
     tenure_runtime *rt = s->rt;
     s->holder_gen = rt->unit_gen[r->index];
-    size_t c0 = card_of(rt, r->start), c1 = card_of(rt, r->used + TN_CARD_SIZE - 1);
-    size_t b0 = c0 / BUNDLE_CARDS, b1 = (c1 + BUNDLE_CARDS - 1) / BUNDLE_CARDS;
-    TN_ASSERT_INTERNAL(c0 % BUNDLE_CARDS == 0);
+    size_t c1 = card_of(rt, r->used + TN_CARD_SIZE - 1);
     run_queue rq = {.queued = 0, .done = 0};
     for (size_t b = next_bundle(rt, b0, b1, s->condemned); b < b1; b = next_bundle(rt, b + 1, b1, s->condemned))
         queue_bundle(s, r, &rq, b, c1);
@@ -442,6 +449,12 @@ static void scan_region(card_scan *s, tn_region *r) {
         rt->card_bundles[b] = bundle_value(rt->cards + b * BUNDLE_CARDS);
 }
 
+static void scan_region(card_scan *s, tn_region *r) {
+    size_t b0, b1;
+    region_bundles(s->rt, r, &b0, &b1);
+    scan_bundles(s, r, b0, b1);
+}
+
 static void scan_regions(card_scan *s) {
     tenure_runtime *rt = s->rt;
     for (int g = s->condemned + 1; g < TN_NGEN; g++)
@@ -451,27 +464,105 @@ static void scan_regions(card_scan *s) {
 }
 
 /* Mark through the recorded slots, the object of a slot a few entries ahead prefetched. */
-static void mark_recorded(tenure_runtime *rt, tn_slot_fn mark, void *ctx) {
-    void ***slots = rt->card.card_slots.data;
-    for (size_t i = 0, n = rt->card.card_slots.count; i < n; i++) {
+static void mark_recorded(const card_scan *s) {
+    for (size_t i = 0, n = s->nslots; i < n; i++) {
         if (i + 8 < n)
-            __builtin_prefetch(*slots[i + 8]);
-        mark(slots[i], ctx);
+            __builtin_prefetch(*s->slots[i + 8]);
+        s->mark(s->slots[i], s->mark_ctx);
     }
+}
+
+/* What the scan of this GC found: how many slots, whether the list filled. */
+static void scan_found(tenure_runtime *rt, size_t seen, bool overflowed) {
+    rt->card.card_slots_seen = seen;
+    if (seen > rt->card.card_slots_needed)
+        rt->card.card_slots_needed = seen;
+    rt->card.card_slots_short = overflowed;
+    if (overflowed)
+        rt->collection->scratch_short = true;
 }
 
 void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *ctx) {
     TN_ASSERT_INTERNAL(condemned < TN_GEN2);
-    card_scan s = {.rt = rt, .condemned = condemned, .mark = mark, .mark_ctx = ctx, .recording = true};
-    rt->card.card_slots.count = 0;
-    rt->card.card_slots_short = false;
+    card_scan s = {.rt = rt,
+                   .condemned = condemned,
+                   .mark = mark,
+                   .mark_ctx = ctx,
+                   .recording = true,
+                   .slots = rt->card.card_slots.data,
+                   .slots_cap = rt->card.card_slots.cap};
     scan_regions(&s);
-    mark_recorded(rt, mark, ctx);
-    rt->card.card_slots_seen = s.seen;
-    if (s.seen > rt->card.card_slots_needed)
-        rt->card.card_slots_needed = s.seen;
-    if (rt->card.card_slots_short)
-        rt->collection->scratch_short = true;
+    mark_recorded(&s);
+    rt->card.card_slots.count = s.nslots;
+    scan_found(rt, s.seen, !s.recording);
+}
+
+/* ---- the card scan on several GC threads (server GC) ----
+ *
+ * Each GC thread takes the old regions' cards a piece at a time, PART_BUNDLES bundles (1 MiB
+ * of heap) per piece, so that one large array's cards are shared too (rt->card.next_region,
+ * atomic: every thread walks the pieces in the same order and scans those whose number it
+ * took) and
+ * records into its own slice of the reserved list: thread i of n into entries [i cap / n,
+ * (i + 1) cap / n). A region's cards and bundles are written only by the thread that took it
+ * (a bundle never straddles two regions: regions start at unit boundaries). A thread whose
+ * slice fills stops recording as list_full says, alone: relocation's rescan walks every card
+ * still of value 1..condemned+1, which is exactly the cards such a thread did not rewrite.
+ * At the end thread 0 moves the slices together into one list. */
+
+#define PART_BUNDLES ((size_t)64)
+
+void tn_gc_mark_cards_start(tenure_runtime *rt) {
+    __atomic_store_n(&rt->card.next_region, 0, __ATOMIC_RELAXED);
+    memset(rt->card.parts, 0, sizeof rt->card.parts);
+}
+
+static size_t slice_start(const tenure_runtime *rt, unsigned thread, unsigned threads) {
+    return rt->card.card_slots.cap / threads * thread;
+}
+
+void tn_gc_mark_cards_part(tenure_runtime *rt, int condemned, unsigned thread, unsigned threads, tn_slot_fn mark,
+                           void *ctx) {
+    TN_ASSERT_INTERNAL(condemned < TN_GEN2 && thread < threads && threads <= TN_MAX_HEAPS);
+    card_scan s = {.rt = rt,
+                   .condemned = condemned,
+                   .mark = mark,
+                   .mark_ctx = ctx,
+                   .recording = true,
+                   .slots = (void ***)rt->card.card_slots.data + slice_start(rt, thread, threads),
+                   .slots_cap = rt->card.card_slots.cap / threads};
+    size_t next = __atomic_fetch_add(&rt->card.next_region, 1, __ATOMIC_RELAXED), k = 0;
+    for (int g = condemned + 1; g < TN_NGEN; g++)
+        for (tn_region *r = tn_heap_regions(rt, g); r; r = r->next) {
+            if (r->condemned)
+                continue;
+            size_t b0, b1;
+            region_bundles(rt, r, &b0, &b1);
+            for (size_t b = b0; b < b1; b += PART_BUNDLES, k++) {
+                if (k != next)
+                    continue;
+                scan_bundles(&s, r, b, b1 - b > PART_BUNDLES ? b + PART_BUNDLES : b1);
+                next = __atomic_fetch_add(&rt->card.next_region, 1, __ATOMIC_RELAXED);
+            }
+        }
+    mark_recorded(&s);
+    rt->card.parts[thread] = (struct tn_card_part){.count = s.nslots, .seen = s.seen, .overflowed = !s.recording};
+}
+
+void tn_gc_mark_cards_end(tenure_runtime *rt, unsigned threads) {
+    void ***slots = rt->card.card_slots.data;
+    size_t count = 0, seen = 0;
+    bool overflowed = false;
+    for (unsigned i = 0; i < threads; i++) {
+        const struct tn_card_part *p = &rt->card.parts[i];
+        if (p->count)
+            memmove(slots + count, slots + slice_start(rt, i, threads), p->count * sizeof *slots);
+        count += p->count;
+        seen += p->seen;
+        overflowed |= p->overflowed;
+    }
+    rt->card.card_slots.count = count;
+    scan_found(rt, seen, overflowed);
 }
 
 void tn_gc_mark_old_card_roots(tenure_runtime *rt, tn_slot_fn mark, void *ctx) {

@@ -18,6 +18,13 @@ struct tn_card_state {
     bool card_slots_short;    /* this GC's card scan filled the list (relocation rescans) */
     size_t card_slots_seen;   /* slots the card scan of this GC found, recorded or not */
     size_t card_slots_needed; /* the most any GC found */
+    /* server GC: the scan split among the GC threads (tn_gc_mark_cards_part): the next old
+     * region to take (atomic), and each thread's slice of card_slots and what it found */
+    size_t next_region;
+    struct tn_card_part {
+        size_t count, seen;
+        bool overflowed;
+    } parts[TN_MAX_HEAPS];
 };
 
 /* ---- functions (cards.c) ---- */
@@ -47,6 +54,15 @@ void tn_gc_dirty_old_cards(tenure_runtime *rt);
  * empties the list afterwards. Before the pause: reserve the list (scratch.c). */
 typedef int (*tn_card_slot_fn)(void **slot, void *ctx);
 void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *ctx);
+/* The same card scan on `threads` GC threads (server GC): tn_gc_mark_cards_start before any
+ * thread's part, then on GC thread `thread` (0 .. threads-1) the part, which takes old
+ * regions one at a time until none is left and records into its own slice of card_slots
+ * (the list split evenly), then tn_gc_mark_cards_end on thread 0 once every part is done:
+ * the slices become one list for relocation. */
+void tn_gc_mark_cards_start(tenure_runtime *rt);
+void tn_gc_mark_cards_part(tenure_runtime *rt, int condemned, unsigned thread, unsigned threads, tn_slot_fn mark,
+                           void *ctx);
+void tn_gc_mark_cards_end(tenure_runtime *rt, unsigned threads);
 /* A background GC's final mark: `mark` each slot of a gen2, LOH or POH object under a dirty
  * card that refers to gen0 or gen1, skipping the objects not marked yet (they are traced if
  * reachable, or dead). Nothing recorded, no card changed. */

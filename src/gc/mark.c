@@ -585,7 +585,7 @@ static void reset_workers(tenure_runtime *rt, unsigned threads) {
         tn_mark_worker *w = &rt->mark.w[i];
         w->stack.count = 0; /* reserved before the pause (scratch.c): it never grows */
         w->overflow = false;
-        w->marked_bytes = w->stolen_bytes = w->overflows = 0;
+        w->marked_bytes = w->stolen_bytes = w->older_bytes = w->overflows = 0;
         memset(w->live_r, 0, sizeof w->live_r);
     }
     rt->mark.overflow_marked = 0;
@@ -612,6 +612,11 @@ void tn_gc_mark_helper(tenure_runtime *rt, unsigned heap) {
     marker mk;
     marker_init(&mk, rt, &rt->mark.w[heap]);
     mk.pool = &rt->mark.pool;
+    if (mk.condemned < TN_GEN2) { /* its part of the card scan first (thread 0 scans the other roots) */
+        tn_gc_mark_cards_part(rt, mk.condemned, heap, mk.pool->threads, mark_root_slot, &mk);
+        drain_with(&mk);
+        mk.w->older_bytes = mk.w->marked_bytes;
+    }
     steal_until_done(&mk);
     flush_live(&mk);
     tn_gc_join(rt, heap, TN_JOIN_SCAN_DEPENDENT_HANDLES);
@@ -620,6 +625,8 @@ void tn_gc_mark_helper(tenure_runtime *rt, unsigned heap) {
 /* The parallel part begins: the helpers leave their first join with the pool ready. */
 static void parallel_begin(marker *mk, unsigned threads) {
     pool_start(&mk->rt->mark.pool, threads);
+    if (mk->condemned < TN_GEN2)
+        tn_gc_mark_cards_start(mk->rt);
     tn_gc_join(mk->rt, 0, TN_JOIN_BEGIN_MARK_PHASE);
     tn_gc_restart(mk->rt);
     mk->pool = &mk->rt->mark.pool;
@@ -634,6 +641,8 @@ static void parallel_end(marker *mk, unsigned threads) {
     flush_live(mk);
     tn_gc_join(rt, 0, TN_JOIN_SCAN_DEPENDENT_HANDLES);
     mk->pool = NULL;
+    if (mk->condemned < TN_GEN2)
+        tn_gc_mark_cards_end(rt, threads);
     tn_mark_worker *w0 = mk->w;
     size_t stolen0 = w0->stolen_bytes;
     for (unsigned i = 1; i < threads; i++) {
@@ -648,9 +657,11 @@ static void parallel_end(marker *mk, unsigned threads) {
             w0->overflow = true;
         }
     }
+    for (unsigned i = 1; i < threads && mk->condemned < TN_GEN2; i++) /* the helpers' card roots */
+        TN_EMIT(rt, GCMarkWithType, .HeapNum = i, .Type = TN_ROOT_OLDER, .Bytes = rt->mark.w[i].older_bytes);
     for (unsigned i = 0; i < threads; i++)
         TN_EMIT(rt, GCMarkWithType, .HeapNum = i, .Type = TN_ROOT_STEAL,
-                .Bytes = i ? rt->mark.w[i].marked_bytes : stolen0);
+                .Bytes = i ? rt->mark.w[i].marked_bytes - rt->mark.w[i].older_bytes : stolen0);
     drain_all(mk); /* the overflow of every thread, on this one */
 }
 
@@ -697,7 +708,10 @@ static void mark_shared_roots(marker *mk, tn_collection *c) {
     /* Older: old-to-young references under dirty cards */
     if (c->condemned < TN_GEN2) {
         m = meter_start(mk);
-        tn_gc_mark_cards(rt, c->condemned, mark_root_slot, mk); /* cards.c */
+        if (mk->pool) /* server GC: this thread's part; the helpers take theirs */
+            tn_gc_mark_cards_part(rt, c->condemned, 0, mk->pool->threads, mark_root_slot, mk);
+        else
+            tn_gc_mark_cards(rt, c->condemned, mark_root_slot, mk); /* cards.c */
         drain_all(mk);
         meter_end(mk, m, TN_ROOT_OLDER);
     }

@@ -24,6 +24,7 @@ typedef struct tn_mark_worker {
     char *overflow_lo, *overflow_hi;
     size_t marked_bytes; /* M2: every object counted once, by the thread that scans it */
     size_t stolen_bytes; /* of those, marked from work taken from the pool (server GC) */
+    size_t older_bytes;  /* of those, a helper's from its part of the card scan (server GC) */
     size_t overflows;    /* times this thread's stack overflowed */
     /* Server GC: bytes counted for a region but not yet added to its live_bytes, per region in
      * a small direct-mapped table (slot: the region's first unit mod TN_LIVE_SLOTS); a region's

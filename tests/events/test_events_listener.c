@@ -234,9 +234,13 @@ static size_t check_sequence(const recorder *r, size_t from, uint64_t first_coun
                 TT_EXPECT(!(t == 4 && cur.depth != 2), "%s: SizedRef roots in an ephemeral GC", what);
                 int rank = mark_rank(t, after_newfq);
                 uint64_t heap = fu(x, "HeapNum");
-                TT_EXPECT(heap == 0 || t == 8,
-                          "%s: GC %" PRIu64 ": mark type %" PRIu64 " of heap %" PRIu64 " (only thread 0 scans roots)",
+                TT_EXPECT(heap == 0 || t == 8 || t == 3,
+                          "%s: GC %" PRIu64 ": mark type %" PRIu64 " of heap %" PRIu64
+                          " (GC threads 1.. scan only cards)",
                           what, cur.count, t, heap);
+                if (heap > 0 && t == 3) /* a helper's part of the card scan: before the Steals */
+                    TT_EXPECT(last_steal_heap < 0, "%s: GC %" PRIu64 ": Older of heap %" PRIu64 " after a Steal", what,
+                              cur.count, heap);
                 if (t == 8) { /* Steal: once per heap, in heap order, after the shared roots */
                     TT_EXPECT((int64_t)heap > last_steal_heap,
                               "%s: GC %" PRIu64 ": Steal of heap %" PRIu64 " twice or out of order", what, cur.count,
@@ -245,6 +249,8 @@ static size_t check_sequence(const recorder *r, size_t from, uint64_t first_coun
                     if (heap > 0)
                         rank = -1;
                 }
+                if (heap > 0 && t == 3)
+                    rank = -1;
                 if (rank >= 0) {
                     TT_EXPECT(rank > last_rank, "%s: GC %" PRIu64 ": mark type %" PRIu64 " out of the spec's order",
                               what, cur.count, t);

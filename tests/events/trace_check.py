@@ -593,8 +593,14 @@ class Checker:
         if t == MK_BGC and not gc.get("background"):
             self.fail(ev, "BGC roots outside a background GC's final pause")
         heap = f.get("HeapNum", 0)
-        if heap != 0 and t != MK_STEAL:
-            self.fail(ev, "root kind %d of heap %s (only GC thread 0 scans roots)" % (t, heap))
+        if heap != 0 and t not in (MK_STEAL, MK_OLDER):
+            self.fail(ev, "root kind %d of heap %s (GC threads 1.. scan only cards)" % (t, heap))
+        if heap != 0 and t == MK_OLDER:  # server GC: a helper's part of the card scan
+            olders = gc.setdefault("older_heaps", [])
+            if (olders and heap <= olders[-1]) or gc.get("steal_heaps"):
+                self.fail(ev, "Older of heap %s out of heap order or after the Steals" % heap)
+            olders.append(heap)
+            return
         if t == MK_STEAL:  # server GC: one Steal per heap, in heap order
             steals = gc.setdefault("steal_heaps", [])
             if steals and heap <= steals[-1]:

@@ -311,6 +311,13 @@ def main():
     e.insert(k, ev("GCMarkWithType", tid=100, HeapNum=1, Type=2, Bytes=1))
     expect("server GC: Handle roots of heap 1", e, False, "heap 1")
     e = server_gc()
+    k = next(i for i, x in enumerate(e) if x["name"] == "GCMarkWithType" and x["fields"]["Type"] == 8)
+    e.insert(k, ev("GCMarkWithType", tid=100, HeapNum=1, Type=3, Bytes=1))
+    expect("server GC: a helper's card roots (Older of heap 1) before the Steals", e, True)
+    e = server_gc()
+    e.insert(find(e, "GCGlobalHeapHistory_V4"), ev("GCMarkWithType", tid=100, HeapNum=1, Type=3, Bytes=1))
+    expect("server GC: Older of heap 1 after the Steals", e, False, "after the Steals")
+    e = server_gc()
     e.insert(find(e, "GCGlobalHeapHistory_V4"), ev("GCJoin_V2", tid=101, Heap=1, JoinTime=0, JoinType=1, JoinID=4))
     expect("server GC: a join left open", e, False, "open")
 
