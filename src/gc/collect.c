@@ -185,7 +185,8 @@ static void after_mark(tenure_runtime *rt, tn_collection *c) {
     tn_gc_run_part(rt, c, TN_PART_RELOCATE);
     tn_gc_relocate_end(rt, c);
     phase_done(c, TN_PHASE_RELOCATE);
-    tn_gc_run_part(rt, c, TN_PART_SWEEP); /* thread 0 compacts, then all sweep */
+    tn_gc_run_part(rt, c, TN_PART_SWEEP); /* moves (per heap and generation) and sweeping */
+    tn_gc_compact_end(rt, c);
     phase_done(c, TN_PHASE_COMPACT_OR_SWEEP);
     tn_gc_promote_begin(rt, c);
     tn_gc_run_part(rt, c, TN_PART_PROMOTE);

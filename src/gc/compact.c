@@ -2,7 +2,8 @@
  * plan gave them (memmove, in address order: a plug never moves past its source), each
  * region's used end drops to its plan's, and the gaps in front of pinned plugs become free
  * objects (their pages given back to the OS where gc_internal.h says). An LOH compaction
- * rebuilds its free list. See docs/design/collector.md.
+ * rebuilds its free list. The moves are items of the sweep part, one per server GC heap and
+ * generation (below). See docs/design/collector.md.
  */
 #include "gc/gc_internal.h"
 
@@ -79,17 +80,72 @@ static void free_gaps(tenure_runtime *rt) {
     }
 }
 
-void tn_gc_compact(tenure_runtime *rt, tn_collection *c) {
-    tn_assert_phase(rt, c);
-    for (int g = 0; g < TN_NGEN; g++) {
-        tn_gen_plan *gp = &c->plans[g];
-        if (!tn_gen_condemned(g, c->condemned) || !gp->compact)
-            continue;
-        for (size_t i = 0; i < gp->n; i++)
-            move_region(rt, gp->regions[i]);
-        finish_compacted(rt, gp);
+/* ---- compaction's items (the sweep part, sweep.c) ----
+ *
+ * An item is one server GC heap's regions of one compacted small-object generation: the plan
+ * sorted each generation's regions by heap, then address, and placed each heap's plugs only in
+ * that heap's own regions and tail ("Regions per heap"), so one thread moving a heap's regions
+ * in the plan's order never overwrites a plug not yet moved, and no two items write the same
+ * region. The LOH, when compacted, is one more item (its regions in the plan's order). */
+
+static bool compacted(const tn_collection *c, int g) {
+    return tn_gen_condemned(g, c->condemned) && c->plans[g].compact;
+}
+
+/* The regions [*from, *to) of gp's k-th run of regions of one heap; false past the last run. */
+static bool heap_run(const tn_gen_plan *gp, size_t k, size_t *from, size_t *to) {
+    for (size_t i = 0, j; i < gp->n; i = j) {
+        for (j = i + 1; j < gp->n && gp->regions[j]->heap == gp->regions[i]->heap; j++)
+            ;
+        TN_ASSERT_INTERNAL(j == gp->n || gp->regions[j]->heap > gp->regions[i]->heap);
+        if (k-- == 0) {
+            *from = i;
+            *to = j;
+            return true;
+        }
     }
+    return false;
+}
+
+static size_t heap_runs(const tn_gen_plan *gp) {
+    size_t k = 0, from, to;
+    while (heap_run(gp, k, &from, &to))
+        k++;
+    return k;
+}
+
+size_t tn_gc_compact_items(const tn_collection *c) {
+    size_t n = compacted(c, TN_LOH) ? 1 : 0;
+    for (int g = 0; g <= TN_GEN2; g++)
+        if (compacted(c, g))
+            n += heap_runs(&c->plans[g]);
+    return n;
+}
+
+void tn_gc_compact_item(tenure_runtime *rt, tn_collection *c, size_t k) {
+    for (int g = 0; g <= TN_GEN2; g++) {
+        if (!compacted(c, g))
+            continue;
+        const tn_gen_plan *gp = &c->plans[g];
+        size_t from, to;
+        if (heap_run(gp, k, &from, &to)) {
+            for (size_t i = from; i < to; i++)
+                move_region(rt, gp->regions[i]);
+            return;
+        }
+        k -= heap_runs(gp);
+    }
+    TN_ASSERT_INTERNAL(k == 0 && compacted(c, TN_LOH));
+    for (size_t i = 0; i < c->plans[TN_LOH].n; i++)
+        move_region(rt, c->plans[TN_LOH].regions[i]);
+}
+
+void tn_gc_compact_end(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
+    for (int g = 0; g < TN_NGEN; g++)
+        if (compacted(c, g))
+            finish_compacted(rt, &c->plans[g]);
     free_gaps(rt);
-    if (c->plans[TN_LOH].compact)
+    if (compacted(c, TN_LOH))
         refill_free_list(rt, &c->plans[TN_LOH], tn_heap_free_list(rt, TN_LOH));
 }

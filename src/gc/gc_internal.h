@@ -30,8 +30,12 @@ void tn_gc_report_ranges(tenure_runtime *rt, tn_collection *c);
  * rebuild writes cleared; end: the gaps' crossing entries). */
 void tn_gc_relocate_begin(tenure_runtime *rt, tn_collection *c);
 void tn_gc_relocate_end(tenure_runtime *rt, tn_collection *c);
-/* compact.c: the plugs of compacted generations move; the gaps become free objects. */
-void tn_gc_compact(tenure_runtime *rt, tn_collection *c);
+/* compact.c: the plugs of compacted generations move, item by item in the sweep part (an item:
+ * one heap's regions of one compacted small-object generation, or the whole LOH); after every
+ * item, the used ends drop to the plan's and the gaps become free objects (thread 0). */
+size_t tn_gc_compact_items(const tn_collection *c);
+void tn_gc_compact_item(tenure_runtime *rt, tn_collection *c, size_t k);
+void tn_gc_compact_end(tenure_runtime *rt, tn_collection *c);
 /* promote.c: empty regions released, the others promoted (begin); cards and crossings rebuilt
  * (the part); the gen0 gaps linked (end). */
 void tn_gc_promote_begin(tenure_runtime *rt, tn_collection *c);
@@ -63,7 +67,8 @@ tn_region *tn_gc_region_item(tn_collection *c, size_t k, tn_gc_gen_filter want, 
  * plan.c: every condemned region's plugs recorded (before their placement, the range reports
  *   and relocation);
  * relocate.c: the roots, card slots and survivors' slots relocated;
- * sweep.c: swept regions swept (thread 0 compacts first: compact.c);
+ * sweep.c: compacted generations' plugs moved (one item per heap and generation: compact.c),
+ *   swept regions swept;
  * promote.c: cards and crossing entries rebuilt. */
 void tn_gc_plan_part(tenure_runtime *rt, tn_collection *c, unsigned heap);
 void tn_gc_relocate_part(tenure_runtime *rt, tn_collection *c, unsigned heap);

@@ -72,17 +72,23 @@ static void sweep_small_region(tenure_runtime *rt, tn_region *r) {
 
 static bool swept_small(const tn_collection *c, int g) { return g <= TN_GEN2 && !c->plans[g].compact; }
 
-/* Items: each region of a swept small-object generation, then each swept large heap whole.
- * Thread 0 first compacts the compacted generations (compact.c): those share no region with
- * the swept ones (a compacted generation's tail belongs to an uncondemned one). */
+/* Items: the compacted generations' moves (compact.c: one per heap and generation, then the
+ * LOH's), then each region of a swept small-object generation, then each swept large heap
+ * whole. The compacted generations share no region with the swept ones (a compacted
+ * generation's tail belongs to an uncondemned one); thread 0 finishes the compaction after the
+ * part (tn_gc_compact_end). */
 void tn_gc_sweep_part(tenure_runtime *rt, tn_collection *c, unsigned heap) {
-    if (heap == 0)
-        tn_gc_compact(rt, c);
-    size_t small = 0;
+    (void)heap;
+    size_t moves = tn_gc_compact_items(c), small = 0;
     for (int g = 0; g <= TN_GEN2; g++)
         if (tn_gen_condemned(g, c->condemned) && swept_small(c, g))
             small += c->plans[g].n;
-    for (size_t k; (k = tn_gc_take(rt)) < small + 2;) {
+    for (size_t k; (k = tn_gc_take(rt)) < moves + small + 2;) {
+        if (k < moves) {
+            tn_gc_compact_item(rt, c, k);
+            continue;
+        }
+        k -= moves;
         int g = k < small ? -1 : k == small ? TN_LOH : TN_POH;
         if (g < 0)
             sweep_small_region(rt, tn_gc_region_item(c, k, swept_small, &g));
