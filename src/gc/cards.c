@@ -500,12 +500,12 @@ void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *
 /* ---- the card scan on several GC threads (server GC) ----
  *
  * Each GC thread takes the old regions' cards a piece at a time, PART_BUNDLES bundles (1 MiB
- * of heap) per piece, so that one large array's cards are shared too (rt->card.next_region,
+ * of heap) per piece, so that one large array's cards are shared too (rt->card.next_piece,
  * atomic: every thread walks the pieces in the same order and scans those whose number it
- * took) and
- * records into its own slice of the reserved list: thread i of n into entries [i cap / n,
- * (i + 1) cap / n). A region's cards and bundles are written only by the thread that took it
- * (a bundle never straddles two regions: regions start at unit boundaries). A thread whose
+ * took), and records into its own slice of the reserved list: thread i of n into entries
+ * [i cap / n, (i + 1) cap / n). A piece's cards and bundles are written only by the thread
+ * that took it (a run of cards lies in one bundle, a piece is whole bundles, and a bundle never
+ * straddles two regions: parts.c check_region_grain). A thread whose
  * slice fills stops recording as list_full says, alone: relocation's rescan walks every card
  * still of value 1..condemned+1, which is exactly the cards such a thread did not rewrite.
  * At the end thread 0 moves the slices together into one list. */
@@ -513,7 +513,7 @@ void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *
 #define PART_BUNDLES ((size_t)64)
 
 void tn_gc_mark_cards_start(tenure_runtime *rt) {
-    __atomic_store_n(&rt->card.next_region, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&rt->card.next_piece, 0, __ATOMIC_RELAXED);
     memset(rt->card.parts, 0, sizeof rt->card.parts);
 }
 
@@ -531,7 +531,7 @@ void tn_gc_mark_cards_part(tenure_runtime *rt, int condemned, unsigned thread, u
                    .recording = true,
                    .slots = (void ***)rt->card.card_slots.data + slice_start(rt, thread, threads),
                    .slots_cap = rt->card.card_slots.cap / threads};
-    size_t next = __atomic_fetch_add(&rt->card.next_region, 1, __ATOMIC_RELAXED), k = 0;
+    size_t next = __atomic_fetch_add(&rt->card.next_piece, 1, __ATOMIC_RELAXED), k = 0;
     for (int g = condemned + 1; g < TN_NGEN; g++)
         for (tn_region *r = tn_heap_regions(rt, g); r; r = r->next) {
             if (r->condemned)
@@ -542,7 +542,7 @@ void tn_gc_mark_cards_part(tenure_runtime *rt, int condemned, unsigned thread, u
                 if (k != next)
                     continue;
                 scan_bundles(&s, r, b, b1 - b > PART_BUNDLES ? b + PART_BUNDLES : b1);
-                next = __atomic_fetch_add(&rt->card.next_region, 1, __ATOMIC_RELAXED);
+                next = __atomic_fetch_add(&rt->card.next_piece, 1, __ATOMIC_RELAXED);
             }
         }
     mark_recorded(&s);

@@ -18,9 +18,10 @@ struct tn_card_state {
     bool card_slots_short;    /* this GC's card scan filled the list (relocation rescans) */
     size_t card_slots_seen;   /* slots the card scan of this GC found, recorded or not */
     size_t card_slots_needed; /* the most any GC found */
-    /* server GC: the scan split among the GC threads (tn_gc_mark_cards_part): the next old
-     * region to take (atomic), and each thread's slice of card_slots and what it found */
-    size_t next_region;
+    /* server GC: the scan split among the GC threads (tn_gc_mark_cards_part): the next piece
+     * of the old regions' cards to take (atomic), and each thread's slice of card_slots and
+     * what it found */
+    size_t next_piece;
     struct tn_card_part {
         size_t count, seen;
         bool overflowed;
@@ -55,10 +56,10 @@ void tn_gc_dirty_old_cards(tenure_runtime *rt);
 typedef int (*tn_card_slot_fn)(void **slot, void *ctx);
 void tn_gc_mark_cards(tenure_runtime *rt, int condemned, tn_slot_fn mark, void *ctx);
 /* The same card scan on `threads` GC threads (server GC): tn_gc_mark_cards_start before any
- * thread's part, then on GC thread `thread` (0 .. threads-1) the part, which takes old
- * regions one at a time until none is left and records into its own slice of card_slots
- * (the list split evenly), then tn_gc_mark_cards_end on thread 0 once every part is done:
- * the slices become one list for relocation. */
+ * thread's part, then on GC thread `thread` (0 .. threads-1) the part, which takes pieces of
+ * the old regions' cards (1 MiB of heap each) until none is left and records into its own
+ * slice of card_slots (the list split evenly), then tn_gc_mark_cards_end on thread 0 once
+ * every part is done: the slices become one list for relocation. */
 void tn_gc_mark_cards_start(tenure_runtime *rt);
 void tn_gc_mark_cards_part(tenure_runtime *rt, int condemned, unsigned thread, unsigned threads, tn_slot_fn mark,
                            void *ctx);
