@@ -37,6 +37,7 @@
 #include "test_util.h"
 #include "tenure_events.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 
 static tt_errlog log_ = {.fatal = 1};
@@ -51,14 +52,43 @@ typedef struct rec_ev {
     size_t size;
 } rec_ev;
 
+/* What a listener session received. `mx` (G only): a background GC's thread calls the listener
+ * (holding the instance lock) while the program's thread reads the recorder after each
+ * allocation; both hold mx then. The other sections' events all come on the program's thread. */
 typedef struct recorder {
     rec_ev *v;
     size_t n, cap;
     size_t ticks; /* GCAllocationTick_V4 seen */
+    pthread_mutex_t *mx;
 } recorder;
+
+static void rec_lock(recorder *r) {
+    if (r->mx)
+        pthread_mutex_lock(r->mx);
+}
+
+static void rec_unlock(recorder *r) {
+    if (r->mx)
+        pthread_mutex_unlock(r->mx);
+}
+
+static size_t rec_ticks(recorder *r) {
+    rec_lock(r);
+    size_t n = r->ticks;
+    rec_unlock(r);
+    return n;
+}
+
+static void rec_record(recorder *r, const tenure_event *e);
 
 static void rec_listener(const tenure_event *e, void *ctx) {
     recorder *r = ctx;
+    rec_lock(r);
+    rec_record(r, e);
+    rec_unlock(r);
+}
+
+static void rec_record(recorder *r, const tenure_event *e) {
     if (r->n == r->cap) {
         size_t cap = r->cap ? 2 * r->cap : 4096;
         rec_ev *v = realloc(r->v, cap * sizeof *v);
@@ -452,12 +482,21 @@ static void world_done(world *w) {
     memset(w, 0, sizeof *w);
 }
 
+static void check_tick(world *w, void *obj, const tenure_type *t, int kind, size_t ticks_before, size_t size);
+
 /* After an allocation of obj (kind 0/1/2): the ticks it caused describe it. */
 static void after_alloc(world *w, void *obj, const tenure_type *t, int kind, size_t ticks_before) {
     TT_CHECK(obj != NULL, "allocation failed: %s", tenure_strerror(tenure_last_error(w->rt)));
     size_t size = tenure_object_size(w->rt, obj);
     if (kind > 0)
         w->alloc_kind_bytes[kind] += size;
+    rec_lock(&w->rec);
+    check_tick(w, obj, t, kind, ticks_before, size);
+    rec_unlock(&w->rec);
+}
+
+/* The tick an allocation caused, if any, describes it (w->rec locked). */
+static void check_tick(world *w, void *obj, const tenure_type *t, int kind, size_t ticks_before, size_t size) {
     if (w->rec.ticks == ticks_before)
         return;
     TT_EXPECT(w->rec.ticks == ticks_before + 1, "one allocation gave %zu ticks", w->rec.ticks - ticks_before);
@@ -487,7 +526,7 @@ static void after_alloc(world *w, void *obj, const tenure_type *t, int kind, siz
 }
 
 static void *alloc_node(world *w, uint64_t id) {
-    size_t t0 = w->rec.ticks;
+    size_t t0 = rec_ticks(&w->rec);
     tt_node *n = tenure_alloc(w->rt, w->node_t);
     after_alloc(w, n, w->node_t, 0, t0);
     n->id = id;
@@ -496,7 +535,7 @@ static void *alloc_node(world *w, uint64_t id) {
 }
 
 static void *alloc_bytes(world *w, size_t len, int pinned) {
-    size_t t0 = w->rec.ticks;
+    size_t t0 = rec_ticks(&w->rec);
     void *a = pinned ? tenure_alloc_array_pinned(w->rt, w->bytes_t, len) : tenure_alloc_array(w->rt, w->bytes_t, len);
     int kind = pinned ? 2 : (tenure_object_generation(w->rt, a) == 3 ? 1 : 0);
     after_alloc(w, a, w->bytes_t, kind, t0);
@@ -507,7 +546,7 @@ static void *alloc_bytes(world *w, size_t len, int pinned) {
 }
 
 static void *alloc_pinned_node(world *w, uint64_t id) {
-    size_t t0 = w->rec.ticks;
+    size_t t0 = rec_ticks(&w->rec);
     tt_node *n = tenure_alloc_pinned(w->rt, w->node_t);
     after_alloc(w, n, w->node_t, 2, t0);
     n->id = id;
@@ -1371,6 +1410,8 @@ static void test_background(void) {
     cfg.GCgen0size = 256 * 1024;
     world w;
     world_init(&w, &cfg);
+    static pthread_mutex_t rec_mx = PTHREAD_MUTEX_INITIALIZER; /* the BGC thread calls the listener too */
+    w.rec.mx = &rec_mx;
     tenure_runtime *rt = w.rt;
     tenure_session *s = tenure_session_start_listener(rt, 0x1, 5, rec_listener, &w.rec);
     TT_CHECK(s != NULL);
