@@ -53,8 +53,10 @@ static void exit_with_frames(int blocking) {
             TT_CHECK(pthread_create(&t[k], NULL, exiting_thread, blocking ? (void *)1 : NULL) == 0, "pthread_create");
         for (int k = 0; k < 10; k++)
             tt_collect(rt, 0, 0);
+        tenure_blocking_enter(rt); /* a thread's last allocation may collect (GCStress): not waiting for us */
         for (int k = 0; k < 4; k++)
             pthread_join(t[k], NULL);
+        tenure_blocking_leave(rt);
     }
     TT_CHECK(tenure_thread_count(rt) == before, "threads left attached: %zu", tenure_thread_count(rt) - before);
     printf("exit with frames pushed%s: %zu rounds of 4 threads, GCs meanwhile: ok\n",
