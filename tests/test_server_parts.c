@@ -14,9 +14,12 @@
  *    promotion's rebuild; HeapVerify, when the environment sets it, checks those);
  *  - the server instance's thread 0 wrote the joins of the GC in .NET's order (GCJoin_V2,
  *    JoinTime 0, Heap 0): begin_mark_phase (3) and scan_dependent_handles (4) when the team
- *    marked, then, when the condemned generations kept at least 4 MiB, begin_relocate_phase
- *    (15), relocate_phase_done (16), adjust_handle_age_compact (13, everything condemned was
+ *    marked, then, when the condemned generations kept at least 4 MiB, decide_on_compaction
+ *    (11: the plugs found, before each heap's are placed on its own GC thread),
+ *    begin_relocate_phase (15), relocate_phase_done (16), adjust_handle_age_compact (13, everything condemned was
  *    compacted) or adjust_handle_age_sweep (14), and done (1); one restart (Heap 100) per join.
+ * Some chain nodes stay pinned, and young nodes are pinned and let go as the program runs, so
+ * that compaction places plugs around pinned plugs (the place part's pin and gap slices).
  * The gen2 GCs must have used the team after marking (before this part, only marking did).
  */
 #include "test_util.h"
@@ -25,6 +28,8 @@
 
 #define ROOTS 256
 #define CHAIN 150000
+#define CHAIN_PIN_EVERY 9973 /* chain nodes pinned for good (old pinned plugs) */
+#define PINS 48              /* young nodes pinned at a time, the oldest let go first */
 #define MAX_JOINS 16
 #define PARALLEL_MIN_KEPT ((uint64_t)4 << 20) /* collect.c TN_PARALLEL_MIN_SURVIVED */
 
@@ -34,6 +39,8 @@ typedef struct side {
     const tenure_type *node_t, *arr_t;
     tenure_handle *root;  /* STRONG: a REF_ARRAY of ROOTS nodes */
     tenure_handle *chain; /* STRONG: the first of CHAIN nodes linked by a */
+    tenure_handle *pins[PINS];
+    unsigned next_pin;
 } side;
 
 /* Thread 0's joins in the GC in progress (the server side's listener). */
@@ -67,6 +74,7 @@ static void on_event(const tenure_event *ev, void *ctx) {
 }
 
 static void side_init(side *sd, const tenure_config *cfg) {
+    memset(sd, 0, sizeof *sd);
     sd->rt = tt_create(cfg, &sd->log);
     sd->node_t = tt_register_node(sd->rt);
     sd->arr_t = tt_register_ref_array(sd->rt);
@@ -81,7 +89,19 @@ static void side_init(side *sd, const tenure_config *cfg) {
         n->a = tenure_handle_get(sd->rt, sd->chain);
         tt_node_seal(n);
         TT_CHECK(tenure_handle_set(sd->rt, sd->chain, n) == TENURE_OK);
+        if (i % CHAIN_PIN_EVERY == CHAIN_PIN_EVERY / 2) /* (never freed: destroy frees it) */
+            TT_CHECK(tenure_handle_new(sd->rt, TENURE_HANDLE_PINNED, n) != NULL);
     }
+}
+
+/* Pin n, letting go of the oldest of the pins (the plan's pinned plugs and the gaps in front
+ * of them move from GC to GC). */
+static void pin_young(side *sd, tt_node *n) {
+    tenure_handle **slot = &sd->pins[sd->next_pin++ % PINS];
+    if (*slot)
+        TT_CHECK(tenure_handle_free(sd->rt, *slot) == TENURE_OK);
+    *slot = tenure_handle_new(sd->rt, TENURE_HANDLE_PINNED, n);
+    TT_CHECK(*slot != NULL);
 }
 
 static void **roots_of(side *sd) { return tt_refs(tenure_handle_get(sd->rt, sd->root)); }
@@ -90,6 +110,8 @@ static void **roots_of(side *sd) { return tt_refs(tenure_handle_get(sd->rt, sd->
 static void grow(side *sd, uint64_t r, uint64_t id) {
     void **roots = roots_of(sd);
     tt_node *n = tt_node_new(sd->rt, sd->node_t, id);
+    if ((r >> 40) % 512 == 0)
+        pin_young(sd, n);
     tt_node *parent = roots[r % ROOTS];
     if (parent && (r >> 20) % 4 != 0) { /* under a rooted node (old -> young) */
         if ((r >> 8) & 1)
@@ -171,8 +193,8 @@ static bool check_joins(side *sv, const joins *j, int round) {
     }
     bool parallel = kept >= PARALLEL_MIN_KEPT;
     uint32_t after_sweep = (info.compacted & condemned) == condemned ? 13 : 14;
-    uint32_t want[] = {3, 4, 15, 16, after_sweep, 1};
-    unsigned nwant = parallel ? 6 : 2;
+    uint32_t want[] = {3, 4, 11, 15, 16, after_sweep, 1};
+    unsigned nwant = parallel ? 7 : 2;
     TT_CHECK(j->n == nwant, "round %d (gen%d, %" PRIu64 " bytes kept): thread 0 met %u joins, expected %u", round,
              info.generation, kept, j->n, nwant);
     for (unsigned i = 0; i < nwant; i++)
@@ -207,6 +229,7 @@ int main(void) {
     size_t per_round = tt_scaled(60000, 5000);
     uint64_t id = 1;
     unsigned parallel_gen2 = 0, gen2 = 0;
+    uint64_t pinned_parallel = 0; /* objects the parallel GCs found pinned */
     for (int round = 0; round < 12; round++) {
         for (size_t i = 0; i < per_round; i++, id++) {
             uint64_t r = tt_rand();
@@ -219,6 +242,9 @@ int main(void) {
         tt_collect(sv.rt, gen, flags);
         TT_CHECK(j.bad == 0, "round %d: %" PRIu64 " join events not from thread 0, or too many", round, j.bad);
         bool parallel = check_joins(&sv, &j, round);
+        tenure_gc_info info;
+        tenure_get_last_gc_info(sv.rt, &info);
+        pinned_parallel += parallel ? info.pinned_objects : 0;
         if (gen == 2) {
             gen2++;
             parallel_gen2 += parallel;
@@ -227,8 +253,10 @@ int main(void) {
     }
     TT_CHECK(parallel_gen2 == gen2, "only %u of %u gen2 GCs ran the phases after marking on the team", parallel_gen2,
              gen2);
-    printf("server_parts: %u GC threads, %u gen2 GCs with parallel parts, %zu objects compared\n",
-           (unsigned)cfg.GCHeapCount, parallel_gen2, a.n);
+    TT_CHECK(pinned_parallel > 0, "the GCs on the team found no pinned object: their place part placed no pin");
+    printf("server_parts: %u GC threads, %u gen2 GCs with parallel parts, %" PRIu64
+           " pinned objects in them, %zu objects compared\n",
+           (unsigned)cfg.GCHeapCount, parallel_gen2, pinned_parallel, a.n);
     free(a.recs);
     free(b.recs);
     tenure_destroy(ws.rt);

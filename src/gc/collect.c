@@ -178,6 +178,8 @@ static void after_mark(tenure_runtime *rt, tn_collection *c) {
     tn_gc_plan(rt, c);
     c->parallel_after_mark = parallel_after_mark(rt, c);
     tn_gc_run_part(rt, c, TN_PART_PLAN); /* the first restarts the helpers from marking's join */
+    tn_gc_place_begin(rt, c);
+    tn_gc_run_part(rt, c, TN_PART_PLACE);
     tn_gc_plan_end(rt, c);
     tn_gc_report_ranges(rt, c); /* where each survivor goes, before anything moves */
     phase_done(c, TN_PHASE_PLAN);

@@ -23,6 +23,9 @@ void tn_gc_mark_helper(tenure_runtime *rt, unsigned heap);
 /* plan.c: per condemned generation, compact or sweep (then the plan part records every
  * region's plugs); end: the compacted generations' plugs given new places. */
 void tn_gc_plan(tenure_runtime *rt, tn_collection *c);
+/* After the plan part, thread 0: when the team runs it, the place part's items and each
+ * compacted region's place in the pin list (from the pinned plugs the plan part counted). */
+void tn_gc_place_begin(tenure_runtime *rt, tn_collection *c);
 void tn_gc_plan_end(tenure_runtime *rt, tn_collection *c);
 /* report.c: where every survivor goes (bulk range events, profilers), before anything moves. */
 void tn_gc_report_ranges(tenure_runtime *rt, tn_collection *c);
@@ -65,16 +68,19 @@ typedef bool (*tn_gc_gen_filter)(const tn_collection *c, int g);
 tn_region *tn_gc_region_item(tn_collection *c, size_t k, tn_gc_gen_filter want, int *gen);
 /* The parts, in the driver's order, each ending at its join:
  * plan.c: every condemned region's plugs recorded (before their placement, the range reports
- *   and relocation);
+ *   and relocation), and each compacted region's pinned plugs counted;
+ * plan.c: the place part, the compacted generations' plugs placed (one item per heap and
+ *   generation: tn_place_item);
  * relocate.c: the roots, card slots and survivors' slots relocated;
  * sweep.c: compacted generations' plugs moved (one item per heap and generation: compact.c),
  *   swept regions swept;
  * promote.c: cards and crossing entries rebuilt. */
 void tn_gc_plan_part(tenure_runtime *rt, tn_collection *c, unsigned heap);
+void tn_gc_place_part(tenure_runtime *rt, tn_collection *c, unsigned heap);
 void tn_gc_relocate_part(tenure_runtime *rt, tn_collection *c, unsigned heap);
 void tn_gc_sweep_part(tenure_runtime *rt, tn_collection *c, unsigned heap);
 void tn_gc_promote_part(tenure_runtime *rt, tn_collection *c, unsigned heap);
-enum { TN_PART_PLAN, TN_PART_RELOCATE, TN_PART_SWEEP, TN_PART_PROMOTE, TN_PARTS };
+enum { TN_PART_PLAN, TN_PART_PLACE, TN_PART_RELOCATE, TN_PART_SWEEP, TN_PART_PROMOTE, TN_PARTS };
 /* parts.c, thread 0: run part `part` (TN_PART_*), with the team when c->parallel_after_mark
  * (the helpers are released from the previous join and met at the part's), else alone. */
 void tn_gc_run_part(tenure_runtime *rt, tn_collection *c, int part);

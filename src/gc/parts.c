@@ -25,19 +25,21 @@ tn_region *tn_gc_region_item(tn_collection *c, size_t k, tn_gc_gen_filter want, 
 }
 
 static const tn_gc_part_fn part_fns[TN_PARTS] = {
-    [TN_PART_PLAN] = tn_gc_plan_part,
-    [TN_PART_RELOCATE] = tn_gc_relocate_part,
-    [TN_PART_SWEEP] = tn_gc_sweep_part,
+    [TN_PART_PLAN] = tn_gc_plan_part,         [TN_PART_PLACE] = tn_gc_place_part,
+    [TN_PART_RELOCATE] = tn_gc_relocate_part, [TN_PART_SWEEP] = tn_gc_sweep_part,
     [TN_PART_PROMOTE] = tn_gc_promote_part,
 };
 
 /* The join a part ends at: .NET's gc_join_stage of the same place in its GC (gcinternal.h):
- * after the plan, gc_join_begin_relocate_phase; after relocation, relocate_phase_done; after
+ * after the plugs are found, gc_join_decide_on_compaction (thread 0 then gives each compacted
+ * region its place in the pin list); after they are placed, gc_join_begin_relocate_phase;
+ * after relocation, relocate_phase_done; after
  * compacting and sweeping, adjust_handle_age_sweep (adjust_handle_age_compact when nothing is
  * swept); at the end, gc_join_done (tn_gc_team_finish releases it). */
 static uint32_t part_join(const tn_collection *c, int part) {
     switch (part) {
-    case TN_PART_PLAN: return TN_JOIN_BEGIN_RELOCATE_PHASE;
+    case TN_PART_PLAN: return TN_JOIN_DECIDE_ON_COMPACTION;
+    case TN_PART_PLACE: return TN_JOIN_BEGIN_RELOCATE_PHASE;
     case TN_PART_RELOCATE: return TN_JOIN_RELOCATE_PHASE_DONE;
     case TN_PART_SWEEP: return c->any_sweep ? TN_JOIN_ADJUST_HANDLE_AGE_SWEEP : TN_JOIN_ADJUST_HANDLE_AGE_COMPACT;
     default: return TN_JOIN_DONE;

@@ -18,6 +18,8 @@ typedef struct cursor {
     size_t hi;            /* the end of the heap's destinations there (the cursor stays below) */
     char *pos;            /* next free byte there */
     size_t pin;           /* index in rt->plan.pins of the next pinned plug in that region */
+    tn_place_item *item;  /* the place part's item it places (pins and gaps at their given
+                             indexes), or NULL: thread 0 alone, pushing them */
 } cursor;
 
 /* The plan's order: by heap (each heap's survivors stay on it), then by address. */
@@ -137,9 +139,9 @@ static inline __attribute__((always_inline)) void record_plug(tenure_runtime *rt
     } else if (!adjacent) {
         ((intptr_t *)s)[-1] = delta;
     } else if (!tn_is_pinned(rt, s)) { /* after a pinned plug: its record holds it (a pinned plug: 0) */
-        TN_ASSERT_INTERNAL(rt->plan.pins.count > r->pin_first &&
-                           ((tn_pin *)tn_vec_at(&rt->plan.pins, rt->plan.pins.count - 1))->end == s);
-        ((tn_pin *)tn_vec_at(&rt->plan.pins, rt->plan.pins.count - 1))->after_delta = delta;
+        tn_pin *last = tn_vec_at(&rt->plan.pins, (size_t)r->pin_first + r->pin_count - 1); /* the region's last */
+        TN_ASSERT_INTERNAL(r->pin_count > 0 && last->end == s);
+        last->after_delta = delta;
     }
 }
 
@@ -171,11 +173,14 @@ static void record_runs(tenure_runtime *rt, tn_region *r) {
     }
 }
 
-static void add_gap(tenure_runtime *rt, char *start, size_t size) {
+static void add_gap(tenure_runtime *rt, cursor *c, char *start, size_t size) {
     if (size == 0)
         return;
-    tn_gap *g = tn_vec_push_reserved(&rt->plan.gaps);
-    if (!g) {
+    tn_gap *g;
+    if (c->item) { /* its slice of the list: at most one gap per pinned plug */
+        TN_ASSERT_INTERNAL(c->item->gaps < c->item->pins);
+        g = tn_vec_at(&rt->plan.gaps, c->item->pin_first + c->item->gaps++);
+    } else if ((g = tn_vec_push_reserved(&rt->plan.gaps)) == NULL) {
         rt->plan.plan_failed = true; /* the generation will be swept instead (scratch.c) */
         return;
     }
@@ -205,7 +210,7 @@ static inline __attribute__((always_inline)) char *place(tenure_runtime *rt, cur
             return d;
         }
         if (at_pin) {
-            add_gap(rt, c->pos, (size_t)(limit - c->pos));
+            add_gap(rt, c, c->pos, (size_t)(limit - c->pos));
             c->pos = pin_at(rt, c->pin)->end;
             c->pin++;
         } else {
@@ -228,23 +233,33 @@ static void finish_cursor(tenure_runtime *rt, cursor *c) {
         char *pos = ri == c->ri ? c->pos : r->start;
         size_t pin = ri == c->ri ? c->pin : r->pin_first;
         for (; pin < (size_t)r->pin_first + r->pin_count; pin++) {
-            add_gap(rt, pos, (size_t)(pin_at(rt, pin)->start - pos));
+            add_gap(rt, c, pos, (size_t)(pin_at(rt, pin)->start - pos));
             pos = pin_at(rt, pin)->end;
         }
         r->plan_used = pos;
     }
 }
 
+/* A pinned plug's record: pushed on thread 0 alone; in the place part, at the index its region
+ * was given (tn_gc_place_begin: the plan part counted them). Its bytes count for its heap (one
+ * item per heap and generation writes each) and, on thread 0 alone, for its generation
+ * (place_end sums the heaps after the place part). */
 static tn_pin *push_pin(tenure_runtime *rt, cursor *c, tn_region *r, char *s, char *e) {
-    rt->plan.pins_seen++;
-    tn_pin *p = tn_vec_push_reserved(&rt->plan.pins);
-    if (!p) {
-        rt->plan.plan_failed = true; /* as in add_gap */
-        return NULL;
+    tn_pin *p;
+    if (c->item) {
+        size_t i = (size_t)r->pin_first + r->pin_count;
+        TN_ASSERT_INTERNAL(i < c->item->pin_first + c->item->pins);
+        p = tn_vec_at(&rt->plan.pins, i);
+    } else {
+        rt->plan.pins_seen++;
+        if ((p = tn_vec_push_reserved(&rt->plan.pins)) == NULL) {
+            rt->plan.plan_failed = true; /* as in add_gap */
+            return NULL;
+        }
+        c->record->pinned_bytes[r->gen] += (size_t)(e - s);
     }
     *p = (tn_pin){s, e, 0};
     r->pin_count++;
-    c->record->pinned_bytes[r->gen] += (size_t)(e - s);
     c->record->heaps[r->heap].pinned_bytes[r->gen] += (size_t)(e - s);
     return p;
 }
@@ -266,8 +281,9 @@ static inline __attribute__((always_inline)) void place_plug(tenure_runtime *rt,
     record_plug(rt, r, s, e, delta, adjacent);
 }
 
-static void begin_placing(tenure_runtime *rt, tn_region *r) {
-    r->pin_first = (uint32_t)rt->plan.pins.count;
+static void begin_placing(tenure_runtime *rt, const cursor *c, tn_region *r) {
+    if (!c->item) /* (in the place part: given by tn_gc_place_begin) */
+        r->pin_first = (uint32_t)rt->plan.pins.count;
     r->pin_count = 0;
     r->compacting = true;
 }
@@ -291,25 +307,31 @@ static inline __attribute__((always_inline)) void walk_plugs(tenure_runtime *rt,
         record_plug_bits(rt, s, e);
         if (c)
             place_plug(rt, c, r, s, e, s == prev_end, pinned);
+        else
+            r->pin_count += pinned;
         prev_end = e;
         size_t eb = tn_bit_index(rt, e);
         b = eb < end && tn_bit_test(rt->mark_bits, eb) ? eb : tn_bit_next(rt->mark_bits, eb, end);
     }
 }
 
-/* In the plan part, when the GC threads share it: only the bits (placed afterwards). */
-static void record_plugs(tenure_runtime *rt, tn_region *r) { walk_plugs(rt, r, NULL); }
+/* In the plan part, when the GC threads share it: only the bits (placed afterwards), and the
+ * region's pinned plugs counted (its share of the pin list: tn_gc_place_begin). */
+static void record_plugs(tenure_runtime *rt, tn_region *r) {
+    r->pin_count = 0;
+    walk_plugs(rt, r, NULL);
+}
 
 /* On thread 0 alone: found and placed in one walk. */
 static void plan_region(tenure_runtime *rt, cursor *c, tn_region *r) {
-    begin_placing(rt, r);
+    begin_placing(rt, c, r);
     walk_plugs(rt, r, c);
 }
 
 /* After a shared plan part: each plug of the region (found by record_plugs) placed, per plug
  * from the plug bits. */
 static void place_region(tenure_runtime *rt, cursor *c, tn_region *r) {
-    begin_placing(rt, r);
+    begin_placing(rt, c, r);
     char *prev_end = NULL;
     tn_plug_iter it;
     tn_plug_iter_init(&it, rt, r);
@@ -352,13 +374,15 @@ static void cursor_next_heap(tenure_runtime *rt, cursor *c, size_t from) {
     while (hi < c->gp->nd && d[hi]->heap == heap)
         hi++;
     c->hi = hi;
-    d[from]->pin_first = (uint32_t)rt->plan.pins.count; /* none yet: a tail has none */
+    /* none yet: a tail has none (in the place part, the heap's first pin index, which a first
+     * region that is no tail was given: its own) */
+    d[from]->pin_first = (uint32_t)(c->item ? c->item->pin_first : rt->plan.pins.count);
     d[from]->pin_count = 0;
     cursor_enter(c, from);
 }
 
 static bool plan_compaction(tenure_runtime *rt, tn_collection *col, tn_gen_plan *gp, int gen) {
-    cursor c = {gp, &col->record, 0, 0, NULL, 0};
+    cursor c = {gp, &col->record, 0, 0, NULL, 0, NULL};
     if (gp->n == 0)
         return true;
     size_t pins = rt->plan.pins.count, gaps = rt->plan.gaps.count;
@@ -486,16 +510,109 @@ void tn_gc_plan(tenure_runtime *rt, tn_collection *c) {
             plan_generation(rt, c, g);
 }
 
-/* After the plan part: the compacted generations' plugs get their new places, in each
- * generation's order (one cursor); a generation whose plan cannot be completed is swept. */
+/* ---- the place part (server GC): each heap's plugs placed by one GC thread ----
+ *
+ * A heap's plugs go only to the heap's own destinations (cursor_next_heap), so each (compacted
+ * generation, heap) is placed by one cursor of its own, as thread 0 would place it alone.
+ * What the heaps' cursors shared on thread 0 is split beforehand: the pin list by the counts
+ * of the plan part (each region's pin_first, in the order thread 0 alone would push them), the
+ * gap list by the same indexes (a gap lies in front of a pinned plug of its heap). After the
+ * part thread 0 closes up the gap slices, in the same order: the lists end exactly as thread
+ * 0 alone leaves them (test_server_parts compares). */
+
+/* The first destination of `heap` in gp->dests (its tail, or its first region). */
+static size_t first_dest_of_heap(const tn_gen_plan *gp, unsigned heap) {
+    size_t d = 0;
+    while (gp->dests[d]->heap != heap)
+        d++;
+    TN_ASSERT_INTERNAL(d < gp->nd);
+    return d;
+}
+
+static void add_items_of_gen(tenure_runtime *rt, tn_collection *c, int g, size_t *pins) {
+    tn_gen_plan *gp = &c->plans[g];
+    for (size_t from = 0, to; from < gp->n; from = to) {
+        for (to = from + 1; to < gp->n && gp->regions[to]->heap == gp->regions[from]->heap; to++)
+            ;
+        tn_place_item *it = &c->place[c->nplace++];
+        *it = (tn_place_item){g, from, to, *pins, 0, 0};
+        for (size_t i = from; i < to; i++) {
+            tn_region *r = gp->regions[i];
+            r->pin_first = (uint32_t)*pins;
+            *pins += r->pin_count;
+        }
+        it->pins = *pins - it->pin_first;
+    }
+    (void)rt;
+}
+
+void tn_gc_place_begin(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
+    c->nplace = 0;
+    if (!c->parallel_after_mark)
+        return; /* thread 0 finds and places the plugs in one walk (tn_gc_plan_end) */
+    size_t pins = 0;
+    for (int g = 0; g < TN_NGEN; g++)
+        if (tn_gen_condemned(g, c->condemned) && c->plans[g].compact)
+            add_items_of_gen(rt, c, g, &pins);
+    TN_ASSERT_INTERNAL(c->nplace <= TN_PLACE_ITEMS && rt->plan.pins.count == 0 && rt->plan.gaps.count == 0);
+    if (pins > rt->plan.pins.cap || pins > rt->plan.gaps.cap) {
+        c->nplace = 0; /* lists too short: thread 0 places, fails, and sweeps instead (scratch.c) */
+        return;
+    }
+    rt->plan.pins.count = pins;
+    rt->plan.pins_seen += pins;
+}
+
+static void place_item(tenure_runtime *rt, tn_collection *col, tn_place_item *it) {
+    tn_gen_plan *gp = &col->plans[it->gen];
+    cursor c = {gp, &col->record, 0, 0, NULL, 0, it};
+    cursor_next_heap(rt, &c, first_dest_of_heap(gp, gp->regions[it->from]->heap));
+    for (size_t i = it->from; i < it->to; i++)
+        place_region(rt, &c, gp->regions[i]);
+    finish_cursor(rt, &c);
+    /* every pin counted by the plan part was placed at its index: the next heap's start here */
+    TN_ASSERT_INTERNAL(gp->regions[it->to - 1]->pin_first + gp->regions[it->to - 1]->pin_count ==
+                       it->pin_first + it->pins);
+}
+
+void tn_gc_place_part(tenure_runtime *rt, tn_collection *c, unsigned heap) {
+    (void)heap;
+    for (size_t k; (k = tn_gc_take(rt)) < c->nplace;)
+        place_item(rt, c, &c->place[k]);
+}
+
+/* After the place part, thread 0: the gap slices closed up, the generations' pinned bytes. */
+static void place_end(tenure_runtime *rt, tn_collection *c) {
+    size_t n = 0;
+    for (size_t k = 0; k < c->nplace; k++) {
+        const tn_place_item *it = &c->place[k];
+        if (it->gaps && n != it->pin_first)
+            memmove(tn_vec_at(&rt->plan.gaps, n), tn_vec_at(&rt->plan.gaps, it->pin_first), it->gaps * sizeof(tn_gap));
+        n += it->gaps;
+    }
+    rt->plan.gaps.count = n;
+    for (int g = 0; g < TN_NGEN; g++) {
+        if (!tn_gen_condemned(g, c->condemned) || !c->plans[g].compact)
+            continue;
+        for (unsigned h = 0; h < tn_heap_count(rt); h++)
+            c->record.pinned_bytes[g] += c->record.heaps[h].pinned_bytes[g];
+    }
+}
+
+/* After the plan part (and the place part, when the team ran it): the compacted generations'
+ * plugs get their new places, in each generation's order (one cursor per heap); a generation
+ * whose plan cannot be completed is swept. */
 void tn_gc_plan_end(tenure_runtime *rt, tn_collection *c) {
     tn_assert_phase(rt, c);
+    if (c->nplace)
+        place_end(rt, c);
     c->any_compact = c->any_sweep = false;
     for (int g = 0; g < TN_NGEN; g++) {
         if (!tn_gen_condemned(g, c->condemned))
             continue;
         tn_gen_plan *gp = &c->plans[g];
-        if (gp->compact && !plan_compaction(rt, c, gp, g))
+        if (gp->compact && !c->nplace && !plan_compaction(rt, c, gp, g))
             c->record.compacted[g] = false; /* swept instead: out of memory for the plan */
         c->any_compact |= gp->compact;
         c->any_sweep |= !gp->compact;
