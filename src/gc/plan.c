@@ -523,9 +523,9 @@ void tn_gc_plan(tenure_runtime *rt, tn_collection *c) {
 /* The first destination of `heap` in gp->dests (its tail, or its first region). */
 static size_t first_dest_of_heap(const tn_gen_plan *gp, unsigned heap) {
     size_t d = 0;
-    while (gp->dests[d]->heap != heap)
+    while (d + 1 < gp->nd && gp->dests[d]->heap != heap)
         d++;
-    TN_ASSERT_INTERNAL(d < gp->nd);
+    TN_ASSERT_INTERNAL(gp->dests[d]->heap == heap); /* the heap has regions here: its first dest */
     return d;
 }
 
