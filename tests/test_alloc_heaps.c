@@ -22,6 +22,16 @@
  *    holds exactly what survived on it so far (a plan with one cursor for every heap would slide
  *    heap 1's survivors into heap 0's region).
  *
+ * 4. Plugs placed per heap on the team (gc/plan.c, the place part). Two threads (heaps 0 and 1)
+ *    each build a chain of PLACE_NODES nodes (4 MB), pinning every PLACE_PIN_EVERY-th; heap 0's chain
+ *    is all live, heap 1's has a garbage node after each live one. Induced compacting gen1
+ *    and gen2 GCs keep more than 4 MiB, so their phases after marking run on the team (thread
+ *    0 meets decide_on_compaction, join 11). Heap 0's pinned plugs follow live ones, so it has
+ *    fewer gaps than pins; heap 1 has a gap in front of each pin: its slice of the gap list
+ *    lies past heap 0's gaps and must be closed up. The heap is verified around every GC
+ *    (HeapVerify), both chains must come back whole, in order, and the heap walk must find
+ *    their nodes and no other (a gap left out of the list keeps its dead nodes).
+ *
  * GCStress would add GCs of its own: the test sets it to 0 (the other options come from the
  * environment, as for every test).
  */
@@ -41,6 +51,7 @@ typedef struct seen {
     uint64_t heap_surv0[2];    /* the last GC's gen0 survivors per heap (GCPerHeapHistory_V3) */
     uint64_t heap_gen1[2];     /* its gen1 objects per heap after it: SizeAfter - FreeObjAfter */
     uint64_t heap_events;      /* GCPerHeapHistory_V3 events */
+    uint64_t place_joins;      /* thread 0's GCJoin_V2 starts with JoinID 11 (decide_on_compaction) */
 } seen;
 
 static uint64_t gen_field(const tenure_event *ev, size_t gen, const char *field) {
@@ -53,7 +64,13 @@ static void on_event(const tenure_event *ev, void *ctx) {
     seen *s = ctx;
     const char *name = ev->desc->name;
     uint64_t v = 0;
-    if (strcmp(name, "GCAllocationTick_V4") == 0) {
+    if (strcmp(name, "GCJoin_V2") == 0) {
+        uint64_t heap = 1, time = 1;
+        tenure_event_read_u64(ev, "Heap", &heap);
+        tenure_event_read_u64(ev, "JoinTime", &time);
+        tenure_event_read_u64(ev, "JoinID", &v);
+        s->place_joins += heap == 0 && time == 0 && v == 11;
+    } else if (strcmp(name, "GCAllocationTick_V4") == 0) {
         tenure_event_read_u64(ev, "HeapIndex", &v);
         s->ticks++;
         s->tick_heaps |= v < 64 ? (uint64_t)1 << v : 0;
@@ -70,19 +87,22 @@ static void on_event(const tenure_event *ev, void *ctx) {
     }
 }
 
-static tenure_runtime *create(int server, unsigned heaps, seen *s) {
+static tenure_runtime *create_with(int server, unsigned heaps, uint64_t budget, uint32_t verify, seen *s) {
     tenure_config cfg;
     tt_config(&cfg);
     cfg.GCStress = 0;
     cfg.gcConcurrent = 0;
-    cfg.GCgen0size = BUDGET;
-    cfg.GCgen0MaxBudget = BUDGET;
+    cfg.GCgen0size = budget;
+    cfg.GCgen0MaxBudget = budget;
+    cfg.HeapVerify = verify ? verify : cfg.HeapVerify;
     cfg.gcServer = server;
     cfg.GCHeapCount = heaps;
     tenure_runtime *rt = tt_create(&cfg, NULL);
     TT_CHECK(tenure_session_start_listener(rt, TENURE_KW_GC, TENURE_LEVEL_VERBOSE, on_event, s));
     return rt;
 }
+
+static tenure_runtime *create(int server, unsigned heaps, seen *s) { return create_with(server, heaps, BUDGET, 0, s); }
 
 /* Allocate `bytes` of garbage (64-byte nodes) on the calling thread; the GCs it made. */
 static uint64_t churn(tenure_runtime *rt, const tenure_type *t, uint64_t bytes) {
@@ -202,6 +222,88 @@ static void test_regions_per_heap(void) {
     tenure_destroy(rt);
 }
 
+#define PLACE_NODES 100000 /* 40-byte nodes: 4 MB live per chain */
+#define PLACE_PIN_EVERY 1000
+
+typedef struct place_arg {
+    tenure_runtime *rt;
+    const tenure_type *t;
+    int garbage;          /* a garbage node after each live one */
+    tenure_handle *head;  /* STRONG: the chain's last node (ids count down along a) */
+    tenure_handle **pins; /* PLACE_NODES / PLACE_PIN_EVERY pinned handles */
+} place_arg;
+
+static void *build_pinned_chain(void *p) {
+    place_arg *a = p;
+    TT_CHECK_RESULT(tenure_thread_attach(a->rt), TENURE_OK);
+    for (unsigned i = 0; i < PLACE_NODES; i++) {
+        tt_node *n = tt_node_new(a->rt, a->t, i + 1);
+        n->a = tenure_handle_get(a->rt, a->head);
+        tt_node_seal(n);
+        TT_CHECK_RESULT(tenure_handle_set(a->rt, a->head, n), TENURE_OK);
+        if (i % PLACE_PIN_EVERY == PLACE_PIN_EVERY / 2)
+            TT_CHECK((a->pins[i / PLACE_PIN_EVERY] = tenure_handle_new(a->rt, TENURE_HANDLE_PINNED, n)) != NULL);
+        if (a->garbage)
+            tt_node_new(a->rt, a->t, 0);
+    }
+    TT_CHECK_RESULT(tenure_thread_detach(a->rt), TENURE_OK);
+    return NULL;
+}
+
+static void check_chain(tenure_runtime *rt, tenure_handle *head, int h) {
+    unsigned n = 0;
+    for (tt_node *x = tenure_handle_get(rt, head); x; x = x->a, n++)
+        TT_CHECK(x->id == PLACE_NODES - n && x->check == tt_node_sum(x), "heap %d: node %u of the chain is wrong", h,
+                 n);
+    TT_CHECK(n == PLACE_NODES, "heap %d: the chain has %u nodes, not %u", h, n, PLACE_NODES);
+}
+
+static int count_node(void *obj, const tenure_type *type, size_t size, int generation, void *ctx) {
+    (void)obj, (void)size, (void)generation;
+    uint64_t *c = ctx;
+    c[0] += type == (const tenure_type *)c[1];
+    return 0;
+}
+
+static void test_place_per_heap(void) {
+    seen s = {0};
+    /* no budget GC while the chains grow: the induced GCs keep them whole */
+    tenure_runtime *rt = create_with(1, 2, (uint64_t)256 << 20, 1, &s);
+    const tenure_type *t = tt_register_node(rt);
+    tenure_handle *pins[2][PLACE_NODES / PLACE_PIN_EVERY];
+    place_arg a[2];
+    for (int h = 0; h < 2; h++) {
+        a[h] = (place_arg){rt, t, h == 1, tenure_handle_new(rt, TENURE_HANDLE_STRONG, NULL), pins[h]};
+        TT_CHECK(a[h].head != NULL);
+        pthread_t th; /* one after the other: dealt heap 0, then heap 1 */
+        TT_CHECK(pthread_create(&th, NULL, build_pinned_chain, &a[h]) == 0);
+        tenure_blocking_enter(rt);
+        TT_CHECK(pthread_join(th, NULL) == 0);
+        tenure_blocking_leave(rt);
+    }
+    int gens[] = {1, 2, 2}; /* (a gen0 GC after none kept 4 MiB marks on one thread: collect.c) */
+    for (size_t i = 0; i < sizeof gens / sizeof gens[0]; i++) {
+        uint64_t joins = s.place_joins;
+        tt_collect(rt, gens[i], TENURE_COLLECT_COMPACT);
+        TT_CHECK(s.place_joins == joins + 1, "the gen%d GC met join 11 %" PRIu64 " times: not on the team?", gens[i],
+                 s.place_joins - joins);
+        for (int h = 0; h < 2; h++)
+            check_chain(rt, a[h].head, h);
+        /* every condemned generation compacted: the heap holds the chains' nodes, no dead one
+         * (a gap not made free space would leave its dead nodes in the walk) */
+        uint64_t nodes[2] = {0, (uint64_t)(uintptr_t)t};
+        TT_CHECK_RESULT(tenure_heap_walk(rt, count_node, nodes), TENURE_OK);
+        TT_CHECK(nodes[0] == 2 * PLACE_NODES, "after the gen%d GC the heap walk finds %" PRIu64 " nodes, not %u",
+                 gens[i], nodes[0], 2 * PLACE_NODES);
+    }
+    for (int h = 0; h < 2; h++) /* a pinned node stays where it is */
+        for (unsigned k = 0; k < PLACE_NODES / PLACE_PIN_EVERY; k++)
+            TT_CHECK(((tt_node *)tenure_handle_get(rt, pins[h][k]))->id ==
+                     (uint64_t)k * PLACE_PIN_EVERY + PLACE_PIN_EVERY / 2 + 1);
+    printf("alloc_heaps: two heaps' pinned chains placed on the team by 3 compacting GCs, heap verified: ok\n");
+    tenure_destroy(rt);
+}
+
 int main(void) {
     double t0 = tt_now();
     test_balance();
@@ -210,5 +312,6 @@ int main(void) {
     TT_CHECK(ws == 1, "workstation GC's ticks named heaps %#" PRIx64, ws);
     TT_CHECK(sv == 3, "two threads under server GC with 2 heaps: ticks named heaps %#" PRIx64, sv);
     test_regions_per_heap();
+    test_place_per_heap();
     return tt_finish("alloc_heaps", t0);
 }
