@@ -58,18 +58,19 @@ typedef struct tn_collection {
     unsigned flags;      /* TENURE_COLLECT_* */
     unsigned gc_threads; /* GC threads marking (1, or server GC's team: gc/team.h) */
     uint64_t started_ns, phase_started_ns;
-    bool any_compact;                    /* some generation is compacted (relocation has work) */
-    bool any_sweep;                      /* some condemned generation is swept */
-    bool parallel_after_mark;            /* the phases after marking run on the team (gc/parts.c) */
-    bool scratch_short;                  /* some scratch reserved before the pause was too small (scratch.c) */
-    bool bgc_final;                      /* a background GC's final pause (gc/background.h): marks from the premarks,
+    bool any_compact;           /* some generation is compacted (relocation has work) */
+    bool any_sweep;             /* some condemned generation is swept */
+    bool parallel_after_mark;   /* the phases after marking run on the team (gc/parts.c) */
+    bool scratch_short;         /* some scratch reserved before the pause was too small (scratch.c) */
+    bool bgc_final;             /* a background GC's final pause (gc/background.h): marks from the premarks,
                                    then collects as a gen1 GC (condemned becomes 1) */
-    size_t bgc_premarked;                /* its bytes premarked by the background GC (mark.c, root kind BGC) */
-    uint32_t gc_type;                    /* GCStart's Type: TN_GC_TYPE_* */
-    uint32_t suspend_reason;             /* TN_SUSPEND_FOR_GC, or _FOR_GC_PREP for a BGC's final pause */
-    uint64_t queued_before;              /* finalizers queued before this GC (tn_finalize_queued_total) */
-    tn_gen_plan plans[TN_NGEN];          /* per generation, for the condemned ones (plan.c) */
-    tn_place_item place[TN_PLACE_ITEMS]; /* the place part's items (none: placed on thread 0) */
+    size_t bgc_premarked;       /* its bytes premarked by the background GC (mark.c, root kind BGC) */
+    uint32_t gc_type;           /* GCStart's Type: TN_GC_TYPE_* */
+    uint32_t suspend_reason;    /* TN_SUSPEND_FOR_GC, or _FOR_GC_PREP for a BGC's final pause */
+    uint64_t queued_before;     /* finalizers queued before this GC (tn_finalize_queued_total) */
+    tn_gen_plan plans[TN_NGEN]; /* per generation, for the condemned ones (plan.c) */
+    /* the place part's items (none: placed on thread 0 alone; plan.c) */
+    tn_place_item place[TN_PLACE_ITEMS];
     size_t nplace;
     tn_gc_record record; /* built by the phases, copied to rt->last at the end */
 } tn_collection;

@@ -95,9 +95,7 @@ static bool compacted(const tn_collection *c, int g) {
 /* The regions [*from, *to) of gp's k-th run of regions of one heap; false past the last run. */
 static bool heap_run(const tn_gen_plan *gp, size_t k, size_t *from, size_t *to) {
     for (size_t i = 0, j; i < gp->n; i = j) {
-        for (j = i + 1; j < gp->n && gp->regions[j]->heap == gp->regions[i]->heap; j++)
-            ;
-        TN_ASSERT_INTERNAL(j == gp->n || gp->regions[j]->heap > gp->regions[i]->heap);
+        j = tn_gc_heap_run_end(gp->regions, gp->n, i);
         if (k-- == 0) {
             *from = i;
             *to = j;

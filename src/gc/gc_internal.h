@@ -66,6 +66,15 @@ size_t tn_gc_take(tenure_runtime *rt);
  * order, then address: plan's order), or NULL past the last (*gen: its generation). */
 typedef bool (*tn_gc_gen_filter)(const tn_collection *c, int g);
 tn_region *tn_gc_region_item(tn_collection *c, size_t k, tn_gc_gen_filter want, int *gen);
+/* The end of the run of a[from]'s heap in a[from, n): a plan's regions and destinations are
+ * sorted by heap (plan.c), so a heap's are one run. */
+static inline size_t tn_gc_heap_run_end(tn_region *const *a, size_t n, size_t from) {
+    size_t to = from + 1;
+    while (to < n && a[to]->heap == a[from]->heap)
+        to++;
+    TN_ASSERT_INTERNAL(to == n || a[to]->heap > a[from]->heap);
+    return to;
+}
 /* The parts, in the driver's order, each ending at its join:
  * plan.c: every condemned region's plugs recorded (before their placement, the range reports
  *   and relocation), and each compacted region's pinned plugs counted;

@@ -242,8 +242,7 @@ static void finish_cursor(tenure_runtime *rt, cursor *c) {
 
 /* A pinned plug's record: pushed on thread 0 alone; in the place part, at the index its region
  * was given (tn_gc_place_begin: the plan part counted them). Its bytes count for its heap (one
- * item per heap and generation writes each) and, on thread 0 alone, for its generation
- * (place_end sums the heaps after the place part). */
+ * item per heap and generation writes each); tn_gc_plan_end sums the heaps per generation. */
 static tn_pin *push_pin(tenure_runtime *rt, cursor *c, tn_region *r, char *s, char *e) {
     tn_pin *p;
     if (c->item) {
@@ -256,7 +255,6 @@ static tn_pin *push_pin(tenure_runtime *rt, cursor *c, tn_region *r, char *s, ch
             rt->plan.plan_failed = true; /* as in add_gap */
             return NULL;
         }
-        c->record->pinned_bytes[r->gen] += (size_t)(e - s);
     }
     *p = (tn_pin){s, e, 0};
     r->pin_count++;
@@ -354,7 +352,6 @@ static void abandon_plan(tenure_runtime *rt, tn_collection *col, tn_gen_plan *gp
     }
     rt->plan.pins.count = pins;
     rt->plan.gaps.count = gaps;
-    col->record.pinned_bytes[gen] = 0;
     for (unsigned h = 0; h < tn_heap_count(rt); h++)
         col->record.heaps[h].pinned_bytes[gen] = 0;
     gp->compact = false;
@@ -369,11 +366,7 @@ static void abandon_plan(tenure_runtime *rt, tn_collection *col, tn_gen_plan *gp
  * only there (its tail, then its own regions). */
 static void cursor_next_heap(tenure_runtime *rt, cursor *c, size_t from) {
     tn_region **d = c->gp->dests;
-    unsigned heap = d[from]->heap;
-    size_t hi = from + 1;
-    while (hi < c->gp->nd && d[hi]->heap == heap)
-        hi++;
-    c->hi = hi;
+    c->hi = tn_gc_heap_run_end(d, c->gp->nd, from);
     /* none yet: a tail has none (in the place part, the heap's first pin index, which a first
      * region that is no tail was given: its own) */
     d[from]->pin_first = (uint32_t)(c->item ? c->item->pin_first : rt->plan.pins.count);
@@ -529,11 +522,10 @@ static size_t first_dest_of_heap(const tn_gen_plan *gp, unsigned heap) {
     return d;
 }
 
-static void add_items_of_gen(tenure_runtime *rt, tn_collection *c, int g, size_t *pins) {
+static void add_items_of_gen(tn_collection *c, int g, size_t *pins) {
     tn_gen_plan *gp = &c->plans[g];
     for (size_t from = 0, to; from < gp->n; from = to) {
-        for (to = from + 1; to < gp->n && gp->regions[to]->heap == gp->regions[from]->heap; to++)
-            ;
+        to = tn_gc_heap_run_end(gp->regions, gp->n, from);
         tn_place_item *it = &c->place[c->nplace++];
         *it = (tn_place_item){g, from, to, *pins, 0, 0};
         for (size_t i = from; i < to; i++) {
@@ -543,7 +535,6 @@ static void add_items_of_gen(tenure_runtime *rt, tn_collection *c, int g, size_t
         }
         it->pins = *pins - it->pin_first;
     }
-    (void)rt;
 }
 
 void tn_gc_place_begin(tenure_runtime *rt, tn_collection *c) {
@@ -554,7 +545,7 @@ void tn_gc_place_begin(tenure_runtime *rt, tn_collection *c) {
     size_t pins = 0;
     for (int g = 0; g < TN_NGEN; g++)
         if (tn_gen_condemned(g, c->condemned) && c->plans[g].compact)
-            add_items_of_gen(rt, c, g, &pins);
+            add_items_of_gen(c, g, &pins);
     TN_ASSERT_INTERNAL(c->nplace <= TN_PLACE_ITEMS && rt->plan.pins.count == 0 && rt->plan.gaps.count == 0);
     if (pins > rt->plan.pins.cap || pins > rt->plan.gaps.cap) {
         c->nplace = 0; /* lists too short: thread 0 places, fails, and sweeps instead (scratch.c) */
@@ -582,7 +573,7 @@ void tn_gc_place_part(tenure_runtime *rt, tn_collection *c, unsigned heap) {
         place_item(rt, c, &c->place[k]);
 }
 
-/* After the place part, thread 0: the gap slices closed up, the generations' pinned bytes. */
+/* After the place part, thread 0: the gap slices closed up, in item order. */
 static void place_end(tenure_runtime *rt, tn_collection *c) {
     size_t n = 0;
     for (size_t k = 0; k < c->nplace; k++) {
@@ -592,12 +583,6 @@ static void place_end(tenure_runtime *rt, tn_collection *c) {
         n += it->gaps;
     }
     rt->plan.gaps.count = n;
-    for (int g = 0; g < TN_NGEN; g++) {
-        if (!tn_gen_condemned(g, c->condemned) || !c->plans[g].compact)
-            continue;
-        for (unsigned h = 0; h < tn_heap_count(rt); h++)
-            c->record.pinned_bytes[g] += c->record.heaps[h].pinned_bytes[g];
-    }
 }
 
 /* After the plan part (and the place part, when the team ran it): the compacted generations'
@@ -616,6 +601,9 @@ void tn_gc_plan_end(tenure_runtime *rt, tn_collection *c) {
             c->record.compacted[g] = false; /* swept instead: out of memory for the plan */
         c->any_compact |= gp->compact;
         c->any_sweep |= !gp->compact;
+        c->record.pinned_bytes[g] = 0; /* every heap's pinned plugs (push_pin) */
+        for (unsigned h = 0; h < tn_heap_count(rt); h++)
+            c->record.pinned_bytes[g] += c->record.heaps[h].pinned_bytes[g];
     }
     if (rt->plan.pins_seen > rt->plan.pins_needed)
         rt->plan.pins_needed = rt->plan.pins_seen;
