@@ -139,20 +139,18 @@ void tn_gc_team_wake(tenure_runtime *rt, tn_team_fn fn, unsigned threads) {
 /* ---- waits: spin, then sleep (team.h "waiting inside a pause") ---- */
 
 bool tn_gc_spin_until(bool (*ready)(const void *arg), const void *arg) {
-    uint64_t start = 0;
+    uint64_t deadline = 0;
     for (unsigned i = 1;; i++) {
         if (ready(arg))
             return true;
         tn_cpu_relax();
-        if (i % 16 != 0)
-            continue; /* the clock is read now and then: a read costs tens of pauses */
-        uint64_t now = tn_os_now_ns();
-        if (!start)
-            start = now;
-        else if (now - start >= TN_GC_SPIN_NS)
-            return false;
-        else if (now - start >= TN_GC_SPIN_PAUSE_NS)
-            tn_os_yield(); /* the thread it waits for may be queued on this CPU */
+        if (i % 64 == 0) { /* the clock is read now and then: a read costs tens of pauses */
+            uint64_t now = tn_os_now_ns();
+            if (!deadline)
+                deadline = now + TN_GC_SPIN_NS;
+            else if (now >= deadline)
+                return false;
+        }
     }
 }
 

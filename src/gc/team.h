@@ -118,12 +118,8 @@ void tn_gc_team_check(struct tenure_runtime *rt);
  * has CPUs (t->spin), and sleeps on a condition variable only after that. In a short GC the
  * other threads come within microseconds; sleeping costs a futex wake per wait and, when the
  * woken thread is put on the waker's CPU, a preemption of the thread that does the work
- * (measured: docs/design/collector.md "Waiting inside a pause"). After TN_GC_SPIN_PAUSE_NS of
- * plain spinning, each turn also yields the CPU: the scheduler often queues a freshly woken
- * helper on its waker's CPU, where a spinner that never yields holds it off for the whole
- * spin (measured: joins of 55 us each, twice per join, in gen0 GCs on the team). */
+ * (measured: docs/design/collector.md "Waiting inside a pause"). */
 #define TN_GC_SPIN_NS 50000u
-#define TN_GC_SPIN_PAUSE_NS 2000u
 
 /* Spin until ready(arg) or TN_GC_SPIN_NS have passed; whether ready(arg) came true. */
 bool tn_gc_spin_until(bool (*ready)(const void *arg), const void *arg);

@@ -55,8 +55,6 @@ void tn_os_discard(void *p, size_t size) {
         madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
-void tn_os_yield(void) { sched_yield(); }
-
 size_t tn_os_page_size(void) {
     long v = sysconf(_SC_PAGESIZE);
     return v > 0 ? (size_t)v : 4096;

@@ -65,8 +65,6 @@ uint64_t tn_os_address_space_limit(void);
 /* The CPUs the calling process may run on (sched_getaffinity): their count, and the first 64
  * of them as a mask (bit i: CPU i) in *mask when mask is not NULL. At least 1. */
 unsigned tn_os_cpus_allowed(uint64_t *mask);
-/* Give the CPU to another runnable thread, if one waits for it (sched_yield). */
-void tn_os_yield(void);
 /* Bind the calling thread to CPU `cpu` (server GC's threads, GCHeapAffinitizeMask): false if
  * the OS refused. */
 bool tn_os_bind_to_cpu(unsigned cpu);
