@@ -106,7 +106,9 @@ TENURE_API const char *tenure_strerror(tenure_result result);
       "1: server GC: GCHeapCount GC threads mark each collection in parallel, meeting at joins (GCJoin_V2)")          \
     X(GCHeapCount, uint32_t, 0,                                                                                       \
       "GC threads (heaps) with gcServer=1, 1..64 (0: the CPUs the process may run on, at most 64)")                   \
-    X(GCNoAffinitize, uint32_t, 0, "1: server GC's threads are not bound to CPUs")                                    \
+    X(GCNoAffinitize, uint32_t, 0,                                                                                    \
+      "1: server GC's helper threads get no CPU affinity (0: each GC keeps them off the collecting thread's CPU, "    \
+      "or binds them by GCHeapAffinitizeMask)")                                                                       \
     X(gcConcurrent, uint32_t, 0,                                                                                      \
       "1: background GC: the gen2 GCs the collector chooses mark and sweep on a thread of their own while the "       \
       "program runs, with two short pauses (not with GCCompactMode=1: gen2 GCs then block and compact)")              \

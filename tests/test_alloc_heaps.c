@@ -25,7 +25,7 @@
  * 4. Plugs placed per heap on the team (gc/plan.c, the place part). Two threads (heaps 0 and 1)
  *    each build a chain of PLACE_NODES nodes (4 MB), pinning every PLACE_PIN_EVERY-th; heap 0's chain
  *    is all live, heap 1's has a garbage node after each live one. Induced compacting gen1
- *    and gen2 GCs keep more than 4 MiB, so their phases after marking run on the team (thread
+ *    and gen2 GCs keep more than 512 KiB, so their phases after marking run on the team (thread
  *    0 meets decide_on_compaction, join 11). Heap 0's pinned plugs follow live ones, so it has
  *    fewer gaps than pins; heap 1 has a gap in front of each pin: its slice of the gap list
  *    lies past heap 0's gaps and must be closed up. The heap is verified around every GC
@@ -281,7 +281,7 @@ static void test_place_per_heap(void) {
         TT_CHECK(pthread_join(th, NULL) == 0);
         tenure_blocking_leave(rt);
     }
-    int gens[] = {1, 2, 2}; /* (a gen0 GC after none kept 4 MiB marks on one thread: collect.c) */
+    int gens[] = {1, 2, 2}; /* (a gen0 GC after none kept 512 KiB marks on one thread: collect.c) */
     for (size_t i = 0; i < sizeof gens / sizeof gens[0]; i++) {
         uint64_t joins = s.place_joins;
         tt_collect(rt, gens[i], TENURE_COLLECT_COMPACT);

@@ -14,7 +14,7 @@
  *    promotion's rebuild; HeapVerify, when the environment sets it, checks those);
  *  - the server instance's thread 0 wrote the joins of the GC in .NET's order (GCJoin_V2,
  *    JoinTime 0, Heap 0): begin_mark_phase (3) and scan_dependent_handles (4) when the team
- *    marked, then, when the condemned generations kept at least 4 MiB, decide_on_compaction
+ *    marked, then, when the condemned generations kept at least 512 KiB, decide_on_compaction
  *    (11: the plugs found, before each heap's are placed on its own GC thread),
  *    begin_relocate_phase (15), relocate_phase_done (16), adjust_handle_age_compact (13, everything condemned was
  *    compacted) or adjust_handle_age_sweep (14), and done (1); one restart (Heap 100) per join.
@@ -31,7 +31,7 @@
 #define CHAIN_PIN_EVERY 9973 /* chain nodes pinned for good (old pinned plugs) */
 #define PINS 48              /* young nodes pinned at a time, the oldest let go first */
 #define MAX_JOINS 16
-#define PARALLEL_MIN_KEPT ((uint64_t)4 << 20) /* collect.c TN_PARALLEL_MIN_SURVIVED */
+#define PARALLEL_MIN_KEPT ((uint64_t)512 << 10) /* collect.c TN_PARALLEL_MIN_SURVIVED */
 
 typedef struct side {
     tenure_runtime *rt;

@@ -141,10 +141,14 @@ static void restart(tenure_runtime *rt, tn_collection *c) {
 
 /* Server GC: a gen0 GC after one that kept less than TN_PARALLEL_MIN_SURVIVED bytes marks on
  * the collecting thread alone: waking the helpers and meeting them at two joins costs more
- * than it saves when there is little to mark (measured: GCBench's gen0 GCs, which keep a few
- * hundred KiB, paused 1.7 times as long in total with 2 GC threads as with 1). Under GCStress
- * every GC uses every GC thread, so that stress tests drive the parallel marking. */
-#define TN_PARALLEL_MIN_SURVIVED ((size_t)4 << 20)
+ * than it saves when there is little to mark. (Measured: GCBench's gen0 GCs, which keep a few
+ * hundred KiB, paused 1.7 times as long in total with 2 GC threads as with 1 when a woken
+ * helper queued behind thread 0 and the rule was 4 MiB; with the helpers kept off thread 0's
+ * CPU, team.h, 512 KiB gave the least pause on bench/threads_alloc and GCBench, and using the
+ * team for every GC still cost more: docs/design/collector.md "Waiting inside a pause".)
+ * Under GCStress every GC uses every GC thread, so that stress tests drive the parallel
+ * marking. */
+#define TN_PARALLEL_MIN_SURVIVED ((size_t)512 << 10)
 
 static unsigned gc_threads_for(const tenure_runtime *rt, const tn_collection *c, unsigned available) {
     if (available <= 1 || c->condemned > 0 || rt->config.GCStress)

@@ -2,6 +2,7 @@
  * and restarts with their GCJoin_V2 events, parking at the GC's end (gc/team.h). */
 #include "runtime.h"
 #include <stdlib.h>
+#include <string.h>
 
 _Static_assert(TN_MAX_HEAPS == TN_MAX_GC_THREADS, "one GC thread per allocation heap");
 
@@ -107,8 +108,10 @@ void tn_gc_team_prepare(tenure_runtime *rt) {
         team_init_sync(t);
     t->n = want;
     t->spin = want <= tn_os_cpus_allowed(NULL);
-    while (t->created + 1 < want && create_helper(rt, t->created + 1))
+    while (t->created + 1 < want && create_helper(rt, t->created + 1)) {
         t->created++;
+        t->helper_cpus_set = false; /* a new helper has thread 0's CPUs: set them all again */
+    }
 }
 
 void tn_gc_team_forked_child(tenure_runtime *rt) {
@@ -118,8 +121,28 @@ void tn_gc_team_forked_child(tenure_runtime *rt) {
     team_init_sync(t); /* the parent's helpers parked on these: none is held */
     t->created = t->running = t->join_arrived = t->join_reported = t->sleepers = t->active = 0;
     t->stop = false;
+    t->helper_cpus_set = false;
     t->n = 0; /* the next GC creates the helpers again */
     t->forked_without_helpers = !TN_FORK_RESTARTS_HELPERS;
+}
+
+/* Before the helpers wake: they may run where thread 0 may, except on the CPU thread 0 runs
+ * on now (team.h, "waiting inside a pause"). A system call per helper only when that set
+ * changed since the last GC. */
+static void keep_helpers_beside(tenure_runtime *rt) {
+    struct tn_gc_team *t = &rt->team;
+    if (!t->spin || rt->config.GCNoAffinitize || rt->config.GCHeapAffinitizeMask)
+        return;
+    tn_cpu_set cpus;
+    if (!tn_os_cpus_beside_current(&cpus))
+        return;
+    if (t->helper_cpus_set && memcmp(&cpus, &t->helper_cpus, sizeof cpus) == 0)
+        return;
+    bool all = true;
+    for (unsigned i = 1; i <= t->created; i++)
+        all &= tn_os_set_thread_cpus(t->threads[i], &cpus);
+    t->helper_cpus = cpus;
+    t->helper_cpus_set = all; /* one refused: try again at the next GC */
 }
 
 void tn_gc_team_wake(tenure_runtime *rt, tn_team_fn fn, unsigned threads) {
@@ -128,6 +151,7 @@ void tn_gc_team_wake(tenure_runtime *rt, tn_team_fn fn, unsigned threads) {
     t->active = threads - 1 < t->created ? threads - 1 : t->created;
     if (!t->active)
         return;
+    keep_helpers_beside(rt);
     pthread_mutex_lock(&t->mx);
     t->fn = fn;
     __atomic_store_n(&t->running, t->active, __ATOMIC_SEQ_CST);

@@ -40,6 +40,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "os/os.h"
+
 #define TN_MAX_GC_THREADS 64
 
 /* .NET's gc_join_stage ids (gcinternal.h) for the joins tenure has */
@@ -75,6 +77,8 @@ struct tn_gc_team {
     uint64_t restarts;         /* a helper at a join waits for it to change (atomic) */
     unsigned sleepers;         /* threads asleep in a join or in the GC's end (atomic; changed under mx) */
     bool spin;                 /* GC threads <= CPUs: waits spin before they sleep (tn_gc_spin_until) */
+    bool helper_cpus_set;      /* the helpers were given helper_cpus (keep_helpers_beside, team.c) */
+    tn_cpu_set helper_cpus;    /* where the helpers may run: beside thread 0's CPU at the last wake */
     bool stop;                 /* the instance is being destroyed: helpers exit */
     /* The next work item of the parallel part in progress (gc/parts.c): every GC thread
      * takes items with an atomic add; thread 0 sets it to 0 before it restarts the others. */
@@ -118,7 +122,15 @@ void tn_gc_team_check(struct tenure_runtime *rt);
  * has CPUs (t->spin), and sleeps on a condition variable only after that. In a short GC the
  * other threads come within microseconds; sleeping costs a futex wake per wait and, when the
  * woken thread is put on the waker's CPU, a preemption of the thread that does the work
- * (measured: docs/design/collector.md "Waiting inside a pause"). */
+ * (measured: docs/design/collector.md "Waiting inside a pause").
+ *
+ * Spinning is only worth it if the threads spin on CPUs of their own. Linux often queues a
+ * woken thread on the CPU of the thread that woke it, even with another CPU idle; there a
+ * helper waits behind thread 0, which spins for it. So, before each GC wakes its helpers,
+ * thread 0 lets them run on the CPUs it may run on except the one it runs on now
+ * (keep_helpers_beside, team.c; one system call per helper when that CPU changed). Not with
+ * GCHeapAffinitizeMask (the helpers are bound) or GCNoAffinitize (the program asked for no
+ * CPU affinity), nor when waits do not spin. */
 #define TN_GC_SPIN_NS 50000u
 
 /* Spin until ready(arg) or TN_GC_SPIN_NS have passed; whether ready(arg) came true. */

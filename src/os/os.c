@@ -238,4 +238,23 @@ bool tn_os_bind_to_cpu(unsigned cpu) {
     return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
 }
 
+_Static_assert(sizeof(cpu_set_t) == sizeof(tn_cpu_set), "tn_cpu_set has cpu_set_t's layout");
+
+bool tn_os_cpus_beside_current(tn_cpu_set *out) {
+    cpu_set_t set;
+    int cpu = sched_getcpu();
+    if (sched_getaffinity(0, sizeof set, &set) != 0 || cpu < 0)
+        return false;
+    if (cpu < CPU_SETSIZE && CPU_ISSET(cpu, &set) && CPU_COUNT(&set) > 1)
+        CPU_CLR(cpu, &set);
+    memcpy(out, &set, sizeof set);
+    return true;
+}
+
+bool tn_os_set_thread_cpus(pthread_t thread, const tn_cpu_set *set) {
+    cpu_set_t s;
+    memcpy(&s, set, sizeof s);
+    return pthread_setaffinity_np(thread, sizeof s, &s) == 0;
+}
+
 const char *tn_os_last_error(void) { return strerror(errno); }

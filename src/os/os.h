@@ -5,6 +5,7 @@
  * fault-injection hook lets tests make commits fail. */
 #ifndef TENURE_OS_H
 #define TENURE_OS_H
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
@@ -68,6 +69,17 @@ unsigned tn_os_cpus_allowed(uint64_t *mask);
 /* Bind the calling thread to CPU `cpu` (server GC's threads, GCHeapAffinitizeMask): false if
  * the OS refused. */
 bool tn_os_bind_to_cpu(unsigned cpu);
+/* A set of CPUs, bit i of bits[i / 64] for CPU i (the layout of glibc's cpu_set_t). */
+#define TN_OS_MAX_CPUS 1024
+typedef struct tn_cpu_set {
+    uint64_t bits[TN_OS_MAX_CPUS / 64];
+} tn_cpu_set;
+/* The CPUs the calling thread may run on, less the one it runs on now if that leaves any:
+ * where a thread it is about to wake should run so as not to queue behind it (server GC's
+ * helpers, gc/team.c). false if the OS did not say. */
+bool tn_os_cpus_beside_current(tn_cpu_set *out);
+/* Let `thread` run on the CPUs of *set only: false if the OS refused. */
+bool tn_os_set_thread_cpus(pthread_t thread, const tn_cpu_set *set);
 /* The text of the last OS error (errno) for a message. */
 const char *tn_os_last_error(void);
 #endif
