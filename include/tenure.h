@@ -77,7 +77,8 @@ TENURE_API const char *tenure_strerror(tenure_result result);
       "least gen0 allocation budget in bytes, per heap under server GC (0: derived from the L3 cache size, and less " \
       "while the heap is small)")                                                                                     \
     X(GCgen1size, uint64_t, 0,                                                                                        \
-      "gen1 budget in bytes (0: half of what lives in the older generations, within 2 x GCgen0size..128 MiB)")        \
+      "gen1 budget in bytes, per heap under server GC (0: half of what lives in the heap's older generations, "       \
+      "within 2 x GCgen0size..128 MiB)")                                                                              \
     X(GCRegionSize, uint64_t, 4u << 20, "size of one heap region in bytes (a power of two, >= 256 KiB)")              \
     X(GCRegionRange, uint64_t, (uint64_t)32 << 30, "virtual address space reserved for the heap")                     \
     X(GCHeapHardLimit, uint64_t, 0, "most bytes the heap may commit (0: no limit but the range)")                     \

@@ -32,6 +32,17 @@
  *    (HeapVerify), both chains must come back whole, in order, and the heap walk must find
  *    their nodes and no other (a gap left out of the list keeps its dead nodes).
  *
+ * 5. The older generations' budgets per heap (heap/alloc.c "budgets and triggers"). With
+ *    GCgen1size = G1 (now per heap) and a gen0 budget no build spends, threads on heaps 0 and
+ *    1 each build a chain of 3/4 G1 and a compacting gen0 GC promotes it: together 1.5 G1 came
+ *    into gen1, but neither heap has spent its own G1, so the next GC the allocations bring is
+ *    a gen0 GC (one budget for the instance would have made it gen1). Heap 1 then promotes 1/2
+ *    G1 more, and the next allocation-triggered GC is gen1. Each GCPerHeapHistory reports G1
+ *    as its heap's gen1 NewAllocation. Then, with the automatic budgets, heap 1 alone keeps 24
+ *    MiB of large arrays through a gen2 GC: its gen1 budget is half of what lives in its older
+ *    generations and its LOH budget twice its LOH survivors, where heap 0 keeps the least of
+ *    each (twice the gen0 budget, 8 MiB).
+ *
  * GCStress would add GCs of its own: the test sets it to 0 (the other options come from the
  * environment, as for every test).
  */
@@ -44,14 +55,17 @@
 #define HEAPS 4
 
 typedef struct seen {
-    uint64_t tick_heaps;       /* bit h: a GCAllocationTick_V4 said HeapIndex h */
-    uint64_t ticks;            /* GCAllocationTick_V4 events */
-    uint64_t youngest_desired; /* the last GCGlobalHeapHistory's FinalYoungestDesired */
-    uint64_t num_heaps;        /* and its NumHeaps */
-    uint64_t heap_surv0[2];    /* the last GC's gen0 survivors per heap (GCPerHeapHistory_V3) */
-    uint64_t heap_gen1[2];     /* its gen1 objects per heap after it: SizeAfter - FreeObjAfter */
-    uint64_t heap_events;      /* GCPerHeapHistory_V3 events */
-    uint64_t place_joins;      /* thread 0's GCJoin_V2 starts with JoinID 11 (decide_on_compaction) */
+    uint64_t tick_heaps;          /* bit h: a GCAllocationTick_V4 said HeapIndex h */
+    uint64_t ticks;               /* GCAllocationTick_V4 events */
+    uint64_t youngest_desired;    /* the last GCGlobalHeapHistory's FinalYoungestDesired */
+    uint64_t num_heaps;           /* and its NumHeaps */
+    uint64_t heap_surv0[2];       /* the last GC's gen0 survivors per heap (GCPerHeapHistory_V3) */
+    uint64_t heap_gen1[2];        /* its gen1 objects per heap after it: SizeAfter - FreeObjAfter */
+    uint64_t heap_events;         /* GCPerHeapHistory_V3 events */
+    uint64_t place_joins;         /* thread 0's GCJoin_V2 starts with JoinID 11 (decide_on_compaction) */
+    uint64_t last_depth;          /* the last GCStart_V2's Depth */
+    uint64_t heap_gen1_budget[2]; /* the last GC's gen1 NewAllocation per heap */
+    uint64_t heap_loh_budget[2];  /* and the LOH's */
 } seen;
 
 static uint64_t gen_field(const tenure_event *ev, size_t gen, const char *field) {
@@ -70,6 +84,8 @@ static void on_event(const tenure_event *ev, void *ctx) {
         tenure_event_read_u64(ev, "JoinTime", &time);
         tenure_event_read_u64(ev, "JoinID", &v);
         s->place_joins += heap == 0 && time == 0 && v == 11;
+    } else if (strcmp(name, "GCStart_V2") == 0) {
+        tenure_event_read_u64(ev, "Depth", &s->last_depth);
     } else if (strcmp(name, "GCAllocationTick_V4") == 0) {
         tenure_event_read_u64(ev, "HeapIndex", &v);
         s->ticks++;
@@ -83,6 +99,8 @@ static void on_event(const tenure_event *ev, void *ctx) {
         if (v < 2) {
             s->heap_surv0[v] = gen_field(ev, 0, "PinnedSurv") + gen_field(ev, 0, "NonePinnedSurv");
             s->heap_gen1[v] = gen_field(ev, 1, "SizeAfter") - gen_field(ev, 1, "FreeObjAfter");
+            s->heap_gen1_budget[v] = gen_field(ev, 1, "NewAllocation");
+            s->heap_loh_budget[v] = gen_field(ev, 3, "NewAllocation");
         }
     }
 }
@@ -304,6 +322,123 @@ static void test_place_per_heap(void) {
     tenure_destroy(rt);
 }
 
+/* A new thread (dealt the next heap in turn) runs fn(a), the main thread blocking meanwhile. */
+static void run_thread(tenure_runtime *rt, void *(*fn)(void *), void *a) {
+    pthread_t th;
+    TT_CHECK(pthread_create(&th, NULL, fn, a) == 0);
+    tenure_blocking_enter(rt);
+    TT_CHECK(pthread_join(th, NULL) == 0);
+    tenure_blocking_leave(rt);
+}
+
+typedef struct churn_arg {
+    tenure_runtime *rt;
+    const tenure_type *t;
+} churn_arg;
+
+/* Allocate garbage until an allocation-triggered GC comes. */
+static void *churn_until_gc(void *p) {
+    churn_arg *a = p;
+    TT_CHECK_RESULT(tenure_thread_attach(a->rt), TENURE_OK);
+    uint64_t before = tt_stats(a->rt).gc_count;
+    for (uint64_t i = 0; tt_stats(a->rt).gc_count == before; i++)
+        for (int k = 0; k < 64; k++)
+            TT_CHECK(tt_node_new(a->rt, a->t, i) != NULL);
+    TT_CHECK_RESULT(tenure_thread_detach(a->rt), TENURE_OK);
+    return NULL;
+}
+
+#define G1 ((uint64_t)2 << 20) /* part 5: GCgen1size, per heap */
+#define LARGE_KEPT 24          /* part 5: MiB of large arrays heap 1 keeps */
+
+typedef struct large_arg {
+    tenure_runtime *rt;
+    const tenure_type *refs_t, *bytes_t;
+    tenure_handle *head; /* STRONG: a ref array of LARGE_KEPT 1 MiB byte arrays */
+} large_arg;
+
+static void *keep_large(void *p) {
+    large_arg *a = p;
+    TT_CHECK_RESULT(tenure_thread_attach(a->rt), TENURE_OK);
+    void *refs = tenure_alloc_array(a->rt, a->refs_t, LARGE_KEPT);
+    TT_CHECK(refs != NULL);
+    TT_CHECK_RESULT(tenure_handle_set(a->rt, a->head, refs), TENURE_OK);
+    for (int i = 0; i < LARGE_KEPT; i++) {
+        void *big = tenure_alloc_array(a->rt, a->bytes_t, (size_t)1 << 20);
+        TT_CHECK(big != NULL);
+        refs = tenure_handle_get(a->rt, a->head);
+        tenure_write_ref(a->rt, refs, &tt_refs(refs)[i], big);
+    }
+    TT_CHECK_RESULT(tenure_thread_detach(a->rt), TENURE_OK);
+    return NULL;
+}
+
+static void test_older_budgets_per_heap(void) {
+    seen s = {0};
+    tenure_config cfg;
+    tt_config(&cfg);
+    cfg.GCStress = 0;
+    cfg.gcConcurrent = 0;
+    cfg.gcServer = 1;
+    cfg.GCHeapCount = 2;
+    cfg.GCgen0size = cfg.GCgen0MaxBudget = (uint64_t)32 << 20; /* no chain spends it */
+    cfg.GCgen1size = G1;
+    tenure_runtime *rt = tt_create(&cfg, NULL);
+    TT_CHECK(tenure_session_start_listener(rt, TENURE_KW_GC, TENURE_LEVEL_VERBOSE, on_event, &s));
+    const tenure_type *t = tt_register_node(rt);
+    unsigned three_quarters = (unsigned)(G1 * 3 / 4 / sizeof(tt_node)), half = (unsigned)(G1 / 2 / sizeof(tt_node));
+    chain_arg a[2] = {{rt, t, three_quarters, NULL}, {rt, t, three_quarters, NULL}};
+    churn_arg c = {rt, t};
+    for (int h = 0; h < 2; h++) {
+        TT_CHECK((a[h].head = tenure_handle_new(rt, TENURE_HANDLE_STRONG, NULL)) != NULL);
+        run_thread(rt, build_chain, &a[h]); /* dealt heap h */
+        tt_collect(rt, 0, TENURE_COLLECT_COMPACT);
+        TT_CHECK(s.heap_surv0[h] >= (uint64_t)three_quarters * sizeof(tt_node) && s.heap_surv0[1 - h] < G1 / 8,
+                 "the chain built on heap %d survived as %" PRIu64 " and %" PRIu64 " bytes on heaps 0 and 1", h,
+                 s.heap_surv0[0], s.heap_surv0[1]);
+    }
+    TT_CHECK(s.heap_gen1_budget[0] == G1 && s.heap_gen1_budget[1] == G1,
+             "gen1 budgets reported %" PRIu64 " and %" PRIu64 ", want GCgen1size on each heap", s.heap_gen1_budget[0],
+             s.heap_gen1_budget[1]);
+    run_thread(rt, churn_until_gc, &c); /* dealt heap 0 */
+    TT_CHECK(s.last_depth == 0, "1.5 x GCgen1size came into gen1, 3/4 on each heap: a gen%" PRIu64 " GC came",
+             s.last_depth);
+    a[1].nodes = half;
+    run_thread(rt, build_chain, &a[1]); /* dealt heap 1 */
+    tt_collect(rt, 0, TENURE_COLLECT_COMPACT);
+    run_thread(rt, churn_until_gc, &c); /* heap 0 */
+    TT_CHECK(s.last_depth == 1, "heap 1 promoted 1.25 x GCgen1size: a gen%" PRIu64 " GC came", s.last_depth);
+    printf("alloc_heaps: gen1 budgets per heap: 3/4 of one on each heap kept gen0 GCs, 5/4 on one made a gen1 GC\n");
+    tenure_destroy(rt);
+
+    /* the automatic budgets follow each heap's own older generations: heap 1 keeps LARGE_KEPT
+     * large arrays (the LOH is heap 1's: large objects never move between heaps) */
+    memset(&s, 0, sizeof s);
+    cfg.GCgen1size = 0;
+    cfg.GCgen0size = cfg.GCgen0MaxBudget = (uint64_t)1 << 20;
+    rt = tt_create(&cfg, NULL);
+    TT_CHECK(tenure_session_start_listener(rt, TENURE_KW_GC, TENURE_LEVEL_VERBOSE, on_event, &s));
+    large_arg la = {rt, tt_register_ref_array(rt), tt_register_bytes(rt),
+                    tenure_handle_new(rt, TENURE_HANDLE_STRONG, NULL)};
+    chain_arg small = {rt, tt_register_node(rt), 1000, tenure_handle_new(rt, TENURE_HANDLE_STRONG, NULL)};
+    run_thread(rt, build_chain, &small); /* heap 0 */
+    run_thread(rt, keep_large, &la);     /* heap 1 */
+    tt_collect(rt, 2, TENURE_COLLECT_COMPACT);
+    uint64_t least = 2 * cfg.GCgen0size, kept = (uint64_t)LARGE_KEPT << 20;
+    printf("alloc_heaps: automatic budgets after a gen2 GC: gen1 %" PRIu64 " and %" PRIu64 " KiB, LOH %" PRIu64
+           " and %" PRIu64 " KiB (heaps 0 and 1; heap 1 keeps %d MiB of large arrays)\n",
+           s.heap_gen1_budget[0] >> 10, s.heap_gen1_budget[1] >> 10, s.heap_loh_budget[0] >> 10,
+           s.heap_loh_budget[1] >> 10, LARGE_KEPT);
+    TT_CHECK(s.heap_gen1_budget[0] == least && s.heap_gen1_budget[1] >= kept / 2 && s.heap_gen1_budget[1] < kept,
+             "automatic gen1 budgets %" PRIu64 " and %" PRIu64
+             ": want twice GCgen0size on heap 0, half of %d MiB on heap 1",
+             s.heap_gen1_budget[0], s.heap_gen1_budget[1], LARGE_KEPT);
+    TT_CHECK(s.heap_loh_budget[0] == ((uint64_t)8 << 20) && s.heap_loh_budget[1] >= 2 * kept,
+             "LOH budgets %" PRIu64 " and %" PRIu64 ": want the least (8 MiB) on heap 0, twice %d MiB on heap 1",
+             s.heap_loh_budget[0], s.heap_loh_budget[1], LARGE_KEPT);
+    tenure_destroy(rt);
+}
+
 int main(void) {
     double t0 = tt_now();
     test_balance();
@@ -313,5 +448,6 @@ int main(void) {
     TT_CHECK(sv == 3, "two threads under server GC with 2 heaps: ticks named heaps %#" PRIx64, sv);
     test_regions_per_heap();
     test_place_per_heap();
+    test_older_budgets_per_heap();
     return tt_finish("alloc_heaps", t0);
 }

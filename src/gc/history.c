@@ -33,14 +33,6 @@ static uint64_t came_in(const tn_gc_record *g, const heap_figures *f, int gen) {
     return 0;
 }
 
-/* A heap's share of generation gen's budget: gen0's is per heap; the others are the
- * instance's, split evenly (heap 0 takes the remainder, so that the shares add up). */
-static uint64_t budget_share(tenure_runtime *rt, int gen, unsigned h) {
-    if (gen == TN_GEN0)
-        return tn_heap_gen0_budget_each(rt);
-    uint64_t all = tn_heap_budget(rt, gen), n = tn_heap_count(rt);
-    return all / n + (h == 0 ? all % n : 0);
-}
 
 static void emit_heap_history(tenure_runtime *rt, unsigned h) {
     const tn_gc_record *g = &rt->last;
@@ -59,7 +51,7 @@ static void emit_heap_history(tenure_runtime *rt, unsigned h) {
         v[6] = came_in(g, &f, gen);
         v[7] = pinned;
         v[8] = promoted - pinned;
-        v[9] = budget_share(rt, gen, h);
+        v[9] = tn_heap_budget_of(rt, gen, h); /* every budget is the heap's own (heap/alloc.c) */
     }
     uint32_t compact = g->compact_reason >= 0 ? 0x80000000u | (1u << g->compact_reason) : 0;
     TN_EMIT(rt, GCPerHeapHistory_V3, .FreeListAllocated = 0, .FreeListRejected = 0,

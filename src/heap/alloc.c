@@ -302,7 +302,15 @@ static bool refill(tenure_runtime *rt, tn_mutator *m, size_t size) {
  *   LOH:  twice what survived in the LOH and POH, at least 8 MiB and the gen2 budget (large
  *         allocations then trigger full GCs no more often than promotion does).
  * With GCHeapHardLimit, gen0 and gen2 are also held to a share of the room left under it, so
- * that GCs come before the limit is reached rather than at it. */
+ * that GCs come before the limit is reached rather than at it.
+ *
+ * Every budget is per allocation heap, as each .NET server GC heap has its own dynamic data:
+ * gen0's is one figure for every heap (below, "allocation heaps"); gen1's, gen2's and the
+ * LOH's are each heap's own (tn_older_budgets), made from that heap's figures in the GC's
+ * record (its survivors stay on it: gc/plan.c), counting what entered the generation on that
+ * heap (a large object counts on its thread's heap), with the least sizes above per heap. A
+ * GC collects the oldest generation whose budget one heap has spent. Workstation GC has one
+ * heap: its figures are the record's own. */
 
 #define TN_LOH_MIN_BUDGET ((size_t)8 << 20)
 /* the automatic gen1 budget: this fraction of what lives in the older generations, at most
@@ -310,26 +318,35 @@ static bool refill(tenure_runtime *rt, tn_mutator *m, size_t size) {
 #define TN_GEN1_SHARE 2
 #define TN_GEN1_CAP ((size_t)128 << 20)
 
-/* gen1's budget, within the limit a background GC sets while it runs (tn_heap_limit_gen1). */
-static size_t gen1_budget(const tenure_runtime *rt) {
-    return rt->heap.gen1_budget < rt->heap.gen1_limit ? rt->heap.gen1_budget : rt->heap.gen1_limit;
+/* Heap h's gen1 budget, within its share of the limit a background GC sets while it runs
+ * (tn_heap_limit_gen1). */
+static size_t gen1_budget(const tenure_runtime *rt, unsigned h) {
+    size_t limit = rt->heap.gen1_limit == SIZE_MAX ? SIZE_MAX : rt->heap.gen1_limit / rt->heap.nheaps;
+    return rt->heap.older[h].gen1_budget < limit ? rt->heap.older[h].gen1_budget : limit;
 }
 
 void tn_heap_limit_gen1(tenure_runtime *rt, size_t limit) { rt->heap.gen1_limit = limit; }
 
-size_t tn_heap_budget(const tenure_runtime *rt, int gen) {
+size_t tn_heap_budget_of(const tenure_runtime *rt, int gen, unsigned heap) {
+    const tn_older_budgets *o = &rt->heap.older[heap];
     switch (gen) {
-    case TN_GEN0: return rt->heap.gen0_budget * rt->heap.nheaps;
-    case TN_GEN1: return rt->heap.gen1_budget;
-    case TN_GEN2: return rt->heap.gen2_budget;
-    case TN_LOH: return rt->heap.loh_budget;
+    case TN_GEN0: return rt->heap.gen0_budget;
+    case TN_GEN1: return o->gen1_budget;
+    case TN_GEN2: return o->gen2_budget;
+    case TN_LOH: return o->loh_budget;
     default: return 0;
     }
 }
 
+size_t tn_heap_budget(const tenure_runtime *rt, int gen) {
+    size_t sum = 0;
+    for (unsigned h = 0; h < rt->heap.nheaps; h++)
+        sum += tn_heap_budget_of(rt, gen, h);
+    return sum;
+}
+
 /* Bytes counted against gen0's budgets since the last GC: every allocation heap's. */
 unsigned tn_heap_count(const tenure_runtime *rt) { return rt->heap.nheaps; }
-size_t tn_heap_gen0_budget_each(const tenure_runtime *rt) { return rt->heap.gen0_budget; }
 
 static size_t gen0_counted(const tenure_runtime *rt) {
     size_t sum = 0;
@@ -391,8 +408,11 @@ static bool gen0_spent(tenure_runtime *rt, tn_mutator *m) {
 
 void tn_alloc_heaps_check(tenure_runtime *rt) {
     TN_ASSERT_INTERNAL(rt->heap.nheaps >= 1 && rt->heap.nheaps <= TN_MAX_HEAPS);
-    for (unsigned h = rt->heap.nheaps; h < TN_MAX_HEAPS; h++)
+    for (unsigned h = rt->heap.nheaps; h < TN_MAX_HEAPS; h++) {
+        const tn_older_budgets *o = &rt->heap.older[h];
         TN_ASSERT_INTERNAL(rt->heap.heap_allocated[h] == 0);
+        TN_ASSERT_INTERNAL(o->gen1_promoted_since == 0 && o->gen2_promoted_since == 0 && o->loh_allocated == 0);
+    }
     for (tn_mutator *m = tn_mutators(rt); m; m = m->next)
         TN_ASSERT_INTERNAL(m->alloc_heap < rt->heap.nheaps);
     for (int g = 0; g < TN_NGEN; g++)
@@ -400,22 +420,30 @@ void tn_alloc_heaps_check(tenure_runtime *rt) {
             TN_ASSERT_INTERNAL(r->heap < rt->heap.nheaps);
 }
 
+/* The oldest generation whose budget one heap has spent (.NET: each heap's
+ * generation_to_condemn, the highest of them). */
 static int budget_generation(tenure_runtime *rt, uint32_t *reason) {
     int gen = TN_GEN0;
     *reason = TN_REASON_ALLOC_SMALL;
-    if (rt->heap.gen1_promoted_since >= gen1_budget(rt))
-        gen = TN_GEN1;
-    if (rt->heap.gen2_promoted_since >= rt->heap.gen2_budget)
-        gen = TN_GEN2;
-    if (rt->heap.loh_allocated >= rt->heap.loh_budget) {
-        gen = TN_GEN2;
-        *reason = TN_REASON_ALLOC_LARGE;
+    for (unsigned h = 0; h < rt->heap.nheaps; h++) {
+        const tn_older_budgets *o = &rt->heap.older[h];
+        if (o->gen1_promoted_since >= gen1_budget(rt, h) && gen < TN_GEN1)
+            gen = TN_GEN1;
+        if (o->gen2_promoted_since >= o->gen2_budget)
+            gen = TN_GEN2;
+        if (o->loh_allocated >= o->loh_budget) {
+            gen = TN_GEN2;
+            *reason = TN_REASON_ALLOC_LARGE;
+        }
     }
     return gen;
 }
 
 int tn_heap_young_budget_generation(const tenure_runtime *rt) {
-    return rt->heap.gen1_promoted_since >= gen1_budget(rt) ? TN_GEN1 : TN_GEN0;
+    for (unsigned h = 0; h < rt->heap.nheaps; h++)
+        if (rt->heap.older[h].gen1_promoted_since >= gen1_budget(rt, h))
+            return TN_GEN1;
+    return TN_GEN0;
 }
 
 static void collect_for_budget(tenure_runtime *rt) {
@@ -439,8 +467,21 @@ static void stress_tick(tenure_runtime *rt) {
     tn_gc_collect(rt, gen, TN_REASON_STRESS, 0);
 }
 
-static size_t grew(const tn_gc_record *g, int gen) {
-    return g->size_after[gen] > g->size_before[gen] ? g->size_after[gen] - g->size_before[gen] : 0;
+/* One heap's figures in a GC's record: the record's own under workstation GC (one heap), else
+ * the heap's tally (gc/history.c reads them the same way). */
+typedef struct heap_figures {
+    const size_t *size_before, *size_after, *free_after, *promoted;
+} heap_figures;
+
+static heap_figures figures_of(const tenure_runtime *rt, const tn_gc_record *g, unsigned h) {
+    if (rt->heap.nheaps == 1)
+        return (heap_figures){g->size_before, g->size_after, g->free_after, g->promoted};
+    const tn_heap_tally *t = &g->heaps[h];
+    return (heap_figures){t->size_before, t->size_after, t->free_after, t->promoted};
+}
+
+static size_t grew(const heap_figures *f, int gen) {
+    return f->size_after[gen] > f->size_before[gen] ? f->size_after[gen] - f->size_before[gen] : 0;
 }
 
 static size_t clamp_size(size_t v, size_t lo, size_t hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -454,10 +495,10 @@ static double surv_to_growth(double cst, double limit, double max_limit) {
 }
 
 /* Survivors of generation gen in this GC / its size when the GC began (0..1). */
-static double survival_rate(const tn_gc_record *g, int gen) {
-    if (g->size_before[gen] == 0)
+static double survival_rate(const size_t *promoted, const size_t *size_before, int gen) {
+    if (size_before[gen] == 0)
         return 0.0;
-    double cst = (double)g->promoted[gen] / (double)g->size_before[gen];
+    double cst = (double)promoted[gen] / (double)size_before[gen];
     return cst > 1.0 ? 1.0 : cst;
 }
 
@@ -522,8 +563,8 @@ static size_t gen0_cap(const tenure_runtime *rt) {
 
 static void update_gen0_budget(tenure_runtime *rt, const tn_gc_record *g) {
     /* per allocation heap: each heap's threads left about their share of the survivors */
-    double desired =
-        surv_to_growth(survival_rate(g, TN_GEN0), 9.0, 20.0) * (double)g->promoted[TN_GEN0] / (double)rt->heap.nheaps;
+    double desired = surv_to_growth(survival_rate(g->promoted, g->size_before, TN_GEN0), 9.0, 20.0) *
+                     (double)g->promoted[TN_GEN0] / (double)rt->heap.nheaps;
     /* a GC that came before gen0 spent its budget (induced, or for another generation) saw
      * only part of an allocation cycle: its figure moves the budget only in proportion (the
      * .NET collector's linear_allocation_model) */
@@ -536,29 +577,39 @@ static void update_gen0_budget(tenure_runtime *rt, const tn_gc_record *g) {
     rt->heap.gen0_budget = clamp_size(b0, floor < cap ? floor : cap, cap);
 }
 
-/* gen1's budget is GCgen1size, or by default half of what lives in the older generations,
- * within [2 x GCgen0size, TN_GEN1_CAP] (see above). */
-static void update_gen1_budget(tenure_runtime *rt) {
+/* Live bytes in gen1, gen2, the LOH and the POH of one heap after this GC. */
+static size_t older_live_of(const heap_figures *f) {
+    size_t live = 0;
+    for (int g = TN_GEN1; g < TN_NGEN; g++)
+        live += f->size_after[g] - f->free_after[g];
+    return live;
+}
+
+/* A heap's gen1 budget is GCgen1size, or by default half of what lives in its older
+ * generations, within [2 x GCgen0size, TN_GEN1_CAP] (see above). */
+static void update_gen1_budget(tenure_runtime *rt, const heap_figures *f, tn_older_budgets *o) {
     if (rt->config.GCgen1size) {
-        rt->heap.gen1_budget = (size_t)rt->config.GCgen1size;
+        o->gen1_budget = (size_t)rt->config.GCgen1size;
         return;
     }
     size_t least = 2 * rt->heap.gen0_min_budget;
-    rt->heap.gen1_budget = clamp_size(older_live(rt) / TN_GEN1_SHARE, least, least > TN_GEN1_CAP ? least : TN_GEN1_CAP);
+    o->gen1_budget = clamp_size(older_live_of(f) / TN_GEN1_SHARE, least, least > TN_GEN1_CAP ? least : TN_GEN1_CAP);
 }
 
-static void update_gen2_budgets(tenure_runtime *rt, const tn_gc_record *g) {
-    double f = surv_to_growth(survival_rate(g, TN_GEN2), 1.2, 1.8);
-    size_t live = g->promoted[TN_GEN1] + g->promoted[TN_GEN2];
-    size_t b2 = (size_t)(2.0 * (f - 1.0) * (double)live);
+static void update_gen2_budgets(tenure_runtime *rt, const heap_figures *f, tn_older_budgets *o) {
+    double rate = survival_rate(f->promoted, f->size_before, TN_GEN2);
+    double growth = surv_to_growth(rate, 1.2, 1.8);
+    size_t live = f->promoted[TN_GEN1] + f->promoted[TN_GEN2];
+    size_t b2 = (size_t)(2.0 * (growth - 1.0) * (double)live);
     size_t min2 = 4 * rt->heap.gen0_min_budget;
-    if (b2 > hard_limit_room(rt) / 2)
-        b2 = hard_limit_room(rt) / 2; /* collect again before the limit is reached */
-    rt->heap.gen2_budget = b2 > min2 ? b2 : min2;
-    size_t loh = 2 * (g->promoted[TN_LOH] + g->promoted[TN_POH]);
-    rt->heap.loh_budget = loh > TN_LOH_MIN_BUDGET ? loh : TN_LOH_MIN_BUDGET;
-    if (rt->heap.loh_budget < rt->heap.gen2_budget)
-        rt->heap.loh_budget = rt->heap.gen2_budget;
+    size_t room = hard_limit_room(rt) / 2 / rt->heap.nheaps; /* (the heap's share) */
+    if (b2 > room)
+        b2 = room; /* collect again before the limit is reached */
+    o->gen2_budget = b2 > min2 ? b2 : min2;
+    size_t loh = 2 * (f->promoted[TN_LOH] + f->promoted[TN_POH]);
+    o->loh_budget = loh > TN_LOH_MIN_BUDGET ? loh : TN_LOH_MIN_BUDGET;
+    if (o->loh_budget < o->gen2_budget)
+        o->loh_budget = o->gen2_budget;
 }
 
 static uint64_t default_gen0_budget(void) {
@@ -584,37 +635,55 @@ void tn_budgets_init(tenure_runtime *rt) {
     /* a heap starts empty: the automatic budget starts at its floor and grows with survival */
     rt->heap.gen0_budget =
         rt->config.GCgen0size || rt->heap.gen0_min_budget < TN_GEN0_FLOOR ? rt->heap.gen0_min_budget : TN_GEN0_FLOOR;
-    /* the automatic gen1 budget follows the older heap, empty now: its least (heap/alloc.c) */
-    rt->heap.gen1_budget = rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->heap.gen0_min_budget;
-    rt->heap.gen2_budget = 4 * rt->heap.gen0_min_budget;
-    rt->heap.loh_budget = (size_t)8 << 20;
-    if (rt->heap.loh_budget < rt->heap.gen2_budget) /* B2 (heap/alloc.c tn_budgets_update) */
-        rt->heap.loh_budget = rt->heap.gen2_budget;
+    for (unsigned h = 0; h < TN_MAX_HEAPS; h++) {
+        tn_older_budgets *o = &rt->heap.older[h];
+        /* the automatic gen1 budget follows the older heap, empty now: its least (heap/alloc.c) */
+        o->gen1_budget = rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->heap.gen0_min_budget;
+        o->gen2_budget = 4 * rt->heap.gen0_min_budget;
+        o->loh_budget = TN_LOH_MIN_BUDGET;
+        if (o->loh_budget < o->gen2_budget) /* B2 (heap/alloc.c tn_budgets_update) */
+            o->loh_budget = o->gen2_budget;
+    }
+}
+
+/* B1: every budget is positive (a budget of 0 would collect at every slow path); B2: large
+ * allocation triggers a full GC no sooner than promotion does (heap by heap). */
+static void budgets_check(const tenure_runtime *rt) {
+    TN_ASSERT_INTERNAL(rt->heap.gen0_budget > 0);
+    for (unsigned h = 0; h < rt->heap.nheaps; h++) {
+        const tn_older_budgets *o = &rt->heap.older[h];
+        TN_ASSERT_INTERNAL(o->gen1_budget > 0 && o->gen2_budget > 0 && o->loh_budget >= o->gen2_budget);
+    }
+}
+
+/* Heap h's older budgets after GC g: what each of its generations gained counts toward that
+ * generation's budget (survivors, and the free space of regions swept and promoted in place;
+ * survivors stay on their heap), and the budgets of the generations g collected are made
+ * anew from the heap's own figures. */
+static void update_older_budgets(tenure_runtime *rt, const tn_gc_record *g, unsigned h) {
+    heap_figures f = figures_of(rt, g, h);
+    tn_older_budgets *o = &rt->heap.older[h];
+    size_t survived0 = f.promoted[TN_GEN0];
+    o->gen1_promoted_since += grew(&f, TN_GEN1) > survived0 ? grew(&f, TN_GEN1) : survived0;
+    if (g->condemned >= TN_GEN1) {
+        o->gen2_promoted_since += grew(&f, TN_GEN2) > f.promoted[TN_GEN1] ? grew(&f, TN_GEN2) : f.promoted[TN_GEN1];
+        o->gen1_promoted_since = 0;
+        update_gen1_budget(rt, &f, o);
+    }
+    if (g->condemned == TN_GEN2) {
+        o->gen2_promoted_since = 0;
+        o->loh_allocated = 0;
+        update_gen2_budgets(rt, &f, o);
+    }
 }
 
 void tn_budgets_update(tenure_runtime *rt, const tn_gc_record *g) {
-    size_t survived0 = g->promoted[TN_GEN0];
-    /* what a generation gained counts toward its budget: survivors, and the free space of
-     * regions that were swept and promoted in place */
-    rt->heap.gen1_promoted_since += grew(g, TN_GEN1) > survived0 ? grew(g, TN_GEN1) : survived0;
-    if (g->condemned >= TN_GEN1) {
-        rt->heap.gen2_promoted_since +=
-            grew(g, TN_GEN2) > g->promoted[TN_GEN1] ? grew(g, TN_GEN2) : g->promoted[TN_GEN1];
-        rt->heap.gen1_promoted_since = 0;
-        update_gen1_budget(rt);
-    }
-    if (g->condemned == TN_GEN2) {
-        rt->heap.gen2_promoted_since = 0;
-        rt->heap.loh_allocated = 0;
-        update_gen2_budgets(rt, g);
-    }
+    for (unsigned h = 0; h < rt->heap.nheaps; h++)
+        update_older_budgets(rt, g, h);
     /* last: the older generations' sizes (floor and cap) are final now */
     update_gen0_budget(rt, g);
     memset(rt->heap.heap_allocated, 0, sizeof rt->heap.heap_allocated);
-    /* B1: every budget is positive (a budget of 0 would collect at every slow path); B2: large
-     * allocation triggers a full GC no sooner than promotion does */
-    TN_ASSERT_INTERNAL(rt->heap.gen0_budget > 0 && rt->heap.gen1_budget > 0 && rt->heap.gen2_budget > 0);
-    TN_ASSERT_INTERNAL(rt->heap.loh_budget >= rt->heap.gen2_budget);
+    budgets_check(rt);
 }
 
 /* A background GC's final pause, after tn_budgets_update for the gen1 GC it also is: the gen2
@@ -622,10 +691,14 @@ void tn_budgets_update(tenure_runtime *rt, const tn_gc_record *g) {
  * bytes); what is promoted or allocated large from now on (during its sweep too) counts
  * toward the next. */
 void tn_budgets_update_background(tenure_runtime *rt, const tn_gc_record *g) {
-    rt->heap.gen2_promoted_since = 0;
-    rt->heap.loh_allocated = 0;
-    update_gen2_budgets(rt, g);
-    TN_ASSERT_INTERNAL(rt->heap.gen2_budget > 0 && rt->heap.loh_budget >= rt->heap.gen2_budget);
+    for (unsigned h = 0; h < rt->heap.nheaps; h++) {
+        heap_figures f = figures_of(rt, g, h);
+        tn_older_budgets *o = &rt->heap.older[h];
+        o->gen2_promoted_since = 0;
+        o->loh_allocated = 0;
+        update_gen2_budgets(rt, &f, o);
+    }
+    budgets_check(rt);
 }
 
 /* ---- small object heap ---- */
@@ -724,18 +797,18 @@ static bool grow_large(tenure_runtime *rt, int gen, size_t size, unsigned heap) 
 
 static void *alloc_large(tenure_runtime *rt, tn_mutator *m, const tn_type *t, size_t size, size_t length, int gen) {
     stress_tick(rt);
+    if (!m->alloc_heap_dealt)
+        deal_heap(rt, m);
+    const tn_older_budgets *o = &rt->heap.older[m->alloc_heap];
     /* (over budget while a background GC runs: that GC is the answer; asking again would run
      * a young GC per large allocation until it ends) */
-    if (gen == TN_LOH && rt->heap.loh_allocated + size > rt->heap.loh_budget && !tn_gc_in_progress(rt) &&
-        !tn_bgc_in_progress(rt))
+    if (gen == TN_LOH && o->loh_allocated + size > o->loh_budget && !tn_gc_in_progress(rt) && !tn_bgc_in_progress(rt))
         tn_gc_collect(rt, TN_GEN2, TN_REASON_ALLOC_LARGE, 0);
     tn_free_list *fl = tn_heap_free_list(rt, gen);
     char *c;
     for (bool collected = false;;) {
         if ((c = take_chunk(fl, size)) != NULL)
             break;
-        if (!m->alloc_heap_dealt)
-            deal_heap(rt, m);
         if (grow_large(rt, gen, size, m->alloc_heap))
             continue;
         if (collected || tn_gc_in_progress(rt))
@@ -754,7 +827,7 @@ static void *alloc_large(tenure_runtime *rt, tn_mutator *m, const tn_type *t, si
     tn_crossing_note_object(rt, c, size);
     tn_bgc_allocated_large(rt, c); /* (black while a background GC marks) */
     if (gen == TN_LOH)
-        rt->heap.loh_allocated += size;
+        rt->heap.older[m->alloc_heap].loh_allocated += size;
     rt->stats.bytes_allocated += size;
     int kind = gen == TN_LOH ? TN_ALLOC_KIND_LARGE : TN_ALLOC_KIND_PINNED;
     rt->heap.tick_bytes[kind] += size;

@@ -22,6 +22,14 @@
 
 #define TN_MAX_HEAPS 64 /* allocation heaps (server GC): as many as GC threads (gc/team.h) */
 
+/* One allocation heap's budgets of the older generations, as each .NET server GC heap has its
+ * own, and what entered each generation on the heap since that generation was last collected
+ * (heap/alloc.c "budgets and triggers"). */
+typedef struct tn_older_budgets {
+    size_t gen1_budget, gen2_budget, loh_budget;
+    size_t gen1_promoted_since, gen2_promoted_since, loh_allocated;
+} tn_older_budgets;
+
 struct tn_heap_state {
     /* committed memory (regions.c) */
     size_t committed;         /* bytes of regions committed */
@@ -33,9 +41,8 @@ struct tn_heap_state {
     tn_free_list loh_free, poh_free;
     /* budgets and what was allocated or promoted against them (alloc.c) */
     size_t gen0_budget, gen0_min_budget, gen0_max_budget; /* heap/alloc.c "budgets and triggers" */
-    size_t gen1_budget, gen2_budget, loh_budget;
-    size_t gen1_limit; /* at most this much gen1 budget (SIZE_MAX; less while a background GC runs) */
-    size_t gen1_promoted_since, gen2_promoted_since, loh_allocated;
+    size_t gen1_limit; /* at most this much gen1 budget in all (SIZE_MAX; less while a background GC runs) */
+    tn_older_budgets older[TN_MAX_HEAPS]; /* per allocation heap (heap/alloc.c "allocation heaps") */
     /* allocation heaps (server GC, heap/alloc.c "allocation heaps"): nheaps budgets of
      * gen0_budget bytes each; heap_allocated[h] is what the threads of heap h allocated since
      * the last GC (their sum is what gen0 took); next_heap deals heaps to threads in turn */
@@ -110,12 +117,13 @@ void tn_free_list_add(tenure_runtime *rt, tn_free_list *fl, void *p, size_t size
 void tn_budgets_update(tenure_runtime *rt, const tn_gc_record *g);
 void tn_budgets_update_background(tenure_runtime *rt, const tn_gc_record *g);
 /* The budget of generation gen (TN_GEN0..TN_LOH; 0 for the POH, which has none): the bytes
- * allocated (gen0, LOH) or promoted into it (gen1, gen2) that trigger its next GC. */
+ * allocated (gen0, LOH) or promoted into it (gen1, gen2) that trigger its next GC; every
+ * allocation heap's together. */
 size_t tn_heap_budget(const tenure_runtime *rt, int gen);
-/* The allocation heaps (1 under workstation GC; server GC: heap/alloc.c "allocation heaps"), and
- * one heap's gen0 budget (tn_heap_budget(rt, 0) is every heap's together). */
+/* The same, of allocation heap `heap` alone: a GC comes when one heap has spent one of its own. */
+size_t tn_heap_budget_of(const tenure_runtime *rt, int gen, unsigned heap);
+/* The allocation heaps (1 under workstation GC; server GC: heap/alloc.c "allocation heaps"). */
 unsigned tn_heap_count(const tenure_runtime *rt);
-size_t tn_heap_gen0_budget_each(const tenure_runtime *rt);
 /* Bytes allocated in gen0 since the last GC, the calling thread's context counted to the byte. */
 size_t tn_heap_gen0_allocated(tenure_runtime *rt);
 /* Invariant A1 (alloc.c "allocation heaps"). */
@@ -123,7 +131,8 @@ void tn_alloc_heaps_check(tenure_runtime *rt);
 /* The gaps of gen0 that allocation contexts may be cut from (gc/promote.c builds the list at
  * the end of a GC; NULL: none, at the start of the next). */
 void tn_heap_set_gen0_gaps(tenure_runtime *rt, char *gaps);
-/* The gen1 budget the GCs go by is at most `limit` (SIZE_MAX: no limit). */
+/* The gen1 budgets the GCs go by are at most `limit` in all (each heap's at most its share;
+ * SIZE_MAX: no limit). */
 void tn_heap_limit_gen1(tenure_runtime *rt, size_t limit);
 /* The budgets of an empty heap (tenure_create). */
 void tn_budgets_init(tenure_runtime *rt);
