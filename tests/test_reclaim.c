@@ -242,7 +242,7 @@ static void bounded_loop(int mode) {
      * loop (the default budget, half of what lives in the older generations, lets one seed in
      * twenty bring less than HEAP_BOUND through gen2) */
     if (getenv("TENURE_GCgen1size") == NULL)
-        cfg.GCgen1size = 8u << 20;
+        cfg.GCgen1size = (8u << 20) / tt_heaps(&cfg); /* 8 MiB in all (per heap under server GC) */
     tenure_runtime *rt = tt_create(&cfg, &log);
     node_t = tt_register_node(rt);
     bytes_t = tt_register_bytes(rt);
