@@ -165,18 +165,22 @@ static void *worker(void *p) {
     return NULL;
 }
 
+/* A new thread (dealt the next heap in turn) runs fn(a), the main thread blocking meanwhile. */
+static void run_thread(tenure_runtime *rt, void *(*fn)(void *), void *a) {
+    pthread_t th;
+    TT_CHECK(pthread_create(&th, NULL, fn, a) == 0);
+    tenure_blocking_enter(rt);
+    TT_CHECK(pthread_join(th, NULL) == 0);
+    tenure_blocking_leave(rt);
+}
+
 /* Two threads, one after the other (the main thread does not allocate): heap 0, then heap 1. */
 static uint64_t tick_heaps(int server) {
     seen s = {0};
     tenure_runtime *rt = create(server, 2, &s);
     worker_arg a = {rt, tt_register_node(rt)};
-    for (int i = 0; i < 2; i++) {
-        pthread_t th;
-        TT_CHECK(pthread_create(&th, NULL, worker, &a) == 0);
-        tenure_blocking_enter(rt);
-        TT_CHECK(pthread_join(th, NULL) == 0);
-        tenure_blocking_leave(rt);
-    }
+    for (int i = 0; i < 2; i++)
+        run_thread(rt, worker, &a);
     TT_CHECK(s.ticks > 0, "no allocation ticks");
     tenure_destroy(rt);
     return s.tick_heaps;
@@ -212,13 +216,8 @@ static void test_regions_per_heap(void) {
     for (int i = 0; i < 2; i++)
         TT_CHECK((a[i].head = tenure_handle_new(rt, TENURE_HANDLE_STRONG, NULL)) != NULL);
     for (int round = 0; round < 2; round++) {
-        for (int i = 0; i < 2; i++) { /* one after the other: dealt heap 0, then heap 1 */
-            pthread_t th;
-            TT_CHECK(pthread_create(&th, NULL, build_chain, &a[i]) == 0);
-            tenure_blocking_enter(rt);
-            TT_CHECK(pthread_join(th, NULL) == 0);
-            tenure_blocking_leave(rt);
-        }
+        for (int i = 0; i < 2; i++) /* one after the other: dealt heap 0, then heap 1 */
+            run_thread(rt, build_chain, &a[i]);
         uint64_t events = s.heap_events;
         tt_collect(rt, 0, TENURE_COLLECT_COMPACT);
         TT_CHECK(s.num_heaps == 2 && s.heap_events == events + 2,
@@ -293,11 +292,7 @@ static void test_place_per_heap(void) {
     for (int h = 0; h < 2; h++) {
         a[h] = (place_arg){rt, t, h == 1, tenure_handle_new(rt, TENURE_HANDLE_STRONG, NULL), pins[h]};
         TT_CHECK(a[h].head != NULL);
-        pthread_t th; /* one after the other: dealt heap 0, then heap 1 */
-        TT_CHECK(pthread_create(&th, NULL, build_pinned_chain, &a[h]) == 0);
-        tenure_blocking_enter(rt);
-        TT_CHECK(pthread_join(th, NULL) == 0);
-        tenure_blocking_leave(rt);
+        run_thread(rt, build_pinned_chain, &a[h]); /* one after the other: dealt heap 0, then heap 1 */
     }
     int gens[] = {1, 2, 2}; /* (a gen0 GC after none kept 512 KiB marks on one thread: collect.c) */
     for (size_t i = 0; i < sizeof gens / sizeof gens[0]; i++) {
@@ -322,23 +317,9 @@ static void test_place_per_heap(void) {
     tenure_destroy(rt);
 }
 
-/* A new thread (dealt the next heap in turn) runs fn(a), the main thread blocking meanwhile. */
-static void run_thread(tenure_runtime *rt, void *(*fn)(void *), void *a) {
-    pthread_t th;
-    TT_CHECK(pthread_create(&th, NULL, fn, a) == 0);
-    tenure_blocking_enter(rt);
-    TT_CHECK(pthread_join(th, NULL) == 0);
-    tenure_blocking_leave(rt);
-}
-
-typedef struct churn_arg {
-    tenure_runtime *rt;
-    const tenure_type *t;
-} churn_arg;
-
 /* Allocate garbage until an allocation-triggered GC comes. */
 static void *churn_until_gc(void *p) {
-    churn_arg *a = p;
+    worker_arg *a = p;
     TT_CHECK_RESULT(tenure_thread_attach(a->rt), TENURE_OK);
     uint64_t before = tt_stats(a->rt).gc_count;
     for (uint64_t i = 0; tt_stats(a->rt).gc_count == before; i++)
@@ -388,7 +369,7 @@ static void test_older_budgets_per_heap(void) {
     const tenure_type *t = tt_register_node(rt);
     unsigned three_quarters = (unsigned)(G1 * 3 / 4 / sizeof(tt_node)), half = (unsigned)(G1 / 2 / sizeof(tt_node));
     chain_arg a[2] = {{rt, t, three_quarters, NULL}, {rt, t, three_quarters, NULL}};
-    churn_arg c = {rt, t};
+    worker_arg c = {rt, t};
     for (int h = 0; h < 2; h++) {
         TT_CHECK((a[h].head = tenure_handle_new(rt, TENURE_HANDLE_STRONG, NULL)) != NULL);
         run_thread(rt, build_chain, &a[h]); /* dealt heap h */
