@@ -226,6 +226,22 @@ typedef struct tn_gc_record {
     tn_heap_tally *heaps;
 } tn_gc_record;
 
+/* One heap's figures in record g, for an instance of nheaps heaps: the record's own under
+ * workstation GC (one heap: no tally is kept), else heap h's tally (gc/history.c's per-heap
+ * histories, heap/alloc.c's per-heap budgets). */
+typedef struct tn_heap_figures {
+    const size_t *size_before, *free_before, *size_after, *free_after, *promoted, *pinned_bytes;
+} tn_heap_figures;
+
+static inline tn_heap_figures tn_record_heap(const tn_gc_record *g, unsigned nheaps, unsigned h) {
+    if (nheaps == 1)
+        return (tn_heap_figures){g->size_before, g->free_before, g->size_after,
+                                 g->free_after,  g->promoted,    g->pinned_bytes};
+    const tn_heap_tally *t = &g->heaps[h];
+    return (tn_heap_figures){t->size_before, t->free_before, t->size_after,
+                             t->free_after,  t->promoted,    t->pinned_bytes};
+}
+
 /* The state each subsystem owns, embedded below (each in its subsystem's own header). */
 #include "heap/heap.h"
 #include "lifetime/lifetime.h"

@@ -10,22 +10,10 @@ static bool any_compacted(const tn_gc_record *g) {
     return false;
 }
 
-/* One heap's figures: the record's own under workstation GC (one heap), else its tally. */
-typedef struct heap_figures {
-    const size_t *size_before, *free_before, *size_after, *free_after, *promoted, *pinned_bytes;
-} heap_figures;
-
-static heap_figures figures_of(const tenure_runtime *rt, const tn_gc_record *g, unsigned h) {
-    if (tn_heap_count(rt) == 1)
-        return (heap_figures){g->size_before, g->free_before, g->size_after,
-                              g->free_after,  g->promoted,    g->pinned_bytes};
-    const tn_heap_tally *t = &g->heaps[h];
-    return (heap_figures){t->size_before, t->free_before, t->size_after, t->free_after, t->promoted, t->pinned_bytes};
-}
 
 /* Bytes that entered generation gen of a heap in this GC (survivors of the generation below:
  * they stay on their heap). */
-static uint64_t came_in(const tn_gc_record *g, const heap_figures *f, int gen) {
+static uint64_t came_in(const tn_gc_record *g, const tn_heap_figures *f, int gen) {
     if (gen == TN_GEN1)
         return f->promoted[TN_GEN0];
     if (gen == TN_GEN2 && g->condemned >= TN_GEN1)
@@ -33,10 +21,9 @@ static uint64_t came_in(const tn_gc_record *g, const heap_figures *f, int gen) {
     return 0;
 }
 
-
 static void emit_heap_history(tenure_runtime *rt, unsigned h) {
     const tn_gc_record *g = &rt->last;
-    heap_figures f = figures_of(rt, g, h);
+    tn_heap_figures f = tn_record_heap(g, tn_heap_count(rt), h);
     uint64_t values[TN_NGEN * TN_RECORD_WIDTH_rec_gen];
     for (int gen = 0; gen < TN_NGEN; gen++) {
         bool large = gen >= TN_LOH, condemned = tn_gen_condemned(gen, g->condemned);

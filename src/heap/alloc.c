@@ -345,9 +345,9 @@ size_t tn_heap_budget(const tenure_runtime *rt, int gen) {
     return sum;
 }
 
-/* Bytes counted against gen0's budgets since the last GC: every allocation heap's. */
 unsigned tn_heap_count(const tenure_runtime *rt) { return rt->heap.nheaps; }
 
+/* Bytes counted against gen0's budgets since the last GC: every allocation heap's. */
 static size_t gen0_counted(const tenure_runtime *rt) {
     size_t sum = 0;
     for (unsigned h = 0; h < rt->heap.nheaps; h++)
@@ -467,20 +467,7 @@ static void stress_tick(tenure_runtime *rt) {
     tn_gc_collect(rt, gen, TN_REASON_STRESS, 0);
 }
 
-/* One heap's figures in a GC's record: the record's own under workstation GC (one heap), else
- * the heap's tally (gc/history.c reads them the same way). */
-typedef struct heap_figures {
-    const size_t *size_before, *size_after, *free_after, *promoted;
-} heap_figures;
-
-static heap_figures figures_of(const tenure_runtime *rt, const tn_gc_record *g, unsigned h) {
-    if (rt->heap.nheaps == 1)
-        return (heap_figures){g->size_before, g->size_after, g->free_after, g->promoted};
-    const tn_heap_tally *t = &g->heaps[h];
-    return (heap_figures){t->size_before, t->size_after, t->free_after, t->promoted};
-}
-
-static size_t grew(const heap_figures *f, int gen) {
+static size_t grew(const tn_heap_figures *f, int gen) {
     return f->size_after[gen] > f->size_before[gen] ? f->size_after[gen] - f->size_before[gen] : 0;
 }
 
@@ -578,7 +565,7 @@ static void update_gen0_budget(tenure_runtime *rt, const tn_gc_record *g) {
 }
 
 /* Live bytes in gen1, gen2, the LOH and the POH of one heap after this GC. */
-static size_t older_live_of(const heap_figures *f) {
+static size_t older_live_of(const tn_heap_figures *f) {
     size_t live = 0;
     for (int g = TN_GEN1; g < TN_NGEN; g++)
         live += f->size_after[g] - f->free_after[g];
@@ -587,7 +574,7 @@ static size_t older_live_of(const heap_figures *f) {
 
 /* A heap's gen1 budget is GCgen1size, or by default half of what lives in its older
  * generations, within [2 x GCgen0size, TN_GEN1_CAP] (see above). */
-static void update_gen1_budget(tenure_runtime *rt, const heap_figures *f, tn_older_budgets *o) {
+static void update_gen1_budget(tenure_runtime *rt, const tn_heap_figures *f, tn_older_budgets *o) {
     if (rt->config.GCgen1size) {
         o->gen1_budget = (size_t)rt->config.GCgen1size;
         return;
@@ -596,7 +583,7 @@ static void update_gen1_budget(tenure_runtime *rt, const heap_figures *f, tn_old
     o->gen1_budget = clamp_size(older_live_of(f) / TN_GEN1_SHARE, least, least > TN_GEN1_CAP ? least : TN_GEN1_CAP);
 }
 
-static void update_gen2_budgets(tenure_runtime *rt, const heap_figures *f, tn_older_budgets *o) {
+static void update_gen2_budgets(tenure_runtime *rt, const tn_heap_figures *f, tn_older_budgets *o) {
     double rate = survival_rate(f->promoted, f->size_before, TN_GEN2);
     double growth = surv_to_growth(rate, 1.2, 1.8);
     size_t live = f->promoted[TN_GEN1] + f->promoted[TN_GEN2];
@@ -661,7 +648,7 @@ static void budgets_check(const tenure_runtime *rt) {
  * survivors stay on their heap), and the budgets of the generations g collected are made
  * anew from the heap's own figures. */
 static void update_older_budgets(tenure_runtime *rt, const tn_gc_record *g, unsigned h) {
-    heap_figures f = figures_of(rt, g, h);
+    tn_heap_figures f = tn_record_heap(g, rt->heap.nheaps, h);
     tn_older_budgets *o = &rt->heap.older[h];
     size_t survived0 = f.promoted[TN_GEN0];
     o->gen1_promoted_since += grew(&f, TN_GEN1) > survived0 ? grew(&f, TN_GEN1) : survived0;
@@ -692,7 +679,7 @@ void tn_budgets_update(tenure_runtime *rt, const tn_gc_record *g) {
  * toward the next. */
 void tn_budgets_update_background(tenure_runtime *rt, const tn_gc_record *g) {
     for (unsigned h = 0; h < rt->heap.nheaps; h++) {
-        heap_figures f = figures_of(rt, g, h);
+        tn_heap_figures f = tn_record_heap(g, rt->heap.nheaps, h);
         tn_older_budgets *o = &rt->heap.older[h];
         o->gen2_promoted_since = 0;
         o->loh_allocated = 0;
