@@ -117,6 +117,28 @@ static void test_pressure(void) {
            (unsigned long long)pe.increased, (unsigned long long)pe.decreased);
 }
 
+/* Server GC: pressure belongs to no heap, so its budget is the instance's gen2 budget as one
+ * heap's (least 4 x GCgen0size = 16 MiB here), not the sum of 8 heaps' least (128 MiB). */
+static void test_pressure_server(void) {
+    tenure_config cfg;
+    tt_config(&cfg);
+    cfg.gcServer = 1;
+    cfg.GCHeapCount = 8;
+    cfg.GCgen0size = 4u << 20;
+    cfg.gcConcurrent = 0;
+    tenure_runtime *srt = tt_create(&cfg, &log_);
+    gc_counts gc = {0, 0};
+    tenure_set_gc_callback(srt, on_gc, &gc);
+    for (int i = 0; i < 40; i++)
+        TT_CHECK(tenure_add_memory_pressure(srt, 1u << 20) == TENURE_OK);
+    TT_CHECK(gc.induced_gen2 >= 1, "40 MiB of pressure on 8 empty server GC heaps induced no gen2 GC");
+    TT_CHECK(gc.induced_gen2 <= 3, "40 MiB of pressure induced %d gen2 GCs", gc.induced_gen2);
+    TT_CHECK(tenure_remove_memory_pressure(srt, 40u << 20) == TENURE_OK);
+    tenure_set_gc_callback(srt, NULL, NULL);
+    tenure_destroy(srt);
+    printf("  memory pressure, server GC with 8 heaps: 40 MiB induced %d gen2 GCs\n", gc.induced_gen2);
+}
+
 int main(void) {
     double t0 = tt_now();
     tt_rng_init("lifetime");
@@ -125,6 +147,7 @@ int main(void) {
     refarr_t = tt_register_ref_array(rt);
     test_identity_hash();
     test_pressure();
+    test_pressure_server();
     TT_CHECK(tenure_verify_heap(rt) == TENURE_OK);
     tenure_destroy(rt);
     return tt_finish("lifetime", t0);

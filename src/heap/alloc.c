@@ -583,13 +583,15 @@ static void update_gen1_budget(tenure_runtime *rt, const tn_heap_figures *f, tn_
     o->gen1_budget = clamp_size(older_live_of(f) / TN_GEN1_SHARE, least, least > TN_GEN1_CAP ? least : TN_GEN1_CAP);
 }
 
-static void update_gen2_budgets(tenure_runtime *rt, const tn_heap_figures *f, tn_older_budgets *o) {
+/* The gen2 and LOH budgets from figures f that hold 1/share of the instance (a heap's share of
+ * the room under GCHeapHardLimit). */
+static void update_gen2_budgets(tenure_runtime *rt, const tn_heap_figures *f, tn_older_budgets *o, unsigned share) {
     double rate = survival_rate(f->promoted, f->size_before, TN_GEN2);
     double growth = surv_to_growth(rate, 1.2, 1.8);
     size_t live = f->promoted[TN_GEN1] + f->promoted[TN_GEN2];
     size_t b2 = (size_t)(2.0 * (growth - 1.0) * (double)live);
     size_t min2 = 4 * rt->heap.gen0_min_budget;
-    size_t room = hard_limit_room(rt) / 2 / rt->heap.nheaps; /* (the heap's share) */
+    size_t room = hard_limit_room(rt) / 2 / share;
     if (b2 > room)
         b2 = room; /* collect again before the limit is reached */
     o->gen2_budget = b2 > min2 ? b2 : min2;
@@ -627,6 +629,7 @@ void tn_budgets_init(tenure_runtime *rt) {
         /* the automatic gen1 budget follows the older heap, empty now: its least (heap/alloc.c) */
         o->gen1_budget = rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->heap.gen0_min_budget;
         o->gen2_budget = 4 * rt->heap.gen0_min_budget;
+        rt->heap.whole_gen2_budget = o->gen2_budget;
         o->loh_budget = TN_LOH_MIN_BUDGET;
         if (o->loh_budget < o->gen2_budget) /* B2 (heap/alloc.c tn_budgets_update) */
             o->loh_budget = o->gen2_budget;
@@ -660,13 +663,26 @@ static void update_older_budgets(tenure_runtime *rt, const tn_gc_record *g, unsi
     if (g->condemned == TN_GEN2) {
         o->gen2_promoted_since = 0;
         o->loh_allocated = 0;
-        update_gen2_budgets(rt, &f, o);
+        update_gen2_budgets(rt, &f, o, rt->heap.nheaps);
     }
 }
+
+/* The whole instance's gen2 budget after a GC that collected gen2: its record's own figures
+ * (every heap's together) as one heap's. */
+static void update_whole_gen2_budget(tenure_runtime *rt, const tn_gc_record *g) {
+    tn_heap_figures f = tn_record_heap(g, 1, 0);
+    tn_older_budgets whole = rt->heap.older[0];
+    update_gen2_budgets(rt, &f, &whole, 1);
+    rt->heap.whole_gen2_budget = whole.gen2_budget;
+}
+
+size_t tn_heap_whole_gen2_budget(const tenure_runtime *rt) { return rt->heap.whole_gen2_budget; }
 
 void tn_budgets_update(tenure_runtime *rt, const tn_gc_record *g) {
     for (unsigned h = 0; h < rt->heap.nheaps; h++)
         update_older_budgets(rt, g, h);
+    if (g->condemned == TN_GEN2)
+        update_whole_gen2_budget(rt, g);
     /* last: the older generations' sizes (floor and cap) are final now */
     update_gen0_budget(rt, g);
     memset(rt->heap.heap_allocated, 0, sizeof rt->heap.heap_allocated);
@@ -683,8 +699,9 @@ void tn_budgets_update_background(tenure_runtime *rt, const tn_gc_record *g) {
         tn_older_budgets *o = &rt->heap.older[h];
         o->gen2_promoted_since = 0;
         o->loh_allocated = 0;
-        update_gen2_budgets(rt, &f, o);
+        update_gen2_budgets(rt, &f, o, rt->heap.nheaps);
     }
+    update_whole_gen2_budget(rt, g);
     budgets_check(rt);
 }
 

@@ -43,6 +43,7 @@ struct tn_heap_state {
     size_t gen0_budget, gen0_min_budget, gen0_max_budget; /* heap/alloc.c "budgets and triggers" */
     size_t gen1_limit; /* at most this much gen1 budget in all (SIZE_MAX; less while a background GC runs) */
     tn_older_budgets older[TN_MAX_HEAPS]; /* per allocation heap (heap/alloc.c "allocation heaps") */
+    size_t whole_gen2_budget;             /* the gen2 budget of every heap's figures together, with its least once */
     /* allocation heaps (server GC, heap/alloc.c "allocation heaps"): nheaps budgets of
      * gen0_budget bytes each; heap_allocated[h] is what the threads of heap h allocated since
      * the last GC (their sum is what gen0 took); next_heap deals heaps to threads in turn */
@@ -122,6 +123,9 @@ void tn_budgets_update_background(tenure_runtime *rt, const tn_gc_record *g);
 size_t tn_heap_budget(const tenure_runtime *rt, int gen);
 /* The same, of allocation heap `heap` alone: a GC comes when one heap has spent one of its own. */
 size_t tn_heap_budget_of(const tenure_runtime *rt, int gen, unsigned heap);
+/* The gen2 budget the instance would have as one heap (its least counted once, not per heap):
+ * for what belongs to no heap, such as memory pressure (lifetime/lifetime.c). */
+size_t tn_heap_whole_gen2_budget(const tenure_runtime *rt);
 /* The allocation heaps (1 under workstation GC; server GC: heap/alloc.c "allocation heaps"). */
 unsigned tn_heap_count(const tenure_runtime *rt);
 /* Bytes allocated in gen0 since the last GC, the calling thread's context counted to the byte. */

@@ -3,7 +3,8 @@
  * Memory pressure: native memory that managed objects keep alive. When the pressure added
  * since the last gen2 GC passes a budget that grows with the heap (the gen2 budget: 0.4 to 1.6
  * times what lives in gen1 and gen2 after the last full GC, at least 4 gen0 budgets; and at
- * least 8 MiB), a gen2 GC is induced, as .NET's GC.AddMemoryPressure does.
+ * least 8 MiB; under server GC the instance's as one heap's), a gen2 GC is induced, as .NET's
+ * GC.AddMemoryPressure does.
  *
  * Identity hashes: a side table (the "sync block" table) from object address to a hash code
  * that never changes; after every GC its entries follow their objects to their new addresses
@@ -14,7 +15,9 @@
 #define MIN_PRESSURE_BUDGET ((uint64_t)8 << 20)
 
 static uint64_t pressure_budget(const tenure_runtime *rt) {
-    uint64_t live = tn_heap_budget(rt, TN_GEN2); /* grows with what lives in gen1+gen2 (heap/alloc.c) */
+    /* grows with what lives in gen1+gen2 (heap/alloc.c); pressure belongs to no heap: the
+     * instance's as one heap's, not the sum of every server GC heap's least */
+    uint64_t live = tn_heap_whole_gen2_budget(rt);
     return live > MIN_PRESSURE_BUDGET ? live : MIN_PRESSURE_BUDGET;
 }
 

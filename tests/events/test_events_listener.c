@@ -590,7 +590,9 @@ static void test_sequence(void) {
     printf("A. GC sequence, cross-checks, allocation ticks\n");
     tenure_config cfg;
     tt_config(&cfg);
-    cfg.GCgen0size = 256 * 1024;
+    /* 256 KiB in all (per heap under server GC: one thread spends every heap's budget, and
+     * promotes onto each, before its allocation triggers a GC of that generation) */
+    cfg.GCgen0size = 256 * 1024 / tt_heaps(&cfg);
     cfg.gcConcurrent = 0; /* the blocking order, step by step; G checks a background GC's */
     world w;
     world_init(&w, &cfg);
@@ -608,6 +610,9 @@ static void test_sequence(void) {
     size_t npin_handles = 0;
 
     size_t iters = tt_scaled(600000, 30000);
+    /* every server GC heap has its own LOH budget (at least 8 MiB), and one thread spreads its
+     * large objects over them: as many more large objects as heaps, for AllocLarge GCs */
+    size_t large_every = 500 / tt_heaps(&cfg);
     uint64_t induced = 0;
     static const unsigned flag_set[] = {0, TENURE_COLLECT_COMPACT, TENURE_COLLECT_OPTIMIZED, TENURE_COLLECT_AGGRESSIVE,
                                         TENURE_COLLECT_COMPACT | TENURE_COLLECT_COMPACT_LOH};
@@ -621,7 +626,7 @@ static void test_sequence(void) {
                 tenure_write_ref(rt, n, &n->a, roots[slot]), tt_node_seal(n);
             roots[slot] = n;
         }
-        if (i > iters / 2 && i % 500 == 100) { /* large objects (second half) */
+        if (i > iters / 2 && i % large_every == large_every / 5) { /* large objects (second half) */
             void *a = alloc_bytes(&w, 85000 + (size_t)tt_rand_below(200000), 0);
             if ((r >> 30) % 2)
                 roots[(r >> 12) % NROOTS] = a;
