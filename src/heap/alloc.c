@@ -624,12 +624,12 @@ void tn_budgets_init(tenure_runtime *rt) {
     /* a heap starts empty: the automatic budget starts at its floor and grows with survival */
     rt->heap.gen0_budget =
         rt->config.GCgen0size || rt->heap.gen0_min_budget < TN_GEN0_FLOOR ? rt->heap.gen0_min_budget : TN_GEN0_FLOOR;
+    rt->heap.whole_gen2_budget = 4 * rt->heap.gen0_min_budget;
     for (unsigned h = 0; h < TN_MAX_HEAPS; h++) {
         tn_older_budgets *o = &rt->heap.older[h];
         /* the automatic gen1 budget follows the older heap, empty now: its least (heap/alloc.c) */
         o->gen1_budget = rt->config.GCgen1size ? (size_t)rt->config.GCgen1size : 2 * rt->heap.gen0_min_budget;
         o->gen2_budget = 4 * rt->heap.gen0_min_budget;
-        rt->heap.whole_gen2_budget = o->gen2_budget;
         o->loh_budget = TN_LOH_MIN_BUDGET;
         if (o->loh_budget < o->gen2_budget) /* B2 (heap/alloc.c tn_budgets_update) */
             o->loh_budget = o->gen2_budget;
@@ -671,7 +671,7 @@ static void update_older_budgets(tenure_runtime *rt, const tn_gc_record *g, unsi
  * (every heap's together) as one heap's. */
 static void update_whole_gen2_budget(tenure_runtime *rt, const tn_gc_record *g) {
     tn_heap_figures f = tn_record_heap(g, 1, 0);
-    tn_older_budgets whole = rt->heap.older[0];
+    tn_older_budgets whole = {0};
     update_gen2_budgets(rt, &f, &whole, 1);
     rt->heap.whole_gen2_budget = whole.gen2_budget;
 }
