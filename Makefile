@@ -82,8 +82,9 @@ test-tsan: deps
 # Server GC (gcServer=1, issue 15): the whole release suite with 2 GC threads; the collector's
 # tests with 4 under HeapVerify + GCStress; under AddressSanitizer the collector's tests with 2
 # and the fork test with 4 (five times: a helper still starting when the program forked hung the
-# child in AddressSanitizer's allocator, gc/team.c create_helper), and under ThreadSanitizer its thread subset plus the collector's tests with 2 (the marking
-# tests with 4). (bgc: the background GC tests, issue 16.)
+# child in AddressSanitizer's allocator, gc/team.c create_helper); under ThreadSanitizer its
+# thread subset plus the collector's tests with 2 (the marking tests with 4). (bgc: the
+# background GC tests, issue 16.)
 SERVER_GC_TESTS = graphs|cards|mark|pin|generations|handles|finalize|weak|loh|overflow|verify|torture|conservative|background|bgc
 test-server: build test-asan test-tsan
 	cd $(BUILD)/release && TENURE_gcServer=1 TENURE_GCHeapCount=2 ctest -j $(JOBS) --output-on-failure -E install_check
