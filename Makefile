@@ -4,7 +4,7 @@ JOBS ?= 2
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: bench-background all deps build run test format format-check test-release test-stress test-asan test-tsan test-debug test-unchecked test-server test-bgc bench bench-server bench-deps clean
+.PHONY: bench-background all deps build run test test-long test-times-reset format format-check test-release test-stress test-asan test-tsan test-debug test-unchecked test-server test-bgc build-asan build-tsan bench bench-server bench-deps clean
 
 all: build
 
@@ -26,9 +26,18 @@ run: build
 # Everything CI runs: the C files follow .clang-format, the suite in a release build (plain
 # and with HeapVerify + GCStress), the quick tests with the library's internal assertions on,
 # the build without argument checks, then the whole suite again under AddressSanitizer +
-# UndefinedBehaviorSanitizer, and server GC (test-server).
-test: format-check test-release test-stress test-debug test-unchecked test-asan test-tsan test-server test-bgc
+# UndefinedBehaviorSanitizer and ThreadSanitizer, server GC (test-server) and background GC
+# (test-bgc). Each configuration runs under scripts/timed.sh with a time budget in seconds
+# (issue 39: all of it within 45 minutes on 2 cores from a fresh clone, builds included); the
+# table of their wall times ends the run. Long soaks and the full-scale matrix: make test-long.
+TIMED = $(abspath scripts/timed.sh)
+export TENURE_TEST_TIMES := $(abspath $(BUILD))/test-times.txt
+test: test-times-reset format-check test-release test-stress test-debug test-unchecked test-asan test-tsan test-server test-bgc
+	@$(TIMED) --report
 	@echo "make test: all test configurations passed"
+
+test-times-reset:
+	@$(TIMED) --reset
 
 # The paths listed in scripts/format.sh follow .clang-format; `make format` reformats them.
 format-check: deps
@@ -38,25 +47,29 @@ format: deps
 	scripts/format.sh
 
 test-release: build
-	cd $(BUILD)/release && ctest -j $(JOBS) --output-on-failure
+	cd $(BUILD)/release && $(TIMED) release 420 -- ctest -j $(JOBS) --output-on-failure -LE long
 
 # The whole suite again with the heap verified around every GC and a GC forced every 500
 # allocations (on smaller workloads).
 test-stress: build
-	cd $(BUILD)/release && TENURE_HeapVerify=1 TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 \
-	  ctest -j $(JOBS) --output-on-failure -E '_stress$$|install_check' -LE fuzz
+	cd $(BUILD)/release && $(TIMED) stress 240 -- env TENURE_HeapVerify=1 TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 \
+	  ctest -j $(JOBS) --output-on-failure -E '_stress$$|install_check' -LE 'fuzz|long|tool'
 
-test-asan: deps
-	cmake -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DTENURE_SANITIZE=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null
-	cmake --build $(BUILD)/asan -j $(JOBS)
-	cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest -j $(JOBS) --output-on-failure
+ASAN_CMAKE = -DCMAKE_BUILD_TYPE=Debug -DTENURE_SANITIZE=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF
+build-asan: deps
+	cmake -S . -B $(BUILD)/asan $(ASAN_CMAKE) $(CMAKE_FLAGS) >/dev/null
+	$(TIMED) build-asan 240 -- cmake --build $(BUILD)/asan -j $(JOBS)
+
+test-asan: build-asan
+	cd $(BUILD)/asan && $(TIMED) asan 420 -- env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest -j $(JOBS) --output-on-failure -LE long
 
 # The quick tests with every assertion level on (TENURE_DEBUG_ASSERTS: src/base/assert.h):
 # the structure checks at the start and end of each GC.
 test-debug: deps
-	cmake -S . -B $(BUILD)/debug -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENURE_DEBUG_ASSERTS=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null
-	cmake --build $(BUILD)/debug -j $(JOBS)
-	cd $(BUILD)/debug && ctest -j $(JOBS) --output-on-failure -L quick
+	cmake -S . -B $(BUILD)/debug -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENURE_DEBUG_ASSERTS=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF -DTENURE_BUILD_TOOLS=OFF $(CMAKE_FLAGS) >/dev/null
+	$(TIMED) build-debug 150 -- cmake --build $(BUILD)/debug -j $(JOBS)
+	cd $(BUILD)/debug && $(TIMED) debug 150 -- ctest -j $(JOBS) --output-on-failure -L quick -LE long
 
 # TENURE_CHECKED=OFF builds (no argument checks, no TN_ASSERT) and passes the tests that do
 # not feed the library bad arguments on purpose: misuse, hardening_checks and two_instances
@@ -64,19 +77,24 @@ test-debug: deps
 # build does.
 UNCHECKED_NEEDS_CHECKS = ^(misuse|hardening_checks|two_instances)$$
 test-unchecked: deps
-	cmake -S . -B $(BUILD)/unchecked -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENURE_CHECKED=OFF -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null
-	cmake --build $(BUILD)/unchecked -j $(JOBS)
-	cd $(BUILD)/unchecked && ctest -j $(JOBS) --output-on-failure -L quick -E '$(UNCHECKED_NEEDS_CHECKS)'
+	cmake -S . -B $(BUILD)/unchecked -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENURE_CHECKED=OFF -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF -DTENURE_BUILD_TOOLS=OFF $(CMAKE_FLAGS) >/dev/null
+	$(TIMED) build-unchecked 150 -- cmake --build $(BUILD)/unchecked -j $(JOBS)
+	cd $(BUILD)/unchecked && $(TIMED) unchecked 150 -- ctest -j $(JOBS) --output-on-failure -L quick -LE long -E '$(UNCHECKED_NEEDS_CHECKS)'
 
 # ThreadSanitizer over the code that has threads: attached mutator threads and the finalizer
 # thread, the trace writer thread, several instances on several threads, lifetime services,
 # profilers and the object tracker.
-test-tsan: deps
+TSAN_TESTS = threads|finalize|lifetime|handles|event|trace|two_instances|profiler|objtrack|callbacks|lox|background|bgc
+build-tsan: deps
 	cmake -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DTENURE_TSAN=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null
-	cmake --build $(BUILD)/tsan -j $(JOBS)
-	cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|objtrack|callbacks|lox|background|bgc' -E 'torture_bgc_long'
+	$(TIMED) build-tsan 240 -- cmake --build $(BUILD)/tsan -j $(JOBS)
+
+test-tsan: build-tsan
+	cd $(BUILD)/tsan && $(TIMED) tsan 420 -- env TSAN_OPTIONS=halt_on_error=1 \
+	  ctest -j $(JOBS) --output-on-failure -R '$(TSAN_TESTS)' -LE long
 	# the same with background GC (the background GC's own tests ran above; issue 16)
-	cd $(BUILD)/tsan && TENURE_gcConcurrent=1 TSAN_OPTIONS=halt_on_error=1 ctest -j $(JOBS) --output-on-failure \
+	cd $(BUILD)/tsan && $(TIMED) tsan-bgc 240 -- env TENURE_gcConcurrent=1 TSAN_OPTIONS=halt_on_error=1 \
+	  ctest -j $(JOBS) --output-on-failure -LE long \
 	  -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|callbacks|lox' -E '$(BGC_CANNOT_APPLY)|background|bgc'
 
 # Server GC (gcServer=1, issue 15): the whole release suite with 2 GC threads; the collector's
@@ -86,18 +104,19 @@ test-tsan: deps
 # thread subset plus the collector's tests with 2 (the marking tests with 4). (bgc: the
 # background GC tests, issue 16.)
 SERVER_GC_TESTS = graphs|cards|mark|pin|generations|handles|finalize|weak|loh|overflow|verify|torture|conservative|background|bgc
-test-server: build test-asan test-tsan
-	cd $(BUILD)/release && TENURE_gcServer=1 TENURE_GCHeapCount=2 ctest -j $(JOBS) --output-on-failure -E install_check
-	cd $(BUILD)/release && TENURE_gcServer=1 TENURE_GCHeapCount=4 TENURE_HeapVerify=1 TENURE_GCStress=500 \
-	  TENURE_TEST_SCALE=0.1 ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)' -E '_stress$$'
-	cd $(BUILD)/asan && TENURE_gcServer=1 TENURE_GCHeapCount=2 ASAN_OPTIONS=detect_leaks=1 \
-	  ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)|trace_ctf_server'
-	cd $(BUILD)/asan && TENURE_gcServer=1 TENURE_GCHeapCount=4 ASAN_OPTIONS=detect_leaks=1 \
+test-server: build build-asan build-tsan
+	cd $(BUILD)/release && $(TIMED) server-2 360 -- env TENURE_gcServer=1 TENURE_GCHeapCount=2 \
+	  ctest -j $(JOBS) --output-on-failure -E install_check -LE 'long|tool'
+	cd $(BUILD)/release && $(TIMED) server-4-stress 150 -- env TENURE_gcServer=1 TENURE_GCHeapCount=4 TENURE_HeapVerify=1 \
+	  TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)' -E '_stress$$' -LE long
+	cd $(BUILD)/asan && $(TIMED) server-asan-2 240 -- env TENURE_gcServer=1 TENURE_GCHeapCount=2 ASAN_OPTIONS=detect_leaks=1 \
+	  ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)|trace_ctf_server' -LE long
+	cd $(BUILD)/asan && $(TIMED) server-asan-4-fork 60 -- env TENURE_gcServer=1 TENURE_GCHeapCount=4 ASAN_OPTIONS=detect_leaks=1 \
 	  ctest -j $(JOBS) --output-on-failure -R '^threads_fork' --repeat until-fail:5
-	cd $(BUILD)/tsan && TENURE_gcServer=1 TENURE_GCHeapCount=2 TSAN_OPTIONS=halt_on_error=1 \
-	  ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|handles|trace_ctf_server|$(SERVER_GC_TESTS)'
-	cd $(BUILD)/tsan && TENURE_gcServer=1 TENURE_GCHeapCount=4 TSAN_OPTIONS=halt_on_error=1 \
-	  ctest -j $(JOBS) --output-on-failure -R 'graphs|mark|cards|pin' -E '_stress$$'
+	cd $(BUILD)/tsan && $(TIMED) server-tsan-2 300 -- env TENURE_gcServer=1 TENURE_GCHeapCount=2 TSAN_OPTIONS=halt_on_error=1 \
+	  ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|handles|trace_ctf_server|$(SERVER_GC_TESTS)' -LE long
+	cd $(BUILD)/tsan && $(TIMED) server-tsan-4 120 -- env TENURE_gcServer=1 TENURE_GCHeapCount=4 TSAN_OPTIONS=halt_on_error=1 \
+	  ctest -j $(JOBS) --output-on-failure -R 'graphs|mark|cards|pin' -E '_stress$$' -LE long
 
 # Background GC (gcConcurrent=1, issue 16): the whole release suite with the gen2 GCs the
 # collector chooses (budgets, GCStress, tenure_collect NONBLOCKING) run in the background. Not
@@ -111,7 +130,22 @@ test-server: build test-asan test-tsan
 #  install_check:         installs and builds outside the tree: nothing a GC mode changes
 BGC_CANNOT_APPLY = ^(heapprof_env_stress|objtrack_gc|objtrack_gc_stress|install_check)$$
 test-bgc: build
-	cd $(BUILD)/release && TENURE_gcConcurrent=1 ctest -j $(JOBS) --output-on-failure -E '$(BGC_CANNOT_APPLY)'
+	cd $(BUILD)/release && $(TIMED) bgc 300 -- env TENURE_gcConcurrent=1 \
+	  ctest -j $(JOBS) --output-on-failure -E '$(BGC_CANNOT_APPLY)' -LE 'long|tool'
+
+# The long soaks and the full-scale matrix CI leaves out (issue 39): the tests labelled long,
+# and the whole release suite under each GC mode at full scale. Hours, not minutes.
+test-long: build build-asan build-tsan
+	cd $(BUILD)/release && $(TIMED) long 3600 -- ctest -j $(JOBS) --output-on-failure -L long
+	cd $(BUILD)/release && $(TIMED) long-server-4 1800 -- env TENURE_gcServer=1 TENURE_GCHeapCount=4 \
+	  ctest -j $(JOBS) --output-on-failure -E install_check
+	cd $(BUILD)/release && $(TIMED) long-bgc-server 1800 -- env TENURE_gcServer=1 TENURE_GCHeapCount=2 TENURE_gcConcurrent=1 \
+	  ctest -j $(JOBS) --output-on-failure -E '$(BGC_CANNOT_APPLY)'
+	cd $(BUILD)/asan && $(TIMED) long-asan-server-4 1800 -- env TENURE_gcServer=1 TENURE_GCHeapCount=4 ASAN_OPTIONS=detect_leaks=1 \
+	  ctest -j $(JOBS) --output-on-failure -E install_check
+	cd $(BUILD)/tsan && $(TIMED) long-tsan-server-2 3600 -- env TENURE_gcServer=1 TENURE_GCHeapCount=2 TSAN_OPTIONS=halt_on_error=1 \
+	  ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|handles|trace|$(SERVER_GC_TESTS)'
+	@$(TIMED) --report
 
 # Server GC against workstation GC (bench/server_gc.sh): writes bench/RESULTS-server.md.
 bench-server: build
