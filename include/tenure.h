@@ -306,7 +306,12 @@ enum {
      * (gcConcurrent): it reads only the object's reference slots and fields that never change,
      * and passes every slot it reads to tenure_visit; a value it passes need not be current
      * (the GC checks it). Without this flag such objects are traced in the final pause. */
-    TENURE_TYPE_CONCURRENT_TRACE = 1u << 4
+    TENURE_TYPE_CONCURRENT_TRACE = 1u << 4,
+    /* no two calls of the trace callback run at once: under server GC (gcServer, more than
+     * one heap) the GC threads otherwise call it concurrently (see "Callbacks"); with this
+     * flag they take turns (for a callback that is not thread-safe; it costs the parallel
+     * marking of these objects). */
+    TENURE_TYPE_SERIAL_TRACE = 1u << 5
 };
 
 typedef struct tenure_type_desc {

@@ -124,7 +124,9 @@ enum {
     TN_OP_WALK = 1u << 4,     /* tenure_heap_walk, tenure_verify_heap */
     TN_OP_DETACH = 1u << 5,   /* tenure_thread_detach */
     TN_OP_DESTROY = 1u << 6,
-    TN_OP_READ_REFS = 1u << 7 /* tenure_object_references: not while the heap may be half moved */
+    TN_OP_READ_REFS = 1u << 7, /* tenure_object_references: not while the heap may be half moved */
+    TN_OP_REMOVE = 1u << 8     /* the removals: not from a type's trace callback, which may run on
+                                  a GC helper while thread 0 walks the lists removed from */
 };
 
 typedef struct tn_cb_frame {

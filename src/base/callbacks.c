@@ -18,8 +18,11 @@
  *    without breaking a program; the reverse cannot.
  *  - Callbacks of a collection (root scanners, type trace, refcount, GC callback, profiler GC
  *    callbacks) also may not walk or verify the heap: it is being moved.
- *  - Removals are always allowed: a callback that stops its own session or detaches its own
- *    profiler is natural, and is made safe by deferring the free to the end of the walk. */
+ *  - Removals are allowed (but from a type's trace callback): a callback that stops its own
+ *    session or detaches its own profiler is natural, and is made safe by deferring the free
+ *    to the end of the walk. A trace callback may run on a server GC helper thread, beside
+ *    thread 0 walking the root lists and sessions without the helpers' lock (threads/threads.c
+ *    "the GC team borrows the lock"): a removal there would race with that walk. */
 #include "runtime.h" /* struct tenure_runtime: only rt->services is read here */
 
 __thread tn_cb_frame *tn_cb_top __attribute__((tls_model("initial-exec")));
@@ -41,7 +44,7 @@ static const struct tn_cb_rule {
     [TN_CB_PROF_GC] = {"a profiler's GC callback", TN_CB_GC_TIME},
     [TN_CB_PROF_SHUTDOWN] = {"a profiler's shutdown callback", TN_CB_READ_ONLY},
     [TN_CB_ROOT_SCANNER] = {"a root scanner", TN_CB_MID_GC},
-    [TN_CB_TRACE] = {"a type's trace callback", TN_CB_MID_GC},
+    [TN_CB_TRACE] = {"a type's trace callback", TN_CB_MID_GC | TN_OP_REMOVE},
     [TN_CB_REFCOUNT] = {"the refcount callback", TN_CB_MID_GC},
     [TN_CB_GC_CALLBACK] = {"the GC callback", TN_CB_GC_TIME},
     [TN_CB_HEAP_VISITOR] = {"a heap-walk visitor", TN_CB_READ_ONLY},
@@ -65,6 +68,8 @@ static const char *op_text(unsigned op) {
         return "walk or verify the heap while it is collected";
     if (op & TN_OP_READ_REFS)
         return "read an object's references while the heap may be half moved";
+    if (op & TN_OP_REMOVE)
+        return "remove (it may run on a GC helper thread while the collecting thread walks the lists)";
     return "change the instance (handles, roots, types, sessions, profilers, finalization, threads)";
 }
 

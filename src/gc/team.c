@@ -68,7 +68,9 @@ static void *helper_main(void *arg) {
             continue; /* this GC runs on fewer threads */
         tn_team_fn fn = t->fn;
         pthread_mutex_unlock(&t->mx);
+        tn_threads_helper_begin(rt); /* its callbacks borrow the instance lock (threads.c) */
         fn(rt, st.heap);
+        tn_threads_helper_end();
         tn_trace_thread_flush(rt); /* this thread's events of the GC, in whole packets */
         pthread_mutex_lock(&t->mx);
         if (__atomic_sub_fetch(&t->running, 1, __ATOMIC_SEQ_CST) == 0 && t->sleepers)
@@ -159,6 +161,7 @@ void tn_gc_team_wake(tenure_runtime *rt, tn_team_fn fn, unsigned threads) {
     if (!t->active)
         return;
     keep_helpers_beside(rt);
+    tn_threads_team_begin(rt); /* before any helper runs a callback */
     pthread_mutex_lock(&t->mx);
     t->fn = fn;
     __atomic_store_n(&t->running, t->active, __ATOMIC_SEQ_CST);
@@ -268,6 +271,7 @@ void tn_gc_team_finish(tenure_runtime *rt) {
     tn_gc_restart(rt);
     team_wait w = {t, 0};
     wait_for(t, &t->lead_cv, all_parked, &w);
+    tn_threads_team_end(rt); /* no helper runs a callback now */
     t->active = 0;
 }
 

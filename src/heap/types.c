@@ -70,7 +70,7 @@ static size_t *copy_offsets(const size_t *src, size_t n) {
 #define TN_MAX_OBJECT_SIZE ((size_t)1 << 40)
 #define TN_TYPE_FLAGS                                                                            \
     (TENURE_TYPE_ARRAY | TENURE_TYPE_REF_ARRAY | TENURE_TYPE_FINALIZABLE | TENURE_TYPE_NO_REFS | \
-     TENURE_TYPE_CONCURRENT_TRACE)
+     TENURE_TYPE_CONCURRENT_TRACE | TENURE_TYPE_SERIAL_TRACE)
 
 /* Offsets of reference slots in [lo, hi): 8-byte aligned, inside, at most one per slot (the
  * count is checked before a single offset is read). Duplicates are found after copying. */
@@ -101,6 +101,8 @@ static const char *check_consistent(const tenure_type_desc *d, bool array) {
         return "TENURE_TYPE_NO_REFS with references (offsets, a trace callback or TENURE_TYPE_REF_ARRAY)";
     if ((d->flags & TENURE_TYPE_CONCURRENT_TRACE) && !d->trace)
         return "TENURE_TYPE_CONCURRENT_TRACE without a trace callback";
+    if ((d->flags & TENURE_TYPE_SERIAL_TRACE) && !d->trace)
+        return "TENURE_TYPE_SERIAL_TRACE without a trace callback";
     if ((d->flags & TENURE_TYPE_FINALIZABLE) && !d->finalize)
         return "a finalizable type without a finalize callback";
     if (!array && d->elem_ref_count)
@@ -264,12 +266,24 @@ const char *tenure_type_name(const tenure_type *type) {
 }
 
 
+/* TENURE_TYPE_SERIAL_TRACE: the call holds the instance lock, which on server GC's threads
+ * is the team's lock they borrow (threads/threads.c): one call at a time across the GC
+ * threads. Elsewhere the caller holds the lock already (a collection on one thread, a
+ * background GC's slice, a heap walk): a nesting count, nothing waits. Measured cost:
+ * docs/design/collector.md "Trace callbacks on the GC threads". */
 void tn_obj_visit_traced(void *obj, tn_slot_fn fn, void *ctx) {
     struct tenure_visitor v = {fn, ctx};
+    tn_type *t = tn_obj_type(obj);
+    tenure_runtime *rt = (tenure_runtime *)t->pub.tenure__owner;
+    bool serial = t->flags & TENURE_TYPE_SERIAL_TRACE;
     tn_cb_frame frame;
-    tn_cb_push(&frame, tn_obj_type(obj)->pub.tenure__owner, TN_CB_TRACE);
-    tn_obj_type(obj)->trace(obj, &v);
+    if (serial)
+        tn_lock(rt);
+    tn_cb_push(&frame, rt, TN_CB_TRACE);
+    t->trace(obj, &v);
     tn_cb_pop(&frame);
+    if (serial)
+        tn_unlock(rt);
 }
 
 void tenure_visit(tenure_visitor *visitor, void **slot) {

@@ -142,6 +142,8 @@ tenure_profiler *tenure_profiler_attach(tenure_runtime *rt, const tenure_profile
 tenure_result tenure_profiler_detach(tenure_runtime *rt, tenure_profiler *profiler) {
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
+    if (tn_cb_refused(rt, TN_OP_REMOVE, "tenure_profiler_detach"))
+        return TENURE_STATE;
     TN_LOCKED(rt);
     tn_world_stop(rt);
     tenure_result r = TENURE_INVALID_ARGUMENT;

@@ -83,6 +83,8 @@ static void unlink_removed(tenure_runtime *rt) {
 }
 
 tenure_result tenure_root_area_remove(tenure_runtime *rt, tenure_root_area *area) {
+    if (rt && tn_cb_refused(rt, TN_OP_REMOVE, "tenure_root_area_remove"))
+        return TENURE_STATE;
     TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
@@ -124,6 +126,8 @@ tenure_root_scanner *tenure_root_scanner_add(tenure_runtime *rt, tenure_root_sca
 }
 
 tenure_result tenure_root_scanner_remove(tenure_runtime *rt, tenure_root_scanner *scanner) {
+    if (rt && tn_cb_refused(rt, TN_OP_REMOVE, "tenure_root_scanner_remove"))
+        return TENURE_STATE;
     TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;

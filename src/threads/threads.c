@@ -48,10 +48,66 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static TN_TLS char my_token;
 static uintptr_t me(void) { return (uintptr_t)&my_token; }
 
+/* ---- the GC team borrows the lock ----
+ *
+ * During a server GC, thread 0 holds the instance lock and waits for its helpers at joins.
+ * A callback running on a helper (a type's trace callback, the error hook of a call it makes
+ * that fails) calls functions that take the instance lock: waiting for it there would wait
+ * for thread 0, which waits for the helper (issue 33). So while the team runs, the GC threads
+ * of the instance take rt->threads.team_lock instead, with a depth of their own: their calls
+ * are serialised among them (and with thread 0's, which takes the same lock), the rest of the
+ * program stays out (it waits for the instance lock, thread 0's). A helper inside its
+ * borrowed section counts as a holder (tn_lock_held), so the callees' assertions hold. */
+
+/* The helper's instance, set around its part of a GC (NULL on every other thread). */
+static TN_TLS const tenure_runtime *helper_of;
+/* The instance whose team_lock this thread holds, and its nesting (0: none). */
+static TN_TLS const tenure_runtime *borrowed;
+static TN_TLS unsigned borrow_depth;
+
+void tn_threads_helper_begin(tenure_runtime *rt) { helper_of = rt; }
+void tn_threads_helper_end(void) { helper_of = NULL; }
+
+void tn_threads_team_begin(tenure_runtime *rt) {
+    tn_assert_locked(rt);
+    __atomic_store_n(&rt->threads.team_running, true, __ATOMIC_RELEASE);
+}
+
+void tn_threads_team_end(tenure_runtime *rt) {
+    TN_ASSERT(borrow_depth == 0); /* no borrowed section spans the end of the team */
+    __atomic_store_n(&rt->threads.team_running, false, __ATOMIC_RELEASE);
+}
+
+/* The calling thread is a GC thread of rt's running team: a helper, or thread 0 (the owner). */
+static bool borrows(const tenure_runtime *rt) {
+    if (helper_of == rt)
+        return true;
+    return __atomic_load_n(&rt->threads.team_running, __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(&rt->threads.lock_owner, __ATOMIC_RELAXED) == me();
+}
+
+static void borrow(tenure_runtime *rt) {
+    if (borrow_depth++ == 0) {
+        pthread_mutex_lock(&rt->threads.team_lock);
+        borrowed = rt;
+    }
+}
+
+/* true if the caller's unlock was of a borrowed section */
+static bool give_back(tenure_runtime *rt) {
+    if (borrowed != rt || !borrow_depth)
+        return false;
+    if (--borrow_depth == 0) {
+        borrowed = NULL;
+        pthread_mutex_unlock(&rt->threads.team_lock);
+    }
+    return true;
+}
+
 /* ---- the instance lock ---- */
 
 bool tn_lock_held(const tenure_runtime *rt) {
-    return __atomic_load_n(&rt->threads.lock_owner, __ATOMIC_RELAXED) == me();
+    return __atomic_load_n(&rt->threads.lock_owner, __ATOMIC_RELAXED) == me() || (borrowed == rt && borrow_depth);
 }
 
 /* The thread is about to stop touching objects: record its registers and the stack pointer
@@ -184,6 +240,10 @@ void tn_lock(tenure_runtime *rt) { tn_lock_holding(rt, NULL, NULL); }
 bool tn_trylock(tenure_runtime *rt) {
     if (!rt->threads.locks_ready)
         return true;
+    if (borrows(rt)) {
+        borrow(rt);
+        return true;
+    }
     if (tn_lock_held(rt)) {
         rt->threads.lock_depth++;
         return true;
@@ -215,6 +275,10 @@ static bool lock_after_spinning(tenure_runtime *rt) {
 void tn_lock_holding(tenure_runtime *rt, const void *a, const void *b) {
     if (!rt->threads.locks_ready)
         return;
+    if (borrows(rt)) {
+        borrow(rt);
+        return;
+    }
     if (tn_lock_held(rt)) {
         rt->threads.lock_depth++;
         return;
@@ -235,7 +299,7 @@ void tn_lock_holding(tenure_runtime *rt, const void *a, const void *b) {
 static void forget_gone_mutators(tenure_runtime *rt);
 
 void tn_unlock(tenure_runtime *rt) {
-    if (!rt->threads.locks_ready)
+    if (!rt->threads.locks_ready || give_back(rt))
         return;
     if (rt->threads.lock_depth == 1 && TENURE__UNLIKELY(rt->threads.fork_purge))
         forget_gone_mutators(rt); /* the child of a fork, outside any GC */
@@ -544,6 +608,7 @@ bool tn_threads_forked_child(tenure_runtime *rt) {
     unsigned depth = rt->threads.lock_depth; /* the prepare handler's level included */
     pthread_mutex_init(&rt->threads.lock, NULL);
     pthread_mutex_init(&rt->threads.world_mx, NULL);
+    pthread_mutex_init(&rt->threads.team_lock, NULL); /* (no team runs across a fork) */
     pthread_cond_init(&rt->threads.world_cv, NULL);
     pthread_mutex_lock(&rt->threads.lock);
     became_owner(rt);
@@ -581,6 +646,11 @@ bool tn_threads_init(tenure_runtime *rt) {
     if (pthread_mutex_init(&rt->threads.lock, NULL))
         return false;
     if (pthread_mutex_init(&rt->threads.world_mx, NULL)) {
+        pthread_mutex_destroy(&rt->threads.lock);
+        return false;
+    }
+    if (pthread_mutex_init(&rt->threads.team_lock, NULL)) {
+        pthread_mutex_destroy(&rt->threads.world_mx);
         pthread_mutex_destroy(&rt->threads.lock);
         return false;
     }
@@ -624,6 +694,7 @@ void tn_threads_destroy(tenure_runtime *rt) {
         free(m);
     }
     pthread_cond_destroy(&rt->threads.world_cv);
+    pthread_mutex_destroy(&rt->threads.team_lock);
     pthread_mutex_destroy(&rt->threads.world_mx);
     pthread_mutex_destroy(&rt->threads.lock);
     rt->threads.locks_ready = false;

@@ -34,6 +34,12 @@ struct tn_threads_state {
     /* in the child of a fork (api/fork.c): mutators of threads gone with the fork wait to be
      * forgotten (at the outermost unlock) */
     bool fork_purge;
+    /* Server GC's threads borrow the instance lock ("The GC team borrows the lock", threads.c):
+     * while team_running, the lock taken by a GC thread of the instance (a helper inside its
+     * part of a GC, or thread 0, the holder) is team_lock, so that what callbacks call on GC
+     * threads is serialised among them and never waits for the lock thread 0 holds. */
+    pthread_mutex_t team_lock;
+    bool team_running; /* set by thread 0 from the helpers' wake to their park (atomic) */
 };
 
 /* ---- functions ---- */
@@ -68,7 +74,15 @@ size_t tn_mutator_count(const tenure_runtime *rt);
  * tn_threads_destroy): before and after, the instance has one thread and takes no lock. A
  * macro (read each time a callback closes the thread's allocation context, tn_cb_enter). */
 #define tn_threads_ready(rt) ((rt)->threads.locks_ready)
-/* The instance lock (recursive for its holder). Waiting for it is a safepoint. */
+/* Server GC (gc/team.c): thread 0, holding the lock, from the wake of its helpers to their
+ * park / a helper around its part of a GC. In between, tn_lock and friends on those threads
+ * take rt->threads.team_lock instead of the instance lock (threads.c). */
+void tn_threads_team_begin(tenure_runtime *rt);
+void tn_threads_team_end(tenure_runtime *rt);
+void tn_threads_helper_begin(tenure_runtime *rt);
+void tn_threads_helper_end(void);
+/* The instance lock (recursive for its holder). Waiting for it is a safepoint. On a GC
+ * thread while the team runs: the team's lock (above), never a safepoint. */
 void tn_lock(tenure_runtime *rt);
 void tn_unlock(tenure_runtime *rt);
 /* The lock if it is free (or held by the caller): never a safepoint. */

@@ -529,6 +529,8 @@ static struct tn_session **find_session(tenure_runtime *rt, const tenure_session
 }
 
 tenure_result tenure_session_stop(tenure_runtime *rt, tenure_session *session) {
+    if (rt && tn_cb_refused(rt, TN_OP_REMOVE, "tenure_session_stop"))
+        return TENURE_STATE;
     TN_LOCKED(rt);
     if (!rt)
         return TENURE_INVALID_ARGUMENT;
