@@ -240,15 +240,42 @@ TENURE_API void tenure_clear_error(tenure_runtime *rt);
  *   root scanner, type trace,                                    also tenure_object_references (they
  *   refcount callback                                            may run while objects are half moved)
  *
+ *   type trace (the error hook     also removals (a trace callback may run on a GC helper
+ *   of a call it makes included)   thread while the collecting thread walks those lists)
+ *
+ * Threads (server GC: gcServer=1 with more than one heap; "thread 0" is the thread that
+ * collects, the helpers are the instance's other GC threads):
+ *
+ *   callback                       runs on                       concurrently with
+ *   type trace                     any GC thread; a background   itself, on the other GC threads
+ *                                  GC's thread (gcConcurrent)    (not with TENURE_TYPE_SERIAL_TRACE),
+ *                                  for TENURE_TYPE_CONCURRENT_   and with root scanners; a
+ *                                  TRACE types                   background GC's: with the program
+ *   error hook                     the thread of the failing     the callback that failed there:
+ *                                  call: a GC helper when a      another helper's trace calls, and
+ *                                  trace callback's call fails   thread 0's callbacks
+ *   root scanner, event listener   thread 0                      trace callbacks on the helpers
+ *   (of a GC's events)
+ *   refcount callback, GC          thread 0, in the serial parts nothing (the helpers wait)
+ *   callback, profiler GC          of a collection
+ *   callbacks
+ *   all others                     the calling thread            nothing of the instance
+ *
+ * The calls the table above allows work from every one of these threads: on a GC thread they
+ * are serialised among the GC threads (they take the team's lock instead of the instance lock,
+ * which thread 0 holds), so they never wait for the collection; a forbidden call is refused
+ * with TENURE_STATE from there too. What a callback's own code shares between calls (a counter,
+ * a cache) must be thread-safe under server GC, or its type must say TENURE_TYPE_SERIAL_TRACE.
+ *
  * Queries: tenure_object_type/size/generation, tenure_is_object, tenure_object_references (with
  * the exception above; its callback may call what a heap-walk visitor may), tenure_handle_get(_secondary),
  * tenure_handle_count, tenure_get_stats, tenure_get_last_gc_info, tenure_generation_bounds,
  * tenure_last_error, tenure_clear_error, tenure_strerror, the event readers, the setters of
  * callbacks (tenure_set_error_hook, tenure_set_gc_callback, tenure_set_refcount_callback).
  * Removals: tenure_session_stop, tenure_profiler_detach, tenure_root_scanner_remove and
- * tenure_root_area_remove are allowed from every callback, the callback's own session,
- * profiler or scanner included: what is removed gets no further call from that moment, and is
- * freed once the loop that called it ends (a session stopped during a GC is closed, its trace
+ * tenure_root_area_remove are allowed from every callback but a type's trace callback, the
+ * callback's own session, profiler or scanner included: what is removed gets no further call
+ * from that moment, and is freed once the loop that called it ends (a session stopped during a GC is closed, its trace
  * flushed, when the GC ends).
  * Why: every callback but a finalizer (and a profiler's object_allocated_sampled, which runs
  * unlocked right after the allocation: see tenure_profiler.h) runs with the instance locked in
@@ -294,7 +321,8 @@ TENURE_API void tenure_visit(tenure_visitor *visitor, void **slot);
 
 /* A type's trace callback: visit every reference slot of obj. Runs during collections with the
  * world stopped: it may only call tenure_visit and queries (see "Callbacks"), and must not
- * store through the barrier. */
+ * store through the barrier. Under server GC it runs on every GC thread, concurrently with
+ * itself (see "Callbacks", threads), unless the type says TENURE_TYPE_SERIAL_TRACE. */
 typedef void (*tenure_trace_fn)(void *obj, tenure_visitor *visitor);
 
 enum {
