@@ -69,8 +69,10 @@ TENURE_API const char *tenure_strerror(tenure_result result);
 /* ------------------------------------------------------------------------------------------
  * Options: one table. Columns: name (also the environment variable TENURE_<name>), C type,
  * default, description. tenure_config has one field per row, named as the option.
- * Sizes accept suffixes k, m, g in the environment (e.g. TENURE_GCgen0size=8m). Size options
- * whose default is 0 are chosen by the collector.
+ * Sizes accept suffixes in the environment, powers of 1024 of any case, after optional spaces:
+ * k/kb/kib, m/mb/mib, g/gb/gib, t/tb/tib (e.g. TENURE_GCgen0size=8m, "8 MiB"); spaces around a
+ * value are trimmed; anything else is refused. Size options whose default is 0 are chosen by
+ * the collector.
  * ---------------------------------------------------------------------------------------- */
 #define TENURE_OPTIONS(X)                                                                                             \
     X(GCgen0size, uint64_t, 0,                                                                                        \
@@ -143,7 +145,8 @@ TENURE_API tenure_result tenure_config_from_env(tenure_config *config);
  * ("GCCompactMode=3: must be 0, 1 or 2"), written into why (why_len bytes, NUL-terminated,
  * truncated; why may be NULL). tenure_create refuses exactly the configurations this refuses.
  * Among the rules: GCRegionSize a power of two in 256 KiB..1 GiB; GCRegionRange at least 4
- * regions and at most 64 TiB; GCHeapHardLimit 0 or at least 3 regions (3 x GCRegionSize: with
+ * regions, at most 2^20 regions (GCRegionRange / GCRegionSize) and at most 64 TiB; GCgen0size,
+ * GCgen1size and GCgen0MaxBudget at most GCRegionRange; GCHeapHardLimit 0 or at least 3 regions (3 x GCRegionSize: with
  * fewer, every allocation fails or collects; each thread that allocates holds a gen0 region
  * of its own, so give a limit room for those); GCCompactMode, GCFinalizeMode 0..2;
  * GCStressGeneration -1..2; GCLOHThreshold 1024..GCRegionSize; GCMarkStackSize 1..2^30;

@@ -125,7 +125,12 @@ static void test_from_env(void) {
         {"TENURE_GCgen0size", "-5"},
         {"TENURE_GCgen0size", "99999999999999999999999"},
         {"TENURE_GCgen0size", "20000000000g"},
-        {"TENURE_GCgen0size", "8 m"},
+        {"TENURE_GCgen0size", "8 mm"},
+        {"TENURE_GCgen0size", "8mib2"},
+        {"TENURE_GCgen0size", "8 x"},
+        {"TENURE_GCgen0size", "+8m"},
+        {"TENURE_GCgen0size", " "},
+        {"TENURE_GCgen0size", "8pb"},
         {"TENURE_GCCompactMode", "4294967296"},
         {"TENURE_GCCompactMode", "two"},
         {"TENURE_GCStressGeneration", "abc"},
@@ -147,6 +152,99 @@ static void test_from_env(void) {
         TT_CHECK(changed == NULL, "%s=%s changed option %s", bad[i].var, bad[i].value, changed);
     }
     unset_all();
+}
+
+/* Issue 33: one rule for the text of a size, whatever the spaces and the suffix's spelling
+ * (surrounding spaces trimmed, spaces before the suffix allowed, suffixes of any case: k, kb,
+ * kib, m..., g..., t...); the same value from every spelling. */
+static void test_size_spellings(void) {
+    static const char *const spellings[] = {"8m",      "8M",     "8mb",     "8MB",       "8MiB",
+                                            "8mib",    " 8m",    "8m ",     "8 m",       "8 MiB",
+                                            "\t8MB\t", " 8 mb ", "8388608", " 8388608 ", "0x800000"};
+    for (size_t i = 0; i < sizeof spellings / sizeof spellings[0]; i++) {
+        unset_all();
+        TT_CHECK(setenv("TENURE_GCgen0size", spellings[i], 1) == 0);
+        tenure_config c;
+        tenure_config_init(&c);
+        tenure_result r = tenure_config_from_env(&c);
+        TT_CHECK(r == TENURE_OK && c.GCgen0size == (8u << 20), "TENURE_GCgen0size=\"%s\": %s, %" PRIu64, spellings[i],
+                 tenure_strerror(r), c.GCgen0size);
+    }
+    static const struct {
+        const char *text;
+        uint64_t value;
+    } units[] = {{"3k", 3u << 10},
+                 {"3KiB", 3u << 10},
+                 {"3 g", (uint64_t)3 << 30},
+                 {"3Gb", (uint64_t)3 << 30},
+                 {"4 TiB", (uint64_t)4 << 40},
+                 {"12b", 12},
+                 {"12 B", 12}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        unset_all();
+        TT_CHECK(setenv("TENURE_GCRegionRange", units[i].text, 1) == 0);
+        tenure_config c;
+        tenure_config_init(&c);
+        TT_CHECK(tenure_config_from_env(&c) == TENURE_OK && c.GCRegionRange == units[i].value,
+                 "TENURE_GCRegionRange=\"%s\": %" PRIu64, units[i].text, c.GCRegionRange);
+    }
+    unset_all();
+    TT_CHECK(setenv("TENURE_GCStressGeneration", " -1 ", 1) == 0);
+    tenure_config c;
+    tenure_config_init(&c);
+    TT_CHECK(tenure_config_from_env(&c) == TENURE_OK && c.GCStressGeneration == -1);
+    unset_all();
+}
+
+/* Issue 33: values outside their meaningful range are refused with a reason. */
+static void check_refused(const tenure_config *c, const char *want) {
+    char why[512];
+    TT_CHECK_RESULT(tenure_config_check(c, why, sizeof why), TENURE_INVALID_ARGUMENT);
+    TT_CHECK(strstr(why, want) != NULL, "the reason \"%s\" does not say \"%s\"", why, want);
+    tenure_result r = TENURE_OK;
+    TT_CHECK(tenure_create_ex(c, &r, why, sizeof why) == NULL && r == TENURE_INVALID_ARGUMENT);
+}
+
+static void test_ranges(void) {
+    unset_all();
+    tenure_config c;
+    tenure_config_init(&c);
+    c.GCgen0size = UINT64_MAX; /* no GC would ever start: the heap grew without bound */
+    check_refused(&c, "GCgen0size=18446744073709551615: must be at most GCRegionRange");
+    tenure_config_init(&c);
+    c.GCgen1size = c.GCRegionRange + 1;
+    check_refused(&c, "GCgen1size");
+    tenure_config_init(&c);
+    c.GCgen0MaxBudget = c.GCRegionRange * 2;
+    check_refused(&c, "GCgen0MaxBudget");
+    tenure_config_init(&c);
+    c.GCgen0size = c.GCRegionRange; /* the largest allowed */
+    TT_CHECK_RESULT(tenure_config_check(&c, NULL, 0), TENURE_OK);
+
+    /* 4 TiB of 256 KiB regions: 2^24 regions, whose table took 8.5 s to build; refused at once */
+    tenure_config_init(&c);
+    c.GCRegionRange = (uint64_t)4 << 40;
+    c.GCRegionSize = 256u << 10;
+    double t0 = tt_now();
+    check_refused(&c, "must hold at most 2^20 regions");
+    TT_CHECK(tt_now() - t0 < 1, "refused after %.1f s", tt_now() - t0);
+    /* the most regions allowed, 2^20 (256 GiB of 256 KiB regions): created quickly (unless the
+     * address space is refused: sanitizers, ulimit -v) */
+    c.GCRegionRange = (uint64_t)256 << 30;
+    TT_CHECK_RESULT(tenure_config_check(&c, NULL, 0), TENURE_OK);
+    t0 = tt_now();
+    tenure_result r = TENURE_OK;
+    char why[512];
+    tenure_runtime *rt = tenure_create_ex(&c, &r, why, sizeof why);
+    double took = tt_now() - t0;
+    if (!rt) {
+        TT_CHECK(r == TENURE_NOMEM, "GCRegionRange=256 GiB: %s", why);
+        printf("  GCRegionRange=256 GiB: not reserved here (%s)\n", why);
+        return;
+    }
+    tenure_destroy(rt);
+    printf("  GCRegionRange=256 GiB of 256 KiB regions (2^20): created in %.2f s\n", took);
+    TT_CHECK(took < 2 * tt_scale() + 2, "tenure_create took %.1f s", took);
 }
 
 static void test_create_uses_env(void) {
@@ -269,6 +367,8 @@ int main(void) {
     test_table();
     test_defaults();
     test_from_env();
+    test_size_spellings();
+    test_ranges();
     test_create_uses_env();
     test_effects();
     printf("options: OK (%.2f s)\n", tt_now() - t0);

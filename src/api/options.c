@@ -27,44 +27,64 @@ void tenure_config_init(tenure_config *config) {
 #undef TN_OPTION_DEFAULT
 }
 
-/* Parse an unsigned number with an optional k/m/g suffix (powers of 1024); hex with 0x. */
-static bool parse_u64(const char *s, uint64_t *out) {
-    char *end;
+/* The one rule for every option's text: surrounding spaces and tabs are trimmed; a number is
+ * decimal, or hex with 0x; a size may end in a suffix, after optional spaces, of any case:
+ * b (bytes), k, kb, kib (KiB), m, mb, mib (MiB), g, gb, gib (GiB), t, tb, tib (TiB), all
+ * powers of 1024. A sign, anything else, or a value that overflows is refused. */
+static const char *skip_spaces(const char *s) {
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return s;
+}
+
+/* The text without its surrounding spaces, in buf; false if it does not fit. */
+static bool trimmed(const char *s, char *buf, size_t cap) {
+    s = skip_spaces(s);
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    if (n >= cap)
+        return false;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return true;
+}
+
+/* The shift of a size suffix (0 for none or "b"), or -1 if it is not one. */
+static int suffix_shift(const char *s) {
+    static const char *const units = "kmgt";
+    if (!*s)
+        return 0;
+    if ((s[0] == 'b' || s[0] == 'B') && !s[1])
+        return 0;
+    const char *u = strchr(units, s[0] | 0x20);
+    if (!u || !s[0])
+        return -1;
+    const char *rest = s + 1;
+    if ((rest[0] | 0x20) == 'i' && (rest[1] | 0x20) == 'b' && !rest[2])
+        rest += 2;
+    else if ((rest[0] | 0x20) == 'b' && !rest[1])
+        rest++;
+    return *rest ? -1 : 10 * (int)(u - units + 1);
+}
+
+static bool parse_u64(const char *text, uint64_t *out) {
+    char s[64], *end;
+    if (!trimmed(text, s, sizeof s) || !(s[0] >= '0' && s[0] <= '9'))
+        return false;
     errno = 0;
-    if (*s == '-' || *s == '\0')
-        return false;
     unsigned long long v = strtoull(s, &end, 0);
-    if (errno || end == s)
-        return false;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k':
-    case 'K':
-        shift = 10;
-        end++;
-        break;
-    case 'm':
-    case 'M':
-        shift = 20;
-        end++;
-        break;
-    case 'g':
-    case 'G':
-        shift = 30;
-        end++;
-        break;
-    default: break;
-    }
-    if (*end == 'b' || *end == 'B')
-        end++;
-    if (*end != '\0' || (shift && v > (UINT64_MAX >> shift)))
+    int shift = suffix_shift(skip_spaces(end));
+    if (errno || end == s || shift < 0 || (shift && v > (UINT64_MAX >> shift)))
         return false;
     *out = (uint64_t)v << shift;
     return true;
 }
 
-static bool parse_i64(const char *s, int64_t *out) {
-    char *end;
+static bool parse_i64(const char *text, int64_t *out) {
+    char s[64], *end;
+    if (!trimmed(text, s, sizeof s) || !((s[0] >= '0' && s[0] <= '9') || (s[0] == '-' && s[1] >= '0' && s[1] <= '9')))
+        return false;
     errno = 0;
     long long v = strtoll(s, &end, 0);
     if (errno || end == s || *end != '\0')
@@ -96,7 +116,8 @@ static bool parse_option(const char *text, bool is_signed, uint64_t *u, int64_t 
             return true;                                                                                               \
         }                                                                                                              \
         snprintf(why, len, "TENURE_%s=%s: not a valid %s (%s)", #name, text, #ctype,                                   \
-                 is_signed ? "a decimal or 0x number" : "a decimal or 0x number, k/m/g suffixes for sizes");           \
+                 is_signed ? "a decimal or 0x number"                                                                  \
+                           : "a decimal or 0x number, k/m/g/t suffixes (KiB...) for sizes");                           \
         return false;                                                                                                  \
     }
 TENURE_OPTIONS(TN_OPTION_ENV)
@@ -155,6 +176,10 @@ tenure_result tenure_config_from_env(tenure_config *config) {
 
 #define TN_MIN_HARD_LIMIT_REGIONS 3
 #define TN_MAX_REGION_RANGE ((uint64_t)1 << 46)
+/* Regions in the range (GCRegionRange / GCRegionSize): the region table has one entry per
+ * region and is written whole at creation (heap/regions.c): 2^24 of them (4 TiB of 256 KiB
+ * regions) took 8.5 s; 2^20 take about a tenth of a second. */
+#define TN_MAX_REGIONS ((uint64_t)1 << 20)
 #define TN_MAX_MARK_STACK ((uint64_t)1 << 30) /* entries: 8 GiB */
 
 bool tn_config_range_is_automatic(const tenure_config *c) {
@@ -222,6 +247,20 @@ static tenure_result check(const tenure_config *c, const checker *k) {
         REFUSE_U(k, "GCRegionRange", c->GCRegionRange, "must hold at least 4 regions (4 x GCRegionSize)");
     if (c->GCRegionRange > TN_MAX_REGION_RANGE)
         REFUSE_U(k, "GCRegionRange", c->GCRegionRange, "must be at most 64 TiB");
+    if (c->GCRegionRange / rs > TN_MAX_REGIONS)
+        REFUSE_U(k, "GCRegionRange", c->GCRegionRange,
+                 "must hold at most 2^20 regions (GCRegionRange / GCRegionSize; the region table is built at "
+                 "creation): raise GCRegionSize for a larger range");
+    const struct {
+        const char *name;
+        uint64_t value;
+    } budgets[] = {{"GCgen0size", c->GCgen0size},
+                   {"GCgen1size", c->GCgen1size},
+                   {"GCgen0MaxBudget", c->GCgen0MaxBudget}};
+    for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++)
+        if (budgets[i].value > c->GCRegionRange)
+            REFUSE_U(k, budgets[i].name, budgets[i].value,
+                     "must be at most GCRegionRange (a budget the reserved range cannot hold never starts a GC)");
     if (c->GCHeapHardLimit && c->GCHeapHardLimit < TN_MIN_HARD_LIMIT_REGIONS * rs)
         REFUSE_U(k, "GCHeapHardLimit", c->GCHeapHardLimit,
                  "must be 0 (no limit) or at least 3 regions (3 x GCRegionSize): below that every allocation "

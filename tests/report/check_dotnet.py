@@ -28,6 +28,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import time
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/checklib.py
@@ -278,6 +279,17 @@ def mode_hostile(report, data, work):
     p = os.path.join(work, "notzip.trace.zip")
     open(p, "wb").write(b"this is not a zip\n" * 10)
     cases.append((p, "not a zip"))
+    # more entries than TR_ZIP_MAX_ENTRIES (100,000): refused from the end of central directory
+    # (ZIP64) before anything is unpacked (it took 42 s, unpacking 100,000 files first)
+    p = os.path.join(work, "many.trace.zip")
+    with zipfile.ZipFile(p, "w") as z:
+        for i in range(100005):
+            z.writestr("t/%d" % i, b"")
+    t0 = time.time()
+    rc, out, err = run([report, p], env)
+    check(rc == 2 and "100005 entries" in err, "100,005 entries: exit %d: %r" % (rc, err[:300]))
+    check(time.time() - t0 < 5, "100,005 entries: refused after %.1f s (want at once)" % (time.time() - t0))
+    cases.append((p, "100,005 entries"))
     for path, what in cases:
         rc, out, err = run([report, path], env)
         check(rc == 2, "%s: exit %d, want 2" % (what, rc))
