@@ -127,6 +127,16 @@ TENURE_API tenure_session *tenure_session_start_listener(tenure_runtime *rt, uin
  * more stream under a lock (nothing is lost). NULL on failure, with the path,
  * the call and the reason reported to the error hook, or on stderr without one. */
 TENURE_API tenure_session *tenure_session_start_ctf(tenure_runtime *rt, uint64_t keywords, int level, const char *dir);
+/* A session that writes the .NET runtime's EventPipe file format (NetTrace 4, what
+ * DOTNET_EnableEventPipe writes; TraceEvent, PerfView and dotnet-trace's readers read it as a .NET
+ * process's trace): the events of provider Microsoft-Windows-DotNETRuntime with the ids, versions
+ * and payloads listed in docs/events.md (strings in UTF-16), in the file `path`, created 0600,
+ * refused if it exists or is a symbolic link. Its one 64 KiB block is written at every GC end,
+ * when full and when the session stops. NULL on failure, reported as for
+ * tenure_session_start_ctf. TENURE_TRACE_FORMAT=nettrace (or ctf+nettrace) starts one from the
+ * environment: <dir>/tenure-<pid>-<instance id>.nettrace, or TENURE_TRACE=<file>.nettrace. */
+TENURE_API tenure_session *tenure_session_start_nettrace(tenure_runtime *rt, uint64_t keywords, int level,
+                                                         const char *path);
 /* Stop a session: flush and close its sink. From a listener or during a GC the session gets no
  * further event at once and is closed when the dispatch or the GC ends. */
 TENURE_API tenure_result tenure_session_stop(tenure_runtime *rt, tenure_session *session);

@@ -317,8 +317,9 @@ static int open_or_make_dir(int dirfd, const char *name) {
 
 /* The directory that will hold the trace directory: the caller's path (it chose it: symbolic
  * links are followed) up to the last component, missing directories created DIR_MODE.
- * `path` has no trailing slash; leaf_at is the offset of its last component. */
-static int open_parent(const char *path, size_t leaf_at, char *err, size_t errlen) {
+ * `path` has no trailing slash; leaf_at is the offset of its last component. The nettrace sink
+ * (nettrace.c) opens its file's directory with it too. */
+int tn_trace_open_parent(const char *path, size_t leaf_at, char *err, size_t errlen) {
     char walk[4096];
     snprintf(walk, sizeof walk, "%.*s", (int)leaf_at, path);
     int fd = open(walk[0] == '/' ? "/" : ".", WALK_FLAGS);
@@ -981,7 +982,7 @@ static int open_dir(const char *dir, char *err, size_t errlen) {
         path[--n] = 0;
     const char *slash = strrchr(path, '/');
     size_t leaf_at = slash ? (size_t)(slash - path) + 1 : 0;
-    int parent = open_parent(path, leaf_at, err, errlen);
+    int parent = tn_trace_open_parent(path, leaf_at, err, errlen);
     if (parent < 0)
         return -1;
     int fd = open_trace_dir(parent, path, path + leaf_at, err, errlen);

@@ -1,6 +1,7 @@
 /* events.c - the event schema made public, payload serialization, field readers, sessions and
  * their dispatch. The CTF sink lives in ctf.c. */
 #include "runtime.h"
+#include "trace/nettrace.h"
 #include "trace/trace.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -356,6 +357,7 @@ struct tn_session {
     tenure_event_listener listener;
     void *context;
     tn_ctf *ctf;
+    tn_nettrace *nettrace;   /* a nettrace session (TENURE_TRACE_FORMAT): EventPipe's file format */
     tn_lttng_write_fn lttng; /* an LTTng session (TENURE_LTTNG): every event to the provider */
 };
 #define TN_SESSION_MAGIC 0x5e55104eu
@@ -378,6 +380,8 @@ static void close_session(tenure_runtime *rt, struct tn_session **p) {
     recompute_mask(rt);
     if (s->ctf)
         tn_ctf_close(s->ctf);
+    if (s->nettrace)
+        tn_nettrace_close(s->nettrace);
     s->magic = 0;
     free(s);
 }
@@ -411,6 +415,8 @@ void tn_trace_emit(tenure_runtime *rt, unsigned index, const void *args, struct 
             continue;
         if (s->ctf) {
             tn_ctf_write(s->ctf, ev.timestamp_ns, index, buf, w.n);
+        } else if (s->nettrace) {
+            tn_nettrace_write(s->nettrace, ev.timestamp_ns, index, buf, w.n);
         } else if (s->lttng) {
             s->lttng(d->id, buf, w.n);
         } else {
@@ -441,6 +447,8 @@ void tn_trace_emit_helper(tenure_runtime *rt, unsigned index, const void *args) 
             continue;
         if (s->ctf)
             tn_ctf_write(s->ctf, now, index, buf, w.n);
+        else if (s->nettrace)
+            tn_nettrace_write(s->nettrace, now, index, buf, w.n);
         else if (s->lttng)
             s->lttng(d->id, buf, w.n);
     }
@@ -521,6 +529,34 @@ tenure_session *tenure_session_start_ctf(tenure_runtime *rt, uint64_t keywords, 
     return start_ctf(rt, keywords, level, dir, fn);
 }
 
+static tenure_session *start_nettrace(tenure_runtime *rt, uint64_t keywords, int level, const char *path,
+                                      const char *what) {
+    TN_LOCKED(rt);
+    if (!path || check_level(level)) {
+        start_failed(rt, TENURE_INVALID_ARGUMENT, what, "%s", path ? check_level(level) : "NULL path");
+        return NULL;
+    }
+    struct tn_session *s = tn_calloc(1, sizeof *s);
+    char err[4400] = "out of memory";
+    if (s)
+        s->nettrace = tn_nettrace_open(path, err, sizeof err);
+    if (!s || !s->nettrace) {
+        free(s);
+        start_failed(rt, TENURE_OS, what, "could not start a trace: %s", err);
+        return NULL;
+    }
+    s->keywords = keywords;
+    s->level = level;
+    return add_session(rt, s);
+}
+
+tenure_session *tenure_session_start_nettrace(tenure_runtime *rt, uint64_t keywords, int level, const char *path) {
+    static const char fn[] = "tenure_session_start_nettrace";
+    if (!rt || tn_cb_refused(rt, TN_OP_CHANGE, fn))
+        return NULL;
+    return start_nettrace(rt, keywords, level, path, fn);
+}
+
 static struct tn_session **find_session(tenure_runtime *rt, const tenure_session *session) {
     for (struct tn_session **p = &rt->sessions; *p; p = &(*p)->next)
         if (*p == (const struct tn_session *)session && (*p)->magic == TN_SESSION_MAGIC)
@@ -551,7 +587,9 @@ tenure_result tenure_session_stop(tenure_runtime *rt, tenure_session *session) {
 
 uint64_t tenure_session_discarded(const tenure_session *session) {
     const struct tn_session *s = (const struct tn_session *)session;
-    return s && s->magic == TN_SESSION_MAGIC && s->ctf ? tn_ctf_discarded(s->ctf) : 0;
+    if (!s || s->magic != TN_SESSION_MAGIC)
+        return 0;
+    return s->ctf ? tn_ctf_discarded(s->ctf) : s->nettrace ? tn_nettrace_discarded(s->nettrace) : 0;
 }
 
 tenure_result tenure_session_flush(tenure_runtime *rt, tenure_session *session) {
@@ -564,6 +602,8 @@ tenure_result tenure_session_flush(tenure_runtime *rt, tenure_session *session) 
                            (void *)session);
     if ((*p)->ctf)
         tn_ctf_flush((*p)->ctf);
+    if ((*p)->nettrace)
+        tn_nettrace_flush((*p)->nettrace);
     return TENURE_OK;
 }
 
@@ -583,6 +623,8 @@ void tn_trace_gc_end(tenure_runtime *rt) {
     for (struct tn_session *s = rt->sessions; s; s = s->next)
         if (s->ctf)
             tn_ctf_flush(s->ctf);
+        else if (s->nettrace)
+            tn_nettrace_flush(s->nettrace);
     if (rt->sessions_stopped && !rt->ev_dispatches)
         close_stopped(rt);
 }
@@ -668,6 +710,56 @@ static void start_ctf_from_env(tenure_runtime *rt, const char *dir, uint64_t key
     start_ctf(rt, keywords, level, path, "TENURE_TRACE");
 }
 
+/* TENURE_TRACE_FORMAT: the files TENURE_TRACE writes. TN_FMT_* bits, or 0 (reported) if the
+ * value is not one of ctf, nettrace, ctf+nettrace. A TENURE_TRACE that ends in .nettrace names
+ * the file itself and means nettrace. */
+enum { TN_FMT_CTF = 1, TN_FMT_NETTRACE = 2 };
+static bool names_nettrace_file(const char *path) {
+    size_t n = strlen(path);
+    return n > 9 && !strcmp(path + n - 9, ".nettrace");
+}
+static int trace_format_from_env(tenure_runtime *rt, const char *dir) {
+    const char *f = tn_os_getenv("TENURE_TRACE_FORMAT");
+    int fmt = names_nettrace_file(dir) ? TN_FMT_NETTRACE : TN_FMT_CTF;
+    if (f && *f) {
+        fmt = !strcmp(f, "ctf")                                          ? TN_FMT_CTF
+              : !strcmp(f, "nettrace")                                   ? TN_FMT_NETTRACE
+              : !strcmp(f, "ctf+nettrace") || !strcmp(f, "nettrace+ctf") ? TN_FMT_CTF | TN_FMT_NETTRACE
+                                                                         : 0;
+        if (!fmt)
+            start_failed(rt, TENURE_INVALID_ARGUMENT, "TENURE_TRACE_FORMAT",
+                         "'%s' is not a trace format (ctf, nettrace or ctf+nettrace): no trace started", f);
+        else if ((fmt & TN_FMT_CTF) && names_nettrace_file(dir)) {
+            start_failed(rt, TENURE_INVALID_ARGUMENT, "TENURE_TRACE_FORMAT",
+                         "'%s' asks for a CTF trace but TENURE_TRACE=%s names a .nettrace file: no trace started", f,
+                         dir);
+            fmt = 0;
+        }
+    }
+    return fmt;
+}
+
+/* TENURE_TRACE=<dir> with the nettrace format: <dir>/tenure-<pid>-<instance>.nettrace;
+ * TENURE_TRACE=<file>.nettrace: that file for instance 1, <file>-<instance>.nettrace for the
+ * others (see nettrace.c for what is created and what is refused). */
+static void start_nettrace_from_env(tenure_runtime *rt, const char *dir, uint64_t keywords, int level) {
+    char path[4096];
+    int n;
+    size_t len = strlen(dir);
+    if (names_nettrace_file(dir))
+        n = rt->instance_id == 1
+                ? snprintf(path, sizeof path, "%s", dir)
+                : snprintf(path, sizeof path, "%.*s-%u.nettrace", (int)(len - 9), dir, (unsigned)rt->instance_id);
+    else
+        n = snprintf(path, sizeof path, "%s/tenure-%ld-%u.nettrace", dir, tn_os_process_id(),
+                     (unsigned)rt->instance_id);
+    if (n < 0 || n >= (int)sizeof path) {
+        start_failed(rt, TENURE_INVALID_ARGUMENT, "TENURE_TRACE", "the path %s is too long: no trace started", dir);
+        return;
+    }
+    start_nettrace(rt, keywords, level, path, "TENURE_TRACE");
+}
+
 /* TENURE_LTTNG=1 (the provider found by the dynamic loader's search path) or
  * TENURE_LTTNG=<path of libtenuretraceptprovider.so>: a session that hands every event to the
  * LTTng-UST provider (lttng/provider.c), loaded once and never unloaded, as CoreCLR loads
@@ -690,7 +782,8 @@ static void start_lttng_from_env(tenure_runtime *rt, const char *value, uint64_t
     add_session(rt, s);
 }
 
-/* The sessions the environment asks for: TENURE_TRACE (CTF files) and TENURE_LTTNG (the
+/* The sessions the environment asks for: TENURE_TRACE (CTF files, nettrace files or both:
+ * TENURE_TRACE_FORMAT) and TENURE_LTTNG (the
  * LTTng-UST provider), both with TENURE_TRACE_KEYWORDS and TENURE_TRACE_LEVEL. */
 void tn_trace_init_from_env(tenure_runtime *rt) {
     const char *dir = tn_os_getenv("TENURE_TRACE"), *lttng = tn_os_getenv("TENURE_LTTNG");
@@ -699,8 +792,11 @@ void tn_trace_init_from_env(tenure_runtime *rt) {
     bool want_ctf = dir && *dir, want_lttng = lttng && *lttng && strcmp(lttng, "0") != 0;
     if ((!want_ctf && !want_lttng) || !trace_options_from_env(rt, &keywords, &level))
         return;
-    if (want_ctf)
+    int format = want_ctf ? trace_format_from_env(rt, dir) : 0;
+    if (format & TN_FMT_CTF)
         start_ctf_from_env(rt, dir, keywords, level);
+    if (format & TN_FMT_NETTRACE)
+        start_nettrace_from_env(rt, dir, keywords, level);
     if (want_lttng)
         start_lttng_from_env(rt, lttng, keywords, level);
 }
@@ -708,10 +804,13 @@ void tn_trace_init_from_env(tenure_runtime *rt) {
 void tn_trace_forked_child(tenure_runtime *rt) {
     tn_os_thread_id_forget();
     for (struct tn_session *s = rt->sessions; s; s = s->next)
-        if (s->ctf || s->lttng) {
+        if (s->ctf || s->nettrace || s->lttng) {
             if (s->ctf)
                 tn_ctf_forked_child(s->ctf);
+            if (s->nettrace)
+                tn_nettrace_forked_child(s->nettrace);
             s->ctf = NULL;
+            s->nettrace = NULL;
             s->lttng = NULL; /* the child is not registered with the session daemon */
             s->keywords = 0; /* inert: it wants nothing */
         }

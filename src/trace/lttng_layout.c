@@ -114,3 +114,26 @@ size_t tn_lttng_bulk_type_utf16(const uint8_t *payload, size_t size, size_t *fro
     *from = r.off;
     return o.n;
 }
+
+size_t tn_utf16_payload(const tenure_event_desc *d, const uint8_t *payload, size_t size, uint8_t *out_bytes,
+                        size_t cap) {
+    tn_payload_reader r = {payload, size, 0, true};
+    out o = {out_bytes, 0, cap, true};
+    for (size_t i = 0; i < d->field_count && r.ok && o.ok; i++) {
+        tenure_field_type t = d->fields[i].type;
+        size_t width = t == TENURE_FIELD_U8                             ? 1
+                       : t == TENURE_FIELD_U16                          ? 2
+                       : t == TENURE_FIELD_U32 || t == TENURE_FIELD_I32 ? 4
+                       : t == TENURE_FIELD_U64 || t == TENURE_FIELD_PTR ? 8
+                                                                        : 0;
+        if (width) {
+            copy(&o, &r, width);
+        } else if (t == TENURE_FIELD_STRING) {
+            put_wstr(&o, &r);
+        } else { /* arrays and records (no strings in them here): their bytes as they are */
+            put(&o, r.p + r.off, r.n - r.off);
+            r.off = r.n;
+        }
+    }
+    return r.ok && o.ok && r.off == r.n ? o.n : 0;
+}

@@ -104,4 +104,10 @@ _Static_assert((int)TN_LTTNG_EVENT_COUNT == (int)TN_EV_COUNT,
  * fits. */
 size_t tn_lttng_bulk_type_utf16(const uint8_t *payload, size_t size, size_t *from, uint8_t *out, size_t cap);
 
+/* A payload whose top-level strings are UTF-8 (GCAllocationTick_V4's and PinObjectAtGCTime's
+ * TypeName) with those strings in UTF-16LE and a NUL unit, as ETW and EventPipe carry them (the
+ * nettrace sink); the other fields copied. Returns the bytes written; 0 if the payload is
+ * malformed or does not fit cap. Reads only d's fields (no call into libtenure). */
+size_t tn_utf16_payload(const tenure_event_desc *d, const uint8_t *payload, size_t size, uint8_t *out, size_t cap);
+
 #endif

@@ -128,6 +128,11 @@ typedef void (*tn_lttng_write_fn)(uint16_t id, const void *payload, size_t size)
  * loader's search path; a path: that file), once per process; NULL with the reason in err. */
 tn_lttng_write_fn tn_lttng_load(const char *value, char *err, size_t errlen);
 
+/* The directory that will hold a trace directory or file: `path` up to leaf_at (the offset of
+ * its last component), missing directories created 0700; a descriptor (O_PATH) or -1 with the
+ * reason in err (ctf.c; nettrace.c uses it too). */
+int tn_trace_open_parent(const char *path, size_t leaf_at, char *err, size_t errlen);
+
 /* In a forked child: free c without writing, waiting or locking (see tn_trace_forked_child) */
 void tn_ctf_forked_child(tn_ctf *c);
 
