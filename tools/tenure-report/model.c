@@ -612,6 +612,15 @@ int model_event(tr_model *m, const tr_event *ev) {
 
 static double ns_ms(int64_t ns) { return (double)ns / 1e6; }
 
+/* The heap size before a GC (MB): its per-heap histories' SizeBefore over all generations, 0
+ * without them (TraceGC.HeapSizeBeforeMB) */
+static double phh_before_mb(const tr_gc *g) {
+    uint64_t before = 0;
+    for (int k = 0; k < TR_GENS && g->phh_heaps; k++)
+        before += g->phh[k].size_before;
+    return (double)before / MB;
+}
+
 void model_finish(tr_model *m) {
     m->completed = m->incomplete = 0;
     for (size_t i = 0; i < m->n; i++)
@@ -703,6 +712,17 @@ void model_finish(tr_model *m) {
         }
         if (g->peak_mb < g->after_mb && !g->phh_heaps)
             g->peak_mb = g->after_mb;
+        /* a background GC's peak, as PerfView's: also the heap size before of every GC whose
+         * pause began before the background GC's end, taken as its first pause's start plus its
+         * GCStart..GCEnd duration (TraceGC.HeapSizePeakMB) */
+        if (g->type == 1 && g->phh_heaps && g->has_end) {
+            int64_t bgc_end = g->suspend_begin_ns + ns_sub(g->end_ns, g->start_ns);
+            for (size_t j = i + 1; j < m->n && m->gcs[j].suspend_begin_ns <= bgc_end; j++) {
+                double before = phh_before_mb(&m->gcs[j]);
+                if (before > g->peak_mb)
+                    g->peak_mb = before;
+            }
+        }
 
         /* survival of the condemned generations (LOH and POH with gen2), fragmentation of the
          * whole heap after the GC */
