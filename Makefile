@@ -49,11 +49,13 @@ format: deps
 test-release: build
 	cd $(BUILD)/release && $(TIMED) release 420 -- ctest -j $(JOBS) --output-on-failure -LE long
 
-# The whole suite again with the heap verified around every GC and a GC forced every 500
-# allocations (on smaller workloads).
+# The suite again with the heap verified around every GC and a GC forced every 500
+# allocations (on smaller workloads): the tests that have no such variant of their own (labels
+# stress and has_stress: tests/CMakeLists.txt), and not the torture programs (torture_stress
+# and torture_bgc_stress verify theirs).
 test-stress: build
 	cd $(BUILD)/release && $(TIMED) stress 240 -- env TENURE_HeapVerify=1 TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 \
-	  ctest -j $(JOBS) --output-on-failure -E '_stress$$|install_check' -LE 'fuzz|long|tool'
+	  ctest -j $(JOBS) --output-on-failure -E 'install_check' -LE 'stress|has_stress|torture|fuzz|long|tool'
 
 ASAN_CMAKE = -DCMAKE_BUILD_TYPE=Debug -DTENURE_SANITIZE=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF
 build-asan: deps
@@ -97,7 +99,7 @@ test-tsan: build-tsan
 	  ctest -j $(JOBS) --output-on-failure -LE long \
 	  -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|callbacks|lox' -E '$(BGC_CANNOT_APPLY)|background|bgc'
 
-# Server GC (gcServer=1, issue 15): the whole release suite with 2 GC threads; the collector's
+# Server GC (gcServer=1, issue 15): the release suite's quick tests with 2 GC threads; the collector's
 # tests with 4 under HeapVerify + GCStress; under AddressSanitizer the collector's tests with 2
 # and the fork test with 4 (five times: a helper still starting when the program forked hung the
 # child in AddressSanitizer's allocator, gc/team.c create_helper); under ThreadSanitizer its
@@ -106,7 +108,7 @@ test-tsan: build-tsan
 SERVER_GC_TESTS = graphs|cards|mark|pin|generations|handles|finalize|weak|loh|overflow|verify|torture|conservative|background|bgc
 test-server: build build-asan build-tsan
 	cd $(BUILD)/release && $(TIMED) server-2 360 -- env TENURE_gcServer=1 TENURE_GCHeapCount=2 \
-	  ctest -j $(JOBS) --output-on-failure -E install_check -LE 'long|tool'
+	  ctest -j $(JOBS) --output-on-failure -E install_check -L quick -LE 'long|tool'
 	cd $(BUILD)/release && $(TIMED) server-4-stress 150 -- env TENURE_gcServer=1 TENURE_GCHeapCount=4 TENURE_HeapVerify=1 \
 	  TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)' -E '_stress$$' -LE long
 	cd $(BUILD)/asan && $(TIMED) server-asan-2 240 -- env TENURE_gcServer=1 TENURE_GCHeapCount=2 ASAN_OPTIONS=detect_leaks=1 \
@@ -118,7 +120,8 @@ test-server: build build-asan build-tsan
 	cd $(BUILD)/tsan && $(TIMED) server-tsan-4 120 -- env TENURE_gcServer=1 TENURE_GCHeapCount=4 TSAN_OPTIONS=halt_on_error=1 \
 	  ctest -j $(JOBS) --output-on-failure -R 'graphs|mark|cards|pin' -E '_stress$$' -LE long
 
-# Background GC (gcConcurrent=1, issue 16): the whole release suite with the gen2 GCs the
+# Background GC (gcConcurrent=1, issue 16): the release suite's quick tests (the variants under
+# HeapVerify + GCStress left to the blocking runs and bgc_stress_verify) with the gen2 GCs the
 # collector chooses (budgets, GCStress, tenure_collect NONBLOCKING) run in the background. Not
 # what cannot apply (each reason below); the tests that check GC order, callbacks and
 # tenure_collect(2, NONBLOCKING) accept both modes (a background GC's callback comes after the
@@ -131,7 +134,7 @@ test-server: build build-asan build-tsan
 BGC_CANNOT_APPLY = ^(heapprof_env_stress|objtrack_gc|objtrack_gc_stress|install_check)$$
 test-bgc: build
 	cd $(BUILD)/release && $(TIMED) bgc 300 -- env TENURE_gcConcurrent=1 \
-	  ctest -j $(JOBS) --output-on-failure -E '$(BGC_CANNOT_APPLY)' -LE 'long|tool'
+	  ctest -j $(JOBS) --output-on-failure -E '$(BGC_CANNOT_APPLY)' -L quick -LE 'long|tool'
 
 # The long soaks and the full-scale matrix CI leaves out (issue 39): the tests labelled long,
 # and the whole release suite under each GC mode at full scale. Hours, not minutes.

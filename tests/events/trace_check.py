@@ -79,12 +79,26 @@ class Unreadable(Exception):
 # reading
 # --------------------------------------------------------------------------------------------
 
+def integer_elements(field, signed):
+    """An array of integers (a packed event's __data__ bytes) as a list of ints, read
+    through the bindings' native layer: bt2's field objects cost ~50 us per element, and a
+    second of tenure-sim's trace holds millions of packed bytes (issue 39)."""
+    from bt2 import _native_bt as nbt  # the C functions themselves, not native_bt.py's wrappers
+    ptr = field._ptr
+    element = nbt.field_array_borrow_element_field_by_index_const
+    value = nbt.field_integer_signed_get_value if signed else nbt.field_integer_unsigned_get_value
+    return [value(element(ptr, i)) for i in range(nbt.field_array_get_length(ptr))]
+
+
 def plain(field):
     """A bt2 field as plain Python values (ints, strings, lists, dicts)."""
     import bt2
     if isinstance(field, bt2._StructureFieldConst):
         return {k: plain(v) for k, v in field.items()}
     if isinstance(field, (bt2._ArrayFieldConst,)):
+        element = field.cls.element_field_class
+        if isinstance(element, bt2._IntegerFieldClassConst):
+            return integer_elements(field, isinstance(element, bt2._SignedIntegerFieldClassConst))
         return [plain(v) for v in field]
     if isinstance(field, bt2._StringFieldConst):
         return str(field)
