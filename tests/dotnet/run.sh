@@ -1,0 +1,87 @@
+#!/bin/sh
+# tests/dotnet: TraceEvent, the library PerfView reads traces with, reads the .NET runtime's own
+# EventPipe trace and tenure's (TENURE_TRACE_FORMAT=ctf+nettrace) and checks tenure's GCs
+# against tenure-report's reading of the CTF trace of the same run (check/Program.cs).
+#
+#   run.sh build SRC BIN            restore and build alloc/ and check/ into BIN (once: BIN/built)
+#   run.sh runtime SRC BIN          the runtime's trace of alloc/ (DOTNET_EnableEventPipe), checked
+#   run.sh tenure SRC BIN MODE SIM REPORT
+#                                   tenure-sim traced in MODE (workstation, server2, background)
+#
+# Exit 77 (skipped) when dotnet is missing or the NuGet restore fails (no network, no feed).
+set -u
+cmd=$1 src=$2 bin=$3
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+unset DOTNET_EnableEventPipe DOTNET_EventPipeConfig DOTNET_EventPipeOutputPath
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+build() {
+    command -v dotnet >/dev/null 2>&1 || skip "dotnet is not on PATH"
+    mkdir -p "$bin"
+    (
+        flock 9 # one build at a time (tests running in parallel)
+        [ -f "$bin/built" ] && exit 0
+        for p in alloc check; do
+            # intermediate files under BIN: the source tree stays clean
+            if ! dotnet restore "$src/$p/$p.csproj" --nologo -v q -p:BaseIntermediateOutputPath="$bin/obj-$p/" \
+                >"$bin/restore-$p.log" 2>&1; then
+                cat "$bin/restore-$p.log"
+                exit 77
+            fi
+            dotnet build "$src/$p/$p.csproj" --no-restore --nologo -v q -o "$bin/$p" \
+                -p:BaseIntermediateOutputPath="$bin/obj-$p/" >"$bin/build-$p.log" 2>&1 ||
+                { cat "$bin/build-$p.log"; exit 1; }
+        done
+        touch "$bin/built"
+    ) 9>"$bin/.lock"
+    rc=$?
+    [ $rc = 77 ] && skip "the NuGet restore failed (Microsoft.Diagnostics.Tracing.TraceEvent); log above"
+    [ $rc = 0 ] || fail "dotnet build failed; log above"
+}
+
+case $cmd in
+build)
+    build
+    echo "built: $bin/alloc, $bin/check"
+    ;;
+runtime)
+    build
+    rm -f "$bin/runtime.nettrace"
+    DOTNET_EnableEventPipe=1 DOTNET_EventPipeConfig='Microsoft-Windows-DotNETRuntime:0x1:5' \
+        DOTNET_EventPipeOutputPath="$bin/runtime.nettrace" dotnet "$bin/alloc/alloc.dll" || fail "alloc failed"
+    [ -s "$bin/runtime.nettrace" ] || fail "the runtime wrote no $bin/runtime.nettrace"
+    exec dotnet "$bin/check/check.dll" runtime "$bin/runtime.nettrace"
+    ;;
+tenure)
+    mode=$4 sim=$5 report=$6
+    build
+    heaps=1 kind=
+    case $mode in
+    workstation) set -- env TENURE_TRACE_LEVEL=5 "$sim" --seconds 1 --live-mb 16 --seed 3 --pin-every 1000 ;;
+    server2)
+        heaps=2
+        set -- env TENURE_gcServer=1 TENURE_GCHeapCount=2 TENURE_TRACE_LEVEL=5 TENURE_GCStress=20000 \
+            "$sim" --seconds 1 --live-mb 16 --seed 5 --threads 2
+        ;;
+    background)
+        kind=background
+        set -- env TENURE_gcConcurrent=1 TENURE_GCStress=3000 "$sim" --seconds 1 --live-mb 16 --seed 7 --threads 2
+        ;;
+    *) fail "unknown mode $mode" ;;
+    esac
+    dir="$bin/tenure-$mode"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    TENURE_TRACE="$dir" TENURE_TRACE_FORMAT=ctf+nettrace "$@" >"$dir/sim.log" 2>&1 || { cat "$dir/sim.log"; fail "tenure-sim failed"; }
+    set -- "$dir"/tenure-*.nettrace
+    [ $# = 1 ] && [ -s "$1" ] || fail "not one nettrace file in $dir"
+    nettrace=$1
+    ctf=${nettrace%.nettrace}
+    [ -d "$ctf" ] || fail "no CTF trace $ctf beside $nettrace"
+    "$report" --json "$ctf" >"$dir/report.json" || fail "tenure-report failed on $ctf"
+    exec dotnet "$bin/check/check.dll" tenure "$nettrace" "$dir/report.json" $heaps $kind
+    ;;
+*) fail "unknown command $cmd" ;;
+esac
