@@ -7,6 +7,9 @@
 #   run.sh runtime SRC BIN          the runtime's trace of alloc/ (DOTNET_EnableEventPipe), checked
 #   run.sh tenure SRC BIN MODE SIM REPORT
 #                                   tenure-sim traced in MODE (workstation, server2, background)
+#   run.sh files SRC BIN SIM        the file's safety: a link or an existing file at the path
+#                                   refused, 0600 under umask 000, a file-size limit leaves a
+#                                   readable trace with its losses counted
 #
 # Exit 77 (skipped) when dotnet is missing or the NuGet restore fails (no network, no feed).
 set -u
@@ -82,6 +85,28 @@ tenure)
     [ -d "$ctf" ] || fail "no CTF trace $ctf beside $nettrace"
     "$report" --json "$ctf" >"$dir/report.json" || fail "tenure-report failed on $ctf"
     exec dotnet "$bin/check/check.dll" tenure "$nettrace" "$dir/report.json" $heaps $kind
+    ;;
+files)
+    sim=$4
+    build
+    dir="$bin/files"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    run_sim() { "$sim" --preset steady --total-mb 16 >"$dir/sim.log" 2>&1; }
+    ln -s "$dir/target" "$dir/link.nettrace"
+    TENURE_TRACE="$dir/link.nettrace" run_sim || fail "tenure-sim failed"
+    grep -q "link.nettrace: exists (a file or a symbolic link): refused" "$dir/sim.log" || fail "link not refused"
+    [ ! -e "$dir/target" ] || fail "a file was created through the link"
+    echo keep >"$dir/old.nettrace"
+    TENURE_TRACE="$dir/old.nettrace" run_sim || fail "tenure-sim failed"
+    grep -q "old.nettrace: exists" "$dir/sim.log" && [ "$(cat "$dir/old.nettrace")" = keep ] || fail "existing file not refused"
+    (umask 000 && TENURE_TRACE="$dir/new/private.nettrace" run_sim) || fail "tenure-sim failed"
+    [ "$(stat -c %a "$dir/new/private.nettrace")" = 600 ] || fail "the trace is not 0600 under umask 000"
+    [ "$(stat -c %a "$dir/new")" = 700 ] || fail "the directory made for it is not 0700"
+    (trap '' XFSZ && ulimit -f 24 && TENURE_TRACE="$dir/cut.nettrace" TENURE_TRACE_LEVEL=5 run_sim) ||
+        fail "tenure-sim failed under a file-size limit"
+    echo "link, existing file, modes: ok"
+    exec dotnet "$bin/check/check.dll" cut "$dir/cut.nettrace"
     ;;
 *) fail "unknown command $cmd" ;;
 esac

@@ -7,6 +7,8 @@
 //                                      a tenure trace (TENURE_TRACE_FORMAT=ctf+nettrace): every GC
 //                                      complete, and its figures equal tenure-report's (--json)
 //                                      for the CTF trace of the same run; HEAPS GC heaps
+//   check cut FILE                     a trace cut short (file-size limit): readable, its GCs
+//                                      complete, the events lost counted (more than 0)
 //   check dump FILE                    print the GCs TraceEvent sees
 //
 // Exit status: 0 pass, 1 a check failed (each failure printed), 2 bad usage or unreadable.
@@ -139,6 +141,20 @@ static class Check
         return failures == 0 ? 0 : 1;
     }
 
+    static int Cut(string path)
+    {
+        var t = Read(path);
+        PrintSummary(path, t);
+        if (t.GCs.Count == 0)
+            Fail("TraceEvent saw no GC");
+        foreach (var g in t.GCs.Where(g => !IsComplete(g)))
+            Fail("incomplete: " + Describe(g));
+        if (t.EventsLost == 0)
+            Fail("no event counted as lost");
+        Console.WriteLine(failures == 0 ? "cut trace: ok" : $"cut trace: {failures} failure(s)");
+        return failures == 0 ? 0 : 1;
+    }
+
     static void Same(TraceGC g, string what, double traceEvent, double report, double tolerance)
     {
         if (double.IsNaN(traceEvent) || double.IsNaN(report) || Math.Abs(traceEvent - report) > tolerance)
@@ -219,6 +235,8 @@ static class Check
         {
             if (args.Length == 2 && args[0] == "dump")
                 return Dump(args[1]);
+            if (args.Length == 2 && args[0] == "cut")
+                return Cut(args[1]);
             if (args.Length == 2 && args[0] == "runtime")
                 return Runtime(args[1]);
             if ((args.Length == 4 || args.Length == 5) && args[0] == "tenure")
@@ -231,7 +249,7 @@ static class Check
             Console.WriteLine($"check: {e.GetType().Name}: {e.Message}");
             return 2;
         }
-        Console.Error.WriteLine("usage: check dump FILE | check runtime FILE | check tenure FILE REPORT.json HEAPS [background]");
+        Console.Error.WriteLine("usage: check dump FILE | check cut FILE | check runtime FILE | check tenure FILE REPORT.json HEAPS [background]");
         return 2;
     }
 }
