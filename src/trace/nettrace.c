@@ -87,6 +87,7 @@ struct tn_nettrace {
     uint64_t prev_tid, prev_ts;
     /* the capture stream */
     uint32_t seq;     /* sequence number of the last event (written or not) */
+    uint32_t sp_seq;  /* seq at the last sequence point */
     uint64_t last_ts; /* timestamps never go back */
     atomic_uint_fast64_t discarded;
     uint8_t convert[CONVERT_CAP];
@@ -321,9 +322,10 @@ static void flush_locked(tn_nettrace *n) {
         if (!write_block_object(n, "EventBlock", n->block, n->used))
             atomic_fetch_add(&n->discarded, n->events);
         reset_block(n);
-    } else if (n->written == 0) {
-        return;
+    } else if (n->seq == n->sp_seq) {
+        return; /* nothing since the last sequence point */
     }
+    n->sp_seq = n->seq;
     uint8_t sp[24];
     buf b = {sp, 0, sizeof sp, true};
     put_u64(&b, n->last_ts);
