@@ -8,10 +8,15 @@
  *    leaves options whose variable is unset alone, and rejects garbage with
  *    TENURE_INVALID_ARGUMENT leaving that option unchanged while applying the valid ones;
  *  - tenure_create(NULL) applies the environment;
+ *  - the first tenure_create of a process names on stderr each TENURE_ variable nothing reads,
+ *    with the nearest known name, and the option variables a given config does not apply;
  *  - options take effect: GCStress (a GC every N allocations), GCStressGeneration,
  *    GCgen0size / GCgen0MaxBudget (allocation-triggered GCs), HeapVerify.
  */
 #include "test_util.h"
+#include <stdbool.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static const struct row {
     const char *name, *type, *desc;
@@ -270,6 +275,73 @@ static void test_create_uses_env(void) {
     unset_all();
 }
 
+/* What the first tenure_create of a new process writes on stderr with var=value in its
+ * environment (and no other TENURE_ option), given a default config or none. */
+static void first_create_stderr(const char *var, const char *value, bool with_config, char *out, size_t cap) {
+    int fds[2];
+    TT_CHECK(pipe(fds) == 0);
+    fflush(stderr);
+    pid_t pid = fork();
+    TT_CHECK(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        close(fds[0]);
+        unset_all();
+        setenv(var, value, 1);
+        tenure_config c;
+        tenure_config_init(&c);
+        tenure_destroy(tenure_create(with_config ? &c : NULL, NULL));
+        tenure_destroy(tenure_create(with_config ? &c : NULL, NULL)); /* once per process */
+        _exit(0);
+    }
+    close(fds[1]);
+    size_t n = 0;
+    for (ssize_t k; n + 1 < cap && (k = read(fds[0], out + n, cap - 1 - n)) > 0;)
+        n += (size_t)k;
+    out[n] = 0;
+    close(fds[0]);
+    int status = 0;
+    TT_CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static size_t count_of(const char *text, const char *what) {
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p++)
+        n++;
+    return n;
+}
+
+/* Runs before any instance exists in this process: the check is once per process. */
+static void test_env_warnings(void) {
+    char err[2048];
+    static const struct {
+        const char *var, *suggests; /* NULL: no suggestion */
+    } cases[] = {
+        {"TENURE_GCStres", "did you mean TENURE_GCStress?"},
+        {"TENURE_gcstress", "did you mean TENURE_GCStress?"},
+        {"TENURE_heapverify", "did you mean TENURE_HeapVerify?"},
+        {"TENURE_TRACE_LEVL", "did you mean TENURE_TRACE_LEVEL?"},
+        {"TENURE_NOTHING_LIKE_IT", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        first_create_stderr(cases[i].var, "1", false, err, sizeof err);
+        TT_CHECK(count_of(err, "is not a variable tenure reads") == 1 && strncmp(err + 8, cases[i].var, strlen(cases[i].var)) == 0,
+                 "%s: not reported once: \"%s\"", cases[i].var, err);
+        TT_CHECK(cases[i].suggests ? strstr(err, cases[i].suggests) != NULL : strstr(err, "did you mean") == NULL,
+                 "%s: \"%s\"", cases[i].var, err);
+    }
+    /* known variables and the tools' families say nothing */
+    first_create_stderr("TENURE_GCStress", "0", false, err, sizeof err);
+    TT_CHECK(err[0] == 0, "TENURE_GCStress reported: %s", err);
+    first_create_stderr("TENURE_HEAPPROF_OUT", "x", false, err, sizeof err);
+    TT_CHECK(err[0] == 0, "TENURE_HEAPPROF_OUT reported: %s", err);
+    /* a given config: the option variables it does not apply are named */
+    first_create_stderr("TENURE_GCStress", "500", true, err, sizeof err);
+    TT_CHECK(count_of(err, "TENURE_GCStress=500 is not applied") == 1, "given config: \"%s\"", err);
+    first_create_stderr("TENURE_GCStress", "0", true, err, sizeof err); /* the config's own value */
+    TT_CHECK(err[0] == 0, "TENURE_GCStress=0 with a config that says 0: %s", err);
+}
+
 static tenure_runtime *make(tenure_config *c, tt_errlog *log) { return tt_create(c, log); }
 
 static void test_effects(void) {
@@ -364,6 +436,7 @@ static void test_effects(void) {
 int main(void) {
     tt_rng_init("options");
     double t0 = tt_now();
+    test_env_warnings(); /* first: before this process creates an instance */
     test_table();
     test_defaults();
     test_from_env();

@@ -166,6 +166,107 @@ tenure_result tn_config_from_env(tenure_config *config, char *why, size_t len) {
     return result;
 }
 
+/* ---- variables nobody reads, and variables a given config leaves out (issue 38) ----
+ *
+ * A misspelt variable (TENURE_GCStres, TENURE_gcstress) would otherwise do nothing without a
+ * word, and a test "under GCStress" would stress nothing. Once per process, at the first
+ * tenure_create, each TENURE_ variable that no part of tenure reads is named on stderr with
+ * the nearest name that is read; the tools' own families (TENURE_HEAPPROF_..., TENURE_TEST_...)
+ * are theirs to check. */
+static const char *const library_vars[] = {"TRACE", "TRACE_KEYWORDS", "TRACE_LEVEL", "TRACE_FORMAT", "LTTNG",
+                                            "PROFILER"};
+static const char *const tool_families[] = {"HEAPPROF_", "TEST_", "BENCH_", "FUZZ_", "SIM_", "REPORT_", "TORTURE_"};
+
+static bool known_var(const char *name, size_t len) {
+    for (size_t k = 0; k < tenure_option_count(); k++)
+        if (strlen(option_infos[k].name) == len && memcmp(option_infos[k].name, name, len) == 0)
+            return true;
+    for (size_t k = 0; k < sizeof library_vars / sizeof *library_vars; k++)
+        if (strlen(library_vars[k]) == len && memcmp(library_vars[k], name, len) == 0)
+            return true;
+    for (size_t k = 0; k < sizeof tool_families / sizeof *tool_families; k++)
+        if (strncmp(name, tool_families[k], strlen(tool_families[k])) == 0)
+            return true;
+    return false;
+}
+
+static int lower(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+/* Edit distance between a (len la) and b, case ignored; stops counting at 9. */
+static unsigned distance(const char *a, size_t la, const char *b) {
+    size_t lb = strlen(b);
+    unsigned row[64];
+    if (la >= 63 || lb >= 63)
+        return 9;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (unsigned)j;
+    for (size_t i = 1; i <= la; i++) {
+        unsigned diag = row[0];
+        row[0] = (unsigned)i;
+        for (size_t j = 1; j <= lb; j++) {
+            unsigned up = row[j], best = diag + (lower(a[i - 1]) != lower(b[j - 1]));
+            best = up + 1 < best ? up + 1 : best;
+            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb] < 9 ? row[lb] : 9;
+}
+
+/* The known name nearest to name, case ignored, if at most a third of it (two letters at
+ * least) differs; NULL if none is that near. */
+static const char *nearest_var(const char *name, size_t len) {
+    unsigned limit = len / 3 > 2 ? (unsigned)(len / 3) : 2;
+    size_t nopt = tenure_option_count(), nlib = sizeof library_vars / sizeof *library_vars;
+    const char *best = NULL;
+    unsigned best_d = limit + 1;
+    for (size_t k = 0; k < nopt + nlib; k++) {
+        const char *cand = k < nopt ? option_infos[k].name : library_vars[k - nopt];
+        unsigned d = distance(name, len, cand);
+        if (d < best_d)
+            best = cand, best_d = d;
+    }
+    return best;
+}
+
+static void warn_unknown(const char *var, size_t len, void *ctx) {
+    (void)ctx;
+    const char *name = var + strlen("TENURE_");
+    size_t n = len - strlen("TENURE_");
+    if (known_var(name, n))
+        return;
+    const char *near = nearest_var(name, n);
+    fprintf(stderr, "tenure: %.*s is not a variable tenure reads; it has no effect%s%s%s\n", (int)len, var,
+            near ? " (did you mean TENURE_" : "", near ? near : "", near ? "?)" : "");
+}
+
+/* A config given to tenure_create is used as given: the TENURE_<option> variables whose value
+ * it does not have are named (the embedder applies them with tenure_config_from_env). */
+static void warn_not_applied(const tenure_config *given) {
+    tenure_config env = *given;
+    char why[256];
+    if (tn_config_from_env(&env, why, sizeof why) != TENURE_OK)
+        return; /* (a bad value: tenure_config_from_env reports it where it is called) */
+#define TN_OPTION_DIFF(name, ctype, def, desc)                                                                      \
+    if (env.name != given->name)                                                                                   \
+        fprintf(stderr,                                                                                            \
+                "tenure: TENURE_" #name "=%s is not applied: tenure_create was given a config, which is used as " \
+                "given (tenure_config_from_env applies the environment to a config)\n",                          \
+                tn_os_getenv("TENURE_" #name));
+    TENURE_OPTIONS(TN_OPTION_DIFF)
+#undef TN_OPTION_DIFF
+}
+
+void tn_config_check_env(const tenure_config *given) {
+    static bool checked;
+    if (tn_os_secure_execution() || __atomic_exchange_n(&checked, true, __ATOMIC_ACQ_REL))
+        return; /* (a secure-execution process reads no variable: report_hidden_env says so) */
+    tn_os_env_names("TENURE_", warn_unknown, NULL);
+    if (given)
+        warn_not_applied(given);
+}
+
 tenure_result tenure_config_from_env(tenure_config *config) {
     if (!config)
         return TENURE_INVALID_ARGUMENT;

@@ -124,6 +124,7 @@ tenure_runtime *tenure_create_ex(const tenure_config *config, tenure_result *res
     tenure_config c;
     char reason[512] = "";
     tenure_result r = TENURE_OK;
+    tn_config_check_env(config);
     if (config) {
         c = *config;
     } else {

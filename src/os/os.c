@@ -194,6 +194,17 @@ bool tn_os_secure_execution(void) { return getauxval(AT_SECURE) != 0; }
 
 bool tn_os_env_present(const char *name) { return getenv(name) != NULL; /* presence only: the value is not used */ }
 
+extern char **environ;
+
+void tn_os_env_names(const char *prefix, void (*fn)(const char *name, size_t len, void *ctx), void *ctx) {
+    size_t n = strlen(prefix);
+    if (tn_os_secure_execution())
+        return;
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, prefix, n) == 0)
+            fn(*e, strcspn(*e, "="), ctx);
+}
+
 void *tn_os_load_library(const char *path, const char *symbol, char *err, size_t errlen) {
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     void *sym = lib ? dlsym(lib, symbol) : NULL;

@@ -58,6 +58,9 @@ bool tn_os_secure_execution(void);
 /* true if the variable is present in the environment, even where tn_os_getenv hides it: only
  * to report that it was ignored; its value is never read. */
 bool tn_os_env_present(const char *name);
+/* Call fn with the name (not NUL-terminated: len bytes) of every variable of the environment
+ * whose name starts with prefix; nothing in a secure-execution process. */
+void tn_os_env_names(const char *prefix, void (*fn)(const char *name, size_t len, void *ctx), void *ctx);
 /* Load the shared library at `path` (RTLD_NOW | RTLD_LOCAL, never unloaded) and return the
  * address of `symbol` in it; NULL on failure, with the loader's reason in err. */
 void *tn_os_load_library(const char *path, const char *symbol, char *err, size_t errlen);
