@@ -325,7 +325,8 @@ static void test_env_warnings(void) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         first_create_stderr(cases[i].var, "1", false, err, sizeof err);
-        TT_CHECK(count_of(err, "is not a variable tenure reads") == 1 && strncmp(err + 8, cases[i].var, strlen(cases[i].var)) == 0,
+        TT_CHECK(count_of(err, "is not a variable tenure reads") == 1 &&
+                     strncmp(err + 8, cases[i].var, strlen(cases[i].var)) == 0,
                  "%s: not reported once: \"%s\"", cases[i].var, err);
         TT_CHECK(cases[i].suggests ? strstr(err, cases[i].suggests) != NULL : strstr(err, "did you mean") == NULL,
                  "%s: \"%s\"", cases[i].var, err);

@@ -173,8 +173,8 @@ tenure_result tn_config_from_env(tenure_config *config, char *why, size_t len) {
  * tenure_create, each TENURE_ variable that no part of tenure reads is named on stderr with
  * the nearest name that is read; the tools' own families (TENURE_HEAPPROF_..., TENURE_TEST_...)
  * are theirs to check. */
-static const char *const library_vars[] = {"TRACE", "TRACE_KEYWORDS", "TRACE_LEVEL", "TRACE_FORMAT", "LTTNG",
-                                            "PROFILER"};
+static const char *const library_vars[] = {"TRACE",        "TRACE_KEYWORDS", "TRACE_LEVEL",
+                                           "TRACE_FORMAT", "LTTNG",          "PROFILER"};
 static const char *const tool_families[] = {"HEAPPROF_", "TEST_", "BENCH_", "FUZZ_", "SIM_", "REPORT_", "TORTURE_"};
 
 static bool known_var(const char *name, size_t len) {
@@ -248,11 +248,11 @@ static void warn_not_applied(const tenure_config *given) {
     char why[256];
     if (tn_config_from_env(&env, why, sizeof why) != TENURE_OK)
         return; /* (a bad value: tenure_config_from_env reports it where it is called) */
-#define TN_OPTION_DIFF(name, ctype, def, desc)                                                                      \
-    if (env.name != given->name)                                                                                   \
-        fprintf(stderr,                                                                                            \
+#define TN_OPTION_DIFF(name, ctype, def, desc)                                                                    \
+    if (env.name != given->name)                                                                                  \
+        fprintf(stderr,                                                                                           \
                 "tenure: TENURE_" #name "=%s is not applied: tenure_create was given a config, which is used as " \
-                "given (tenure_config_from_env applies the environment to a config)\n",                          \
+                "given (tenure_config_from_env applies the environment to a config)\n",                           \
                 tn_os_getenv("TENURE_" #name));
     TENURE_OPTIONS(TN_OPTION_DIFF)
 #undef TN_OPTION_DIFF
