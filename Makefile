@@ -85,7 +85,7 @@ test-unchecked: deps
 
 # ThreadSanitizer over the code that has threads: attached mutator threads and the finalizer
 # thread, the trace writer thread, several instances on several threads, lifetime services,
-# profilers and the object tracker.
+# profilers and the object tracker (not the tools' tests: tenure-report has one thread).
 TSAN_TESTS = threads|finalize|lifetime|handles|event|trace|two_instances|profiler|objtrack|callbacks|lox|background|bgc
 build-tsan: deps
 	cmake -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DTENURE_TSAN=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null
@@ -93,10 +93,10 @@ build-tsan: deps
 
 test-tsan: build-tsan
 	cd $(BUILD)/tsan && $(TIMED) tsan 420 -- env TSAN_OPTIONS=halt_on_error=1 \
-	  ctest -j $(JOBS) --output-on-failure -R '$(TSAN_TESTS)' -LE long
+	  ctest -j $(JOBS) --output-on-failure -R '$(TSAN_TESTS)' -LE 'long|tool'
 	# the same with background GC (the background GC's own tests ran above; issue 16)
 	cd $(BUILD)/tsan && $(TIMED) tsan-bgc 240 -- env TENURE_gcConcurrent=1 TSAN_OPTIONS=halt_on_error=1 \
-	  ctest -j $(JOBS) --output-on-failure -LE long \
+	  ctest -j $(JOBS) --output-on-failure -LE 'long|tool' \
 	  -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|callbacks|lox' -E '$(BGC_CANNOT_APPLY)|background|bgc'
 
 # Server GC (gcServer=1, issue 15): the release suite's quick tests with 2 GC threads; the collector's
