@@ -44,17 +44,20 @@ extern "C" {
 /* ------------------------------------------------------------------------------------------
  * Result codes: one table. tenure_strerror() gives the text.
  * ---------------------------------------------------------------------------------------- */
-#define TENURE_RESULTS(X)                                                                                          \
-    X(OK, 0, "success")                                                                                            \
-    X(NOMEM, 1, "out of memory: the heap limit was reached or the OS refused memory")                              \
-    X(INVALID_ARGUMENT, 2, "invalid argument")                                                                     \
-    X(INVALID_TYPE, 3, "not a type registered with this instance")                                                 \
-    X(INVALID_OBJECT, 4, "not an object of this instance")                                                         \
-    X(INVALID_HANDLE, 5, "not a live handle of this instance (freed, foreign or corrupt)")                         \
-    X(SIZE, 6, "impossible size or length")                                                                        \
-    X(STATE, 7, "not allowed in the current state (inside a collection, or from a callback that may not call it)") \
-    X(UNSUPPORTED, 8, "not supported by this version")                                                             \
-    X(OS, 9, "an operating system call failed")                                                                    \
+#define TENURE_RESULTS(X)                                                                                      \
+    X(OK, 0, "success")                                                                                        \
+    X(NOMEM, 1, "out of memory: the heap limit was reached or the OS refused memory")                          \
+    X(INVALID_ARGUMENT, 2, "invalid argument")                                                                 \
+    X(INVALID_TYPE, 3, "not a type registered with this instance")                                             \
+    X(INVALID_OBJECT, 4, "not an object of this instance")                                                     \
+    X(INVALID_HANDLE, 5, "not a live handle of this instance (freed, foreign or corrupt)")                     \
+    X(SIZE, 6, "impossible size or length")                                                                    \
+    X(STATE, 7,                                                                                                \
+      "not allowed now: from a thread not attached (tenure_thread_attach), inside a collection or a blocking " \
+      "section, from a callback that may not call it, frames out of order, or threads still attached "         \
+      "(tenure_last_error_message says which)")                                                                \
+    X(UNSUPPORTED, 8, "not supported by this version")                                                         \
+    X(OS, 9, "an operating system call failed")                                                                \
     X(HEAP_CORRUPT, 10, "the heap verifier found an inconsistency")
 
 typedef enum tenure_result {
@@ -119,7 +122,10 @@ TENURE_API const char *tenure_strerror(tenure_result result);
       "CPUs (bit i: CPU i) server GC's helper threads are bound to, one each in order (0: not bound)")                \
     X(GCPoisonFreed, uint32_t, 0,                                                                                     \
       "debug: 1: after every GC, fill the space objects moved out of and dead objects' space with 0xcc and make "     \
-      "regions left empty inaccessible (PROT_NONE), so that a stale pointer crashes at its first use")
+      "regions left empty inaccessible (PROT_NONE), so that a stale pointer crashes at its first use")                \
+    X(GCStopWarnMs, uint32_t, 2000,                                                                                   \
+      "a collection that has waited this many ms for the other attached threads to stop prints, once, which "         \
+      "thread has not reached a safepoint and where it was attached, and keeps waiting (0: never)")
 
 typedef struct tenure_config {
 #define TENURE__OPTION_FIELD(name, ctype, def, desc) ctype name;
@@ -202,13 +208,24 @@ TENURE_API uint16_t tenure_instance_id(const tenure_runtime *rt);
  * calling thread, with the instance locked, in the middle of the failing call: it may query
  * (see "Callbacks" below), not allocate, collect, change or destroy the instance. A call the
  * hook makes that fails does not call the hook again: it is printed to stderr (once per
- * instance) and recorded in tenure_last_error. */
+ * instance) and recorded in tenure_last_error.
+ *
+ * Without a hook no failure is silent: each is printed on stderr ("tenure: <function>:
+ * <message>"), once per call site, that is per distinct (function, result) pair of the
+ * instance, for the first 64 such pairs (then one line says that further ones are not
+ * printed); every failure is recorded (tenure_last_error, tenure_last_error_message). */
 typedef void (*tenure_error_hook)(tenure_runtime *rt, tenure_result result, const char *function, const char *message,
                                   void *context);
 TENURE_API void tenure_set_error_hook(tenure_runtime *rt, tenure_error_hook hook, void *context);
 /* The result of the last call on this instance that failed (TENURE_OK if none), and a way to
  * clear it. Functions that return pointers report failures this way. */
 TENURE_API tenure_result tenure_last_error(const tenure_runtime *rt);
+/* The full message of that failure, "<function>: <message>" as the hook got it ("" if none):
+ * it says which cause of the result code it was. Kept in the instance, like tenure_last_error
+ * (the last failure on any thread): the text stays valid until the next failure on the
+ * instance or tenure_clear_error. */
+TENURE_API const char *tenure_last_error_message(const tenure_runtime *rt);
+/* Clears both. */
 TENURE_API void tenure_clear_error(tenure_runtime *rt);
 
 /* ------------------------------------------------------------------------------------------
@@ -566,7 +583,15 @@ static inline void tenure_write_ref(tenure_runtime *rt, void *obj, void *slot, v
  *     ...
  *     TENURE_FRAME_POP(rt, frame);
  *
- * Frames nest and must be popped in reverse order (checked: a wrong pop is reported). */
+ * Frames nest and must be popped in reverse order. Checked, because a mistake would otherwise
+ * hang or crash a later collection: a pop of a frame that is not the innermost is reported
+ * (TENURE_STATE) and, if the frame is deeper in the chain, pops the frames pushed after it
+ * too (their TENURE_FRAME_POP was missed: an early return); a push of a frame that is already
+ * on the thread's chain (the same frame pushed again: a pop missed on a return or in a loop)
+ * is reported and the frames from the chain's top down to its old place are dropped before it
+ * is pushed again, so the chain never becomes a cycle. The push costs one compare: a new
+ * frame lies below (deeper than) the innermost one; only one that does not (two frames of one
+ * function, frames outside the stack) is looked for in the chain, out of line. */
 typedef struct tenure_frame {
     struct tenure_frame *prev;
     size_t count;
@@ -574,16 +599,32 @@ typedef struct tenure_frame {
 } tenure_frame;
 
 TENURE_API void tenure__frame_pop_mismatch(tenure_runtime *rt, tenure_frame *frame);
+TENURE_API void tenure__frame_push_slow(tenure_runtime *rt, tenure__mutator *m, tenure_frame *frame, size_t count,
+                                        void **const *slots);
 
 static inline tenure__mutator *tenure__self(tenure_runtime *rt) {
     tenure__mutator *m = tenure__current;
     return TENURE__LIKELY(m->rt == rt) ? m : tenure__mutator_of(rt);
 }
 
-static inline void tenure_frame_push(tenure_runtime *rt, tenure_frame *frame) {
+/* Push frame with count slots: a frame at or above the innermost one (m->frames - 1 wraps when
+ * there is none) goes to the checked path. The frame's fields are written only here, so that
+ * the check still reads the old link of a frame pushed again (TENURE_FRAME). */
+static inline void tenure__frame_push(tenure_runtime *rt, tenure_frame *frame, size_t count, void **const *slots) {
     tenure__mutator *m = tenure__self(rt);
+    if (TENURE__UNLIKELY((uintptr_t)frame >= (uintptr_t)m->frames - 1)) {
+        tenure__frame_push_slow(rt, m, frame, count, slots);
+        return;
+    }
     frame->prev = m->frames;
+    frame->count = count;
+    frame->slots = slots;
     m->frames = frame;
+}
+
+/* Push a frame whose count and slots are set. */
+static inline void tenure_frame_push(tenure_runtime *rt, tenure_frame *frame) {
+    tenure__frame_push(rt, frame, frame->count, frame->slots);
 }
 
 static inline void tenure_frame_pop(tenure_runtime *rt, tenure_frame *frame) {
@@ -613,10 +654,10 @@ static inline void tenure_frame_pop(tenure_runtime *rt, tenure_frame *frame) {
                  TENURE__MAP6, TENURE__MAP5, TENURE__MAP4, TENURE__MAP3, TENURE__MAP2, TENURE__MAP1, unused)         \
     (f, __VA_ARGS__)
 
-#define TENURE_FRAME(rt, name, ...)                                                              \
-    void **const name##_slots_[] = {TENURE__MAP(TENURE__SLOT, __VA_ARGS__)};                     \
-    tenure_frame name = {NULL, sizeof(name##_slots_) / sizeof(name##_slots_[0]), name##_slots_}; \
-    tenure_frame_push((rt), &name)
+#define TENURE_FRAME(rt, name, ...)                                          \
+    void **const name##_slots_[] = {TENURE__MAP(TENURE__SLOT, __VA_ARGS__)}; \
+    tenure_frame name;                                                       \
+    tenure__frame_push((rt), &name, sizeof(name##_slots_) / sizeof(name##_slots_[0]), name##_slots_)
 #define TENURE_FRAME_POP(rt, name) tenure_frame_pop((rt), &name)
 
 /* A frame that pops itself when its scope ends, by any `return`, `break`, `goto` or the closing

@@ -161,6 +161,10 @@ typedef struct tn_mutator {
     unsigned callbacks_closed; /* callbacks that may not allocate running on this thread: while
                                   nonzero its context stays closed (tn_alloc_close_for_callback) */
     uint64_t os_tid;           /* the thread's OS id (gettid): profilers' thread of stack roots */
+    /* where it was attached, for the message of a stop that waits too long (GCStopWarnMs):
+     * the public function and the address it was called from (NULL if unknown) */
+    const char *attached_by;
+    const void *attached_from;
     /* sampled allocations (profiler): bytes this thread allocated, counted (contexts are
      * counted when they end or refill, large objects at once), and that count at its
      * previous sample. Bytes since the sample: allocated + (alloc_ptr - ctx_start) - sampled_at */

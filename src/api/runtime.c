@@ -149,6 +149,11 @@ tenure_runtime *tenure_create_ex(const tenure_config *config, tenure_result *res
         tenure_destroy(rt);
         return create_failed(r, result, reason, why, why_len);
     }
+    tn_mutator *creator = tn_self(rt);
+    if (creator) { /* where it was attached, for a stop that waits for it too long */
+        creator->attached_by = "tenure_create";
+        creator->attached_from = __builtin_return_address(0);
+    }
     tn_trace_init_from_env(rt);
     tn_prof_load_from_env(rt);
     if (result)
@@ -161,8 +166,13 @@ tenure_runtime *tenure_create(const tenure_config *config, tenure_result *result
 }
 
 void tenure_destroy(tenure_runtime *rt) {
-    if (!rt || rt->magic != TN_RUNTIME_MAGIC)
+    if (!rt)
         return;
+    if (rt->magic != TN_RUNTIME_MAGIC) { /* no instance, so no hook: say it here */
+        fprintf(stderr, "tenure: tenure_destroy: %p is not a live instance (destroyed twice?): nothing done\n",
+                (void *)rt);
+        return;
+    }
     if (tn_cb_refused(rt, TN_OP_DESTROY, "tenure_destroy"))
         return; /* from a callback: the instance is in use below it */
     if (!tn_threads_may_destroy(rt))

@@ -45,6 +45,16 @@ struct tn_base_state {
     void *error_context;
     tenure_result last_error;
     bool hook_failure_printed; /* a failure inside the error hook went to stderr (once) */
+    /* the last failure's text, "<function>: <message>" (tenure_last_error_message; "" if none) */
+    char last_message[600];
+    /* Without a hook a failure is printed on stderr once per call site: per distinct
+     * (function name, result), the first TN_PRINTED_SITES of them (names copied, compared
+     * only on a failure without a hook); past them one line says the rest are not printed. */
+#define TN_PRINTED_SITES 64
+    char printed_fn[TN_PRINTED_SITES][48];
+    tenure_result printed_r[TN_PRINTED_SITES];
+    unsigned printed_count;
+    bool printed_full;
 };
 
 typedef struct tn_vec {

@@ -6,6 +6,7 @@
 #include "runtime.h" /* struct tenure_runtime: only rt->services is read here */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 const char *tenure_strerror(tenure_result result) {
     switch (result) {
@@ -35,6 +36,29 @@ static void call_hook(tenure_runtime *rt, tenure_result r, const char *function,
     tn_cb_leave(&f);
 }
 
+/* Without a hook, nothing is silent: a failure goes to stderr, once per call site (function
+ * and result), for the first TN_PRINTED_SITES sites of the instance; then one line says that
+ * further ones are only recorded (tenure_last_error_message). */
+static void print_once(tenure_runtime *rt, tenure_result r, const char *function, const char *message) {
+    struct tn_base_state *s = &rt->services;
+    size_t n = sizeof s->printed_fn[0];
+    for (unsigned i = 0; i < s->printed_count; i++)
+        if (s->printed_r[i] == r && strncmp(s->printed_fn[i], function, n - 1) == 0)
+            return;
+    if (s->printed_count == TN_PRINTED_SITES) {
+        if (!s->printed_full)
+            fprintf(stderr,
+                    "tenure: %s: %s (failures at further call sites are not printed: "
+                    "tenure_last_error_message, tenure_set_error_hook)\n",
+                    function, message);
+        s->printed_full = true;
+        return;
+    }
+    snprintf(s->printed_fn[s->printed_count], n, "%s", function);
+    s->printed_r[s->printed_count++] = r;
+    fprintf(stderr, "tenure: %s: %s\n", function, message);
+}
+
 /* `TN_SERVICES_LOCKED(rt);` holds the instance lock to the end of the scope, as threads/'s
  * TN_LOCKED does, through the calls the creator gave (none yet: the instance is being
  * allocated, one thread has it). */
@@ -59,8 +83,11 @@ tenure_result tn_api_fail(tenure_runtime *rt, tenure_result r, const char *funct
     va_end(ap);
     if (rt) {
         rt->services.last_error = r;
+        snprintf(rt->services.last_message, sizeof rt->services.last_message, "%s: %s", function, message);
         if (rt->services.error_hook)
             call_hook(rt, r, function, message);
+        else
+            print_once(rt, r, function, message);
     }
     return r;
 }
@@ -79,8 +106,16 @@ tenure_result tenure_last_error(const tenure_runtime *crt) {
     return rt ? rt->services.last_error : TENURE_INVALID_ARGUMENT;
 }
 
+const char *tenure_last_error_message(const tenure_runtime *crt) {
+    tenure_runtime *rt = (tenure_runtime *)crt;
+    TN_SERVICES_LOCKED(rt);
+    return rt ? rt->services.last_message : "tenure_last_error_message: NULL instance";
+}
+
 void tenure_clear_error(tenure_runtime *rt) {
     TN_SERVICES_LOCKED(rt);
-    if (rt)
+    if (rt) {
         rt->services.last_error = TENURE_OK;
+        rt->services.last_message[0] = '\0';
+    }
 }

@@ -84,6 +84,35 @@ void tn_os_thread_id_forget(void) { thread_id_cache = 0; }
 
 long tn_os_process_id(void) { return (long)getpid(); }
 
+void tn_os_thread_name_of(uint64_t tid, char *buf, size_t len) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)tid);
+    if (len)
+        buf[0] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || !len)
+        goto out;
+    ssize_t n = read(fd, buf, len - 1);
+    buf[n > 0 ? n : 0] = 0;
+    if (n > 0 && buf[n - 1] == '\n')
+        buf[n - 1] = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+}
+
+void tn_os_describe_code(const void *pc, char *buf, size_t len) {
+    Dl_info info;
+    if (pc && dladdr(pc, &info) && info.dli_sname && info.dli_saddr)
+        snprintf(buf, len, "%p (%s+0x%tx in %s)", pc, info.dli_sname, (const char *)pc - (const char *)info.dli_saddr,
+                 info.dli_fname ? info.dli_fname : "?");
+    else if (pc && dladdr(pc, &info) && info.dli_fname)
+        snprintf(buf, len, "%p (in %s at offset 0x%tx; link with -rdynamic for the function's name)", pc,
+                 info.dli_fname, (const char *)pc - (const char *)info.dli_fbase);
+    else
+        snprintf(buf, len, "%p", pc);
+}
+
 void tn_os_thread_name(char *buf, size_t len) {
     char name[17] = {0}; /* PR_GET_NAME writes at most 16 bytes */
     if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)

@@ -35,6 +35,12 @@ long tn_os_process_id(void); /* getpid */
 /* The calling thread's name (prctl PR_GET_NAME: at most 15 bytes and a NUL) into buf, NUL-padded
  * to len; "" if the OS does not say. */
 void tn_os_thread_name(char *buf, size_t len);
+/* The name of the process's thread whose OS id is tid (/proc/self/task/<tid>/comm) into buf;
+ * "" if the OS does not say. */
+void tn_os_thread_name_of(uint64_t tid, char *buf, size_t len);
+/* Where code address pc lies, for a message: "0x... (symbol+0x1c in object)" as far as the
+ * dynamic linker knows (dladdr), else "0x..." alone. */
+void tn_os_describe_code(const void *pc, char *buf, size_t len);
 /* The boot's id (/proc/sys/kernel/random/boot_id, 16 bytes): the CLOCK_MONOTONIC clock's
  * identity, as LTTng gives it; false if the OS does not say. */
 bool tn_os_boot_id(uint8_t id[16]);

@@ -3,10 +3,115 @@
 #include "runtime.h"
 #include <stdlib.h>
 
+/* ---- the checks of the frame chain (tenure.h, "Shadow-stack frames") ----
+ *
+ * A missed TENURE_FRAME_POP leaves a frame on the chain after its function returned; when the
+ * same frame is pushed again it would point at itself, and every later GC would walk that
+ * cycle forever (issue 38). The inline push sends every frame that does not lie below the
+ * innermost one here; the pop sends every frame that is not the innermost one. */
+
+/* The cycle that starts somewhere at or below top and has length len is cut: the link that
+ * closes it is set to NULL. */
+static void cut_cycle(tenure_frame *top, size_t len) {
+    tenure_frame *a = top, *b = top;
+    for (size_t i = 0; i < len; i++)
+        b = b->prev;
+    while (a != b) { /* a: the first frame on the cycle */
+        a = a->prev;
+        b = b->prev;
+    }
+    tenure_frame *last = a;
+    while (last->prev != a)
+        last = last->prev;
+    last->prev = NULL;
+}
+
+/* Walk the chain from top for `find` (Brent's cycle detection: a chain that is already a
+ * cycle is cut, not walked forever). 1: found, *depth frames above it; 0: not on the chain;
+ * -1: the chain was a cycle (now cut). */
+static int chain_find(tenure_frame *top, const tenure_frame *find, size_t *depth) {
+    const tenure_frame *mark = NULL;
+    size_t power = 1, len = 0, n = 0;
+    for (tenure_frame *f = top; f; f = f->prev, n++) {
+        if (f == find) {
+            *depth = n;
+            return 1;
+        }
+        if (f == mark) {
+            cut_cycle(top, len);
+            return -1;
+        }
+        if (len == power) {
+            mark = f;
+            power <<= 1;
+            len = 0;
+        }
+        len++;
+    }
+    return 0;
+}
+
+/* f lies on the same stack as `live` (a frame of a function that runs now), below it: f was
+ * pushed by a function that has returned (its memory is reused: never read it), or by the same
+ * function (two frames of one function). Same stack: less than 64 MiB apart. */
+#define TN_SAME_STACK_REACH ((uintptr_t)64 << 20)
+static bool below_on_stack(const tenure_frame *f, const tenure_frame *live) {
+    return f && (uintptr_t)f < (uintptr_t)live && (uintptr_t)live - (uintptr_t)f < TN_SAME_STACK_REACH;
+}
+
+void tenure__frame_push_slow(tenure_runtime *rt, tenure__mutator *m, tenure_frame *frame, size_t count,
+                             void **const *slots) {
+    size_t above = 0;
+    int found;
+    if (m->frames == frame)
+        found = 1; /* pushed again: its memory still holds its old link (TENURE_FRAME writes no field first) */
+    else if (below_on_stack(m->frames, frame))
+        found = 0; /* a frame of the same function (or one left by a returned callee: not read) */
+    else
+        found = chain_find(m->frames, frame, &above);
+    if (found == 1)
+        m->frames = frame->prev; /* its old link: the frames above it are stale */
+    frame->prev = m->frames;
+    frame->count = count;
+    frame->slots = slots;
+    m->frames = frame;
+    if (found == 1 && rt)
+        tn_api_fail(rt, TENURE_STATE, "TENURE_FRAME",
+                    "frame %p was pushed while already on the calling thread's chain of frames: a "
+                    "TENURE_FRAME_POP was missed (a return, break or goto out of the frame's scope, or a loop "
+                    "around TENURE_FRAME); the frame and the %zu pushed after it were dropped, then it was pushed "
+                    "again",
+                    (void *)frame, above);
+    else if (found < 0 && rt)
+        tn_api_fail(rt, TENURE_STATE, "TENURE_FRAME",
+                    "the calling thread's chain of frames was a cycle (a frame pushed twice by hand?): cut");
+}
+
 void tenure__frame_pop_mismatch(tenure_runtime *rt, tenure_frame *frame) {
-    if (rt)
+    tn_mutator *m = rt ? tn_self(rt) : NULL;
+    if (!m)
+        return; /* not attached: reported by tenure__mutator_of */
+    size_t above = 0;
+    if (below_on_stack(m->pub.frames, frame)) {
+        /* the innermost frame lies deeper in the stack than this live one: pushed by functions it
+         * called, which returned without popping (their memory is reused now: not read) */
+        m->pub.frames = frame->prev;
         tn_api_fail(rt, TENURE_STATE, "tenure_frame_pop",
-                    "frame %p is not the innermost frame (frames must be popped in reverse order)", (void *)frame);
+                    "frame %p is not the innermost frame: frames pushed after it, by functions that have returned, "
+                    "were never popped (a TENURE_FRAME_POP missed on an early return?); they are popped with it",
+                    (void *)frame);
+    } else if (chain_find(m->pub.frames, frame, &above) == 1) {
+        m->pub.frames = frame->prev;
+        tn_api_fail(rt, TENURE_STATE, "tenure_frame_pop",
+                    "frame %p is not the innermost frame: the %zu frame(s) pushed after it were never popped "
+                    "(a TENURE_FRAME_POP missed on an early return?); they are popped with it",
+                    (void *)frame, above);
+    } else {
+        tn_api_fail(rt, TENURE_STATE, "tenure_frame_pop",
+                    "frame %p is not on the calling thread's chain of frames (popped twice, never pushed, or "
+                    "pushed by another thread): nothing popped",
+                    (void *)frame);
+    }
 }
 
 tenure_root_area *tenure_root_area_add(tenure_runtime *rt, void **slots, size_t count) {
@@ -156,7 +261,11 @@ void tn_roots_visit_embedder(tenure_runtime *rt, tn_slot_fn fn, void *ctx) {
 }
 
 void tn_roots_visit_frames(tenure_runtime *rt, tn_mutator *m, tn_slot_fn fn, void *ctx) {
-    (void)rt;
+    size_t unused;
+    if (TENURE__UNLIKELY(chain_find(m->pub.frames, NULL, &unused) < 0)) /* a collection never spins */
+        tn_api_fail(rt, TENURE_STATE, "TENURE_FRAME",
+                    "the shadow frames of thread %llu formed a cycle (a frame pushed twice): the cycle was cut",
+                    (unsigned long long)m->os_tid);
     for (tenure_frame *f = m->pub.frames; f; f = f->prev)
         for (size_t i = 0; i < f->count; i++)
             fn(f->slots[i], ctx);

@@ -31,7 +31,10 @@
  *     free of cycles.
  */
 #include "runtime.h"
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* tenure__current itself is base/current.c's (the assertions read it too); when the thread
  * has not used any instance it points at tn_no_attachment, whose rt matches none. */
@@ -354,6 +357,30 @@ __attribute__((noinline)) static void park_collector(tenure_runtime *rt) {
     (void)here;
 }
 
+/* A stop that has waited GCStopWarnMs says, once, which threads it waits for (issue 38: a
+ * thread that blocks outside a blocking section hangs every GC, silently before). With
+ * world_mx held: the states do not change meanwhile. The stop keeps waiting: the thread may be
+ * slow, not stuck. */
+static void warn_slow_stop(tenure_runtime *rt, const tn_mutator *self, uint32_t waited_ms) {
+    for (tn_mutator *m = rt->threads.mutators; m; m = m->next) {
+        if (m == self || m->state == TN_MUT_SAFE)
+            continue;
+        char name[32], where[256] = "";
+        tn_os_thread_name_of(m->os_tid, name, sizeof name);
+        if (m->attached_from)
+            tn_os_describe_code(m->attached_from, where, sizeof where);
+        fprintf(stderr,
+                "tenure: a collection of instance %u has waited %u ms for thread %llu (\"%s\") to reach a "
+                "safepoint; it was attached by %s%s%s. A thread that waits (a mutex, a condition, a join, "
+                "I/O, a sleep) must wait inside tenure_blocking_enter/tenure_blocking_leave, and one that computes "
+                "for long must call tenure_safepoint. The collection keeps waiting (GCStopWarnMs=%u; 0: no "
+                "warning)\n",
+                (unsigned)rt->instance_id, waited_ms, (unsigned long long)m->os_tid, name,
+                m->attached_by ? m->attached_by : "tenure_thread_attach", where[0] ? " called from " : "", where,
+                (unsigned)rt->config.GCStopWarnMs);
+    }
+}
+
 void tn_world_stop(tenure_runtime *rt) {
     tn_assert_locked(rt);
     if (rt->threads.world_stops++)
@@ -362,8 +389,20 @@ void tn_world_stop(tenure_runtime *rt) {
     park_collector(rt);
     pthread_mutex_lock(&rt->threads.world_mx);
     __atomic_store_n(&rt->head.stop_requested, 1, __ATOMIC_RELEASE);
-    while (!others_safe(rt, self))
-        pthread_cond_wait(&rt->threads.world_cv, &rt->threads.world_mx);
+    uint32_t warn_ms = rt->config.GCStopWarnMs;
+    uint64_t deadline = warn_ms ? tn_os_realtime_ns() + (uint64_t)warn_ms * 1000000u : 0;
+    while (!others_safe(rt, self)) {
+        if (!deadline) {
+            pthread_cond_wait(&rt->threads.world_cv, &rt->threads.world_mx);
+            continue;
+        }
+        struct timespec ts = {(time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u)};
+        if (pthread_cond_timedwait(&rt->threads.world_cv, &rt->threads.world_mx, &ts) == ETIMEDOUT &&
+            !others_safe(rt, self)) {
+            warn_slow_stop(rt, self, warn_ms);
+            deadline = 0; /* once per stop */
+        }
+    }
     pthread_mutex_unlock(&rt->threads.world_mx);
 }
 
@@ -397,7 +436,8 @@ void tenure_blocking_enter(tenure_runtime *rt) {
     tn_mutator *m = rt ? tn_self(rt) : NULL;
     if (!m) {
         if (rt)
-            tn_api_fail(rt, TENURE_STATE, "tenure_blocking_enter", "the calling thread is not attached");
+            tn_api_fail(rt, TENURE_STATE, "tenure_blocking_enter",
+                        "the calling thread is not attached (tenure_thread_attach)");
         return;
     }
     if (m->state != TN_MUT_RUNNING || tn_lock_held(rt)) {
@@ -447,7 +487,7 @@ tenure__mutator *tenure__mutator_of(tenure_runtime *rt) {
     if (m)
         return &m->pub;
     if (rt)
-        tn_api_fail(rt, TENURE_STATE, "TENURE_FRAME", "the calling thread is not attached to this instance");
+        tn_api_fail(rt, TENURE_STATE, "TENURE_FRAME", "the calling thread is not attached (tenure_thread_attach)");
     unattached.frames = NULL;
     return &unattached;
 }
@@ -485,6 +525,9 @@ tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer) {
     m->pub.rt = rt;
     m->attach_count = 1;
     m->finalizer = finalizer;
+    if (finalizer)
+        m->attached_by = "the instance, as its finalizer thread (a finalizer that waits must do it in a blocking "
+                         "section)";
     m->stack_high = tn_os_stack_base();
     m->os_tid = tn_os_thread_id();
     m->state = TN_MUT_RUNNING;
@@ -527,8 +570,14 @@ tenure_result tenure_thread_attach(tenure_runtime *rt) {
         return TENURE_INVALID_ARGUMENT;
     if (tn_cb_refused(rt, TN_OP_CHANGE, "tenure_thread_attach"))
         return TENURE_STATE;
-    return tn_mutator_attach(rt, false) ? TENURE_OK
-                                        : tn_api_fail(rt, TENURE_NOMEM, "tenure_thread_attach", "out of memory");
+    tn_mutator *m = tn_mutator_attach(rt, false);
+    if (!m)
+        return tn_api_fail(rt, TENURE_NOMEM, "tenure_thread_attach", "out of memory");
+    if (m->attach_count == 1) {
+        m->attached_by = "tenure_thread_attach";
+        m->attached_from = __builtin_return_address(0);
+    }
+    return TENURE_OK;
 }
 
 tenure_result tenure_thread_detach(tenure_runtime *rt) {
@@ -538,7 +587,8 @@ tenure_result tenure_thread_detach(tenure_runtime *rt) {
         return TENURE_STATE;
     tn_mutator *m = tn_self(rt);
     if (!m)
-        return tn_api_fail(rt, TENURE_STATE, "tenure_thread_detach", "the calling thread is not attached");
+        return tn_api_fail(rt, TENURE_STATE, "tenure_thread_detach",
+                           "the calling thread is not attached (tenure_thread_attach)");
     if (m->state != TN_MUT_RUNNING || tn_lock_held(rt))
         return tn_api_fail(rt, TENURE_STATE, "tenure_thread_detach",
                            "called from a blocking section or from inside the instance");
