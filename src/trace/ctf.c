@@ -1,4 +1,4 @@
-/* ctf.c - the CTF 1.8 sink: a trace directory with a metadata file and stream files, written
+/* ctf.c - the CTF 1.8 sink: a trace directory with a metadata file and stream files (in its 64-bit/), written
  * in whole packets that babeltrace2 reads, laid out as LTTng-UST lays out a recording of tenure's
  * provider (and the .NET runtime's perfcollect traces): LTTng's metadata packets around
  * lttng-sessiond's TSDL, event classes numbered and packed as lttng_layout.h says, the large
@@ -38,7 +38,10 @@
  * Files. The trace directory (the last component of the path) is created 0700, or, when it
  * exists, accepted only if it is a directory (not a symbolic link) owned by the effective user,
  * not writable by group or others, and empty; it is then used through a descriptor (openat),
- * so nothing can be swapped in between the check and the use. Files in it are created
+ * so nothing can be swapped in between the check and the use. The trace's files go in a folder
+ * 64-bit/ in it (created 0700 the same way), as LTTng lays out a 64-bit process's buffers
+ * (.../ust/uid/<uid>/64-bit/metadata): TraceEvent's CTF reader (PerfView) reads pointers as
+ * 8 bytes only under a folder of that name. Files are created
  * O_EXCL|O_NOFOLLOW with mode 0600: a trace holds heap addresses (it would defeat address-space
  * randomization for other users) and type names, so it is private unless its owner shares it.
  * The directories above it are the caller's path: missing ones are created 0700, symbolic
@@ -66,10 +69,11 @@
 
 #define PKT_CAP 4096u /* one page: see above */
 #define RING 256u
-#define MAX_STREAMS 64u   /* streams (descriptors, 1 MiB rings) per sink */
-#define FLUSH_RESERVE 16u /* a GC-end flush leaves this many packets free for bursts of events */
-#define HEADER_SIZE 32u   /* magic, uuid, stream_id, stream_instance_id */
-#define CONTEXT_SIZE 52u  /* timestamp_begin/end, content_size, packet_size, seq, discarded, cpu_id */
+#define MAX_STREAMS 64u       /* streams (descriptors, 1 MiB rings) per sink */
+#define FLUSH_RESERVE 16u     /* a GC-end flush leaves this many packets free for bursts of events */
+#define TRACE_SUBDIR "64-bit" /* the folder in the trace directory that holds its files */
+#define HEADER_SIZE 32u       /* magic, uuid, stream_id, stream_instance_id */
+#define CONTEXT_SIZE 52u      /* timestamp_begin/end, content_size, packet_size, seq, discarded, cpu_id */
 /* LTTng's large event header: id u16 and the clock's low 32 bits, or (id 65535) the id as u32
  * and the whole clock */
 #define EVENT_HEADER_COMPACT 6u
@@ -1016,11 +1020,24 @@ tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen) {
     c->serial = atomic_fetch_add(&next_serial, 1) + 1;
     snprintf(c->dir, sizeof c->dir, "%s", dir);
     random_uuid(c->uuid);
-    c->dirfd = open_dir(dir, err, errlen);
-    if (c->dirfd < 0) {
+    int top = open_dir(dir, err, errlen);
+    if (top < 0) {
         free_sink(c);
         return NULL;
     }
+    /* the files go in <dir>/64-bit, as LTTng lays out a 64-bit process's per-uid/per-pid
+     * buffers (.../ust/uid/<uid>/64-bit/): TraceEvent's CTF reader (PerfView) takes 8-byte
+     * pointers only from a stream under a folder of that name. <dir> was just created or found
+     * empty and private: no one else can have put anything there. */
+    if (mkdirat(top, TRACE_SUBDIR, DIR_MODE) == 0)
+        c->dirfd = openat(top, TRACE_SUBDIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (c->dirfd < 0 || fchmod(c->dirfd, DIR_MODE) != 0) {
+        why(err, errlen, "%s/%s: cannot create the directory: %s", c->dir, TRACE_SUBDIR, strerror(errno));
+        close(top);
+        free_sink(c);
+        return NULL;
+    }
+    close(top);
     /* index/ in the new private directory: no one else can have put anything there */
     if (mkdirat(c->dirfd, "index", DIR_MODE) == 0)
         c->indexfd = openat(c->dirfd, "index", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -1029,7 +1046,7 @@ tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen) {
         c->indexfd = -1; /* no index: readers scan the stream files */
     }
     if (!write_metadata(c)) {
-        why(err, errlen, "%s/metadata: cannot create or write: %s", c->dir, strerror(errno));
+        why(err, errlen, "%s/%s/metadata: cannot create or write: %s", c->dir, TRACE_SUBDIR, strerror(errno));
         unlinkat(c->dirfd, "metadata", 0); /* no half metadata left for a reader to choke on */
         free_sink(c);
         return NULL;

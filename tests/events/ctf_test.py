@@ -80,9 +80,10 @@ def check_values(stdout, traces):
         return
     by_id = {}
     for d, t in traces.items():
-        m = re.search(r"tenure-(\d+)-(\d+)$", d)
+        # <dir>/tenure-<pid>-<id>/64-bit: the files in LTTng's 64-bit folder (ctf.c)
+        m = re.search(r"tenure-(\d+)-(\d+)/64-bit$", d)
         if not m:
-            fail("trace directory %s is not named tenure-<pid>-<id>" % d)
+            fail("trace directory %s is not tenure-<pid>-<id>/64-bit" % d)
             continue
         by_id[int(m.group(2))] = (d, t, int(m.group(1)))
     if sorted(by_id) != sorted(instances):

@@ -184,7 +184,7 @@ static void test_split(void) {
     tn_ctf_write(c, 1000, TN_EVI_BulkType, in.b, in.n);
     uint64_t dropped = tn_ctf_discarded(c);
     tn_ctf_close(c);
-    snprintf(path, sizeof path, "%s/channel0_0", trace);
+    snprintf(path, sizeof path, "%s/64-bit/channel0_0", trace);
     uint64_t next = 0;
     unsigned events = read_bulk_types(path, &next);
     printf("split: a BulkType of %d records (%zu bytes as UTF-8) written as %u events, %llu dropped\n", RECORDS, in.n,
@@ -206,7 +206,7 @@ static void test_names(void) {
     TT_CHECK(c != NULL, " %s", err);
     tn_ctf_close(c);
     TT_CHECK(prctl(PR_SET_NAME, old, 0, 0, 0) == 0);
-    snprintf(path, sizeof path, "%s/metadata", trace);
+    snprintf(path, sizeof path, "%s/64-bit/metadata", trace);
     FILE *f = fopen(path, "rb");
     static char text[4097];
     TT_CHECK(f != NULL && fread(text, 1, 4096, f) == 4096);

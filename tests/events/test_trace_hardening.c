@@ -73,6 +73,13 @@ static mode_t mode_of(const char *path) {
     return st.st_mode;
 }
 
+/* The folder of a trace directory that holds its files (ctf.c: 64-bit/, LTTng's layout) */
+static const char *files_of(const char *dir) {
+    static char p[4200];
+    snprintf(p, sizeof p, "%s/64-bit", dir);
+    return p;
+}
+
 static size_t count_entries(const char *dir, const char *prefix) {
     DIR *d = opendir(dir);
     TT_CHECK(d != NULL, " %s: %s", dir, strerror(errno));
@@ -164,13 +171,15 @@ static void mode_files(const char *tmp) {
     snprintf(p2, sizeof p2, "%s/a", tmp);
     TT_CHECK((mode_of(p2) & 07777) == 0700, " %s: mode %o", p2, mode_of(p2) & 07777);
     TT_CHECK((mode_of(path) & 07777) == 0700, " %s: mode %o", path, mode_of(path) & 07777);
-    snprintf(p2, sizeof p2, "%s/metadata", path);
-    TT_CHECK((mode_of(p2) & 07777) == 0600, " %s: mode %o", p2, mode_of(p2) & 07777);
-    snprintf(p2, sizeof p2, "%s/channel0_0", path);
-    TT_CHECK((mode_of(p2) & 07777) == 0600, " %s: mode %o", p2, mode_of(p2) & 07777);
-    snprintf(p2, sizeof p2, "%s/index", path); /* LTTng's packet index beside the stream files */
+    snprintf(p2, sizeof p2, "%s/64-bit", path); /* the files' folder, as LTTng names it */
     TT_CHECK((mode_of(p2) & 07777) == 0700, " %s: mode %o", p2, mode_of(p2) & 07777);
-    snprintf(p2, sizeof p2, "%s/index/channel0_0.idx", path);
+    snprintf(p2, sizeof p2, "%s/64-bit/metadata", path);
+    TT_CHECK((mode_of(p2) & 07777) == 0600, " %s: mode %o", p2, mode_of(p2) & 07777);
+    snprintf(p2, sizeof p2, "%s/64-bit/channel0_0", path);
+    TT_CHECK((mode_of(p2) & 07777) == 0600, " %s: mode %o", p2, mode_of(p2) & 07777);
+    snprintf(p2, sizeof p2, "%s/64-bit/index", path); /* LTTng's packet index beside the stream files */
+    TT_CHECK((mode_of(p2) & 07777) == 0700, " %s: mode %o", p2, mode_of(p2) & 07777);
+    snprintf(p2, sizeof p2, "%s/64-bit/index/channel0_0.idx", path);
     TT_CHECK((mode_of(p2) & 07777) == 0600, " %s: mode %o", p2, mode_of(p2) & 07777);
 
     /* the victim: a directory with a file that must stay as it is */
@@ -367,7 +376,7 @@ static void crowd(const char *dir, tenure_session *s) {
         TT_CHECK(pthread_create(&th[k], NULL, crowd_member, NULL) == 0);
     tenure_blocking_enter(threads_rt);
     pthread_barrier_wait(&crowd_barrier);
-    size_t streams = count_entries(dir, "channel0_");
+    size_t streams = count_entries(files_of(dir), "channel0_");
     for (int k = 0; k < CROWD; k++)
         pthread_join(th[k], NULL);
     tenure_blocking_leave(threads_rt);
@@ -409,7 +418,7 @@ static void mode_threads(const char *tmp) {
             rss0 = rss_bytes();
     }
     uint64_t rss1 = rss_bytes();
-    size_t streams = count_entries(dir, "channel0_");
+    size_t streams = count_entries(files_of(dir), "channel0_");
     printf("threads: %d threads, %zu at most open descriptors (%zu before), %zu stream files, rss %" PRIu64
            " -> %" PRIu64 " KiB, %" PRIu64 " events discarded\n",
            THREADS, most, fds0, streams, rss0 >> 10, rss1 >> 10, tenure_session_discarded(s));
@@ -451,7 +460,8 @@ static uint64_t trace_past_the_limit(const char *dir) {
 
 /* Every stream file of the trace in dir ends on a whole packet */
 static void check_whole_packets(const char *dir, off_t most) {
-    char p[4400];
+    char p[4608];
+    dir = files_of(dir);
     DIR *d = opendir(dir);
     TT_CHECK(d != NULL);
     size_t streams = 0;

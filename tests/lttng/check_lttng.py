@@ -571,6 +571,11 @@ def mode_runtime(workload, data, work):
     traces = [os.path.join(tracedir, x) for x in os.listdir(tracedir)]
     if not check(len(traces) == 1, "%d CTF traces" % len(traces)):
         return 1
+    # the files lie in 64-bit/ as in LTTng's .../ust/uid/<uid>/64-bit/ (TraceEvent's CTF reader
+    # takes 8-byte pointers only under a folder of that name)
+    check(os.listdir(traces[0]) == ["64-bit"], "the trace directory holds %r, not 64-bit/ alone" %
+          os.listdir(traces[0]))
+    traces = [os.path.join(traces[0], "64-bit")]
     real_zip = os.path.join(data, "kernel-clr.trace.zip")
     real, real_text, _ = real_metadata(real_zip, work, text=True)
     mine = ctf_metadata(traces[0])

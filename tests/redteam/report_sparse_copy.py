@@ -18,7 +18,7 @@ shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 env = dict(os.environ, TENURE_TRACE=os.path.join(work, "trace"))
 subprocess.run([workload], env=env, check=True, stdout=subprocess.DEVNULL)
-src = glob.glob(os.path.join(work, "trace", "tenure-*"))[0]
+src = glob.glob(os.path.join(work, "trace", "tenure-*", "64-bit"))[0]
 streams = sorted(glob.glob(os.path.join(src, "channel0_*")))
 packet = bytearray(open(streams[0], "rb").read(4096))
 hostile = os.path.join(work, "hostile")

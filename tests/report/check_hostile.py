@@ -72,7 +72,8 @@ def good_trace(workload, workdir):
         if p.returncode != 0:
             sys.exit("workload failed: %s" % p.stderr.decode()[-2000:])
         own = json.loads(p.stdout.decode().split("WORKLOAD ", 1)[1].splitlines()[0])
-        trace = os.path.join(parent, [d for d in os.listdir(parent) if d.startswith("tenure-")][0])
+        # the trace's files lie in its 64-bit/ folder (ctf.c, LTTng's layout)
+        trace = os.path.join(parent, [d for d in os.listdir(parent) if d.startswith("tenure-")][0], "64-bit")
         rc, out, err, _ = run([REPORT, "--json", trace])
         if rc == 0:
             return trace, own["gc_count"]

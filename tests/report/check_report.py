@@ -59,7 +59,8 @@ def make_trace(workload, tracedir, level="4", extra_env=None):
     m = re.search(r"^WORKLOAD (\{.*\})$", out, re.M)
     if not m:
         sys.exit("workload printed no WORKLOAD line:\n" + out)
-    traces = [os.path.join(tracedir, d) for d in sorted(os.listdir(tracedir)) if d.startswith("tenure-")]
+    # the files of a trace lie in its 64-bit/ folder (ctf.c, LTTng's layout)
+    traces = [os.path.join(tracedir, d, "64-bit") for d in sorted(os.listdir(tracedir)) if d.startswith("tenure-")]
     if len(traces) != 1:
         sys.exit("expected one trace directory in %s, found %r" % (tracedir, traces))
     return json.loads(m.group(1)), traces[0]
