@@ -267,13 +267,13 @@ static void pop_out_of_order(void) {
 }
 
 static pthread_mutex_t app_lock = PTHREAD_MUTEX_INITIALIZER;
-static volatile int worker_ready;
+static int worker_ready; /* atomic */
 
 /* Attached, then waits for app_lock without a blocking section (the mistake). */
 static void *locker(void *arg) {
     tenure_runtime *rt = arg;
     tenure_thread_attach(rt);
-    worker_ready = 1;
+    __atomic_store_n(&worker_ready, 1, __ATOMIC_RELEASE);
     pthread_mutex_lock(&app_lock);
     pthread_mutex_unlock(&app_lock);
     tenure_thread_detach(rt);
@@ -285,7 +285,7 @@ static void stuck_thread(void) {
     pthread_mutex_lock(&app_lock);
     pthread_t t;
     pthread_create(&t, NULL, locker, rt);
-    while (!worker_ready)
+    while (!__atomic_load_n(&worker_ready, __ATOMIC_ACQUIRE))
         sleep_ms(1);
     sleep_ms(50);
     tenure_collect(rt, 0, 0); /* waits for the locker, which waits for us: forever */
@@ -298,7 +298,7 @@ static void stuck_thread(void) {
 static void *sleeper(void *arg) {
     tenure_runtime *rt = arg;
     tenure_thread_attach(rt);
-    worker_ready = 1;
+    __atomic_store_n(&worker_ready, 1, __ATOMIC_RELEASE);
     sleep_ms(1500);
     tenure_safepoint(rt);
     tenure_thread_detach(rt);
@@ -309,7 +309,7 @@ static void slow_thread(void) {
     tenure_runtime *rt = create(300);
     pthread_t t;
     pthread_create(&t, NULL, sleeper, rt);
-    while (!worker_ready)
+    while (!__atomic_load_n(&worker_ready, __ATOMIC_ACQUIRE))
         sleep_ms(1);
     sleep_ms(50);
     tenure_collect(rt, 0, 0); /* warns after 300 ms, then waits until the sleeper's safepoint */

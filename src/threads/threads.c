@@ -44,6 +44,9 @@ static TN_TLS tn_mutator *my_attachments;
 /* A frame pushed by a thread that is not attached goes here (reported, never scanned). */
 static TN_TLS tenure__mutator unattached;
 
+/* tenure_thread_attach's caller, while it attaches (for warn_slow_stop's message). */
+static TN_TLS const void *attaching_from;
+
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
@@ -528,6 +531,10 @@ tn_mutator *tn_mutator_attach(tenure_runtime *rt, bool finalizer) {
     if (finalizer)
         m->attached_by = "the instance, as its finalizer thread (a finalizer that waits must do it in a blocking "
                          "section)";
+    else if (attaching_from) { /* set before the GC can see it (warn_slow_stop reads it) */
+        m->attached_by = "tenure_thread_attach";
+        m->attached_from = attaching_from;
+    }
     m->stack_high = tn_os_stack_base();
     m->os_tid = tn_os_thread_id();
     m->state = TN_MUT_RUNNING;
@@ -570,14 +577,10 @@ tenure_result tenure_thread_attach(tenure_runtime *rt) {
         return TENURE_INVALID_ARGUMENT;
     if (tn_cb_refused(rt, TN_OP_CHANGE, "tenure_thread_attach"))
         return TENURE_STATE;
+    attaching_from = __builtin_return_address(0);
     tn_mutator *m = tn_mutator_attach(rt, false);
-    if (!m)
-        return tn_api_fail(rt, TENURE_NOMEM, "tenure_thread_attach", "out of memory");
-    if (m->attach_count == 1) {
-        m->attached_by = "tenure_thread_attach";
-        m->attached_from = __builtin_return_address(0);
-    }
-    return TENURE_OK;
+    attaching_from = NULL;
+    return m ? TENURE_OK : tn_api_fail(rt, TENURE_NOMEM, "tenure_thread_attach", "out of memory");
 }
 
 tenure_result tenure_thread_detach(tenure_runtime *rt) {
