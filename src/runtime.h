@@ -115,6 +115,8 @@ typedef struct tn_region {
     /* collection state */
     bool condemned, compacting;
     bool demote;          /* holds only pinned plugs after this GC: stays in its generation */
+    bool kept;            /* in a compacted generation, survives mostly: swept in place, promoted
+                             whole, no destination (gc/plan.c "kept regions") */
     uint64_t freed_at_gc; /* free regions: the GC count when freed */
     size_t live_bytes;    /* marked bytes found by plan */
     size_t free_bytes;    /* bytes in free objects (after the last GC) */

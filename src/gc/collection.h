@@ -28,6 +28,7 @@ typedef struct tn_gen_plan {
     bool compact;
     bool rebuilt; /* compacted, and relocation rebuilt its cards and crossing table */
     size_t live, used_total;
+    size_t nkept, kept_live; /* compacted: its kept regions (plan.c), swept in place, and their live bytes */
 } tn_gen_plan;
 
 /* Phases timed in the record (phase_us): tenure's own, in the driver's order. The .NET runtime's

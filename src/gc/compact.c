@@ -128,7 +128,8 @@ void tn_gc_compact_item(tenure_runtime *rt, tn_collection *c, size_t k) {
         size_t from, to;
         if (heap_run(gp, k, &from, &to)) {
             for (size_t i = from; i < to; i++)
-                move_region(rt, gp->regions[i]);
+                if (!gp->regions[i]->kept) /* (swept in place: sweep.c) */
+                    move_region(rt, gp->regions[i]);
             return;
         }
         k -= heap_runs(gp);

@@ -1,5 +1,6 @@
 /* plan.c - the plan: for each condemned generation of the small object heap, compact or
- * sweep, decided from the space compaction would win. Compaction keeps order: survivors form
+ * sweep, decided from the space compaction would win, and in a compacted one, for each region,
+ * move it or keep it (an almost entirely live region is swept in place: "kept regions"). Compaction keeps order: survivors form
  * plugs (runs of neighbouring marked objects, all pinned or all not); the plan, the only walk
  * over the survivors' sizes, records each plug's first and last word in plug_bits and gives
  * each movable plug a new address by packing plugs, in address order, into the generation's
@@ -74,28 +75,38 @@ static tn_region *tail_of_heap(tenure_runtime *rt, int gen, unsigned heap) {
     return best && (size_t)(best->end - best->used) >= rt->unit_size / 8 ? best : NULL;
 }
 
-/* Survivors of a generation whose next generation is not condemned are packed first into
- * the free end of one of that generation's regions of their heap (the emptiest), so that every
- * GC does not start a new, mostly empty region of the next generation. The destinations
- * become, heap by heap, the heap's tail, then its regions (storage after the regions'). */
-static void choose_tails(tenure_runtime *rt, tn_gen_plan *gp, int gen) {
+/* The destinations of a compacted generation: its regions that are not kept (below) and,
+ * with `tails`, first the free end of one region of the next generation per heap. Survivors of
+ * a generation whose next generation is not condemned are packed first into the free end of
+ * one of that generation's regions of their heap (the emptiest), so that every GC does not
+ * start a new, mostly empty region of the next generation. The destinations become, heap by
+ * heap, the heap's tail, then its regions not kept (storage after the regions'); a heap whose
+ * regions are all kept has none (it has nothing to place). */
+static void choose_dests(tenure_runtime *rt, tn_gen_plan *gp, int gen, bool tails) {
+    if (!tails && !gp->nkept)
+        return; /* the regions themselves */
     tn_region **dests = rt->plan.plan_regions[gen] + rt->max_units;
     size_t nd = 0;
-    for (size_t i = 0; i < gp->n; i++) {
-        tn_region *r = gp->regions[i];
-        tn_region *best = i == 0 || r->heap != gp->regions[i - 1]->heap ? tail_of_heap(rt, gen + 1, r->heap) : NULL;
+    for (size_t from = 0, to; from < gp->n; from = to) {
+        to = tn_gc_heap_run_end(gp->regions, gp->n, from);
+        size_t moving = 0;
+        for (size_t i = from; i < to; i++)
+            moving += !gp->regions[i]->kept;
+        if (!moving)
+            continue;
+        tn_region *best = tails ? tail_of_heap(rt, gen + 1, gp->regions[from]->heap) : NULL;
         if (best) {
             tn_region_recount_discarded(rt, best);
             gp->tails[gp->ntails++] = (tn_plan_tail){best, best->used};
             best->plan_used = best->used;
             dests[nd++] = best;
         }
-        dests[nd++] = r;
+        for (size_t i = from; i < to; i++)
+            if (!gp->regions[i]->kept)
+                dests[nd++] = gp->regions[i];
     }
-    if (gp->ntails) {
-        gp->dests = dests;
-        gp->nd = nd;
-    }
+    gp->dests = dests;
+    gp->nd = nd;
 }
 
 /* End of the run of marked objects from s that stops at `stop` (a pinned object, or used). */
@@ -347,7 +358,7 @@ static void abandon_plan(tenure_runtime *rt, tn_collection *col, tn_gen_plan *gp
     for (size_t i = 0; i < gp->n; i++) {
         tn_region *r = gp->regions[i];
         tn_bits_clear(rt->plug_bits, tn_bit_index(rt, r->start), tn_bit_index(rt, r->end));
-        r->compacting = r->demote = false;
+        r->compacting = r->demote = r->kept = false;
         r->pin_count = 0;
     }
     rt->plan.pins.count = pins;
@@ -355,6 +366,7 @@ static void abandon_plan(tenure_runtime *rt, tn_collection *col, tn_gen_plan *gp
     for (unsigned h = 0; h < tn_heap_count(rt); h++)
         col->record.heaps[h].pinned_bytes[gen] = 0;
     gp->compact = false;
+    gp->nkept = gp->kept_live = 0;
     gp->ntails = 0;
     gp->dests = gp->regions;
     gp->nd = gp->n;
@@ -380,19 +392,24 @@ static bool plan_compaction(tenure_runtime *rt, tn_collection *col, tn_gen_plan 
         return true;
     size_t pins = rt->plan.pins.count, gaps = rt->plan.gaps.count;
     rt->plan.plan_failed = false;
+    const tn_region *prev = NULL; /* the last region placed (kept regions are not: they stay) */
     for (size_t si = 0; si < gp->n; si++) {
         tn_region *r = gp->regions[si];
-        if (si == 0 || r->heap != gp->regions[si - 1]->heap) { /* a heap's first region */
-            if (si)
+        if (r->kept)
+            continue;
+        if (!prev || r->heap != prev->heap) { /* a heap's first region placed */
+            if (prev)
                 finish_cursor(rt, &c);
-            cursor_next_heap(rt, &c, si == 0 ? 0 : c.hi);
+            cursor_next_heap(rt, &c, prev ? c.hi : 0);
         }
+        prev = r;
         if (col->parallel_after_mark)
             place_region(rt, &c, r);
         else
             plan_region(rt, &c, r);
     }
-    finish_cursor(rt, &c);
+    if (prev)
+        finish_cursor(rt, &c);
     if (!rt->plan.plan_failed)
         return true;
     abandon_plan(rt, col, gp, gen, pins, gaps);
@@ -416,6 +433,8 @@ static bool plan_compaction(tenure_runtime *rt, tn_collection *col, tn_gen_plan 
  *   gen2: compact when a quarter or more of its used space is free (at least a region's worth),
  *     or when compaction gives back a region and committed memory is within an eighth of
  *     GCHeapHardLimit; else sweep.
+ * Within a generation compacted for the first two reasons of each, the regions that are
+ * almost entirely live are then kept (choose_kept, below): swept in place and promoted whole.
  */
 static int compaction_reason(tenure_runtime *rt, const tn_collection *c, int gen, const tn_gen_plan *gp) {
     unsigned flags = c->flags;
@@ -448,6 +467,40 @@ static int compaction_reason(tenure_runtime *rt, const tn_collection *c, int gen
     return -1;
 }
 
+/* Kept regions (the .NET collector's "sweep in plan" regions: decide_on_compaction,
+ * should_sweep_in_compact). In a generation compacted for the space it wins (not a compaction
+ * that is forced, induced, the last resort before running out of memory or under a memory
+ * load), a region whose live bytes are at least TN_KEEP_LIVE_PCT percent of its capacity is not
+ * moved: compaction would copy nearly all of it to win at most the rest. It is swept in place
+ * (its dead runs become free objects, sweep.c) and promoted whole like any region of its
+ * generation, and it is no destination: the generation's other regions compact among
+ * themselves (and into the next generation's tail). Relocation leaves references into it
+ * alone (it is not compacting) and rebuilds its cards and crossing entries like a swept
+ * region's. When every region is kept, or what is left would give back no region when the
+ * generation compacts only for that, the whole generation is swept. */
+#define TN_KEEP_LIVE_PCT 75
+
+static int choose_kept(tenure_runtime *rt, tn_gen_plan *gp, int why) {
+    for (size_t i = 0; i < gp->n; i++) {
+        tn_region *r = gp->regions[i];
+        r->kept = r->live_bytes * 100 >= (size_t)(r->end - r->start) * TN_KEEP_LIVE_PCT;
+        if (r->kept) {
+            gp->nkept++;
+            gp->kept_live += r->live_bytes;
+            r->pin_count = 0;
+        }
+    }
+    if (!gp->nkept)
+        return why;
+    size_t rest = gp->n - gp->nkept, needed = (gp->live - gp->kept_live + rt->unit_size - 1) / rt->unit_size;
+    if (rest && (why != TN_COMPACT_FREES_REGION || rest > needed))
+        return why;
+    for (size_t i = 0; i < gp->n; i++) /* swept whole */
+        gp->regions[i]->kept = false;
+    gp->nkept = gp->kept_live = 0;
+    return -1;
+}
+
 /* Plan one condemned generation: compact or sweep (its plugs: the plan part; a compacted
  * one's new places: tn_gc_plan_end). */
 static void plan_generation(tenure_runtime *rt, tn_collection *c, int g) {
@@ -463,11 +516,13 @@ static void plan_generation(tenure_runtime *rt, tn_collection *c, int g) {
     }
     c->record.promoted[g] = gp->live;
     int why = compaction_reason(rt, c, g, gp);
+    if (why == TN_COMPACT_HIGH_FRAG || why == TN_COMPACT_FREES_REGION)
+        why = choose_kept(rt, gp, why);
     gp->compact = why >= 0;
     if (why >= 0 && c->record.compact_reason < 0)
         c->record.compact_reason = why;
-    if (gp->compact && g < TN_GEN2 && !tn_gen_condemned(g + 1, c->condemned))
-        choose_tails(rt, gp, g);
+    if (gp->compact)
+        choose_dests(rt, gp, g, g < TN_GEN2 && !tn_gen_condemned(g + 1, c->condemned));
     c->record.compacted[g] = gp->compact;
 }
 
@@ -484,7 +539,7 @@ void tn_gc_plan_part(tenure_runtime *rt, tn_collection *c, unsigned heap) {
     (void)heap;
     int g;
     for (tn_region *r; (r = tn_gc_region_item(c, tn_gc_take(rt), any_gen, &g));) {
-        if (!c->plans[g].compact)
+        if (!c->plans[g].compact || r->kept) /* (a kept region is swept) */
             record_runs(rt, r);
         else if (c->parallel_after_mark)
             record_plugs(rt, r);
@@ -526,12 +581,17 @@ static void add_items_of_gen(tn_collection *c, int g, size_t *pins) {
     tn_gen_plan *gp = &c->plans[g];
     for (size_t from = 0, to; from < gp->n; from = to) {
         to = tn_gc_heap_run_end(gp->regions, gp->n, from);
+        size_t moving = 0;
+        for (size_t i = from; i < to; i++)
+            moving += !gp->regions[i]->kept;
+        if (!moving)
+            continue; /* all kept: nothing to place, and no destination */
         tn_place_item *it = &c->place[c->nplace++];
         *it = (tn_place_item){g, from, to, *pins, 0, 0};
         for (size_t i = from; i < to; i++) {
             tn_region *r = gp->regions[i];
             r->pin_first = (uint32_t)*pins;
-            *pins += r->pin_count;
+            *pins += r->pin_count; /* (a kept region's: 0) */
         }
         it->pins = *pins - it->pin_first;
     }
@@ -560,7 +620,8 @@ static void place_item(tenure_runtime *rt, tn_collection *col, tn_place_item *it
     cursor c = {gp, &col->record, 0, 0, NULL, 0, it};
     cursor_next_heap(rt, &c, first_dest_of_heap(gp, gp->regions[it->from]->heap));
     for (size_t i = it->from; i < it->to; i++)
-        place_region(rt, &c, gp->regions[i]);
+        if (!gp->regions[i]->kept)
+            place_region(rt, &c, gp->regions[i]);
     finish_cursor(rt, &c);
     /* every pin counted by the plan part was placed at its index: the next heap's start here */
     TN_ASSERT_INTERNAL(gp->regions[it->to - 1]->pin_first + gp->regions[it->to - 1]->pin_count ==

@@ -56,7 +56,7 @@ static void release_and_promote(tenure_runtime *rt, tn_collection *c, int gen, t
         clear_bits(rt, r);
         tn_bgc_forget_unswept(rt, r); /* (a gen1 region a background GC's sweep has not reached) */
         bool pinned = r->compacting && r->pin_count > 0;
-        r->compacting = false;
+        r->compacting = r->kept = false;
         if (r->used == r->start) {
             tn_region_release(rt, r);
             continue;

@@ -152,11 +152,12 @@ static bool rebuilds_while_relocating(tenure_runtime *rt, int gen, const tn_gen_
     return gp->n && gen <= TN_GEN2 && !rt->card.card_slots_short;
 }
 
-/* (A region that keeps nothing is released: its cards are left as the old rebuild left them.) */
+/* (A region that keeps nothing is released: its cards are left as the old rebuild left them.
+ * A kept region of a compacted generation keeps its survivors in place, as a swept one.) */
 static void clear_destination_cards(tenure_runtime *rt, tn_gen_plan *gp) {
     for (size_t i = 0; i < gp->n; i++) {
         tn_region *r = gp->regions[i];
-        if (gp->compact ? r->plan_used > r->start : r->live_bytes > 0)
+        if (gp->compact && !r->kept ? r->plan_used > r->start : r->live_bytes > 0)
             tn_gc_clear_cards(rt, r, r->start);
     }
     for (unsigned t = 0; t < gp->ntails; t++)

@@ -77,7 +77,7 @@ void tn_gc_report_ranges(tenure_runtime *rt, tn_collection *c) {
             tn_plug_iter_init(&it, rt, r);
             for (size_t b, eb; tn_plug_iter_next(&it, &b, &eb);) {
                 char *s = tn_bit_addr(rt, b), *e = tn_bit_addr(rt, eb) + 8;
-                if (gp->compact)
+                if (gp->compact && !r->kept)
                     add_range(moved, s, s + tn_plug_delta(rt, r, s, b), (size_t)(e - s));
                 else
                     add_range(surv, s, NULL, (size_t)(e - s));

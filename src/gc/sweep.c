@@ -70,10 +70,15 @@ static void sweep_small_region(tenure_runtime *rt, tn_region *r) {
     }
 }
 
-static bool swept_small(const tn_collection *c, int g) { return g <= TN_GEN2 && !c->plans[g].compact; }
+/* A small-object generation with regions to sweep: swept, or compacted with kept regions
+ * (plan.c), whose regions other than the kept ones are items that do nothing. */
+static bool swept_small(const tn_collection *c, int g) {
+    return g <= TN_GEN2 && (!c->plans[g].compact || c->plans[g].nkept);
+}
 
 /* Items: the compacted generations' moves (compact.c: one per heap and generation, then the
- * LOH's), then each region of a swept small-object generation, then each swept large heap
+ * LOH's), then each region of a swept small-object generation (or of a compacted one with
+ * kept regions: plan.c; only those are swept), then each swept large heap
  * whole. The compacted generations share no region with the swept ones (a compacted
  * generation's tail belongs to an uncondemned one); thread 0 finishes the compaction after the
  * part (tn_gc_compact_end). */
@@ -90,9 +95,11 @@ void tn_gc_sweep_part(tenure_runtime *rt, tn_collection *c, unsigned heap) {
         }
         k -= moves;
         int g = k < small ? -1 : k == small ? TN_LOH : TN_POH;
-        if (g < 0)
-            sweep_small_region(rt, tn_gc_region_item(c, k, swept_small, &g));
-        else if (tn_gen_condemned(g, c->condemned) && !c->plans[g].compact)
+        if (g < 0) {
+            tn_region *r = tn_gc_region_item(c, k, swept_small, &g);
+            if (!c->plans[g].compact || r->kept)
+                sweep_small_region(rt, r);
+        } else if (tn_gen_condemned(g, c->condemned) && !c->plans[g].compact)
             sweep_large_generation(rt, g, &c->plans[g]);
     }
 }

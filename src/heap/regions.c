@@ -183,7 +183,7 @@ tn_region *tn_region_acquire(tenure_runtime *rt, uint32_t units, int gen, unsign
     r->gen = (uint8_t)gen;
     r->heap = (uint8_t)heap;
     r->free_bytes = 0;
-    r->condemned = r->compacting = r->demote = false;
+    r->condemned = r->compacting = r->demote = r->kept = false;
     tn_region_list_add(rt, r);
     TN_EMIT(rt, GCCreateSegment_V1, .Address = (uint64_t)(uintptr_t)r->start, .Size = (uint64_t)(r->end - r->start),
             .Type = gen == TN_LOH   ? TN_SEGMENT_LOH
