@@ -91,7 +91,9 @@ def check_kernel_clr(doc, what):
                   "%s: vpid %d promoted %s MB, PerfView %.3f" % (what, vpid, s["total_promoted_mb"], promoted))
         check(all(g["after_mb"] > 0 and g["promoted_mb"] > 0 for g in t["gcs"]),
               "%s: vpid %d has a GC with 0 MB after or promoted (blobs not decoded?)" % (what, vpid))
-        check(all(g["survival_pct"] is not None for g in t["gcs"]),
+        # survival_pct is PerfView's Gen0 survival (0 without histories): the condemned
+        # generations' survival is null without GCPerHeapHistory
+        check(all(g["condemned_survival_pct"] is not None for g in t["gcs"]),
               "%s: vpid %d has a GC without survival (GCPerHeapHistory_V3 not decoded?)" % (what, vpid))
     t = procs.get(6155)
     if t:

@@ -136,7 +136,8 @@ def compare_heap_history(g, b, heaps):
           (where, g["promoted_mb"], total["survived"]))
     if total["obj_before"]:
         want = 100.0 * total["survived"] / total["obj_before"]
-        check(close(g["survival_pct"], want), "%s: survival %s%%, heaps give %.6g" % (where, g["survival_pct"], want))
+        check(close(g["condemned_survival_pct"], want), "%s: condemned survival %s%%, heaps give %.6g" %
+              (where, g["condemned_survival_pct"], want))
 
 
 def text_heap_rows(text):

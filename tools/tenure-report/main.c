@@ -182,6 +182,19 @@ static void display_name(char *buf, size_t len, const char *arg, const char *tmp
 static void load(const char *path, const char *name, tr_set *set, tr_result *res) {
     tr_result whole;
     read_trace(path, set, &whole);
+    /* Start ms counts from the trace's first event, whichever process wrote it (TraceEvent's
+     * TimeStampRelativeMSec), not from each process's own first one */
+    int64_t origin = 0;
+    int have_origin = 0;
+    for (size_t i = 0; i < set->n; i++)
+        if (set->m[i].have_time && (!have_origin || set->m[i].first_ns < origin)) {
+            origin = set->m[i].first_ns;
+            have_origin = 1;
+        }
+    for (size_t i = 0; i < set->n; i++) {
+        set->m[i].origin_ns = origin;
+        set->m[i].have_origin = have_origin;
+    }
     for (size_t i = 0; i < set->n; i++) {
         tr_model *m = &set->m[i];
         tr_result *r = &res[i];

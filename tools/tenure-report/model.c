@@ -439,6 +439,12 @@ static int heap_history(tr_model *m, const tr_event *ev) {
     g->phh_seen |= 1ull << ev->heap_index;
     g->phh_heaps++;
     phh_sum(g, ev);
+    if (ev->phh_count > 0) { /* TraceEvent's SurvRate of the heap's gen0: a whole percentage */
+        const tr_phh_gen *p = &ev->phh[0];
+        double obj = (double)p->size_before - (double)p->free_list_before - (double)p->free_obj_before;
+        if (obj != 0)
+            g->surv_rate0_sum += (int64_t)((double)(p->pinned_surv + p->non_pinned_surv) * 100.0 / obj);
+    }
     return 0;
 }
 
@@ -529,6 +535,10 @@ int model_event(tr_model *m, const tr_event *ev) {
         break;
     }
     case TR_EV_HEAP_STATS: {
+        /* the ticks since the previous GCHeapStats, whichever GC it was (TraceEvent's
+         * AllocedSinceLastGCBasedOnAllocTickMB); counted again from here even without a GC */
+        uint64_t hs_ticks = m->ticks_since_stats;
+        m->ticks_since_stats = 0;
         long i = m->last_ended;
         if (i < 0)
             break;
@@ -536,6 +546,7 @@ int model_event(tr_model *m, const tr_event *ev) {
         if (g->has_heap_stats)
             break;
         g->has_heap_stats = 1;
+        g->tick_alloc0_stats = hs_ticks;
         memcpy(g->gen_size_after, ev->gen_size, sizeof g->gen_size_after);
         memcpy(g->promoted, ev->promoted, sizeof g->promoted);
         g->fin_promoted_count = ev->fin_promoted_count;
@@ -577,10 +588,16 @@ int model_event(tr_model *m, const tr_event *ev) {
         int64_t pause = ns_sub(ev->ts_ns, m->susp_begin);
         if (pause < 0)
             pause = 0;
+        int64_t susp = m->has_susp_end ? ns_sub(m->susp_end, m->susp_begin) : 0;
+        if (susp < 0)
+            susp = 0;
         if (si >= 0 && m->gcs[si].type == 1) {
             m->gcs[si].pause_ns = ns_add(m->gcs[si].pause_ns, pause);
+            m->gcs[si].bgc_suspend_ns = ns_add(m->gcs[si].bgc_suspend_ns, susp);
         } else if (si < 0 && m->susp_reason == 6) {
             add_bgc_pause(m, pause);
+            if (m->cur_bgc >= 0)
+                m->gcs[m->cur_bgc].bgc_suspend_ns = ns_add(m->gcs[m->cur_bgc].bgc_suspend_ns, susp);
         } else if (si >= 0) {
             tr_gc *g = &m->gcs[si];
             if (g->has_heap_stats && !g->complete) {
@@ -599,6 +616,8 @@ int model_event(tr_model *m, const tr_event *ev) {
         unsigned k = ev->alloc_kind <= 2 ? (unsigned)ev->alloc_kind : 0;
         m->tick_events++;
         m->pending_ticks[k] += ev->alloc_amount;
+        if (k == 0)
+            m->ticks_since_stats += ev->alloc_amount;
         m->total_ticks[k] += ev->alloc_amount;
         m->have_ticks = 1;
         break;
@@ -664,9 +683,15 @@ void model_finish(tr_model *m) {
     const tr_gc *prev = NULL;
     for (size_t i = 0; i < m->n; i++) {
         tr_gc *g = &m->gcs[i];
-        g->start_ms = ns_ms(ns_sub(g->start_ns, m->first_ns));
-        g->end_ms = ns_ms(ns_sub(g->restart_ns, m->first_ns));
-        g->suspend_ms = g->has_suspend_end ? ns_ms(ns_sub(g->suspend_end_ns, g->suspend_begin_ns)) : 0;
+        /* from the trace's first event, as TraceEvent's TimeStampRelativeMSec */
+        int64_t origin = m->have_origin ? m->origin_ns : m->first_ns;
+        g->start_ms = ns_ms(ns_sub(g->start_ns, origin));
+        g->end_ms = ns_ms(ns_sub(g->restart_ns, origin));
+        /* a background GC's: every suspension of it, summed (TraceGC.SuspendDurationMSec) */
+        g->suspend_ms = g->type == 1         ? ns_ms(g->bgc_suspend_ns)
+                        : g->has_suspend_end ? ns_ms(ns_sub(g->suspend_end_ns, g->suspend_begin_ns))
+                                             : 0;
+        g->fin_surv_mb = (double)g->fin_promoted_size / MB;
         if (g->suspend_ms < 0)
             g->suspend_ms = 0;
         g->pause_ms = ns_ms(g->pause_ns);
@@ -684,17 +709,24 @@ void model_finish(tr_model *m) {
         g->after_mb = (double)after / MB;
         g->promoted_mb = (double)promoted / MB;
 
-        /* gen0 allocated since the previous GC */
-        if (m->have_ticks) {
-            g->alloc_gen0_mb = (double)g->tick_alloc[0] / MB;
-        } else if (g->phh_heaps) {
-            double before = (double)g->phh[0].size_before;
-            double prev_after = prev ? (double)prev->gen_size_after[0] : 0;
-            double a = before - prev_after;
-            g->alloc_gen0_mb = (a > 0 ? a : 0) / MB;
+        /* gen0 allocated since the previous GC, as TraceGC.GetUserAllocated(Gen0) (PerfView's
+         * "Gen0 Alloc MB"): a background GC's from the allocation ticks; else, when this GC and
+         * the previous one have per-heap histories, gen0's objects before this GC (its size less
+         * its free list and free objects) less the previous GC's objects after it, summed over
+         * the heaps (negative when the previous GC left more than this one found); else the
+         * small-object ticks between the previous GCHeapStats and this GC's (0 without them) */
+        /* a background GC still running (its histories come at its end) has none yet when
+         * TraceEvent takes this figure; and TraceEvent gives a foreground GC's GCHeapStats (so
+         * its ticks) to the background GC in progress: a foreground GC's tick figure is 0 */
+        int prev_running = prev && prev->type == 1 && prev->restart_ns > g->start_ns;
+        if (g->type != 1 && g->phh_heaps && prev && prev->phh_heaps && !prev_running) {
+            const tr_phh_gen *p = &g->phh[0], *q = &prev->phh[0];
+            double before = (double)p->size_before - (double)p->free_list_before - (double)p->free_obj_before;
+            double prev_after = (double)q->size_after - (double)q->free_list_after - (double)q->free_obj_after;
+            g->alloc_gen0_mb = (before - prev_after) / MB;
             sum_alloc_sizes += g->alloc_gen0_mb;
         } else {
-            g->alloc_gen0_mb = NAN;
+            g->alloc_gen0_mb = g->type == 2 ? 0 : (double)g->tick_alloc0_stats / MB;
         }
 
         /* heap size before: the per-heap history's sizes, else the previous size after plus
@@ -724,28 +756,30 @@ void model_finish(tr_model *m) {
             }
         }
 
-        /* survival of the condemned generations (LOH and POH with gen2), fragmentation of the
-         * whole heap after the GC */
-        g->survival_pct = NAN;
+        /* gen0's survival and fragmentation as PerfView's GCStats shows them:
+         * TraceGC.SurvivalPercent(Gen0), the heaps' whole-percent SurvRate averaged in whole
+         * numbers (0 without per-heap histories), and GenFragmentationPercent(Gen0), gen0's free
+         * list and free objects after the GC over its size after (NaN without histories) */
+        g->survival_pct = g->phh_heaps ? (double)(g->surv_rate0_sum / g->phh_heaps) : 0;
         g->frag_pct = NAN;
+        g->condemned_surv_pct = NAN;
         if (g->phh_heaps) {
-            double obj_before = 0, surv = 0, size_after = 0, free_after = 0;
+            double obj_before = 0, surv = 0;
             for (int k = 0; k < TR_GENS; k++) {
-                const tr_phh_gen *p = &g->phh[k];
-                int condemned = k <= g->gen || (g->gen == 2);
-                if (condemned) {
-                    double ob = (double)p->size_before - (double)p->free_list_before - (double)p->free_obj_before;
-                    if (ob > 0)
-                        obj_before += ob;
-                    surv += (double)(p->pinned_surv + p->non_pinned_surv);
+                const tr_phh_gen *c = &g->phh[k];
+                if (k <= g->gen || g->gen == 2) {
+                    double ob = (double)c->size_before - (double)c->free_list_before - (double)c->free_obj_before;
+                    obj_before += ob > 0 ? ob : 0;
+                    surv += (double)(c->pinned_surv + c->non_pinned_surv);
                 }
-                size_after += (double)p->size_after;
-                free_after += (double)(p->free_list_after + p->free_obj_after);
             }
             if (obj_before > 0)
-                g->survival_pct = 100.0 * surv / obj_before;
-            if (size_after > 0)
-                g->frag_pct = 100.0 * free_after / size_after;
+                g->condemned_surv_pct = 100.0 * surv / obj_before;
+        }
+        if (g->phh_heaps) {
+            const tr_phh_gen *p = &g->phh[0];
+            double free_after = (double)(p->free_list_after + p->free_obj_after);
+            g->frag_pct = p->size_after ? 100.0 * free_after / (double)p->size_after : free_after ? INFINITY : NAN;
         }
 
         /* % of the time since the previous GC ended (or since the trace began) spent paused */

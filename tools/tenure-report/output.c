@@ -185,9 +185,10 @@ void print_text(FILE *out, const char *path, const tr_model *m, const tr_result 
     }
 
     fprintf(out, "\nGC events (Gen: N non-concurrent, B background, F foreground, I induced; MB = 10^6 bytes)\n");
-    fprintf(out, "%6s %10s %-17s %-4s %10s %9s %7s %9s %9s %9s %9s %8s %8s %8s %8s %8s %7s %7s %8s %7s", "GC#",
-            "Start ms", "Reason", "Gen", "Suspend ms", "Pause ms", "%Pause", "Gen0 Alloc", "Peak MB", "After MB",
-            "Promo MB", "Gen0 MB", "Gen1 MB", "Gen2 MB", "LOH MB", "POH MB", "Surv%", "Frag%", "FinSurv", "Pinned");
+    fprintf(out, "%6s %10s %-17s %-4s %10s %9s %7s %13s %9s %9s %9s %8s %8s %8s %8s %8s %9s %9s %10s %7s", "GC#",
+            "Start ms", "Reason", "Gen", "Suspend ms", "Pause ms", "%Pause", "Gen0 Alloc MB", "Peak MB", "After MB",
+            "Promo MB", "Gen0 MB", "Gen1 MB", "Gen2 MB", "LOH MB", "POH MB", "Gen0Surv%", "Gen0Frag%", "FinSurv MB",
+            "Pinned");
     if (has_joins(m))
         fprintf(out, " %6s %9s", "GC Thr", "Join ms");
     fputc('\n', out);
@@ -204,15 +205,16 @@ void print_text(FILE *out, const char *path, const tr_model *m, const tr_result 
         num(out, 10, 3, g->suspend_ms);
         num(out, 9, 3, g->pause_ms);
         num(out, 7, 2, g->pause_pct);
-        num(out, 10, 3, g->alloc_gen0_mb);
+        num(out, 13, 3, g->alloc_gen0_mb);
         num(out, 9, 3, g->peak_mb);
         num(out, 9, 3, g->after_mb);
         num(out, 9, 3, g->promoted_mb);
         for (int k = 0; k < TR_GENS; k++)
             num(out, 8, 3, (double)g->gen_size_after[k] / MB);
-        num(out, 7, 2, g->survival_pct);
-        num(out, 7, 2, g->frag_pct);
-        fprintf(out, " %8llu %7llu", (unsigned long long)g->fin_promoted_count, (unsigned long long)g->pinned_objects);
+        num(out, 9, 0, g->survival_pct);
+        num(out, 9, 2, g->frag_pct);
+        num(out, 10, 3, g->fin_surv_mb);
+        fprintf(out, " %7llu", (unsigned long long)g->pinned_objects);
         if (has_joins(m))
             fprintf(out, " %6d %9.3f", g->gc_threads, g->join_wait_ms);
         fputc('\n', out);
@@ -422,6 +424,7 @@ void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_r
         fputs("], ", out);
         jnum(out, "survival_pct", g->survival_pct, 1);
         jnum(out, "fragmentation_pct", g->frag_pct, 1);
+        jnum(out, "condemned_survival_pct", g->condemned_surv_pct, 1);
         fputs("\"phases_us\": ", out);
         if (g->phase_count) {
             for (int k = 0; k < g->phase_count; k++)
@@ -430,6 +433,7 @@ void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_r
         } else {
             fputs("null, ", out);
         }
+        jnum(out, "finalizable_surv_mb", g->fin_surv_mb, 1);
         fprintf(out, "\"finalizable_survivors\": %llu, \"pinned_objects\": %llu, \"handles\": %llu",
                 (unsigned long long)g->fin_promoted_count, (unsigned long long)g->pinned_objects,
                 (unsigned long long)g->handles);

@@ -138,9 +138,13 @@ typedef struct tr_gc {
     tr_phh_gen phh[TR_GENS]; /* summed over heaps */
     int phase_count;         /* GCGlobalHeapHistory_V4 phase times (us), 0 if the trace has none */
     uint32_t phase_us[TR_PHASES];
-    int64_t pause_ns; /* blocking: restart - suspend begin; background: sum of pauses */
+    int64_t pause_ns;       /* blocking: restart - suspend begin; background: sum of pauses */
+    int64_t bgc_suspend_ns; /* background: its suspensions' suspend begin..end, summed */
+    int64_t surv_rate0_sum; /* gen0's SurvRate (TraceEvent: whole % of its objects before that
+                               survived) summed over the GC's heaps */
     /* bytes allocated since the previous GC's start, from GCAllocationTick, per kind */
     uint64_t tick_alloc[3];
+    uint64_t tick_alloc0_stats; /* kind 0 ticks since the previous GCHeapStats (of any GC) */
     /* server GC: GCJoin_V2 events of this GC, its GC threads (distinct heaps of its joins,
      * restarts left out), the time they waited at joins (sum over threads of end - start of
      * each waiting join), the Steal bytes of every heap; detail: index + 1 in m->details, 0 if
@@ -153,6 +157,9 @@ typedef struct tr_gc {
     /* derived (model_finish) */
     double alloc_gen0_mb; /* NaN if unknown */
     double peak_mb, after_mb, promoted_mb, survival_pct, frag_pct, pause_pct;
+    double fin_surv_mb;                            /* FinalizationPromotedSize (PerfView's "Finalizable Surv MB") */
+    double condemned_surv_pct;                     /* tenure-report's own: survivors over the object bytes before of
+                                  the condemned generations (LOH and POH with gen2), all heaps */
     double suspend_ms, pause_ms, start_ms, end_ms; /* end_ms: restart (or a background GC's heap stats) */
     double join_wait_ms;
 } tr_gc;
@@ -197,11 +204,14 @@ typedef struct tr_model {
     long cur_bgc;      /* background GC in progress */
     long last_ended;   /* GC whose GCEnd came and whose GCHeapStats has not */
     uint64_t pending_ticks[3];
+    uint64_t ticks_since_stats; /* kind 0 ticks since the last GCHeapStats */
     uint64_t total_ticks[3];
     int have_ticks;
     uint64_t tick_events; /* GCAllocationTick events */
     int64_t first_ns, last_ns;
     int have_time;
+    int64_t origin_ns; /* the trace's first event (of every process): Start ms counts from it */
+    int have_origin;
     uint64_t events, discarded_events, discarded_packets;
     uint64_t cut_packets;     /* half packets at the end of stream files, left out (guard.c) */
     char cut_note[400];       /* where, for the report */

@@ -162,6 +162,15 @@ static class Check
                                what, traceEvent, report));
     }
 
+    // A figure both may leave undefined (a 0/0 percentage): TraceEvent's NaN or infinity is
+    // tenure-report's JSON null
+    static void SameOrUndefined(TraceGC g, string what, double traceEvent, double report, double tolerance)
+    {
+        if (!double.IsFinite(traceEvent) && double.IsNaN(report))
+            return;
+        Same(g, what, traceEvent, report, tolerance);
+    }
+
     static double Num(JsonElement e, string name) =>
         e.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.Number ? v.GetDouble() : double.NaN;
 
@@ -207,8 +216,19 @@ static class Check
             Same(g, "start ms (from the first GC)", g.StartRelativeMSec - traceEventStart0,
                  Num(r, "start_ms") - reportStart0, ms);
             Same(g, "pause ms", g.PauseDurationMSec, Num(r, "pause_ms"), Math.Max(ms, rel * g.PauseDurationMSec));
-            if (g.Type != GCType.BackgroundGC)
-                Same(g, "suspend ms", g.SuspendDurationMSec, Num(r, "suspend_ms"), ms);
+            // a background GC's: its suspensions summed, as TraceGC's
+            Same(g, "suspend ms", g.SuspendDurationMSec, Num(r, "suspend_ms"), g.Type == GCType.BackgroundGC ? 4 * ms : ms);
+            // PerfView's GCStats columns (GcStats.cs): Gen0 Alloc MB, Gen0 Survival Rate %, Gen0 Frag %,
+            // Finalizable Surv MB
+            double alloc = g.UserAllocated[(int)Gens.Gen0];
+            Same(g, $"gen0 alloc MB (UserAllocated[Gen0]; ticks {g.AllocedSinceLastGCBasedOnAllocTickMB[0]} type {g.Type})", alloc,
+                 Num(r, "gen0_allocated_mb"), 1e-5 + rel * Math.Abs(alloc));
+            Same(g, "gen0 survival % (SurvivalPercent(Gen0))", g.SurvivalPercent(Gens.Gen0), Num(r, "survival_pct"), 0);
+            double frag = g.GenFragmentationPercent(Gens.Gen0);
+            SameOrUndefined(g, "gen0 frag % (GenFragmentationPercent(Gen0))", frag, Num(r, "fragmentation_pct"),
+                            1e-4 + rel * Math.Abs(frag));
+            Same(g, "finalizable surv MB", (g.HeapStats?.FinalizationPromotedSize ?? double.NaN) / 1e6,
+                 Num(r, "finalizable_surv_mb"), 1e-6);
             Same(g, "after MB", g.HeapSizeAfterMB, Num(r, "after_mb"), 1e-5 + rel * g.HeapSizeAfterMB);
             Same(g, "promoted MB", g.PromotedMB, Num(r, "promoted_mb"), 1e-5 + rel * g.PromotedMB);
             Same(g, "peak MB", g.HeapSizePeakMB, Num(r, "peak_mb"), 1e-5 + rel * g.HeapSizePeakMB);

@@ -192,7 +192,7 @@
           {
             type: 'line', label: 'survival % (condemned generations)', yAxisID: 'pct', borderColor: '#e15759',
             backgroundColor: '#e15759', pointRadius: 0, borderWidth: 1.5, spanGaps: true,
-            data: gcs.map(function (g) { return g.survival_pct; })
+            data: gcs.map(function (g) { return g.condemned_survival_pct; })
           },
           {
             label: 'promoted MB', yAxisID: 'y', backgroundColor: alpha(GEN_COLORS[0], 0.7),
@@ -265,7 +265,7 @@
       { title: 'Suspend ms', digits: 3, get: function (g) { return g.suspend_ms; } },
       { title: 'Pause ms', digits: 3, get: function (g) { return g.pause_ms; } },
       { title: '%Pause', digits: 2, get: function (g) { return g.pause_pct; } },
-      { title: 'Gen0 Alloc', digits: 3, get: function (g) { return g.gen0_allocated_mb; } },
+      { title: 'Gen0 Alloc MB', digits: 3, get: function (g) { return g.gen0_allocated_mb; } },
       { title: 'Peak MB', digits: 3, get: function (g) { return g.peak_mb; } },
       { title: 'After MB', digits: 3, get: function (g) { return g.after_mb; } },
       { title: 'Promo MB', digits: 3, get: function (g) { return g.promoted_mb; } }
@@ -273,9 +273,9 @@
     GEN_NAMES.forEach(function (n, i) {
       cols.push({ title: (i < 3 ? 'Gen' + i : n) + ' MB', digits: 3, get: function (g) { return g.size_after_mb[i]; } });
     });
-    cols.push({ title: 'Surv%', digits: 2, get: function (g) { return g.survival_pct; } });
-    cols.push({ title: 'Frag%', digits: 2, get: function (g) { return g.fragmentation_pct; } });
-    cols.push({ title: 'FinSurv', get: function (g) { return g.finalizable_survivors; } });
+    cols.push({ title: 'Gen0Surv%', digits: 0, get: function (g) { return g.survival_pct; } });
+    cols.push({ title: 'Gen0Frag%', digits: 2, get: function (g) { return g.fragmentation_pct; } });
+    cols.push({ title: 'FinSurv MB', digits: 3, get: function (g) { return g.finalizable_surv_mb; } });
     cols.push({ title: 'Pinned', get: function (g) { return g.pinned_objects; } });
     if (t.summary.total_join_wait_ms !== undefined) { /* server GC: the trace has joins */
       cols.push({ title: 'GC Thr', tip: 'GC threads (heaps of its joins)', get: function (g) { return g.gc_threads; } });
