@@ -52,10 +52,11 @@ test-release: build
 # The suite again with the heap verified around every GC and a GC forced every 500
 # allocations (on smaller workloads): the tests that have no such variant of their own (labels
 # stress and has_stress: tests/CMakeLists.txt), and not the torture programs (torture_stress
-# and torture_bgc_stress verify theirs).
+# and torture_bgc_stress verify theirs), the benchmarks' smoke run or the LTTng session (a
+# sink and a daemon that GCStress only makes slower: 117 s at load 8).
 test-stress: build
 	cd $(BUILD)/release && $(TIMED) stress 240 -- env TENURE_HeapVerify=1 TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 \
-	  ctest -j $(JOBS) --output-on-failure -E 'install_check' -LE 'stress|has_stress|torture|fuzz|long|tool'
+	  ctest -j $(JOBS) --output-on-failure -E 'install_check' -LE 'stress|has_stress|torture|bench|lttng|fuzz|long|tool'
 
 ASAN_CMAKE = -DCMAKE_BUILD_TYPE=Debug -DTENURE_SANITIZE=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF
 build-asan: deps
