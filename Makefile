@@ -31,6 +31,9 @@ run: build
 # (issue 39: all of it within 45 minutes on 2 cores from a fresh clone, builds included); the
 # table of their wall times ends the run. Long soaks and the full-scale matrix: make test-long.
 TIMED = $(abspath scripts/timed.sh)
+# Every configuration but the release one runs a quarter of the torture programs (at least 30:
+# tools/tenure-torture); the release run keeps them all.
+FEWER = TENURE_TORTURE_SCALE=0.25
 export TENURE_TEST_TIMES := $(abspath $(BUILD))/test-times.txt
 test: test-times-reset format-check test-release test-stress test-debug test-unchecked test-asan test-tsan test-server test-bgc
 	@$(TIMED) --report
@@ -64,7 +67,7 @@ build-asan: deps
 	$(TIMED) build-asan 240 -- cmake --build $(BUILD)/asan -j $(JOBS)
 
 test-asan: build-asan
-	cd $(BUILD)/asan && $(TIMED) asan 420 -- env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	cd $(BUILD)/asan && $(TIMED) asan 420 -- env $(FEWER) ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest -j $(JOBS) --output-on-failure -LE long
 
 # The quick tests with every assertion level on (TENURE_DEBUG_ASSERTS: src/base/assert.h):
@@ -72,7 +75,7 @@ test-asan: build-asan
 test-debug: deps
 	cmake -S . -B $(BUILD)/debug -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENURE_DEBUG_ASSERTS=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF -DTENURE_BUILD_TOOLS=OFF $(CMAKE_FLAGS) >/dev/null
 	$(TIMED) build-debug 150 -- cmake --build $(BUILD)/debug -j $(JOBS)
-	cd $(BUILD)/debug && $(TIMED) debug 150 -- ctest -j $(JOBS) --output-on-failure -L quick -LE long
+	cd $(BUILD)/debug && $(TIMED) debug 150 -- env $(FEWER) ctest -j $(JOBS) --output-on-failure -L quick -LE long
 
 # TENURE_CHECKED=OFF builds (no argument checks, no TN_ASSERT) and passes the tests that do
 # not feed the library bad arguments on purpose: misuse, hardening_checks and two_instances
@@ -82,7 +85,7 @@ UNCHECKED_NEEDS_CHECKS = ^(misuse|hardening_checks|two_instances)$$
 test-unchecked: deps
 	cmake -S . -B $(BUILD)/unchecked -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENURE_CHECKED=OFF -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF -DTENURE_BUILD_TOOLS=OFF $(CMAKE_FLAGS) >/dev/null
 	$(TIMED) build-unchecked 150 -- cmake --build $(BUILD)/unchecked -j $(JOBS)
-	cd $(BUILD)/unchecked && $(TIMED) unchecked 150 -- ctest -j $(JOBS) --output-on-failure -L quick -LE long -E '$(UNCHECKED_NEEDS_CHECKS)'
+	cd $(BUILD)/unchecked && $(TIMED) unchecked 150 -- env $(FEWER) ctest -j $(JOBS) --output-on-failure -L quick -LE long -E '$(UNCHECKED_NEEDS_CHECKS)'
 
 # ThreadSanitizer over the code that has threads: attached mutator threads and the finalizer
 # thread, the trace writer thread, several instances on several threads, lifetime services,
@@ -108,11 +111,11 @@ test-tsan: build-tsan
 # background GC tests, issue 16.)
 SERVER_GC_TESTS = graphs|cards|mark|pin|generations|handles|finalize|weak|loh|overflow|verify|torture|conservative|background|bgc
 test-server: build build-asan build-tsan
-	cd $(BUILD)/release && $(TIMED) server-2 360 -- env TENURE_gcServer=1 TENURE_GCHeapCount=2 \
+	cd $(BUILD)/release && $(TIMED) server-2 360 -- env $(FEWER) TENURE_gcServer=1 TENURE_GCHeapCount=2 \
 	  ctest -j $(JOBS) --output-on-failure -E install_check -L quick -LE 'long|tool'
-	cd $(BUILD)/release && $(TIMED) server-4-stress 150 -- env TENURE_gcServer=1 TENURE_GCHeapCount=4 TENURE_HeapVerify=1 \
+	cd $(BUILD)/release && $(TIMED) server-4-stress 150 -- env $(FEWER) TENURE_gcServer=1 TENURE_GCHeapCount=4 TENURE_HeapVerify=1 \
 	  TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)' -E '_stress$$' -LE long
-	cd $(BUILD)/asan && $(TIMED) server-asan-2 240 -- env TENURE_gcServer=1 TENURE_GCHeapCount=2 ASAN_OPTIONS=detect_leaks=1 \
+	cd $(BUILD)/asan && $(TIMED) server-asan-2 240 -- env $(FEWER) TENURE_gcServer=1 TENURE_GCHeapCount=2 ASAN_OPTIONS=detect_leaks=1 \
 	  ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)|trace_ctf_server' -LE long
 	cd $(BUILD)/asan && $(TIMED) server-asan-4-fork 60 -- env TENURE_gcServer=1 TENURE_GCHeapCount=4 ASAN_OPTIONS=detect_leaks=1 \
 	  ctest -j $(JOBS) --output-on-failure -R '^threads_fork' --repeat until-fail:5
@@ -134,7 +137,7 @@ test-server: build build-asan build-tsan
 #  install_check:         installs and builds outside the tree: nothing a GC mode changes
 BGC_CANNOT_APPLY = ^(heapprof_env_stress|objtrack_gc|objtrack_gc_stress|install_check)$$
 test-bgc: build
-	cd $(BUILD)/release && $(TIMED) bgc 300 -- env TENURE_gcConcurrent=1 \
+	cd $(BUILD)/release && $(TIMED) bgc 300 -- env $(FEWER) TENURE_gcConcurrent=1 \
 	  ctest -j $(JOBS) --output-on-failure -E '$(BGC_CANNOT_APPLY)' -L quick -LE 'long|tool'
 
 # The long soaks and the full-scale matrix CI leaves out (issue 39): the tests labelled long,

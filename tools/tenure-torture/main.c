@@ -33,7 +33,8 @@ static void usage(FILE *f) {
     fprintf(f, "usage: tenure-torture [options]\n"
                "  --seed N          the first program's seed (default: from the clock; always printed)\n"
                "  --ops N           operations per program (default 300)\n"
-               "  --programs N      run N programs with consecutive seeds (default 1)\n"
+               "  --programs N      run N programs with consecutive seeds (default 1; TENURE_TORTURE_SCALE=0.25:\n"
+               "                    a quarter of them, at least 30)\n"
                "  --minutes M       soak: run programs until M minutes have passed\n"
                "  --verify-every N  a full check every N allocations (default 200; 0: only after induced GCs)\n"
                "  --hard-limit B    GCHeapHardLimit (k/m/g suffixes): allocations may fail with NOMEM\n"
@@ -297,6 +298,18 @@ static void run_programs(cli *c, tally *t, double deadline) {
     free(slots);
 }
 
+/* TENURE_TORTURE_SCALE (0 < s <= 1): --programs scaled down, to no fewer than 30 (or the number
+ * asked, if fewer): make test's slower builds (debug, sanitizers) and its other GC modes run a
+ * quarter of the release build's programs (issue 39). */
+static void scale_programs(cli *c) {
+    const char *s = getenv("TENURE_TORTURE_SCALE");
+    double f = s ? strtod(s, NULL) : 1;
+    if (!(f > 0 && f < 1) || c->programs <= 30)
+        return;
+    long n = (long)(c->programs * f);
+    c->programs = n < 30 ? 30 : n;
+}
+
 int main(int argc, char **argv) {
     cli c;
     memset(&c, 0, sizeof c);
@@ -309,6 +322,7 @@ int main(int argc, char **argv) {
     if (st != PARSE_OK)
         return st;
     choose_seed(&c);
+    scale_programs(&c);
     if (c.P.ops < 0)
         c.P.ops = 0;
     if (c.drv.nofork)
