@@ -511,7 +511,7 @@ static void put_be64(uint8_t *p, uint64_t v) {
         p[i] = (uint8_t)(v >> (56 - 8 * i));
 }
 
-static bool pwrite_all(int fd, const void *buf, size_t n, off_t at) {
+bool tn_trace_pwrite_all(int fd, const void *buf, size_t n, off_t at) {
     for (size_t done = 0; done < n;) {
         ssize_t w = pwrite(fd, (const uint8_t *)buf + done, n - done, at + (off_t)done);
         if (w < 0 && errno == EINTR)
@@ -534,7 +534,7 @@ static int create_index(tn_ctf *c, unsigned n) {
     put_be32(header + 4, 1);
     put_be32(header + 8, 1);
     put_be32(header + 12, INDEX_ENTRY);
-    if (fd >= 0 && !pwrite_all(fd, header, sizeof header, 0)) {
+    if (fd >= 0 && !tn_trace_pwrite_all(fd, header, sizeof header, 0)) {
         close(fd);
         unlinkat(c->indexfd, name, 0);
         fd = -1;
@@ -912,7 +912,7 @@ static uint64_t write_batch(tn_ctf *c, stream *s, uint64_t t, uint64_t head) {
         uint8_t entries[INDEX_BATCH * INDEX_ENTRY];
         for (uint64_t k = 0; k < n; k++)
             index_entry(s, &s->ring[(t + k) % RING], s->written + (off_t)(k * PKT_CAP), entries + k * INDEX_ENTRY);
-        if (!pwrite_all(s->index_fd, entries, (size_t)n * INDEX_ENTRY, index_offset(s)))
+        if (!tn_trace_pwrite_all(s->index_fd, entries, (size_t)n * INDEX_ENTRY, index_offset(s)))
             drop_index(c, s);
     }
     for (uint64_t k = 0; k < n; k++) {

@@ -501,18 +501,25 @@ static void start_failed(tenure_runtime *rt, tenure_result r, const char *what, 
         fprintf(stderr, "tenure: %s: %s\n", what, message);
 }
 
-/* `what` names the caller in messages: the function, or the variable TENURE_TRACE */
-static tenure_session *start_ctf(tenure_runtime *rt, uint64_t keywords, int level, const char *dir, const char *what) {
+/* A session writing to a CTF trace directory or a nettrace file. `what` names the caller in
+ * messages: the function, or the variable TENURE_TRACE. */
+static tenure_session *start_file_session(tenure_runtime *rt, uint64_t keywords, int level, const char *target,
+                                          const char *what, bool nettrace) {
     TN_LOCKED(rt);
-    if (!dir || check_level(level)) {
-        start_failed(rt, TENURE_INVALID_ARGUMENT, what, "%s", dir ? check_level(level) : "NULL directory");
+    if (!target || check_level(level)) {
+        start_failed(rt, TENURE_INVALID_ARGUMENT, what, "%s",
+                     target     ? check_level(level)
+                     : nettrace ? "NULL path"
+                                : "NULL directory");
         return NULL;
     }
     struct tn_session *s = tn_calloc(1, sizeof *s);
     char err[4400] = "out of memory";
-    if (s)
-        s->ctf = tn_ctf_open(dir, err, sizeof err);
-    if (!s || !s->ctf) {
+    if (s && nettrace)
+        s->nettrace = tn_nettrace_open(target, err, sizeof err);
+    else if (s)
+        s->ctf = tn_ctf_open(target, err, sizeof err);
+    if (!s || !(nettrace ? (void *)s->nettrace : (void *)s->ctf)) {
         free(s);
         start_failed(rt, TENURE_OS, what, "could not start a trace: %s", err);
         return NULL;
@@ -520,6 +527,15 @@ static tenure_session *start_ctf(tenure_runtime *rt, uint64_t keywords, int leve
     s->keywords = keywords;
     s->level = level;
     return add_session(rt, s);
+}
+
+static tenure_session *start_ctf(tenure_runtime *rt, uint64_t keywords, int level, const char *dir, const char *what) {
+    return start_file_session(rt, keywords, level, dir, what, false);
+}
+
+static tenure_session *start_nettrace(tenure_runtime *rt, uint64_t keywords, int level, const char *path,
+                                      const char *what) {
+    return start_file_session(rt, keywords, level, path, what, true);
 }
 
 tenure_session *tenure_session_start_ctf(tenure_runtime *rt, uint64_t keywords, int level, const char *dir) {
@@ -527,27 +543,6 @@ tenure_session *tenure_session_start_ctf(tenure_runtime *rt, uint64_t keywords, 
     if (!rt || tn_cb_refused(rt, TN_OP_CHANGE, fn))
         return NULL;
     return start_ctf(rt, keywords, level, dir, fn);
-}
-
-static tenure_session *start_nettrace(tenure_runtime *rt, uint64_t keywords, int level, const char *path,
-                                      const char *what) {
-    TN_LOCKED(rt);
-    if (!path || check_level(level)) {
-        start_failed(rt, TENURE_INVALID_ARGUMENT, what, "%s", path ? check_level(level) : "NULL path");
-        return NULL;
-    }
-    struct tn_session *s = tn_calloc(1, sizeof *s);
-    char err[4400] = "out of memory";
-    if (s)
-        s->nettrace = tn_nettrace_open(path, err, sizeof err);
-    if (!s || !s->nettrace) {
-        free(s);
-        start_failed(rt, TENURE_OS, what, "could not start a trace: %s", err);
-        return NULL;
-    }
-    s->keywords = keywords;
-    s->level = level;
-    return add_session(rt, s);
 }
 
 tenure_session *tenure_session_start_nettrace(tenure_runtime *rt, uint64_t keywords, int level, const char *path) {

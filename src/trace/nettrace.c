@@ -141,18 +141,6 @@ static void put_name(buf *b, const char *s) { /* a FastSerialization string: len
 
 /* ---- objects ---- */
 
-static bool pwrite_all(int fd, const void *p, size_t n, off_t at) {
-    for (size_t done = 0; done < n;) {
-        ssize_t k = pwrite(fd, (const uint8_t *)p + done, n - done, at + (off_t)done);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return false;
-        done += (size_t)k;
-    }
-    return true;
-}
-
 /* Write `body` as the object `type` (a block: BlockSize, padding to a 4-byte file offset, the
  * bytes) at the end of the file, then the end tag. False, with the file cut back to its last
  * whole object, if the write failed. */
@@ -171,15 +159,16 @@ static bool write_block_object(tn_nettrace *n, const char *type, const uint8_t *
         put_u8(&head, 0);
     static const uint8_t tail[2] = {TAG_END, TAG_NULL};
     off_t at = n->written;
-    bool ok = pwrite_all(n->fd, head.p, head.n, at) && pwrite_all(n->fd, body, size, at + (off_t)head.n) &&
-              pwrite_all(n->fd, tail, 2, at + (off_t)(head.n + size));
+    bool ok = tn_trace_pwrite_all(n->fd, head.p, head.n, at) &&
+              tn_trace_pwrite_all(n->fd, body, size, at + (off_t)head.n) &&
+              tn_trace_pwrite_all(n->fd, tail, 2, at + (off_t)(head.n + size));
     if (ok) {
         n->written = at + (off_t)(head.n + size + 1);
         return true;
     }
     /* cut back to the last whole object and end the stream there again (best effort) */
     if (ftruncate(n->fd, n->written) == 0)
-        (void)pwrite_all(n->fd, tail + 1, 1, n->written);
+        (void)tn_trace_pwrite_all(n->fd, tail + 1, 1, n->written);
     return false;
 }
 
@@ -458,7 +447,7 @@ tn_nettrace *tn_nettrace_open(const char *path, char *err, size_t errlen) {
     put_trace_object(&h);
     uint64_t ts = tn_os_now_ns();
     put_u8(&h, TAG_NULL);
-    bool ok = h.ok && pwrite_all(n->fd, h.p, h.n, 0);
+    bool ok = h.ok && tn_trace_pwrite_all(n->fd, h.p, h.n, 0);
     n->written = (off_t)h.n - 1;
     n->last_ts = ts;
     if (!ok || !write_metadata(n, ts)) {

@@ -7,8 +7,10 @@
 
 #include "tenure_events.h"
 #include "trace/schema.h"
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct tenure_runtime;
 struct tn_session;
@@ -132,6 +134,9 @@ tn_lttng_write_fn tn_lttng_load(const char *value, char *err, size_t errlen);
  * its last component), missing directories created 0700; a descriptor (O_PATH) or -1 with the
  * reason in err (ctf.c; nettrace.c uses it too). */
 int tn_trace_open_parent(const char *path, size_t leaf_at, char *err, size_t errlen);
+/* pwrite all n bytes at `at` (EINTR retried); false on an error or a short write (full disk,
+ * file size limit): ctf.c's, shared with nettrace.c. */
+bool tn_trace_pwrite_all(int fd, const void *buf, size_t n, off_t at);
 
 /* In a forked child: free c without writing, waiting or locking (see tn_trace_forked_child) */
 void tn_ctf_forked_child(tn_ctf *c);
