@@ -64,38 +64,6 @@ static const tenure_type *register_hnode(tenure_runtime *rt) {
     return t;
 }
 
-/* Run fn in a child. Returns its wait status; the child's stderr goes to `err` (if not NULL). */
-static int run_child(void (*fn)(void), char *err, size_t err_cap) {
-    int fds[2];
-    TT_CHECK(pipe(fds) == 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    TT_CHECK(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        dup2(fds[1], 2);
-        fn();
-        fflush(stdout);
-        fflush(stderr);
-        _exit(0);
-    }
-    close(fds[1]);
-    size_t n = 0;
-    char buf[1024];
-    for (ssize_t k; (k = read(fds[0], buf, sizeof buf)) > 0;) {
-        for (ssize_t i = 0; i < k && err && n + 1 < err_cap; i++)
-            err[n++] = buf[i];
-        if (!err) /* pass it on */
-            TT_CHECK(write(2, buf, (size_t)k) == k);
-    }
-    if (err)
-        err[n] = '\0';
-    close(fds[0]);
-    int status = 0;
-    TT_CHECK(waitpid(pid, &status, 0) == pid);
-    return status;
-}
 
 static const char *describe_status(int status, char *buf, size_t cap) {
     if (WIFSIGNALED(status))
@@ -108,7 +76,7 @@ static const char *describe_status(int status, char *buf, size_t cap) {
 /* A case that must neither crash nor fail its checks. */
 static void expect_clean_exit(const char *name, void (*fn)(void)) {
     char why[128];
-    int status = run_child(fn, NULL, 0);
+    int status = tt_run_child(fn, 0, NULL, 0);
     TT_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: the child %s", name,
               describe_status(status, why, sizeof why));
     printf("  %s: %s\n", name, WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "reported, no crash" : "FAILED");
@@ -326,7 +294,7 @@ static void skip_barrier_no_hook(void) {
 
 static void verify_reports(void) {
     char err[8192], why[128];
-    int status = run_child(skip_barrier_no_hook, err, sizeof err);
+    int status = tt_run_child(skip_barrier_no_hook, 0, err, sizeof err);
     TT_EXPECT(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "without a hook: the child %s; stderr:\n%s",
               describe_status(status, why, sizeof why), err);
     TT_EXPECT(strstr(err, "HardeningNode") && strstr(err, "field at offset 8") && strstr(err, "before GC 3") &&
@@ -419,7 +387,7 @@ static void stale_moved(void) {
 
 static void expect_fault(const char *name, void (*fn)(void)) {
     char err[4096], why[128];
-    int status = run_child(fn, err, sizeof err);
+    int status = tt_run_child(fn, 0, err, sizeof err);
     /* under AddressSanitizer the fault is its report and exit code */
     bool asan_fault = WIFEXITED(status) && WEXITSTATUS(status) != 0 && strstr(err, "AddressSanitizer: SEGV");
     TT_EXPECT(asan_fault || (WIFSIGNALED(status) && (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGBUS)),

@@ -51,42 +51,6 @@ static const tenure_type *node_type(tenure_runtime *rt) {
     return t;
 }
 
-/* Run fn in a child with `secs` seconds to live; its stderr into err. Returns its wait status. */
-static int run_child(void (*fn)(void), unsigned secs, char *err, size_t cap) {
-    int fds[2];
-    TT_CHECK(pipe(fds) == 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    TT_CHECK(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        dup2(fds[1], 2);
-        alarm(secs);
-        fn();
-        fflush(stdout);
-        fflush(stderr);
-        _exit(0);
-    }
-    close(fds[1]);
-    size_t n = 0;
-    char buf[1024];
-    for (ssize_t k; (k = read(fds[0], buf, sizeof buf)) > 0;)
-        for (ssize_t i = 0; i < k && n + 1 < cap; i++)
-            err[n++] = buf[i];
-    err[n] = '\0';
-    close(fds[0]);
-    int status = 0;
-    TT_CHECK(waitpid(pid, &status, 0) == pid);
-    return status;
-}
-
-static size_t count_of(const char *text, const char *what) {
-    size_t n = 0;
-    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
-        n++;
-    return n;
-}
 
 static char err[16384];
 
@@ -98,7 +62,7 @@ static void sleep_ms(long ms) {
 
 /* Run a case; it must exit 0 (or die of SIGALRM if hang_expected) and print each of `want`. */
 static void expect(const char *name, void (*fn)(void), unsigned secs, int hang_expected, const char *const *want) {
-    int status = run_child(fn, secs, err, sizeof err);
+    int status = tt_run_child(fn, secs, err, sizeof err);
     int ok_status = hang_expected ? (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
                                   : (WIFEXITED(status) && WEXITSTATUS(status) == 0);
     TT_EXPECT(ok_status, "%s: the child %s %d; stderr:\n%s", name, WIFSIGNALED(status) ? "died of signal" : "exited",
@@ -332,8 +296,8 @@ int main(void) {
                               "tenure: tenure_blocking_enter: the calling thread is not attached", NULL});
     expect("one line per call site", once_per_site, 20, 0,
            (const char *const[]){"tenure: tenure_remove_memory_pressure: ", NULL});
-    TT_EXPECT(count_of(err, "tenure_remove_memory_pressure") == 1, "100 failures at one site printed %zu times:\n%s",
-              count_of(err, "tenure_remove_memory_pressure"), err);
+    TT_EXPECT(tt_count_of(err, "tenure_remove_memory_pressure") == 1, "100 failures at one site printed %zu times:\n%s",
+              tt_count_of(err, "tenure_remove_memory_pressure"), err);
 
     printf("finding 3: no silent hangs\n");
     expect("a TENURE_FRAME_POP missed on an early return (the frame pushed again)", frame_pushed_twice, 20, 0,
@@ -346,8 +310,8 @@ int main(void) {
            (const char *const[]){"has waited 300 ms for thread ", "to reach a safepoint",
                                  "attached by tenure_thread_attach called from ", "CHILD: the collection finished",
                                  NULL});
-    TT_EXPECT(count_of(err, "has waited") == 1, "the slow stop warned %zu times:\n%s", count_of(err, "has waited"),
-              err);
+    TT_EXPECT(tt_count_of(err, "has waited") == 1, "the slow stop warned %zu times:\n%s",
+              tt_count_of(err, "has waited"), err);
     TT_EXPECT(strstr(err, "has waited") < strstr(err, "CHILD: the collection finished"),
               "the warning came after the collection:\n%s", err);
     expect("a thread that waits for a lock outside a blocking section", stuck_thread, 3, 1,

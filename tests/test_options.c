@@ -304,12 +304,6 @@ static void first_create_stderr(const char *var, const char *value, bool with_co
     TT_CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-static size_t count_of(const char *text, const char *what) {
-    size_t n = 0;
-    for (const char *p = text; (p = strstr(p, what)); p++)
-        n++;
-    return n;
-}
 
 /* Runs before any instance exists in this process: the check is once per process. */
 static void test_env_warnings(void) {
@@ -325,7 +319,7 @@ static void test_env_warnings(void) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         first_create_stderr(cases[i].var, "1", false, err, sizeof err);
-        TT_CHECK(count_of(err, "is not a variable tenure reads") == 1 &&
+        TT_CHECK(tt_count_of(err, "is not a variable tenure reads") == 1 &&
                      strncmp(err + 8, cases[i].var, strlen(cases[i].var)) == 0,
                  "%s: not reported once: \"%s\"", cases[i].var, err);
         TT_CHECK(cases[i].suggests ? strstr(err, cases[i].suggests) != NULL : strstr(err, "did you mean") == NULL,
@@ -338,7 +332,7 @@ static void test_env_warnings(void) {
     TT_CHECK(err[0] == 0, "TENURE_HEAPPROF_OUT reported: %s", err);
     /* a given config: the option variables it does not apply are named */
     first_create_stderr("TENURE_GCStress", "500", true, err, sizeof err);
-    TT_CHECK(count_of(err, "TENURE_GCStress=500 is not applied") == 1, "given config: \"%s\"", err);
+    TT_CHECK(tt_count_of(err, "TENURE_GCStress=500 is not applied") == 1, "given config: \"%s\"", err);
     first_create_stderr("TENURE_GCStress", "0", true, err, sizeof err); /* the config's own value */
     TT_CHECK(err[0] == 0, "TENURE_GCStress=0 with a config that says 0: %s", err);
 }

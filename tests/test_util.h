@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------------------------------
@@ -398,5 +399,50 @@ static inline const tenure_type *tt_register_bytes(tenure_runtime *rt) {
 }
 
 static inline void **tt_refs(void *array) { return (void **)tenure_array_data(array); }
+
+/* Run fn in a child (killed by SIGALRM after secs seconds; 0: no limit). Its stderr goes into
+ * err (cap bytes, NUL-terminated), or to this process's stderr when err is NULL. Returns its
+ * wait status. For the cases that must print a message, or must not hang, or crash on purpose. */
+static inline int tt_run_child(void (*fn)(void), unsigned secs, char *err, size_t cap) {
+    int fds[2];
+    TT_CHECK(pipe(fds) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    TT_CHECK(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 2);
+        if (secs)
+            alarm(secs);
+        fn();
+        fflush(stdout);
+        fflush(stderr);
+        _exit(0);
+    }
+    close(fds[1]);
+    size_t n = 0;
+    char buf[1024];
+    for (ssize_t k; (k = read(fds[0], buf, sizeof buf)) > 0;) {
+        for (ssize_t i = 0; i < k && err && n + 1 < cap; i++)
+            err[n++] = buf[i];
+        if (!err) /* pass it on */
+            TT_CHECK(write(2, buf, (size_t)k) == k);
+    }
+    if (err)
+        err[n] = '\0';
+    close(fds[0]);
+    int status = 0;
+    TT_CHECK(waitpid(pid, &status, 0) == pid);
+    return status;
+}
+
+/* How many times `what` occurs in text (not overlapping). */
+static inline size_t tt_count_of(const char *text, const char *what) {
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
+        n++;
+    return n;
+}
 
 #endif /* TENURE_TEST_UTIL_H */
