@@ -34,6 +34,10 @@ TIMED = $(abspath scripts/timed.sh)
 # Every configuration but the release one runs a quarter of the torture programs (at least 30:
 # tools/tenure-torture); the release run keeps them all.
 FEWER = TENURE_TORTURE_SCALE=0.25
+# The sanitized configurations also run the tests' workloads at a quarter (tests/test_util.h
+# tt_scale; the _stress variants keep their own 0.1): the same code paths, 5-10x slower per
+# allocation than a release build. Full scale under the sanitizers: make test-long.
+SMALLER = $(FEWER) TENURE_TEST_SCALE=0.25
 export TENURE_TEST_TIMES := $(abspath $(BUILD))/test-times.txt
 test: test-times-reset format-check test-release test-stress test-debug test-unchecked test-asan test-tsan test-server test-bgc
 	@$(TIMED) --report
@@ -67,7 +71,7 @@ build-asan: deps
 	$(TIMED) build-asan 240 -- cmake --build $(BUILD)/asan -j $(JOBS)
 
 test-asan: build-asan
-	cd $(BUILD)/asan && $(TIMED) asan 420 -- env $(FEWER) ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	cd $(BUILD)/asan && $(TIMED) asan 420 -- env $(SMALLER) ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest -j $(JOBS) --output-on-failure -LE long
 
 # The quick tests with every assertion level on (TENURE_DEBUG_ASSERTS: src/base/assert.h):
@@ -96,10 +100,10 @@ build-tsan: deps
 	$(TIMED) build-tsan 240 -- cmake --build $(BUILD)/tsan -j $(JOBS)
 
 test-tsan: build-tsan
-	cd $(BUILD)/tsan && $(TIMED) tsan 420 -- env TSAN_OPTIONS=halt_on_error=1 \
+	cd $(BUILD)/tsan && $(TIMED) tsan 420 -- env $(SMALLER) TSAN_OPTIONS=halt_on_error=1 \
 	  ctest -j $(JOBS) --output-on-failure -R '$(TSAN_TESTS)' -LE 'long|tool'
 	# the same with background GC (the background GC's own tests ran above; issue 16)
-	cd $(BUILD)/tsan && $(TIMED) tsan-bgc 240 -- env TENURE_gcConcurrent=1 TSAN_OPTIONS=halt_on_error=1 \
+	cd $(BUILD)/tsan && $(TIMED) tsan-bgc 240 -- env $(SMALLER) TENURE_gcConcurrent=1 TSAN_OPTIONS=halt_on_error=1 \
 	  ctest -j $(JOBS) --output-on-failure -LE 'long|tool' \
 	  -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|callbacks|lox' -E '$(BGC_CANNOT_APPLY)|background|bgc'
 
@@ -115,13 +119,13 @@ test-server: build build-asan build-tsan
 	  ctest -j $(JOBS) --output-on-failure -E install_check -L quick -LE 'long|tool'
 	cd $(BUILD)/release && $(TIMED) server-4-stress 150 -- env $(FEWER) TENURE_gcServer=1 TENURE_GCHeapCount=4 TENURE_HeapVerify=1 \
 	  TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)' -E '_stress$$' -LE long
-	cd $(BUILD)/asan && $(TIMED) server-asan-2 240 -- env $(FEWER) TENURE_gcServer=1 TENURE_GCHeapCount=2 ASAN_OPTIONS=detect_leaks=1 \
+	cd $(BUILD)/asan && $(TIMED) server-asan-2 240 -- env $(SMALLER) TENURE_gcServer=1 TENURE_GCHeapCount=2 ASAN_OPTIONS=detect_leaks=1 \
 	  ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)|trace_ctf_server' -LE long
 	cd $(BUILD)/asan && $(TIMED) server-asan-4-fork 60 -- env TENURE_gcServer=1 TENURE_GCHeapCount=4 ASAN_OPTIONS=detect_leaks=1 \
 	  ctest -j $(JOBS) --output-on-failure -R '^threads_fork' --repeat until-fail:5
-	cd $(BUILD)/tsan && $(TIMED) server-tsan-2 300 -- env TENURE_gcServer=1 TENURE_GCHeapCount=2 TSAN_OPTIONS=halt_on_error=1 \
+	cd $(BUILD)/tsan && $(TIMED) server-tsan-2 300 -- env $(SMALLER) TENURE_gcServer=1 TENURE_GCHeapCount=2 TSAN_OPTIONS=halt_on_error=1 \
 	  ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|handles|trace_ctf_server|$(SERVER_GC_TESTS)' -LE long
-	cd $(BUILD)/tsan && $(TIMED) server-tsan-4 120 -- env TENURE_gcServer=1 TENURE_GCHeapCount=4 TSAN_OPTIONS=halt_on_error=1 \
+	cd $(BUILD)/tsan && $(TIMED) server-tsan-4 120 -- env $(SMALLER) TENURE_gcServer=1 TENURE_GCHeapCount=4 TSAN_OPTIONS=halt_on_error=1 \
 	  ctest -j $(JOBS) --output-on-failure -R 'graphs|mark|cards|pin' -E '_stress$$' -LE long
 
 # Background GC (gcConcurrent=1, issue 16): the release suite's quick tests (the variants under

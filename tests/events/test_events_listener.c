@@ -609,7 +609,9 @@ static void test_sequence(void) {
     const void *pin_handles_seen[4096];
     size_t npin_handles = 0;
 
-    size_t iters = tt_scaled(600000, 30000);
+    /* the full workload unless GCStress forces the GCs: the checks below need allocation-triggered
+     * GCs of every generation, which a smaller TENURE_TEST_SCALE does not reach */
+    size_t iters = tt_stress_mode() ? tt_scaled(600000, 30000) : 600000;
     /* every server GC heap has its own LOH budget (at least 8 MiB), and one thread spreads its
      * large objects over them: as many more large objects as heaps, for AllocLarge GCs */
     size_t large_every = 500 / tt_heaps(&cfg);
