@@ -1,7 +1,7 @@
 /*
  * tenure_events.h - the GC events: the events of the .NET runtime's collector (provider
  * DotNETRuntime), with their ids, versions, keywords, levels and fields in wire order
- * (docs/events.md lists them; ../shared/spec/events.md is the contract).
+ * (docs/events.md lists them; docs/contract/events.md is the contract).
  *
  * A session receives the events whose keyword bits intersect its keyword mask and whose level
  * is at most its level. A session has a sink: a listener callback (decoded in-process) or a

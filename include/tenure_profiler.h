@@ -1,6 +1,6 @@
 /*
  * tenure_profiler.h - the profiler API: callbacks that follow every object through every
- * collection (../shared/spec/profiler.md is the contract), and queries about the heap.
+ * collection (docs/contract/profiler.md is the contract), and queries about the heap.
  *
  * An object's id is its address. A compacting GC moves runs of neighbouring survivors as
  * blocks and reports one record per block: moved_references(old_starts, new_starts, lengths)

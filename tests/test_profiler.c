@@ -1,5 +1,5 @@
 /*
- * profiler: the profiler API against ../shared/spec/profiler.md.
+ * profiler: the profiler API against docs/contract/profiler.md.
  *
  * A. The seed's worked example: ten objects of known sizes back to back, three of them dead,
  *    a compacting GC: the moved ranges are exactly the three runs of neighbouring survivors,

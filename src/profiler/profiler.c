@@ -1,7 +1,7 @@
 /* profiler.c - attached profilers and the calls they get: gc_started, the moved/surviving
  * ranges (fed by the same walk as the bulk range events, through a bounded buffer), the
  * roots at their final addresses, gc_finished, allocations and handles; the generation
- * bounds query; TENURE_PROFILER loading. See ../shared/spec/profiler.md. */
+ * bounds query; TENURE_PROFILER loading. See docs/contract/profiler.md. */
 #include "runtime.h"
 #include "gc/collection.h"
 #include "tenure_profiler.h"

@@ -1,4 +1,4 @@
-/* schema.h - every GC event, described once (../shared/spec/events.md is the contract).
+/* schema.h - every GC event, described once (docs/contract/events.md is the contract).
  *
  * TN_EVENTS(E): E(name, id, version, level, keywords, opcode) for each event.
  * TN_FIELDS_<name>(F): F(type, field) for each field, in wire order.

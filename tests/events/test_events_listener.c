@@ -1,6 +1,6 @@
 /*
  * events_listener: the GC events as a listener session receives them, against the contract
- * (../shared/spec/events.md) and against the collector's own accounting.
+ * (docs/contract/events.md) and against the collector's own accounting.
  *
  *  A. sequence: one instance, a listener session (keywords GC|GCHandle|SurvivalAndMovement,
  *     level 5) from the start; a workload with allocation-triggered GCs of every generation,

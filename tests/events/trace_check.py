@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """trace_check.py - validate the GC events of a tenure CTF trace against the events contract
-(../shared/spec/events.md, "Order" and "Field meanings").
+(docs/contract/events.md, "Order" and "Field meanings").
 
     /usr/bin/python3 trace_check.py [--allow-truncated] [--late-start] [--quiet] TRACE_DIR...
     /usr/bin/python3 trace_check.py --dump-json TRACE_DIR      (events as JSON lines, for tests)

@@ -1,6 +1,6 @@
 /*
  * Rebuild GCs from the event order, with the rules PerfView/TraceEvent use
- * (../shared/spec/events.md, "Order"):
+ * (docs/contract/events.md, "Order"):
  *  - a GCStart belongs to the most recent GCSuspendEEBegin with Reason 1 (ForGC) or 6 (ForGCPrep);
  *  - a blocking GC is complete at the GCRestartEEEnd written by the thread that suspended, and
  *    only if its GCHeapStats came before; pause = RestartEEEnd time - SuspendEEBegin time;

@@ -9,7 +9,7 @@
  *              ClrInstanceID; tenure traces: one model) as a tr_event
  *   blob.c     the .NET runtime's packed payloads (length + __data__) by manifest layout
  *   archive.c  a perfcollect .trace.zip unpacked (libarchive) into a private directory
- *   model.c    rebuilds the GCs with the rules PerfView/TraceEvent use (../shared/spec/events.md)
+ *   model.c    rebuilds the GCs with the rules PerfView/TraceEvent use (docs/contract/events.md)
  *   output.c   the text report and the JSON report
  *   main.c     command line, trace directory discovery, exit codes
  *
@@ -44,7 +44,7 @@ typedef enum tr_kind {
     TR_EV_MARK_WITH_TYPE, /* GCMarkWithType (only Type 8, Steal, is used) */
 } tr_kind;
 
-/* Server GC (GCJoin_V2, ../shared/spec/events.md; the semantics of .NET's t_join in gc.cpp): a
+/* Server GC (GCJoin_V2, docs/contract/events.md; the semantics of .NET's t_join in gc.cpp): a
  * GC thread that waits at a join writes JoinTime 0 then 1 with JoinType 1 on its own thread; the
  * last to arrive writes only a start of JoinType 0; restarts (JoinType 2) and r_join's restart
  * are written under the pseudo-heaps 100 and 200, which are not GC threads. */
