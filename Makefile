@@ -34,10 +34,14 @@ TIMED = $(abspath scripts/timed.sh)
 # Every configuration but the release one runs a quarter of the torture programs (at least 30:
 # tools/tenure-torture); the release run keeps them all.
 FEWER = TENURE_TORTURE_SCALE=0.25
-# The sanitized configurations also run the tests' workloads at a quarter (tests/test_util.h
-# tt_scale; the _stress variants keep their own 0.1): the same code paths, 5-10x slower per
-# allocation than a release build. Full scale under the sanitizers: make test-long.
+# Every configuration but the release one also runs the tests' workloads at a quarter
+# (tests/test_util.h tt_scale; the _stress variants keep their own 0.1): the same code paths
+# on smaller heaps. The release run keeps full scale; full scale everywhere: make test-long.
 SMALLER = $(FEWER) TENURE_TEST_SCALE=0.25
+# The _stress variants (label stress: HeapVerify + GCStress of their own) run in the release
+# build only (test-release), not again under each sanitizer or GC mode: what they add is
+# verification, which the plain tests under a sanitizer do not need twice.
+NOT_AGAIN = '^(long|stress)$$'
 export TENURE_TEST_TIMES := $(abspath $(BUILD))/test-times.txt
 test: test-times-reset format-check test-release test-stress test-debug test-unchecked test-asan test-tsan test-server test-bgc
 	@$(TIMED) --report
@@ -54,7 +58,7 @@ format: deps
 	scripts/format.sh
 
 test-release: build
-	cd $(BUILD)/release && $(TIMED) release 420 -- ctest -j $(JOBS) --output-on-failure -LE long
+	cd $(BUILD)/release && $(TIMED) release 300 -- ctest -j $(JOBS) --output-on-failure -LE long
 
 # The suite again with the heap verified around every GC and a GC forced every 500
 # allocations (on smaller workloads): the tests that have no such variant of their own (labels
@@ -62,24 +66,24 @@ test-release: build
 # and torture_bgc_stress verify theirs), the benchmarks' smoke run or the LTTng session (a
 # sink and a daemon that GCStress only makes slower: 117 s at load 8).
 test-stress: build
-	cd $(BUILD)/release && $(TIMED) stress 240 -- env TENURE_HeapVerify=1 TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 \
+	cd $(BUILD)/release && $(TIMED) stress 150 -- env TENURE_HeapVerify=1 TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 \
 	  ctest -j $(JOBS) --output-on-failure -E 'install_check' -LE 'stress|has_stress|torture|bench|lttng|fuzz|long|tool'
 
 ASAN_CMAKE = -DCMAKE_BUILD_TYPE=Debug -DTENURE_SANITIZE=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF
 build-asan: deps
 	cmake -S . -B $(BUILD)/asan $(ASAN_CMAKE) $(CMAKE_FLAGS) >/dev/null
-	$(TIMED) build-asan 240 -- cmake --build $(BUILD)/asan -j $(JOBS)
+	$(TIMED) build-asan 120 -- cmake --build $(BUILD)/asan -j $(JOBS)
 
 test-asan: build-asan
-	cd $(BUILD)/asan && $(TIMED) asan 420 -- env $(SMALLER) ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest -j $(JOBS) --output-on-failure -LE long
+	cd $(BUILD)/asan && $(TIMED) asan 300 -- env $(SMALLER) ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest -j $(JOBS) --output-on-failure -LE $(NOT_AGAIN)
 
 # The quick tests with every assertion level on (TENURE_DEBUG_ASSERTS: src/base/assert.h):
 # the structure checks at the start and end of each GC.
 test-debug: deps
 	cmake -S . -B $(BUILD)/debug -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENURE_DEBUG_ASSERTS=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF -DTENURE_BUILD_TOOLS=OFF $(CMAKE_FLAGS) >/dev/null
-	$(TIMED) build-debug 150 -- cmake --build $(BUILD)/debug -j $(JOBS)
-	cd $(BUILD)/debug && $(TIMED) debug 150 -- env $(FEWER) ctest -j $(JOBS) --output-on-failure -L quick -LE long
+	$(TIMED) build-debug 90 -- cmake --build $(BUILD)/debug -j $(JOBS)
+	cd $(BUILD)/debug && $(TIMED) debug 90 -- env $(SMALLER) ctest -j $(JOBS) --output-on-failure -L quick -LE long
 
 # TENURE_CHECKED=OFF builds (no argument checks, no TN_ASSERT) and passes the tests that do
 # not feed the library bad arguments on purpose: misuse, hardening_checks and two_instances
@@ -88,45 +92,45 @@ test-debug: deps
 UNCHECKED_NEEDS_CHECKS = ^(misuse|hardening_checks|two_instances)$$
 test-unchecked: deps
 	cmake -S . -B $(BUILD)/unchecked -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENURE_CHECKED=OFF -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF -DTENURE_BUILD_TOOLS=OFF $(CMAKE_FLAGS) >/dev/null
-	$(TIMED) build-unchecked 150 -- cmake --build $(BUILD)/unchecked -j $(JOBS)
-	cd $(BUILD)/unchecked && $(TIMED) unchecked 150 -- env $(FEWER) ctest -j $(JOBS) --output-on-failure -L quick -LE long -E '$(UNCHECKED_NEEDS_CHECKS)'
+	$(TIMED) build-unchecked 90 -- cmake --build $(BUILD)/unchecked -j $(JOBS)
+	cd $(BUILD)/unchecked && $(TIMED) unchecked 90 -- env $(SMALLER) ctest -j $(JOBS) --output-on-failure -L quick -LE long -E '$(UNCHECKED_NEEDS_CHECKS)'
 
 # ThreadSanitizer over the code that has threads: attached mutator threads and the finalizer
 # thread, the trace writer thread, several instances on several threads, lifetime services,
-# profilers and the object tracker (not the tools' tests: tenure-report has one thread).
+# profilers, the object tracker and the collector's own tests, with server GC's 2 GC threads
+# (gcServer=1: every thread a workstation GC has, plus the GC helpers; the workstation GC's
+# collection itself runs on one thread), then the marking tests with 4; the same thread subset
+# with background GC. Not the tools' tests (tenure-report has one thread).
 TSAN_TESTS = threads|finalize|lifetime|handles|event|trace|two_instances|profiler|objtrack|callbacks|lox|background|bgc
 build-tsan: deps
 	cmake -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DTENURE_TSAN=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF $(CMAKE_FLAGS) >/dev/null
-	$(TIMED) build-tsan 240 -- cmake --build $(BUILD)/tsan -j $(JOBS)
+	$(TIMED) build-tsan 90 -- cmake --build $(BUILD)/tsan -j $(JOBS)
 
 test-tsan: build-tsan
-	cd $(BUILD)/tsan && $(TIMED) tsan 420 -- env $(SMALLER) TSAN_OPTIONS=halt_on_error=1 \
-	  ctest -j $(JOBS) --output-on-failure -R '$(TSAN_TESTS)' -LE 'long|tool'
+	cd $(BUILD)/tsan && $(TIMED) tsan-server-2 420 -- env $(SMALLER) TENURE_gcServer=1 TENURE_GCHeapCount=2 TSAN_OPTIONS=halt_on_error=1 \
+	  ctest -j $(JOBS) --output-on-failure -R '$(TSAN_TESTS)|$(SERVER_GC_TESTS)' -LE '^(long|tool|stress)$$'
+	cd $(BUILD)/tsan && $(TIMED) tsan-server-4 90 -- env $(SMALLER) TENURE_gcServer=1 TENURE_GCHeapCount=4 TSAN_OPTIONS=halt_on_error=1 \
+	  ctest -j $(JOBS) --output-on-failure -R 'graphs|mark|cards|pin' -LE $(NOT_AGAIN)
 	# the same with background GC (the background GC's own tests ran above; issue 16)
-	cd $(BUILD)/tsan && $(TIMED) tsan-bgc 240 -- env $(SMALLER) TENURE_gcConcurrent=1 TSAN_OPTIONS=halt_on_error=1 \
-	  ctest -j $(JOBS) --output-on-failure -LE 'long|tool' \
+	cd $(BUILD)/tsan && $(TIMED) tsan-bgc 180 -- env $(SMALLER) TENURE_gcConcurrent=1 TSAN_OPTIONS=halt_on_error=1 \
+	  ctest -j $(JOBS) --output-on-failure -LE '^(long|tool|stress)$$' \
 	  -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|callbacks|lox' -E '$(BGC_CANNOT_APPLY)|background|bgc'
 
 # Server GC (gcServer=1, issue 15): the release suite's quick tests with 2 GC threads; the collector's
 # tests with 4 under HeapVerify + GCStress; under AddressSanitizer the collector's tests with 2
 # and the fork test with 4 (five times: a helper still starting when the program forked hung the
-# child in AddressSanitizer's allocator, gc/team.c create_helper); under ThreadSanitizer its
-# thread subset plus the collector's tests with 2 (the marking tests with 4). (bgc: the
-# background GC tests, issue 16.)
+# child in AddressSanitizer's allocator, gc/team.c create_helper). (ThreadSanitizer: test-tsan;
+# bgc: the background GC tests, issue 16.)
 SERVER_GC_TESTS = graphs|cards|mark|pin|generations|handles|finalize|weak|loh|overflow|verify|torture|conservative|background|bgc
-test-server: build build-asan build-tsan
-	cd $(BUILD)/release && $(TIMED) server-2 360 -- env $(FEWER) TENURE_gcServer=1 TENURE_GCHeapCount=2 \
+test-server: build build-asan
+	cd $(BUILD)/release && $(TIMED) server-2 240 -- env $(SMALLER) TENURE_gcServer=1 TENURE_GCHeapCount=2 \
 	  ctest -j $(JOBS) --output-on-failure -E install_check -L quick -LE 'long|tool'
-	cd $(BUILD)/release && $(TIMED) server-4-stress 150 -- env $(FEWER) TENURE_gcServer=1 TENURE_GCHeapCount=4 TENURE_HeapVerify=1 \
+	cd $(BUILD)/release && $(TIMED) server-4-stress 120 -- env $(FEWER) TENURE_gcServer=1 TENURE_GCHeapCount=4 TENURE_HeapVerify=1 \
 	  TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)' -E '_stress$$' -LE long
-	cd $(BUILD)/asan && $(TIMED) server-asan-2 240 -- env $(SMALLER) TENURE_gcServer=1 TENURE_GCHeapCount=2 ASAN_OPTIONS=detect_leaks=1 \
-	  ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)|trace_ctf_server' -LE long
+	cd $(BUILD)/asan && $(TIMED) server-asan-2 180 -- env $(SMALLER) TENURE_gcServer=1 TENURE_GCHeapCount=2 ASAN_OPTIONS=detect_leaks=1 \
+	  ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)|trace_ctf_server' -LE $(NOT_AGAIN)
 	cd $(BUILD)/asan && $(TIMED) server-asan-4-fork 60 -- env TENURE_gcServer=1 TENURE_GCHeapCount=4 ASAN_OPTIONS=detect_leaks=1 \
 	  ctest -j $(JOBS) --output-on-failure -R '^threads_fork' --repeat until-fail:5
-	cd $(BUILD)/tsan && $(TIMED) server-tsan-2 300 -- env $(SMALLER) TENURE_gcServer=1 TENURE_GCHeapCount=2 TSAN_OPTIONS=halt_on_error=1 \
-	  ctest -j $(JOBS) --output-on-failure -R 'threads|finalize|handles|trace_ctf_server|$(SERVER_GC_TESTS)' -LE long
-	cd $(BUILD)/tsan && $(TIMED) server-tsan-4 120 -- env $(SMALLER) TENURE_gcServer=1 TENURE_GCHeapCount=4 TSAN_OPTIONS=halt_on_error=1 \
-	  ctest -j $(JOBS) --output-on-failure -R 'graphs|mark|cards|pin' -E '_stress$$' -LE long
 
 # Background GC (gcConcurrent=1, issue 16): the release suite's quick tests (the variants under
 # HeapVerify + GCStress left to the blocking runs and bgc_stress_verify) with the gen2 GCs the
@@ -141,7 +145,7 @@ test-server: build build-asan build-tsan
 #  install_check:         installs and builds outside the tree: nothing a GC mode changes
 BGC_CANNOT_APPLY = ^(heapprof_env_stress|objtrack_gc|objtrack_gc_stress|install_check)$$
 test-bgc: build
-	cd $(BUILD)/release && $(TIMED) bgc 300 -- env $(FEWER) TENURE_gcConcurrent=1 \
+	cd $(BUILD)/release && $(TIMED) bgc 240 -- env $(SMALLER) TENURE_gcConcurrent=1 \
 	  ctest -j $(JOBS) --output-on-failure -E '$(BGC_CANNOT_APPLY)' -L quick -LE 'long|tool'
 
 # The long soaks and the full-scale matrix CI leaves out (issue 39): the tests labelled long,

@@ -171,20 +171,7 @@ static void note_gap_crossings(tenure_runtime *rt) {
     }
 }
 
-/* Thread 0, before the part: which plans rebuild as they relocate, their destinations' cards
- * cleared (before any GC thread lowers one). */
-void tn_gc_relocate_begin(tenure_runtime *rt, tn_collection *c) {
-    tn_assert_phase(rt, c);
-    if (!c->any_compact)
-        return;
-    for (int g = 0; g < TN_NGEN; g++) {
-        c->plans[g].rebuilt = rebuilds_while_relocating(rt, g, &c->plans[g]);
-        if (c->plans[g].rebuilt)
-            clear_destination_cards(rt, &c->plans[g]);
-    }
-}
-
-/* The slots outside the heap that may refer to a moving object (thread 0's share). */
+/* The slots outside the heap that may refer to a moving object. */
 static void relocate_roots(tenure_runtime *rt, tn_collection *c) {
     if (c->any_compact) {
         tn_roots_visit_stack(rt, relocate_slot, rt);
@@ -194,6 +181,23 @@ static void relocate_roots(tenure_runtime *rt, tn_collection *c) {
         tn_finalize_visit_registered(rt, relocate_slot, rt);
     }
     tn_lifetime_update_sync(rt, relocate, is_dead);
+}
+
+/* Thread 0, before the part: the roots relocated, while the other GC threads wait (the
+ * embedder's root scanners run here and may ask tenure_is_object about the old addresses,
+ * which reads the crossing table the part rewrites: a race under server GC, found by
+ * callbacks_threads under ThreadSanitizer); which plans rebuild as they relocate, their
+ * destinations' cards cleared (before any GC thread lowers one). */
+void tn_gc_relocate_begin(tenure_runtime *rt, tn_collection *c) {
+    tn_assert_phase(rt, c);
+    relocate_roots(rt, c);
+    if (!c->any_compact)
+        return;
+    for (int g = 0; g < TN_NGEN; g++) {
+        c->plans[g].rebuilt = rebuilds_while_relocating(rt, g, &c->plans[g]);
+        if (c->plans[g].rebuilt)
+            clear_destination_cards(rt, &c->plans[g]);
+    }
 }
 
 static bool any_gen(const tn_collection *c, int g) {
@@ -210,12 +214,9 @@ void tn_gc_relocate_part(tenure_runtime *rt, tn_collection *c, unsigned heap) {
     /* Card slots: split in items, unless the card scan's list filled: then the walk over the
      * cards it left must come first (cards.c), and thread 0 does both. */
     bool split_slots = card_slots && !rt->card.card_slots_short;
-    if (heap == 0) {
-        relocate_roots(rt, c);
-        if (card_slots && !split_slots) {
-            tn_gc_rescan_card_slots(rt, c->condemned, relocate_card_slot, rt);
-            tn_gc_update_card_slot_range(rt, 0, rt->card.card_slots.count, relocate_card_slot, rt, false);
-        }
+    if (heap == 0 && card_slots && !split_slots) {
+        tn_gc_rescan_card_slots(rt, c->condemned, relocate_card_slot, rt);
+        tn_gc_update_card_slot_range(rt, 0, rt->card.card_slots.count, relocate_card_slot, rt, false);
     }
     size_t regions = 0;
     if (c->any_compact)

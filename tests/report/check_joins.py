@@ -128,8 +128,15 @@ def compare_heap_history(g, b, heaps):
     got = {str(h["heap"]): {HEAP_KEYS[k]: h.get(k) for k in HEAP_KEYS} for h in g.get("heaps", [])}
     check(got == b, "%s: per-heap history %s, babeltrace2 %s" % (where, got, b))
     total = {k: sum(x[k] for x in b.values()) for k in ("size_before", "size_after", "survived", "obj_before")}
-    check(close(g["peak_mb"] * 1e6, total["size_before"]), "%s: peak %s MB, heaps' size before sum to %d bytes" %
-          (where, g["peak_mb"], total["size_before"]))
+    # a background GC's peak is PerfView's: also the size before of the GCs that paused before
+    # its end (tests/dotnet compares it with TraceEvent's), so at least its own heaps' sum
+    if g.get("type") == "background":
+        check(g["peak_mb"] * 1e6 >= total["size_before"] * (1 - 1e-5),
+              "%s: background GC's peak %s MB below its heaps' size before sum, %d bytes" %
+              (where, g["peak_mb"], total["size_before"]))
+    else:
+        check(close(g["peak_mb"] * 1e6, total["size_before"]), "%s: peak %s MB, heaps' size before sum to %d bytes" %
+              (where, g["peak_mb"], total["size_before"]))
     check(close(g["after_mb"] * 1e6, total["size_after"]), "%s: after %s MB, heaps' size after sum to %d bytes" %
           (where, g["after_mb"], total["size_after"]))
     check(close(g["promoted_mb"] * 1e6, total["survived"]), "%s: promoted %s MB, heaps' survivors sum to %d bytes" %
