@@ -31,9 +31,9 @@ run: build
 # (issue 39: all of it within 45 minutes on 2 cores from a fresh clone, builds included); the
 # table of their wall times ends the run. Long soaks and the full-scale matrix: make test-long.
 TIMED = $(abspath scripts/timed.sh)
-# Every configuration but the release one runs a quarter of the torture programs (at least 30:
-# tools/tenure-torture); the release run keeps them all.
-FEWER = TENURE_TORTURE_SCALE=0.25
+# The release run has half of the torture programs, every other configuration a tenth (at least
+# 30: tools/tenure-torture); all of them, and the ten-minute soaks: make test-long.
+FEWER = TENURE_TORTURE_SCALE=0.1
 # Every configuration but the release one also runs the tests' workloads at a quarter
 # (tests/test_util.h tt_scale; the _stress variants keep their own 0.1): the same code paths
 # on smaller heaps. The release run keeps full scale; full scale everywhere: make test-long.
@@ -58,7 +58,7 @@ format: deps
 	scripts/format.sh
 
 test-release: build
-	cd $(BUILD)/release && $(TIMED) release 300 -- ctest -j $(JOBS) --output-on-failure -LE long
+	cd $(BUILD)/release && $(TIMED) release 300 -- env TENURE_TORTURE_SCALE=0.5 ctest -j $(JOBS) --output-on-failure -LE long
 
 # The suite again with the heap verified around every GC and a GC forced every 500
 # allocations (on smaller workloads): the tests that have no such variant of their own (labels
@@ -83,7 +83,7 @@ test-asan: build-asan
 test-debug: deps
 	cmake -S . -B $(BUILD)/debug -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENURE_DEBUG_ASSERTS=ON -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF -DTENURE_BUILD_TOOLS=OFF $(CMAKE_FLAGS) >/dev/null
 	$(TIMED) build-debug 90 -- cmake --build $(BUILD)/debug -j $(JOBS)
-	cd $(BUILD)/debug && $(TIMED) debug 90 -- env $(SMALLER) ctest -j $(JOBS) --output-on-failure -L quick -LE long
+	cd $(BUILD)/debug && $(TIMED) debug 90 -- env $(SMALLER) ctest -j $(JOBS) --output-on-failure -L quick -LE '^(long|tool)$$'
 
 # TENURE_CHECKED=OFF builds (no argument checks, no TN_ASSERT) and passes the tests that do
 # not feed the library bad arguments on purpose: misuse, hardening_checks and two_instances
@@ -93,7 +93,7 @@ UNCHECKED_NEEDS_CHECKS = ^(misuse|hardening_checks|two_instances)$$
 test-unchecked: deps
 	cmake -S . -B $(BUILD)/unchecked -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENURE_CHECKED=OFF -DTENURE_BUILD_BENCH=OFF -DTENURE_REPORT_HTML=OFF -DTENURE_BUILD_FUZZ=OFF -DTENURE_BUILD_TOOLS=OFF $(CMAKE_FLAGS) >/dev/null
 	$(TIMED) build-unchecked 90 -- cmake --build $(BUILD)/unchecked -j $(JOBS)
-	cd $(BUILD)/unchecked && $(TIMED) unchecked 90 -- env $(SMALLER) ctest -j $(JOBS) --output-on-failure -L quick -LE long -E '$(UNCHECKED_NEEDS_CHECKS)'
+	cd $(BUILD)/unchecked && $(TIMED) unchecked 90 -- env $(SMALLER) ctest -j $(JOBS) --output-on-failure -L quick -LE '^(long|tool)$$' -E '$(UNCHECKED_NEEDS_CHECKS)'
 
 # ThreadSanitizer over the code that has threads: attached mutator threads and the finalizer
 # thread, the trace writer thread, several instances on several threads, lifetime services,
@@ -128,7 +128,7 @@ test-server: build build-asan
 	cd $(BUILD)/release && $(TIMED) server-4-stress 120 -- env $(FEWER) TENURE_gcServer=1 TENURE_GCHeapCount=4 TENURE_HeapVerify=1 \
 	  TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)' -E '_stress$$' -LE long
 	cd $(BUILD)/asan && $(TIMED) server-asan-2 180 -- env $(SMALLER) TENURE_gcServer=1 TENURE_GCHeapCount=2 ASAN_OPTIONS=detect_leaks=1 \
-	  ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)|trace_ctf_server' -LE $(NOT_AGAIN)
+	  ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)|trace_ctf_server' -E torture -LE $(NOT_AGAIN)
 	cd $(BUILD)/asan && $(TIMED) server-asan-4-fork 60 -- env TENURE_gcServer=1 TENURE_GCHeapCount=4 ASAN_OPTIONS=detect_leaks=1 \
 	  ctest -j $(JOBS) --output-on-failure -R '^threads_fork' --repeat until-fail:5
 

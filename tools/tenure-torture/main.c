@@ -33,8 +33,8 @@ static void usage(FILE *f) {
     fprintf(f, "usage: tenure-torture [options]\n"
                "  --seed N          the first program's seed (default: from the clock; always printed)\n"
                "  --ops N           operations per program (default 300)\n"
-               "  --programs N      run N programs with consecutive seeds (default 1; TENURE_TORTURE_SCALE=0.25:\n"
-               "                    a quarter of them, at least 30)\n"
+               "  --programs N      run N programs with consecutive seeds (default 1; TENURE_TORTURE_SCALE=0.1:\n"
+               "                    a tenth of them, at least 30)\n"
                "  --minutes M       soak: run programs until M minutes have passed\n"
                "  --verify-every N  a full check every N allocations (default 200; 0: only after induced GCs)\n"
                "  --hard-limit B    GCHeapHardLimit (k/m/g suffixes): allocations may fail with NOMEM\n"
@@ -299,8 +299,8 @@ static void run_programs(cli *c, tally *t, double deadline) {
 }
 
 /* TENURE_TORTURE_SCALE (0 < s <= 1): --programs scaled down, to no fewer than 30 (or the number
- * asked, if fewer): make test's slower builds (debug, sanitizers) and its other GC modes run a
- * quarter of the release build's programs (issue 39). */
+ * asked, if fewer): make test's release run has half of the programs, its slower builds
+ * (debug, sanitizers) and its other GC modes a tenth (issue 39; Makefile FEWER). */
 static void scale_programs(cli *c) {
     const char *s = getenv("TENURE_TORTURE_SCALE");
     double f = s ? strtod(s, NULL) : 1;
