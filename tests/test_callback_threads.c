@@ -263,37 +263,9 @@ static size_t all_cases(test_case *out, size_t cap) {
     return n;
 }
 
-static bool run_forked(const test_case *c, unsigned timeout) {
-    fflush(stdout);
-    fflush(stderr);
-    FILE *out = tmpfile();
-    TT_CHECK(out != NULL);
-    pid_t pid = fork();
-    TT_CHECK(pid >= 0);
-    if (pid == 0) {
-        dup2(fileno(out), 1);
-        dup2(fileno(out), 2);
-        alarm(timeout); /* a hang ends here */
-        run_case(c->kind, c->heaps, c->bgc);
-        fflush(stdout);
-        _exit(0);
-    }
-    int status = 0;
-    TT_CHECK(waitpid(pid, &status, 0) == pid);
-    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (!ok && WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-        printf("%s: FAILED: hung (no end after %u s)\n", c->name, timeout);
-    else if (!ok && WIFSIGNALED(status))
-        printf("%s: FAILED: crashed (signal %d)\n", c->name, WTERMSIG(status));
-    else if (!ok)
-        printf("%s: FAILED (exit %d)\n", c->name, WEXITSTATUS(status));
-    char buf[4096];
-    size_t n;
-    rewind(out);
-    while ((n = fread(buf, 1, sizeof buf, out)) > 0) /* the reports of the concurrency cases too */
-        fwrite(buf, 1, n, stdout);
-    fclose(out);
-    return ok;
+static void run_case_arg(void *arg) {
+    const test_case *c = arg;
+    run_case(c->kind, c->heaps, c->bgc);
 }
 
 /* GC time with and without TENURE_TYPE_SERIAL_TRACE, 4 heaps: full GCs of 1M live nodes (KEEP
@@ -354,7 +326,7 @@ int main(int argc, char **argv) {
         timeout = 120;
     int failed = 0;
     for (size_t i = 0; i < n; i++)
-        if (!run_forked(&cases[i], timeout))
+        if (!tt_run_case(cases[i].name, run_case_arg, &cases[i], timeout, true)) /* the reports too */
             failed++;
     printf("%d of %zu cases failed\n", failed, n);
     if (failed)

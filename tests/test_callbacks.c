@@ -950,40 +950,15 @@ static void run_in_process(const site *s, int op, void (*fn)(void)) {
         allow_case(s, op);
 }
 
-/* In a child, its output captured; true if it passed. */
-static bool run_forked(const char *name, const site *s, int op, void (*fn)(void), unsigned timeout) {
-    fflush(stdout);
-    fflush(stderr);
-    FILE *out = tmpfile();
-    TT_CHECK(out != NULL);
-    pid_t pid = fork();
-    TT_CHECK(pid >= 0);
-    if (pid == 0) {
-        dup2(fileno(out), 1);
-        dup2(fileno(out), 2);
-        alarm(timeout); /* a deadlock ends here */
-        run_in_process(s, op, fn);
-        fflush(stdout);
-        _exit(tt_failures ? 1 : 0);
-    }
-    int status = 0;
-    TT_CHECK(waitpid(pid, &status, 0) == pid);
-    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (!ok) {
-        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-            printf("%s: FAILED: deadlock (no end after %u s)\n", name, timeout);
-        else if (WIFSIGNALED(status))
-            printf("%s: FAILED: crashed (signal %d)\n", name, WTERMSIG(status));
-        else
-            printf("%s: FAILED (exit %d)\n", name, WEXITSTATUS(status));
-        char buf[4096];
-        size_t n;
-        rewind(out);
-        while ((n = fread(buf, 1, sizeof buf, out)) > 0)
-            fwrite(buf, 1, n, stdout);
-    }
-    fclose(out);
-    return ok;
+typedef struct forked_case {
+    const site *s;
+    int op;
+    void (*fn)(void);
+} forked_case;
+
+static void run_case_arg(void *arg) {
+    const forked_case *c = arg;
+    run_in_process(c->s, c->op, c->fn);
 }
 
 int main(int argc, char **argv) {
@@ -1006,7 +981,7 @@ int main(int argc, char **argv) {
     unsigned timeout = t && atoi(t) > 0 ? (unsigned)atoi(t) : 60;
     size_t cases = 0, failed = 0;
     for (size_t i = 0; case_at(i, name, sizeof name, &s, &op, &fn); i++, cases++)
-        if (!run_forked(name, s, op, fn, timeout))
+        if (!tt_run_case(name, run_case_arg, &(forked_case){s, op, fn}, timeout, false))
             failed++;
     printf("test_callbacks: %zu cases, %zu failed\n", cases, failed);
     if (failed)

@@ -8,6 +8,8 @@
  *   tt_scale / tt_scaled       workload size: TENURE_TEST_SCALE, or 0.1 when TENURE_GCStress is set
  *   tt_config                  defaults + TENURE_* environment (so that the _stress variants apply)
  *   tt_node                    a two-reference node carrying an id and a checksum
+ *   tt_run_child / tt_run_case a function in a timed child: its stderr kept / a whole test case
+ *                              with its output, passed or failed (hung, crashed, exit status)
  */
 #ifndef TENURE_TEST_UTIL_H
 #define TENURE_TEST_UTIL_H
@@ -21,6 +23,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -435,6 +438,46 @@ static inline int tt_run_child(void (*fn)(void), unsigned secs, char *err, size_
     int status = 0;
     TT_CHECK(waitpid(pid, &status, 0) == pid);
     return status;
+}
+
+/* Run fn(arg) as the test case `name` in a child whose stdout and stderr are kept (killed by
+ * SIGALRM after secs seconds: a hang or deadlock ends there); true if it exited 0 (a child
+ * ends with _exit(tt_failures != 0)). A failure says why (hung, crashed, exit status) and
+ * prints the child's output; show_output prints it always. */
+static inline bool tt_run_case(const char *name, void (*fn)(void *), void *arg, unsigned secs, bool show_output) {
+    fflush(stdout);
+    fflush(stderr);
+    FILE *out = tmpfile();
+    TT_CHECK(out != NULL);
+    pid_t pid = fork();
+    TT_CHECK(pid >= 0);
+    if (pid == 0) {
+        dup2(fileno(out), 1);
+        dup2(fileno(out), 2);
+        alarm(secs);
+        fn(arg);
+        fflush(stdout);
+        fflush(stderr);
+        _exit(tt_failures ? 1 : 0);
+    }
+    int status = 0;
+    TT_CHECK(waitpid(pid, &status, 0) == pid);
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok && WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+        printf("%s: FAILED: hung (no end after %u s)\n", name, secs);
+    else if (!ok && WIFSIGNALED(status))
+        printf("%s: FAILED: crashed (signal %d)\n", name, WTERMSIG(status));
+    else if (!ok)
+        printf("%s: FAILED (exit %d)\n", name, WEXITSTATUS(status));
+    if (!ok || show_output) {
+        char buf[4096];
+        size_t n;
+        rewind(out);
+        while ((n = fread(buf, 1, sizeof buf, out)) > 0)
+            fwrite(buf, 1, n, stdout);
+    }
+    fclose(out);
+    return ok;
 }
 
 /* How many times `what` occurs in text (not overlapping). */

@@ -75,6 +75,14 @@ static tn_region *tail_of_heap(tenure_runtime *rt, int gen, unsigned heap) {
     return best && (size_t)(best->end - best->used) >= rt->unit_size / 8 ? best : NULL;
 }
 
+/* How many of regions [from, to) of gp are not kept (they move). */
+static size_t moving_regions(const tn_gen_plan *gp, size_t from, size_t to) {
+    size_t n = 0;
+    for (size_t i = from; i < to; i++)
+        n += !gp->regions[i]->kept;
+    return n;
+}
+
 /* The destinations of a compacted generation: its regions that are not kept (below) and,
  * with `tails`, first the free end of one region of the next generation per heap. Survivors of
  * a generation whose next generation is not condemned are packed first into the free end of
@@ -89,9 +97,7 @@ static void choose_dests(tenure_runtime *rt, tn_gen_plan *gp, int gen, bool tail
     size_t nd = 0;
     for (size_t from = 0, to; from < gp->n; from = to) {
         to = tn_gc_heap_run_end(gp->regions, gp->n, from);
-        size_t moving = 0;
-        for (size_t i = from; i < to; i++)
-            moving += !gp->regions[i]->kept;
+        size_t moving = moving_regions(gp, from, to);
         if (!moving)
             continue;
         tn_region *best = tails ? tail_of_heap(rt, gen + 1, gp->regions[from]->heap) : NULL;
@@ -581,9 +587,7 @@ static void add_items_of_gen(tn_collection *c, int g, size_t *pins) {
     tn_gen_plan *gp = &c->plans[g];
     for (size_t from = 0, to; from < gp->n; from = to) {
         to = tn_gc_heap_run_end(gp->regions, gp->n, from);
-        size_t moving = 0;
-        for (size_t i = from; i < to; i++)
-            moving += !gp->regions[i]->kept;
+        size_t moving = moving_regions(gp, from, to);
         if (!moving)
             continue; /* all kept: nothing to place, and no destination */
         tn_place_item *it = &c->place[c->nplace++];

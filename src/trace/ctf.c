@@ -299,7 +299,7 @@ static int create_file(int dirfd, const char *name) {
     return openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, FILE_MODE);
 }
 
-static bool why(char *err, size_t errlen, const char *fmt, ...) {
+bool tn_trace_why(char *err, size_t errlen, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
@@ -328,7 +328,7 @@ int tn_trace_open_parent(const char *path, size_t leaf_at, char *err, size_t err
     snprintf(walk, sizeof walk, "%.*s", (int)leaf_at, path);
     int fd = open(walk[0] == '/' ? "/" : ".", WALK_FLAGS);
     if (fd < 0)
-        why(err, errlen, "%s: cannot open the directory: %s", walk[0] == '/' ? "/" : ".", strerror(errno));
+        tn_trace_why(err, errlen, "%s: cannot open the directory: %s", walk[0] == '/' ? "/" : ".", strerror(errno));
     for (char *comp = walk; fd >= 0 && *comp;) {
         char *end = strchr(comp, '/');
         if (end)
@@ -338,7 +338,7 @@ int tn_trace_open_parent(const char *path, size_t leaf_at, char *err, size_t err
             close(fd);
             fd = sub;
             if (fd < 0)
-                why(err, errlen, "%s: cannot open or create the directory: %s", walk, strerror(e));
+                tn_trace_why(err, errlen, "%s: cannot open or create the directory: %s", walk, strerror(e));
         }
         if (!end)
             break;
@@ -367,33 +367,33 @@ static bool dir_is_empty(int dirfd) {
  * empty: a descriptor on it, or -1 with the reason in err. */
 static int open_trace_dir(int parent, const char *path, const char *leaf, char *err, size_t errlen) {
     if (!*leaf || !strcmp(leaf, ".") || !strcmp(leaf, "..")) {
-        why(err, errlen, "%s: does not name a new directory", path);
+        tn_trace_why(err, errlen, "%s: does not name a new directory", path);
         return -1;
     }
     bool created = mkdirat(parent, leaf, DIR_MODE) == 0;
     if (!created && errno != EEXIST) {
-        why(err, errlen, "%s: mkdir: %s", path, strerror(errno));
+        tn_trace_why(err, errlen, "%s: mkdir: %s", path, strerror(errno));
         return -1;
     }
     int fd = openat(parent, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         bool link = errno == ELOOP || errno == ENOTDIR;
-        why(err, errlen, "%s: %s", path,
-            link ? "exists and is a symbolic link or not a directory: refused" : strerror(errno));
+        tn_trace_why(err, errlen, "%s: %s", path,
+                     link ? "exists and is a symbolic link or not a directory: refused" : strerror(errno));
         return -1;
     }
     struct stat st;
-    bool ok = fstat(fd, &st) == 0 ? true : why(err, errlen, "%s: fstat: %s", path, strerror(errno));
+    bool ok = fstat(fd, &st) == 0 ? true : tn_trace_why(err, errlen, "%s: fstat: %s", path, strerror(errno));
     if (ok && st.st_uid != geteuid())
-        ok = why(err, errlen, "%s: exists and is owned by uid %u, not by this process's uid %u: refused", path,
-                 (unsigned)st.st_uid, (unsigned)geteuid());
+        ok = tn_trace_why(err, errlen, "%s: exists and is owned by uid %u, not by this process's uid %u: refused", path,
+                          (unsigned)st.st_uid, (unsigned)geteuid());
     if (ok && created && fchmod(fd, DIR_MODE) != 0) /* the umask may have taken our own bits */
-        ok = why(err, errlen, "%s: fchmod: %s", path, strerror(errno));
+        ok = tn_trace_why(err, errlen, "%s: fchmod: %s", path, strerror(errno));
     if (ok && (st.st_mode & (S_IWGRP | S_IWOTH)))
-        ok = why(err, errlen, "%s: exists and is writable by group or others (mode %03o): refused", path,
-                 (unsigned)(st.st_mode & 0777));
+        ok = tn_trace_why(err, errlen, "%s: exists and is writable by group or others (mode %03o): refused", path,
+                          (unsigned)(st.st_mode & 0777));
     if (ok && !dir_is_empty(fd))
-        ok = why(err, errlen, "%s: exists and is not empty (an earlier trace?): refused", path);
+        ok = tn_trace_why(err, errlen, "%s: exists and is not empty (an earlier trace?): refused", path);
     if (!ok) {
         close(fd);
         return -1;
@@ -980,7 +980,7 @@ static int open_dir(const char *dir, char *err, size_t errlen) {
     char path[4096];
     size_t n = strlen(dir);
     if (n >= sizeof path)
-        return why(err, errlen, "the path is %zu bytes long, more than %zu", n, sizeof path - 1), -1;
+        return tn_trace_why(err, errlen, "the path is %zu bytes long, more than %zu", n, sizeof path - 1), -1;
     memcpy(path, dir, n + 1);
     while (n > 1 && path[n - 1] == '/')
         path[--n] = 0;
@@ -1010,7 +1010,7 @@ static void free_sink(tn_ctf *c) {
 tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen) {
     tn_ctf *c = tn_calloc(1, sizeof *c);
     if (!c)
-        return why(err, errlen, "out of memory"), NULL;
+        return tn_trace_why(err, errlen, "out of memory"), NULL;
     c->dirfd = c->indexfd = -1;
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->shared_lock, NULL);
@@ -1032,7 +1032,7 @@ tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen) {
     if (mkdirat(top, TRACE_SUBDIR, DIR_MODE) == 0)
         c->dirfd = openat(top, TRACE_SUBDIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (c->dirfd < 0 || fchmod(c->dirfd, DIR_MODE) != 0) {
-        why(err, errlen, "%s/%s: cannot create the directory: %s", c->dir, TRACE_SUBDIR, strerror(errno));
+        tn_trace_why(err, errlen, "%s/%s: cannot create the directory: %s", c->dir, TRACE_SUBDIR, strerror(errno));
         close(top);
         free_sink(c);
         return NULL;
@@ -1046,14 +1046,14 @@ tn_ctf *tn_ctf_open(const char *dir, char *err, size_t errlen) {
         c->indexfd = -1; /* no index: readers scan the stream files */
     }
     if (!write_metadata(c)) {
-        why(err, errlen, "%s/%s/metadata: cannot create or write: %s", c->dir, TRACE_SUBDIR, strerror(errno));
+        tn_trace_why(err, errlen, "%s/%s/metadata: cannot create or write: %s", c->dir, TRACE_SUBDIR, strerror(errno));
         unlinkat(c->dirfd, "metadata", 0); /* no half metadata left for a reader to choke on */
         free_sink(c);
         return NULL;
     }
     int e = pthread_create(&c->writer, NULL, writer_main, c);
     if (e != 0) {
-        why(err, errlen, "cannot start the writer thread: pthread_create: %s", strerror(e));
+        tn_trace_why(err, errlen, "cannot start the writer thread: pthread_create: %s", strerror(e));
         free_sink(c);
         return NULL;
     }

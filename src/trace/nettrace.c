@@ -93,14 +93,6 @@ struct tn_nettrace {
     uint8_t convert[CONVERT_CAP];
 };
 
-static bool why(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return false;
-}
-
 /* ---- bytes ---- */
 
 typedef struct buf {
@@ -403,13 +395,13 @@ static int create_trace_file(const char *path, char *err, size_t errlen) {
     char p[4096];
     size_t len = strlen(path);
     if (len >= sizeof p)
-        return why(err, errlen, "the path is %zu bytes long, more than %zu", len, sizeof p - 1), -1;
+        return tn_trace_why(err, errlen, "the path is %zu bytes long, more than %zu", len, sizeof p - 1), -1;
     memcpy(p, path, len + 1);
     const char *slash = strrchr(p, '/');
     size_t leaf_at = slash ? (size_t)(slash - p) + 1 : 0;
     const char *leaf = p + leaf_at;
     if (!*leaf || !strcmp(leaf, ".") || !strcmp(leaf, ".."))
-        return why(err, errlen, "%s: does not name a new file", path), -1;
+        return tn_trace_why(err, errlen, "%s: does not name a new file", path), -1;
     int parent = tn_trace_open_parent(p, leaf_at, err, errlen);
     if (parent < 0)
         return -1;
@@ -417,11 +409,11 @@ static int create_trace_file(const char *path, char *err, size_t errlen) {
     int e = errno;
     close(parent);
     if (fd < 0)
-        return why(err, errlen, "%s: %s", path,
-                   e == EEXIST ? "exists (a file or a symbolic link): refused" : strerror(e)),
+        return tn_trace_why(err, errlen, "%s: %s", path,
+                            e == EEXIST ? "exists (a file or a symbolic link): refused" : strerror(e)),
                -1;
     if (fchmod(fd, FILE_MODE) != 0) { /* the umask may have taken our own bits */
-        why(err, errlen, "%s: fchmod: %s", path, strerror(errno));
+        tn_trace_why(err, errlen, "%s: fchmod: %s", path, strerror(errno));
         close(fd);
         return -1;
     }
@@ -431,7 +423,7 @@ static int create_trace_file(const char *path, char *err, size_t errlen) {
 tn_nettrace *tn_nettrace_open(const char *path, char *err, size_t errlen) {
     tn_nettrace *n = tn_calloc(1, sizeof *n);
     if (!n)
-        return why(err, errlen, "out of memory"), NULL;
+        return tn_trace_why(err, errlen, "out of memory"), NULL;
     snprintf(n->path, sizeof n->path, "%s", path);
     n->fd = create_trace_file(path, err, errlen);
     if (n->fd < 0) {
@@ -451,7 +443,7 @@ tn_nettrace *tn_nettrace_open(const char *path, char *err, size_t errlen) {
     n->written = (off_t)h.n - 1;
     n->last_ts = ts;
     if (!ok || !write_metadata(n, ts)) {
-        why(err, errlen, "%s: cannot write the trace's header: %s", path, strerror(errno));
+        tn_trace_why(err, errlen, "%s: cannot write the trace's header: %s", path, strerror(errno));
         unlinkat(AT_FDCWD, path, 0); /* ours (O_EXCL): no half header left for a reader */
         close(n->fd);
         pthread_mutex_destroy(&n->lock);

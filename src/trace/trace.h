@@ -137,6 +137,9 @@ int tn_trace_open_parent(const char *path, size_t leaf_at, char *err, size_t err
 /* pwrite all n bytes at `at` (EINTR retried); false on an error or a short write (full disk,
  * file size limit): ctf.c's, shared with nettrace.c. */
 bool tn_trace_pwrite_all(int fd, const void *buf, size_t n, off_t at);
+/* err gets the formatted message (errlen bytes at most); returns false, for `return
+ * tn_trace_why(...)` where a file or directory is refused: ctf.c's, shared with nettrace.c. */
+bool tn_trace_why(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* In a forked child: free c without writing, waiting or locking (see tn_trace_forked_child) */
 void tn_ctf_forked_child(tn_ctf *c);
