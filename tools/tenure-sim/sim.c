@@ -10,6 +10,7 @@
 #include <tenure.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 
 typedef struct sim_opts {
     const char *preset;
-    double seconds;  /* run time (0: until total_mb) */
+    double seconds;  /* run time (0: until total_mb; both set: the first reached) */
     double total_mb; /* bytes to allocate (0: until seconds) */
     double live_mb;  /* live data kept in the survivor table */
     size_t small_min, small_max, large_min, large_max;
@@ -475,6 +476,7 @@ static int run(sim_opts o) {
 
 static void usage(void) {
     printf("usage: tenure-sim [--preset NAME|all] [--seconds S] [--total-mb MB] [--live-mb MB]\n"
+           "                  (--seconds and --total-mb together: it stops at whichever comes first)\n"
            "                  [--small MIN-MAX] [--large MIN-MAX] [--large-share F] [--pinned-share F]\n"
            "                  [--survive-every N] [--pin-every N] [--finalize-every N] [--refs 0|1] [--threads N]\n"
            "                  [--seed N]\n"
@@ -511,6 +513,7 @@ int main(int argc, char **argv) {
         o = defaults;
         o.preset = p->name;
         p->apply(&o);
+        bool gave_seconds = false, gave_total = false; /* both given: whichever comes first */
         for (int i = 1; i < argc; i++) {
             const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
             if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -526,10 +529,12 @@ int main(int argc, char **argv) {
                 continue;
             else if (!strcmp(a, "--seconds")) {
                 o.seconds = atof(v);
-                o.total_mb = 0;
+                o.total_mb = gave_total ? o.total_mb : 0;
+                gave_seconds = true;
             } else if (!strcmp(a, "--total-mb")) {
                 o.total_mb = atof(v);
-                o.seconds = 0;
+                o.seconds = gave_seconds ? o.seconds : 0;
+                gave_total = true;
             } else if (!strcmp(a, "--live-mb"))
                 o.live_mb = atof(v);
             else if (!strcmp(a, "--small"))
