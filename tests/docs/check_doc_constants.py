@@ -10,7 +10,29 @@ value printed by the doc_constants helper (sizes of structures, header macros, o
 defaults: what only the compiler knows) or a #define of a source file, read by regex and
 evaluated. A changed constant or a changed sentence fails the test with the document, the
 phrase and both values; a phrase that is no longer found fails it too (rewrite the row).
+
+It also checks the names the notes quote (issue 35), in docs/design/*.md and docs/*.md: in
+every backquoted span and fenced code block,
+  - an identifier of ours (tn_*, tenure_*, TENURE_*, TN_*) exists in the code (src/, include/,
+    tools/, tests/, lttng/, scripts/, bench/, examples/, the CMake files; comments of C files
+    left out, so that a stale comment does not keep a renamed function alive), or is made by
+    token pasting there (`tn_ev_##name` makes `tn_ev_GCStart_V2`);
+  - any other C-like name (snake_case with an underscore, an UPPER_CASE macro, or a name
+    written as a call, `name()`) exists there too: a static function, a field, a test name
+    (`add_test(NAME report_hostile_${mode})` matches `report_hostile_cut`), unless it is one
+    of EXTERNAL (the .NET runtime's, Linux's, LTTng's names, quoted for comparison);
+  - a path exists: `src/...`, `include/...`, `tools/...`, `tests/...` and the other top
+    folders from the repository root (a program built from `bench/x.c` may be named
+    `bench/x`; `*` and `{a,b}` are expanded), a relative one (`gc/verify.c`) as the end of
+    some file's path, a bare file name (`collect.c`, `team.h`) as some file's name;
+and every relative Markdown link points at a file that exists. Each missing one fails the test
+with file:line. A name that no longer exists may still be told of (a measurement of old code,
+"X was removed"): write it without backquotes.
+
+usage: check_doc_constants.py SOURCE_ROOT DOC_CONSTANTS_BINARY   (constants and names)
+       check_doc_constants.py SOURCE_ROOT --names                (names only: no build needed)
 """
+import glob
 import os
 import re
 import subprocess
@@ -81,7 +103,7 @@ CHECKS = [
     ("README.md", r"\(0: half of what lives in the older generations, within \d+ KiB\.\.(\d+) (MiB),", ("define", "src/runtime.h", r"#define TN_GEN0_CAP \((.+)\)"), "default GCgen0MaxBudget"),
     ("README.md", r"\(0: half of what lives in the older generations, within (\d+) (KiB)\.\.", ("define", "src/runtime.h", r"#define TN_GEN0_FLOOR \((.+)\)"), "default GCgen0MaxBudget floor"),
     ("README.md", r"and at most (\d+) x GCgen0size when that is set\)", ("define", "src/runtime.h", "TN_GEN0_SET_GROWTH"), "gen0 growth over a set GCgen0size"),
-    ("README.md", r"\| `GCRegionSize` \| \d+ MiB \| size of one heap region \(a power of two, >= (\d+) (KiB)\)", ("define", "src/api/options.c", r"if \(rs < \((.+?)\) \|\|"), "smallest region size"),
+    ("README.md", r"\| `GCRegionSize` \| \d+ MiB \| size of one heap region(?: in bytes)? \(a power of two, >= (\d+) (KiB)\)", ("define", "src/api/options.c", r"if \(rs < \((.+?)\) \|\|"), "smallest region size"),
     ("include/tenure.h", r"GCRegionSize a power of two in (\d+) (KiB)\.\.", ("define", "src/api/options.c", r"if \(rs < \((.+?)\) \|\|"), "smallest region size"),
     ("include/tenure.h", r"GCRegionSize a power of two in \d+ KiB\.\.(\d+) (GiB)", ("define", "src/api/options.c", r"rs > \((.+?)\)\)\n"), "largest region size"),
     ("include/tenure.h", r"GCRegionRange left at its default \((\d+) (GiB)\)", ("helper", "GCRegionRange"), "GCRegionRange default"),
@@ -142,7 +164,198 @@ def code_value(root, source, helper, defines):
     return eval(source[1], {"__builtins__": {}}, {"d": defines, "v": helper})
 
 
+# ---- the names and paths the notes quote (issue 35) ----
+
+NOTES = ["docs/design/*.md", "docs/*.md"]
+# where a quoted name must exist (folders, then single files), and the folders a quoted path
+# may start with
+CODE_DIRS = ["src", "include", "tools", "tests", "lttng", "scripts", "bench", "examples", "cmake"]
+CODE_FILES = ["CMakeLists.txt", "Makefile"]
+PATH_ROOTS = CODE_DIRS + ["docs"]
+CODE_EXT = (".c", ".h", ".py", ".sh", ".cmake", ".txt", ".map", ".in", ".js", ".lox", ".cs", ".java")
+# a bare or relative name with one of these endings is a file of the repository
+FILE_EXT = (".c", ".h", ".py", ".sh", ".cmake", ".md", ".lox", ".cs", ".java", ".map")
+SKIP_DIRS = {".git", "node_modules", "corpus", "crashes", "data"}
+
+# Names quoted for comparison that are not ours (the reason, for the reader of a failure).
+EXTERNAL = {
+    # the .NET runtime's collector (gc.cpp, gcinternal.h) and profiling environment
+    "process_mark_overflow": ".NET gc.cpp",
+    "sip_surv_ratio_th": ".NET gc.cpp",
+    "mark_through_cards_for_segments": ".NET gc.cpp",
+    "gc_join_stage": ".NET gcinternal.h",
+    "gc_join_begin_mark_phase": ".NET gcinternal.h",
+    "gc_join_scan_dependent_handles": ".NET gcinternal.h",
+    "CORECLR_PROFILER_PATH": ".NET profiling",
+    "ep-file.c": ".NET runtime's EventPipe file writer",
+    "should_sweep_in_compact": ".NET gc.cpp",
+    "desired_new_allocation": ".NET gc.cpp",
+    "linear_allocation_model": ".NET gc.cpp",
+    "decide_on_compacting": ".NET gc.cpp",
+    "dt_high_frag_p": ".NET gc.cpp",
+    "balance_heaps": ".NET gc.cpp",
+    "fire_pevents": ".NET gc.cpp",
+    "generation_to_condemn": ".NET gc.cpp",
+    # other collectors
+    "GC_mark_from": "the Boehm collector",
+    # Linux, perf, LTTng
+    "sched_switch": "perf's sched:sched_switch",
+    "cond_signal": "futex handoff (pthread_cond_signal)",
+    "MADV_HUGEPAGE": "madvise(2)",
+    "MADV_POPULATE_WRITE": "madvise(2)",
+    "LTTNG_UST_REGISTER_TIMEOUT": "lttng-ust",
+    "channel0_64": "an LTTng stream file name",
+    "vpid_datetime": "LTTng's trace environment",
+    "__data___length": "LTTng's length field of a sequence",
+}
+
+OURS = re.compile(r"(?<![\w])(?:tn|tenure|TENURE|TN)_\w*(?:\{[\w,]+\}\w*)?")
+# other C-like names: snake_case or UPPER_CASE with an underscore, or a call
+OTHER = re.compile(r"(?<![\w.$/-])([A-Za-z_][A-Za-z0-9]*_\w*(?:\{[\w,]+\}\w*)?|[A-Za-z_]\w*(?=\(\)))(?![\w./-])")
+PATHLIKE = re.compile(r"[^\s`]+")
+
+
+def code_corpus(root):
+    """every word of the code (C comments left out), the token-pasting prefixes, the ctest
+    name patterns, and every file's path"""
+    words, pastes, tests, files = set(), set(), [], []  # tests: name patterns
+    paths = [os.path.join(root, f) for f in CODE_FILES]
+    for d in CODE_DIRS + ["docs"]:
+        for dp, dn, fn in os.walk(os.path.join(root, d)):
+            dn[:] = [x for x in dn if x not in SKIP_DIRS]
+            for f in fn:
+                full = os.path.join(dp, f)
+                files.append(os.path.relpath(full, root))
+                if d != "docs" and (f.endswith(CODE_EXT) or f in CODE_FILES):
+                    paths.append(full)
+    for d in SKIP_DIRS - {".git", "node_modules"}:  # their files exist; their words are data
+        for full in glob.glob(os.path.join(root, "*", "**", d), recursive=True):
+            files.append(os.path.relpath(full, root))
+    me = os.path.abspath(__file__)
+    for full in paths:
+        if os.path.abspath(full) == me or not os.path.exists(full):
+            continue
+        text = open(full, errors="replace").read()
+        if full.endswith((".c", ".h")):
+            pastes.update(re.findall(r"(\w+)\s*##", text))
+            text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
+        words.update(re.findall(r"\w+", text))
+        if os.path.basename(full) == "CMakeLists.txt" or full.endswith(".cmake"):
+            # names made of a variable: tenure_test_${name}, report_hostile_${mode}; the
+            # variable's part must be a word of the code too
+            for name in re.findall(r"[\w${}]*\$\{\w+\}[\w${}]*", text):
+                literal = re.sub(r"\$\{\w+\}", "", name)
+                if len(literal) >= 3:
+                    tests.append(re.compile(re.sub(r"\\\$\\\{\w+\\\}", r"(\\w+)", re.escape(name)) + "$"))
+    return words, pastes, tests, files
+
+
+def expand_braces(token):
+    m = re.search(r"\{([^{}]*,[^{}]*)\}", token)
+    if not m:
+        return [token]
+    out = []
+    for alt in m.group(1).split(","):
+        out += expand_braces(token[: m.start()] + alt + token[m.end():])
+    return out
+
+
+def name_exists(name, words, pastes, tests):
+    if name in words or name in EXTERNAL:
+        return True
+    if name.endswith("_"):  # a family: `tn_prof_*`
+        return any(w.startswith(name) for w in words)
+    for t in tests:
+        m = t.match(name)
+        if m and all(part in words for part in m.groups()):
+            return True
+    return any(name.startswith(p) and name[len(p):] in words for p in pastes)
+
+
+def path_missing(token, root, files, basenames):
+    """None when token is no repository path or exists; else why it is missing"""
+    token = token.strip(".,;:()'\"")
+    if not token or token.startswith(("/", "~")) or "<" in token or "..." in token or "://" in token:
+        return None
+    if token in EXTERNAL:
+        return None
+    top = token.split("/", 1)[0]
+    if "/" in token and top in PATH_ROOTS:
+        for t in expand_braces(token):
+            if not (glob.glob(os.path.join(root, t)) or os.path.exists(os.path.join(root, t + ".c"))):
+                return "no such file or folder"
+        return None
+    if not token.endswith(FILE_EXT) or token.startswith("."):
+        return None
+    for t in expand_braces(token):
+        if "/" in t:
+            if not any(f == t or f.endswith("/" + t) for f in files):
+                return "no file's path ends so"
+        elif t not in basenames:
+            return "no file of that name"
+    return None
+
+
+def quoted_spans(text):
+    """(offset, text) of each fenced block and each backquoted span"""
+    spans, fenced = [], []
+    for m in re.finditer(r"^```[^\n]*\n(.*?)^```", text, re.S | re.M):
+        spans.append((m.start(1), m.group(1)))
+        fenced.append((m.start(), m.end()))
+    for m in re.finditer(r"(`+)(.+?)\1", text, re.S):
+        if not any(a <= m.start() < b for a, b in fenced):
+            spans.append((m.start(2), m.group(2)))
+    return spans, fenced
+
+
+def check_names(root):
+    words, pastes, tests, files = code_corpus(root)
+    basenames = {os.path.basename(f) for f in files}
+    notes = sorted({p for pat in NOTES for p in glob.glob(os.path.join(root, pat))})
+    missing, seen = 0, 0
+    for full in notes:
+        doc = os.path.relpath(full, root)
+        text = open(full).read()
+
+        def report(offset, what):
+            nonlocal missing
+            print(f"FAIL {doc}:{text.count(chr(10), 0, offset) + 1}: {what}")
+            missing += 1
+
+        spans, fenced = quoted_spans(text)
+        for start, span in spans:
+            for m in OURS.finditer(span):
+                seen += 1
+                for name in expand_braces(m.group(0)):
+                    if not name_exists(name, words, pastes, tests):
+                        report(start + m.start(), f"`{name}` is not in the code (renamed? removed?)")
+            for m in OTHER.finditer(span):
+                if OURS.match(m.group(1)):
+                    continue
+                seen += 1
+                for name in expand_braces(m.group(1)):
+                    if not name_exists(name, words, pastes, tests):
+                        report(start + m.start(), f"`{name}` is not in the code (renamed? removed? if it is "
+                                                  f"another project's name, add it to EXTERNAL)")
+            for m in PATHLIKE.finditer(span):
+                why = path_missing(m.group(0), root, files, basenames)
+                seen += 1
+                if why:
+                    report(start + m.start(), f"`{m.group(0)}`: {why}")
+        for m in re.finditer(r"\]\(([^()\s]+)\)", text):
+            target = m.group(1).split("#", 1)[0]
+            if not target or re.match(r"[a-z]+:", target) or any(a <= m.start() < b for a, b in fenced):
+                continue
+            seen += 1
+            if not os.path.exists(os.path.normpath(os.path.join(os.path.dirname(full), target))):
+                report(m.start(), f"link to {target}: no such file")
+    print(f"{len(notes)} notes, {seen} quoted names, paths and links, {missing} missing")
+    return missing
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[2] == "--names":
+        return 1 if check_names(sys.argv[1]) else 0
     root, binary = sys.argv[1], sys.argv[2]
     out = subprocess.run([binary], check=True, capture_output=True, text=True).stdout
     helper = {k: int(v) for k, v in (line.split() for line in out.splitlines())}
@@ -172,6 +385,7 @@ def main():
             else:
                 print(f"ok   {doc}:{line}: {what} = {want}")
     print(f"{len(CHECKS)} constants, {failures} disagreements")
+    failures += check_names(root)
     return 1 if failures else 0
 
 
