@@ -90,7 +90,7 @@ TENURE_API const char *tenure_strerror(tenure_result result);
     X(GCLOHThreshold, uint64_t, 85000, "objects of at least this many bytes go to the large object heap")             \
     X(GCgen0MaxBudget, uint64_t, 0,                                                                                   \
       "upper bound of the gen0 budget, per heap under server GC (0: half of what lives in the older generations, "    \
-      "within 256 KiB...64 MiB, and at most 6 x GCgen0size when that is set)")                                        \
+      "within 256 KiB..64 MiB, and at most 6 x GCgen0size when that is set)")                                         \
     X(GCConservativeStack, uint32_t, 1,                                                                               \
       "1: scan the attached threads' stacks and registers conservatively (found objects are pinned)")                 \
     X(GCCompactMode, uint32_t, 0, "0: the collector chooses compact or sweep; 1: always compact; 2: always sweep")    \

@@ -42,8 +42,8 @@
  *     card after a full GC) is exact: some slot under it refers to an object of generation
  *     v-1, none to a younger one. The GC recomputed each card it scanned, so a card whose
  *     young references are gone was cleared (cards of value above g+1 may be stale).
- *     A background GC's final pause counts as a GC that condemned generation 1 (it collects
- *     gen0 and gen1; gen2 and the large heaps are swept after it).
+ *     A background GC's final pause counts as a GC that condemned generation 0 (after its
+ *     final mark it collects gen0; gen1, gen2 and the large heaps are swept after it).
  *  H8 While a background GC sweeps (after its final pause), an object of a gen2, LOH or POH
  *     region below the region's unswept_end whose bit is clear in rt->unswept_marks is dead:
  *     no live object, root or handle refers to it, and its own slots may refer to freed

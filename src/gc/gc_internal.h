@@ -101,7 +101,7 @@ void tn_gc_helper(tenure_runtime *rt, unsigned heap);
 void tn_gc_report(tenure_runtime *rt, tn_collection *c);
 /* collect.c: a background GC's final-mark pause (gc/background.h), lock held. */
 void tn_gc_collect_bgc_final(tenure_runtime *rt);
-/* mark.c: the final pause's card scan, once it counts as a gen1 GC (relocation's card slots). */
+/* mark.c: the final pause's card scan, once it counts as a gen0 GC (relocation's card slots). */
 void tn_gc_mark_older_cards(tenure_runtime *rt, tn_collection *c);
 /* report.c: the final pause's own report (budgets of the young generations, HeapVerify) and,
  * when the sweep is done, the background GC's (its record finished, history, GCEnd,

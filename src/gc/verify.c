@@ -258,7 +258,7 @@ size_t tn_gc_verify(tenure_runtime *rt, const char *when) {
     bool before = strncmp(when, "before", 6) == 0;
     snprintf(v.when, sizeof v.when, "%s GC %llu", before ? "before" : "after",
              (unsigned long long)(rt->stats.gc_count + (before ? 1 : 0)));
-    if (!before && rt->collection) /* (a background GC's final pause: as a gen1 GC, H7) */
+    if (!before && rt->collection) /* (a background GC's final pause: the gen0 GC it ends as, H7) */
         v.exact_upto = rt->collection->condemned + 1;
     else if (!before && !rt->last.background) /* (a background GC's end: cards as its sweep left them) */
         v.exact_upto = rt->last.condemned + 1;

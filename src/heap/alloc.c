@@ -689,7 +689,7 @@ void tn_budgets_update(tenure_runtime *rt, const tn_gc_record *g) {
     budgets_check(rt);
 }
 
-/* A background GC's final pause, after tn_budgets_update for the gen1 GC it also is: the gen2
+/* A background GC's final pause, after tn_budgets_update for the gen0 GC it also is: the gen2
  * and large budgets from what its mark kept (its record: gen2's size before, its marked
  * bytes); what is promoted or allocated large from now on (during its sweep too) counts
  * toward the next. */

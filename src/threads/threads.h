@@ -22,7 +22,7 @@ struct tn_threads_state {
     /* the instance lock serialises every change of shared state; a collection holds it from
      * the stop of the world to the restart */
     pthread_mutex_t lock;
-    uintptr_t lock_owner; /* (uintptr_t)pthread_self() of the holder, 0 if none (atomic) */
+    uintptr_t lock_owner; /* the holder's thread-local byte's address (threads.c me()), 0 if none (atomic) */
     unsigned lock_depth;  /* the holder's nesting */
     pthread_mutex_t world_mx;
     pthread_cond_t world_cv; /* a thread became SAFE / the world restarted */
