@@ -139,9 +139,9 @@ test-server: build build-asan
 	cd $(BUILD)/release && $(TIMED) server-2 240 -- env $(SMALLER) TENURE_gcServer=1 TENURE_GCHeapCount=2 \
 	  ctest -j $(JOBS) --output-on-failure -E install_check -L quick -LE 'long|tool'
 	cd $(BUILD)/release && $(TIMED) server-4-stress 120 -- env $(FEWER) TENURE_gcServer=1 TENURE_GCHeapCount=4 TENURE_HeapVerify=1 \
-	  TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)' -E '_stress$$' -LE long
+	  TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)' -E '_stress$$' -LE '^(long|tool)$$'
 	cd $(BUILD)/asan && $(TIMED) server-asan-2 180 -- env $(SMALLER) TENURE_gcServer=1 TENURE_GCHeapCount=2 ASAN_OPTIONS=detect_leaks=1 \
-	  ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)|trace_ctf_server' -E torture -LE $(NOT_AGAIN)
+	  ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)|trace_ctf_server' -E torture -LE '^(long|stress|tool)$$'
 	cd $(BUILD)/asan && $(TIMED) server-asan-4-fork 60 -- env TENURE_gcServer=1 TENURE_GCHeapCount=4 ASAN_OPTIONS=detect_leaks=1 \
 	  ctest -j $(JOBS) --output-on-failure -R '^threads_fork' --repeat until-fail:5
 
