@@ -61,16 +61,18 @@ tenure)
     mode=$4 sim=$5 report=$6
     build
     heaps=1 kind=
+    # each mode sets the GC mode it checks, whatever the environment says (make test's server and
+    # background runs set TENURE_gcServer / TENURE_gcConcurrent for every test)
     case $mode in
-    workstation) set -- env TENURE_TRACE_LEVEL=5 "$sim" --seconds 1 --live-mb 16 --seed 3 --pin-every 1000 ;;
+    workstation) set -- env TENURE_gcServer=0 TENURE_gcConcurrent=0 TENURE_TRACE_LEVEL=5 "$sim" --seconds 1 --live-mb 16 --seed 3 --pin-every 1000 ;;
     server2)
         heaps=2
-        set -- env TENURE_gcServer=1 TENURE_GCHeapCount=2 TENURE_TRACE_LEVEL=5 TENURE_GCStress=20000 \
+        set -- env TENURE_gcServer=1 TENURE_GCHeapCount=2 TENURE_gcConcurrent=0 TENURE_TRACE_LEVEL=5 TENURE_GCStress=20000 \
             "$sim" --seconds 1 --live-mb 16 --seed 5 --threads 2
         ;;
     background)
         kind=background
-        set -- env TENURE_gcConcurrent=1 TENURE_GCStress=3000 "$sim" --seconds 1 --live-mb 16 --seed 7 --threads 2
+        set -- env TENURE_gcServer=0 TENURE_gcConcurrent=1 TENURE_GCStress=3000 "$sim" --seconds 1 --live-mb 16 --seed 7 --threads 2
         ;;
     *) fail "unknown mode $mode" ;;
     esac
