@@ -529,27 +529,18 @@ static tenure_session *start_file_session(tenure_runtime *rt, uint64_t keywords,
     return add_session(rt, s);
 }
 
-static tenure_session *start_ctf(tenure_runtime *rt, uint64_t keywords, int level, const char *dir, const char *what) {
-    return start_file_session(rt, keywords, level, dir, what, false);
-}
-
-static tenure_session *start_nettrace(tenure_runtime *rt, uint64_t keywords, int level, const char *path,
-                                      const char *what) {
-    return start_file_session(rt, keywords, level, path, what, true);
-}
-
 tenure_session *tenure_session_start_ctf(tenure_runtime *rt, uint64_t keywords, int level, const char *dir) {
     static const char fn[] = "tenure_session_start_ctf";
     if (!rt || tn_cb_refused(rt, TN_OP_CHANGE, fn))
         return NULL;
-    return start_ctf(rt, keywords, level, dir, fn);
+    return start_file_session(rt, keywords, level, dir, fn, false);
 }
 
 tenure_session *tenure_session_start_nettrace(tenure_runtime *rt, uint64_t keywords, int level, const char *path) {
     static const char fn[] = "tenure_session_start_nettrace";
     if (!rt || tn_cb_refused(rt, TN_OP_CHANGE, fn))
         return NULL;
-    return start_nettrace(rt, keywords, level, path, fn);
+    return start_file_session(rt, keywords, level, path, fn, true);
 }
 
 static struct tn_session **find_session(tenure_runtime *rt, const tenure_session *session) {
@@ -702,7 +693,7 @@ static void start_ctf_from_env(tenure_runtime *rt, const char *dir, uint64_t key
         start_failed(rt, TENURE_INVALID_ARGUMENT, "TENURE_TRACE", "the path %s is too long: no trace started", dir);
         return;
     }
-    start_ctf(rt, keywords, level, path, "TENURE_TRACE");
+    start_file_session(rt, keywords, level, path, "TENURE_TRACE", false);
 }
 
 /* TENURE_TRACE_FORMAT: the files TENURE_TRACE writes. TN_FMT_* bits, or 0 (reported) if the
@@ -752,7 +743,7 @@ static void start_nettrace_from_env(tenure_runtime *rt, const char *dir, uint64_
         start_failed(rt, TENURE_INVALID_ARGUMENT, "TENURE_TRACE", "the path %s is too long: no trace started", dir);
         return;
     }
-    start_nettrace(rt, keywords, level, path, "TENURE_TRACE");
+    start_file_session(rt, keywords, level, path, "TENURE_TRACE", true);
 }
 
 /* TENURE_LTTNG=1 (the provider found by the dynamic loader's search path) or
