@@ -109,7 +109,7 @@ typedef struct tn_region {
     uint32_t index, units;
     uint8_t gen;   /* 0..4 */
     uint8_t state; /* TN_RS_* */
-    uint8_t heap;  /* the server GC heap that owns it (heap/alloc.c "allocation heaps"); 0 under
+    uint8_t heap;  /* the server GC heap that owns it (heap/balance.c); 0 under
                       workstation GC. A compacted region's survivors stay on its heap (gc/plan.c) */
     bool committed;
     /* collection state */

@@ -38,7 +38,7 @@ static void emit_heap_history(tenure_runtime *rt, unsigned h) {
         v[6] = came_in(g, &f, gen);
         v[7] = pinned;
         v[8] = promoted - pinned;
-        v[9] = tn_heap_budget_of(rt, gen, h); /* every budget is the heap's own (heap/alloc.c) */
+        v[9] = tn_heap_budget_of(rt, gen, h); /* every budget is the heap's own (heap/budgets.c) */
     }
     uint32_t compact = g->compact_reason >= 0 ? 0x80000000u | (1u << g->compact_reason) : 0;
     TN_EMIT(rt, GCPerHeapHistory_V3, .FreeListAllocated = 0, .FreeListRejected = 0,

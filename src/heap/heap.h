@@ -24,7 +24,7 @@
 
 /* One allocation heap's budgets of the older generations, as each .NET server GC heap has its
  * own, and what entered each generation on the heap since that generation was last collected
- * (heap/alloc.c "budgets and triggers"). */
+ * (heap/budgets.c). */
 typedef struct tn_older_budgets {
     size_t gen1_budget, gen2_budget, loh_budget;
     size_t gen1_promoted_since, gen2_promoted_since, loh_allocated;
@@ -40,11 +40,11 @@ struct tn_heap_state {
     tn_region *free_regions;
     tn_free_list loh_free, poh_free;
     /* budgets and what was allocated or promoted against them (alloc.c) */
-    size_t gen0_budget, gen0_min_budget, gen0_max_budget; /* heap/alloc.c "budgets and triggers" */
+    size_t gen0_budget, gen0_min_budget, gen0_max_budget; /* heap/budgets.c */
     size_t gen1_limit; /* at most this much gen1 budget in all (SIZE_MAX; less while a background GC runs) */
-    tn_older_budgets older[TN_MAX_HEAPS]; /* per allocation heap (heap/alloc.c "allocation heaps") */
+    tn_older_budgets older[TN_MAX_HEAPS]; /* per allocation heap (heap/balance.c) */
     size_t whole_gen2_budget;             /* the gen2 budget of every heap's figures together, with its least once */
-    /* allocation heaps (server GC, heap/alloc.c "allocation heaps"): nheaps budgets of
+    /* allocation heaps (server GC, heap/balance.c): nheaps budgets of
      * gen0_budget bytes each; heap_allocated[h] is what the threads of heap h allocated since
      * the last GC (their sum is what gen0 took); next_heap deals heaps to threads in turn */
     unsigned nheaps, next_heap;
@@ -126,7 +126,7 @@ size_t tn_heap_budget_of(const tenure_runtime *rt, int gen, unsigned heap);
 /* The gen2 budget the instance would have as one heap (its least counted once, not per heap):
  * for what belongs to no heap, such as memory pressure (lifetime/lifetime.c). */
 size_t tn_heap_whole_gen2_budget(const tenure_runtime *rt);
-/* The allocation heaps (1 under workstation GC; server GC: heap/alloc.c "allocation heaps"). */
+/* The allocation heaps (1 under workstation GC; server GC: heap/balance.c). */
 unsigned tn_heap_count(const tenure_runtime *rt);
 /* Bytes allocated in gen0 since the last GC, the calling thread's context counted to the byte. */
 size_t tn_heap_gen0_allocated(tenure_runtime *rt);

@@ -15,7 +15,7 @@
 #define MIN_PRESSURE_BUDGET ((uint64_t)8 << 20)
 
 static uint64_t pressure_budget(const tenure_runtime *rt) {
-    /* grows with what lives in gen1+gen2 (heap/alloc.c); pressure belongs to no heap: the
+    /* grows with what lives in gen1+gen2 (heap/budgets.c); pressure belongs to no heap: the
      * instance's as one heap's, not the sum of every server GC heap's least */
     uint64_t live = tn_heap_whole_gen2_budget(rt);
     return live > MIN_PRESSURE_BUDGET ? live : MIN_PRESSURE_BUDGET;
