@@ -88,6 +88,10 @@ TENURE_API const char *tenure_strerror(tenure_result result);
     X(GCRegionRange, uint64_t, (uint64_t)32 << 30, "virtual address space reserved for the heap")                     \
     X(GCHeapHardLimit, uint64_t, 0, "most bytes the heap may commit (0: no limit but the range)")                     \
     X(GCLOHThreshold, uint64_t, 85000, "objects of at least this many bytes go to the large object heap")             \
+    X(GCPauseGoalMs, uint32_t, 50,                                                                                    \
+      "pause goal of gen0 and gen1 GCs in ms: their budgets are held to what such a GC was measured to "              \
+      "collect in that time (0: no goal). GCgen0size stays the least gen0 budget and a GCgen1size that is set "       \
+      "is kept; gen2 GCs are not held to it (gcConcurrent=1 keeps their pauses short)")                               \
     X(GCgen0MaxBudget, uint64_t, 0,                                                                                   \
       "upper bound of the gen0 budget, per heap under server GC (0: half of what lives in the older generations, "    \
       "within 256 KiB..64 MiB, and at most 6 x GCgen0size when that is set)")                                         \

@@ -12,7 +12,13 @@
  *     per heap (peak RSS; the old code's gen0 budget spanned two regions whatever the heap).
  *  C. gen0 grows with survival: with GCgen0size = 1 MiB, building 64 MiB of live nodes takes
  *     few GCs (the budget grows with what survives, up to the old generations' size; the old
- *     code capped it at 6 x GCgen0size: at least 11 GCs).
+ *     code capped it at 6 x GCgen0size: at least 11 GCs). (No pause goal: C is about survival.)
+ *  D. The pause goal holds gen1's budget (GCPauseGoalMs, heap/budgets.c "the pause goal"): a
+ *     program with 8 MiB live (GCgen0size a 16th of it) that keeps replacing it runs once with
+ *     no goal and once with a goal of 1 ms, which no gen1 GC of that heap can meet: with the
+ *     goal, gen1 GCs come at least twice as often and condemn at most half as much of gen1
+ *     (medians); its budget reaches its least (2 x GCgen0size). Without the code, both runs
+ *     are the same.
  */
 #include "test_util.h"
 
@@ -124,6 +130,7 @@ static void gen0_grows_with_survival(void) {
     tenure_config cfg;
     tt_config(&cfg);
     cfg.GCgen0size = 1u << 20;
+    cfg.GCPauseGoalMs = 0; /* (a slow build's pauses would hold gen0 to the goal) */
     tenure_runtime *rt = tt_create(&cfg, &log);
     node_t = tt_register_node(rt);
     tenure_set_gc_callback(rt, count_gen0, NULL);
@@ -154,11 +161,89 @@ static void gen0_grows_with_survival(void) {
     tenure_destroy(rt);
 }
 
+/* D: what the gen1 GCs of one run condemned. */
+#define MAX_GEN1 4096
+typedef struct gen1_log {
+    size_t n;
+    uint64_t gen1_before[MAX_GEN1];
+} gen1_log;
+
+static void log_gen1(tenure_runtime *rt, const tenure_gc_info *info, void *context) {
+    (void)rt;
+    gen1_log *l = context;
+    if (info->generation == 1 && info->reason == 0 /* AllocSmall: its budget was spent */ && l->n < MAX_GEN1)
+        l->gen1_before[l->n++] = info->size_before[1];
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Keep `live` nodes in a root area and replace them at random, rounds x live times, with a
+ * garbage node beside each; log the gen1 GCs (all but the first two: the cost is learned). */
+static void churn(uint32_t goal_ms, size_t live, size_t rounds, uint64_t gen0size, gen1_log *l) {
+    tt_errlog log = {.fatal = 1};
+    tenure_config cfg;
+    tt_config(&cfg);
+    cfg.GCgen0size = gen0size;
+    cfg.GCPauseGoalMs = goal_ms;
+    tenure_runtime *rt = tt_create(&cfg, &log);
+    node_t = tt_register_node(rt);
+    tt_node **slots = calloc(live, sizeof *slots);
+    TT_CHECK(slots != NULL);
+    tenure_root_area *ra = tenure_root_area_add(rt, (void **)slots, live);
+    TT_CHECK(ra != NULL);
+    for (size_t i = 0; i < live; i++)
+        slots[i] = tt_node_new(rt, node_t, i);
+    memset(l, 0, sizeof *l);
+    tenure_set_gc_callback(rt, log_gen1, l);
+    for (size_t i = 0; i < rounds * live; i++) {
+        size_t k = (size_t)tt_rand_below(live);
+        slots[k] = tt_node_new(rt, node_t, i);
+        (void)tt_node_new(rt, node_t, i);
+    }
+    tenure_set_gc_callback(rt, NULL, NULL);
+    for (size_t i = 0; i < live; i++)
+        TT_CHECK(slots[i]->check == tt_node_sum(slots[i]), "slot %zu", i);
+    tenure_root_area_remove(rt, ra);
+    free(slots);
+    tenure_destroy(rt);
+    TT_CHECK(l->n > 2, "goal %u: %zu gen1 GCs", goal_ms, l->n);
+    l->n -= 2;
+    memmove(l->gen1_before, l->gen1_before + 2, l->n * sizeof l->gen1_before[0]);
+    qsort(l->gen1_before, l->n, sizeof l->gen1_before[0], cmp_u64);
+}
+
+static void pause_goal_holds_gen1(void) {
+    if (getenv("TENURE_GCStress") || getenv("TENURE_GCgen1size") || getenv("TENURE_GCPauseGoalMs")) {
+        printf("  D: skipped (GCStress, GCgen1size or GCPauseGoalMs set in the environment)\n");
+        return;
+    }
+    size_t live = tt_scaled(((size_t)8 << 20) / sizeof(tt_node), 50000), rounds = 6;
+    uint64_t gen0size = live * sizeof(tt_node) / 16;
+    gen0size = gen0size < (256u << 10) ? 256u << 10 : gen0size;
+    static gen1_log none, goal;
+    churn(0, live, rounds, gen0size, &none);
+    churn(1, live, rounds, gen0size, &goal);
+    uint64_t m0 = none.gen1_before[none.n / 2], m1 = goal.gen1_before[goal.n / 2];
+    printf("  D: %zu live nodes: gen1 GCs (after the second) without a goal %zu, median gen1 %" PRIu64
+           " KiB; with a 1 ms goal %zu, median %" PRIu64 " KiB, least %" PRIu64 " KiB\n",
+           live, none.n, m0 >> 10, goal.n, m1 >> 10, goal.gen1_before[0] >> 10);
+    TT_CHECK(goal.n >= 2 * none.n, "gen1 GCs: %zu with a 1 ms goal, %zu without", goal.n, none.n);
+    TT_CHECK(2 * m1 <= m0, "median gen1 size at a gen1 GC: %" PRIu64 " KiB with a 1 ms goal, %" PRIu64 " without",
+             m1 >> 10, m0 >> 10);
+    /* the least gen1 budget, 2 x GCgen0size, plus what one gen0 GC promotes */
+    TT_CHECK(goal.gen1_before[0] <= 3 * gen0size, "least gen1 at a gen1 GC with the goal: %" PRIu64 " KiB",
+             goal.gen1_before[0] >> 10);
+}
+
 int main(void) {
     double t0 = tt_now();
     tt_rng_init("budget_policy");
     repeated_explicit_gen0();
     tiny_heap_tiny_gen0();
     gen0_grows_with_survival();
+    pause_goal_holds_gen1();
     return tt_finish("budget_policy", t0);
 }

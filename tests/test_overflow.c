@@ -7,6 +7,11 @@
  * ephemeral GCs in an instance with GCMarkStackSize=16 (and in one with the default size).
  * The tiny-stack instance must report stats.mark_stack_overflows > 0. Everything runs on a
  * thread with a 1 MiB stack, so recursive marking would crash.
+ *
+ * Young GCs never overflow (gc/scratch.c young_mark_stack, issue 34): with GCMarkStackSize=64
+ * (the least that grows), random graphs built in gen0 (a depth-first trace keeps a share of
+ * their nodes on the stack) survive gen0 and gen1 GCs with no overflow; the old code
+ * overflowed in the first.
  */
 #include "test_util.h"
 
@@ -176,6 +181,62 @@ static void run_on_small_stack(job *j) {
            j->mark_stack, j->mode, j->list_len, j->wide, j->chain, j->overflows, j->seconds);
 }
 
+/* A random young graph: node i refers to two random older nodes, the newest ROOTS are roots
+ * (a depth-first trace of it keeps a share of all its nodes on the stack). */
+#define ROOTS 64
+static void young_graph(tenure_runtime *rt, const tenure_type *node_t, tt_node **roots, size_t n, uint64_t base) {
+    tt_node **all = calloc(n, sizeof *all);
+    TT_CHECK(all != NULL);
+    tenure_root_area *tmp = tenure_root_area_add(rt, (void **)all, n);
+    TT_CHECK(tmp != NULL);
+    for (size_t i = 0; i < n; i++) {
+        tt_node *x = tt_node_new(rt, node_t, base + i);
+        if (i) {
+            tenure_write_ref(rt, x, &x->a, all[(size_t)tt_rand_below(i)]);
+            tenure_write_ref(rt, x, &x->b, all[(size_t)tt_rand_below(i)]);
+        }
+        tt_node_seal(x);
+        all[i] = x;
+    }
+    for (size_t i = 0; i < ROOTS; i++)
+        roots[i] = all[n - ROOTS + i];
+    TT_CHECK_RESULT(tenure_root_area_remove(rt, tmp), TENURE_OK);
+    free(all);
+}
+
+static void young_never_overflows(void) {
+    tt_errlog log = {.fatal = 1};
+    tenure_config cfg;
+    tt_config(&cfg);
+    cfg.GCMarkStackSize = 64;
+    cfg.GCgen0size = 64u << 20; /* the graph is built in gen0 */
+    tenure_runtime *rt = tt_create(&cfg, &log);
+    const tenure_type *node_t = tt_register_node(rt);
+    size_t n = tt_scaled(200000, 20000);
+    tt_node *roots[ROOTS] = {0};
+    tenure_root_area *ra = tenure_root_area_add(rt, (void **)roots, ROOTS);
+    TT_CHECK(ra != NULL);
+    for (int round = 0; round < 3; round++) {
+        young_graph(rt, node_t, roots, n, (uint64_t)round * n);
+        tt_collect(rt, round == 1 ? 1 : 0, 0);
+        for (size_t i = 0; i < ROOTS; i++) {
+            tt_node *x = roots[i];
+            TT_CHECK(x->id == (uint64_t)round * n + n - ROOTS + i && x->check == tt_node_sum(x), "round %d: root %zu",
+                     round, i);
+            TT_CHECK(x->a->check == tt_node_sum(x->a) && x->b->check == tt_node_sum(x->b));
+        }
+    }
+    tenure_stats s = tt_stats(rt);
+    printf("  mark stack 64, young GCs only: random graphs of %zu nodes, %" PRIu64 " GCs, %" PRIu64
+           " mark stack overflows\n",
+           n, s.gc_count, s.mark_stack_overflows);
+    TT_CHECK(s.gen[2].collections == 0, "a gen2 GC came: %" PRIu64, s.gen[2].collections);
+    TT_CHECK(s.mark_stack_overflows == 0, "young GCs overflowed the mark stack %" PRIu64 " times",
+             s.mark_stack_overflows);
+    TT_CHECK_RESULT(tenure_root_area_remove(rt, ra), TENURE_OK);
+    tenure_destroy(rt);
+}
+
 int main(void) {
     tt_rng_init("overflow");
     double t0 = tt_now();
@@ -184,6 +245,7 @@ int main(void) {
                 .list_len = tt_scaled(3000000, 100000),
                 .wide = tt_scaled(100000, 10000),
                 .chain = tt_scaled(50000, 5000)};
+    young_never_overflows();
     run_on_small_stack(&tiny);
     TT_CHECK(tiny.overflows > 0, "GCMarkStackSize=16 never overflowed");
 

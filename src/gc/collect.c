@@ -204,7 +204,7 @@ static void after_mark(tenure_runtime *rt, tn_collection *c) {
  * pause (c->bgc_final) marks as a full GC, then goes on as a gen0 GC, leaving the older
  * generations to the BGC thread's sweep, which ends the BGC (gc/background.h). */
 static void run_collection(tenure_runtime *rt, tn_collection *c) {
-    c->gc_threads = gc_threads_for(rt, c, tn_gc_reserve_scratch(rt)); /* the pause allocates nothing */
+    c->gc_threads = gc_threads_for(rt, c, tn_gc_reserve_scratch(rt, c->condemned)); /* the pause allocates nothing */
     suspend(rt, c);
     start_gc(rt, c);
     tn_gc_team_wake(rt, tn_gc_helper, c->gc_threads); /* server GC's helpers (gc/team.h) */

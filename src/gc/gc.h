@@ -15,7 +15,7 @@
 /* scratch.c: before the pause, reserve what the GC will need (mark stacks, pin and gap lists,
  * the pause scratch, this thread's trace streams, server GC's helpers) so that the pause
  * allocates nothing. Returns the GC threads that will mark (1, or server GC's team). */
-unsigned tn_gc_reserve_scratch(tenure_runtime *rt);
+unsigned tn_gc_reserve_scratch(tenure_runtime *rt, int condemned);
 /* The pause scratch (at least `size` bytes, or NULL if it could not be reserved: the user
  * does without and the GC counts a shortfall). */
 void *tn_gc_pause_scratch(tenure_runtime *rt, size_t size);

@@ -41,13 +41,34 @@
 #define MARK_STACK_GROWTH 4
 #define MARK_STACK_HEAP_BYTES 32
 
-static size_t mark_stack_wanted(const tenure_runtime *rt) {
+static size_t mark_stack_grown(const tenure_runtime *rt) {
     size_t want = rt->config.GCMarkStackSize, have = rt->mark.w[0].stack.cap;
     if (want < MARK_STACK_MIN || !rt->mark.overflow_seen || have < want)
         return want;
     size_t bound = tn_heap_committed(rt) / MARK_STACK_HEAP_BYTES;
     size_t grown = have <= bound / MARK_STACK_GROWTH ? have * MARK_STACK_GROWTH : bound;
     return grown > want ? grown : want;
+}
+
+/* A young GC never overflows (a rescan would cost a young pause a pass over every marked
+ * object of the range: issue 34): marking pushes each condemned object once (its mark bit is
+ * set first), and an array scanned in chunks (mark.c) holds two more entries for its rest
+ * while its chunk is traced (such an array spans far more than three TN_MIN_OBJECT), so a
+ * stack of two entries per TN_MIN_OBJECT bytes of the condemned regions cannot fill. It is reserved, not touched: only the entries used cost memory. (Not for a
+ * GCMarkStackSize under MARK_STACK_MIN: the tests that overflow on purpose.) */
+static size_t young_mark_stack(const tenure_runtime *rt, int condemned) {
+    if (condemned > TN_GEN1 || rt->config.GCMarkStackSize < MARK_STACK_MIN)
+        return 0;
+    size_t bytes = 0;
+    for (int g = TN_GEN0; g <= condemned; g++)
+        for (const tn_region *r = tn_heap_regions(rt, g); r; r = r->next)
+            bytes += (size_t)(r->used - r->start);
+    return 2 * (bytes / TN_MIN_OBJECT);
+}
+
+static size_t mark_stack_wanted(const tenure_runtime *rt, int condemned) {
+    size_t grown = mark_stack_grown(rt), young = young_mark_stack(rt, condemned);
+    return young > grown ? young : grown;
 }
 
 static bool reserve_mark_stack(tn_vec *stack, size_t want) {
@@ -58,8 +79,8 @@ static bool reserve_mark_stack(tn_vec *stack, size_t want) {
 
 /* Every GC thread marks from a stack of its own (server GC: gc/team.h): as many GC threads
  * as have their stack and the pool's packets mark this GC; the others wait it out. */
-static unsigned reserve_mark_stacks(tenure_runtime *rt) {
-    size_t want = mark_stack_wanted(rt);
+static unsigned reserve_mark_stacks(tenure_runtime *rt, int condemned) {
+    size_t want = mark_stack_wanted(rt, condemned);
     reserve_mark_stack(&rt->mark.w[0].stack, want);
     tn_gc_team_prepare(rt);
     unsigned threads = 1, n = tn_gc_team_threads(&rt->team);
@@ -106,8 +127,8 @@ static void reserve_pause_scratch(tenure_runtime *rt) {
     rt->plan.pause_scratch_size = want;
 }
 
-unsigned tn_gc_reserve_scratch(tenure_runtime *rt) {
-    unsigned threads = reserve_mark_stacks(rt);
+unsigned tn_gc_reserve_scratch(tenure_runtime *rt, int condemned) {
+    unsigned threads = reserve_mark_stacks(rt, condemned);
     reserve_plan_lists(rt);
     tn_gc_reserve_card_slots(rt); /* cards.c */
     tn_bgc_reserve(rt);           /* background.c (without room, its final pause rescans all) */

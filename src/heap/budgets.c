@@ -38,6 +38,8 @@
  *         allocations then trigger full GCs no more often than promotion does).
  * With GCHeapHardLimit, gen0 and gen2 are also held to a share of the room left under it, so
  * that GCs come before the limit is reached rather than at it.
+ * With GCPauseGoalMs, gen0's and gen1's are also held to what a GC of theirs can collect within
+ * the goal ("the pause goal" below).
  *
  * Every budget is per allocation heap, as each .NET server GC heap has its own dynamic data:
  * gen0's is one figure for every heap (below, "allocation heaps"); gen1's, gen2's and the
@@ -175,6 +177,56 @@ static size_t hard_limit_room(const tenure_runtime *rt) {
     return limit > rt->heap.committed ? (size_t)(limit - rt->heap.committed) : 0;
 }
 
+/* ---- the pause goal (GCPauseGoalMs) ----
+ *
+ * A young GC's pause grows with what it condemns: gen0's budget for a gen0 GC, gen0's and gen1's
+ * for a gen1 GC (a gen1 GC copies or sweeps most of what gen1 took in). Each gen0 GC that came
+ * because gen0's budget was spent, and each gen1 GC that came because gen1's was, measures its
+ * pause per byte condemned (young_cost: the condemned generations' size when the GC began),
+ * averaged over such GCs with the newest weighted TN_GOAL_NEWEST and a sample at most
+ * TN_GOAL_JUMP times the average (a thread descheduled in one pause moves the average, not
+ * the budget, at once). The next budget is then at most TN_GOAL_SHARE of the goal's worth of
+ * bytes at that cost (for gen1, less gen0's budget, which its GCs also condemn), split among
+ * the heaps (they collect in parallel), and never under the generation's least. The model is
+ * proportional: a GC's fixed costs (roots, the older generations' cards) count as if they grew
+ * with the budget, so where they alone exceed the goal the budget sinks to its least, the most
+ * a budget can do. gen2 GCs are not held to the goal (a blocking gen2 GC condemns the heap;
+ * gcConcurrent=1 marks it while the program runs). G1's MaxGCPauseMillis is the model. */
+
+#define TN_GOAL_SHARE 0.8                        /* budgets aim at this share of the goal: the margin for a dearer GC */
+#define TN_GOAL_NEWEST 0.3                       /* the newest GC's weight in the average cost */
+#define TN_GOAL_JUMP 4.0                         /* a sample counts as at most this many times the average */
+#define TN_GOAL_LEAST_SAMPLE ((size_t)256 << 10) /* a GC that condemned less teaches nothing */
+
+/* Learn young GC g's cost per condemned byte, if it came because its generation's budget was
+ * spent (reason AllocSmall: budget_generation). */
+static void learn_pause_cost(tenure_runtime *rt, const tn_gc_record *g) {
+    if (!rt->config.GCPauseGoalMs || g->condemned > TN_GEN1 || g->background || g->reason != TN_REASON_ALLOC_SMALL ||
+        g->pause_ns == 0)
+        return;
+    size_t bytes = g->size_before[TN_GEN0] + (g->condemned == TN_GEN1 ? g->size_before[TN_GEN1] : 0);
+    if (bytes < TN_GOAL_LEAST_SAMPLE)
+        return;
+    double sample = (double)g->pause_ns / (double)bytes, *cost = &rt->heap.young_cost[g->condemned];
+    if (*cost <= 0.0) {
+        *cost = sample;
+        return;
+    }
+    if (sample > TN_GOAL_JUMP * *cost)
+        sample = TN_GOAL_JUMP * *cost;
+    *cost = TN_GOAL_NEWEST * sample + (1.0 - TN_GOAL_NEWEST) * *cost;
+}
+
+/* The most bytes, per heap, a GC of generation gen (0 or 1) may condemn to stay within the goal
+ * (SIZE_MAX: no goal, or no cost measured yet). */
+static size_t goal_bytes(const tenure_runtime *rt, int gen) {
+    double cost = rt->heap.young_cost[gen];
+    if (!rt->config.GCPauseGoalMs || cost <= 0.0)
+        return SIZE_MAX;
+    double bytes = TN_GOAL_SHARE * (double)rt->config.GCPauseGoalMs * 1e6 / cost / rt->heap.nheaps;
+    return bytes >= (double)(SIZE_MAX / 2) ? SIZE_MAX / 2 : (size_t)bytes;
+}
+
 static size_t gen0_floor(const tenure_runtime *rt) {
     if (rt->config.GCgen0size)
         return rt->heap.gen0_min_budget;
@@ -229,7 +281,9 @@ static void update_gen0_budget(tenure_runtime *rt, const tn_gc_record *g) {
     double fraction = total ? (double)gen0_counted(rt) / (double)total : 1.0;
     if (fraction < 0.95)
         desired = fraction * desired + (1.0 - fraction) * (double)rt->heap.gen0_budget;
-    size_t cap = gen0_cap(rt), floor = gen0_floor(rt);
+    size_t cap = gen0_cap(rt), floor = gen0_floor(rt), goal = goal_bytes(rt, TN_GEN0);
+    if (cap > goal) /* the floor still wins over the goal */
+        cap = goal > floor ? goal : floor < cap ? floor : cap;
     size_t b0 = desired >= (double)cap ? cap : (size_t)desired;
     rt->heap.gen0_budget = clamp_size(b0, floor < cap ? floor : cap, cap);
 }
@@ -249,8 +303,12 @@ static void update_gen1_budget(tenure_runtime *rt, const tn_heap_figures *f, tn_
         o->gen1_budget = (size_t)rt->config.GCgen1size;
         return;
     }
-    size_t least = 2 * rt->heap.gen0_min_budget;
-    o->gen1_budget = clamp_size(older_live_of(f) / TN_GEN1_SHARE, least, least > TN_GEN1_CAP ? least : TN_GEN1_CAP);
+    size_t least = 2 * rt->heap.gen0_min_budget, cap = TN_GEN1_CAP, goal = goal_bytes(rt, TN_GEN1);
+    if (goal != SIZE_MAX) /* a gen1 GC condemns gen0 too */
+        goal = goal > rt->heap.gen0_budget ? goal - rt->heap.gen0_budget : 0;
+    if (cap > goal)
+        cap = goal;
+    o->gen1_budget = clamp_size(older_live_of(f) / TN_GEN1_SHARE, least, least > cap ? least : cap);
 }
 
 /* The gen2 and LOH budgets from figures f that hold 1/share of the instance (a heap's share of
@@ -349,6 +407,7 @@ static void update_whole_gen2_budget(tenure_runtime *rt, const tn_gc_record *g) 
 size_t tn_heap_whole_gen2_budget(const tenure_runtime *rt) { return rt->heap.whole_gen2_budget; }
 
 void tn_budgets_update(tenure_runtime *rt, const tn_gc_record *g) {
+    learn_pause_cost(rt, g);
     for (unsigned h = 0; h < rt->heap.nheaps; h++)
         update_older_budgets(rt, g, h);
     if (g->condemned == TN_GEN2)

@@ -44,6 +44,7 @@ struct tn_heap_state {
     size_t gen1_limit; /* at most this much gen1 budget in all (SIZE_MAX; less while a background GC runs) */
     tn_older_budgets older[TN_MAX_HEAPS]; /* per allocation heap (heap/balance.c) */
     size_t whole_gen2_budget;             /* the gen2 budget of every heap's figures together, with its least once */
+    double young_cost[2]; /* GCPauseGoalMs: ns of pause per byte condemned by recent gen0 / gen1 GCs (0: none yet) */
     /* allocation heaps (server GC, heap/balance.c): nheaps budgets of
      * gen0_budget bytes each; heap_allocated[h] is what the threads of heap h allocated since
      * the last GC (their sum is what gen0 took); next_heap deals heaps to threads in turn */
