@@ -899,6 +899,7 @@ typedef struct tenure_stats {
      * (its survivors promoted, moved or not), with no GC callback of its own (the BGC's comes
      * at its sweep's end) */
     uint64_t background_final_pauses;
+    uint64_t moved_bytes; /* bytes of objects compaction moved, all GCs (what copying survivors cost) */
 } tenure_stats;
 
 TENURE_API void tenure_get_stats(const tenure_runtime *rt, tenure_stats *stats);

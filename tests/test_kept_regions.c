@@ -8,7 +8,7 @@
  *
  * On the old collector (compaction decided per generation) every survivor of the compacted
  * gen1 was packed into the free end of a gen2 region first, so the dense region's objects
- * moved too: the test fails there.
+ * moved too: the test fails there. tenure_stats.moved_bytes counts the nodes that moved.
  *
  * Layout (regions of 256 KiB): a few old (gen2) objects, with room left in their region; then
  * DENSE nodes, all kept alive (about 2.5 regions), then SPARSE nodes, 1 in 10 kept alive once
@@ -97,7 +97,9 @@ static int run(void) {
         return 0;
     }
 
+    uint64_t moved_before = tt_stats(rt).moved_bytes;
     tt_collect(rt, 1, 0);
+    uint64_t moved = tt_stats(rt).moved_bytes - moved_before;
     tenure_gc_info info;
     tenure_get_last_gc_info(rt, &info);
     TT_CHECK(info.generation == 1 && (info.compacted & 2), "gen1 was not compacted (compacted %#x)", info.compacted);
@@ -134,6 +136,13 @@ static int run(void) {
     TT_CHECK(kept >= ndense / 3, "the dense nodes do not fill whole regions (%zu of %zu)", kept, ndense);
     TT_CHECK(dense_moved == 0, "%zu nodes of almost entirely live regions moved", dense_moved);
     TT_CHECK(sparse_moved > 0, "no survivor of the mostly dead regions moved");
+    /* tenure_stats.moved_bytes counts what compaction moved: our moved nodes (and little else) */
+    size_t ours = 0;
+    for (size_t i = 0; i < n; i++)
+        ours += nodes[i] && (uintptr_t)nodes[i] != before[i] ? node_size : 0;
+    printf("  moved_bytes: %" PRIu64 " (our moved nodes: %zu bytes)\n", moved, ours);
+    TT_CHECK(moved >= ours && moved <= ours + (64u << 10), "moved_bytes %" PRIu64 ", our moved nodes %zu bytes", moved,
+             ours);
 
     /* the kept regions' cards: their nodes (gen2 now) refer to new gen0 nodes */
     for (size_t i = 0; i < ndense; i += 98) {

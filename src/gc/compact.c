@@ -7,15 +7,27 @@
  */
 #include "gc/gc_internal.h"
 
-static void move_region(tenure_runtime *rt, tn_region *r) {
+/* Move r's plugs; the bytes moved. */
+static size_t move_region(tenure_runtime *rt, tn_region *r) {
     tn_plug_iter it;
     tn_plug_iter_init(&it, rt, r);
+    size_t moved = 0;
     for (size_t b, eb; tn_plug_iter_next(&it, &b, &eb);) {
         char *s = tn_bit_addr(rt, b);
         intptr_t delta = tn_plug_delta(rt, r, s, b);
-        if (delta)
-            memmove(s + delta, s, (size_t)(tn_bit_addr(rt, eb) + 8 - s));
+        size_t size = (size_t)(tn_bit_addr(rt, eb) + 8 - s);
+        if (delta) {
+            memmove(s + delta, s, size);
+            moved += size;
+        }
     }
+    return moved;
+}
+
+/* tenure_stats.moved_bytes (the GC threads of a server GC move at once). */
+static void count_moved(tenure_runtime *rt, size_t moved) {
+    if (moved)
+        __atomic_fetch_add(&rt->stats.moved_bytes, (uint64_t)moved, __ATOMIC_RELAXED);
 }
 
 /* Every plug has moved: the space above each region's new end held objects that moved out
@@ -127,16 +139,20 @@ void tn_gc_compact_item(tenure_runtime *rt, tn_collection *c, size_t k) {
         const tn_gen_plan *gp = &c->plans[g];
         size_t from, to;
         if (heap_run(gp, k, &from, &to)) {
+            size_t moved = 0;
             for (size_t i = from; i < to; i++)
                 if (!gp->regions[i]->kept) /* (swept in place: sweep.c) */
-                    move_region(rt, gp->regions[i]);
+                    moved += move_region(rt, gp->regions[i]);
+            count_moved(rt, moved);
             return;
         }
         k -= heap_runs(gp);
     }
     TN_ASSERT_INTERNAL(k == 0 && compacted(c, TN_LOH));
+    size_t moved = 0;
     for (size_t i = 0; i < c->plans[TN_LOH].n; i++)
-        move_region(rt, c->plans[TN_LOH].regions[i]);
+        moved += move_region(rt, c->plans[TN_LOH].regions[i]);
+    count_moved(rt, moved);
 }
 
 void tn_gc_compact_end(tenure_runtime *rt, tn_collection *c) {

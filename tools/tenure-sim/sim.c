@@ -378,8 +378,10 @@ static void report(const sim *s, const worker *ws, double elapsed) {
             st.gen[4].free_bytes) /
                1048576.0,
            st.committed_bytes / 1048576.0);
-    printf("mark stack overflows %llu, pinned objects in last GC %llu\n", (unsigned long long)st.mark_stack_overflows,
-           (unsigned long long)st.pinned_objects);
+    printf("mark stack overflows %llu, pinned objects in last GC %llu, moved by compaction %.1f MB (%.1f%% of what was "
+           "allocated)\n",
+           (unsigned long long)st.mark_stack_overflows, (unsigned long long)st.pinned_objects,
+           st.moved_bytes / 1048576.0, bytes > 0 ? 100.0 * (double)st.moved_bytes / (double)bytes : 0.0);
     if (s->o.finalize_every)
         printf("finalizers run %llu (%llu pending), finalization-promoted in the last GC %llu objects\n",
                (unsigned long long)st.finalizers_run, (unsigned long long)tenure_pending_finalizers(s->rt),
