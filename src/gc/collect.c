@@ -3,6 +3,7 @@
  * each phase a function over the heap and the collection (gc_internal.h) in its own file.
  * Also the public tenure_collect and the statistics. */
 #include "gc/gc_internal.h"
+#include "gc/choose.h"
 #include <setjmp.h>
 
 static void set_condemned(tenure_runtime *rt, int condemned, bool on) {
@@ -274,46 +275,31 @@ void tn_gc_collect_bgc_final(tenure_runtime *rt) {
     run_collection(rt, &c);
 }
 
-/* With gcConcurrent, a gen2 GC the collector chose (a budget, GCStress) runs in the
- * background: a gen1 GC now, then the BGC's initial pause (*start); while a BGC runs, it
- * runs as the foreground gen0 or gen1 GC the young budgets ask for. Once the BGC has marked
- * all it could, the next GC is its final pause instead (which collects gen0: what was asked
- * is done, unless it was a blocking gen2 GC). A gen2 GC asked for otherwise
- * (induced, out of space, compacting) first ends the BGC in progress, its sweep included.
- * Returns the generation to collect, -2 for none. */
-static int steer_gen2(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags, bool *start) {
-    *start = false;
-    bool young = generation >= 0 && generation < TN_GEN2;
-    bool chosen = reason == TN_REASON_ALLOC_SMALL || reason == TN_REASON_ALLOC_LARGE || reason == TN_REASON_STRESS ||
-                  (flags & TENURE_COLLECT_NONBLOCKING);
-    chosen = chosen && !(flags & (TENURE_COLLECT_COMPACT | TENURE_COLLECT_COMPACT_LOH | TENURE_COLLECT_AGGRESSIVE));
-    bool final_pause = tn_bgc_marked(rt);
-    if (final_pause)
+/* What tn_gc_choose (gc/choose.h) needs to know of the instance. A forked child's background GC
+ * ends at this GC (finish_pending): it counts as over. */
+static tn_gc_situation situation(const tenure_runtime *rt) {
+    return (tn_gc_situation){.concurrent = rt->config.gcConcurrent != 0,
+                             .compact_always = rt->config.GCCompactMode == 1,
+                             .bgc_in_progress = tn_bgc_in_progress(rt) && !rt->bgc.finish_pending,
+                             .bgc_marked = tn_bgc_marked(rt),
+                             .bgc_no_thread = rt->bgc.forked_no_thread,
+                             .young_budget_gen = tn_heap_young_budget_generation(rt)};
+}
+
+/* Carry out what tn_gc_choose chose for this request, in its order. */
+static void collect_steered(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
+    tn_gc_situation s = situation(rt);
+    tn_gc_choice ch = tn_gc_choose(&s, generation, reason, flags);
+    if (ch.final_pause)
         tn_bgc_final_pause(rt);
     if (rt->bgc.finish_pending) /* a forked child: no BGC thread to sweep */
         tn_bgc_finish(rt);
-    /* the final pause was a gen0 GC: what a chosen gen2 GC or a plain gen0 GC asked for is done */
-    if (final_pause && (young ? generation == TN_GEN0 && !(flags & TENURE_COLLECT_COMPACT) : chosen))
-        return -2;
-    if (!rt->config.gcConcurrent || rt->config.GCCompactMode == 1 || young) /* a BGC sweeps */
-        return generation;
-    if (chosen && tn_bgc_in_progress(rt))
-        return (flags & TENURE_COLLECT_NONBLOCKING) ? -2 : tn_heap_young_budget_generation(rt);
-    if (chosen && !rt->bgc.forked_no_thread) {
-        *start = true;
-        return TN_GEN1;
-    }
-    tn_bgc_finish(rt);
-    return generation;
-}
-
-static void collect_steered(tenure_runtime *rt, int generation, uint32_t reason, unsigned flags) {
-    bool start_bgc;
-    generation = steer_gen2(rt, generation, reason, flags, &start_bgc);
-    if (generation == -2)
+    if (ch.finish_bgc)
+        tn_bgc_finish(rt);
+    if (ch.generation == TN_GC_NONE)
         return; /* a background GC's final pause did it, or one runs already */
-    collect_locked(rt, generation, reason, flags);
-    if (start_bgc)
+    collect_locked(rt, ch.generation, reason, flags);
+    if (ch.start_bgc)
         collect_bgc_initial(rt, reason);
 }
 
