@@ -129,24 +129,28 @@ test-tsan: build-tsan
 	  ctest -j $(JOBS) --output-on-failure -LE '^(long|tool|stress)$$' \
 	  -R 'threads|finalize|lifetime|handles|event|trace|two_instances|profiler|callbacks|lox' -E '$(BGC_CANNOT_APPLY)|background|bgc|^callbacks_threads$$|^events_listener$$|^events_phase_times$$'
 
-# Server GC (gcServer=1, issue 15): the release suite's quick tests with 2 GC threads; the collector's
-# tests with 4 under HeapVerify + GCStress; under AddressSanitizer the collector's tests with 2
+# Server GC (gcServer=1, issue 15): the release suite's quick tests with 2 GC threads (not the
+# benchmarks' smoke run, label bench: the release run has it); the collector's tests with 4
+# under HeapVerify + a GC every 2000 allocations (not the Lox VM's: its own verify run is in the
+# release run); under AddressSanitizer the collector's tests with 2
 # and the fork test with 4 (five times: a helper still starting when the program forked hung the
 # child in AddressSanitizer's allocator, gc/team.c create_helper). (ThreadSanitizer: test-tsan;
 # bgc: the background GC tests, issue 16.)
 SERVER_GC_TESTS = graphs|cards|mark|pin|generations|handles|finalize|weak|loh|overflow|verify|torture|conservative|background|bgc
 test-server: build build-asan
 	cd $(BUILD)/release && $(TIMED) server-2 240 -- env $(SMALLER) TENURE_gcServer=1 TENURE_GCHeapCount=2 \
-	  ctest -j $(JOBS) --output-on-failure -E install_check -L quick -LE 'long|tool'
+	  ctest -j $(JOBS) --output-on-failure -E install_check -L quick -LE 'long|tool|bench'
 	cd $(BUILD)/release && $(TIMED) server-4-stress 120 -- env $(FEWER) TENURE_gcServer=1 TENURE_GCHeapCount=4 TENURE_HeapVerify=1 \
-	  TENURE_GCStress=500 TENURE_TEST_SCALE=0.1 ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)' -E '_stress$$' -LE '^(long|tool)$$'
+	  TENURE_GCStress=2000 TENURE_TEST_SCALE=0.1 ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)' -E '_stress$$|^lox' \
+	  -LE '^(long|tool)$$'
 	cd $(BUILD)/asan && $(TIMED) server-asan-2 180 -- env $(SMALLER) TENURE_gcServer=1 TENURE_GCHeapCount=2 ASAN_OPTIONS=detect_leaks=1 \
 	  ctest -j $(JOBS) --output-on-failure -R '$(SERVER_GC_TESTS)|trace_ctf_server' -E torture -LE '^(long|stress|tool)$$'
 	cd $(BUILD)/asan && $(TIMED) server-asan-4-fork 60 -- env TENURE_gcServer=1 TENURE_GCHeapCount=4 ASAN_OPTIONS=detect_leaks=1 \
 	  ctest -j $(JOBS) --output-on-failure -R '^threads_fork' --repeat until-fail:5
 
-# Background GC (gcConcurrent=1, issue 16): the release suite's quick tests (the variants under
-# HeapVerify + GCStress left to the blocking runs and bgc_stress_verify) with the gen2 GCs the
+# Background GC (gcConcurrent=1, issue 16): the release suite's quick tests but the benchmarks'
+# smoke run (the variants under HeapVerify + GCStress left to the blocking runs and
+# bgc_stress_verify) with the gen2 GCs the
 # collector chooses (budgets, GCStress, tenure_collect NONBLOCKING) run in the background. Not
 # what cannot apply (each reason below); the tests that check GC order, callbacks and
 # tenure_collect(2, NONBLOCKING) accept both modes (a background GC's callback comes after the
@@ -159,7 +163,7 @@ test-server: build build-asan
 BGC_CANNOT_APPLY = ^(heapprof_env_stress|objtrack_gc|objtrack_gc_stress|install_check)$$
 test-bgc: build
 	cd $(BUILD)/release && $(TIMED) bgc 240 -- env $(SMALLER) TENURE_gcConcurrent=1 \
-	  ctest -j $(JOBS) --output-on-failure -E '$(BGC_CANNOT_APPLY)' -L quick -LE 'long|tool'
+	  ctest -j $(JOBS) --output-on-failure -E '$(BGC_CANNOT_APPLY)' -L quick -LE 'long|tool|bench'
 
 # The long soaks and the full-scale matrix CI leaves out (issue 39): the tests labelled long,
 # and the whole release suite under each GC mode at full scale. Hours, not minutes.
