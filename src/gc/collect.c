@@ -176,29 +176,13 @@ static bool parallel_after_mark(const tenure_runtime *rt, const tn_collection *c
     return live >= TN_PARALLEL_MIN_SURVIVED;
 }
 
-/* From the plan to promotion: each phase's serial work on thread 0, its part (the work split
- * by region) on every GC thread of the collection (gc_internal.h, "the phases' parallel
- * parts"). */
+/* From the plan to promotion: the plan's decisions, then the steps of the part table
+ * (gc/parts.c tn_gc_parts: each phase's serial work on thread 0, its part, the work split by
+ * region, on every GC thread of the collection; gc_internal.h, "the phases' parallel parts"). */
 static void after_mark(tenure_runtime *rt, tn_collection *c) {
     tn_gc_plan(rt, c);
     c->parallel_after_mark = parallel_after_mark(rt, c);
-    tn_gc_run_part(rt, c, TN_PART_PLAN); /* the first restarts the helpers from marking's join */
-    tn_gc_place_begin(rt, c);
-    tn_gc_run_part(rt, c, TN_PART_PLACE);
-    tn_gc_plan_end(rt, c);
-    tn_gc_report_ranges(rt, c); /* where each survivor goes, before anything moves */
-    phase_done(c, TN_PHASE_PLAN);
-    tn_gc_relocate_begin(rt, c);
-    tn_gc_run_part(rt, c, TN_PART_RELOCATE);
-    tn_gc_relocate_end(rt, c);
-    phase_done(c, TN_PHASE_RELOCATE);
-    tn_gc_run_part(rt, c, TN_PART_SWEEP); /* moves (per heap and generation) and sweeping */
-    tn_gc_compact_end(rt, c);
-    phase_done(c, TN_PHASE_COMPACT_OR_SWEEP);
-    tn_gc_promote_begin(rt, c);
-    tn_gc_run_part(rt, c, TN_PART_PROMOTE);
-    tn_gc_promote_end(rt, c);
-    phase_done(c, TN_PHASE_PROMOTE);
+    tn_gc_run_parts(rt, c, phase_done);
 }
 
 /* The phases of collection c, from the suspension to the restart. A background GC's final

@@ -90,11 +90,25 @@ void tn_gc_relocate_part(tenure_runtime *rt, tn_collection *c, unsigned heap);
 void tn_gc_sweep_part(tenure_runtime *rt, tn_collection *c, unsigned heap);
 void tn_gc_promote_part(tenure_runtime *rt, tn_collection *c, unsigned heap);
 enum { TN_PART_PLAN, TN_PART_PLACE, TN_PART_RELOCATE, TN_PART_SWEEP, TN_PART_PROMOTE, TN_PARTS };
-/* parts.c, thread 0: run part `part` (TN_PART_*), with the team when c->parallel_after_mark
- * (the helpers are released from the previous join and met at the part's), else alone. */
-void tn_gc_run_part(tenure_runtime *rt, tn_collection *c, int part);
+/* One step of the phases after marking: thread 0's serial work before the part (the team
+ * waits at the previous join), the part on every GC thread of the collection, thread 0's
+ * work after the part's join, then the phase whose time ends there (TN_PHASE_*, or -1). The
+ * table (parts.c tn_gc_parts, in TN_PART_* order) is the one order both the driver
+ * (tn_gc_run_parts) and the helpers (tn_gc_helper) follow: they cannot diverge. */
+typedef void (*tn_gc_serial_fn)(tenure_runtime *rt, tn_collection *c);
+typedef struct tn_gc_part_step {
+    tn_gc_serial_fn before;
+    tn_gc_part_fn part;
+    tn_gc_serial_fn after;
+    int phase_done;
+} tn_gc_part_step;
+extern const tn_gc_part_step tn_gc_parts[TN_PARTS];
+/* parts.c, thread 0: every step of tn_gc_parts in order, each part with the team when
+ * c->parallel_after_mark (the helpers are released from the previous join and met at the
+ * part's), else alone; phase_done(c, phase) times each step that ends a phase. */
+void tn_gc_run_parts(tenure_runtime *rt, tn_collection *c, void (*phase_done)(tn_collection *c, int phase));
 /* parts.c: what each helper runs in a GC: its marking (mark.c), then, when the GC runs the
- * phases after marking on the team, every part in order. */
+ * phases after marking on the team, every part of tn_gc_parts in order. */
 void tn_gc_helper(tenure_runtime *rt, unsigned heap);
 
 /* report.c: the record done (rt->last, tenure_stats), budgets, the end events, the GC callback. */

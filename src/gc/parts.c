@@ -24,10 +24,20 @@ tn_region *tn_gc_region_item(tn_collection *c, size_t k, tn_gc_gen_filter want, 
     return NULL;
 }
 
-static const tn_gc_part_fn part_fns[TN_PARTS] = {
-    [TN_PART_PLAN] = tn_gc_plan_part,         [TN_PART_PLACE] = tn_gc_place_part,
-    [TN_PART_RELOCATE] = tn_gc_relocate_part, [TN_PART_SWEEP] = tn_gc_sweep_part,
-    [TN_PART_PROMOTE] = tn_gc_promote_part,
+/* After the placement: the gap lists closed up, then where each survivor goes reported,
+ * before anything moves. */
+static void placed(tenure_runtime *rt, tn_collection *c) {
+    tn_gc_plan_end(rt, c);
+    tn_gc_report_ranges(rt, c);
+}
+
+const tn_gc_part_step tn_gc_parts[TN_PARTS] = {
+    [TN_PART_PLAN] = {NULL, tn_gc_plan_part, NULL, -1},
+    [TN_PART_PLACE] = {tn_gc_place_begin, tn_gc_place_part, placed, TN_PHASE_PLAN},
+    [TN_PART_RELOCATE] = {tn_gc_relocate_begin, tn_gc_relocate_part, tn_gc_relocate_end, TN_PHASE_RELOCATE},
+    /* moves (per heap and generation) and sweeping */
+    [TN_PART_SWEEP] = {NULL, tn_gc_sweep_part, tn_gc_compact_end, TN_PHASE_COMPACT_OR_SWEEP},
+    [TN_PART_PROMOTE] = {tn_gc_promote_begin, tn_gc_promote_part, tn_gc_promote_end, TN_PHASE_PROMOTE},
 };
 
 /* The join a part ends at: .NET's gc_join_stage of the same place in its GC (gcinternal.h):
@@ -53,17 +63,29 @@ static void check_region_grain(const tenure_runtime *rt) {
                        rt->unit_size % TN_CROSSING_GRANULE == 0 && (uintptr_t)rt->base % rt->unit_size == 0);
 }
 
-void tn_gc_run_part(tenure_runtime *rt, tn_collection *c, int part) {
-    TN_ASSERT(part >= 0 && part < TN_PARTS);
+static void run_part(tenure_runtime *rt, tn_collection *c, int part) {
     check_region_grain(rt);
     rt->team.cursor = 0; /* the helpers wait at a join: they read it after the restart */
     if (c->parallel_after_mark)
-        tn_gc_restart(rt);
-    part_fns[part](rt, c, 0);
+        tn_gc_restart(rt); /* (the first restarts the helpers from marking's join) */
+    tn_gc_parts[part].part(rt, c, 0);
     if (c->parallel_after_mark)
         tn_gc_join(rt, 0, part_join(c, part));
     /* J4: each GC thread left the part having taken an item past the last one */
     TN_ASSERT_INTERNAL(rt->team.cursor >= (c->parallel_after_mark ? rt->team.active + 1 : 1));
+}
+
+void tn_gc_run_parts(tenure_runtime *rt, tn_collection *c, void (*phase_done)(tn_collection *c, int phase)) {
+    for (int part = 0; part < TN_PARTS; part++) {
+        const tn_gc_part_step *step = &tn_gc_parts[part];
+        if (step->before)
+            step->before(rt, c);
+        run_part(rt, c, part);
+        if (step->after)
+            step->after(rt, c);
+        if (step->phase_done >= 0)
+            phase_done(c, step->phase_done);
+    }
 }
 
 void tn_gc_helper(tenure_runtime *rt, unsigned heap) {
@@ -73,7 +95,7 @@ void tn_gc_helper(tenure_runtime *rt, unsigned heap) {
     if (!c->parallel_after_mark)
         return; /* released by tn_gc_team_finish */
     for (int part = 0; part < TN_PARTS; part++) {
-        part_fns[part](rt, c, heap);
+        tn_gc_parts[part].part(rt, c, heap);
         tn_gc_join(rt, heap, part_join(c, part));
     }
 }
