@@ -16,6 +16,13 @@
  *     objects as there are nodes in gen0, and every node is still in place with its id and
  *     checksum.
  *
+ *  C. Deep recursion (an interpreter's): DEPTH levels, each with a frame of two slots holding
+ *     new gen0 nodes, then a compacting gen1 GC at the bottom: the scan skips every level's
+ *     slots, however many frames (before issue 38's change only the innermost 256 slots were
+ *     skipped: the other levels' nodes were all pinned); fewer than a quarter of the nodes are
+ *     pinned (stale copies of some in spilled registers may pin them, as they should), and
+ *     every node keeps its id.
+ *
  * Not a STRESS test (its quick run checks A in every round); run by hand with
  * TENURE_HeapVerify=1 TENURE_GCStress=500 it passes too.
  */
@@ -126,6 +133,31 @@ static NOINLINE size_t held_by_stack_only(int round, size_t *eligible) {
     return pinned;
 }
 
+/* C: every level's frame slots, remembered by address to check them at the bottom. */
+#define DEPTH 1000
+static tt_node **level_slots[DEPTH][2];
+static size_t deep_pinned;
+
+static NOINLINE void descend(int level) {
+    tt_node *a = NULL, *b = NULL;
+    TENURE_FRAME(rt, f, a, b);
+    garbage(2);
+    a = tt_node_new(rt, node_t, 2u * (uint64_t)level);
+    b = tt_node_new(rt, node_t, 2u * (uint64_t)level + 1);
+    level_slots[level][0] = &a;
+    level_slots[level][1] = &b;
+    if (level + 1 < DEPTH) {
+        descend(level + 1);
+    } else {
+        tt_collect(rt, 1, TENURE_COLLECT_COMPACT);
+        deep_pinned = (size_t)tt_stats(rt).pinned_objects;
+        for (int l = 0; l < DEPTH; l++)
+            for (int k = 0; k < 2; k++)
+                TT_CHECK_NODE(rt, node_t, *level_slots[l][k], 2u * (uint64_t)l + (uint64_t)k);
+    }
+    TENURE_FRAME_POP(rt, f);
+}
+
 int main(void) {
     tt_rng_init("frame_slots_unpinned");
     double t0 = tt_now();
@@ -166,6 +198,10 @@ int main(void) {
     printf("  A: held by a frame's slots, at least %zu of %d moved per GC (%d of %d rounds skipped: promoted early); "
            "B: held by the stack only, at least %zu objects pinned per GC\n",
            least_a, NODES, skipped, rounds, least_b);
+    descend(0);
+    printf("  C: %d levels of frames, two gen0 nodes each: %zu objects pinned by the GC at the bottom\n", DEPTH,
+           deep_pinned);
+    TT_CHECK(deep_pinned * 4 < 2 * DEPTH, "%zu of %d nodes held by deep frames pinned", deep_pinned, 2 * DEPTH);
     TT_CHECK_RESULT(tenure_verify_heap(rt), TENURE_OK);
     tenure_destroy(rt);
     return tt_finish("frame_slots_unpinned", t0);

@@ -53,9 +53,13 @@ char *tn_roots_object_containing(tenure_runtime *rt, const void *p) {
     return tn_is_free(o) || tn_unswept_dead(rt, r, o) ? NULL : o;
 }
 
-/* The addresses of the frame slots inside a stack range, ascending: the innermost frames'
- * first, at most TN_PRECISE_SLOTS of them (kept on the scanning thread's stack: a pause
- * allocates nothing); the words of slots left out are scanned as any other. */
+/* The addresses of frame slots inside a stretch of a stack, ascending, at most
+ * TN_PRECISE_SLOTS of them (kept on the scanning thread's stack: a pause allocates nothing).
+ * A stack is scanned in stretches, one batch of whole frames each (scan_stack): frames are
+ * pushed innermost last and inner frames lie lower on a stack, so a batch's slots lie below
+ * the next frame's and any number of frames is skipped precisely. A slot left out (a frame of
+ * more than TN_PRECISE_SLOTS, a frame out of stack order) is scanned as any other word: it
+ * pins its object, which is safe. */
 #define TN_PRECISE_SLOTS 256
 
 typedef struct precise_slots {
@@ -63,21 +67,45 @@ typedef struct precise_slots {
     uintptr_t addr[TN_PRECISE_SLOTS];
 } precise_slots;
 
-static void collect_precise_slots(const tn_mutator *m, const char *lo, const char *hi, precise_slots *ps) {
+static bool slot_in(uintptr_t a, const char *lo, const char *hi) {
+    return a >= (uintptr_t)lo && a < (uintptr_t)hi && !(a & 7);
+}
+
+static void add_slot(precise_slots *ps, uintptr_t a) {
+    if (ps->count == TN_PRECISE_SLOTS)
+        return;
+    /* insertion sort: a frame's slots are few and mostly in order */
+    size_t k = ps->count++;
+    for (; k > 0 && ps->addr[k - 1] > a; k--)
+        ps->addr[k] = ps->addr[k - 1];
+    ps->addr[k] = a;
+}
+
+/* The slots in [lo, hi) of the frames from *f on, whole frames while they fit (the first even
+ * if it does not); *f becomes the first frame left out. Returns where the stretch these slots
+ * cover ends: the lowest slot of the frame left out, past the batch's own highest slot, or hi
+ * when no frame is left. */
+static char *collect_precise_slots(const tenure_frame **f, const char *lo, char *hi, precise_slots *ps) {
     ps->count = 0;
-    for (const tenure_frame *f = m ? m->pub.frames : NULL; f; f = f->prev)
-        for (size_t i = 0; i < f->count; i++) {
-            uintptr_t a = (uintptr_t)f->slots[i];
-            if (a < (uintptr_t)lo || a >= (uintptr_t)hi || (a & 7))
-                continue;
-            if (ps->count == TN_PRECISE_SLOTS)
-                return;
-            /* insertion sort: inner frames lie lower on a stack, so this seldom moves much */
-            size_t k = ps->count++;
-            for (; k > 0 && ps->addr[k - 1] > a; k--)
-                ps->addr[k] = ps->addr[k - 1];
-            ps->addr[k] = a;
+    for (; *f; *f = (*f)->prev) {
+        size_t n = 0;
+        uintptr_t least = UINTPTR_MAX;
+        for (size_t i = 0; i < (*f)->count; i++) {
+            uintptr_t a = (uintptr_t)(*f)->slots[i];
+            if (slot_in(a, lo, hi)) {
+                n++;
+                least = a < least ? a : least;
+            }
         }
+        if (ps->count && ps->count + n > TN_PRECISE_SLOTS) {
+            uintptr_t past = ps->addr[ps->count - 1] + sizeof(void *);
+            return (char *)(least > past ? least : past);
+        }
+        for (size_t i = 0; i < (*f)->count; i++)
+            if (slot_in((uintptr_t)(*f)->slots[i], lo, hi))
+                add_slot(ps, (uintptr_t)(*f)->slots[i]);
+    }
+    return hi;
 }
 
 /* `precise`: the frame slots of the range (skipped), or NULL. */
@@ -107,12 +135,17 @@ TN_NO_ASAN static void scan_range(tenure_runtime *rt, char *lo, char *hi, const 
     }
 }
 
-/* A stack from lo up to hi, skipping m's frame slots (m may be NULL: no frames). */
+/* A stack from lo up to hi, skipping m's frame slots (m may be NULL: no frames), one
+ * stretch per batch of frames. */
 static void scan_stack(tenure_runtime *rt, const tn_mutator *m, char *lo, char *hi, int condemned,
                        tn_conservative_fn fn, void *ctx) {
-    precise_slots precise;
-    collect_precise_slots(m, lo, hi, &precise);
-    scan_range(rt, lo, hi, &precise, condemned, fn, ctx);
+    const tenure_frame *f = m ? m->pub.frames : NULL;
+    for (char *from = lo; from < hi;) {
+        precise_slots precise;
+        char *to = collect_precise_slots(&f, from, hi, &precise);
+        scan_range(rt, from, to, &precise, condemned, fn, ctx);
+        from = to;
+    }
 }
 
 TN_NOINLINE static void scan_from_here(tenure_runtime *rt, const tn_mutator *self, char *hi, int condemned,
