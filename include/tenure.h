@@ -126,7 +126,8 @@ TENURE_API const char *tenure_strerror(tenure_result result);
       "CPUs (bit i: CPU i) server GC's helper threads are bound to, one each in order (0: not bound)")                \
     X(GCPoisonFreed, uint32_t, 0,                                                                                     \
       "debug: 1: after every GC, fill the space objects moved out of and dead objects' space with 0xcc and make "     \
-      "regions left empty inaccessible (PROT_NONE), so that a stale pointer crashes at its first use")                \
+      "regions left empty inaccessible (PROT_NONE), so that a stale pointer crashes at its first use; a SIGSEGV "     \
+      "handler says so when the fault is in that space, then passes the fault on")                                    \
     X(GCStopWarnMs, uint32_t, 2000,                                                                                   \
       "a collection that has waited this many ms for the other attached threads to stop prints, once, which "         \
       "thread has not reached a safepoint and where it was attached, and keeps waiting (0: never)")
@@ -139,7 +140,9 @@ typedef struct tenure_config {
 
 /* Fill *config with the defaults of the options table. */
 TENURE_API void tenure_config_init(tenure_config *config);
-/* Override *config with every TENURE_<name> environment variable that is set. A value that
+/* Override *config with every TENURE_<name> environment variable that is set, after
+ * TENURE_DEBUG=1's settings (GCConservativeStack=0 GCStress=1 GCCompactMode=1 HeapVerify=1
+ * GCPoisonFreed=1; TENURE_DEBUG must be 0 or 1). A value that
  * does not parse or does not fit the option's type is refused: the option keeps its value,
  * the others are still applied, the result is TENURE_INVALID_ARGUMENT and each refusal is
  * printed on stderr ("tenure: TENURE_GCgen0size=8x: not a valid uint64_t ...").
@@ -182,6 +185,18 @@ typedef struct tenure_runtime tenure_runtime;
 /* Create an instance. config NULL: defaults plus TENURE_* environment options. A non-NULL
  * config is used as given (call tenure_config_from_env yourself to add the environment).
  * Returns NULL on failure and sets *result (if result is not NULL).
+ *
+ * The environment, one rule: the variables that are options, TENURE_<option> and TENURE_DEBUG
+ * (which sets GCConservativeStack=0 GCStress=1 GCCompactMode=1 HeapVerify=1 GCPoisonFreed=1,
+ * the settings that find a missing root, before the TENURE_<option> variables apply), decide
+ * what the collector does, and so does a config: they configure tenure_create(NULL) and
+ * tenure_config_from_env, never a config given here; the first tenure_create of a process names
+ * on stderr each such variable it does not apply ("tenure: TENURE_GCStress=100 is not applied:
+ * tenure_create was given a config ..."). The variables that watch the collector and change
+ * nothing it decides, TENURE_TRACE (with TENURE_TRACE_KEYWORDS, TENURE_TRACE_LEVEL,
+ * TENURE_TRACE_FORMAT), TENURE_LTTNG and TENURE_PROFILER, apply to every instance, config or
+ * not. An embedder that wants the environment's options on top of its own passes its config
+ * through tenure_config_from_env first (the tests, tools and the Lox VM do).
  *
  * Every failure says why, on stderr (there is no instance, so no error hook yet):
  * "tenure: tenure_create failed: <reason>". The reason names the option, its value and the
@@ -351,7 +366,7 @@ typedef void (*tenure_trace_fn)(void *obj, tenure_visitor *visitor);
 
 enum {
     TENURE_TYPE_ARRAY = 1u << 0,       /* array: elements follow a tenure_array_header */
-    TENURE_TYPE_REF_ARRAY = 1u << 1,   /* array whose elements are all references (void *) */
+    TENURE_TYPE_REF_ARRAY = 1u << 1,   /* array whose elements are all references (void *); implies ARRAY */
     TENURE_TYPE_FINALIZABLE = 1u << 2, /* objects get `finalize` called once when found unreachable */
     TENURE_TYPE_NO_REFS = 1u << 3,     /* says explicitly that the type holds no references */
     /* the trace callback may run beside the mutators, during a background GC's marking
@@ -579,7 +594,9 @@ static inline void tenure_write_ref(tenure_runtime *rt, void *obj, void *slot, v
  * ---------------------------------------------------------------------------------------- */
 
 /* Shadow-stack frames: precise, movable roots for local variables. A frame names local
- * pointer variables (up to 12 per frame); the collector reads and updates them.
+ * pointer variables (up to 12 per frame: with more, the compiler says that
+ * TENURE_FRAME_names_at_most_12_variables__use_a_second_frame is undeclared); the collector
+ * reads and updates them.
  *
  *     node *a = NULL, *b = NULL;
  *     TENURE_FRAME(rt, frame, a, b);
@@ -652,10 +669,17 @@ static inline void tenure_frame_pop(tenure_runtime *rt, tenure_frame *frame) {
 #define TENURE__MAP10(f, a, ...) f(a), TENURE__MAP9(f, __VA_ARGS__)
 #define TENURE__MAP11(f, a, ...) f(a), TENURE__MAP10(f, __VA_ARGS__)
 #define TENURE__MAP12(f, a, ...) f(a), TENURE__MAP11(f, __VA_ARGS__)
-#define TENURE__PICK(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, name, ...) name
-#define TENURE__MAP(f, ...)                                                                                          \
-    TENURE__PICK(__VA_ARGS__, TENURE__MAP12, TENURE__MAP11, TENURE__MAP10, TENURE__MAP9, TENURE__MAP8, TENURE__MAP7, \
-                 TENURE__MAP6, TENURE__MAP5, TENURE__MAP4, TENURE__MAP3, TENURE__MAP2, TENURE__MAP1, unused)         \
+/* 13 to 24 variables: the compiler names this identifier as undeclared */
+#define TENURE__MAP_TOO_MANY(f, ...) TENURE_FRAME_names_at_most_12_variables__use_a_second_frame
+#define TENURE__PICK(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21, \
+                     _22, _23, _24, name, ...)                                                                       \
+    name
+#define TENURE__MAP(f, ...)                                                                                           \
+    TENURE__PICK(__VA_ARGS__, TENURE__MAP_TOO_MANY, TENURE__MAP_TOO_MANY, TENURE__MAP_TOO_MANY, TENURE__MAP_TOO_MANY, \
+                 TENURE__MAP_TOO_MANY, TENURE__MAP_TOO_MANY, TENURE__MAP_TOO_MANY, TENURE__MAP_TOO_MANY,              \
+                 TENURE__MAP_TOO_MANY, TENURE__MAP_TOO_MANY, TENURE__MAP_TOO_MANY, TENURE__MAP_TOO_MANY,              \
+                 TENURE__MAP12, TENURE__MAP11, TENURE__MAP10, TENURE__MAP9, TENURE__MAP8, TENURE__MAP7, TENURE__MAP6, \
+                 TENURE__MAP5, TENURE__MAP4, TENURE__MAP3, TENURE__MAP2, TENURE__MAP1, unused)                        \
     (f, __VA_ARGS__)
 
 #define TENURE_FRAME(rt, name, ...)                                          \
@@ -816,7 +840,8 @@ TENURE_API uint32_t tenure_identity_hash(tenure_runtime *rt, const void *obj);
  * and then; a thread about to block (I/O, a lock, a sleep) brackets that with
  * tenure_blocking_enter/leave and touches no object in between. A thread that exits while
  * attached is detached. Using an instance from a thread that is not attached is reported
- * (TENURE_STATE) and the allocation fails. No signals are used.
+ * (TENURE_STATE) and the allocation fails. No signals are used (but GCPoisonFreed's SIGSEGV
+ * handler, a debugging aid, which only explains a fault and passes it on).
  *
  * Every call into the instance may be a safepoint (it may wait for a collection another
  * thread runs), so, as across an allocation, a pointer held only in a C local may be stale

@@ -389,8 +389,13 @@ tenure_result tn_config_from_env(tenure_config *config, char *why, size_t len);
 /* tenure_config_check; from_env: name the TENURE_ variable a value came from. */
 tenure_result tn_config_check(const tenure_config *c, bool from_env, char *why, size_t len);
 /* Once per process: name on stderr the TENURE_ variables nothing reads (with the nearest known
- * name) and, when tenure_create was given a config, the option variables it does not apply. */
+ * name) and, when tenure_create was given a config, the option variables it does not apply;
+ * say what TENURE_DEBUG=1 set when it is in effect. */
 void tn_config_check_env(const tenure_config *given);
+/* ---- api/debug.c: a fault in freed GC space explained (GCPoisonFreed) ---- */
+/* Watch rt (when its GCPoisonFreed is on) for the SIGSEGV handler; unwatch before it goes. */
+void tn_debug_watch(tenure_runtime *rt);
+void tn_debug_unwatch(tenure_runtime *rt);
 /* GCRegionRange was left at its default: a smaller reservation may be tried, down to
  * tn_config_min_range. */
 bool tn_config_range_is_automatic(const tenure_config *c);

@@ -7,9 +7,14 @@
  *  - tenure_config_from_env parses TENURE_<name> (sizes with k/m/g suffixes, signed values),
  *    leaves options whose variable is unset alone, and rejects garbage with
  *    TENURE_INVALID_ARGUMENT leaving that option unchanged while applying the valid ones;
+ *  - TENURE_DEBUG=1 sets GCConservativeStack=0 GCStress=1 GCCompactMode=1 HeapVerify=1
+ *    GCPoisonFreed=1, under the TENURE_<option> variables; anything but 0 or 1 is refused;
  *  - tenure_create(NULL) applies the environment;
+ *  - the rule for a given config: the options' variables (TENURE_DEBUG too) are not applied to
+ *    it, and are named; the observers (TENURE_TRACE) apply to every instance;
  *  - the first tenure_create of a process names on stderr each TENURE_ variable nothing reads,
- *    with the nearest known name, and the option variables a given config does not apply;
+ *    with the nearest known name, and the option variables a given config does not apply, and
+ *    says what TENURE_DEBUG=1 set;
  *  - options take effect: GCStress (a GC every N allocations), GCStressGeneration,
  *    GCgen0size / GCgen0MaxBudget (allocation-triggered GCs), HeapVerify.
  */
@@ -43,6 +48,7 @@ static void unset_all(void) {
         snprintf(var, sizeof var, "TENURE_%s", rows[i].name);
         unsetenv(var);
     }
+    unsetenv("TENURE_DEBUG");
 }
 
 static void test_table(void) {
@@ -156,6 +162,72 @@ static void test_from_env(void) {
         const char *changed = config_diff(&c, &d);
         TT_CHECK(changed == NULL, "%s=%s changed option %s", bad[i].var, bad[i].value, changed);
     }
+    unset_all();
+}
+
+/* TENURE_DEBUG (issue 38): its settings, under the option variables; 0, empty or unset: none. */
+static void test_debug_env(void) {
+    tenure_config c, d;
+    tenure_config_init(&d);
+    unset_all();
+    TT_CHECK(setenv("TENURE_DEBUG", "1", 1) == 0);
+    tenure_config_init(&c);
+    TT_CHECK_RESULT(tenure_config_from_env(&c), TENURE_OK);
+    TT_CHECK(c.GCConservativeStack == 0 && c.GCStress == 1 && c.GCCompactMode == 1 && c.HeapVerify == 1 &&
+                 c.GCPoisonFreed == 1,
+             "TENURE_DEBUG=1: GCConservativeStack=%u GCStress=%u GCCompactMode=%u HeapVerify=%u GCPoisonFreed=%u",
+             (unsigned)c.GCConservativeStack, (unsigned)c.GCStress, (unsigned)c.GCCompactMode, (unsigned)c.HeapVerify,
+             (unsigned)c.GCPoisonFreed);
+    TT_CHECK(setenv("TENURE_GCStress", "100", 1) == 0); /* an option variable beside it wins */
+    tenure_config_init(&c);
+    TT_CHECK_RESULT(tenure_config_from_env(&c), TENURE_OK);
+    TT_CHECK(c.GCStress == 100 && c.HeapVerify == 1 && c.GCPoisonFreed == 1, "TENURE_GCStress=100 beside it");
+    static const char *const off[] = {"0", "", " 0 "}, *const bad[] = {"2", "yes", "on", "-1"};
+    for (size_t i = 0; i < sizeof off / sizeof *off; i++) {
+        unset_all();
+        TT_CHECK(setenv("TENURE_DEBUG", off[i], 1) == 0);
+        tenure_config_init(&c);
+        TT_CHECK_RESULT(tenure_config_from_env(&c), TENURE_OK);
+        TT_CHECK(config_diff(&c, &d) == NULL, "TENURE_DEBUG='%s' changed %s", off[i], config_diff(&c, &d));
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        unset_all();
+        TT_CHECK(setenv("TENURE_DEBUG", bad[i], 1) == 0);
+        tenure_config_init(&c);
+        TT_CHECK_RESULT(tenure_config_from_env(&c), TENURE_INVALID_ARGUMENT);
+        TT_CHECK(config_diff(&c, &d) == NULL, "TENURE_DEBUG=%s changed %s", bad[i], config_diff(&c, &d));
+        tenure_result r = TENURE_OK;
+        char why[256] = "";
+        TT_CHECK(tenure_create_ex(NULL, &r, why, sizeof why) == NULL && r == TENURE_INVALID_ARGUMENT);
+        TT_CHECK(strstr(why, "TENURE_DEBUG=") && strstr(why, "must be 0 or 1"), "TENURE_DEBUG=%s: \"%s\"", bad[i], why);
+    }
+    unset_all();
+}
+
+/* The rule for a config given to tenure_create: the options' variables do not change it (here
+ * TENURE_GCStress=3 makes no GC), the observers apply all the same (TENURE_TRACE writes its
+ * trace). */
+static void test_config_rule(void) {
+    unset_all();
+    char dir[] = "/tmp/tenure-options-XXXXXX";
+    TT_CHECK(mkdtemp(dir) != NULL);
+    TT_CHECK(setenv("TENURE_GCStress", "3", 1) == 0 && setenv("TENURE_TRACE", dir, 1) == 0);
+    tenure_config c;
+    tenure_config_init(&c);
+    tenure_runtime *rt = tenure_create(&c, NULL);
+    unsetenv("TENURE_TRACE");
+    TT_CHECK(rt != NULL);
+    const tenure_type *bytes = tt_register_bytes(rt);
+    for (int i = 0; i < 30; i++)
+        TT_CHECK(tenure_alloc_array(rt, bytes, 16) != NULL);
+    TT_CHECK(tt_stats(rt).gc_count == 0, "TENURE_GCStress=3 applied to a given config: %llu GCs",
+             (unsigned long long)tt_stats(rt).gc_count);
+    tenure_destroy(rt);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls -d %s/tenure-%ld-* >/dev/null 2>&1", dir, (long)getpid());
+    TT_CHECK(system(cmd) == 0, "TENURE_TRACE did not trace an instance created from a given config (%s)", dir);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    TT_CHECK(system(cmd) == 0);
     unset_all();
 }
 
@@ -335,6 +407,16 @@ static void test_env_warnings(void) {
     TT_CHECK(tt_count_of(err, "TENURE_GCStress=500 is not applied") == 1, "given config: \"%s\"", err);
     first_create_stderr("TENURE_GCStress", "0", true, err, sizeof err); /* the config's own value */
     TT_CHECK(err[0] == 0, "TENURE_GCStress=0 with a config that says 0: %s", err);
+    /* TENURE_DEBUG=1: what it set, said once; with a given config, not applied, said once */
+    first_create_stderr("TENURE_DEBUG", "1", false, err, sizeof err);
+    TT_CHECK(tt_count_of(err, "tenure: TENURE_DEBUG=1: GCConservativeStack=0 GCStress=1 GCCompactMode=1 "
+                              "HeapVerify=1 GCPoisonFreed=1") == 1 &&
+                 tt_count_of(err, "\n") == 1,
+             "TENURE_DEBUG=1: \"%s\"", err);
+    first_create_stderr("TENURE_DEBUG", "1", true, err, sizeof err);
+    TT_CHECK(tt_count_of(err, "tenure: TENURE_DEBUG=1 is not applied: tenure_create was given a config") == 1 &&
+                 tt_count_of(err, "\n") == 1,
+             "TENURE_DEBUG=1 with a config: \"%s\"", err);
 }
 
 static tenure_runtime *make(tenure_config *c, tt_errlog *log) { return tt_create(c, log); }
@@ -435,9 +517,11 @@ int main(void) {
     test_table();
     test_defaults();
     test_from_env();
+    test_debug_env();
     test_size_spellings();
     test_ranges();
     test_create_uses_env();
+    test_config_rule();
     test_effects();
     printf("options: OK (%.2f s)\n", tt_now() - t0);
     return 0;

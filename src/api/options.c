@@ -150,19 +150,59 @@ static void report_hidden_env(void) {
                 names);
 }
 
+/* TENURE_DEBUG=1: the settings that find a missing root (README.md, "Debugging an embedding"):
+ * precise roots only, a compacting GC at every allocation, the heap verified before and after
+ * each, freed space poisoned (and a fault there explained: api/debug.c). They are options like
+ * the others: the TENURE_<option> variables apply after them (TENURE_DEBUG=1
+ * TENURE_GCStress=100 thins the GCs), and a config given to tenure_create is used as given. */
+#define TN_DEBUG_SETTINGS "GCConservativeStack=0 GCStress=1 GCCompactMode=1 HeapVerify=1 GCPoisonFreed=1"
+
+static void apply_debug(tenure_config *c) {
+    c->GCConservativeStack = 0;
+    c->GCStress = 1;
+    c->GCCompactMode = 1;
+    c->HeapVerify = 1;
+    c->GCPoisonFreed = 1;
+}
+
+/* TENURE_DEBUG's value: 1 on, 0 off (also unset or empty), -1 anything else. */
+static int env_debug_value(void) {
+    const char *text = tn_os_getenv("TENURE_DEBUG");
+    char s[8];
+    if (!text || !trimmed(text, s, sizeof s))
+        return text ? -1 : 0;
+    return !s[0] || strcmp(s, "0") == 0 ? 0 : strcmp(s, "1") == 0 ? 1 : -1;
+}
+
+static bool env_debug(tenure_config *config, char *why, size_t len) {
+    int on = env_debug_value();
+    if (on < 0) {
+        snprintf(why, len, "TENURE_DEBUG=%s: must be 0 or 1 (1: %s)", tn_os_getenv("TENURE_DEBUG"), TN_DEBUG_SETTINGS);
+        return false;
+    }
+    if (on)
+        apply_debug(config);
+    return true;
+}
+
+/* One refusal: the first one's reason into why, or each on stderr when why is NULL. */
+static void refused_env(const char *reason, tenure_result *result, char *why, size_t len) {
+    if (why && *result == TENURE_OK)
+        snprintf(why, len, "%s", reason);
+    else if (!why)
+        fprintf(stderr, "tenure: %s; the option keeps its value\n", reason);
+    *result = TENURE_INVALID_ARGUMENT;
+}
+
 tenure_result tn_config_from_env(tenure_config *config, char *why, size_t len) {
     tenure_result result = TENURE_OK;
+    char reason[256];
     report_hidden_env();
-    for (size_t k = 0; k < tenure_option_count(); k++) {
-        char reason[256];
-        if (env_readers[k](config, reason, sizeof reason))
-            continue;
-        if (why && result == TENURE_OK)
-            snprintf(why, len, "%s", reason);
-        else if (!why)
-            fprintf(stderr, "tenure: %s; the option keeps its value\n", reason);
-        result = TENURE_INVALID_ARGUMENT;
-    }
+    if (!env_debug(config, reason, sizeof reason))
+        refused_env(reason, &result, why, len);
+    for (size_t k = 0; k < tenure_option_count(); k++)
+        if (!env_readers[k](config, reason, sizeof reason))
+            refused_env(reason, &result, why, len);
     return result;
 }
 
@@ -173,8 +213,8 @@ tenure_result tn_config_from_env(tenure_config *config, char *why, size_t len) {
  * tenure_create, each TENURE_ variable that no part of tenure reads is named on stderr with
  * the nearest name that is read; the tools' own families (TENURE_HEAPPROF_..., TENURE_TEST_...)
  * are theirs to check. */
-static const char *const library_vars[] = {"TRACE",        "TRACE_KEYWORDS", "TRACE_LEVEL",
-                                           "TRACE_FORMAT", "LTTNG",          "PROFILER"};
+static const char *const library_vars[] = {"TRACE", "TRACE_KEYWORDS", "TRACE_LEVEL", "TRACE_FORMAT",
+                                           "LTTNG", "PROFILER",       "DEBUG"};
 static const char *const tool_families[] = {"HEAPPROF_", "TEST_", "BENCH_", "FUZZ_", "SIM_", "REPORT_", "TORTURE_"};
 
 static bool known_var(const char *name, size_t len) {
@@ -242,20 +282,44 @@ static void warn_unknown(const char *var, size_t len, void *ctx) {
 }
 
 /* A config given to tenure_create is used as given: the TENURE_<option> variables whose value
- * it does not have are named (the embedder applies them with tenure_config_from_env). */
-static void warn_not_applied(const tenure_config *given) {
+ * it does not have are named, and TENURE_DEBUG=1 when one of its settings is missing (the
+ * embedder applies them with tenure_config_from_env). */
+static void not_applied(const char *var, const char *value) {
+    fprintf(stderr,
+            "tenure: %s=%s is not applied: tenure_create was given a config, which is used as given "
+            "(tenure_config_from_env applies the environment to a config)\n",
+            var, value);
+}
+
+static bool warn_not_applied(const tenure_config *given) {
     tenure_config env = *given;
     char why[256];
+    bool missing = false, debug_missing = false;
     if (tn_config_from_env(&env, why, sizeof why) != TENURE_OK)
-        return; /* (a bad value: tenure_config_from_env reports it where it is called) */
-#define TN_OPTION_DIFF(name, ctype, def, desc)                                                                    \
-    if (env.name != given->name)                                                                                  \
-        fprintf(stderr,                                                                                           \
-                "tenure: TENURE_" #name "=%s is not applied: tenure_create was given a config, which is used as " \
-                "given (tenure_config_from_env applies the environment to a config)\n",                           \
-                tn_os_getenv("TENURE_" #name));
+        return true; /* (a bad value: tenure_config_from_env reports it where it is called) */
+#define TN_OPTION_DIFF(name, ctype, def, desc)                    \
+    if (env.name != given->name) {                                \
+        const char *text_ = tn_os_getenv("TENURE_" #name);        \
+        if (text_)                                                \
+            not_applied("TENURE_" #name, text_);                  \
+        debug_missing |= !text_; /* (then TENURE_DEBUG set it) */ \
+        missing = true;                                           \
+    }
     TENURE_OPTIONS(TN_OPTION_DIFF)
 #undef TN_OPTION_DIFF
+    if (debug_missing)
+        not_applied("TENURE_DEBUG", tn_os_getenv("TENURE_DEBUG"));
+    return missing;
+}
+
+/* TENURE_DEBUG=1 in effect: say what it set, as the instance has it. */
+static void announce_debug(const tenure_config *c) {
+    fprintf(stderr,
+            "tenure: TENURE_DEBUG=1: GCConservativeStack=%u GCStress=%u GCCompactMode=%u HeapVerify=%u "
+            "GCPoisonFreed=%u (a TENURE_<option> beside it wins): slow, every GC verified; a stale pointer "
+            "faults and is explained\n",
+            (unsigned)c->GCConservativeStack, (unsigned)c->GCStress, (unsigned)c->GCCompactMode,
+            (unsigned)c->HeapVerify, (unsigned)c->GCPoisonFreed);
 }
 
 void tn_config_check_env(const tenure_config *given) {
@@ -263,8 +327,13 @@ void tn_config_check_env(const tenure_config *given) {
     if (tn_os_secure_execution() || __atomic_exchange_n(&checked, true, __ATOMIC_ACQ_REL))
         return; /* (a secure-execution process reads no variable: report_hidden_env says so) */
     tn_os_env_names("TENURE_", warn_unknown, NULL);
-    if (given)
-        warn_not_applied(given);
+    tenure_config env;
+    char why[256];
+    tenure_config_init(&env);
+    if (given ? warn_not_applied(given) : tn_config_from_env(&env, why, sizeof why) != TENURE_OK)
+        return;
+    if (env_debug_value() == 1)
+        announce_debug(given ? given : &env);
 }
 
 tenure_result tenure_config_from_env(tenure_config *config) {

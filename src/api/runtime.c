@@ -156,6 +156,7 @@ tenure_runtime *tenure_create_ex(const tenure_config *config, tenure_result *res
     }
     tn_trace_init_from_env(rt);
     tn_prof_load_from_env(rt);
+    tn_debug_watch(rt); /* GCPoisonFreed: a fault in freed space is explained (api/debug.c) */
     if (result)
         *result = TENURE_OK;
     return rt;
@@ -178,6 +179,7 @@ void tenure_destroy(tenure_runtime *rt) {
     if (!tn_threads_may_destroy(rt))
         return;
     tn_fork_unregister(rt); /* before its locks go; a fork from now on leaves it behind */
+    tn_debug_unwatch(rt);   /* before its heap goes */
     if (tn_threads_ready(rt) && !tn_self(rt))
         tn_mutator_attach(rt, false); /* pending finalizers may allocate on this thread */
     tn_bgc_destroy(rt);               /* a background GC in progress ends first (its events, its callback) */

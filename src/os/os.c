@@ -1,6 +1,7 @@
 /* os.c - POSIX implementation of os.h (Linux: mmap/mprotect/madvise, gettid, /proc). */
 #include "os/os.h"
 #include <sched.h>
+#include <signal.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <sys/syscall.h>
 #include <string.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 void *tn_os_reserve(size_t size, size_t align) {
@@ -298,3 +300,68 @@ bool tn_os_set_thread_cpus(pthread_t thread, const tn_cpu_set *set) {
 }
 
 const char *tn_os_last_error(void) { return strerror(errno); }
+
+/* ---- faults (tn_os_catch_faults) ---- */
+
+static tn_os_fault_fn fault_fn;
+static struct sigaction fault_before; /* the disposition found at installation */
+
+static void fault_registers(tn_os_fault *f, const void *context) {
+    const ucontext_t *uc = context;
+#if defined(__x86_64__)
+    f->pc = (const void *)uc->uc_mcontext.gregs[REG_RIP];
+    for (int r = REG_R8; r <= REG_RSP; r++)
+        f->regs[f->nregs++] = (uintptr_t)uc->uc_mcontext.gregs[r];
+#elif defined(__aarch64__)
+    f->pc = (const void *)uc->uc_mcontext.pc;
+    for (int r = 0; r < 31; r++)
+        f->regs[f->nregs++] = (uintptr_t)uc->uc_mcontext.regs[r];
+#else
+    (void)uc;
+#endif
+}
+
+static void on_fault(int sig, siginfo_t *info, void *context) {
+    int saved = errno;
+    tn_os_fault f = {.addr = info->si_addr, .addr_known = info->si_code != SI_KERNEL};
+    if (context)
+        fault_registers(&f, context);
+    fault_fn(&f);
+    errno = saved;
+    if (fault_before.sa_flags & SA_SIGINFO) {
+        fault_before.sa_sigaction(sig, info, context);
+    } else if (fault_before.sa_handler != SIG_DFL && fault_before.sa_handler != SIG_IGN) {
+        fault_before.sa_handler(sig);
+    } else {
+        /* the default again: the instruction faults once more and the process dies of it */
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        sigemptyset(&dfl.sa_mask);
+        sigaction(sig, &dfl, NULL);
+    }
+}
+
+bool tn_os_catch_faults(tn_os_fault_fn fn) {
+    static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+    bool ok = true;
+    pthread_mutex_lock(&once);
+    if (!fault_fn) {
+        struct sigaction sa = {.sa_sigaction = on_fault, .sa_flags = SA_SIGINFO | SA_ONSTACK};
+        sigemptyset(&sa.sa_mask);
+        fault_fn = fn;
+        ok = sigaction(SIGSEGV, &sa, &fault_before) == 0;
+        if (!ok)
+            fault_fn = NULL;
+    }
+    pthread_mutex_unlock(&once);
+    return ok;
+}
+
+void tn_os_write_stderr(const char *text, size_t len) {
+    while (len) {
+        ssize_t n = write(2, text, len);
+        if (n <= 0 && errno != EINTR)
+            return;
+        if (n > 0)
+            text += n, len -= (size_t)n;
+    }
+}

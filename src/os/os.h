@@ -91,4 +91,25 @@ bool tn_os_cpus_beside_current(tn_cpu_set *out);
 bool tn_os_set_thread_cpus(pthread_t thread, const tn_cpu_set *set);
 /* The text of the last OS error (errno) for a message. */
 const char *tn_os_last_error(void);
+
+/* A segmentation fault the program took: the address it reports (0 when the CPU does not
+ * say, as for an address x86-64 cannot represent), the instruction, and the general
+ * registers' values where the OS gives them (x86-64, AArch64; else nregs is 0). */
+typedef struct tn_os_fault {
+    const void *addr;
+    const void *pc;
+    bool addr_known; /* false: the CPU did not report the address (x86-64's SI_KERNEL) */
+    size_t nregs;
+    uintptr_t regs[32];
+} tn_os_fault;
+typedef void (*tn_os_fault_fn)(const tn_os_fault *fault);
+/* Make fn the first to see every SIGSEGV of the process (once: later calls change nothing;
+ * false if the OS refused). After fn the fault goes on as if fn were not there: to the handler
+ * installed before (called as the signal would have called it), or, under the default
+ * disposition, the default is restored and the faulting instruction runs again, so the process
+ * dies of the SIGSEGV as it would have (core dump included). fn runs in the signal handler:
+ * it writes with tn_os_write_stderr and calls nothing that takes a lock. */
+bool tn_os_catch_faults(tn_os_fault_fn fn);
+/* Write len bytes of text to stderr with write(2) (safe in a signal handler). */
+void tn_os_write_stderr(const char *text, size_t len);
 #endif

@@ -1,0 +1,20 @@
+# compile_error.cmake: -DCC=<compiler> -DSRC=<file.c> -DINCLUDE=<dir> -DDEFINE=<macro>
+# -DEXPECT=<text>: SRC must compile as it is, and fail with -D<DEFINE> with an error that
+# contains EXPECT (a misuse of the API caught at compile time, with a message that says why).
+foreach(mode plain broken)
+  set(args -std=c11 -Wall -Wextra -Werror -fsyntax-only -I${INCLUDE} ${SRC})
+  if(mode STREQUAL "broken")
+    list(APPEND args -D${DEFINE})
+  endif()
+  execute_process(COMMAND ${CC} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(mode STREQUAL "plain" AND NOT rc EQUAL 0)
+    message(FATAL_ERROR "${SRC} does not compile:\n${out}")
+  endif()
+  if(mode STREQUAL "broken" AND rc EQUAL 0)
+    message(FATAL_ERROR "${SRC} with -D${DEFINE} compiled: it must not")
+  endif()
+  if(mode STREQUAL "broken" AND NOT out MATCHES "${EXPECT}")
+    message(FATAL_ERROR "${SRC} with -D${DEFINE}: the error does not say ${EXPECT}:\n${out}")
+  endif()
+endforeach()
+message(STATUS "${SRC}: compiles, and with -D${DEFINE} fails with ${EXPECT}")
