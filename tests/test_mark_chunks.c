@@ -1,9 +1,9 @@
 /*
  * mark_chunks: large arrays are marked in chunks (gc/mark.c; collector.md, "Mark loop").
  *
- * A reference array of 1,000,000 slots (200,000 under stress), every element a distinct live
+ * A reference array of 1,000,000 slots (140,000 under stress), every element a distinct live
  * tt_node holding a distinct child, and an array of 300,000 structs of two references each
- * (60,000 under stress), live in gen2 and go through full GCs (compacting, then the
+ * (30,000 under stress), live in gen2 and go through full GCs (compacting, then the
  * collector's choice) in an instance with the default mark stack (65,536 entries, far fewer
  * than the slots): no GC may overflow the stack (stats.mark_stack_overflows stays 0: before
  * chunking, popping the array pushed all its elements at once) and every node survives
@@ -146,14 +146,14 @@ int main(void) {
     tenure_config def;
     tenure_config_init(&def);
     job normal = {.mark_stack = def.GCMarkStackSize,
-                  .slots = tt_scaled(1000000, 200000),
-                  .pairs = tt_scaled(300000, 60000)};
+                  .slots = tt_scaled(1000000, 140000), /* (more than twice the stack) */
+                  .pairs = tt_scaled(300000, 30000)};
     TT_CHECK(normal.slots > 2 * normal.mark_stack, "the array must be far larger than the mark stack");
     run(&normal);
     TT_CHECK(normal.overflows == 0, "%" PRIu64 " mark stack overflows marking a %zu-slot array in chunks",
              normal.overflows, normal.slots);
 
-    job tiny = {.mark_stack = 16, .slots = tt_scaled(300000, 100000), .pairs = tt_scaled(100000, 20000)};
+    job tiny = {.mark_stack = 16, .slots = tt_scaled(300000, 20000), .pairs = tt_scaled(100000, 5000)};
     run(&tiny);
     TT_CHECK(tiny.overflows > 0, "GCMarkStackSize=16 never overflowed");
     printf("mark_chunks: OK (%.2f s)\n", tt_now() - t0);
