@@ -23,6 +23,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -491,8 +492,17 @@ static void json_rows(FILE *f, const char *key, const hp_row *rows, size_t n, in
 }
 
 /* name, or name.<instance> when another instance of this process took the name */
+/* name is an existing file that is not a regular one (/dev/null, /dev/stdout's target, a
+ * FIFO): written as named, with no suffix or instance number (issue 38: /dev/null.txt). */
+static int is_special_file(const char *name) {
+    struct stat st;
+    return stat(name, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
 static FILE *open_out(const char *name, const char *suffix, unsigned nth, uint16_t instance, char *used, size_t cap) {
-    if (nth == 0)
+    if (is_special_file(name))
+        snprintf(used, cap, "%s", name);
+    else if (nth == 0)
         snprintf(used, cap, "%s%s", name, suffix);
     else
         snprintf(used, cap, "%s%s.%u", name, suffix, (unsigned)instance);

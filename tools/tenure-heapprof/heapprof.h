@@ -14,7 +14,8 @@
  *
  * Report: when the instance is destroyed (or at exit for an instance that never is), a table
  * sorted by bytes allocated goes to stderr, or to the file TENURE_HEAPPROF_OUT (".txt" is
- * appended unless the name ends with it); JSON goes to TENURE_HEAPPROF_JSON if set, else to
+ * appended unless the name ends with it; an existing file that is not a regular one, such as
+ * /dev/null, is written as named); JSON goes to TENURE_HEAPPROF_JSON if set, else to
  * out_json (if not NULL). A second instance of the same process that reports writes
  * "<name>.<instance id>" instead of overwriting the first report.
  *
