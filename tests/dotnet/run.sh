@@ -10,6 +10,14 @@
 #   run.sh files SRC BIN SIM        the file's safety: a link or an existing file at the path
 #                                   refused, 0600 under umask 000, a file-size limit leaves a
 #                                   readable trace with its losses counted
+#   run.sh order SRC BIN CASE SHAPES
+#                                   event order conformance: the same shape of work on the .NET
+#                                   runtime (shapes/, its EventPipe trace) and on tenure (SHAPES,
+#                                   shapes.c, TENURE_TRACE nettrace), both traces checked against
+#                                   the same order rules (check/Order.cs); CASE: workstation
+#                                   (blocking gen0 and compacting gen2 GCs), background (a
+#                                   background GC with foreground GCs inside), server (2 heaps,
+#                                   joins)
 #
 # Exit 77 (skipped) when dotnet is missing or the NuGet restore fails (no network, no feed).
 set -u
@@ -25,8 +33,9 @@ build() {
     mkdir -p "$bin"
     (
         flock 9 # one build at a time (tests running in parallel)
-        [ -f "$bin/built" ] && exit 0
-        for p in alloc check; do
+        for p in alloc check shapes; do
+            # built already, and no source newer than that build
+            [ -f "$bin/built-$p" ] && [ -z "$(find "$src/$p" -newer "$bin/built-$p" -type f -print -quit)" ] && continue
             # intermediate files under BIN: the source tree stays clean
             if ! dotnet restore "$src/$p/$p.csproj" --nologo -v q -p:BaseIntermediateOutputPath="$bin/obj-$p/" \
                 >"$bin/restore-$p.log" 2>&1; then
@@ -36,8 +45,8 @@ build() {
             dotnet build "$src/$p/$p.csproj" --no-restore --nologo -v q -o "$bin/$p" \
                 -p:BaseIntermediateOutputPath="$bin/obj-$p/" >"$bin/build-$p.log" 2>&1 ||
                 { cat "$bin/build-$p.log"; exit 1; }
+            touch "$bin/built-$p"
         done
-        touch "$bin/built"
     ) 9>"$bin/.lock"
     rc=$?
     [ $rc = 77 ] && skip "the NuGet restore failed (Microsoft.Diagnostics.Tracing.TraceEvent); log above"
@@ -47,7 +56,7 @@ build() {
 case $cmd in
 build)
     build
-    echo "built: $bin/alloc, $bin/check"
+    echo "built: $bin/alloc, $bin/check, $bin/shapes"
     ;;
 runtime)
     build
@@ -109,6 +118,34 @@ files)
         fail "tenure-sim failed under a file-size limit"
     echo "link, existing file, modes: ok"
     exec dotnet "$bin/check/check.dll" cut "$dir/cut.nettrace"
+    ;;
+order)
+    case=$4 shapes=$5
+    build
+    # the same shape and GC mode on both: DOTNET_* for the runtime, TENURE_* for tenure
+    case $case in
+    workstation) shape=blocking dn="DOTNET_gcServer=0 DOTNET_gcConcurrent=0" tn="TENURE_gcServer=0 TENURE_gcConcurrent=0" ;;
+    background) shape=background dn="DOTNET_gcServer=0 DOTNET_gcConcurrent=1" tn="TENURE_gcServer=0 TENURE_gcConcurrent=1" ;;
+    server)
+        shape=blocking
+        dn="DOTNET_gcServer=1 DOTNET_gcConcurrent=0 DOTNET_GCHeapCount=2"
+        tn="TENURE_gcServer=1 TENURE_gcConcurrent=0 TENURE_GCHeapCount=2"
+        ;;
+    *) fail "unknown case $case" ;;
+    esac
+    dir="$bin/order-$case"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    # the GC keyword at level 5 on both (GCJoin_V2, GCAllocationTick, PinObjectAtGCTime are verbose)
+    env $dn DOTNET_EnableEventPipe=1 DOTNET_EventPipeConfig='Microsoft-Windows-DotNETRuntime:0x1:5' \
+        DOTNET_EventPipeOutputPath="$dir/runtime.nettrace" dotnet "$bin/shapes/shapes.dll" $shape >"$dir/runtime.log" 2>&1 ||
+        { cat "$dir/runtime.log"; fail "the runtime's shapes $shape failed"; }
+    cat "$dir/runtime.log"
+    env -u TENURE_GCStress -u TENURE_HeapVerify $tn TENURE_TRACE="$dir/tenure.nettrace" TENURE_TRACE_KEYWORDS=0x1 TENURE_TRACE_LEVEL=5 \
+        "$shapes" $shape >"$dir/tenure.log" 2>&1 || { cat "$dir/tenure.log"; fail "tenure's shapes $shape failed"; }
+    cat "$dir/tenure.log"
+    [ -s "$dir/runtime.nettrace" ] && [ -s "$dir/tenure.nettrace" ] || fail "a trace is missing in $dir"
+    exec dotnet "$bin/check/check.dll" order $case "$dir/runtime.nettrace" "$dir/tenure.nettrace"
     ;;
 *) fail "unknown command $cmd" ;;
 esac

@@ -10,6 +10,10 @@
 //   check cut FILE                     a trace cut short (file-size limit): readable, its GCs
 //                                      complete, the events lost counted (more than 0)
 //   check dump FILE                    print the GCs TraceEvent sees
+//   check pauses FILE                  one line per complete GC for bench/run_all.sh (CoreCLR's
+//                                      own pauses): "gen<N> <pause ms> <type>", TraceGC's
+//                                      PauseDurationMSec (what PerfView's GCStats lists); a GC
+//                                      the trace does not complete is left out and counted on stderr
 //
 // Exit status: 0 pass, 1 a check failed (each failure printed), 2 bad usage or unreadable.
 using System;
@@ -99,6 +103,24 @@ static class Check
         foreach (var g in t.GCs)
             Console.WriteLine("  " + Describe(g));
         return 0;
+    }
+
+    static int Pauses(string path)
+    {
+        var t = Read(path);
+        int incomplete = 0;
+        foreach (var g in t.GCs)
+        {
+            if (!IsComplete(g))
+            {
+                incomplete++;
+                continue;
+            }
+            string type = g.Type == GCType.NonConcurrentGC ? "blocking" : g.Type == GCType.BackgroundGC ? "background" : "foreground";
+            Console.WriteLine(string.Format(CultureInfo.InvariantCulture, "gen{0} {1:F4} {2}", g.Generation, g.PauseDurationMSec, type));
+        }
+        Console.Error.WriteLine($"{path}: {t.GCs.Count - incomplete} GCs, {incomplete} incomplete (left out), {t.EventsLost} events lost, heaps {(t.GCs.Count > 0 ? t.GCs[0].HeapCount : 0)}");
+        return t.Processes == 1 ? 0 : 2;
     }
 
     static void CheckComplete(Trace t)
@@ -255,6 +277,12 @@ static class Check
         {
             if (args.Length == 2 && args[0] == "dump")
                 return Dump(args[1]);
+            if (args.Length == 2 && args[0] == "events")
+                return Order.Events(args[1]);
+            if (args.Length == 4 && args[0] == "order")
+                return Order.Check(args[1], args[2], args[3]);
+            if (args.Length == 2 && args[0] == "pauses")
+                return Pauses(args[1]);
             if (args.Length == 2 && args[0] == "cut")
                 return Cut(args[1]);
             if (args.Length == 2 && args[0] == "runtime")
@@ -269,7 +297,7 @@ static class Check
             Console.WriteLine($"check: {e.GetType().Name}: {e.Message}");
             return 2;
         }
-        Console.Error.WriteLine("usage: check dump FILE | check cut FILE | check runtime FILE | check tenure FILE REPORT.json HEAPS [background]");
+        Console.Error.WriteLine("usage: check dump FILE | check pauses FILE | check cut FILE | check runtime FILE | check tenure FILE REPORT.json HEAPS [background]");
         return 2;
     }
 }
