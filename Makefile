@@ -16,12 +16,14 @@ build: deps
 	cmake --build $(BUILD)/release -j $(JOBS)
 
 # The main job: a realistic workload on the collector with tracing on, then the GC report
-# rebuilt from the trace (exit 3 of tenure-report is a partial report: still a report).
+# rebuilt from the trace: a screen's worth, every GC in $(BUILD)/report/gc-report.txt and the
+# HTML report beside it (exit 3 of tenure-report is a partial report: still a report).
 TRACE ?= $(BUILD)/trace
 run: build
 	rm -rf $(TRACE)
 	TENURE_TRACE=$(TRACE) $(BUILD)/release/tools/tenure-sim --threads 2
-	$(BUILD)/release/tools/tenure-report/tenure-report $(TRACE) || test $$? -eq 3
+	@echo "(tenure-sim's pause %: of its threads' whole run; the report's: of the trace, first GC to last)"
+	$(BUILD)/release/tools/tenure-report/tenure-report --out $(BUILD)/report $(TRACE) || test $$? -eq 3
 
 # Everything CI runs: the C files follow .clang-format, the suite in a release build (plain
 # and with HeapVerify + GCStress), the quick tests with the library's internal assertions on,

@@ -95,6 +95,48 @@ _Static_assert((int)TN_LTTNG_EVENT_COUNT == (int)TN_EV_COUNT,
 /* LTTng's procname context: the thread's name, NUL-padded (LTTNG_UST_ABI_PROCNAME_LEN) */
 #define TN_LTTNG_PROCNAME_LEN 17
 
+/* ---- the metadata text ----
+ * The declarations of the TSDL that do not vary from trace to trace, as LTTng-UST 2.13 writes
+ * them for a 64-bit process and tenure's CTF writer writes them (ctf.c, write_tsdl): the integer
+ * types, the trace's packet header, the clock-mapped types, the packet context, the large event
+ * header and the stream with its event context. tenure-report recognises tenure's layout by
+ * finding each of these in a trace's metadata (tools/tenure-report/reader.c) before it walks the
+ * stream files; its test report_hostile_cut fails when the writer and this list differ. An
+ * initializer: `static const char *const fixed[] = TN_LTTNG_TSDL_FIXED;`. */
+/* clang-format off */
+#define TN_LTTNG_TSDL_FIXED {                                                                     \
+    "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n",                   \
+    "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n",                 \
+    "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n",                 \
+    "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n",                 \
+    "typealias integer { size = 64; align = 8; signed = false; } := unsigned long;\n",            \
+    "typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n",                   \
+    "typealias integer { size = 27; align = 1; signed = false; } := uint27_t;\n",                 \
+    "\tbyte_order = le;\n",                                                                      \
+    "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t  uuid[16];\n\t\tuint32_t stream_id;\n" \
+    "\t\tuint64_t stream_instance_id;\n\t};\n",                                                    \
+    "typealias integer {\n\tsize = 27; align = 1; signed = false;\n\tmap = clock.monotonic.value;\n" \
+    "} := uint27_clock_monotonic_t;\n",                                                           \
+    "typealias integer {\n\tsize = 32; align = 8; signed = false;\n\tmap = clock.monotonic.value;\n" \
+    "} := uint32_clock_monotonic_t;\n",                                                           \
+    "typealias integer {\n\tsize = 64; align = 8; signed = false;\n\tmap = clock.monotonic.value;\n" \
+    "} := uint64_clock_monotonic_t;\n",                                                           \
+    "struct packet_context {\n\tuint64_clock_monotonic_t timestamp_begin;\n"                      \
+    "\tuint64_clock_monotonic_t timestamp_end;\n\tuint64_t content_size;\n\tuint64_t packet_size;\n" \
+    "\tuint64_t packet_seq_num;\n\tunsigned long events_discarded;\n\tuint32_t cpu_id;\n};\n",      \
+    "struct event_header_large {\n\tenum : uint16_t { compact = 0 ... 65534, extended = 65535 } id;\n" \
+    "\tvariant <id> {\n\t\tstruct {\n\t\t\tuint32_clock_monotonic_t timestamp;\n\t\t} compact;\n"   \
+    "\t\tstruct {\n\t\t\tuint32_t id;\n\t\t\tuint64_clock_monotonic_t timestamp;\n\t\t} extended;\n" \
+    "\t} v;\n} align(8);\n",                                                                       \
+    "\nstream {\n\tid = 0;\n\tevent.header := struct event_header_large;\n"                      \
+    "\tpacket.context := struct packet_context;\n\tevent.context := struct {\n"                  \
+    "\t\tinteger { size = 32; align = 8; signed = 1; encoding = none; base = 10; } _vpid;\n"      \
+    "\t\tinteger { size = 32; align = 8; signed = 1; encoding = none; base = 10; } _vtid;\n"      \
+    "\t\tinteger { size = 8; align = 8; signed = 1; encoding = UTF8; base = 10; } _procname[17];\n" \
+    "\t};\n};\n",                                                                                  \
+}
+/* clang-format on */
+
 /* BulkType's payload as tenure writes it (Count, ClrInstanceID, then Count records whose Name
  * is UTF-8) as the runtime packs it (each Name UTF-16LE with a NUL unit), into out (cap bytes):
  * the records from byte offset *from of the payload (0: the first), as many as fit, under the

@@ -218,7 +218,7 @@ def mode_babeltrace(tool, sim, work, heaps):
     check(abs(s["join_wait_pct_thread_time"] - 100 * total_ns / 1e6 / thread_pause) <= 0.01,
           "join wait %s%% of the GC threads' time" % s["join_wait_pct_thread_time"])
 
-    text = report(tool, trace)
+    text = report(tool, trace, "--full")  # the per-GC table and the heaps section
     cols = text_join_columns(text)
     if check(cols is not None, "text report: no GC Thr / Join ms columns"):
         for g in t["gcs"]:
@@ -291,7 +291,7 @@ def mode_html(tool, sim, work, heaps):
 
 def check_no_joins(tool, path, what, heaps=1):
     """no join figures; per-heap history (heaps, from GCPerHeapHistory) only for several heaps"""
-    text = report(tool, path)
+    text = report(tool, path, "--full")
     check(text_join_columns(text) is None, "%s: the text report has join columns" % what)
     check("Join wait" not in text, "%s: the text report has a join wait line" % what)
     check(("Server GC heaps" in text) == (heaps > 1), "%s: Server GC heaps section %s with %d heap(s)" %

@@ -25,6 +25,19 @@
       canvases that hold drawn pixels, no error), the GC table has as many rows as the text
       report has GCs, and a screenshot (WORKDIR/report.png) that is not blank. Without Chromium
       (or a tool built without --html) the test is skipped (exit 77); it installs nothing.
+  check_report.py screen    REPORT SIM WORKDIR
+      the default text report of a tenure-sim trace (make run's): at most 100 columns and 50
+      lines; the summary, rollup, pause percentiles (against the JSON's pauses) and the ten
+      longest pauses (GC, gen, pause, survived MB and phase times against the JSON); no per-GC
+      table, which --full prints (a row per GC) and --out DIR writes to DIR/gc-report.txt
+      (byte for byte --full's), with DIR/gc-report.html when the tool has --html, both paths
+      printed.
+  check_report.py alloc     REPORT ALLOC_WORKLOAD WORKDIR LEVEL
+      issue 38 finding 5: alloc_workload's allocation (plain, objects pinned by the stack, by
+      pinned handles, large objects, objects on the POH) against the report's total allocated
+      at trace LEVEL (4: from the sizes at each GC, to the last GC; 5: from GCAllocationTick,
+      estimated), every AllocSmall GC's allocation positive, and --compare of two runs of one
+      program within 5%.
 """
 import json
 import os
@@ -125,9 +138,9 @@ def test_counts(report, workload, workdir, level):
         return
 
     # the parent directory (TENURE_TRACE's) and the trace directory itself give the same report
-    rc, text, err = run([report, tracedir])
+    rc, text, err = run([report, "--full", tracedir])
     check(rc == 0, "text report exit status %d, stderr: %s" % (rc, err))
-    rc2, text2, _ = run([report, trace])
+    rc2, text2, _ = run([report, "--full", trace])
     check(rc2 == 0 and text2 == text, "the report of the trace directory differs from its parent's")
     rc, doc, err = report_json(report, tracedir)
     check(rc == 0, "json report exit status %d, stderr: %s" % (rc, err))
@@ -602,7 +615,7 @@ def test_html(report, workload, workdir):
     if not trace:
         return
     page = os.path.join(workdir, "report.html")
-    rc, text, err = run([report, "--html", page, trace])
+    rc, text, err = run([report, "--full", "--html", page, trace])
     if rc == 2 and "not in this build" in err:
         print("SKIP: tenure-report was built without --html (npm was missing): " + err.strip())
         sys.exit(77)
@@ -664,6 +677,191 @@ def test_html(report, workload, workdir):
         check(colours >= 20 and sd >= 10, "the screenshot looks blank (%d colours, sd %.1f)" % (colours, sd))
 
 
+def sections(text):
+    """title line -> the lines under it, up to the next empty line"""
+    out, title = {}, None
+    for line in text.splitlines():
+        if not line.strip():
+            title = None
+        elif title is None:
+            title = line
+            out[title] = []
+        else:
+            out[title].append(line)
+    return out
+
+
+def section(secs, prefix):
+    for title, lines in secs.items():
+        if title.startswith(prefix):
+            return lines
+    return None
+
+
+def percentile(sorted_pauses, p):
+    return sorted_pauses[int((len(sorted_pauses) - 1) * p + 0.5)]
+
+
+def check_percentiles(rows, gcs):
+    """the screen's pause percentiles (ms) against the JSON's pauses, per generation"""
+    want_rows = {"ALL": gcs, "0": [g for g in gcs if g["gen"] == 0], "1": [g for g in gcs if g["gen"] == 1],
+                 "2": [g for g in gcs if g["gen"] == 2]}
+    got = {r.split()[0]: r.split()[1:] for r in rows[1:]}
+    check(sorted(got) == sorted(want_rows), "percentile rows %r" % sorted(got))
+    for gen, sel in want_rows.items():
+        cells = got.get(gen)
+        if not cells:
+            continue
+        check(int(cells[0]) == len(sel), "percentiles %s: count %s, JSON %d" % (gen, cells[0], len(sel)))
+        if not sel:
+            check(cells[1:] == ["-"] * 5, "percentiles %s: no GC, cells %r" % (gen, cells))
+            continue
+        p = sorted(g["pause_ms"] for g in sel)
+        want = [percentile(p, q) for q in (0.5, 0.9, 0.95, 0.99)] + [p[-1]]
+        check(all(abs(float(c) - w) <= 0.0006 for c, w in zip(cells[1:], want)),
+              "percentiles %s: %r, JSON's pauses give %r" % (gen, cells[1:], ["%.3f" % w for w in want]))
+
+
+PHASE_GROUPS = ("mark", "plan", "relocate", "compact", "sweep")
+
+
+def phase_groups(g):
+    """a GC's phase times (ms) summed by kind, as the screen shows them (None: no such phase)"""
+    names = ["mark", "mark", "mark", "mark", "mark", "plan",
+             "sweep" if len(g["phases_us"] or []) == 7 else "relocate", "compact"]
+    out = dict.fromkeys(PHASE_GROUPS)
+    for k, us in enumerate(g["phases_us"] or []):
+        out[names[k]] = (out[names[k]] or 0) + us / 1000.0
+    return [out[n] for n in PHASE_GROUPS]
+
+
+def check_longest(rows, gcs):
+    """the ten longest pauses, longest first (an earlier GC first among equal ones), against the JSON"""
+    order = sorted(range(len(gcs)), key=lambda i: (-gcs[i]["pause_ms"], i))[:10]
+    check(len(rows) - 1 == len(order), "%d longest-pause rows, want %d" % (len(rows) - 1, len(order)))
+    for row, i in zip(rows[1:], order):
+        g, f = gcs[i], row.split()
+        check(int(f[0]) == g["number"] and f[2] == g["label"], "longest: row %r, JSON GC %d %s" %
+              (row, g["number"], g["label"]))
+        check(abs(float(f[4]) - g["pause_ms"]) <= 0.0006 and abs(float(f[5]) - g["promoted_mb"]) <= 0.0006,
+              "longest GC %d: pause/survived %s %s, JSON %s %s" % (g["number"], f[4], f[5], g["pause_ms"],
+                                                                   g["promoted_mb"]))
+        for cell, want in zip(f[6:], phase_groups(g)):
+            check(cell == "-" if want is None else abs(float(cell) - want) <= 0.006,
+                  "longest GC %d: phases %r, JSON %r" % (g["number"], f[6:], phase_groups(g)))
+    check(len(order) < 2 or gcs[order[0]]["pause_ms"] >= gcs[order[-1]]["pause_ms"], "longest first")
+
+
+def html_built(report, workdir):
+    rc, _, err = run([report, "--html", os.path.join(workdir, "probe.html"), os.path.join(workdir, "none")])
+    return "not in this build" not in err
+
+
+def test_screen(report, sim, workdir):
+    for attempt in range(6):  # a trace without discarded events (see test_counts)
+        tracedir = fresh(os.path.join(workdir, "trace"))
+        rc, out, err = run([sim, "--seconds", "1", "--seed", "5"], {"TENURE_TRACE": tracedir})
+        check(rc == 0, "tenure-sim failed: %s" % err)
+        if not discarded_count(tracedir):
+            break
+    rc, doc, err = report_json(report, tracedir)
+    if not check(rc == 0 and doc, "report exit status %d: %s" % (rc, err)):
+        return
+    t = doc["traces"][0]
+    gcs = t["gcs"]
+    check(len(gcs) >= 20, "tenure-sim made only %d GCs (the screen test wants more than ten)" % len(gcs))
+    rc, text, err = run([report, tracedir])
+    check(rc == 0, "screen exit status %d: %s" % (rc, err))
+    print(text)
+    lines = text.splitlines()
+    wide = [l for l in lines if len(l) > 100 and not l.startswith("Trace: ")]
+    check(not wide, "lines wider than 100 columns: %r" % wide)
+    check(len(lines) <= 50, "the screen has %d lines (at most 50)" % len(lines))
+    secs = sections(text)
+    for title in ("Summary", "GC rollup by generation", "Pause percentiles", "The 10 longest pauses"):
+        check(section(secs, title) is not None, "no %r section" % title)
+    check(len(parse_text_rows(text)) <= 10 and "GC events" not in text, "the screen has the per-GC table")
+    check("% of the trace duration" in text, "the summary does not say what its pause % is of")
+    m = re.search(r"GCs\s+(\d+) \(gen0 (\d+), gen1 (\d+), gen2 (\d+)\)", text)
+    check(m and [int(x) for x in m.groups()] == [len(gcs)] + t["summary"]["gc_by_gen"], "screen GC counts")
+    if section(secs, "Pause percentiles"):
+        check_percentiles(section(secs, "Pause percentiles"), gcs)
+    if section(secs, "The 10 longest pauses"):
+        check_longest(section(secs, "The 10 longest pauses"), gcs)
+    check_full_and_out(report, tracedir, workdir, text, len(gcs))
+
+
+def check_full_and_out(report, tracedir, workdir, screen, ngcs):
+    rc, full, err = run([report, "--full", tracedir])
+    check(rc == 0 and len(parse_text_rows(full)) == ngcs, "--full: %d GC rows, %d GCs" %
+          (len(parse_text_rows(full)), ngcs))
+    out = fresh(os.path.join(workdir, "out"))
+    os.rmdir(out)  # --out makes the directory
+    rc, text, err = run([report, "--out", out, tracedir])
+    check(rc == 0, "--out exit status %d: %s" % (rc, err))
+    table = os.path.join(out, "gc-report.txt")
+    check(text.startswith(screen), "--out: the screen differs from the plain report's")
+    check(os.path.exists(table) and open(table).read() == full, "--out: %s is not --full's report" % table)
+    check(table in text, "--out: the screen does not name %s" % table)
+    page = os.path.join(out, "gc-report.html")
+    built = html_built(report, workdir)
+    check(os.path.exists(page) == built and (page in text) == built,
+          "--out: HTML report %s (built with --html: %s)" % (os.path.exists(page), built))
+    check(len(text.splitlines()) <= 50, "--out: the screen has %d lines" % len(text.splitlines()))
+
+
+def alloc_trace(workload, workdir, mode, level):
+    """alloc_workload's trace and its own figures, or (None, None) when every attempt lost events"""
+    for attempt in range(6):
+        parent = fresh(os.path.join(workdir, "%s_%s" % (mode, level)))
+        rc, out, err = run([workload, mode], {"TENURE_TRACE": parent, "TENURE_TRACE_LEVEL": level})
+        m = re.search(r"^WORKLOAD (\{.*\})$", out, re.M)
+        if not check(rc == 0 and m, "alloc_workload %s failed (%d): %s" % (mode, rc, err)):
+            return None, None
+        if not discarded_count(parent):
+            return json.loads(m.group(1)), parent
+    return None, None
+
+
+def test_alloc(report, workload, workdir, level):
+    traces = {}
+    for mode in ("plain", "stack", "handles", "loh", "poh"):
+        own, trace = alloc_trace(workload, workdir, mode, level)
+        if not trace:
+            continue
+        traces[mode] = trace
+        rc, doc, err = report_json(report, trace)
+        if not check(rc == 0 and doc, "%s: report exit status %d: %s" % (mode, rc, err)):
+            continue
+        t = doc["traces"][0]
+        s, gcs = t["summary"], t["gcs"]
+        got = s["total_allocated_mb"] * 1e6
+        if level == "5":  # every tick is 100 KB a kind (and thread) allocated: the rest is not seen
+            want, slack = own["allocated_bytes"], 3 * 102400 + 0.01 * own["allocated_bytes"]
+            check(s["alloc_source"] == "ticks" and s["allocated_estimated"], "%s: source %s" % (mode, s["alloc_source"]))
+        else:  # the sizes at each GC: what was allocated up to the last one
+            want, slack = own["allocated_at_last_gc"], 0.01 * own["allocated_at_last_gc"]
+            check(s["alloc_source"] == "sizes", "%s: source %s" % (mode, s["alloc_source"]))
+            if mode in ("loh", "poh"):
+                # tenure's GCPerHeapHistory gives a LOH or POH region's free list as used (FreeListBefore
+                # 0: src/heap/alloc.c puts a new region's space on the free list without counting it
+                # in the region's free bytes): up to a region (4 MiB) more than was allocated
+                slack += 4 << 20
+        print("%-8s level %s: %d GCs, allocated %.3f MB, the report says %.3f MB (%s)" %
+              (mode, level, len(gcs), want / 1e6, got / 1e6, s["alloc_source"]))
+        check(abs(got - want) <= slack, "%s: total allocated %.3f MB, the program allocated %.3f MB" %
+              (mode, got / 1e6, want / 1e6))
+        check(sum(g["allocated_mb"] or 0 for g in gcs) * 1e6 <= want + slack, "%s: the GCs' allocation adds up to more" % mode)
+        quiet = [g["number"] for g in gcs if g["reason"] == 0 and not (g["allocated_mb"] or 0) > 0]
+        check(not quiet, "%s: AllocSmall GCs with no allocation: %s" % (mode, quiet[:10]))
+    if "stack" in traces:  # two runs of one program
+        _, again = alloc_trace(workload, os.path.join(workdir, "again"), "stack", level)
+        rc, out, err = run([report, "--compare", "--json", traces["stack"], again or traces["stack"]])
+        met = {m["name"]: m for m in json.loads(out)["compare"]["metrics"]} if rc in (0, 3) else {}
+        d = met.get("allocated_mb", {}).get("diff_pct")
+        check(d is not None and abs(d) <= 5, "--compare of two runs of one program: allocated %r%%" % d)
+
+
 def main():
     if len(sys.argv) < 5:
         sys.exit(__doc__)
@@ -681,6 +879,10 @@ def main():
         test_compare(report, sys.argv[3], sys.argv[4])
     elif mode == "html":
         test_html(report, sys.argv[3], sys.argv[4])
+    elif mode == "screen":
+        test_screen(report, sys.argv[3], sys.argv[4])
+    elif mode == "alloc":
+        test_alloc(report, sys.argv[3], sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "4")
     else:
         sys.exit("unknown mode " + mode)
     if FAILS:

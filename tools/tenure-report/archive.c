@@ -185,6 +185,54 @@ static uint64_t zip_declared_entries(const char *zip) {
     return count;
 }
 
+/* One entry of the zip into the directory root: a directory made, a regular file written, anything
+ * else refused. 0, or -1 with err set. */
+static int extract_entry(struct archive *a, struct archive_entry *e, int root, uint64_t *total, char *err,
+                         size_t errlen) {
+    const char *name = archive_entry_pathname(e);
+    if (safe_name(name) != 0)
+        return zfail(err, errlen, "the zip entry \"%.200s\" is not a plain relative path (refused)", name ? name : "");
+    mode_t type = archive_entry_filetype(e);
+    if (type == AE_IFDIR) {
+        int fd = open_dirs(root, name, err, errlen);
+        if (fd < 0)
+            return -1;
+        close(fd);
+        return 0;
+    }
+    if (type != AE_IFREG || archive_entry_hardlink(e))
+        return zfail(err, errlen, "the zip entry \"%.200s\" is not a regular file or a directory (refused)", name);
+    /* a size the entry declares past the caps is refused before a byte is written (a size it
+     * does not declare is capped while it is written) */
+    if (archive_entry_size_is_set(e) && ((uint64_t)archive_entry_size(e) > TR_ZIP_MAX_FILE ||
+                                         (uint64_t)archive_entry_size(e) > TR_ZIP_MAX_TOTAL - *total))
+        return zfail(err, errlen,
+                     "the zip entry \"%.200s\" declares %lld bytes (at most %llu MiB a file, %llu MiB in all)", name,
+                     (long long)archive_entry_size(e), (unsigned long long)(TR_ZIP_MAX_FILE >> 20),
+                     (unsigned long long)(TR_ZIP_MAX_TOTAL >> 20));
+    return write_entry(a, root, name, total, err, errlen);
+}
+
+/* Every entry of the zip into root, within the caps (only the zip format is read) */
+static int extract_all(struct archive *a, const char *zip, int root, char *err, size_t errlen) {
+    uint64_t total = 0, entries = 0;
+    struct archive_entry *e;
+    archive_read_support_format_zip(a);
+    if (archive_read_open_filename(a, zip, 65536) != ARCHIVE_OK)
+        return zfail(err, errlen, "not a readable zip: %s", archive_error_string(a));
+    for (;;) {
+        int r = archive_read_next_header(a, &e);
+        if (r == ARCHIVE_EOF)
+            return 0;
+        if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+            return zfail(err, errlen, "damaged zip: %s", archive_error_string(a));
+        if (++entries > TR_ZIP_MAX_ENTRIES)
+            return zfail(err, errlen, "more than %d entries in the zip", TR_ZIP_MAX_ENTRIES);
+        if (extract_entry(a, e, root, &total, err, errlen) != 0)
+            return -1;
+    }
+}
+
 int zip_extract(const char *zip, char *dir, size_t dirlen, char *err, size_t errlen) {
     uint64_t declared = zip_declared_entries(zip);
     if (declared > TR_ZIP_MAX_ENTRIES) {
@@ -201,71 +249,15 @@ int zip_extract(const char *zip, char *dir, size_t dirlen, char *err, size_t err
     }
     int root = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct archive *a = archive_read_new();
-    if (root < 0 || !a) {
-        if (a)
-            archive_read_free(a);
-        if (root >= 0)
-            close(root);
-        return zfail(err, errlen, "cannot open the temporary directory: %s", strerror(errno));
-    }
-    archive_read_support_format_zip(a);
     int rc = 0;
-    if (archive_read_open_filename(a, zip, 65536) != ARCHIVE_OK) {
-        rc = zfail(err, errlen, "not a readable zip: %s", archive_error_string(a));
-    } else {
-        uint64_t total = 0, entries = 0;
-        struct archive_entry *e;
-        for (;;) {
-            int r = archive_read_next_header(a, &e);
-            if (r == ARCHIVE_EOF)
-                break;
-            if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
-                rc = zfail(err, errlen, "damaged zip: %s", archive_error_string(a));
-                break;
-            }
-            const char *name = archive_entry_pathname(e);
-            if (++entries > TR_ZIP_MAX_ENTRIES) {
-                rc = zfail(err, errlen, "more than %d entries in the zip", TR_ZIP_MAX_ENTRIES);
-                break;
-            }
-            if (safe_name(name) != 0) {
-                rc = zfail(err, errlen, "the zip entry \"%.200s\" is not a plain relative path (refused)",
-                           name ? name : "");
-                break;
-            }
-            mode_t type = archive_entry_filetype(e);
-            if (type == AE_IFDIR) {
-                int fd = open_dirs(root, name, err, errlen);
-                if (fd < 0) {
-                    rc = -1;
-                    break;
-                }
-                close(fd);
-            } else if (type == AE_IFREG && !archive_entry_hardlink(e)) {
-                /* a size the entry declares past the caps is refused before a byte is written
-                 * (a size it does not declare is capped while it is written) */
-                if (archive_entry_size_is_set(e) && ((uint64_t)archive_entry_size(e) > TR_ZIP_MAX_FILE ||
-                                                     (uint64_t)archive_entry_size(e) > TR_ZIP_MAX_TOTAL - total)) {
-                    rc =
-                        zfail(err, errlen,
-                              "the zip entry \"%.200s\" declares %lld bytes (at most %llu MiB a file, %llu MiB in all)",
-                              name, (long long)archive_entry_size(e), (unsigned long long)(TR_ZIP_MAX_FILE >> 20),
-                              (unsigned long long)(TR_ZIP_MAX_TOTAL >> 20));
-                    break;
-                }
-                if (write_entry(a, root, name, &total, err, errlen) != 0) {
-                    rc = -1;
-                    break;
-                }
-            } else {
-                rc =
-                    zfail(err, errlen, "the zip entry \"%.200s\" is not a regular file or a directory (refused)", name);
-                break;
-            }
-        }
-    }
-    archive_read_free(a);
-    close(root);
+    if (root < 0 || !a)
+        rc = zfail(err, errlen, "cannot open the temporary directory: %s", strerror(errno));
+    else
+        rc = extract_all(a, zip, root, err, errlen);
+    if (a)
+        archive_read_free(a);
+    if (root >= 0)
+        close(root);
     return rc;
 }
 

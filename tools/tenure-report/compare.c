@@ -58,42 +58,30 @@ static const struct {
     {"max_gc_threads", "GC threads (max)", "", 1},
 };
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct(const double *v, size_t n, double p) { return n ? v[(size_t)((double)(n - 1) * p + 0.5)] : 0; }
-
 static void values(const tr_model *m, double v[M_COUNT]) {
     for (int k = 0; k < M_COUNT; k++)
         v[k] = NAN;
     if (!m)
         return;
-    double *p = m->n ? malloc(m->n * sizeof *p) : NULL;
     size_t n = 0;
-    if (p)
-        for (size_t i = 0; i < m->n; i++)
-            p[n++] = m->gcs[i].pause_ms;
-    if (n)
-        qsort(p, n, sizeof *p, cmp_double);
+    double *p = model_sorted_pauses(m, -1, &n);
     v[M_GCS] = (double)m->n;
     v[M_GEN0] = m->gc_by_gen[0];
     v[M_GEN1] = m->gc_by_gen[1];
     v[M_GEN2] = m->gc_by_gen[2];
     v[M_INDUCED] = m->rollup[3].induced;
-    if (n || !m->n) {
-        v[M_P50] = pct(p, n, 0.5);
-        v[M_P90] = pct(p, n, 0.9);
-        v[M_P95] = pct(p, n, 0.95);
-        v[M_P99] = pct(p, n, 0.99);
-        v[M_MAX] = n ? p[n - 1] : 0;
+    if (p || !m->n) { /* (no GC: every percentile 0) */
+        v[M_P50] = p ? pause_percentile(p, n, 0.5) : 0;
+        v[M_P90] = p ? pause_percentile(p, n, 0.9) : 0;
+        v[M_P95] = p ? pause_percentile(p, n, 0.95) : 0;
+        v[M_P99] = p ? pause_percentile(p, n, 0.99) : 0;
+        v[M_MAX] = p ? p[n - 1] : 0;
     }
     v[M_MEAN] = m->n ? m->total_pause_ms / (double)m->n : 0;
     v[M_TOTAL] = m->total_pause_ms;
     v[M_PCT] = m->pause_pct;
     v[M_PEAK] = m->max_heap_mb;
-    v[M_ALLOC] = strcmp(m->alloc_source, "none") ? m->total_alloc_mb : NAN;
+    v[M_ALLOC] = m->alloc_source != TR_ALLOC_NONE ? m->total_alloc_mb : NAN;
     v[M_PROMOTED] = m->rollup[3].promoted_mb;
     v[M_DURATION] = m->duration_ms;
     /* a trace without joins is workstation GC: one GC thread, which never waits at a join */
@@ -111,10 +99,6 @@ static double diff_pct(double a, double b) {
     return 100.0 * (b - a) / fabs(a);
 }
 
-static const char *status_word(const tr_result *res) {
-    return res->status == TR_FULL ? "full" : res->status == TR_PARTIAL ? "partial" : "unreadable";
-}
-
 static void cell(FILE *out, double v, int integer) {
     if (isnan(v))
         fprintf(out, " %14s", "-");
@@ -124,51 +108,33 @@ static void cell(FILE *out, double v, int integer) {
         fprintf(out, " %14.3f", v);
 }
 
-static void jnum(FILE *out, double v) {
-    if (isnan(v) || isinf(v))
-        fputs("null", out);
-    else
-        fprintf(out, "%.6g", v);
+static void compare_json(FILE *out, const char *const path[2], const tr_result *const res[2], double v[2][M_COUNT],
+                         int count) {
+    fputs("{\"compare\": {", out);
+    for (int s = 0; s < 2; s++) {
+        fprintf(out, "\"%s\": {\"path\": ", s ? "b" : "a");
+        json_string(out, path[s]);
+        fprintf(out, ", \"status\": \"%s\", \"error\": ", tr_status_word(res[s]));
+        if (res[s]->error[0])
+            json_string(out, res[s]->error);
+        else
+            fputs("null", out);
+        fputs("}, ", out);
+    }
+    fputs("\n  \"metrics\": [", out);
+    for (int k = 0; k < count; k++) {
+        fprintf(out, "%s\n    {\"name\": \"%s\", \"unit\": \"%s\", ", k ? "," : "", metrics[k].key, metrics[k].unit);
+        json_num(out, "a", v[0][k], 1);
+        json_num(out, "b", v[1][k], 1);
+        json_num(out, "diff_pct", diff_pct(v[0][k], v[1][k]), 0);
+        fputs("}", out);
+    }
+    fputs("\n]}}\n", out);
 }
 
-void compare_print(FILE *out, int json, const char *const path[2], const tr_model *const m[2],
-                   const tr_result *const res[2]) {
-    double v[2][M_COUNT];
-    int count = M_JOIN_WAIT; /* the join rows only when a side has joins: other reports stay as they were */
-    for (int s = 0; s < 2; s++) {
-        values(res[s]->status == TR_UNREADABLE ? NULL : m[s], v[s]);
-        if (res[s]->status != TR_UNREADABLE && m[s] && m[s]->join_events)
-            count = M_COUNT;
-    }
-
-    if (json) {
-        fputs("{\"compare\": {", out);
-        for (int s = 0; s < 2; s++) {
-            fprintf(out, "\"%s\": {\"path\": ", s ? "b" : "a");
-            json_string(out, path[s]);
-            fprintf(out, ", \"status\": \"%s\", \"error\": ", status_word(res[s]));
-            if (res[s]->error[0])
-                json_string(out, res[s]->error);
-            else
-                fputs("null", out);
-            fputs("}, ", out);
-        }
-        fputs("\n  \"metrics\": [", out);
-        for (int k = 0; k < count; k++) {
-            fprintf(out, "%s\n    {\"name\": \"%s\", \"unit\": \"%s\", \"a\": ", k ? "," : "", metrics[k].key,
-                    metrics[k].unit);
-            jnum(out, v[0][k]);
-            fputs(", \"b\": ", out);
-            jnum(out, v[1][k]);
-            fputs(", \"diff_pct\": ", out);
-            jnum(out, diff_pct(v[0][k], v[1][k]));
-            fputs("}", out);
-        }
-        fputs("\n]}}\n", out);
-        return;
-    }
-
-    fprintf(out, "A: %s (%s)\nB: %s (%s)\n", path[0], status_word(res[0]), path[1], status_word(res[1]));
+static void compare_text(FILE *out, const char *const path[2], const tr_result *const res[2], double v[2][M_COUNT],
+                         int count) {
+    fprintf(out, "A: %s (%s)\nB: %s (%s)\n", path[0], tr_status_word(res[0]), path[1], tr_status_word(res[1]));
     for (int s = 0; s < 2; s++)
         if (res[s]->status != TR_FULL)
             fprintf(out, "note: %c: %s\n", s ? 'B' : 'A', res[s]->error);
@@ -187,4 +153,19 @@ void compare_print(FILE *out, int json, const char *const path[2], const tr_mode
             fprintf(out, " %+9.1f%%\n", d);
     }
     fputs("\n(pause percentiles: the sorted pauses' element at round((n-1) p); MB = 10^6 bytes)\n", out);
+}
+
+void compare_print(FILE *out, int json, const char *const path[2], const tr_model *const m[2],
+                   const tr_result *const res[2]) {
+    double v[2][M_COUNT];
+    int count = M_JOIN_WAIT; /* the join rows only when a side has joins: other reports stay as they were */
+    for (int s = 0; s < 2; s++) {
+        values(res[s]->status == TR_UNREADABLE ? NULL : m[s], v[s]);
+        if (res[s]->status != TR_UNREADABLE && m[s] && m[s]->join_events)
+            count = M_COUNT;
+    }
+    if (json)
+        compare_json(out, path, res, v, count);
+    else
+        compare_text(out, path, res, v, count);
 }

@@ -668,7 +668,7 @@ static int receive_model(int fd, tr_model *m, double deadline) {
     m->join_open = NULL; /* the child's, freed with it */
     m->held = NULL;
     m->nheld = 0;
-    m->alloc_source = "none";
+    m->alloc_source = TR_ALLOC_NONE; /* (model_finish, in this process, sets it) */
     m->cut_note[sizeof m->cut_note - 1] = '\0';
     m->bad_note[sizeof m->bad_note - 1] = '\0';
     m->procname[sizeof m->procname - 1] = '\0';

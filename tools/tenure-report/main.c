@@ -1,5 +1,6 @@
 /*
- * tenure-report [--json] [--timeout S] [--max-memory M] [--chrome FILE] [--html FILE] TRACE_DIR...
+ * tenure-report [--full | --json] [--out DIR] [--chrome FILE] [--html FILE] [--timeout S]
+ *               [--max-memory M] TRACE...
  * tenure-report --compare [--json] TRACE_A TRACE_B
  *
  * Each argument is a CTF trace directory (it holds `metadata`), a directory holding trace
@@ -21,15 +22,19 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: tenure-report [--json] [--verbose] [--timeout S] [--max-memory M] [--chrome FILE] [--html FILE]\n"
-            "                     TRACE...\n"
+            "usage: tenure-report [--full | --json] [--out DIR] [--chrome FILE] [--html FILE] [--verbose]\n"
+            "                     [--timeout S] [--max-memory M] TRACE...\n"
             "       tenure-report --compare [--json] [--verbose] TRACE_A TRACE_B\n"
-            "  Rebuild the GCs of tenure CTF traces (the .NET GC events) and print PerfView's GCStats:\n"
-            "  a summary, a rollup by generation and one row per GC.\n"
+            "  Rebuild the GCs of tenure CTF traces (the .NET GC events) and print PerfView's GCStats.\n"
             "  TRACE is a trace directory (with a `metadata` file), a directory holding trace\n"
             "  directories (tenure-*/ of TENURE_TRACE=<dir>, an unzipped perfcollect trace), or a\n"
             "  perfcollect .trace.zip; one report per trace, process (vpid) and ClrInstanceID.\n"
+            "  By default a screen a trace: the summary, the rollup by generation, pause percentiles\n"
+            "  and the ten longest pauses.\n"
+            "  --full         the full report: also one row per GC (and server GC's heaps)\n"
             "  --json         the summary, rollup and per-GC records as JSON on stdout\n"
+            "  --out DIR      also write the full report to DIR/gc-report.txt and the HTML report to\n"
+            "                 DIR/gc-report.html (when built with --html), and say where\n"
             "  --chrome FILE  also write the GCs as Chrome trace-event JSON (Perfetto, chrome://tracing)\n"
             "  --html FILE    also write a self-contained HTML report with interactive charts%s\n"
             "  --compare A B  two traces side by side (GC counts, pause percentiles, total pause, peak\n"
@@ -177,13 +182,9 @@ static void display_name(char *buf, size_t len, const char *arg, const char *tmp
         snprintf(buf, len, "%s", trace);
 }
 
-/* Read one trace directory: one model per process and runtime instance, each finished with
- * its own status (partial when its GCs are missing). */
-static void load(const char *path, const char *name, tr_set *set, tr_result *res) {
-    tr_result whole;
-    read_trace(path, set, &whole);
-    /* Start ms counts from the trace's first event, whichever process wrote it (TraceEvent's
-     * TimeStampRelativeMSec), not from each process's own first one */
+/* Start ms counts from the trace's first event, whichever process wrote it (TraceEvent's
+ * TimeStampRelativeMSec), not from each process's own first one. */
+static void set_origin(tr_set *set) {
     int64_t origin = 0;
     int have_origin = 0;
     for (size_t i = 0; i < set->n; i++)
@@ -195,20 +196,28 @@ static void load(const char *path, const char *name, tr_set *set, tr_result *res
         set->m[i].origin_ns = origin;
         set->m[i].have_origin = have_origin;
     }
+}
+
+/* Read one trace directory: one model per process and runtime instance, each finished with
+ * its own status (partial when its GCs are missing). */
+static void load(const char *path, const char *name, tr_set *set, tr_result *res) {
+    tr_result whole;
+    read_trace(path, set, &whole);
+    set_origin(set);
     for (size_t i = 0; i < set->n; i++) {
         tr_model *m = &set->m[i];
         tr_result *r = &res[i];
         *r = whole;
         model_finish(m);
         model_status(m, r);
-        if (r->status != TR_FULL) {
-            char who[64] = "";
-            if (m->has_vpid)
-                snprintf(who, sizeof who, " (vpid %lld, ClrInstanceID %u)", (long long)m->vpid, m->instance);
-            fprintf(stderr, "tenure-report: %s%s: %s%s%s\n", name, who,
-                    r->status == TR_UNREADABLE ? "unreadable trace: " : "partial report: ", r->error,
-                    reader_verbose || !r->library ? "" : " (--verbose for details)");
-        }
+        if (r->status == TR_FULL)
+            continue;
+        char who[64] = "";
+        if (m->has_vpid)
+            snprintf(who, sizeof who, " (vpid %lld, ClrInstanceID %u)", (long long)m->vpid, m->instance);
+        fprintf(stderr, "tenure-report: %s%s: %s%s%s\n", name, who,
+                r->status == TR_UNREADABLE ? "unreadable trace: " : "partial report: ", r->error,
+                reader_verbose || !r->library ? "" : " (--verbose for details)");
     }
 }
 
@@ -229,7 +238,10 @@ static FILE *open_out(const char *path, const char *what) {
     return f;
 }
 
+/* 1 on a write error (said on stderr) */
 static int close_out(FILE *f, const char *path) {
+    if (!f)
+        return 0;
     int bad = ferror(f) != 0;
     if (f == stdout)
         bad |= fflush(f) != 0;
@@ -240,49 +252,64 @@ static int close_out(FILE *f, const char *path) {
     return bad;
 }
 
+static void unreadable(tr_result *r, const char *arg, const char *why) {
+    r->status = TR_UNREADABLE;
+    snprintf(r->error, sizeof r->error, "%s", why);
+    fprintf(stderr, "tenure-report: %s: %s\n", arg, why);
+}
+
+/* One side of --compare: the model of the one process of the one trace at arg (*m keeps it);
+ * 0, or -1 with why set */
+static int compare_load(const char *arg, strlist *traces, char *tmp, size_t tmplen, tr_model *m, tr_result *r,
+                        char *why, size_t whylen) {
+    if (find_traces(arg, traces, tmp, tmplen, why, whylen) != 0)
+        return -1;
+    if (traces->n != 1) {
+        snprintf(why, whylen, "holds %zu traces; --compare takes one trace directory on each side", traces->n);
+        return -1;
+    }
+    tr_result *res = calloc(TR_MAX_PROCESSES, sizeof *res);
+    if (!res) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    tr_set set = {0};
+    load(traces->v[0], traces->v[0], &set, res);
+    int ok = set.n == 1;
+    if (ok) {
+        *m = set.m[0];
+        *r = res[0];
+        model_init(&set.m[0]); /* its arrays are now *m's */
+    } else {
+        snprintf(why, whylen, "holds %zu processes; --compare takes a trace of one process on each side", set.n);
+    }
+    set_free(&set);
+    free(res);
+    return ok ? 0 : -1;
+}
+
+static void strlist_free(strlist *l) {
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+}
+
 /* --compare A B: each side one trace of one process */
 static int compare(int json, const char *a, const char *b) {
     const char *arg[2] = {a, b};
     strlist traces[2] = {{0}, {0}};
-    tr_set sets[2] = {{0}, {0}};
     tr_model mm[2];
     tr_result rr[2];
     char tmp[2][4096];
     int worst = 0;
-    char err[512];
     for (int s = 0; s < 2; s++) {
         model_init(&mm[s]);
         memset(&rr[s], 0, sizeof rr[s]);
-        if (find_traces(arg[s], &traces[s], tmp[s], sizeof tmp[s], err, sizeof err) != 0) {
-            rr[s].status = TR_UNREADABLE;
-            snprintf(rr[s].error, sizeof rr[s].error, "%s", err);
-            fprintf(stderr, "tenure-report: %s: %s\n", arg[s], err);
-        } else if (traces[s].n != 1) {
-            rr[s].status = TR_UNREADABLE;
-            snprintf(rr[s].error, sizeof rr[s].error,
-                     "holds %zu traces; --compare takes one trace directory on each side", traces[s].n);
-            fprintf(stderr, "tenure-report: %s: %s\n", arg[s], rr[s].error);
-        } else {
-            tr_result *res = calloc(TR_MAX_PROCESSES, sizeof *res);
-            if (!res) {
-                rr[s].status = TR_UNREADABLE;
-                snprintf(rr[s].error, sizeof rr[s].error, "out of memory");
-            } else {
-                load(traces[s].v[0], traces[s].v[0], &sets[s], res);
-                if (sets[s].n == 1) {
-                    mm[s] = sets[s].m[0];
-                    rr[s] = res[0];
-                    sets[s].m[0].gcs = NULL; /* now mm[s]'s */
-                    sets[s].m[0].details = NULL;
-                } else {
-                    rr[s].status = TR_UNREADABLE;
-                    snprintf(rr[s].error, sizeof rr[s].error,
-                             "holds %zu processes; --compare takes a trace of one process on each side", sets[s].n);
-                    fprintf(stderr, "tenure-report: %s: %s\n", arg[s], rr[s].error);
-                }
-                free(res);
-            }
-        }
+        char why[600];
+        if (compare_load(arg[s], &traces[s], tmp[s], sizeof tmp[s], &mm[s], &rr[s], why, sizeof why) != 0)
+            unreadable(&rr[s], arg[s], why);
         worst = worse(worst, rr[s].status);
     }
     const char *paths[2] = {traces[0].n == 1 ? traces[0].v[0] : a, traces[1].n == 1 ? traces[1].v[0] : b};
@@ -291,206 +318,302 @@ static int compare(int json, const char *a, const char *b) {
     compare_print(stdout, json, paths, mp, rp);
     for (int s = 0; s < 2; s++) {
         model_free(&mm[s]);
-        set_free(&sets[s]);
-        for (size_t i = 0; i < traces[s].n; i++)
-            free(traces[s].v[i]);
-        free(traces[s].v);
+        strlist_free(&traces[s]);
         zip_remove(tmp[s]);
     }
     return worst;
 }
 
-int main(int argc, char **argv) {
-    int json = 0, cmp = 0;
-    const char *chrome_path = NULL, *html_path = NULL;
-    strlist args = {0};
+/* ---- the command line ---------------------------------------------------------------------- */
+
+typedef struct options {
+    int json, cmp, full;
+    const char *chrome_path, *html_path, *out_dir;
+    strlist args;
+} options;
+
+/* A number option's value (--timeout, --max-memory); -1 if it is not one */
+static double number_arg(const char *opt, const char *value) {
+    char *end = NULL;
+    double v = value ? strtod(value, &end) : -1;
+    if (!end || *end || end == value || !(v >= 0 && v <= 1e9) || (opt[2] == 'm' && v != (double)(unsigned long)v)) {
+        fprintf(stderr, "tenure-report: %s needs a number of %s (0: no limit)\n", opt,
+                opt[2] == 't' ? "seconds" : "MiB");
+        return -1;
+    }
+    return v;
+}
+
+/* An option that takes a value: 1 and *i past it, 0 if argv[*i] is none of them, -1 on error */
+static int value_option(options *o, int argc, char **argv, int *i) {
+    static const char *const names[] = {"--chrome", "--html", "--out", "--timeout", "--max-memory"};
+    size_t k = 0;
+    while (k < sizeof names / sizeof names[0] && strcmp(argv[*i], names[k]) != 0)
+        k++;
+    if (k == sizeof names / sizeof names[0])
+        return 0;
+    const char *value = *i + 1 < argc ? argv[++*i] : NULL;
+    if (k < 3 && !value) {
+        fprintf(stderr, "tenure-report: %s needs a %s\n", names[k], k == 2 ? "directory" : "file name");
+        return -1;
+    }
+    const char **paths[3] = {&o->chrome_path, &o->html_path, &o->out_dir};
+    if (k < 3) {
+        *paths[k] = value;
+        return 1;
+    }
+    double v = number_arg(names[k], value);
+    if (v < 0)
+        return -1;
+    if (k == 3)
+        reader_timeout_s = v;
+    else
+        reader_max_memory_mb = (unsigned long)v;
+    return 1;
+}
+
+/* A flag: 1 (and set), 0 if a is none */
+static int flag_option(options *o, const char *a) {
+    if (strcmp(a, "--json") == 0)
+        o->json = 1;
+    else if (strcmp(a, "--compare") == 0)
+        o->cmp = 1;
+    else if (strcmp(a, "--full") == 0)
+        o->full = 1;
+    else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0)
+        reader_verbose = 1;
+    else
+        return 0;
+    return 1;
+}
+
+static int out_of_memory(void) {
+    fprintf(stderr, "tenure-report: out of memory\n");
+    return 2;
+}
+
+/* -1: go on; else the exit status (--help: 0, bad usage: 2) */
+static int parse_args(options *o, int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
-            json = 1;
-        } else if (strcmp(argv[i], "--compare") == 0) {
-            cmp = 1;
-        } else if (strcmp(argv[i], "--chrome") == 0 || strcmp(argv[i], "--html") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "tenure-report: %s needs a file name\n", argv[i]);
+        const char *a = argv[i];
+        int v = value_option(o, argc, argv, &i);
+        if (v != 0 || flag_option(o, a)) {
+            if (v < 0)
                 return 2;
-            }
-            if (argv[i][2] == 'c')
-                chrome_path = argv[++i];
-            else
-                html_path = argv[++i];
-        } else if (strcmp(argv[i], "--timeout") == 0 || strcmp(argv[i], "--max-memory") == 0) {
-            char *end = NULL;
-            double v = i + 1 < argc ? strtod(argv[i + 1], &end) : -1;
-            if (!end || *end || end == argv[i + 1] || !(v >= 0 && v <= 1e9) ||
-                (argv[i][2] == 'm' && v != (double)(unsigned long)v)) {
-                fprintf(stderr, "tenure-report: %s needs a number of %s (0: no limit)\n", argv[i],
-                        argv[i][2] == 't' ? "seconds" : "MiB");
-                return 2;
-            }
-            if (argv[i++][2] == 't')
-                reader_timeout_s = v;
-            else
-                reader_max_memory_mb = (unsigned long)v;
-        } else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0) {
-            reader_verbose = 1;
-        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            continue;
+        }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
-            for (size_t a = 0; a < args.n; a++)
-                free(args.v[a]);
-            free(args.v);
             return 0;
-        } else if (strcmp(argv[i], "--") == 0) {
+        }
+        if (strcmp(a, "--") == 0) {
             for (i++; i < argc; i++)
-                if (push(&args, argv[i]) != 0)
-                    return 2;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "tenure-report: unknown option %s\n", argv[i]);
+                if (push(&o->args, argv[i]) != 0)
+                    return out_of_memory();
+            break;
+        }
+        if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "tenure-report: unknown option %s\n", a);
             usage(stderr);
             return 2;
-        } else {
-            if (push(&args, argv[i]) != 0) {
-                fprintf(stderr, "tenure-report: out of memory\n");
-                return 2;
-            }
         }
+        if (push(&o->args, a) != 0)
+            return out_of_memory();
     }
+    return -1;
+}
+
+/* An unknown option, or options that do not go together: the message, 2; else 0 */
+static int check_usage(const options *o) {
     const char *bad = NULL;
-    if (args.n == 0)
+    if (o->args.n == 0)
         bad = "no trace given";
-    else if (cmp && args.n != 2)
+    else if (o->cmp && o->args.n != 2)
         bad = "--compare takes two traces";
-    else if (cmp && (chrome_path || html_path))
-        bad = "--compare writes no --chrome or --html file";
-    else if (chrome_path && html_path && strcmp(chrome_path, "-") == 0 && strcmp(html_path, "-") == 0)
+    else if (o->cmp && (o->chrome_path || o->html_path || o->out_dir || o->full))
+        bad = "--compare writes no --chrome, --html or --out file and has no --full";
+    else if (o->chrome_path && o->html_path && strcmp(o->chrome_path, "-") == 0 && strcmp(o->html_path, "-") == 0)
         bad = "only one of --chrome and --html can go to stdout";
     if (bad) {
         fprintf(stderr, "tenure-report: %s\n", bad);
         usage(stderr);
-        for (size_t a = 0; a < args.n; a++)
-            free(args.v[a]);
-        free(args.v);
         return 2;
     }
-    if (html_path && !html_available()) {
+    if (o->html_path && !html_available()) {
         fprintf(stderr, "tenure-report: --html is not in this build (it was built without the chart bundle: npm was "
                         "missing, or TENURE_REPORT_HTML=OFF)\n");
-        for (size_t a = 0; a < args.n; a++)
-            free(args.v[a]);
-        free(args.v);
         return 2;
     }
+    return 0;
+}
 
-    char err[512];
-    if (reader_init(err, sizeof err) != 0) {
-        fprintf(stderr, "tenure-report: %s\n", err);
+/* ---- the reports -------------------------------------------------------------------------- */
+
+/* Where the reports go: stdout (the screen, the full report or JSON; NULL when a file goes to
+ * stdout), --chrome, --html, and --out's files (the full report, the HTML report). */
+typedef struct outputs {
+    FILE *report, *chrome, *html, *table;
+    char table_path[4096], html_path[4096];
+    int first_json, first_html, pid;
+} outputs;
+
+/* --out DIR: the directory (made if missing), its full report and, when built, its HTML report */
+static int open_out_dir(const options *o, outputs *w) {
+    if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "tenure-report: %s: cannot make the directory: %s\n", o->out_dir, strerror(errno));
         return 2;
     }
+    snprintf(w->table_path, sizeof w->table_path, "%s/gc-report.txt", o->out_dir);
+    if (!(w->table = open_out(w->table_path, "report")))
+        return 2;
+    if (o->html_path || !html_available())
+        return 0;
+    snprintf(w->html_path, sizeof w->html_path, "%s/gc-report.html", o->out_dir);
+    return (w->html = open_out(w->html_path, "HTML")) ? 0 : 2;
+}
 
-    int worst = 0; /* 0, 3 (partial) or 2 (unreadable) */
-    if (cmp) {
-        worst = compare(json, args.v[0], args.v[1]);
-        goto done;
-    }
+static int open_outputs(const options *o, outputs *w) {
+    memset(w, 0, sizeof *w);
+    w->first_json = w->first_html = 1;
+    if (o->chrome_path && !(w->chrome = open_out(o->chrome_path, "Chrome trace")))
+        return 2;
+    if (o->html_path && !(w->html = open_out(o->html_path, "HTML")))
+        return 2;
+    if (o->html_path)
+        snprintf(w->html_path, sizeof w->html_path, "%s", o->html_path);
+    if (o->out_dir && open_out_dir(o, w) != 0)
+        return 2;
+    w->report = w->chrome == stdout || w->html == stdout ? NULL : stdout;
+    if (o->json && w->report)
+        fputs("{\"traces\": [", w->report);
+    if (w->chrome)
+        chrome_begin(w->chrome);
+    if (w->html)
+        html_begin(w->html);
+    return 0;
+}
 
-    FILE *chrome = NULL, *html = NULL;
-    if (chrome_path && !(chrome = open_out(chrome_path, "Chrome trace"))) {
-        worst = 2;
-        goto done;
-    }
-    if (html_path && !(html = open_out(html_path, "HTML"))) {
-        if (chrome && chrome != stdout)
-            fclose(chrome);
-        worst = 2;
-        goto done;
-    }
-    /* the stdout report, unless a file goes to stdout */
-    FILE *report = chrome == stdout || html == stdout ? NULL : stdout;
+/* The closing of every output; 2 on a write error */
+static int close_outputs(const options *o, outputs *w) {
+    int bad = 0;
+    if (o->json && w->report)
+        fputs("\n]}\n", w->report);
+    if (w->chrome)
+        chrome_end(w->chrome);
+    if (w->html)
+        html_end(w->html);
+    bad |= close_out(w->chrome, o->chrome_path);
+    bad |= close_out(w->html, w->html_path);
+    bad |= close_out(w->table, w->table_path);
+    return bad ? 2 : 0;
+}
 
-    int first_json = 1, first_html = 1, pid = 0;
-    if (json && report)
-        fputs("{\"traces\": [", report);
-    if (chrome)
-        chrome_begin(chrome);
-    if (html)
-        html_begin(html);
-    tr_result *results = calloc(TR_MAX_PROCESSES, sizeof *results);
-    if (!results) {
-        fprintf(stderr, "tenure-report: out of memory\n");
-        worst = 2;
-        args.n = 0;
+/* What --out wrote, at the end of the text report */
+static void print_written(const options *o, const outputs *w) {
+    if (!w->report || o->json || !w->table)
+        return;
+    fprintf(w->report, "Every GC (the --full report): %s\n", w->table_path);
+    if (w->html_path[0])
+        fprintf(w->report, "HTML report: %s\n", w->html_path);
+    else
+        fprintf(w->report, "No HTML report: this tenure-report was built without --html (no npm)\n");
+}
+
+/* One report (a process of a trace) to every output */
+static void report_one(const options *o, outputs *w, const char *name, const tr_model *m, const tr_result *res) {
+    if (w->report && o->json) {
+        print_json_trace(w->report, name, m, res, w->first_json);
+        w->first_json = 0;
+    } else if (w->report && o->full)
+        print_text(w->report, name, m, res);
+    else if (w->report)
+        print_screen(w->report, name, m, res);
+    if (w->table)
+        print_text(w->table, name, m, res);
+    /* --chrome and --html show one name per report: the process's with the trace's */
+    char label[8400];
+    if (m && m->has_vpid)
+        snprintf(label, sizeof label, "%s [vpid %lld %s, ClrInstanceID %u]", name, (long long)m->vpid, m->procname,
+                 m->instance);
+    else
+        snprintf(label, sizeof label, "%s", name);
+    if (w->chrome && m && res->status != TR_UNREADABLE)
+        chrome_trace(w->chrome, label, m, ++w->pid);
+    if (w->html) {
+        html_trace(w->html, label, m, res, w->first_html);
+        w->first_html = 0;
     }
-    for (size_t a = 0; a < args.n; a++) {
-        strlist traces = {0};
-        char tmp[4096];
-        if (find_traces(args.v[a], &traces, tmp, sizeof tmp, err, sizeof err) != 0) {
-            fprintf(stderr, "tenure-report: %s: %s\n", args.v[a], err);
-            tr_result res = {.status = TR_UNREADABLE};
-            snprintf(res.error, sizeof res.error, "%s", err);
-            if (json && report) {
-                print_json_trace(report, args.v[a], NULL, &res, first_json);
-                first_json = 0;
-            }
-            if (html) {
-                html_trace(html, args.v[a], NULL, &res, first_html);
-                first_html = 0;
-            }
-            worst = 2;
+}
+
+/* Every trace found at one argument; returns the worst status */
+static int report_arg(const options *o, outputs *w, const char *arg, tr_result *results) {
+    strlist traces = {0};
+    char tmp[4096], err[512];
+    int worst = 0;
+    if (find_traces(arg, &traces, tmp, sizeof tmp, err, sizeof err) != 0) {
+        tr_result res = {.status = TR_UNREADABLE};
+        unreadable(&res, arg, err);
+        if (w->report && o->json) {
+            print_json_trace(w->report, arg, NULL, &res, w->first_json);
+            w->first_json = 0;
         }
-        for (size_t t = 0; t < traces.n; t++) {
-            char name[8192];
-            display_name(name, sizeof name, args.v[a], tmp, traces.v[t]);
-            tr_set set;
-            load(traces.v[t], name, &set, results);
-            for (size_t k = 0; k < set.n; k++) {
-                tr_model *m = &set.m[k];
-                tr_result *res = &results[k];
-                if (report && json) {
-                    print_json_trace(report, name, m, res, first_json);
-                    first_json = 0;
-                } else if (report) {
-                    print_text(report, name, m, res);
-                }
-                /* --chrome and --html show one name per report: the process's with the trace's */
-                char label[8400];
-                if (m->has_vpid)
-                    snprintf(label, sizeof label, "%s [vpid %lld %s, ClrInstanceID %u]", name, (long long)m->vpid,
-                             m->procname, m->instance);
-                else
-                    snprintf(label, sizeof label, "%s", name);
-                if (chrome && res->status != TR_UNREADABLE)
-                    chrome_trace(chrome, label, m, ++pid);
-                if (html) {
-                    html_trace(html, label, m, res, first_html);
-                    first_html = 0;
-                }
-                worst = worse(worst, res->status);
-            }
-            set_free(&set);
-            free(traces.v[t]);
+        if (w->html) {
+            html_trace(w->html, arg, NULL, &res, w->first_html);
+            w->first_html = 0;
         }
-        free(traces.v);
-        zip_remove(tmp);
+        worst = 2;
+    }
+    for (size_t t = 0; t < traces.n; t++) {
+        char name[8192];
+        display_name(name, sizeof name, arg, tmp, traces.v[t]);
+        tr_set set;
+        load(traces.v[t], name, &set, results);
+        for (size_t k = 0; k < set.n; k++) {
+            report_one(o, w, name, &set.m[k], &results[k]);
+            worst = worse(worst, results[k].status);
+        }
+        set_free(&set);
+    }
+    strlist_free(&traces);
+    zip_remove(tmp);
+    return worst;
+}
+
+static int report_all(const options *o) {
+    outputs w;
+    int worst = open_outputs(o, &w);
+    tr_result *results = worst ? NULL : calloc(TR_MAX_PROCESSES, sizeof *results);
+    if (!worst && !results)
+        worst = out_of_memory();
+    for (size_t a = 0; results && a < o->args.n; a++) {
+        int st = report_arg(o, &w, o->args.v[a], results);
+        worst = st == 2 || (st == 3 && worst == 0) ? st : worst;
     }
     free(results);
-    if (json && report)
-        fputs("\n]}\n", report);
-    if (chrome) {
-        chrome_end(chrome);
-        if (close_out(chrome, chrome_path))
-            worst = 2;
-    }
-    if (html) {
-        html_end(html);
-        if (close_out(html, html_path))
-            worst = 2;
-    }
+    print_written(o, &w);
+    int closed = close_outputs(o, &w);
+    return closed ? closed : worst;
+}
 
-done:
-    for (size_t a = 0; a < args.n; a++)
-        free(args.v[a]);
-    free(args.v);
-    reader_fini();
+int main(int argc, char **argv) {
+    options o = {0};
+    int status = parse_args(&o, argc, argv);
+    if (status < 0)
+        status = check_usage(&o);
+    else if (status == 0) {
+        strlist_free(&o.args);
+        return 0;
+    }
+    char err[512];
+    if (status == 0 && reader_init(err, sizeof err) != 0) {
+        fprintf(stderr, "tenure-report: %s\n", err);
+        status = 2;
+    } else if (status == 0) {
+        status = o.cmp ? compare(o.json, o.args.v[0], o.args.v[1]) : report_all(&o);
+        reader_fini();
+    }
+    strlist_free(&o.args);
     if (fflush(stdout) != 0)
         return 2;
-    return worst;
+    return status;
 }

@@ -56,14 +56,22 @@ int reason_is_induced(uint32_t reason) {
 }
 
 void gc_gen_label(const tr_gc *gc, char *buf, size_t len) {
-    char t = gc->type == 1 ? 'B' : gc->type == 2 ? 'F' : 'N';
+    char t = gc->type == TR_GC_BACKGROUND ? 'B' : gc->type == TR_GC_FOREGROUND ? 'F' : 'N';
     snprintf(buf, len, "%d%c%s", gc->gen, t, reason_is_induced(gc->reason) ? "I" : "");
+}
+
+void gc_reason_label(const tr_gc *gc, char *buf, size_t len) {
+    const char *name = reason_name(gc->reason);
+    if (name)
+        snprintf(buf, len, "%s", name);
+    else
+        snprintf(buf, len, "Reason%u", gc->reason);
 }
 
 void model_init(tr_model *m) {
     memset(m, 0, sizeof *m);
     m->susp_gc = m->cur_blocking = m->cur_bgc = m->last_ended = -1;
-    m->alloc_source = "none";
+    m->alloc_source = TR_ALLOC_NONE;
 }
 
 void model_free(tr_model *m) {
@@ -460,173 +468,191 @@ static void add_bgc_pause(tr_model *m, int64_t pause) {
         m->gcs[m->cur_bgc].pause_ns = ns_add(m->gcs[m->cur_bgc].pause_ns, pause);
 }
 
-int model_event(tr_model *m, const tr_event *ev) {
-    m->events++;
+/* ---- the GC's events, one handler each ---------------------------------------------------- */
+
+static void on_suspend_begin(tr_model *m, const tr_event *ev) {
+    if (ev->reason != TR_SUSPEND_FOR_GC && ev->reason != TR_SUSPEND_FOR_GC_PREP)
+        return;
+    if (m->suspended)
+        m->nested_suspends++;
+    m->joins_outside += m->nheld; /* a suspension that began no GC */
+    m->nheld = 0;
+    m->suspended = 1;
+    m->susp_begin = ev->ts_ns;
+    m->has_susp_end = 0;
+    m->susp_tid = ev->tid;
+    m->susp_reason = (uint32_t)ev->reason;
+    m->susp_gc = -1;
+}
+
+static void on_suspend_end(tr_model *m, const tr_event *ev) {
+    if (m->suspended && ev->tid == m->susp_tid && !m->has_susp_end) {
+        m->susp_end = ev->ts_ns;
+        m->has_susp_end = 1;
+    }
+}
+
+static int on_gc_start(tr_model *m, const tr_event *ev) {
+    long i = new_gc(m);
+    if (i < 0)
+        return -1;
+    tr_gc *g = &m->gcs[i];
+    g->number = (uint32_t)ev->count;
+    g->gen = ev->depth <= 2 ? (int)ev->depth : 2;
+    g->reason = (uint32_t)ev->reason;
+    g->type = ev->type <= TR_GC_FOREGROUND ? (uint32_t)ev->type : TR_GC_BLOCKING;
+    g->start_ns = ev->ts_ns;
+    g->suspend_begin_ns = ev->ts_ns; /* no suspension seen (the trace began mid-GC): from GCStart */
+    if (m->suspended && m->susp_gc < 0) {
+        g->has_suspend = 1;
+        g->suspend_begin_ns = m->susp_begin;
+        g->has_suspend_end = m->has_susp_end;
+        g->suspend_end_ns = m->susp_end;
+        m->susp_gc = i;
+        if (m->nheld && release_held(m, i) != 0)
+            return -1;
+    }
+    memcpy(g->tick_alloc, m->pending_ticks, sizeof g->tick_alloc);
+    memset(m->pending_ticks, 0, sizeof m->pending_ticks);
+    if (g->type == TR_GC_BACKGROUND)
+        m->cur_bgc = i;
+    else
+        m->cur_blocking = i;
+    return 0;
+}
+
+static void on_gc_end(tr_model *m, const tr_event *ev) {
+    long i = find_open_gc(m, ev->count);
+    if (i < 0)
+        return;
+    tr_gc *g = &m->gcs[i];
+    g->has_end = 1;
+    g->end_ns = ev->ts_ns;
+    m->last_ended = i;
+    if (m->cur_blocking == i)
+        m->cur_blocking = -1;
+}
+
+static void on_heap_stats(tr_model *m, const tr_event *ev) {
+    /* the ticks since the previous GCHeapStats, whichever GC it was (TraceEvent's
+     * AllocedSinceLastGCBasedOnAllocTickMB); counted again from here even without a GC */
+    uint64_t hs_ticks = m->ticks_since_stats;
+    m->ticks_since_stats = 0;
+    long i = m->last_ended;
+    if (i < 0 || m->gcs[i].has_heap_stats)
+        return;
+    tr_gc *g = &m->gcs[i];
+    g->has_heap_stats = 1;
+    g->tick_alloc0_stats = hs_ticks;
+    memcpy(g->gen_size_after, ev->gen_size, sizeof g->gen_size_after);
+    memcpy(g->promoted, ev->promoted, sizeof g->promoted);
+    g->fin_promoted_count = ev->fin_promoted_count;
+    g->fin_promoted_size = ev->fin_promoted_size;
+    g->pinned_objects = ev->pinned_objects;
+    g->handles = ev->handles;
+    m->last_ended = -1;
+    if (g->type == TR_GC_BACKGROUND) { /* a background GC is complete at its heap stats */
+        g->complete = 1;
+        g->restart_ns = ev->ts_ns;
+        if (m->cur_bgc == i)
+            m->cur_bgc = -1;
+    }
+}
+
+static int on_global_history(tr_model *m, const tr_event *ev) {
+    long i = m->cur_blocking >= 0 ? m->cur_blocking : m->cur_bgc;
+    if (i < 0)
+        return 0;
+    if (global_heaps(m, i, ev->num_heaps) != 0)
+        return -1;
+    if (ev->phase_count == 0)
+        return 0;
+    tr_gc *g = &m->gcs[i];
+    g->phase_count = ev->phase_count;
+    memcpy(g->phase_us, ev->phase_us, sizeof g->phase_us);
+    return 0;
+}
+
+/* A pause that ended: a blocking GC is complete at the restart written by the thread that
+ * suspended (if its GCHeapStats came); a background GC's pauses (its thread restarts the
+ * mutators itself) add up. */
+static void end_pause(tr_model *m, const tr_event *ev, long si) {
+    int64_t pause = ns_sub(ev->ts_ns, m->susp_begin);
+    if (pause < 0)
+        pause = 0;
+    int64_t susp = m->has_susp_end ? ns_sub(m->susp_end, m->susp_begin) : 0;
+    if (susp < 0)
+        susp = 0;
+    if (si >= 0 && m->gcs[si].type == TR_GC_BACKGROUND) {
+        m->gcs[si].pause_ns = ns_add(m->gcs[si].pause_ns, pause);
+        m->gcs[si].bgc_suspend_ns = ns_add(m->gcs[si].bgc_suspend_ns, susp);
+    } else if (si < 0 && m->susp_reason == TR_SUSPEND_FOR_GC_PREP) {
+        add_bgc_pause(m, pause);
+        if (m->cur_bgc >= 0)
+            m->gcs[m->cur_bgc].bgc_suspend_ns = ns_add(m->gcs[m->cur_bgc].bgc_suspend_ns, susp);
+    } else if (si >= 0) {
+        tr_gc *g = &m->gcs[si];
+        if (g->has_heap_stats && !g->complete) {
+            g->complete = 1;
+            g->pause_ns = pause;
+            g->restart_ns = ev->ts_ns;
+        }
+    }
+}
+
+static int on_restart_end(tr_model *m, const tr_event *ev) {
+    if (!m->suspended)
+        return 0;
+    long si = m->susp_gc;
+    int background = m->susp_reason == TR_SUSPEND_FOR_GC_PREP || (si >= 0 && m->gcs[si].type == TR_GC_BACKGROUND);
+    if (ev->tid != m->susp_tid && !background)
+        return 0;
+    end_pause(m, ev, si);
+    if (si < 0 && m->nheld && release_held(m, m->cur_blocking >= 0 ? m->cur_blocking : m->cur_bgc) != 0)
+        return -1;
+    m->suspended = 0;
+    m->susp_gc = -1;
+    return 0;
+}
+
+static void on_allocation_tick(tr_model *m, const tr_event *ev) {
+    unsigned k = ev->alloc_kind < TR_ALLOC_KINDS ? (unsigned)ev->alloc_kind : TR_ALLOC_SMALL;
+    m->tick_events++;
+    m->pending_ticks[k] += ev->alloc_amount;
+    if (k == TR_ALLOC_SMALL)
+        m->ticks_since_stats += ev->alloc_amount;
+    m->total_ticks[k] += ev->alloc_amount;
+    m->have_ticks = 1;
+}
+
+static void note_time(tr_model *m, int64_t ts) {
     if (!m->have_time) {
-        m->first_ns = m->last_ns = ev->ts_ns;
+        m->first_ns = m->last_ns = ts;
         m->have_time = 1;
     }
-    if (ev->ts_ns < m->first_ns)
-        m->first_ns = ev->ts_ns;
-    if (ev->ts_ns > m->last_ns)
-        m->last_ns = ev->ts_ns;
+    if (ts < m->first_ns)
+        m->first_ns = ts;
+    if (ts > m->last_ns)
+        m->last_ns = ts;
+}
 
+int model_event(tr_model *m, const tr_event *ev) {
+    m->events++;
+    note_time(m, ev->ts_ns);
     switch (ev->kind) {
-    case TR_EV_SUSPEND_EE_BEGIN:
-        if (ev->reason == 1 || ev->reason == 6) {
-            if (m->suspended)
-                m->nested_suspends++;
-            m->joins_outside += m->nheld; /* a suspension that began no GC */
-            m->nheld = 0;
-            m->suspended = 1;
-            m->susp_begin = ev->ts_ns;
-            m->has_susp_end = 0;
-            m->susp_tid = ev->tid;
-            m->susp_reason = (uint32_t)ev->reason;
-            m->susp_gc = -1;
-        }
-        break;
-    case TR_EV_SUSPEND_EE_END:
-        if (m->suspended && ev->tid == m->susp_tid && !m->has_susp_end) {
-            m->susp_end = ev->ts_ns;
-            m->has_susp_end = 1;
-        }
-        break;
-    case TR_EV_GC_START: {
-        long i = new_gc(m);
-        if (i < 0)
-            return -1;
-        tr_gc *g = &m->gcs[i];
-        g->number = (uint32_t)ev->count;
-        g->gen = ev->depth <= 2 ? (int)ev->depth : 2;
-        g->reason = (uint32_t)ev->reason;
-        g->type = ev->type <= 2 ? (uint32_t)ev->type : 0;
-        g->start_ns = ev->ts_ns;
-        if (m->suspended && m->susp_gc < 0) {
-            g->has_suspend = 1;
-            g->suspend_begin_ns = m->susp_begin;
-            g->has_suspend_end = m->has_susp_end;
-            g->suspend_end_ns = m->susp_end;
-            m->susp_gc = i;
-            if (m->nheld && release_held(m, i) != 0)
-                return -1;
-        } else {
-            /* no suspension seen (the trace began mid-GC): the pause starts at GCStart */
-            g->suspend_begin_ns = ev->ts_ns;
-        }
-        memcpy(g->tick_alloc, m->pending_ticks, sizeof g->tick_alloc);
-        memset(m->pending_ticks, 0, sizeof m->pending_ticks);
-        if (g->type == 1)
-            m->cur_bgc = i;
-        else
-            m->cur_blocking = i;
-        break;
-    }
-    case TR_EV_GC_END: {
-        long i = find_open_gc(m, ev->count);
-        if (i < 0)
-            break;
-        tr_gc *g = &m->gcs[i];
-        g->has_end = 1;
-        g->end_ns = ev->ts_ns;
-        m->last_ended = i;
-        if (m->cur_blocking == i)
-            m->cur_blocking = -1;
-        break;
-    }
-    case TR_EV_HEAP_STATS: {
-        /* the ticks since the previous GCHeapStats, whichever GC it was (TraceEvent's
-         * AllocedSinceLastGCBasedOnAllocTickMB); counted again from here even without a GC */
-        uint64_t hs_ticks = m->ticks_since_stats;
-        m->ticks_since_stats = 0;
-        long i = m->last_ended;
-        if (i < 0)
-            break;
-        tr_gc *g = &m->gcs[i];
-        if (g->has_heap_stats)
-            break;
-        g->has_heap_stats = 1;
-        g->tick_alloc0_stats = hs_ticks;
-        memcpy(g->gen_size_after, ev->gen_size, sizeof g->gen_size_after);
-        memcpy(g->promoted, ev->promoted, sizeof g->promoted);
-        g->fin_promoted_count = ev->fin_promoted_count;
-        g->fin_promoted_size = ev->fin_promoted_size;
-        g->pinned_objects = ev->pinned_objects;
-        g->handles = ev->handles;
-        m->last_ended = -1;
-        if (g->type == 1) { /* a background GC is complete at its heap stats */
-            g->complete = 1;
-            g->restart_ns = ev->ts_ns;
-            if (m->cur_bgc == i)
-                m->cur_bgc = -1;
-        }
-        break;
-    }
+    case TR_EV_SUSPEND_EE_BEGIN: on_suspend_begin(m, ev); return 0;
+    case TR_EV_SUSPEND_EE_END: on_suspend_end(m, ev); return 0;
+    case TR_EV_GC_START: return on_gc_start(m, ev);
+    case TR_EV_GC_END: on_gc_end(m, ev); return 0;
+    case TR_EV_HEAP_STATS: on_heap_stats(m, ev); return 0;
     case TR_EV_PER_HEAP_HISTORY: return heap_history(m, ev);
-    case TR_EV_GLOBAL_HEAP_HISTORY: {
-        long i = m->cur_blocking >= 0 ? m->cur_blocking : m->cur_bgc;
-        if (i < 0)
-            break;
-        if (global_heaps(m, i, ev->num_heaps) != 0)
-            return -1;
-        if (ev->phase_count == 0)
-            break;
-        tr_gc *g = &m->gcs[i];
-        g->phase_count = ev->phase_count;
-        memcpy(g->phase_us, ev->phase_us, sizeof g->phase_us);
-        break;
-    }
-    case TR_EV_RESTART_EE_END: {
-        if (!m->suspended)
-            break;
-        long si = m->susp_gc;
-        int background = m->susp_reason == 6 || (si >= 0 && m->gcs[si].type == 1);
-        /* a blocking GC ends at the restart written by the thread that suspended; a background
-         * GC's thread restarts the mutators itself */
-        if (ev->tid != m->susp_tid && !background)
-            break;
-        int64_t pause = ns_sub(ev->ts_ns, m->susp_begin);
-        if (pause < 0)
-            pause = 0;
-        int64_t susp = m->has_susp_end ? ns_sub(m->susp_end, m->susp_begin) : 0;
-        if (susp < 0)
-            susp = 0;
-        if (si >= 0 && m->gcs[si].type == 1) {
-            m->gcs[si].pause_ns = ns_add(m->gcs[si].pause_ns, pause);
-            m->gcs[si].bgc_suspend_ns = ns_add(m->gcs[si].bgc_suspend_ns, susp);
-        } else if (si < 0 && m->susp_reason == 6) {
-            add_bgc_pause(m, pause);
-            if (m->cur_bgc >= 0)
-                m->gcs[m->cur_bgc].bgc_suspend_ns = ns_add(m->gcs[m->cur_bgc].bgc_suspend_ns, susp);
-        } else if (si >= 0) {
-            tr_gc *g = &m->gcs[si];
-            if (g->has_heap_stats && !g->complete) {
-                g->complete = 1;
-                g->pause_ns = pause;
-                g->restart_ns = ev->ts_ns;
-            }
-        }
-        if (si < 0 && m->nheld && release_held(m, m->cur_blocking >= 0 ? m->cur_blocking : m->cur_bgc) != 0)
-            return -1;
-        m->suspended = 0;
-        m->susp_gc = -1;
-        break;
-    }
-    case TR_EV_ALLOCATION_TICK: {
-        unsigned k = ev->alloc_kind <= 2 ? (unsigned)ev->alloc_kind : 0;
-        m->tick_events++;
-        m->pending_ticks[k] += ev->alloc_amount;
-        if (k == 0)
-            m->ticks_since_stats += ev->alloc_amount;
-        m->total_ticks[k] += ev->alloc_amount;
-        m->have_ticks = 1;
-        break;
-    }
+    case TR_EV_GLOBAL_HEAP_HISTORY: return on_global_history(m, ev);
+    case TR_EV_RESTART_EE_END: return on_restart_end(m, ev);
+    case TR_EV_ALLOCATION_TICK: on_allocation_tick(m, ev); return 0;
     case TR_EV_JOIN: return join_event(m, ev);
     case TR_EV_MARK_WITH_TYPE: return steal_event(m, ev);
-    default: break;
+    default: return 0;
     }
-    return 0;
 }
 
 static double ns_ms(int64_t ns) { return (double)ns / 1e6; }
@@ -640,33 +666,28 @@ static double phh_before_mb(const tr_gc *g) {
     return (double)before / MB;
 }
 
-void model_finish(tr_model *m) {
-    m->completed = m->incomplete = 0;
-    for (size_t i = 0; i < m->n; i++)
-        if (!m->gcs[i].complete)
-            m->incomplete++;
+/* A generation's object bytes before and after a GC: its size less its free list and free
+ * objects (TraceEvent's ObjSpaceBefore, ObjSizeAfter) */
+static double obj_before(const tr_phh_gen *p) {
+    return (double)p->size_before - (double)p->free_list_before - (double)p->free_obj_before;
+}
 
-    /* keep the completed GCs only */
+static double obj_after(const tr_phh_gen *p) {
+    return (double)p->size_after - (double)p->free_list_after - (double)p->free_obj_after;
+}
+
+/* Only the GCs that completed stay; those that did not are counted. */
+static void keep_completed(tr_model *m) {
     size_t w = 0;
     for (size_t i = 0; i < m->n; i++)
         if (m->gcs[i].complete)
             m->gcs[w++] = m->gcs[i];
+    m->incomplete = m->n - w;
     m->n = m->completed = w;
+}
 
-    int any_phh = 0;
-    for (size_t i = 0; i < m->n; i++)
-        if (m->gcs[i].phh_heaps)
-            any_phh = 1;
-    m->alloc_source = m->have_ticks ? "ticks" : any_phh ? "sizes" : "none";
-
-    m->duration_ms = m->have_time ? ns_ms(ns_sub(m->last_ns, m->first_ns)) : 0;
-    memset(m->rollup, 0, sizeof m->rollup);
-    memset(m->gc_by_gen, 0, sizeof m->gc_by_gen);
-    m->total_pause_ms = 0;
-    m->max_heap_mb = 0;
-    m->max_after_mb = 0;
-    double sum_alloc_sizes = 0;
-    /* reading is over: a join still open has no end */
+/* Reading is over: a join still open has no end, held joins belong to no GC. */
+static void close_joins(tr_model *m) {
     if (m->join_open)
         for (size_t h = 0; h < TR_JOIN_HEAPS; h++)
             m->joins_unpaired += m->join_open[h].gc >= 0;
@@ -676,155 +697,259 @@ void model_finish(tr_model *m) {
     free(m->held);
     m->held = NULL;
     m->nheld = 0;
-    m->total_join_wait_ms = 0;
-    m->max_gc_threads = 0;
-    double thread_pause_ms = 0; /* sum over GCs with joins of pause x GC threads */
+}
 
-    const tr_gc *prev = NULL;
-    for (size_t i = 0; i < m->n; i++) {
-        tr_gc *g = &m->gcs[i];
-        /* from the trace's first event, as TraceEvent's TimeStampRelativeMSec */
-        int64_t origin = m->have_origin ? m->origin_ns : m->first_ns;
-        g->start_ms = ns_ms(ns_sub(g->start_ns, origin));
-        g->end_ms = ns_ms(ns_sub(g->restart_ns, origin));
-        /* a background GC's: every suspension of it, summed (TraceGC.SuspendDurationMSec) */
-        g->suspend_ms = g->type == 1         ? ns_ms(g->bgc_suspend_ns)
-                        : g->has_suspend_end ? ns_ms(ns_sub(g->suspend_end_ns, g->suspend_begin_ns))
-                                             : 0;
-        g->fin_surv_mb = (double)g->fin_promoted_size / MB;
-        if (g->suspend_ms < 0)
-            g->suspend_ms = 0;
-        g->pause_ms = ns_ms(g->pause_ns);
-        g->join_wait_ms = ns_ms(g->join_wait_ns);
-        m->total_join_wait_ms += g->join_wait_ms;
-        thread_pause_ms += g->pause_ms * g->gc_threads;
-        if (g->gc_threads > m->max_gc_threads)
-            m->max_gc_threads = g->gc_threads;
+static void gc_times(const tr_model *m, tr_gc *g) {
+    /* from the trace's first event, as TraceEvent's TimeStampRelativeMSec */
+    int64_t origin = m->have_origin ? m->origin_ns : m->first_ns;
+    g->start_ms = ns_ms(ns_sub(g->start_ns, origin));
+    g->end_ms = ns_ms(ns_sub(g->restart_ns, origin));
+    /* a background GC's: every suspension of it, summed (TraceGC.SuspendDurationMSec) */
+    g->suspend_ms = g->type == TR_GC_BACKGROUND ? ns_ms(g->bgc_suspend_ns)
+                    : g->has_suspend_end        ? ns_ms(ns_sub(g->suspend_end_ns, g->suspend_begin_ns))
+                                                : 0;
+    if (g->suspend_ms < 0)
+        g->suspend_ms = 0;
+    g->pause_ms = ns_ms(g->pause_ns);
+    g->join_wait_ms = ns_ms(g->join_wait_ns);
+}
 
-        uint64_t after = 0, promoted = 0;
-        for (int k = 0; k < TR_GENS; k++) {
-            after += g->gen_size_after[k];
-            promoted += g->promoted[k];
-        }
-        g->after_mb = (double)after / MB;
-        g->promoted_mb = (double)promoted / MB;
-
-        /* gen0 allocated since the previous GC, as TraceGC.GetUserAllocated(Gen0) (PerfView's
-         * "Gen0 Alloc MB"): a background GC's from the allocation ticks; else, when this GC and
-         * the previous one have per-heap histories, gen0's objects before this GC (its size less
-         * its free list and free objects) less the previous GC's objects after it, summed over
-         * the heaps (negative when the previous GC left more than this one found); else the
-         * small-object ticks between the previous GCHeapStats and this GC's (0 without them) */
-        /* a background GC still running (its histories come at its end) has none yet when
-         * TraceEvent takes this figure; and TraceEvent gives a foreground GC's GCHeapStats (so
-         * its ticks) to the background GC in progress: a foreground GC's tick figure is 0 */
-        int prev_running = prev && prev->type == 1 && prev->restart_ns > g->start_ns;
-        if (g->type != 1 && g->phh_heaps && prev && prev->phh_heaps && !prev_running) {
-            const tr_phh_gen *p = &g->phh[0], *q = &prev->phh[0];
-            double before = (double)p->size_before - (double)p->free_list_before - (double)p->free_obj_before;
-            double prev_after = (double)q->size_after - (double)q->free_list_after - (double)q->free_obj_after;
-            g->alloc_gen0_mb = (before - prev_after) / MB;
-            sum_alloc_sizes += g->alloc_gen0_mb;
-        } else {
-            g->alloc_gen0_mb = g->type == 2 ? 0 : (double)g->tick_alloc0_stats / MB;
-        }
-
-        /* heap size before: the per-heap history's sizes, else the previous size after plus
-         * what was allocated since */
-        if (g->phh_heaps) {
-            uint64_t before = 0;
-            for (int k = 0; k < TR_GENS; k++)
-                before += g->phh[k].size_before;
-            g->peak_mb = (double)before / MB;
-        } else {
-            double a = isnan(g->alloc_gen0_mb) ? 0 : g->alloc_gen0_mb;
-            if (m->have_ticks)
-                a = (double)(g->tick_alloc[0] + g->tick_alloc[1] + g->tick_alloc[2]) / MB;
-            g->peak_mb = (prev ? prev->after_mb : 0) + a;
-        }
-        if (g->peak_mb < g->after_mb && !g->phh_heaps)
-            g->peak_mb = g->after_mb;
-        /* a background GC's peak, as PerfView's: also the heap size before of every GC whose
-         * pause began before the background GC's end, taken as its first pause's start plus its
-         * GCStart..GCEnd duration (TraceGC.HeapSizePeakMB) */
-        if (g->type == 1 && g->phh_heaps && g->has_end) {
-            int64_t bgc_end = g->suspend_begin_ns + ns_sub(g->end_ns, g->start_ns);
-            for (size_t j = i + 1; j < m->n && m->gcs[j].suspend_begin_ns <= bgc_end; j++) {
-                double before = phh_before_mb(&m->gcs[j]);
-                if (before > g->peak_mb)
-                    g->peak_mb = before;
-            }
-        }
-
-        /* gen0's survival and fragmentation as PerfView's GCStats shows them:
-         * TraceGC.SurvivalPercent(Gen0), the heaps' whole-percent SurvRate averaged in whole
-         * numbers (0 without per-heap histories), and GenFragmentationPercent(Gen0), gen0's free
-         * list and free objects after the GC over its size after (NaN without histories) */
-        g->survival_pct = g->phh_heaps ? (double)(g->surv_rate0_sum / g->phh_heaps) : 0;
-        g->frag_pct = NAN;
-        g->condemned_surv_pct = NAN;
-        if (g->phh_heaps) {
-            double obj_before = 0, surv = 0;
-            for (int k = 0; k < TR_GENS; k++) {
-                const tr_phh_gen *c = &g->phh[k];
-                if (k <= g->gen || g->gen == 2) {
-                    double ob = (double)c->size_before - (double)c->free_list_before - (double)c->free_obj_before;
-                    obj_before += ob > 0 ? ob : 0;
-                    surv += (double)(c->pinned_surv + c->non_pinned_surv);
-                }
-            }
-            if (obj_before > 0)
-                g->condemned_surv_pct = 100.0 * surv / obj_before;
-        }
-        if (g->phh_heaps) {
-            const tr_phh_gen *p = &g->phh[0];
-            double free_after = (double)(p->free_list_after + p->free_obj_after);
-            g->frag_pct = p->size_after ? 100.0 * free_after / (double)p->size_after : free_after ? INFINITY : NAN;
-        }
-
-        /* % of the time since the previous GC ended (or since the trace began) spent paused */
-        int64_t end = g->restart_ns;
-        int64_t since = ns_sub(end, prev ? prev->restart_ns : m->first_ns);
-        g->pause_pct = since > 0 ? 100.0 * (double)g->pause_ns / (double)since : NAN;
-        if (g->pause_pct > 100.0)
-            g->pause_pct = 100.0;
-
-        m->gc_by_gen[g->gen]++;
-        m->total_pause_ms += g->pause_ms;
-        if (g->peak_mb > m->max_heap_mb)
-            m->max_heap_mb = g->peak_mb;
-        if (g->after_mb > m->max_heap_mb)
-            m->max_heap_mb = g->after_mb;
-        if (g->after_mb > m->max_after_mb)
-            m->max_after_mb = g->after_mb;
-
-        for (int r = 0; r < 2; r++) {
-            tr_gen_rollup *ru = &m->rollup[r == 0 ? g->gen : 3];
-            ru->count++;
-            if (reason_is_induced(g->reason))
-                ru->induced++;
-            if (g->pause_ms > ru->max_pause_ms)
-                ru->max_pause_ms = g->pause_ms;
-            ru->total_pause_ms += g->pause_ms;
-            if (g->peak_mb > ru->peak_mb)
-                ru->peak_mb = g->peak_mb;
-            if (!isnan(g->alloc_gen0_mb))
-                ru->alloc_mb += g->alloc_gen0_mb;
-            ru->promoted_mb += g->promoted_mb;
-        }
-        prev = g;
+static void gc_sizes(tr_gc *g) {
+    uint64_t after = 0, promoted = 0;
+    for (int k = 0; k < TR_GENS; k++) {
+        after += g->gen_size_after[k];
+        promoted += g->promoted[k];
     }
+    g->after_mb = (double)after / MB;
+    g->promoted_mb = (double)promoted / MB;
+    g->fin_surv_mb = (double)g->fin_promoted_size / MB;
+}
+
+/* gen0 allocated since the previous GC, as TraceGC.GetUserAllocated(Gen0) (PerfView's "Gen0
+ * Alloc MB"): a background GC's from the allocation ticks; else, when this GC and the previous
+ * one have per-heap histories, gen0's objects before this GC less the previous GC's objects
+ * after it, summed over the heaps (negative when the previous GC left more than this one
+ * found); else the small-object ticks between the previous GCHeapStats and this GC's (0 without
+ * them). A background GC still running (its histories come at its end) has none yet when
+ * TraceEvent takes this figure; and TraceEvent gives a foreground GC's GCHeapStats (so its
+ * ticks) to the background GC in progress: a foreground GC's tick figure is 0. */
+static void gc_gen0_alloc(tr_gc *g, const tr_gc *prev) {
+    int prev_running = prev && prev->type == TR_GC_BACKGROUND && prev->restart_ns > g->start_ns;
+    g->alloc_from_sizes = g->type != TR_GC_BACKGROUND && g->phh_heaps && prev && prev->phh_heaps && !prev_running;
+    if (g->alloc_from_sizes)
+        g->alloc_gen0_mb = (obj_before(&g->phh[0]) - obj_after(&prev->phh[0])) / MB;
+    else
+        g->alloc_gen0_mb = g->type == TR_GC_FOREGROUND ? 0 : (double)g->tick_alloc0_stats / MB;
+}
+
+/* The heap size before the GC: its per-heap histories' sizes, else the previous size after plus
+ * what was allocated since. A background GC's peak, as PerfView's: also the heap size before of
+ * every GC whose pause began before the background GC's end, taken as its first pause's start
+ * plus its GCStart..GCEnd duration (TraceGC.HeapSizePeakMB). */
+static void gc_peak(const tr_model *m, size_t i, int have_ticks, const tr_gc *prev) {
+    tr_gc *g = &m->gcs[i];
+    if (g->phh_heaps) {
+        g->peak_mb = phh_before_mb(g);
+    } else {
+        double a = isnan(g->alloc_gen0_mb) ? 0 : g->alloc_gen0_mb;
+        if (have_ticks)
+            a = (double)(g->tick_alloc[TR_ALLOC_SMALL] + g->tick_alloc[TR_ALLOC_LARGE] +
+                         g->tick_alloc[TR_ALLOC_PINNED]) /
+                MB;
+        g->peak_mb = (prev ? prev->after_mb : 0) + a;
+        if (g->peak_mb < g->after_mb)
+            g->peak_mb = g->after_mb;
+    }
+    if (g->type != TR_GC_BACKGROUND || !g->phh_heaps || !g->has_end)
+        return;
+    int64_t bgc_end = g->suspend_begin_ns + ns_sub(g->end_ns, g->start_ns);
+    for (size_t j = i + 1; j < m->n && m->gcs[j].suspend_begin_ns <= bgc_end; j++) {
+        double before = phh_before_mb(&m->gcs[j]);
+        if (before > g->peak_mb)
+            g->peak_mb = before;
+    }
+}
+
+/* gen0's survival and fragmentation as PerfView's GCStats shows them:
+ * TraceGC.SurvivalPercent(Gen0), the heaps' whole-percent SurvRate averaged in whole numbers (0
+ * without per-heap histories), and GenFragmentationPercent(Gen0), gen0's free list and free
+ * objects after the GC over its size after (NaN without histories); and tenure-report's own
+ * survival of the condemned generations (LOH and POH with gen2). */
+static void gc_survival(tr_gc *g) {
+    g->survival_pct = g->phh_heaps ? (double)(g->surv_rate0_sum / g->phh_heaps) : 0;
+    g->frag_pct = NAN;
+    g->condemned_surv_pct = NAN;
+    if (!g->phh_heaps)
+        return;
+    double before = 0, surv = 0;
+    for (int k = 0; k < TR_GENS; k++) {
+        const tr_phh_gen *c = &g->phh[k];
+        if (k <= g->gen || g->gen == 2) {
+            double ob = obj_before(c);
+            before += ob > 0 ? ob : 0;
+            surv += (double)(c->pinned_surv + c->non_pinned_surv);
+        }
+    }
+    if (before > 0)
+        g->condemned_surv_pct = 100.0 * surv / before;
+    const tr_phh_gen *p = &g->phh[0];
+    double free_after = (double)(p->free_list_after + p->free_obj_after);
+    g->frag_pct = p->size_after ? 100.0 * free_after / (double)p->size_after : free_after ? INFINITY : NAN;
+}
+
+/* % of the time since the previous GC ended (or since the trace began) spent paused */
+static void gc_pause_pct(const tr_model *m, tr_gc *g, const tr_gc *prev) {
+    int64_t since = ns_sub(g->restart_ns, prev ? prev->restart_ns : m->first_ns);
+    g->pause_pct = since > 0 ? 100.0 * (double)g->pause_ns / (double)since : NAN;
+    if (g->pause_pct > 100.0)
+        g->pause_pct = 100.0;
+}
+
+/* ---- allocation --------------------------------------------------------------------------- */
+
+const char *tr_alloc_source_name(tr_alloc_source s) {
+    return s == TR_ALLOC_TICKS ? "ticks" : s == TR_ALLOC_SIZES ? "sizes" : "none";
+}
+
+const char *tr_alloc_source_text(tr_alloc_source s) {
+    return s == TR_ALLOC_TICKS   ? "GCAllocationTick: one a thread every ~100 KB"
+           : s == TR_ALLOC_SIZES ? "object bytes at each GC, up to the last one"
+                                 : "no GCAllocationTick or GCPerHeapHistory events";
+}
+
+/* The generations a program allocates in: gen0, LOH and POH (gen1 and gen2 only receive
+ * survivors). */
+static int allocated_in(int k) { return k == 0 || k >= 3; }
+
+/* Bytes allocated since the GC before (prev; NULL: since the trace began, on an empty heap), from
+ * the per-heap histories: each allocating generation's object bytes before this GC less what the
+ * GC before left in it. Object bytes, not sizes: an allocation into a free gap (between pinned
+ * plugs, or from the LOH/POH free lists) makes no generation bigger, only its free space smaller. */
+static double alloc_from_sizes(const tr_gc *g, const tr_gc *prev) {
+    double bytes = 0;
+    for (int k = 0; k < TR_GENS; k++)
+        if (allocated_in(k))
+            bytes += obj_before(&g->phh[k]) - (prev ? obj_after(&prev->phh[k]) : 0);
+    return bytes;
+}
+
+/* The first GC of a trace found gen1 and gen2 empty: the process's first GC, so everything in
+ * the heap was allocated since it began (a trace that began later, as an LTTng session of a
+ * running .NET process, has no such start: its first GC's allocation is unknown). */
+static int first_on_new_heap(const tr_gc *g) {
+    return g->phh_heaps && obj_before(&g->phh[1]) <= 0 && obj_before(&g->phh[2]) <= 0;
+}
+
+/* What GC g's allocation since the GC before is known from: the ticks of a trace that has them
+ * (every GC's from its start to the next one's), else the sizes when g and the GC before (or,
+ * for the first GC, g alone) have per-heap histories and no background GC ran between. */
+static void gc_allocated(const tr_model *m, tr_gc *g, const tr_gc *prev) {
+    g->alloc_source = TR_ALLOC_NONE;
+    g->alloc_mb = NAN;
+    if (m->have_ticks) {
+        uint64_t ticks = g->tick_alloc[TR_ALLOC_SMALL] + g->tick_alloc[TR_ALLOC_LARGE] + g->tick_alloc[TR_ALLOC_PINNED];
+        g->alloc_source = TR_ALLOC_TICKS;
+        g->alloc_mb = (double)ticks / MB;
+    } else if (g->phh_heaps && (prev ? prev->phh_heaps : first_on_new_heap(g)) && g->type != TR_GC_BACKGROUND &&
+               (!prev || prev->type != TR_GC_BACKGROUND)) {
+        g->alloc_source = TR_ALLOC_SIZES;
+        g->alloc_mb = alloc_from_sizes(g, prev) / MB;
+    }
+}
+
+/* The trace's total: every tick (sampled, so estimated); else the GCs' sizes summed, estimated
+ * when a GC's could not be had (no histories, a background GC). */
+static void model_allocation(tr_model *m) {
+    m->alloc_source = TR_ALLOC_NONE;
+    m->alloc_estimated = 0;
+    m->total_alloc_mb = 0;
+    if (m->have_ticks) {
+        m->alloc_source = TR_ALLOC_TICKS;
+        m->alloc_estimated = 1;
+        m->total_alloc_mb = (double)(m->total_ticks[TR_ALLOC_SMALL] + m->total_ticks[TR_ALLOC_LARGE] +
+                                     m->total_ticks[TR_ALLOC_PINNED]) /
+                            MB;
+        return;
+    }
+    for (size_t i = 0; i < m->n; i++) {
+        const tr_gc *g = &m->gcs[i];
+        if (g->alloc_source == TR_ALLOC_SIZES) {
+            m->alloc_source = TR_ALLOC_SIZES;
+            m->total_alloc_mb += g->alloc_mb;
+        } else {
+            m->alloc_estimated = 1;
+        }
+    }
+}
+
+static void add_to_rollup(tr_gen_rollup *ru, const tr_gc *g) {
+    ru->count++;
+    if (reason_is_induced(g->reason))
+        ru->induced++;
+    if (g->pause_ms > ru->max_pause_ms)
+        ru->max_pause_ms = g->pause_ms;
+    ru->total_pause_ms += g->pause_ms;
+    if (g->peak_mb > ru->peak_mb)
+        ru->peak_mb = g->peak_mb;
+    if (!isnan(g->alloc_mb))
+        ru->alloc_mb += g->alloc_mb;
+    ru->promoted_mb += g->promoted_mb;
+}
+
+static void add_to_totals(tr_model *m, const tr_gc *g) {
+    m->gc_by_gen[g->gen]++;
+    m->total_pause_ms += g->pause_ms;
+    if (g->peak_mb > m->max_heap_mb)
+        m->max_heap_mb = g->peak_mb;
+    if (g->after_mb > m->max_heap_mb)
+        m->max_heap_mb = g->after_mb;
+    if (g->after_mb > m->max_after_mb)
+        m->max_after_mb = g->after_mb;
+    add_to_rollup(&m->rollup[g->gen], g);
+    add_to_rollup(&m->rollup[3], g);
+    m->total_join_wait_ms += g->join_wait_ms;
+    m->thread_pause_ms += g->pause_ms * g->gc_threads;
+    if (g->gc_threads > m->max_gc_threads)
+        m->max_gc_threads = g->gc_threads;
+}
+
+static void reset_totals(tr_model *m) {
+    memset(m->rollup, 0, sizeof m->rollup);
+    memset(m->gc_by_gen, 0, sizeof m->gc_by_gen);
+    m->total_pause_ms = m->max_heap_mb = m->max_after_mb = 0;
+    m->total_join_wait_ms = m->thread_pause_ms = 0;
+    m->max_gc_threads = 0;
+}
+
+static void finish_totals(tr_model *m) {
     for (int r = 0; r < 4; r++)
         if (m->rollup[r].count)
             m->rollup[r].mean_pause_ms = m->rollup[r].total_pause_ms / m->rollup[r].count;
-
-    if (m->have_ticks)
-        m->total_alloc_mb = (double)(m->total_ticks[0] + m->total_ticks[1] + m->total_ticks[2]) / MB;
-    else
-        m->total_alloc_mb = sum_alloc_sizes;
+    m->duration_ms = m->have_time ? ns_ms(ns_sub(m->last_ns, m->first_ns)) : 0;
     m->pause_pct = m->duration_ms > 0 ? 100.0 * m->total_pause_ms / m->duration_ms : 0;
     m->join_pct_pause = m->total_pause_ms > 0 ? 100.0 * m->total_join_wait_ms / m->total_pause_ms : NAN;
-    m->join_pct_thread_time = thread_pause_ms > 0 ? 100.0 * m->total_join_wait_ms / thread_pause_ms : NAN;
+    m->join_pct_thread_time = m->thread_pause_ms > 0 ? 100.0 * m->total_join_wait_ms / m->thread_pause_ms : NAN;
+}
+
+void model_finish(tr_model *m) {
+    keep_completed(m);
+    close_joins(m);
+    reset_totals(m);
+    const tr_gc *prev = NULL;
+    for (size_t i = 0; i < m->n; i++) {
+        tr_gc *g = &m->gcs[i];
+        gc_times(m, g);
+        gc_sizes(g);
+        gc_gen0_alloc(g, prev);
+        gc_allocated(m, g, prev);
+        gc_peak(m, i, m->have_ticks, prev);
+        gc_survival(g);
+        gc_pause_pct(m, g, prev);
+        add_to_totals(m, g);
+        prev = g;
+    }
+    model_allocation(m);
+    finish_totals(m);
 }
 
 /* What a report that read to the end still lacks, in res->error ("; " between). */
@@ -861,4 +986,45 @@ void model_status(const tr_model *m, tr_result *res) {
     if (m->bad_heap_hist)
         add_reason(res, "%llu GCPerHeapHistory event(s) with a HeapIndex past 63 or repeated in a GC left out%s",
                    m->bad_heap_hist, "");
+}
+
+/* ---- pauses ------------------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double *model_sorted_pauses(const tr_model *m, int gen, size_t *n) {
+    *n = 0;
+    double *p = m->n ? malloc(m->n * sizeof *p) : NULL;
+    for (size_t i = 0; p && i < m->n; i++)
+        if (gen < 0 || m->gcs[i].gen == gen)
+            p[(*n)++] = m->gcs[i].pause_ms;
+    if (!*n) {
+        free(p);
+        return NULL;
+    }
+    qsort(p, *n, sizeof *p, cmp_double);
+    return p;
+}
+
+double pause_percentile(const double *sorted, size_t n, double p) {
+    return sorted[(size_t)((double)(n - 1) * p + 0.5)];
+}
+
+size_t model_longest_pauses(const tr_model *m, size_t *idx, size_t max) {
+    size_t n = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        /* insertion into the list kept longest first (an earlier GC first among equal pauses) */
+        size_t at = n < max ? n++ : max;
+        while (at > 0 && m->gcs[idx[at - 1]].pause_ns < m->gcs[i].pause_ns) {
+            if (at < max)
+                idx[at] = idx[at - 1];
+            at--;
+        }
+        if (at < max)
+            idx[at] = i;
+    }
+    return n;
 }

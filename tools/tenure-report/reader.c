@@ -7,6 +7,7 @@
  * reads as 0, and an error from the library ends the read with what was decoded so far.
  */
 #include "report.h"
+#include "trace/lttng_layout.h" /* the metadata text tenure writes */
 
 #include <babeltrace2/babeltrace.h>
 #include <dirent.h>
@@ -149,8 +150,67 @@ static tr_kind cached_kind(sink_state *s, const bt_event_class *ec) {
     return k;
 }
 
-static void decode_payload(tr_event *ev, const bt_field *p) {
+static void decode_heap_stats(tr_event *ev, const bt_field *p) {
     char name[32];
+    for (int g = 0; g < TR_GENS; g++) {
+        snprintf(name, sizeof name, "GenerationSize%d", g);
+        ev->gen_size[g] = get_u64(p, name);
+        snprintf(name, sizeof name, "TotalPromotedSize%d", g);
+        ev->promoted[g] = get_u64(p, name);
+    }
+    ev->fin_promoted_size = get_u64(p, "FinalizationPromotedSize");
+    ev->fin_promoted_count = get_u64(p, "FinalizationPromotedCount");
+    ev->pinned_objects = get_u64(p, "PinnedObjectCount");
+    ev->handles = get_u64(p, "GCHandleCount");
+}
+
+/* The `Values` array of a history event, NULL if it has none */
+static const bt_field *values_array(const bt_field *p) {
+    const bt_field *arr = member(p, "Values");
+    return arr && bt_field_class_type_is(bt_field_get_class_type(arr), BT_FIELD_CLASS_TYPE_ARRAY) ? arr : NULL;
+}
+
+static void decode_heap_history(tr_event *ev, const bt_field *p) {
+    ev->heap_index = get_u64(p, "HeapIndex");
+    const bt_field *arr = values_array(p);
+    uint64_t n = arr ? bt_field_array_get_length(arr) : 0;
+    if (n > TR_GENS)
+        n = TR_GENS;
+    for (uint64_t i = 0; i < n; i++) {
+        const bt_field *r = bt_field_array_borrow_element_field_by_index_const(arr, i);
+        tr_phh_gen *d = &ev->phh[i];
+        d->size_before = get_u64(r, "SizeBefore");
+        d->free_list_before = get_u64(r, "FreeListBefore");
+        d->free_obj_before = get_u64(r, "FreeObjBefore");
+        d->size_after = get_u64(r, "SizeAfter");
+        d->free_list_after = get_u64(r, "FreeListAfter");
+        d->free_obj_after = get_u64(r, "FreeObjAfter");
+        d->pinned_surv = get_u64(r, "PinnedSurv");
+        d->non_pinned_surv = get_u64(r, "NonePinnedSurv");
+        d->new_allocation = get_u64(r, "NewAllocation");
+    }
+    ev->phh_count = (int)n;
+}
+
+/* GCGlobalHeapHistory_V4: Count phase times in microseconds (older versions have none) */
+static void decode_global_history(tr_event *ev, const bt_field *p) {
+    ev->num_heaps = get_u64(p, "NumHeaps");
+    const bt_field *arr = values_array(p);
+    uint64_t n = arr ? bt_field_array_get_length(arr) : 0;
+    if (n > TR_PHASES)
+        n = TR_PHASES;
+    int got = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t v = 0;
+        if (!field_u64(bt_field_array_borrow_element_field_by_index_const(arr, i), &v))
+            break;
+        ev->phase_us[i] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+        got++;
+    }
+    ev->phase_count = got;
+}
+
+static void decode_payload(tr_event *ev, const bt_field *p) {
     switch (ev->kind) {
     case TR_EV_GC_START:
     case TR_EV_GC_END:
@@ -180,62 +240,9 @@ static void decode_payload(tr_event *ev, const bt_field *p) {
             ev->alloc_amount = get_u64(p, "AllocationAmount");
         ev->alloc_kind = get_u64(p, "AllocationKind");
         break;
-    case TR_EV_HEAP_STATS:
-        for (int g = 0; g < TR_GENS; g++) {
-            snprintf(name, sizeof name, "GenerationSize%d", g);
-            ev->gen_size[g] = get_u64(p, name);
-            snprintf(name, sizeof name, "TotalPromotedSize%d", g);
-            ev->promoted[g] = get_u64(p, name);
-        }
-        ev->fin_promoted_size = get_u64(p, "FinalizationPromotedSize");
-        ev->fin_promoted_count = get_u64(p, "FinalizationPromotedCount");
-        ev->pinned_objects = get_u64(p, "PinnedObjectCount");
-        ev->handles = get_u64(p, "GCHandleCount");
-        break;
-    case TR_EV_PER_HEAP_HISTORY: {
-        ev->heap_index = get_u64(p, "HeapIndex");
-        const bt_field *arr = member(p, "Values");
-        if (!arr || !bt_field_class_type_is(bt_field_get_class_type(arr), BT_FIELD_CLASS_TYPE_ARRAY))
-            break;
-        uint64_t n = bt_field_array_get_length(arr);
-        if (n > TR_GENS)
-            n = TR_GENS;
-        for (uint64_t i = 0; i < n; i++) {
-            const bt_field *r = bt_field_array_borrow_element_field_by_index_const(arr, i);
-            tr_phh_gen *d = &ev->phh[i];
-            d->size_before = get_u64(r, "SizeBefore");
-            d->free_list_before = get_u64(r, "FreeListBefore");
-            d->free_obj_before = get_u64(r, "FreeObjBefore");
-            d->size_after = get_u64(r, "SizeAfter");
-            d->free_list_after = get_u64(r, "FreeListAfter");
-            d->free_obj_after = get_u64(r, "FreeObjAfter");
-            d->pinned_surv = get_u64(r, "PinnedSurv");
-            d->non_pinned_surv = get_u64(r, "NonePinnedSurv");
-            d->new_allocation = get_u64(r, "NewAllocation");
-        }
-        ev->phh_count = (int)n;
-        break;
-    }
-    case TR_EV_GLOBAL_HEAP_HISTORY: {
-        ev->num_heaps = get_u64(p, "NumHeaps");
-        /* GCGlobalHeapHistory_V4: Count phase times in microseconds (older versions have none) */
-        const bt_field *arr = member(p, "Values");
-        if (!arr || !bt_field_class_type_is(bt_field_get_class_type(arr), BT_FIELD_CLASS_TYPE_ARRAY))
-            break;
-        uint64_t n = bt_field_array_get_length(arr);
-        if (n > TR_PHASES)
-            n = TR_PHASES;
-        int got = 0;
-        for (uint64_t i = 0; i < n; i++) {
-            uint64_t v = 0;
-            if (!field_u64(bt_field_array_borrow_element_field_by_index_const(arr, i), &v))
-                break;
-            ev->phase_us[i] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-            got++;
-        }
-        ev->phase_count = got;
-        break;
-    }
+    case TR_EV_HEAP_STATS: decode_heap_stats(ev, p); break;
+    case TR_EV_PER_HEAP_HISTORY: decode_heap_history(ev, p); break;
+    case TR_EV_GLOBAL_HEAP_HISTORY: decode_global_history(ev, p); break;
     default: break;
     }
 }
@@ -298,6 +305,62 @@ static void note_bad_payload(tr_model *m, const char *event, const char *why, in
         snprintf(m->bad_note, sizeof m->bad_note, "%s at %lld ns: %s", event ? event : "?", (long long)ts, why);
 }
 
+/* The event's time: 0 when the stream class has no default clock (no snapshot then) */
+static int event_time(const bt_message *msg, tr_event *ev) {
+    if (!bt_message_event_borrow_stream_class_default_clock_class_const(msg))
+        return 0;
+    const bt_clock_snapshot *cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
+    int64_t ns;
+    if (cs && bt_clock_snapshot_get_ns_from_origin(cs, &ns) == BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
+        ev->ts_ns = ns;
+    else if (cs)
+        ev->ts_ns = (int64_t)(bt_clock_snapshot_get_value(cs) & INT64_MAX);
+    bt_current_thread_clear_error();
+    return 1;
+}
+
+/* The thread: the event context's vtid (LTTng), else the packet context's tid (tenure's first
+ * layout), else the stream's id; never the CPU channel an event happened to be written to */
+static void event_thread(const bt_event *e, tr_event *ev) {
+    const bt_stream *stream = bt_event_borrow_stream_const(e);
+    ev->tid = stream ? bt_stream_get_id(stream) | (1ull << 63) : 0;
+    if (stream && bt_stream_class_supports_packets(bt_stream_borrow_class_const(stream))) {
+        const bt_packet *pk = bt_event_borrow_packet_const(e);
+        const bt_field *ctx = pk ? bt_packet_borrow_context_field_const(pk) : NULL;
+        uint64_t tid;
+        if (field_u64(member(ctx, "tid"), &tid))
+            ev->tid = tid;
+    }
+    read_context(ev, e);
+}
+
+/* The payload of an event the model looks at, by name or packed (blob.c); 0, or -1 with why set
+ * when it is malformed */
+static int event_payload(const bt_field *payload, const char *name, tr_event *ev, char *why, size_t whylen) {
+    static unsigned char blob[TR_MAX_BLOB];
+    size_t len = 0;
+    int packed = packed_payload(payload, blob, sizeof blob, &len, why, whylen);
+    if (packed < 0)
+        return -1;
+    if (packed > 0)
+        return blob_decode(ev, name, blob, len, why, whylen) != 0 ? -1 : 0;
+    decode_payload(ev, payload);
+    return 0;
+}
+
+/* The model of the event's process and runtime instance (NULL: out of memory, or *dropped when
+ * there are too many processes) */
+static tr_model *event_model(sink_state *s, tr_event *ev, int named_instance) {
+    tr_model *m = s->last;
+    /* an event that names no instance (a packed payload not decoded here: GCBulk*) stays with
+     * its process's current instance rather than open a report of its own */
+    if (!named_instance && ev->kind == TR_EV_OTHER && m && m->has_vpid == ev->has_vpid && m->vpid == ev->vpid)
+        ev->instance = m->instance;
+    if (!m || m->has_vpid != ev->has_vpid || m->vpid != ev->vpid || (ev->has_vpid && m->instance != ev->instance))
+        m = set_model_for(s->set, ev);
+    return m;
+}
+
 static int handle_event(sink_state *s, const bt_message *msg) {
     const bt_event *e = bt_message_event_borrow_event_const(msg);
     if (!e)
@@ -306,66 +369,22 @@ static int handle_event(sink_state *s, const bt_message *msg) {
     memset(&ev, 0, sizeof ev);
     const bt_event_class *ec = bt_event_borrow_class_const(e);
     ev.kind = cached_kind(s, ec);
-
-    /* time: only if the stream class has a default clock (else the snapshot is absent) */
-    if (bt_message_event_borrow_stream_class_default_clock_class_const(msg)) {
-        const bt_clock_snapshot *cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
-        int64_t ns;
-        if (cs && bt_clock_snapshot_get_ns_from_origin(cs, &ns) == BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
-            ev.ts_ns = ns;
-        else if (cs)
-            ev.ts_ns = (int64_t)(bt_clock_snapshot_get_value(cs) & INT64_MAX);
-        bt_current_thread_clear_error();
-    } else if (ev.kind != TR_EV_OTHER) {
-        /* without time nothing can be rebuilt */
-        return 0;
-    }
-
-    /* thread: the event context's vtid (LTTng), else the packet context's tid (tenure's first layout), else
-     * the stream's id; never the CPU channel an event happened to be written to */
-    const bt_stream *stream = bt_event_borrow_stream_const(e);
-    ev.tid = stream ? bt_stream_get_id(stream) | (1ull << 63) : 0;
-    if (stream && bt_stream_class_supports_packets(bt_stream_borrow_class_const(stream))) {
-        const bt_packet *pk = bt_event_borrow_packet_const(e);
-        const bt_field *ctx = pk ? bt_packet_borrow_context_field_const(pk) : NULL;
-        uint64_t tid;
-        if (field_u64(member(ctx, "tid"), &tid))
-            ev.tid = tid;
-    }
-    read_context(&ev, e);
-
+    if (!event_time(msg, &ev) && ev.kind != TR_EV_OTHER)
+        return 0; /* without time nothing can be rebuilt */
+    event_thread(e, &ev);
     const bt_field *payload = bt_event_borrow_payload_field_const(e);
     uint64_t inst;
     int named_instance = field_u64(member(payload, "ClrInstanceID"), &inst);
     if (named_instance)
         ev.instance = (uint32_t)inst;
     char why[160] = "";
-    int bad = 0;
-    if (ev.kind != TR_EV_OTHER) {
-        static unsigned char blob[TR_MAX_BLOB];
-        size_t len = 0;
-        int packed = packed_payload(payload, blob, sizeof blob, &len, why, sizeof why);
-        if (packed < 0)
-            bad = 1;
-        else if (packed > 0)
-            bad = blob_decode(&ev, bt_event_class_get_name(ec), blob, len, why, sizeof why) != 0;
-        else
-            decode_payload(&ev, payload);
-    }
-
-    tr_model *m = s->last;
-    /* an event that names no instance (a packed payload not decoded here: GCBulk*) stays with
-     * its process's current instance rather than open a report of its own */
-    if (!named_instance && ev.kind == TR_EV_OTHER && m && m->has_vpid == ev.has_vpid && m->vpid == ev.vpid)
-        ev.instance = m->instance;
-    if (!m || m->has_vpid != ev.has_vpid || m->vpid != ev.vpid || (ev.has_vpid && m->instance != ev.instance))
-        m = set_model_for(s->set, &ev);
+    int bad = ev.kind != TR_EV_OTHER && event_payload(payload, bt_event_class_get_name(ec), &ev, why, sizeof why) != 0;
+    tr_model *m = event_model(s, &ev, named_instance);
     if (!m) {
-        if (s->set->n >= TR_MAX_PROCESSES) {
-            s->dropped++;
-            return 0;
-        }
-        return -1;
+        if (s->set->n < TR_MAX_PROCESSES)
+            return -1;
+        s->dropped++;
+        return 0;
     }
     s->last = m;
     if (ev.procname[0] && !m->procname[0])
@@ -885,37 +904,8 @@ static int first_layout(const char *text, layout *l) {
  * event_header_large (id u16, then a u32 timestamp, or for id 65535 the id u32 and a u64
  * timestamp); event context _vpid, _vtid i32, _procname[17]; little-endian, byte-aligned. */
 static int lttng_layout(const char *text, layout *l) {
-    static const char *const exact[] = {
-        "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n",
-        "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n",
-        "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n",
-        "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n",
-        "typealias integer { size = 64; align = 8; signed = false; } := unsigned long;\n",
-        "typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n",
-        "typealias integer { size = 27; align = 1; signed = false; } := uint27_t;\n",
-        "\tbyte_order = le;\n",
-        "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t  uuid[16];\n\t\tuint32_t stream_id;\n"
-        "\t\tuint64_t stream_instance_id;\n\t};\n",
-        "typealias integer {\n\tsize = 27; align = 1; signed = false;\n\tmap = clock.monotonic.value;\n"
-        "} := uint27_clock_monotonic_t;\n",
-        "typealias integer {\n\tsize = 32; align = 8; signed = false;\n\tmap = clock.monotonic.value;\n"
-        "} := uint32_clock_monotonic_t;\n",
-        "typealias integer {\n\tsize = 64; align = 8; signed = false;\n\tmap = clock.monotonic.value;\n"
-        "} := uint64_clock_monotonic_t;\n",
-        "struct packet_context {\n\tuint64_clock_monotonic_t timestamp_begin;\n"
-        "\tuint64_clock_monotonic_t timestamp_end;\n\tuint64_t content_size;\n\tuint64_t packet_size;\n"
-        "\tuint64_t packet_seq_num;\n\tunsigned long events_discarded;\n\tuint32_t cpu_id;\n};\n",
-        "struct event_header_large {\n\tenum : uint16_t { compact = 0 ... 65534, extended = 65535 } id;\n"
-        "\tvariant <id> {\n\t\tstruct {\n\t\t\tuint32_clock_monotonic_t timestamp;\n\t\t} compact;\n"
-        "\t\tstruct {\n\t\t\tuint32_t id;\n\t\t\tuint64_clock_monotonic_t timestamp;\n\t\t} extended;\n"
-        "\t} v;\n} align(8);\n",
-        "\nstream {\n\tid = 0;\n\tevent.header := struct event_header_large;\n"
-        "\tpacket.context := struct packet_context;\n\tevent.context := struct {\n"
-        "\t\tinteger { size = 32; align = 8; signed = 1; encoding = none; base = 10; } _vpid;\n"
-        "\t\tinteger { size = 32; align = 8; signed = 1; encoding = none; base = 10; } _vtid;\n"
-        "\t\tinteger { size = 8; align = 8; signed = 1; encoding = UTF8; base = 10; } _procname[17];\n"
-        "\t};\n};\n",
-    };
+    /* the declarations the library's CTF writer writes (src/trace/lttng_layout.h) */
+    static const char *const exact[] = TN_LTTNG_TSDL_FIXED;
     static const char *const once[] = {"packet.header",
                                        "packet.context",
                                        "event.header",
@@ -1179,53 +1169,46 @@ static const bt_port_input *free_input(const bt_component_filter *mux) {
     return NULL;
 }
 
-/* Decode the trace directory `path` (the private copy guard.c made) into the model. */
-void decode_trace(const char *path, tr_set *set, tr_result *res) {
-    memset(res, 0, sizeof *res);
-    res->status = TR_UNREADABLE;
-    sink_state *s = calloc(1, sizeof *s);
-    bt_graph *graph = NULL;
-    bt_value *params = NULL;
-    if (!s) {
-        seterr(res, "out of memory");
-        return;
-    }
-    s->set = set;
+static bt_logging_level component_logging(void) {
+    return reader_verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE;
+}
+
+/* source.ctf.fs reading `path`, its streams into filter.utils.muxer, the muxer into the sink;
+ * -1 with res set (out of memory, a damaged trace the source refuses) */
+static int add_components(bt_graph *graph, const char *path, sink_state *s, tr_result *res,
+                          const bt_component_source **src, const bt_component_filter **mux,
+                          const bt_component_sink **sink) {
     const bt_component_class_source *fs_cls = bt_plugin_borrow_source_component_class_by_name_const(ctf_plugin, "fs");
     const bt_component_class_filter *mux_cls =
         bt_plugin_borrow_filter_component_class_by_name_const(utils_plugin, "muxer");
     if (!fs_cls || !mux_cls) {
         seterr(res, "babeltrace2 has no source.ctf.fs or filter.utils.muxer component class");
-        goto out;
+        return -1;
     }
-    graph = bt_graph_create(0);
-    params = bt_value_map_create();
-    bt_value *inputs = NULL;
-    if (!graph || !params || bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) != 0 ||
-        bt_value_array_append_string_element(inputs, path) != 0) {
-        seterr(res, "out of memory");
-        goto out;
-    }
+    bt_value *params = bt_value_map_create(), *inputs = NULL;
+    const char *why = NULL;
+    if (!params || bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) != 0 ||
+        bt_value_array_append_string_element(inputs, path) != 0)
+        why = "out of memory";
+    else if (bt_graph_add_source_component(graph, fs_cls, "src", params, component_logging(), src) !=
+             BT_GRAPH_ADD_COMPONENT_STATUS_OK)
+        why = "cannot open the trace (damaged metadata or stream file?)";
+    else if (bt_graph_add_filter_component(graph, mux_cls, "mux", NULL, component_logging(), mux) !=
+                 BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
+             bt_graph_add_simple_sink_component(graph, "sink", sink_init, sink_consume, NULL, s, sink) !=
+                 BT_GRAPH_ADD_COMPONENT_STATUS_OK)
+        why = "cannot build the trace processing graph";
+    bt_value_put_ref(params);
+    if (!why)
+        return 0;
+    seterr(res, "%s", why);
+    if (strcmp(why, "out of memory") != 0)
+        take_bt_error(res);
+    return -1;
+}
 
-    const bt_component_source *src = NULL;
-    const bt_component_filter *mux = NULL;
-    const bt_component_sink *sink = NULL;
-    if (bt_graph_add_source_component(graph, fs_cls, "src", params,
-                                      reader_verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE,
-                                      &src) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-        seterr(res, "cannot open the trace (damaged metadata or stream file?)");
-        take_bt_error(res);
-        goto out;
-    }
-    if (bt_graph_add_filter_component(graph, mux_cls, "mux", NULL,
-                                      reader_verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE,
-                                      &mux) != BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
-        bt_graph_add_simple_sink_component(graph, "sink", sink_init, sink_consume, NULL, s, &sink) !=
-            BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-        seterr(res, "cannot build the trace processing graph");
-        take_bt_error(res);
-        goto out;
-    }
+static int connect_graph(bt_graph *graph, const bt_component_source *src, const bt_component_filter *mux,
+                         const bt_component_sink *sink, tr_result *res) {
     uint64_t nports = bt_component_source_get_output_port_count(src);
     for (uint64_t i = 0; i < nports; i++) {
         const bt_port_output *out = bt_component_source_borrow_output_port_by_index_const(src, i);
@@ -1233,7 +1216,7 @@ void decode_trace(const char *path, tr_set *set, tr_result *res) {
         if (!in || bt_graph_connect_ports(graph, out, in, NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
             seterr(res, "cannot connect the trace's streams");
             take_bt_error(res);
-            goto out;
+            return -1;
         }
     }
     if (bt_graph_connect_ports(graph, bt_component_filter_borrow_output_port_by_index_const(mux, 0),
@@ -1241,31 +1224,32 @@ void decode_trace(const char *path, tr_set *set, tr_result *res) {
                                NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
         seterr(res, "cannot connect the trace processing graph");
         take_bt_error(res);
-        goto out;
+        return -1;
     }
+    return 0;
+}
 
-    for (;;) {
-        bt_graph_run_status st = bt_graph_run(graph);
-        if (st == BT_GRAPH_RUN_STATUS_AGAIN) {
-            struct timespec ts = {0, 1000000};
-            nanosleep(&ts, NULL);
-            continue;
-        }
-        if (st == BT_GRAPH_RUN_STATUS_OK) {
-            res->status = TR_FULL;
-        } else if (s->oom) {
-            seterr(res, "out of memory after %llu events", (unsigned long long)s->events);
-            res->status = TR_PARTIAL;
-            bt_current_thread_clear_error();
-        } else {
-            seterr(res, "trace read failed after %llu events", (unsigned long long)s->events);
-            take_bt_error(res);
-            res->status = s->events ? TR_PARTIAL : TR_UNREADABLE;
-        }
-        break;
+static void run_graph(bt_graph *graph, sink_state *s, tr_result *res) {
+    bt_graph_run_status st;
+    while ((st = bt_graph_run(graph)) == BT_GRAPH_RUN_STATUS_AGAIN) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
     }
+    if (st == BT_GRAPH_RUN_STATUS_OK) {
+        res->status = TR_FULL;
+    } else if (s->oom) {
+        seterr(res, "out of memory after %llu events", (unsigned long long)s->events);
+        res->status = TR_PARTIAL;
+        bt_current_thread_clear_error();
+    } else {
+        seterr(res, "trace read failed after %llu events", (unsigned long long)s->events);
+        take_bt_error(res);
+        res->status = s->events ? TR_PARTIAL : TR_UNREADABLE;
+    }
+}
 
-out:
+/* What the sink counted, into every process's model and the status */
+static void sink_account(const sink_state *s, tr_set *set, tr_result *res) {
     res->library = res->status != TR_FULL;
     for (size_t i = 0; i < set->n; i++) {
         set->m[i].discarded_events += s->discarded_events;
@@ -1276,7 +1260,28 @@ out:
         seterr(res, "%llu event(s) of processes past the first %d left out", (unsigned long long)s->dropped,
                TR_MAX_PROCESSES);
     }
-    bt_value_put_ref(params);
+}
+
+/* Decode the trace directory `path` (the private copy guard.c made) into the model. */
+void decode_trace(const char *path, tr_set *set, tr_result *res) {
+    memset(res, 0, sizeof *res);
+    res->status = TR_UNREADABLE;
+    sink_state *s = calloc(1, sizeof *s);
+    if (!s) {
+        seterr(res, "out of memory");
+        return;
+    }
+    s->set = set;
+    bt_graph *graph = bt_graph_create(0);
+    const bt_component_source *src = NULL;
+    const bt_component_filter *mux = NULL;
+    const bt_component_sink *sink = NULL;
+    if (!graph)
+        seterr(res, "out of memory");
+    else if (add_components(graph, path, s, res, &src, &mux, &sink) == 0 &&
+             connect_graph(graph, src, mux, sink, res) == 0)
+        run_graph(graph, s, res);
+    sink_account(s, set, res);
     bt_graph_put_ref(graph);
     bt_current_thread_clear_error();
     free(s);

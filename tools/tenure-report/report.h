@@ -10,7 +10,9 @@
  *   blob.c     the .NET runtime's packed payloads (length + __data__) by manifest layout
  *   archive.c  a perfcollect .trace.zip unpacked (libarchive) into a private directory
  *   model.c    rebuilds the GCs with the rules PerfView/TraceEvent use (docs/contract/events.md)
- *   output.c   the text report and the JSON report
+ *   output.c   the text reports: the full one and the screen
+ *   json.c     the JSON report (--json, and the GC records of --html and --chrome)
+ *   chrome.c   --chrome, compare.c --compare, html.c --html
  *   main.c     command line, trace directory discovery, exit codes
  *
  * Sizes are reported in MB of 10^6 bytes, as PerfView does.
@@ -43,6 +45,22 @@ typedef enum tr_kind {
     TR_EV_JOIN,           /* GCJoin_V2 (server GC, level 5) */
     TR_EV_MARK_WITH_TYPE, /* GCMarkWithType (only Type 8, Steal, is used) */
 } tr_kind;
+
+/* GCSuspendEEBegin Reason values that begin a GC's suspension (the runtime's SUSPEND_REASON:
+ * SUSPEND_FOR_GC, SUSPEND_FOR_GC_PREP, the background GC's); TraceEvent gives a GCStart to the
+ * latest of them */
+enum { TR_SUSPEND_FOR_GC = 1, TR_SUSPEND_FOR_GC_PREP = 6 };
+/* GCStart Type (the runtime's gc_etw_type) */
+enum { TR_GC_BLOCKING = 0, TR_GC_BACKGROUND = 1, TR_GC_FOREGROUND = 2 };
+/* GCAllocationTick AllocationKind (gc_etw_alloc_kind) */
+enum { TR_ALLOC_SMALL = 0, TR_ALLOC_LARGE = 1, TR_ALLOC_PINNED = 2, TR_ALLOC_KINDS = 3 };
+
+/* Where an allocation figure comes from (model_allocation): GCAllocationTick (sampled: one event
+ * a kind and thread every ~100 KB), the object bytes of gen0, LOH and POH at each GC
+ * (GCPerHeapHistory), or nowhere. */
+typedef enum tr_alloc_source { TR_ALLOC_NONE = 0, TR_ALLOC_TICKS, TR_ALLOC_SIZES } tr_alloc_source;
+const char *tr_alloc_source_name(tr_alloc_source s); /* --json: "none", "ticks", "sizes" */
+const char *tr_alloc_source_text(tr_alloc_source s); /* the text report's words */
 
 /* Server GC (GCJoin_V2, docs/contract/events.md; the semantics of .NET's t_join in gc.cpp): a
  * GC thread that waits at a join writes JoinTime 0 then 1 with JoinType 1 on its own thread; the
@@ -127,7 +145,7 @@ typedef struct tr_gc {
     uint32_t number; /* GCStart Count */
     int gen;         /* condemned generation (Depth) */
     uint32_t reason;
-    uint32_t type; /* 0 blocking, 1 background, 2 foreground */
+    uint32_t type; /* TR_GC_BLOCKING, TR_GC_BACKGROUND, TR_GC_FOREGROUND */
     int64_t suspend_begin_ns, suspend_end_ns, start_ns, end_ns, restart_ns;
     int has_suspend, has_suspend_end, has_end, has_heap_stats, complete;
     uint64_t gen_size_after[TR_GENS], promoted[TR_GENS];
@@ -143,7 +161,7 @@ typedef struct tr_gc {
     int64_t surv_rate0_sum; /* gen0's SurvRate (TraceEvent: whole % of its objects before that
                                survived) summed over the GC's heaps */
     /* bytes allocated since the previous GC's start, from GCAllocationTick, per kind */
-    uint64_t tick_alloc[3];
+    uint64_t tick_alloc[TR_ALLOC_KINDS];
     uint64_t tick_alloc0_stats; /* kind 0 ticks since the previous GCHeapStats (of any GC) */
     /* server GC: GCJoin_V2 events of this GC, its GC threads (distinct heaps of its joins,
      * restarts left out), the time they waited at joins (sum over threads of end - start of
@@ -155,7 +173,10 @@ typedef struct tr_gc {
     uint64_t steal_bytes;
     uint32_t detail;
     /* derived (model_finish) */
-    double alloc_gen0_mb; /* NaN if unknown */
+    double alloc_gen0_mb;         /* PerfView's Gen0 Alloc MB; NaN if unknown */
+    int alloc_from_sizes;         /* alloc_gen0_mb from the per-heap histories of this GC and the one before */
+    tr_alloc_source alloc_source; /* where alloc_mb comes from */
+    double alloc_mb;              /* every object heap's allocation since the GC before (model_allocation) */
     double peak_mb, after_mb, promoted_mb, survival_pct, frag_pct, pause_pct;
     double fin_surv_mb;                            /* FinalizationPromotedSize (PerfView's "Finalizable Surv MB") */
     double condemned_surv_pct;                     /* tenure-report's own: survivors over the object bytes before of
@@ -203,9 +224,9 @@ typedef struct tr_model {
     long cur_blocking; /* GC started, not ended (blocking or foreground) */
     long cur_bgc;      /* background GC in progress */
     long last_ended;   /* GC whose GCEnd came and whose GCHeapStats has not */
-    uint64_t pending_ticks[3];
+    uint64_t pending_ticks[TR_ALLOC_KINDS];
     uint64_t ticks_since_stats; /* kind 0 ticks since the last GCHeapStats */
-    uint64_t total_ticks[3];
+    uint64_t total_ticks[TR_ALLOC_KINDS];
     int have_ticks;
     uint64_t tick_events; /* GCAllocationTick events */
     int64_t first_ns, last_ns;
@@ -222,9 +243,11 @@ typedef struct tr_model {
                                  repeated in their GC (left out of every figure) */
     /* results (model_finish) */
     size_t completed, incomplete;
-    const char *alloc_source; /* "ticks", "sizes" or "none" */
+    tr_alloc_source alloc_source; /* of total_alloc_mb */
+    int alloc_estimated;          /* total_alloc_mb is an estimate (sampled, or GCs without sizes) */
     double total_alloc_mb, total_pause_ms, duration_ms, pause_pct, max_heap_mb;
-    double max_after_mb; /* the largest heap after a GC (GCHeapStats) */
+    double thread_pause_ms; /* server GC: sum over GCs of pause x GC threads */
+    double max_after_mb;    /* the largest heap after a GC (GCHeapStats) */
     /* server GC (GCJoin_V2, GCMarkWithType Steal) */
     tr_gc_detail *details; /* per-heap and per-join-id figures of the GCs that have them */
     size_t ndetails, details_cap;
@@ -252,6 +275,15 @@ const char *reason_name(uint32_t reason);
 int reason_is_induced(uint32_t reason);
 /* e.g. "2NI" : generation, N/B/F, I if induced */
 void gc_gen_label(const tr_gc *gc, char *buf, size_t len);
+/* the reason's name, or "Reason<n>" for a value the table does not name */
+void gc_reason_label(const tr_gc *gc, char *buf, size_t len);
+/* The pause (ms) of every GC of generation gen (-1: all), sorted, *n of them; NULL when there
+ * are none (or out of memory). The caller frees it. */
+double *model_sorted_pauses(const tr_model *m, int gen, size_t *n);
+/* The element at index round((n - 1) p) of n sorted values (tenure-sim's percentiles); n > 0 */
+double pause_percentile(const double *sorted, size_t n, double p);
+/* The indices of the (at most) max GCs with the longest pauses, longest first; returns how many */
+size_t model_longest_pauses(const tr_model *m, size_t *idx, size_t max);
 /* GC g's per-heap history (GCs whose GCPerHeapHistory came from several heaps, or whose NumHeaps
  * is more than 1), else NULL */
 const tr_gc_detail *gc_heap_hist(const tr_model *m, const tr_gc *g);
@@ -346,10 +378,21 @@ int zip_is(const char *path); /* a regular file that starts like a zip */
 int zip_extract(const char *zip, char *dir, size_t dirlen, char *err, size_t errlen);
 void zip_remove(const char *dir);
 
-/* output.c */
+/* output.c: the text reports */
+/* the full report: summary, rollup, a row per GC, server GC's heaps */
 void print_text(FILE *out, const char *path, const tr_model *m, const tr_result *res);
+/* what fits a terminal (100 columns, about 45 lines): summary, rollup, pause percentiles and
+ * the ten longest pauses with what each did */
+void print_screen(FILE *out, const char *path, const tr_model *m, const tr_result *res);
+const char *tr_status_word(const tr_result *res); /* "full", "partial", "unreadable" */
+
+/* json.c: the one JSON writer */
 void print_json_trace(FILE *out, const char *path, const tr_model *m, const tr_result *res, int first);
+/* a GC's fields without the braces around them: the --json GC record, --chrome's slice args */
+void json_gc_fields(FILE *out, const tr_model *m, const tr_gc *g);
 void json_string(FILE *out, const char *s);
+void json_number(FILE *out, double v);                          /* null when NaN or infinite */
+void json_num(FILE *out, const char *key, double v, int comma); /* "key": v[, ] */
 /* The name of phase time k of a GCGlobalHeapHistory_V4 that carries count of them */
 const char *tr_phase_name(int count, int k);
 /* what each generation index is called: gen0, gen1, gen2, LOH, POH */

@@ -216,10 +216,12 @@
     var rows = [
       ['Trace duration', fmt(s.duration_ms, 3) + ' ms (' + s.events + ' events)'],
       ['Total allocated', s.total_allocated_mb === null ? '- (no allocation events)' :
-        fmt(s.total_allocated_mb, 3) + ' MB (from ' + (s.alloc_source === 'ticks' ? 'GCAllocationTick' : 'gen0 sizes') + ')'],
+        fmt(s.total_allocated_mb, 3) + ' MB (' + (s.alloc_source === 'ticks' ? 'from GCAllocationTick, sampled' :
+          'gen0, LOH and POH object bytes at each GC, up to the last GC') + (s.allocated_estimated ? '; estimated' : '') + ')'],
       ['GCs', s.gc_count + ' (gen0 ' + s.gc_by_gen[0] + ', gen1 ' + s.gc_by_gen[1] + ', gen2 ' + s.gc_by_gen[2] +
         '), induced ' + s.induced],
-      ['Total pause', fmt(s.total_pause_ms, 3) + ' ms (' + fmt(s.pause_pct, 2) + '% of the trace)'],
+      ['Total pause', fmt(s.total_pause_ms, 3) + ' ms (' + fmt(s.pause_pct, 2) +
+        '% of the trace duration; each pause SuspendEEBegin..RestartEEEnd)'],
       ['Max heap size', fmt(s.max_heap_mb, 3) + ' MB']
     ];
     /* server GC only (the trace has GCJoin_V2 events) */
