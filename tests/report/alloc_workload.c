@@ -5,8 +5,9 @@
  * while in a ring, and pins objects the MODE's way:
  *
  *   plain    nothing pinned
- *   stack    the last STACK_PINS objects referenced from this thread's stack (the conservative
- *            scan pins them, as an interpreter's C stack does)
+ *   stack    one object in 16, the last STACK_PINS of them, referenced from this thread's stack
+ *            (the conservative scan pins them, as an interpreter's C stack does): the GCs keep the
+ *            gen0 regions that hold them and the program allocates into the gaps between them
  *   handles  one object in 32 held by a pinned handle for the next 4096 allocations
  *   poh      one object in 8 allocated on the pinned object heap (tenure_alloc_array_pinned)
  *   loh      one object in 256 a large one (90,000 bytes: the large object heap)
@@ -99,8 +100,8 @@ static void run(workload *w) {
     uint64_t start = st.bytes_allocated;
     for (uint64_t i = 0; st.bytes_allocated - start < (uint64_t)ALLOC_MB << 20; i++) {
         void *o = allocate(w, i);
-        if (stack)
-            recent[i % STACK_PINS] = (uintptr_t)o;
+        if (stack && i % 16 == 0) /* spread over every region, which the GCs keep for them */
+            recent[(i / 16) % STACK_PINS] = (uintptr_t)o;
         if ((i & 255) == 0)
             tenure_get_stats(w->rt, &st);
     }
