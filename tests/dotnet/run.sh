@@ -22,6 +22,8 @@
 # Exit 77 (skipped) when dotnet is missing or the NuGet restore fails (no network, no feed).
 set -u
 cmd=$1 src=$2 bin=$3
+# absolute: dotnet takes -o and the intermediate path relative to the project's folder
+mkdir -p "$bin" && bin=$(cd "$bin" && pwd) && src=$(cd "$src" && pwd) || { echo "FAIL: $bin or $src"; exit 1; }
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 unset DOTNET_EnableEventPipe DOTNET_EventPipeConfig DOTNET_EventPipeOutputPath
 

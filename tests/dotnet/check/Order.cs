@@ -147,7 +147,7 @@ static class Order
                                          .GroupBy(e => e.Tid).Select(g => (p, g)));
 
     static long LastFirstCount(Model m, int before) =>
-        m.GCs.Where(g => g.Start.Seq < before && (g.StartPause == null || !m.GCs.Any(o => o.StartPause == g.StartPause && o.Start.Seq < g.Start.Seq)))
+        m.GCs.Where(g => g.Start.Seq < before && g.Type != 2 && (g.StartPause == null || !m.GCs.Any(o => o.StartPause == g.StartPause && o.Start.Seq < g.Start.Seq)))
              .Select(g => g.Count).DefaultIfEmpty(0).Last();
 
     static readonly Rule[] Rules =
@@ -162,11 +162,12 @@ static class Order
                 bool inBgc = m.GCs.Any(g => g.Type == 1 && g.Start.Seq < p.Begin.Seq && (g.End == null || p.Begin.Seq < g.End.Seq));
                 return starts ? p.Begin.Reason != 1 : !(p.Begin.Reason == 6 && inBgc);
             }).Select(p => p.Begin.ToString()) },
-        new Rule { Name = "numbering", Text = "GCStart's Count goes up by one from GC to GC; each GC has one GCEnd, with its GCStart's Count and Depth, after its GCStart; GCSuspendEEBegin's Count is the Count of the last GC that started first in its pause (0 before any: a GC nested in another's starting pause does not count).",
+        new Rule { Name = "numbering", Text = "GCStart's Count goes up by one from GC to GC; each GC has one GCEnd, with its GCStart's Count and Depth, after its GCStart.",
             Violations = m => m.GCs.Zip(m.GCs.Skip(1), (a, b) => b.Count == a.Count + 1 ? null : $"GC {b.Count} after GC {a.Count}")
                 .Concat(m.GCs.Where(g => g.End == null || g.End.Depth != g.Depth).Select(g => $"GC {g.Count}: no GCEnd or another Depth"))
-                .Concat(m.Pauses.Where(p => p.Begin.Count != LastFirstCount(m, p.Begin.Seq)).Select(p => $"{p.Begin}: the last GC that started first in its pause is {LastFirstCount(m, p.Begin.Seq)}"))
                 .Where(x => x != null) },
+        new Rule { Name = "suspend-count", Text = "GCSuspendEEBegin's Count is the Count of the last GC started before it that is neither a foreground GC nor nested in another GC's starting pause (0 before any).",
+            Violations = m => m.Pauses.Where(p => p.Begin.Count != LastFirstCount(m, p.Begin.Seq)).Select(p => $"{p.Begin}: expected {LastFirstCount(m, p.Begin.Seq)}") },
         new Rule { Name = "triggered", Text = "The first GC to start in a pause has one GCTriggered with its Reason, after the previous pause ended and before its GCStart; no other GC has one.",
             Violations = m => m.GCs.Where(g =>
             {
@@ -218,9 +219,9 @@ static class Order
                 .Concat(m.GCs.SelectMany(g => g.Own.Where(e => e.Id == MarkWithType && m.PauseOf.TryGetValue(e.Seq, out var p) && p == g.StartPause)
                     .GroupBy(e => (e.Tid, e.Heap)).Where(t => !IsSubsequence(t.Select(e => e.Type).Where(k => MarkOrder.Contains(k)), MarkOrder))
                     .Select(t => $"GC {g.Count}: kinds {string.Join(",", t.Select(e => e.Type))} on tid {t.Key.Tid} heap {t.Key.Heap}"))) },
-        new Rule { Name = "joins", Text = "GCJoin comes only inside a pause in which a GC starts (after GCSuspendEEEnd, before GCRestartEEBegin). On each thread: a Join's start is followed by its end; a LastJoin or FirstRJoin start by a Restart start and end on the same thread (the last thread to arrive does the serial work and restarts the others).",
-            Violations = m => m.Events.Where(e => e.Id == Join && (!m.PauseOf.TryGetValue(e.Seq, out var p) || !m.GCs.Any(g => g.StartPause == p))).Select(e => "outside: " + e)
-                .Concat(JoinsByPauseAndThread(m).Select(x => JoinGrammar(x.Item2.ToList())).Where(v => v != null)) },
+        new Rule { Name = "joins", Text = "A GCJoin start comes only inside a pause in which a GC starts (after GCSuspendEEEnd, before GCRestartEEBegin; a waiting thread's end may come after the restart). On each thread (over the whole trace: a GC thread's last Join of a GC ends in the next GC's pause): a Join's start is followed by its end; a LastJoin or FirstRJoin start by a Restart start and end on the same thread (the last thread to arrive does the serial work and restarts the others).",
+            Violations = m => m.Events.Where(e => e.Id == Join && e.JoinTime == 0 && (!m.PauseOf.TryGetValue(e.Seq, out var p) || !m.GCs.Any(g => g.StartPause == p))).Select(e => "outside: " + e)
+                .Concat(m.Events.Where(e => e.Id == Join).GroupBy(e => e.Tid).Select(t => JoinGrammar(t.ToList())).Where(v => v != null)) },
         new Rule { Name = "heap-threads", Text = "In a pause with joins, each GC thread writes its own heap's events: one heap number per thread in its Join, LastJoin and FirstRJoin events, and its GCMarkWithType events carry that heap.",
             Violations = m => JoinsByPauseAndThread(m).Select(x =>
             {
@@ -249,6 +250,7 @@ static class Order
     static readonly Dictionary<string, string> KnownTenure = new Dictionary<string, string>
     {
         ["background-pause-thread"] = "tenure's background GC final pause (Reason 6) is taken by the mutator thread whose GC comes next (src/gc/collect.c tn_gc_collect_bgc_final), the runtime's by its background GC thread",
+        ["suspend-count"] = "tenure's GCSuspendEEBegin Count is every GC so far, foreground GCs included (src/gc/collect.c suspend: rt->stats.gc_count); the runtime's stays at the background GC's Count while it runs",
         ["mark"] = "tenure's background GC final pause writes GCMarkWithType (Stack, BGC kind 9, Handle) in a pause with no GCStart (src/gc/mark.c); the runtime writes none for a background GC",
         ["joins"] = "tenure's serial part after a join runs on thread 0 whoever arrives last, so a helper writes LastJoin and thread 0 the Restart (src/gc/team.c); the runtime's last thread to arrive writes both",
         ["heap-threads"] = "tenure's thread 0 writes GCMarkWithType for the other heaps too (Older, kind 3, and kind 8, with Heap 1: src/gc/mark.c); each runtime GC thread writes its own heap's",
