@@ -129,7 +129,7 @@ ObjKind object_kind(const ObjTypes *types, const Obj *obj);
 void object_types_register(VM *vm);
 
 /* Allocation. Each may collect and move every object: the caller keeps what it needs in
- * root slots (the VM stack, vm->temp) and reads it back afterwards. Out of memory aborts. */
+ * root slots (the VM stack) and reads it back afterwards. Out of memory aborts. */
 void *alloc_object(VM *vm, const LoxType *type);
 void *alloc_array(VM *vm, const LoxType *type, size_t length);
 ObjString *copy_string(VM *vm, const char *chars, size_t length);
@@ -137,7 +137,7 @@ ObjString *copy_string(VM *vm, const char *chars, size_t length);
 ObjString *concatenate_top(VM *vm);
 ObjFunction *new_function(VM *vm);
 ObjNative *new_native(VM *vm, NativeFn function);
-/* The arguments named *_root are root slots (a stack Value's as.obj, a vm->temp entry): the
+/* The arguments named *_root are root slots (a stack Value's as.obj): the
  * object is read from there after the allocation. */
 ObjClosure *new_closure(VM *vm, Obj **function_root);
 ObjUpvalue *new_upvalue(VM *vm, int64_t slot);

@@ -1,7 +1,7 @@
 /* vm.c - the interpreter loop, calls, upvalues, classes and the VM's roots.
  *
  * The rule everywhere: an allocation may move every object, so across one the VM keeps its
- * objects in root slots (the stack, the frames, vm->temp) and reads them back afterwards. The
+ * objects in root slots (the stack, the frames) and reads them back afterwards. The
  * loop caches the instruction pointer as a raw pointer into the code array; SAVE_IP turns it
  * into an offset before anything that may allocate and LOAD_IP rebuilds it after. */
 #include "vm.h"
@@ -29,8 +29,6 @@ static void scan_roots(void *context, lox_visitor *visitor) {
         lox_visit(visitor, (void **)&vm->init_string);
     if (vm->open_upvalues)
         lox_visit(visitor, (void **)&vm->open_upvalues);
-    for (int i = 0; i < vm->temp_count; i++)
-        lox_visit(visitor, (void **)&vm->temp[i]);
     compiler_scan_roots(vm->compiler, visitor);
 }
 

@@ -3,7 +3,7 @@
  * The rules the VM keeps so that tenure may move any object at any allocation (asserted with
  * assert() where a check is cheap; the Debug, ASan and TSan builds have them on):
  *   R1 every reference the VM holds outside the heap is in a root slot that vm_scan_roots
- *      visits (stack, frames, globals, open upvalues, init_string, temp, compilers);
+ *      visits (stack, frames, globals, open upvalues, init_string, compilers);
  *   R2 after an allocation, objects are read again from root slots: no C local keeps an object
  *      pointer across one (the interpreter's ip is an offset in its frame across them);
  *   R3 every reference stored into a heap object goes through lox_gc_write / write_value,
@@ -23,7 +23,6 @@
 
 #define FRAMES_MAX 64
 #define STACK_MAX (FRAMES_MAX * 256)
-#define TEMP_MAX 8
 
 typedef struct CallFrame {
     ObjClosure *closure; /* a root slot */
@@ -35,7 +34,7 @@ typedef struct Compiler Compiler;
 
 /* Every reference the VM holds outside the heap is in one of these fields, and vm_scan_roots
  * visits them all: the stack, the frames' closures, the globals' entries, the open upvalues,
- * "init", the temporary roots and the compilers' functions. */
+ * "init" and the compilers' functions. */
 struct VM {
     LoxGc *gc;
     ObjTypes types;
@@ -46,8 +45,6 @@ struct VM {
     InternTable strings;
     ObjString *init_string;
     ObjUpvalue *open_upvalues;
-    Obj *temp[TEMP_MAX]; /* roots for C code between allocations */
-    int temp_count;
     Compiler *compiler; /* the innermost function being compiled */
     Value stack[STACK_MAX];
 };
@@ -61,16 +58,5 @@ InterpretResult vm_interpret(VM *vm, const char *source);
 static inline void vm_push(VM *vm, Value value) { *vm->stack_top++ = value; }
 static inline Value vm_pop(VM *vm) { return *--vm->stack_top; }
 static inline Value vm_peek(VM *vm, int distance) { return vm->stack_top[-1 - distance]; }
-
-/* Temporary roots, for an object C code needs across an allocation. */
-static inline int temp_push(VM *vm, void *obj) {
-    assert(vm->temp_count < TEMP_MAX);
-    vm->temp[vm->temp_count] = obj;
-    return vm->temp_count++;
-}
-static inline void temp_pop(VM *vm) {
-    assert(vm->temp_count > 0);
-    vm->temp[--vm->temp_count] = NULL;
-}
 
 #endif

@@ -71,20 +71,24 @@ static size_t mark_stack_wanted(const tenure_runtime *rt, int condemned) {
     return young > grown ? young : grown;
 }
 
-static bool reserve_mark_stack(tn_vec *stack, size_t want) {
-    if (want > stack->cap && stack->cap >= MARK_STACK_MIN)
+/* want entries, or if that memory cannot be had the `fallback` (the size without the young
+ * bound), or MARK_STACK_MIN: a stack too small only costs rescans (mark.c). */
+static bool reserve_mark_stack(tn_vec *stack, size_t want, size_t fallback) {
+    if (want <= stack->cap)
+        return true;
+    if (stack->cap >= MARK_STACK_MIN)
         tn_vec_free(stack); /* empty between GCs: a new block, not a copy */
-    return tn_vec_reserve(stack, want) || tn_vec_reserve(stack, MARK_STACK_MIN);
+    return tn_vec_reserve(stack, want) || tn_vec_reserve(stack, fallback) || tn_vec_reserve(stack, MARK_STACK_MIN);
 }
 
 /* Every GC thread marks from a stack of its own (server GC: gc/team.h): as many GC threads
  * as have their stack and the pool's packets mark this GC; the others wait it out. */
 static unsigned reserve_mark_stacks(tenure_runtime *rt, int condemned) {
-    size_t want = mark_stack_wanted(rt, condemned);
-    reserve_mark_stack(&rt->mark.w[0].stack, want);
+    size_t want = mark_stack_wanted(rt, condemned), fallback = mark_stack_grown(rt);
+    reserve_mark_stack(&rt->mark.w[0].stack, want, fallback);
     tn_gc_team_prepare(rt);
     unsigned threads = 1, n = tn_gc_team_threads(&rt->team);
-    while (threads < n && reserve_mark_stack(&rt->mark.w[threads].stack, want))
+    while (threads < n && reserve_mark_stack(&rt->mark.w[threads].stack, want, fallback))
         threads++;
     return threads > 1 && tn_mark_pool_reserve(rt, threads) ? threads : 1;
 }

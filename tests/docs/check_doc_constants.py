@@ -198,6 +198,10 @@ EXTERNAL = {
     "generation_to_condemn": ".NET gc.cpp",
     # other collectors
     "GC_mark_from": "the Boehm collector",
+    # clox, Crafting Interpreters' C implementation (docs/lox-guide.md's mapping to this VM)
+    "ALLOCATE_OBJ": "clox memory.h",
+    "GROW_ARRAY": "clox memory.h",
+    "collectGarbage": "clox memory.c",
     # Linux, perf, LTTng
     "sched_switch": "perf's sched:sched_switch",
     "cond_signal": "futex handoff (pthread_cond_signal)",
