@@ -18,38 +18,13 @@ import os
 import re
 import sys
 
-
-def blank(text):
-    """text with comments, strings and character constants replaced by spaces (newlines kept)"""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
-            out.append(c + re.sub(r"[^\n]", " ", text[i + 1:j - 1]) + (c if j - 1 > i else ""))
-            i = j
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from depgraph import without_comments  # noqa: E402  (comments and literals blanked, lines kept)
 
 
 def functions(text):
     """(name, first line, last line) of each function definition in C text (1-based lines)"""
-    code = blank(text)
+    code = without_comments(text)
     # preprocessor lines (with their continuations) take no part in the brace structure
     lines = code.split("\n")
     keep, cont = [], False

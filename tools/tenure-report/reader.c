@@ -164,18 +164,21 @@ static void decode_heap_stats(tr_event *ev, const bt_field *p) {
     ev->handles = get_u64(p, "GCHandleCount");
 }
 
-/* The `Values` array of a history event, NULL if it has none */
-static const bt_field *values_array(const bt_field *p) {
+/* The `Values` array of a history event (NULL if it has none) and its length, at most cap */
+static const bt_field *values_array(const bt_field *p, uint64_t cap, uint64_t *n) {
     const bt_field *arr = member(p, "Values");
-    return arr && bt_field_class_type_is(bt_field_get_class_type(arr), BT_FIELD_CLASS_TYPE_ARRAY) ? arr : NULL;
+    if (!arr || !bt_field_class_type_is(bt_field_get_class_type(arr), BT_FIELD_CLASS_TYPE_ARRAY))
+        arr = NULL;
+    *n = arr ? bt_field_array_get_length(arr) : 0;
+    if (*n > cap)
+        *n = cap;
+    return arr;
 }
 
 static void decode_heap_history(tr_event *ev, const bt_field *p) {
     ev->heap_index = get_u64(p, "HeapIndex");
-    const bt_field *arr = values_array(p);
-    uint64_t n = arr ? bt_field_array_get_length(arr) : 0;
-    if (n > TR_GENS)
-        n = TR_GENS;
+    uint64_t n;
+    const bt_field *arr = values_array(p, TR_GENS, &n);
     for (uint64_t i = 0; i < n; i++) {
         const bt_field *r = bt_field_array_borrow_element_field_by_index_const(arr, i);
         tr_phh_gen *d = &ev->phh[i];
@@ -195,10 +198,8 @@ static void decode_heap_history(tr_event *ev, const bt_field *p) {
 /* GCGlobalHeapHistory_V4: Count phase times in microseconds (older versions have none) */
 static void decode_global_history(tr_event *ev, const bt_field *p) {
     ev->num_heaps = get_u64(p, "NumHeaps");
-    const bt_field *arr = values_array(p);
-    uint64_t n = arr ? bt_field_array_get_length(arr) : 0;
-    if (n > TR_PHASES)
-        n = TR_PHASES;
+    uint64_t n;
+    const bt_field *arr = values_array(p, TR_PHASES, &n);
     int got = 0;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t v = 0;
