@@ -28,6 +28,9 @@
 #                  tenure boehm malloc)
 #   --peers        the managed runtimes: auto (default: every one whose tools and compiled ports
 #                  are found), none, or a list of hotspot-serial hotspot-parallel hotspot-g1 mono
+#                  coreclr-ws coreclr-wsc coreclr-sv coreclr-svc (CoreCLR, the .NET runtime, in its
+#                  four GC modes: workstation non-concurrent and concurrent, server and server
+#                  concurrent; each has a tenure row in the same mode beside it, below)
 #   --depths       binary-trees max depths (default "16 18 20 21")
 #   --sim-total-mb MiB allocated by the steady workload of section "steady" (tenure-sim
 #                  --preset steady --total-mb and its ports; default 8192)
@@ -51,8 +54,11 @@
 #
 # Sections: trees (binary-trees), gcbench (GCBench), steady (tenure-sim's steady workload):
 # tenure, Boehm and malloc/free where the C program has them, and the peers HotSpot (Serial,
-# Parallel, G1; `java -XX:+Use...GC`, default sizing) and Mono SGen (default settings) running
-# the ports in bench/peers, which print the same check lines. gen0 (gen0 pause versus old size,
+# Parallel, G1; `java -XX:+Use...GC`, default sizing), Mono SGen (default settings) and CoreCLR
+# (`dotnet`, Release, tiered compilation as shipped, in four GC modes) running the ports in
+# bench/peers, which print the same check lines. With CoreCLR, tenure also runs in the three
+# other modes (rows tenure-wsc, tenure-sv, tenure-svc: TENURE_gcConcurrent, TENURE_gcServer,
+# TENURE_GCHeapCount = the CPUs), so that every CoreCLR row has a tenure row of its mode. gen0 (gen0 pause versus old size,
 # tenure), alloc (allocation microbenchmark), threads (threads_alloc), events (event cost and
 # tracing overhead), mark (full-GC mark rate vs Boehm), sim (tenure-sim presets, tenure).
 #
@@ -60,7 +66,10 @@
 # where the kernel lets it count them, `perf stat -e instructions`. GC pauses: tenure and
 # Boehm write every GC's pause to TENURE_BENCH_PAUSE_LOG (bench/bench_common.h, tenure-sim);
 # HotSpot: its own log (-Xlog:gc:file=...); Mono: its own trace log (MONO_LOG_LEVEL=debug
-# MONO_LOG_MASK=gc, one line per collection with its stop-the-world time). Every run's exit
+# MONO_LOG_MASK=gc, one line per collection with its stop-the-world time); CoreCLR: its own
+# events, an EventPipe session of the process (DOTNET_EnableEventPipe=1, the GC keyword at level
+# 4, into a .nettrace file) read with TraceEvent (tests/dotnet/check `pauses`: each GC's
+# PauseDurationMSec, what PerfView's GCStats lists). Every run's exit
 # status and check lines are verified; the report marks failed rows and the script exits 1 if
 # anything failed. TENURE_* environment variables reach every tenure run.
 set -u
@@ -70,7 +79,7 @@ script_dir=$(cd "$(dirname "$0")" && pwd)
 repo_dir=$(dirname "$script_dir")
 
 all_sections="trees gcbench steady gen0 alloc threads events mark sim"
-all_peers="hotspot-serial hotspot-parallel hotspot-g1 mono"
+all_peers="hotspot-serial hotspot-parallel hotspot-g1 mono coreclr-ws coreclr-wsc coreclr-sv coreclr-svc"
 bindir=""
 reps=${REPS:-3}
 only=$all_sections
@@ -211,7 +220,37 @@ impls_of() {
 # the managed peers: a runtime runs when its launcher and its compiled ports are here
 javadir="$bindir/peers/java"
 csdir="$bindir/peers/cs"
+crdir="$bindir/peers/coreclr"
+ncpu=$(nproc 2>/dev/null || echo 1)
 peer_notes=""
+# CoreCLR: the C# ports built for it (bench/peers/coreclr/peer.csproj, Release) and the pause
+# reader (tests/dotnet/check, TraceEvent from NuGet) into $crdir, once, here (not by the CMake
+# build: a restore and four builds, about a minute, only for the runs that want CoreCLR); again
+# when a source is newer than the last build. coreclr_why: empty when built, else why not.
+coreclr_why="not built"
+coreclr_build() {
+    local p log="$crdir/build.log" stale=0 f
+    command -v dotnet >/dev/null 2>&1 || { coreclr_why="dotnet not found (the .NET SDK)"; return 1; }
+    mkdir -p "$crdir" || { coreclr_why="cannot create $crdir"; return 1; }
+    for f in "$script_dir"/peers/cs/*.cs "$script_dir"/peers/coreclr/peer.csproj "$repo_dir"/tests/dotnet/check/*; do
+        [ "$crdir/built" -nt "$f" ] || stale=1
+    done
+    [ $stale = 0 ] && { coreclr_why=""; return 0; }
+    rm -f "$crdir/built"
+    echo "run_all.sh: building the C# ports for CoreCLR and the pause reader into $crdir" >&2
+    : > "$log"
+    export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+    for p in BinaryTrees GCBench SimSteady; do
+        dotnet build "$script_dir/peers/coreclr/peer.csproj" -c Release -nologo -v q "-p:Peer=$p" -o "$crdir" \
+            "-p:BaseIntermediateOutputPath=$crdir/obj-$p/" >> "$log" 2>&1 ||
+            { coreclr_why="dotnet build of the $p port failed (see $log)"; return 1; }
+    done
+    dotnet build "$repo_dir/tests/dotnet/check/check.csproj" -c Release -nologo -v q -o "$crdir/check" \
+        "-p:BaseIntermediateOutputPath=$crdir/obj-check/" >> "$log" 2>&1 ||
+        { coreclr_why="the pause reader (tests/dotnet/check: TraceEvent from NuGet) did not restore or build (see $log)"; return 1; }
+    touch "$crdir/built"
+    coreclr_why=""
+}
 peer_ok() { # peer_ok PEER: the tools and the compiled ports of PEER are here
     case "$1" in
         hotspot-*)
@@ -220,12 +259,15 @@ peer_ok() { # peer_ok PEER: the tools and the compiled ports of PEER are here
         mono)
             command -v mono >/dev/null 2>&1 || { echo "mono not found (scripts/deps.sh --bench installs mono-runtime and mono-mcs)"; return 1; }
             [ -f "$csdir/SimSteady.exe" ] || { echo "the C# ports are not compiled ($csdir; mcs was not found when the build was configured)"; return 1; } ;;
+        coreclr-*)
+            [ -z "$coreclr_why" ] || { echo "$coreclr_why"; return 1; } ;;
     esac
     return 0
 }
 peer_list=""
 if [ "$peers" != none ]; then
     cand=$all_peers; [ "$peers" != auto ] && cand=$peers
+    case " $cand " in *" coreclr-"*) [ $list_only = 1 ] && coreclr_why="" || coreclr_build ;; esac
     for p in $cand; do
         if why=$(peer_ok "$p"); then
             peer_list="$peer_list $p"
@@ -239,15 +281,40 @@ fi
 peer_list=${peer_list# }
 
 # the command of a peer running one port; @OUT@ becomes the run's output path
-peer_cmd() { # peer_cmd PEER PROGRAM ARGS...
-    local peer=$1 prog=$2; shift 2
+peer_cmd() { # peer_cmd PEER PROGRAM ARGS... (a tenure mode: peer_cmd MODE, the env prefix of its rows)
+    local peer=$1 prog=${2:-}; shift $(($# < 2 ? $# : 2))
     case "$peer" in
         hotspot-serial) echo java -XX:+UseSerialGC "-Xlog:gc:file=@OUT@.gclog" -cp "$javadir" "$prog" "$@" ;;
         hotspot-parallel) echo java -XX:+UseParallelGC "-Xlog:gc:file=@OUT@.gclog" -cp "$javadir" "$prog" "$@" ;;
         hotspot-g1) echo java -XX:+UseG1GC "-Xlog:gc:file=@OUT@.gclog" -cp "$javadir" "$prog" "$@" ;;
         mono) echo env MONO_LOG_LEVEL=debug MONO_LOG_MASK=gc mono "$csdir/$prog.exe" "$@" ;;
+        coreclr-*)
+            # the GC mode, then the runtime's own EventPipe session (GC keyword, level 4: GCStart,
+            # GCEnd, SuspendEE, RestartEE, GCHeapStats ...) into @OUT@.nettrace; rundown off (it
+            # only names methods, at exit)
+            local mode
+            case "$peer" in
+                coreclr-ws) mode="DOTNET_gcServer=0 DOTNET_gcConcurrent=0" ;;
+                coreclr-wsc) mode="DOTNET_gcServer=0 DOTNET_gcConcurrent=1" ;;
+                coreclr-sv) mode="DOTNET_gcServer=1 DOTNET_gcConcurrent=0 DOTNET_GCHeapCount=$(printf %x "$ncpu")" ;;
+                coreclr-svc) mode="DOTNET_gcServer=1 DOTNET_gcConcurrent=1 DOTNET_GCHeapCount=$(printf %x "$ncpu")" ;;
+            esac
+            echo env $mode DOTNET_EnableEventPipe=1 DOTNET_EventPipeOutputPath=@OUT@.nettrace \
+                DOTNET_EventPipeConfig=Microsoft-Windows-DotNETRuntime:0x1:4 DOTNET_EventPipeRundown=0 \
+                dotnet "$crdir/$prog.dll" "$@" ;;
+        tenure-wsc) echo env TENURE_gcServer=0 TENURE_gcConcurrent=1 ;;
+        tenure-sv) echo env TENURE_gcServer=1 TENURE_gcConcurrent=0 TENURE_GCHeapCount=$ncpu ;;
+        tenure-svc) echo env TENURE_gcServer=1 TENURE_gcConcurrent=1 TENURE_GCHeapCount=$ncpu ;;
     esac
 }
+# the tenure row of a CoreCLR row's GC mode (tenure's defaults are workstation, non-concurrent)
+tenure_of() { case "$1" in coreclr-ws) echo tenure ;; coreclr-*) echo "tenure-${1#coreclr-}" ;; *) echo tenure ;; esac; }
+# the tenure modes that CoreCLR rows need beside the plain tenure row
+tenure_modes=""
+for p in $peer_list; do
+    case "$p" in coreclr-ws|tenure) ;; coreclr-*) tenure_modes="$tenure_modes $(tenure_of "$p")" ;; esac
+done
+tenure_modes=${tenure_modes# }
 
 # measuring instruments
 timebin=""
@@ -292,7 +359,11 @@ label() {
     case "$1" in
         tenure) echo tenure ;; boehm) echo Boehm ;; malloc) echo malloc/free ;;
         hotspot-serial) echo "HotSpot Serial" ;; hotspot-parallel) echo "HotSpot Parallel" ;;
-        hotspot-g1) echo "HotSpot G1" ;; mono) echo "Mono SGen" ;; *) echo "$1" ;;
+        hotspot-g1) echo "HotSpot G1" ;; mono) echo "Mono SGen" ;;
+        tenure-wsc) echo "tenure (concurrent)" ;; tenure-sv) echo "tenure (server)" ;;
+        tenure-svc) echo "tenure (server, concurrent)" ;;
+        coreclr-ws) echo "CoreCLR" ;; coreclr-wsc) echo "CoreCLR (concurrent)" ;;
+        coreclr-sv) echo "CoreCLR (server)" ;; coreclr-svc) echo "CoreCLR (server, concurrent)" ;; *) echo "$1" ;;
     esac
 }
 verdict() { # verdict VALUE OP LIMIT: **met** / **missed** / n/a
@@ -337,6 +408,9 @@ if want trees; then
     for d in $depths; do
         for impl in $(impls_of "$bindir/binary_trees"); do
             row trees "trees-$d" "$impl" check_trees "$bindir/binary_trees" --impl="$impl" "$d"
+            [ "$impl" = tenure ] && for m in $tenure_modes; do
+                row trees "trees-$d" "$m" check_trees $(peer_cmd "$m") "$bindir/binary_trees" --impl=tenure "$d"
+            done
         done
         for p in $peer_list; do
             row trees "trees-$d" "$p" check_trees $(peer_cmd "$p" BinaryTrees "$d")
@@ -346,6 +420,9 @@ fi
 if want gcbench; then
     for impl in $(impls_of "$bindir/gcbench"); do
         row gcbench gcbench "$impl" check_gcbench "$bindir/gcbench" --impl="$impl"
+        [ "$impl" = tenure ] && for m in $tenure_modes; do
+            row gcbench gcbench "$m" check_gcbench $(peer_cmd "$m") "$bindir/gcbench" --impl=tenure
+        done
     done
     for p in $peer_list; do
         row gcbench gcbench "$p" check_gcbench $(peer_cmd "$p" GCBench)
@@ -354,6 +431,9 @@ fi
 if want steady; then
     if [ -z "$impls_wanted" ] || case " $impls_wanted " in *" tenure "*) true ;; *) false ;; esac; then
         row steady steady tenure check_sim "$simbin" --preset steady --total-mb "$sim_total_mb"
+        for m in $tenure_modes; do
+            row steady steady "$m" check_sim $(peer_cmd "$m") "$simbin" --preset steady --total-mb "$sim_total_mb"
+        done
     fi
     for p in $peer_list; do
         row steady steady "$p" check_sim $(peer_cmd "$p" SimSteady "$sim_total_mb")
@@ -447,7 +527,7 @@ mono_pauses() {
         print kind, s }' "$1"
 }
 # pause_stats FILE: count, total and median/p95/max of all, young (gen0, gen1, young), old
-# (gen2, full, old) and gen0 pauses, as key=value words (p95: the ceil(0.95 n)-th smallest,
+# (gen2, full, old), gen0, gen1 and gen2 pauses, as key=value words (p95: the ceil(0.95 n)-th smallest,
 # as bench_common.h)
 pause_stats() {
     awk '
@@ -462,9 +542,12 @@ pause_stats() {
     { ms = $2 + 0; total += ms
       P["a", ++N["a"]] = ms
       if ($1 == "gen2" || $1 == "full" || $1 == "old") P["o", ++N["o"]] = ms; else P["y", ++N["y"]] = ms
-      if ($1 == "gen0") P["g0", ++N["g0"]] = ms }
+      if ($1 == "gen0") P["g0", ++N["g0"]] = ms
+      if ($1 == "gen1") P["g1", ++N["g1"]] = ms
+      if ($1 == "gen2") P["g2", ++N["g2"]] = ms }
     END { printf "gcs=%d total=%.3f", NR, total
-          stats("a", N["a"]); stats("y", N["y"]); stats("o", N["o"]); stats("g0", N["g0"]); print "" }' "$1"
+          stats("a", N["a"]); stats("y", N["y"]); stats("o", N["o"]); stats("g0", N["g0"])
+          stats("g1", N["g1"]); stats("g2", N["g2"]); print "" }' "$1"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -540,6 +623,14 @@ run_row() {
         mono_pauses "$o.out" > "$o.pl"
     elif [ "$impl" = mono ]; then
         : > "$o.pl" # no collection at all
+    elif [ -f "$o.nettrace" ]; then # CoreCLR: its own events, read with TraceEvent
+        if ! dotnet "$crdir/check/check.dll" pauses "$o.nettrace" > "$o.pl" 2> "$o.plerr"; then
+            echo "PAUSES UNREADABLE" >&2
+            note_failure "$sec: $(label "$impl") on $wl: the runtime's trace $(basename "$o").nettrace could not be read ($(head -c 200 "$o.plerr"))"
+            row_failed[$key]=1
+            return 1
+        fi
+        rm -f "$o.nettrace"
     fi
     local st="" k
     if [ -f "$o.pl" ]; then
@@ -731,6 +822,9 @@ write_machine() {
         echo "- HotSpot: $(java -version 2>&1 | sed -n 2p) (default heap sizing: no -Xmx/-Xmn)"
     fi
     case " $peer_list " in *" mono "*) echo "- Mono: $(mono --version 2>/dev/null | head -n 1) (SGen, default settings)" ;; esac
+    case " $peer_list " in *" coreclr-"*)
+        echo "- CoreCLR: $(dotnet --list-runtimes 2>/dev/null | grep '^Microsoft.NETCore.App ' | tail -n 1 | cut -d' ' -f1-2) (SDK $(dotnet --version 2>/dev/null)); the ports built Release, tiered compilation as shipped; server modes with DOTNET_GCHeapCount = $ncpu (the CPUs)" ;;
+    esac
     [ -n "$peer_notes" ] && printf 'Peers left out:\n%s' "$peer_notes"
     echo "- tenure: git $git_rev${git_dirty:+ with uncommitted changes in src/ or include/}"
     env_opts=$(env | grep '^TENURE_' | sort | tr '\n' ' ')
@@ -813,7 +907,12 @@ write_compare() {
         fi
         instr=""
         [ "$perf_note" = yes ] && instr=" $(awk -v v="$(get "$k,instr")" 'BEGIN { if (v == "-") print "-"; else printf "%.2f", v / 1e9 }') |"
-        echo "| $(label "$impl") | $(fmt "$(get "$k,wall")" "%.3f") | $(fmt "$(get "$k,elapsed")" "%.2f") | $(fmt "$(get "$k,cpu")" "%.2f") | $(mib "$(get "$k,rss")") | $g | $a | $pct | $(fmt "$(get "$k,y_n")" "%.0f") | $y | $(fmt "$(get "$k,o_n")" "%.0f") | $o |$instr $(ratio "$(get "$wl,tenure,wall")" "$(get "$k,wall")") | $(ratio "$(get "$wl,tenure,rss")" "$(get "$k,rss")") |"
+        # a CoreCLR row against tenure in the same GC mode; tenure's other modes: no ratio
+        local base; base=$(tenure_of "$impl")
+        local rw rr
+        rw=$(ratio "$(get "$wl,$base,wall")" "$(get "$k,wall")"); rr=$(ratio "$(get "$wl,$base,rss")" "$(get "$k,rss")")
+        case "$impl" in tenure-*) rw="-" rr="-" ;; esac
+        echo "| $(label "$impl") | $(fmt "$(get "$k,wall")" "%.3f") | $(fmt "$(get "$k,elapsed")" "%.2f") | $(fmt "$(get "$k,cpu")" "%.2f") | $(mib "$(get "$k,rss")") | $g | $a | $pct | $(fmt "$(get "$k,y_n")" "%.0f") | $y | $(fmt "$(get "$k,o_n")" "%.0f") | $o |$instr $rw | $rr |"
     done
     echo ""
 }
@@ -833,7 +932,13 @@ compare_notes() {
     echo "Boehm: GC_EVENT_START..GC_EVENT_END (every collection is a full one: old); HotSpot: its"
     echo "-Xlog:gc log (young = Pause Young, old = Pause Full, G1's mixed, remark and cleanup pauses);"
     echo "Mono: the stop-the-world time (\"stw\") of each collection in its MONO_LOG_MASK=gc log"
-    echo "(young = GC_MINOR, old = GC_MAJOR and the finishing pause of a concurrent major). GCs and"
+    echo "(young = GC_MINOR, old = GC_MAJOR and the finishing pause of a concurrent major); CoreCLR:"
+    echo "its own events (EventPipe, read with TraceEvent: each GC's PauseDurationMSec, as PerfView's"
+    echo "GCStats; young = gen0 and gen1 GCs, old = gen2, a background GC's pauses counted as its own)."
+    echo "A CoreCLR row's ratios are against tenure in the same GC mode (tenure's defaults are"
+    echo "workstation, non-concurrent; the rows tenure (concurrent), (server), (server, concurrent) set"
+    echo "TENURE_gcConcurrent, TENURE_gcServer and TENURE_GCHeapCount = the CPUs, as the CoreCLR rows set"
+    echo "DOTNET_gcConcurrent, DOTNET_gcServer and DOTNET_GCHeapCount). GCs and"
     echo "medians: medians over the repetitions of each run's value; max: the largest of all runs."
     echo ""
 }
@@ -1147,6 +1252,60 @@ write_sim() {
     echo ""
 }
 
+# CoreCLR against tenure, GC mode by GC mode (like with like): medians, the ratios of the
+# medians and the ratio of each repetition's pair (the two rows ran in the same repetition)
+write_coreclr() {
+    local wl m t c k rr spread mode_label
+    gen_cell() { # gen_cell KEY CLASS: "n: median / p95 / max"
+        has "$1,$2_n" || { echo "-"; return; }
+        echo "$(fmt "$(get "$1,$2_n")" "%.0f"): $(fmt "$(get "$1,$2_med")" "%.3f") / $(fmt "$(get "$1,$2_p95")" "%.3f") / $(fmt "$(get "$1,$2_max" maximum)" "%.3f")"
+    }
+    per_rep() { # per_rep KEY_A KEY_B: the ratios a/b of each repetition
+        paste -d' ' <(printf '%s' "${vals[$1]:-}") <(printf '%s' "${vals[$2]:-}") |
+            awk 'NF == 2 && $2 + 0 > 0 { printf "%s%.2f", (n++ ? " " : ""), $1 / $2 }'
+    }
+    echo "## CoreCLR, GC mode by GC mode"
+    echo ""
+    echo "The C# ports of bench/peers/cs on CoreCLR (\`dotnet\`, Release, tiered compilation as shipped)"
+    echo "beside tenure in the same GC mode, from the same repetitions: workstation non-concurrent"
+    echo "(DOTNET_gcServer=0 DOTNET_gcConcurrent=0; tenure's defaults), workstation concurrent (background"
+    echo "GC on both), server (DOTNET_gcServer=1 / TENURE_gcServer=1, $ncpu heaps), server concurrent."
+    echo "CoreCLR's pauses are its own events: an EventPipe session (DOTNET_EnableEventPipe=1,"
+    echo "Microsoft-Windows-DotNETRuntime:0x1:4) read with TraceEvent (each GC's PauseDurationMSec, as in"
+    echo "PerfView's GCStats); tenure's: pause_ns of every GC. Pauses per generation: GCs, then median /"
+    echo "p95 / max in ms (medians over the repetitions, max: the largest of all). Per-repetition ratios:"
+    echo "tenure/CoreCLR wall of each repetition; their spread (max - min) / median over 20% is noise."
+    echo ""
+    echo "| workload | GC mode | implementation | wall (s) | CPU (s) | % time in GC | gen0 pauses (ms) | gen1 pauses (ms) | gen2 pauses (ms) | peak RSS (MiB) | tenure/CoreCLR wall | CPU | RSS | wall, per repetition | spread |"
+    echo "|---|---|---|---:|---:|---:|---|---|---|---:|---:|---:|---:|---|---:|"
+    for wl in $(for ((i = 0; i < nrows; i++)); do case "${R_IMPL[$i]}" in coreclr-*) echo "${R_WL[$i]}" ;; esac; done | awk '!s[$0]++'); do
+        for m in ws wsc sv svc; do
+            c="coreclr-$m"; t=$(tenure_of "$c")
+            case " $(impls_in "$wl") " in *" $c "*) ;; *) continue ;; esac
+            case $m in ws) mode_label="workstation" ;; wsc) mode_label="workstation, concurrent" ;; sv) mode_label="server" ;; svc) mode_label="server, concurrent" ;; esac
+            for k in "$t" "$c"; do
+                if ! has "$wl,$k,wall"; then
+                    echo "| $wl | $mode_label | $(label "$k") | FAILED | | | | | | | | | | | |"; continue
+                fi
+                if [ "$k" = "$c" ] && has "$wl,$t,wall"; then
+                    rr=$(per_rep "$wl,$t,wall" "$wl,$c,wall")
+                    spread=$(printf '%s\n' $rr | sort -g | awk '{ v[NR] = $1 } END { if (NR < 2) { print "-"; exit }
+                        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+                        s = (v[NR] - v[1]) / m * 100; printf "%.0f%%%s", s, s > 20 ? " (noise)" : "" }')
+                    echo "| $wl | $mode_label | $(label "$k") | $(fmt "$(get "$wl,$k,wall")" "%.3f") | $(fmt "$(get "$wl,$k,cpu")" "%.2f") | $(fmt "$(get "$wl,$k,pct")" "%.1f") | $(gen_cell "$wl,$k" g0) | $(gen_cell "$wl,$k" g1) | $(gen_cell "$wl,$k" g2) | $(mib "$(get "$wl,$k,rss")") | **$(ratio "$(get "$wl,$t,wall")" "$(get "$wl,$c,wall")")** | $(ratio "$(get "$wl,$t,cpu")" "$(get "$wl,$c,cpu")") | $(ratio "$(get "$wl,$t,rss")" "$(get "$wl,$c,rss")") | $rr | $spread |"
+                else
+                    echo "| $wl | $mode_label | $(label "$k") | $(fmt "$(get "$wl,$k,wall")" "%.3f") | $(fmt "$(get "$wl,$k,cpu")" "%.2f") | $(fmt "$(get "$wl,$k,pct")" "%.1f") | $(gen_cell "$wl,$k" g0) | $(gen_cell "$wl,$k" g1) | $(gen_cell "$wl,$k" g2) | $(mib "$(get "$wl,$k,rss")") | | | | | |"
+                fi
+            done
+        done
+    done
+    echo ""
+    echo "Wall: the program's own clock over its work (no runtime start); CPU: user + sys of the process"
+    echo "(CoreCLR's JIT, tiering and GC threads included); peak RSS: /usr/bin/time. A background GC is"
+    echo "a gen2 GC of its own pauses here (CoreCLR: the PauseDurationMSec TraceEvent gives it)."
+    echo ""
+}
+
 # Server GC's curve over 1..16 heaps: measured on a 16-CPU machine by bench/server_scaling.sh
 # (this machine has too few CPUs for it), copied from bench/RESULTS-scaling.md when it exists.
 write_server_curve() {
@@ -1166,6 +1325,7 @@ write_server_curve() {
     for sec in $all_sections; do
         want "$sec" && "write_$sec"
     done
+    case " $peer_list " in *" coreclr-"*) { want trees || want gcbench || want steady; } && write_coreclr ;; esac
     write_server_curve
     if [ $failures -ne 0 ]; then
         echo "## Failures"

@@ -1,9 +1,9 @@
 // BinaryTrees.cs - the Benchmarks Game binary-trees, ported from bench/binary_trees.c to
-// compare tenure with Mono's SGen collector. Same algorithm, depths, iteration counts and
+// compare tenure with Mono's SGen collector and CoreCLR (bench/peers/coreclr). Same algorithm, depths, iteration counts and
 // check lines as the C program (see bench/peers/java/BinaryTrees.java).
 //
 // Usage: mono BinaryTrees.exe [max_depth]   (default 10)
-// Output: the check lines, then RESULT impl=mono depth=<n> wall_s=<seconds>
+// Output: the check lines, then RESULT impl=mono|coreclr depth=<n> wall_s=<seconds>
 using System;
 using System.Diagnostics;
 using System.Globalization;
@@ -54,6 +54,11 @@ static class BinaryTrees {
         output.Append("long lived tree of depth " + maxDepth + "\t check: " + Check(longLived) + "\n");
         double wall = clock.Elapsed.TotalSeconds;
         Console.Write(output.ToString());
-        Console.WriteLine(string.Format(CultureInfo.InvariantCulture, "RESULT impl=mono depth={0} wall_s={1:F4}", maxDepth, wall));
+        Console.WriteLine(string.Format(CultureInfo.InvariantCulture, "RESULT impl=" + PeerRuntime.Name + " depth={0} wall_s={1:F4}", maxDepth, wall));
     }
+}
+
+// The runtime that runs the port (Mono's or CoreCLR), for the RESULT line (bench/peers/coreclr)
+static class PeerRuntime {
+    public static readonly string Name = Type.GetType("Mono.Runtime") != null ? "mono" : "coreclr";
 }

@@ -3,7 +3,7 @@
 // (see bench/peers/java/GCBench.java).
 //
 // Usage: mono GCBench.exe
-// Output: CHECK and PHASE lines, then RESULT impl=mono wall_s=<seconds>
+// Output: CHECK and PHASE lines, then RESULT impl=mono|coreclr wall_s=<seconds>
 using System;
 #pragma warning disable 649 // GNode.I and GNode.J stay 0, as in the C program
 using System.Diagnostics;
@@ -85,7 +85,7 @@ static class GCBench {
             }
         }
         double t2 = clock.Elapsed.TotalMilliseconds;
-        output.Append(string.Format(C, "PHASE impl=mono depth={0} iters={1} top_down_ms={2:F1} bottom_up_ms={3:F1}\n",
+        output.Append(string.Format(C, "PHASE impl=" + PeerRuntime.Name + " depth={0} iters={1} top_down_ms={2:F1} bottom_up_ms={3:F1}\n",
                                     depth, iters, t1, t2 - t1));
         output.Append(string.Format(C, "CHECK {0} trees of depth {1}: top-down nodes {2}, bottom-up nodes {3}\n",
                                     iters, depth, tdNodes, buNodes));
@@ -125,7 +125,12 @@ static class GCBench {
         output.Append(string.Format(C, "CHECK array of {0} doubles {1}\n", array.Length, ok ? "intact" : "CORRUPT"));
         double wall = clock.Elapsed.TotalSeconds;
         Console.Write(output.ToString());
-        Console.WriteLine(string.Format(C, "RESULT impl=mono wall_s={0:F4}", wall));
+        Console.WriteLine(string.Format(C, "RESULT impl=" + PeerRuntime.Name + " wall_s={0:F4}", wall));
         return checkFailed ? 1 : 0;
     }
+}
+
+// The runtime that runs the port (Mono's or CoreCLR), for the RESULT line (bench/peers/coreclr)
+static class PeerRuntime {
+    public static readonly string Name = Type.GetType("Mono.Runtime") != null ? "mono" : "coreclr";
 }

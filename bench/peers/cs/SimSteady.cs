@@ -1,10 +1,10 @@
 // SimSteady.cs - the "steady" preset of tools/tenure-sim, ported from tools/tenure-sim/sim.c to
-// compare tenure with Mono's SGen collector: the same random numbers, sizes, survivor table,
+// compare tenure with Mono's SGen collector and CoreCLR (bench/peers/coreclr): the same random numbers, sizes, survivor table,
 // references and stop rule, and the same checksum line (see bench/peers/java/SimSteady.java).
 // One sim.c object is a node (two references, the id) and a long[len - 3] payload here.
 //
 // Usage: mono SimSteady.exe [total_mb]   (default 2048)
-// Output: checksum: ..., check: ok | FAILED, RESULT impl=mono wall_s=<seconds>
+// Output: checksum: ..., check: ok | FAILED, RESULT impl=mono|coreclr wall_s=<seconds>
 using System;
 using System.Diagnostics;
 using System.Globalization;
@@ -98,7 +98,12 @@ static class SimSteady {
         double wall = clock.Elapsed.TotalSeconds;
         Console.WriteLine("checksum: allocs={0} bytes={1} survivors={2} idsum={3} refsum={4}", allocs, bytes, survivors, idsum, refsum);
         Console.WriteLine(bad == 0 ? "check: ok" : "check: FAILED: survivors were corrupted");
-        Console.WriteLine(string.Format(CultureInfo.InvariantCulture, "RESULT impl=mono wall_s={0:F4}", wall));
+        Console.WriteLine(string.Format(CultureInfo.InvariantCulture, "RESULT impl=" + PeerRuntime.Name + " wall_s={0:F4}", wall));
         return bad == 0 ? 0 : 1;
     }
+}
+
+// The runtime that runs the port (Mono's or CoreCLR), for the RESULT line (bench/peers/coreclr)
+static class PeerRuntime {
+    public static readonly string Name = Type.GetType("Mono.Runtime") != null ? "mono" : "coreclr";
 }
