@@ -69,7 +69,7 @@ static void values(const tr_model *m, double v[M_COUNT]) {
     v[M_GEN0] = m->gc_by_gen[0];
     v[M_GEN1] = m->gc_by_gen[1];
     v[M_GEN2] = m->gc_by_gen[2];
-    v[M_INDUCED] = m->rollup[3].induced;
+    v[M_INDUCED] = m->rollup[TR_ROLLUP_ALL].induced;
     if (p || !m->n) { /* (no GC: every percentile 0) */
         v[M_P50] = p ? pause_percentile(p, n, 0.5) : 0;
         v[M_P90] = p ? pause_percentile(p, n, 0.9) : 0;
@@ -82,7 +82,7 @@ static void values(const tr_model *m, double v[M_COUNT]) {
     v[M_PCT] = m->pause_pct;
     v[M_PEAK] = m->max_heap_mb;
     v[M_ALLOC] = m->alloc_source != TR_ALLOC_NONE ? m->total_alloc_mb : NAN;
-    v[M_PROMOTED] = m->rollup[3].promoted_mb;
+    v[M_PROMOTED] = m->rollup[TR_ROLLUP_ALL].promoted_mb;
     v[M_DURATION] = m->duration_ms;
     /* a trace without joins is workstation GC: one GC thread, which never waits at a join */
     v[M_JOIN_WAIT] = m->join_events ? m->total_join_wait_ms : 0;

@@ -263,12 +263,12 @@ static void json_summary(FILE *out, const tr_model *m) {
     fprintf(out, "\"allocated_estimated\": %s, ", m->alloc_estimated ? "true" : "false");
     json_u64(out, "allocation_ticks", m->tick_events);
     fprintf(out, "\"gc_count\": %zu, \"gc_by_gen\": [%d, %d, %d], \"induced\": %d, ", m->n, m->gc_by_gen[0],
-            m->gc_by_gen[1], m->gc_by_gen[2], m->rollup[3].induced);
+            m->gc_by_gen[1], m->gc_by_gen[2], m->rollup[TR_ROLLUP_ALL].induced);
     json_num3(out, "total_pause_ms", m->total_pause_ms, 1);
     json_num(out, "pause_pct", m->pause_pct, 1);
     json_num3(out, "max_heap_mb", m->max_heap_mb, 1);
     json_num3(out, "max_after_gc_mb", m->max_after_mb, 1);
-    json_num3(out, "total_promoted_mb", m->rollup[3].promoted_mb, 1);
+    json_num3(out, "total_promoted_mb", m->rollup[TR_ROLLUP_ALL].promoted_mb, 1);
     fprintf(out, "\"incomplete_gcs\": %zu, ", m->incomplete);
     json_u64(out, "discarded_events", m->discarded_events);
     json_u64(out, "discarded_packets", m->discarded_packets);
@@ -281,9 +281,9 @@ static void json_summary(FILE *out, const tr_model *m) {
 }
 
 static void json_rollup(FILE *out, const tr_model *m) {
-    static const char *labels[4] = {"0", "1", "2", "all"};
+    static const char *labels[TR_ROLLUP_ALL + 1] = {"0", "1", "2", "all"};
     fputs("     \"generations\": [", out);
-    for (int r = 0; r < 4; r++) {
+    for (int r = 0; r <= TR_ROLLUP_ALL; r++) {
         const tr_gen_rollup *ru = &m->rollup[r];
         fprintf(out, "%s\n       {\"gen\": \"%s\", \"count\": %d, \"induced\": %d, ", r ? "," : "", labels[r],
                 ru->count, ru->induced);

@@ -281,9 +281,9 @@ static int join_end(tr_model *m, const tr_event *ev) {
 
 /* A join in GC `cur` (-1: none); a waiting join's end goes to its start's GC. */
 static int join_apply(tr_model *m, const tr_event *ev, long cur) {
-    int waiting_end = ev->join_time == 1 && ev->join_type == TR_JOIN_WAIT;
+    int waiting_end = ev->join_time == TR_JOIN_TIME_END && ev->join_type == TR_JOIN_WAIT;
     if (ev->join_type != TR_JOIN_RESTART && ev->join_heap >= TR_JOIN_HEAPS) {
-        m->joins_unpaired += waiting_end || (ev->join_time == 0 && ev->join_type == TR_JOIN_WAIT);
+        m->joins_unpaired += waiting_end || (ev->join_time == TR_JOIN_TIME_START && ev->join_type == TR_JOIN_WAIT);
         return 0;
     }
     if (waiting_end)
@@ -292,7 +292,7 @@ static int join_apply(tr_model *m, const tr_event *ev, long cur) {
         m->joins_outside++;
         return 0;
     }
-    if (ev->join_time == 0)
+    if (ev->join_time == TR_JOIN_TIME_START)
         return join_start(m, ev, cur);
     m->gcs[cur].joins++; /* a restart's end */
     return 0;
@@ -371,7 +371,7 @@ static void hist_add(tr_heap_hist *h, const tr_phh_gen *phh, int count, int gen)
         h->size_before += p->size_before;
         h->size_after += p->size_after;
         h->free_after += p->free_list_after + p->free_obj_after;
-        if (k <= gen || gen == 2) {
+        if (k <= gen || gen == TR_GEN2) {
             uint64_t free_before = p->free_list_before + p->free_obj_before;
             h->obj_before += p->size_before > free_before ? p->size_before - free_before : 0;
             h->survived += p->pinned_surv + p->non_pinned_surv;
@@ -737,7 +737,7 @@ static void gc_gen0_alloc(tr_gc *g, const tr_gc *prev) {
     int prev_running = prev && prev->type == TR_GC_BACKGROUND && prev->restart_ns > g->start_ns;
     g->alloc_from_sizes = g->type != TR_GC_BACKGROUND && g->phh_heaps && prev && prev->phh_heaps && !prev_running;
     if (g->alloc_from_sizes)
-        g->alloc_gen0_mb = (obj_before(&g->phh[0]) - obj_after(&prev->phh[0])) / MB;
+        g->alloc_gen0_mb = (obj_before(&g->phh[TR_GEN0]) - obj_after(&prev->phh[TR_GEN0])) / MB;
     else
         g->alloc_gen0_mb = g->type == TR_GC_FOREGROUND ? 0 : (double)g->tick_alloc0_stats / MB;
 }
@@ -784,7 +784,7 @@ static void gc_survival(tr_gc *g) {
     double before = 0, surv = 0;
     for (int k = 0; k < TR_GENS; k++) {
         const tr_phh_gen *c = &g->phh[k];
-        if (k <= g->gen || g->gen == 2) {
+        if (k <= g->gen || g->gen == TR_GEN2) {
             double ob = obj_before(c);
             before += ob > 0 ? ob : 0;
             surv += (double)(c->pinned_surv + c->non_pinned_surv);
@@ -819,7 +819,7 @@ const char *tr_alloc_source_text(tr_alloc_source s) {
 
 /* The generations a program allocates in: gen0, LOH and POH (gen1 and gen2 only receive
  * survivors). */
-static int allocated_in(int k) { return k == 0 || k >= 3; }
+static int allocated_in(int k) { return k == TR_GEN0 || k == TR_LOH || k == TR_POH; }
 
 /* Bytes allocated since the GC before (prev; NULL: since the trace began, on an empty heap), from
  * the per-heap histories: each allocating generation's object bytes before this GC less what the
@@ -837,7 +837,7 @@ static double alloc_from_sizes(const tr_gc *g, const tr_gc *prev) {
  * the heap was allocated since it began (a trace that began later, as an LTTng session of a
  * running .NET process, has no such start: its first GC's allocation is unknown). */
 static int first_on_new_heap(const tr_gc *g) {
-    return g->phh_heaps && obj_before(&g->phh[1]) <= 0 && obj_before(&g->phh[2]) <= 0;
+    return g->phh_heaps && obj_before(&g->phh[TR_GEN1]) <= 0 && obj_before(&g->phh[TR_GEN2]) <= 0;
 }
 
 /* What GC g's allocation since the GC before is known from: the ticks of a trace that has them
@@ -906,7 +906,7 @@ static void add_to_totals(tr_model *m, const tr_gc *g) {
     if (g->after_mb > m->max_after_mb)
         m->max_after_mb = g->after_mb;
     add_to_rollup(&m->rollup[g->gen], g);
-    add_to_rollup(&m->rollup[3], g);
+    add_to_rollup(&m->rollup[TR_ROLLUP_ALL], g);
     m->total_join_wait_ms += g->join_wait_ms;
     m->thread_pause_ms += g->pause_ms * g->gc_threads;
     if (g->gc_threads > m->max_gc_threads)
@@ -922,7 +922,7 @@ static void reset_totals(tr_model *m) {
 }
 
 static void finish_totals(tr_model *m) {
-    for (int r = 0; r < 4; r++)
+    for (int r = 0; r <= TR_ROLLUP_ALL; r++)
         if (m->rollup[r].count)
             m->rollup[r].mean_pause_ms = m->rollup[r].total_pause_ms / m->rollup[r].count;
     m->duration_ms = m->have_time ? ns_ms(ns_sub(m->last_ns, m->first_ns)) : 0;

@@ -141,7 +141,7 @@ static void print_summary(FILE *out, const tr_model *m) {
             (unsigned long long)m->events);
     print_allocated(out, m);
     fprintf(out, "  GCs                  %12zu (gen0 %d, gen1 %d, gen2 %d), induced %d\n", m->n, m->gc_by_gen[0],
-            m->gc_by_gen[1], m->gc_by_gen[2], m->rollup[3].induced);
+            m->gc_by_gen[1], m->gc_by_gen[2], m->rollup[TR_ROLLUP_ALL].induced);
     fprintf(out, "  Total pause          %12.3f ms = %.2f%% of the trace duration\n", m->total_pause_ms, m->pause_pct);
     fprintf(out, "                       (a pause: GCSuspendEEBegin to GCRestartEEEnd, as PerfView; the trace:\n"
                  "                       its first event to its last, at the default level the first GC's\n"
@@ -151,14 +151,15 @@ static void print_summary(FILE *out, const tr_model *m) {
         print_join_summary(out, m);
 }
 
-static const char *const rollup_labels[4] = {"0", "1", "2", "ALL"};
-static const int rollup_order[4] = {3, 0, 1, 2}; /* ALL first, as PerfView */
+static const char *const rollup_labels[TR_ROLLUP_ALL + 1] = {"0", "1", "2", "ALL"};
+static const int rollup_order[TR_ROLLUP_ALL + 1] = {TR_ROLLUP_ALL, TR_GEN0, TR_GEN1,
+                                                    TR_GEN2}; /* ALL first, as PerfView */
 
 static void print_rollup(FILE *out, const tr_model *m) {
     fprintf(out, "\nGC rollup by generation (Alloc MB: allocated since the GC before, every object heap)\n");
     fprintf(out, "%-4s %6s %13s %14s %15s %9s %10s %12s %8s\n", "Gen", "Count", "Max Pause ms", "Mean Pause ms",
             "Total Pause ms", "Peak MB", "Alloc MB", "Promoted MB", "Induced");
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k <= TR_ROLLUP_ALL; k++) {
         const tr_gen_rollup *ru = &m->rollup[rollup_order[k]];
         fprintf(out, "%-4s %6d %13.3f %14.3f %15.3f %9.3f %10.3f %12.3f %8d\n", rollup_labels[rollup_order[k]],
                 ru->count, ru->max_pause_ms, ru->mean_pause_ms, ru->total_pause_ms, ru->peak_mb, ru->alloc_mb,
@@ -216,10 +217,10 @@ void print_text(FILE *out, const char *path, const tr_model *m, const tr_result 
 
 static void print_percentile_row(FILE *out, const tr_model *m, int r) {
     size_t n = 0;
-    double *p = model_sorted_pauses(m, r == 3 ? -1 : r, &n);
+    double *p = model_sorted_pauses(m, r == TR_ROLLUP_ALL ? -1 : r, &n);
     fprintf(out, "%-4s %6zu", rollup_labels[r], n);
     static const double at[4] = {0.5, 0.9, 0.95, 0.99};
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k <= TR_ROLLUP_ALL; k++)
         num(out, 10, 3, p ? pause_percentile(p, n, at[k]) : NAN);
     num(out, 10, 3, p ? p[n - 1] : NAN);
     fputc('\n', out);
@@ -229,7 +230,7 @@ static void print_percentile_row(FILE *out, const tr_model *m, int r) {
 static void print_percentiles(FILE *out, const tr_model *m) {
     fprintf(out, "\nPause percentiles (ms; the sorted pauses' element at round((n - 1) p))\n");
     fprintf(out, "%-4s %6s %10s %10s %10s %10s %10s\n", "Gen", "Count", "Median", "p90", "p95", "p99", "Max");
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k <= TR_ROLLUP_ALL; k++)
         print_percentile_row(out, m, rollup_order[k]);
 }
 

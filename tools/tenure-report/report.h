@@ -25,6 +25,7 @@
 #include <stdio.h>
 
 #define TR_GENS 5 /* gen0, gen1, gen2, LOH, POH */
+enum { TR_GEN0 = 0, TR_GEN1 = 1, TR_GEN2 = 2, TR_LOH = 3, TR_POH = 4 };
 /* GCGlobalHeapHistory_V4 phase times: the .NET runtime's (gc_heap::etw_gc_time_info), from
  * tenure and the runtime alike; their names depend on their count (tr_phase_name) */
 #define TR_PHASES 8
@@ -69,6 +70,8 @@ const char *tr_alloc_source_text(tr_alloc_source s); /* the text report's words 
 #define TR_JOIN_LAST 0
 #define TR_JOIN_WAIT 1
 #define TR_JOIN_RESTART 2
+#define TR_JOIN_TIME_START 0 /* JoinTime: a join's start, then its end */
+#define TR_JOIN_TIME_END 1
 #define TR_JOIN_HEAPS 1024 /* heap numbers a join may name (.NET: at most 1024 heaps); others are ignored */
 #define TR_HEAPS_SHOWN 64  /* per-heap figures kept for a GC (heaps past it: in the GC's totals only) */
 #define TR_JOIN_IDS 16     /* join ids kept apart for a GC (more: in the GC's total only) */
@@ -200,6 +203,7 @@ typedef struct tr_join_open {
     uint64_t id;
 } tr_join_open;
 
+#define TR_ROLLUP_ALL 3 /* tr_model.rollup: gen0, gen1, gen2, then every GC */
 typedef struct tr_gen_rollup {
     int count, induced;
     double max_pause_ms, total_pause_ms, mean_pause_ms, peak_mb, alloc_mb, promoted_mb;
@@ -262,7 +266,7 @@ typedef struct tr_model {
     double join_pct_pause;       /* total join wait / total pause */
     double join_pct_thread_time; /* total join wait / sum over GCs of pause x GC threads */
     int gc_by_gen[3];
-    tr_gen_rollup rollup[4]; /* gen0, gen1, gen2, all */
+    tr_gen_rollup rollup[TR_ROLLUP_ALL + 1]; /* gen0, gen1, gen2, all */
 } tr_model;
 
 void model_init(tr_model *m);
