@@ -5,8 +5,9 @@
  * what the child printed.
  *
  *  2  without an error hook a refused call prints its message (a bad ref offset in the quick
- *     start's type, a refused tenure_destroy, a call from a thread that is not attached), once
- *     per call site, and tenure_last_error_message gives the last failure's full text;
+ *     start's type, a refused tenure_destroy, calls from a thread that is not attached: a
+ *     blocking section, tenure_collect), once per call site, and tenure_last_error_message
+ *     gives the last failure's full text;
  *     tenure_strerror(TENURE_STATE) names the unattached thread among its causes.
  *  3  a TENURE_FRAME_POP missed on an early return: the frame pushed again is reported and the
  *     chain stays sound (the next collection does not spin); a pop out of order pops the
@@ -132,10 +133,13 @@ static void refused_destroy(void) {
     tenure_destroy(rt);
 }
 
+static tenure_result unattached_collect;
+
 static void *unattached_calls(void *arg) {
     tenure_runtime *rt = arg;
     tenure_thread_detach(rt);
     tenure_blocking_enter(rt);
+    unattached_collect = tenure_collect(rt, 0, 0); /* a GC from a thread the GC does not stop */
     return NULL;
 }
 
@@ -145,8 +149,12 @@ static void not_attached(void) {
     pthread_create(&t, NULL, unattached_calls, rt);
     pthread_join(t, NULL);
     const char *m = tenure_last_error_message(rt);
-    if (!strstr(m, "tenure_blocking_enter: the calling thread is not attached (tenure_thread_attach)"))
+    if (!strstr(m, "tenure_collect: the calling thread is not attached (tenure_thread_attach)"))
         _exit(5);
+    tenure_stats st;
+    tenure_get_stats(rt, &st);
+    if (unattached_collect != TENURE_STATE || st.gc_count != 0)
+        _exit(7);
     if (!strstr(tenure_strerror(TENURE_STATE), "not attached"))
         _exit(6);
     tenure_destroy(rt);
@@ -290,10 +298,11 @@ int main(void) {
            (const char *const[]){"tenure: tenure_type_register: ", "CHILD last message: tenure_type_register: ", NULL});
     expect("a refused tenure_destroy", refused_destroy, 20, 0,
            (const char *const[]){"tenure: tenure_destroy: 1 other thread(s) still attached", NULL});
-    expect(
-        "calls from a thread that is not attached", not_attached, 20, 0,
-        (const char *const[]){"tenure: tenure_thread_detach: the calling thread is not attached (tenure_thread_attach)",
-                              "tenure: tenure_blocking_enter: the calling thread is not attached", NULL});
+    expect("calls from a thread that is not attached", not_attached, 20, 0,
+           (const char *const[]){
+               "tenure: tenure_thread_detach: the calling thread is not attached (tenure_thread_attach)",
+               "tenure: tenure_blocking_enter: the calling thread is not attached",
+               "tenure: tenure_collect: the calling thread is not attached (tenure_thread_attach)", NULL});
     expect("one line per call site", once_per_site, 20, 0,
            (const char *const[]){"tenure: tenure_remove_memory_pressure: ", NULL});
     TT_EXPECT(tt_count_of(err, "tenure_remove_memory_pressure") == 1, "100 failures at one site printed %zu times:\n%s",

@@ -9,6 +9,7 @@
 static atomic_uint next_instance_id; /* process-wide: an id counter (the other is fork.c's list) */
 
 static bool gc_in_progress(const tenure_runtime *rt) { return tn_gc_in_progress(rt); }
+static bool thread_attached(tenure_runtime *rt) { return tn_self(rt) != NULL; }
 
 /* What base/ (below every subsystem) calls above it, by pointer (base/base.h). */
 static const tn_base_calls base_calls = {
@@ -17,6 +18,7 @@ static const tn_base_calls base_calls = {
     .close_context = tn_alloc_close_for_callback,
     .reopen_context = tn_alloc_reopen_after_callback,
     .collecting = gc_in_progress,
+    .attached = thread_attached,
 };
 
 /* A size for a message: "32 GiB" when it is a whole number of GiB, MiB or KiB. */

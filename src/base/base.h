@@ -35,6 +35,7 @@ typedef struct tn_base_calls {
     struct tn_mutator *(*close_context)(tenure_runtime *rt);
     void (*reopen_context)(struct tn_mutator *m);
     bool (*collecting)(const tenure_runtime *rt); /* a GC of rt is in progress (gc/) */
+    bool (*attached)(tenure_runtime *rt);         /* the calling thread is attached to rt (threads/) */
 } tn_base_calls;
 
 /* The state base/ owns (rt->services). */
@@ -164,7 +165,14 @@ bool tn_cb_inside(const tenure_runtime *rt, tn_cb_kind kind);
 /* The check at the entry of a public function doing `op`: true if some callback of rt running
  * on this thread may not do it (then reported: TENURE_STATE, through the hook). */
 bool tn_cb_refuse(tenure_runtime *rt, unsigned op, const char *function);
+/* A call that collects (TN_OP_COLLECT, but waiting for the finalizers) from a thread not
+ * attached to rt: reported (TENURE_STATE, "not attached") and true. One compare when the
+ * thread's current attachment is rt's. */
+bool tn_cb_refuse_unattached(tenure_runtime *rt, const char *function);
 static inline bool tn_cb_refused(tenure_runtime *rt, unsigned op, const char *function) {
+    if ((op & TN_OP_COLLECT) && !(op & TN_OP_WAIT_FIN) && TENURE__UNLIKELY(tenure__current->rt != rt) &&
+        tn_cb_refuse_unattached(rt, function))
+        return true;
     return TENURE__UNLIKELY(tn_cb_top != NULL) && tn_cb_refuse(rt, op, function);
 }
 

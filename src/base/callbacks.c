@@ -93,3 +93,10 @@ bool tn_cb_refuse(tenure_runtime *rt, unsigned op, const char *function) {
     }
     return false;
 }
+
+bool tn_cb_refuse_unattached(tenure_runtime *rt, const char *function) {
+    if (!rt || !rt->services.calls || rt->services.calls->attached(rt))
+        return false;
+    tn_api_fail(rt, TENURE_STATE, function, "the calling thread is not attached (tenure_thread_attach)");
+    return true;
+}
