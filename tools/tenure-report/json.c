@@ -61,14 +61,16 @@ void json_string(FILE *out, const char *s) {
     fputc('"', out);
 }
 
+/* 10 significant digits: a join wait of seconds keeps its microseconds (--compare against the
+ * summary's 3 decimals) */
 void json_number(FILE *out, double v) {
     if (isnan(v) || isinf(v))
         fputs("null", out);
     else
-        fprintf(out, "%.6g", v);
+        fprintf(out, "%.10g", v);
 }
 
-/* "key": v (6 significant digits, null when unknown), then ", " when comma */
+/* "key": v (10 significant digits, null when unknown), then ", " when comma */
 void json_num(FILE *out, const char *key, double v, int comma) {
     fprintf(out, "\"%s\": ", key);
     json_number(out, v);
