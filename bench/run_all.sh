@@ -1291,7 +1291,7 @@ write_coreclr() {
                     rr=$(per_rep "$wl,$t,wall" "$wl,$c,wall")
                     spread=$(printf '%s\n' $rr | sort -g | awk '{ v[NR] = $1 } END { if (NR < 2) { print "-"; exit }
                         m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-                        s = (v[NR] - v[1]) / m * 100; printf "%.0f%%%s", s, s > 20 ? " (noise)" : "" }')
+                        s = (v[NR] - v[1]) / m * 100; printf "%.0f%%%s", s, (s > 20 ? " (noise)" : "") }')
                     echo "| $wl | $mode_label | $(label "$k") | $(fmt "$(get "$wl,$k,wall")" "%.3f") | $(fmt "$(get "$wl,$k,cpu")" "%.2f") | $(fmt "$(get "$wl,$k,pct")" "%.1f") | $(gen_cell "$wl,$k" g0) | $(gen_cell "$wl,$k" g1) | $(gen_cell "$wl,$k" g2) | $(mib "$(get "$wl,$k,rss")") | **$(ratio "$(get "$wl,$t,wall")" "$(get "$wl,$c,wall")")** | $(ratio "$(get "$wl,$t,cpu")" "$(get "$wl,$c,cpu")") | $(ratio "$(get "$wl,$t,rss")" "$(get "$wl,$c,rss")") | $rr | $spread |"
                 else
                     echo "| $wl | $mode_label | $(label "$k") | $(fmt "$(get "$wl,$k,wall")" "%.3f") | $(fmt "$(get "$wl,$k,cpu")" "%.2f") | $(fmt "$(get "$wl,$k,pct")" "%.1f") | $(gen_cell "$wl,$k" g0) | $(gen_cell "$wl,$k" g1) | $(gen_cell "$wl,$k" g2) | $(mib "$(get "$wl,$k,rss")") | | | | | |"
