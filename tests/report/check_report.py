@@ -9,8 +9,8 @@
       a tenure-sim trace: the report's GC counts are the ones tenure-sim prints.
   check_report.py malformed REPORT WORKLOAD WORKDIR
       damaged traces (stream cut mid-packet and at a packet boundary, corrupted and cut
-      metadata, random bytes in a stream, empty stream, no trace at all, a parent directory
-      holding a good and a bad trace): never a crash or a sanitizer report; exit status 0, 2
+      metadata, random bytes in a stream, empty stream, no trace at all, a .nettrace, a parent
+      directory holding a good and a bad trace): never a crash or a sanitizer report; exit status 0, 2
       or 3 as documented, an error message on stderr when not 0, JSON that parses.
   check_report.py chrome    REPORT WORKLOAD WORKDIR
       --chrome: the file parses as JSON, one "X" slice per GC named "GC#n genG Reason", the
@@ -350,6 +350,14 @@ def test_malformed(report, workload, workdir):
     run_damaged(report, d, "not_a_trace", (2,))
     run_damaged(report, os.path.join(base, "does-not-exist"), "missing", (2,))
     run_damaged(report, os.path.join(d, "README"), "a_file", (2,))
+
+    # an EventPipe .nettrace (TENURE_TRACE=<file>.nettrace): refused, and said why (issue 36 item 4)
+    nt = os.path.join(fresh(os.path.join(base, "nettrace")), "workload.nettrace")
+    rc, _, err = run([workload], {"TENURE_TRACE": nt})
+    if check(rc == 0 and os.path.exists(nt), "no nettrace written: %s" % err):
+        run_damaged(report, nt, "nettrace", (2,))
+        rc, _, err = run([report, nt])
+        check("nettrace file: tenure-report reads CTF traces only" in err, "nettrace: %r" % err)
 
     # a parent directory with a good trace and a damaged one: both reported, exit 2 wins
     parent = fresh(os.path.join(base, "parent"))

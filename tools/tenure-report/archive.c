@@ -133,17 +133,25 @@ static int write_entry(struct archive *a, int root, const char *name, uint64_t *
     return rc;
 }
 
-int zip_is(const char *path) {
+/* 1 when path is a regular file whose first n bytes are magic */
+static int starts_with(const char *path, const unsigned char *magic, size_t n) {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return 0;
     struct stat st;
-    unsigned char magic[4] = {0};
-    int yes = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, magic, 4) == 4 && magic[0] == 'P' &&
-              magic[1] == 'K' && (magic[2] == 3 || magic[2] == 5) && (magic[3] == 4 || magic[3] == 6);
+    unsigned char head[16] = {0};
+    int yes = n <= sizeof head && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, head, n) == (ssize_t)n &&
+              memcmp(head, magic, n) == 0;
     close(fd);
     return yes;
 }
+
+int zip_is(const char *path) {
+    static const unsigned char local[4] = {'P', 'K', 3, 4}, empty[4] = {'P', 'K', 5, 6};
+    return starts_with(path, local, 4) || starts_with(path, empty, 4);
+}
+
+int nettrace_is(const char *path) { return starts_with(path, (const unsigned char *)"Nettrace", 8); }
 
 static uint64_t le(const unsigned char *p, int bytes) {
     uint64_t v = 0;

@@ -152,6 +152,11 @@ static int find_traces(const char *arg, strlist *out, char *tmp, size_t tmplen, 
         if (zip_extract(arg, tmp, tmplen, err, errlen) != 0)
             return -1;
         dir = tmp;
+    } else if (nettrace_is(arg)) {
+        snprintf(err, errlen,
+                 "an EventPipe .nettrace file: tenure-report reads CTF traces only (TENURE_TRACE_FORMAT=ctf+nettrace "
+                 "writes both; PerfView, dotnet-trace and TraceEvent read nettrace)");
+        return -1;
     } else if (!S_ISDIR(st.st_mode)) {
         snprintf(err, errlen,
                  "not a directory or a zip (give the trace directory, the one holding `metadata`, or a "

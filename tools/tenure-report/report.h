@@ -377,7 +377,8 @@ void decode_trace(const char *dir, tr_set *set, tr_result *res);
 #define TR_ZIP_MAX_FILE (1ull << 30)  /* bytes of one unpacked file */
 #define TR_ZIP_MAX_TOTAL (4ull << 30) /* bytes unpacked in all */
 #define TR_ZIP_MAX_ENTRIES 100000
-int zip_is(const char *path); /* a regular file that starts like a zip */
+int zip_is(const char *path);      /* a regular file that starts like a zip */
+int nettrace_is(const char *path); /* a regular file that starts like an EventPipe .nettrace */
 /* 0, or -1 with err set; dir (the temporary directory) is set even on failure when it was made */
 int zip_extract(const char *zip, char *dir, size_t dirlen, char *err, size_t errlen);
 void zip_remove(const char *dir);
