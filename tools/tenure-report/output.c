@@ -219,8 +219,8 @@ static void print_percentile_row(FILE *out, const tr_model *m, int r) {
     size_t n = 0;
     double *p = model_sorted_pauses(m, r == TR_ROLLUP_ALL ? -1 : r, &n);
     fprintf(out, "%-4s %6zu", rollup_labels[r], n);
-    static const double at[4] = {0.5, 0.9, 0.95, 0.99};
-    for (int k = 0; k <= TR_ROLLUP_ALL; k++)
+    static const double at[] = {0.5, 0.9, 0.95, 0.99};
+    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++)
         num(out, 10, 3, p ? pause_percentile(p, n, at[k]) : NAN);
     num(out, 10, 3, p ? p[n - 1] : NAN);
     fputc('\n', out);
