@@ -304,7 +304,7 @@ static class Order
                 if (v.Count == 0)
                 {
                     Console.WriteLine($"rule {r.Name}: {who} follows it" +
-                                      (who == "tenure" && KnownTenure.ContainsKey(r.Name) ? " (listed as a known difference: if the collector changed, drop it from KnownTenure)" : ""));
+                                      (who == "tenure" && KnownTenure.ContainsKey(r.Name) ? " (a known difference: where this case exercises the rule, the collector changed: drop it from KnownTenure)" : ""));
                     continue;
                 }
                 if (who == "tenure" && KnownTenure.TryGetValue(r.Name, out var why))
