@@ -191,7 +191,8 @@ bench-background: build
 	bench/background_gc.sh --build $(BUILD)/release
 
 # Every benchmark, tenure against the Boehm collector, malloc/free, HotSpot (Serial, Parallel,
-# G1) and Mono SGen in the same run: writes bench/RESULTS.md (about 12 minutes on 2 cores; run
+# G1), Mono SGen and CoreCLR (where dotnet is: its four GC modes, tenure in each beside it) in
+# the same run: writes bench/RESULTS.md (about 12 minutes on 2 cores, more with CoreCLR; run
 # it on a quiet machine), then the Lox VM on tenure against its mark-sweep baseline: writes
 # bench/RESULTS-lox.md. The JDK and Mono are installed for this target only (bench-deps).
 bench-deps:
