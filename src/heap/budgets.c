@@ -191,7 +191,9 @@ static size_t hard_limit_room(const tenure_runtime *rt) {
  * proportional: a GC's fixed costs (roots, the older generations' cards) count as if they grew
  * with the budget, so where they alone exceed the goal the budget sinks to its least, the most
  * a budget can do. gen2 GCs are not held to the goal (a blocking gen2 GC condemns the heap;
- * gcConcurrent=1 marks it while the program runs). G1's MaxGCPauseMillis is the model. */
+ * gcConcurrent=1 marks it while the program runs). With HeapVerify nothing is learned (its
+ * walks of the heap inside the pause would count as the GCs' cost): no goal then. G1's
+ * MaxGCPauseMillis is the model. */
 
 #define TN_GOAL_SHARE 0.8                        /* budgets aim at this share of the goal: the margin for a dearer GC */
 #define TN_GOAL_NEWEST 0.3                       /* the newest GC's weight in the average cost */
@@ -201,8 +203,9 @@ static size_t hard_limit_room(const tenure_runtime *rt) {
 /* Learn young GC g's cost per condemned byte, if it came because its generation's budget was
  * spent (reason AllocSmall: budget_generation). */
 static void learn_pause_cost(tenure_runtime *rt, const tn_gc_record *g) {
-    if (!rt->config.GCPauseGoalMs || g->condemned > TN_GEN1 || g->background || g->reason != TN_REASON_ALLOC_SMALL ||
-        g->pause_ns == 0)
+    /* (HeapVerify's walks in the pause are not the collector's cost: with it, no goal) */
+    if (!rt->config.GCPauseGoalMs || rt->config.HeapVerify || g->condemned > TN_GEN1 || g->background ||
+        g->reason != TN_REASON_ALLOC_SMALL || g->pause_ns == 0)
         return;
     size_t bytes = g->size_before[TN_GEN0] + (g->condemned == TN_GEN1 ? g->size_before[TN_GEN1] : 0);
     if (bytes < TN_GOAL_LEAST_SAMPLE)
