@@ -407,6 +407,10 @@ static void test_env_warnings(void) {
     TT_CHECK(tt_count_of(err, "TENURE_GCStress=500 is not applied") == 1, "given config: \"%s\"", err);
     first_create_stderr("TENURE_GCStress", "0", true, err, sizeof err); /* the config's own value */
     TT_CHECK(err[0] == 0, "TENURE_GCStress=0 with a config that says 0: %s", err);
+    first_create_stderr("TENURE_GCStress", "abc", true, err, sizeof err); /* a bad value is not silent either */
+    TT_CHECK(tt_count_of(err, "TENURE_GCStress=abc: not a valid uint32_t") == 1 &&
+                 tt_count_of(err, "not applied either: tenure_create was given a config") == 1,
+             "TENURE_GCStress=abc with a config: \"%s\"", err);
     /* TENURE_DEBUG=1: what it set, said once; with a given config, not applied, said once */
     first_create_stderr("TENURE_DEBUG", "1", false, err, sizeof err);
     TT_CHECK(tt_count_of(err, "tenure: TENURE_DEBUG=1: GCConservativeStack=0 GCStress=1 GCCompactMode=1 "

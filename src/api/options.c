@@ -295,8 +295,11 @@ static bool warn_not_applied(const tenure_config *given) {
     tenure_config env = *given;
     char why[256];
     bool missing = false, debug_missing = false;
-    if (tn_config_from_env(&env, why, sizeof why) != TENURE_OK)
-        return true; /* (a bad value: tenure_config_from_env reports it where it is called) */
+    if (tn_config_from_env(&env, why, sizeof why) != TENURE_OK) { /* (the first bad value; the good ones below) */
+        fprintf(stderr, "tenure: %s; not applied either: tenure_create was given a config, which is used as given\n",
+                why);
+        missing = true;
+    }
 #define TN_OPTION_DIFF(name, ctype, def, desc)                    \
     if (env.name != given->name) {                                \
         const char *text_ = tn_os_getenv("TENURE_" #name);        \
