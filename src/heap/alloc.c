@@ -354,6 +354,7 @@ static bool grow_large(tenure_runtime *rt, int gen, size_t size, unsigned heap) 
     tn_make_free(rt, r->start, (size_t)(r->end - r->start));
     tn_crossing_note_object(rt, r->start, (size_t)(r->end - r->start));
     tn_free_list_add(rt, tn_heap_free_list(rt, gen), r->start, (size_t)(r->end - r->start));
+    r->free_bytes = (size_t)(r->end - r->start); /* all of it free until taken (alloc_large) */
     return true;
 }
 
@@ -379,6 +380,9 @@ static void *alloc_large(tenure_runtime *rt, tn_mutator *m, const tn_type *t, si
         tn_gc_collect(rt, TN_GEN2, gen == TN_LOH ? TN_REASON_OOS_LOH : TN_REASON_OOS_SOH, TENURE_COLLECT_COMPACT);
     }
     size_t csize = ((size_t *)c)[1];
+    tn_region *r = tn_region_of(rt, c);
+    TN_ASSERT_INTERNAL(r && r->free_bytes >= size);
+    r->free_bytes -= size; /* (the rest of the chunk stays free) */
     if (csize > size) {
         tn_make_free(rt, c + size, csize - size);
         tn_crossing_note_object(rt, c + size, csize - size);
