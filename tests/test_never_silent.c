@@ -134,12 +134,14 @@ static void refused_destroy(void) {
 }
 
 static tenure_result unattached_collect;
+static tenure_handle *unattached_handle = (tenure_handle *)1;
 
 static void *unattached_calls(void *arg) {
     tenure_runtime *rt = arg;
     tenure_thread_detach(rt);
     tenure_blocking_enter(rt);
-    unattached_collect = tenure_collect(rt, 0, 0); /* a GC from a thread the GC does not stop */
+    unattached_collect = tenure_collect(rt, 0, 0);                         /* a GC from a thread the GC does not stop */
+    unattached_handle = tenure_handle_new(rt, TENURE_HANDLE_STRONG, NULL); /* its pointers may move */
     return NULL;
 }
 
@@ -149,8 +151,10 @@ static void not_attached(void) {
     pthread_create(&t, NULL, unattached_calls, rt);
     pthread_join(t, NULL);
     const char *m = tenure_last_error_message(rt);
-    if (!strstr(m, "tenure_collect: the calling thread is not attached (tenure_thread_attach)"))
+    if (!strstr(m, "tenure_handle_new: the calling thread is not attached (tenure_thread_attach)"))
         _exit(5);
+    if (unattached_handle != NULL)
+        _exit(8);
     tenure_stats st;
     tenure_get_stats(rt, &st);
     if (unattached_collect != TENURE_STATE || st.gc_count != 0)
@@ -302,7 +306,8 @@ int main(void) {
            (const char *const[]){
                "tenure: tenure_thread_detach: the calling thread is not attached (tenure_thread_attach)",
                "tenure: tenure_blocking_enter: the calling thread is not attached",
-               "tenure: tenure_collect: the calling thread is not attached (tenure_thread_attach)", NULL});
+               "tenure: tenure_collect: the calling thread is not attached (tenure_thread_attach)",
+               "tenure: tenure_handle_new: the calling thread is not attached (tenure_thread_attach)", NULL});
     expect("one line per call site", once_per_site, 20, 0,
            (const char *const[]){"tenure: tenure_remove_memory_pressure: ", NULL});
     TT_EXPECT(tt_count_of(err, "tenure_remove_memory_pressure") == 1, "100 failures at one site printed %zu times:\n%s",

@@ -177,9 +177,15 @@ static tenure_handle *new_handle(tenure_runtime *rt, uint32_t kind, void *obj, v
     return (tenure_handle *)h;
 }
 
+/* A thread the GC does not stop holds raw object pointers that a GC may move at any time: it
+ * may not make a handle of one (issue 38; tn_cb_refuse_unattached reports it). */
+static bool handle_from_unattached(tenure_runtime *rt, const char *fn) {
+    return rt && TENURE__UNLIKELY(tenure__current->rt != rt) && tn_cb_refuse_unattached(rt, fn);
+}
+
 tenure_handle *tenure_handle_new(tenure_runtime *rt, tenure_handle_kind kind, void *obj) {
     static const char fn[] = "tenure_handle_new";
-    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn) || handle_from_unattached(rt, fn))
         return NULL;
     TN_LOCKED_HOLDING(rt, obj, NULL);
     if (!rt)
@@ -308,7 +314,7 @@ void tn_handles_prepare(tenure_runtime *rt) {
 
 tenure_handle *tenure_handle_new_dependent(tenure_runtime *rt, void *primary, void *secondary) {
     static const char fn[] = "tenure_handle_new_dependent";
-    if (tn_cb_refused(rt, TN_OP_CHANGE, fn))
+    if (tn_cb_refused(rt, TN_OP_CHANGE, fn) || handle_from_unattached(rt, fn))
         return NULL;
     TN_LOCKED_HOLDING(rt, primary, secondary);
     if (!rt)
