@@ -20,8 +20,9 @@
  *     new gen0 nodes, then a compacting gen1 GC at the bottom: the scan skips every level's
  *     slots, however many frames (before issue 38's change only the innermost 256 slots were
  *     skipped: the other levels' nodes were all pinned); fewer than a quarter of the nodes are
- *     pinned (stale copies of some in spilled registers may pin them, as they should), and
- *     every node keeps its id.
+ *     pinned in a release build, fewer than three quarters in an unoptimized one (stale copies
+ *     in spilled registers and temporaries pin some, as they should), and every node keeps its
+ *     id.
  *
  * Not a STRESS test (its quick run checks A in every round); run by hand with
  * TENURE_HeapVerify=1 TENURE_GCStress=500 it passes too.
@@ -201,7 +202,16 @@ int main(void) {
     descend(0);
     printf("  C: %d levels of frames, two gen0 nodes each: %zu objects pinned by the GC at the bottom\n", DEPTH,
            deep_pinned);
-    TT_CHECK(deep_pinned * 4 < 2 * DEPTH, "%zu of %d nodes held by deep frames pinned", deep_pinned, 2 * DEPTH);
+    /* the old code pinned all but the innermost 256 slots' nodes (1827 of 2000 in a release
+     * build); a stale copy in each level's own stack frame still pins (about half the nodes in
+     * an unoptimized sanitizer build, under 100 in a release one) */
+#ifdef __OPTIMIZE__
+    size_t quarters = 1;
+#else
+    size_t quarters = 3;
+#endif
+    TT_CHECK(deep_pinned * 4 < quarters * 2 * DEPTH, "%zu of %d nodes held by deep frames pinned", deep_pinned,
+             2 * DEPTH);
     TT_CHECK_RESULT(tenure_verify_heap(rt), TENURE_OK);
     tenure_destroy(rt);
     return tt_finish("frame_slots_unpinned", t0);
