@@ -27,7 +27,7 @@ check_prefix() {
     [ "$(pkg-config --variable=prefix tenure)" = "$prefix" ] || fail "tenure.pc's prefix is not $prefix"
     cc -std=c11 -Wall -Wextra -o "$tmp/qs_pc" "$src/examples/quickstart.c" $(pkg-config --cflags --libs tenure) \
         -Wl,-rpath,"$(pkg-config --variable=libdir tenure)"
-    "$tmp/qs_pc" | grep -q "sum 999499500" || fail "the pkg-config build did not run"
+    "$tmp/qs_pc" >"$tmp/out" && grep -q "sum 999499500" "$tmp/out" || fail "the pkg-config build did not run"
     for h in "$prefix"/include/*; do
         case $(basename "$h") in tenure*.h | tenure) ;; *) fail "$h: an installed header under a generic name" ;; esac
     done
@@ -39,8 +39,10 @@ check_prefix() {
     cmake -S "$src/examples/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
         -DCONSUMER_HEAPPROF=$heapprof >"$tmp/consumer.log" 2>&1 || { cat "$tmp/consumer.log"; fail "find_package"; }
     cmake --build "$tmp/consumer" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; fail "the CMake build"; }
-    "$tmp/consumer/consumer" | grep -q "sum 999499500" || fail "the find_package build did not run"
-    [ $heapprof = OFF ] || "$tmp/consumer/consumer_heapprof" 2>&1 | grep -q "tenure-heapprof: instance 1" ||
+    "$tmp/consumer/consumer" >"$tmp/out" && grep -q "sum 999499500" "$tmp/out" || fail "the find_package build did not run"
+    # (the output to a file, then grep: `prog | grep -q` under pipefail fails when grep exits
+    # before prog has written all its lines, and prog dies of SIGPIPE)
+    [ $heapprof = OFF ] || { "$tmp/consumer/consumer_heapprof" >"$tmp/out" 2>&1 && grep -q "tenure-heapprof: instance 1" "$tmp/out"; } ||
         fail "tenure::heapprof: the linked profiler did not report"
     # not found (a version the install is not): without REQUIRED, tenure_FOUND is false and the project goes on
     cmake -S "$src/examples/consumer" -B "$tmp/none" -DCMAKE_PREFIX_PATH="$prefix" -DCONSUMER_VERSION=99 \
@@ -69,7 +71,8 @@ check_layout() {
     [ -f "$stage/usr/include/tenure.h" ] && [ -f "$stage/usr/$libdir/cmake/tenure/tenureConfig.cmake" ] ||
         fail "headers or the CMake package are not where /usr puts them"
     cc -std=c11 -o "$tmp/qs" "$src/examples/quickstart.c" $(PKG_CONFIG_SYSROOT_DIR=$stage pkg-config --cflags --libs tenure)
-    LD_LIBRARY_PATH=$stage/usr/$libdir "$tmp/qs" | grep -q "sum 999499500" || fail "the staged build did not run"
+    LD_LIBRARY_PATH=$stage/usr/$libdir "$tmp/qs" >"$tmp/out" && grep -q "sum 999499500" "$tmp/out" ||
+        fail "the staged build did not run"
     echo "install check: DESTDIR install to /usr with libdir $libdir: tenure.pc says /usr/include and /usr/$libdir"
 }
 

@@ -196,6 +196,8 @@ EXTERNAL = {
     "balance_heaps": ".NET gc.cpp",
     "fire_pevents": ".NET gc.cpp",
     "generation_to_condemn": ".NET gc.cpp",
+    "GCGlobalHeapHistory_V2": "the .NET runtime's older event version (PerfView's CTF name table stops there)",
+    "determine_collection_kind": "Whippet",
     # other collectors
     "GC_mark_from": "the Boehm collector",
     # clox, Crafting Interpreters' C implementation (docs/lox-guide.md's mapping to this VM)
