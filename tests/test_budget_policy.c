@@ -188,6 +188,10 @@ static void churn(uint32_t goal_ms, size_t live, size_t rounds, uint64_t gen0siz
     tt_config(&cfg);
     cfg.GCgen0size = gen0size;
     cfg.GCPauseGoalMs = goal_ms;
+    /* one heap, blocking gen2 GCs: the rule is the same per heap, but with N heaps a gen1 GC
+     * condemns N budgets at once and at a small scale each heap's budget is already its least */
+    cfg.gcServer = 0;
+    cfg.gcConcurrent = 0;
     tenure_runtime *rt = tt_create(&cfg, &log);
     node_t = tt_register_node(rt);
     tt_node **slots = calloc(live, sizeof *slots);
@@ -233,8 +237,9 @@ static void pause_goal_holds_gen1(void) {
     TT_CHECK(goal.n >= 2 * none.n, "gen1 GCs: %zu with a 1 ms goal, %zu without", goal.n, none.n);
     TT_CHECK(2 * m1 <= m0, "median gen1 size at a gen1 GC: %" PRIu64 " KiB with a 1 ms goal, %" PRIu64 " without",
              m1 >> 10, m0 >> 10);
-    /* the least gen1 budget, 2 x GCgen0size, plus what one gen0 GC promotes */
-    TT_CHECK(goal.gen1_before[0] <= 3 * gen0size, "least gen1 at a gen1 GC with the goal: %" PRIu64 " KiB",
+    /* the least gen1 budget, 2 x GCgen0size, plus what one gen0 GC promotes (up to a gen0
+     * budget, itself at least GCgen0size) and what the last one left over */
+    TT_CHECK(goal.gen1_before[0] <= 4 * gen0size, "least gen1 at a gen1 GC with the goal: %" PRIu64 " KiB",
              goal.gen1_before[0] >> 10);
 }
 
