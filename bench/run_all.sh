@@ -16,8 +16,8 @@
 #                    [--list]
 #
 #   --quick        every row once, at small sizes (about a minute): the runner's own test
-#                  (ctest -L bench); explicit options after it still apply; of CoreCLR's modes only
-#                  coreclr-ws unless --peers names others
+#                  (ctest -L bench); explicit options after it still apply; no CoreCLR unless
+#                  TENURE_BENCH_QUICK_CORECLR=1 (then coreclr-ws) or --peers names its modes
 #   --bindir       directory with the benchmarks (default: the first build*/bench/ or
 #                  build*/*/bench/ that has
 #                  them); tools/tenure-sim is found in <bindir>/../tools, the compiled peer ports
@@ -268,9 +268,12 @@ peer_ok() { # peer_ok PEER: the tools and the compiled ports of PEER are here
 peer_list=""
 if [ "$peers" != none ]; then
     cand=$all_peers; [ "$peers" != auto ] && cand=$peers
-    # --quick (the runner's own test, in make test): one CoreCLR mode is enough to keep its build,
-    # its pause reader and its rows working; the four modes are for measuring
-    [ "$peers" = auto ] && [ $quick = 1 ] && cand="hotspot-serial hotspot-parallel hotspot-g1 mono coreclr-ws"
+    # --quick (the runner's own test, in make test): no CoreCLR (its build alone costs CI ~40 s);
+    # with TENURE_BENCH_QUICK_CORECLR=1 one CoreCLR mode, enough to keep its build, its pause
+    # reader and its rows working (the test bench_run_all_quick_coreclr, label long); the four
+    # modes are for measuring
+    quick_coreclr=""; [ "${TENURE_BENCH_QUICK_CORECLR:-0}" = 1 ] && quick_coreclr=" coreclr-ws"
+    [ "$peers" = auto ] && [ $quick = 1 ] && cand="hotspot-serial hotspot-parallel hotspot-g1 mono$quick_coreclr"
     case " $cand " in *" coreclr-"*) [ $list_only = 1 ] && coreclr_why="" || coreclr_build ;; esac
     for p in $cand; do
         if why=$(peer_ok "$p"); then
