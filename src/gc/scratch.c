@@ -54,7 +54,8 @@ static size_t mark_stack_grown(const tenure_runtime *rt) {
  * object of the range: issue 34): marking pushes each condemned object once (its mark bit is
  * set first), and an array scanned in chunks (mark.c) holds two more entries for its rest
  * while its chunk is traced (such an array spans far more than three TN_MIN_OBJECT), so a
- * stack of two entries per TN_MIN_OBJECT bytes of the condemned regions cannot fill. It is reserved, not touched: only the entries used cost memory. (Not for a
+ * stack of two entries per TN_MIN_OBJECT bytes of the condemned regions cannot fill. It is
+ * reserved, not touched: only the entries used cost memory. (Not for a
  * GCMarkStackSize under MARK_STACK_MIN: the tests that overflow on purpose.) */
 static size_t young_mark_stack(const tenure_runtime *rt, int condemned) {
     if (condemned > TN_GEN1 || rt->config.GCMarkStackSize < MARK_STACK_MIN)
@@ -64,11 +65,6 @@ static size_t young_mark_stack(const tenure_runtime *rt, int condemned) {
         for (const tn_region *r = tn_heap_regions(rt, g); r; r = r->next)
             bytes += (size_t)(r->used - r->start);
     return 2 * (bytes / TN_MIN_OBJECT);
-}
-
-static size_t mark_stack_wanted(const tenure_runtime *rt, int condemned) {
-    size_t grown = mark_stack_grown(rt), young = young_mark_stack(rt, condemned);
-    return young > grown ? young : grown;
 }
 
 /* want entries, or if that memory cannot be had the `fallback` (the size without the young
@@ -84,7 +80,8 @@ static bool reserve_mark_stack(tn_vec *stack, size_t want, size_t fallback) {
 /* Every GC thread marks from a stack of its own (server GC: gc/team.h): as many GC threads
  * as have their stack and the pool's packets mark this GC; the others wait it out. */
 static unsigned reserve_mark_stacks(tenure_runtime *rt, int condemned) {
-    size_t want = mark_stack_wanted(rt, condemned), fallback = mark_stack_grown(rt);
+    size_t fallback = mark_stack_grown(rt), young = young_mark_stack(rt, condemned);
+    size_t want = young > fallback ? young : fallback;
     reserve_mark_stack(&rt->mark.w[0].stack, want, fallback);
     tn_gc_team_prepare(rt);
     unsigned threads = 1, n = tn_gc_team_threads(&rt->team);
